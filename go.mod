@@ -1,0 +1,3 @@
+module rocetor
+
+go 1.26.8

@@ -1,0 +1,326 @@
+package rocev2
+
+import (
+	"encoding/binary"
+	"strconv"
+
+	"rocetor/rocev2/psn"
+)
+
+// Kind says what a frame is, as far as the switch cares.
+type Kind uint8
+
+// Kinds of frames.
+const (
+	KindOther      Kind = iota // not IP and not ours: ARP, LLDP, unknown EtherTypes
+	KindIP                     // IPv4 or IPv6, but not RoCEv2 (or a fragment)
+	KindRoCE                   // a RoCEv2 packet (UDP port 4791)
+	KindMACControl             // 802.3x PAUSE or 802.1Qbb PFC
+	KindLinkCtrl               // link shim without an inner frame: dummy, ACK, loss notice
+)
+
+var kindNames = [...]string{"other", "ip", "roce", "mac-control", "link-ctrl"}
+
+// String names the kind.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind" + strconv.Itoa(int(k))
+}
+
+// Reason says why a frame is malformed. Each is a counted drop reason in
+// the dataplane; ReasonNone means the frame is well formed.
+type Reason uint8
+
+// Drop reasons, in the order the classifier can find them.
+const (
+	ReasonNone          Reason = iota
+	ReasonTruncated            // the frame ends inside a header it announces
+	ReasonBadShim              // link shim with an unknown type
+	ReasonBadIPVersion         // IP version does not match the EtherType
+	ReasonBadIPHeader          // IPv4 header length below 20 bytes
+	ReasonBadIPLength          // IP length shorter than its header or longer than the frame
+	ReasonBadIPChecksum        // IPv4 header checksum mismatch
+	ReasonBadUDPLength         // UDP length below 8 or beyond the IP payload
+	ReasonBadTVer              // BTH transport version other than 0
+	ReasonUnknownOpcode        // reserved or RD opcode
+	ReasonBadLength            // UDP payload shorter than BTH, extension headers, pad and ICRC
+	ReasonBadNetRT             // NetRT message of unknown type
+	ReasonBadICRC              // ICRC mismatch (only when verifying)
+	ReasonNotRoCE              // not a RoCEv2 packet where one was required
+	NumReasons
+)
+
+var reasonNames = [NumReasons]string{
+	"none", "truncated", "bad_shim", "bad_ip_version", "bad_ip_header",
+	"bad_ip_length", "bad_ip_checksum", "bad_udp_length", "bad_tver",
+	"unknown_opcode", "bad_length", "bad_netrt", "bad_icrc", "not_roce",
+}
+
+// String returns the reason as a metric label value, e.g. "bad_icrc".
+func (r Reason) String() string {
+	if r < NumReasons {
+		return reasonNames[r]
+	}
+	return "reason" + strconv.Itoa(int(r))
+}
+
+// FlowKey identifies a RoCEv2 flow the way NetRT keys its state (seed 000,
+// §III-C): source IP, destination IP and destination QP. IPv4 addresses
+// are stored IPv4-mapped so that the key is one comparable value.
+type FlowKey struct {
+	Src, Dst [16]byte
+	QP       uint32
+}
+
+// Reverse returns the key of the opposite direction with the given QP.
+func (k FlowKey) Reverse(qp uint32) FlowKey { return FlowKey{Src: k.Dst, Dst: k.Src, QP: qp} }
+
+// Meta is what one pass of Classify learns about a frame: the offsets of
+// its headers from the start of the frame (0 where absent, except L3Off
+// which is never 0 when set), the flow key and the transport fields the
+// stages read. It is a plain value of about 100 bytes, reused per packet,
+// with no pointers into the frame.
+type Meta struct {
+	Kind   Kind
+	Reason Reason
+
+	VLAN      bool   // an 802.1Q tag follows the addresses
+	PCP       uint8  // 802.1p priority of a tagged frame
+	VID       uint16 // VLAN of a tagged frame
+	EtherType uint16 // EtherType of the L3 payload (after tag and shim)
+
+	// Link shim, when ShimOff != 0.
+	ShimOff  uint16
+	ShimType uint8
+	LinkSeq  psn.Link
+
+	L3Off      uint16
+	L4Off      uint16
+	BTHOff     uint16
+	PayloadOff uint16 // first byte after the extension headers
+	ICRCOff    uint16
+	End        uint16 // end of the IP datagram; Ethernet padding follows
+	IPVersion  uint8
+	DSCP       uint8
+	ECN        uint8
+	Tag        DCPTag // DCP tag bits of the DSCP (meaningful in a DCP fabric)
+	SrcPort    uint16 // UDP source port: the flow's ECMP entropy
+
+	Flow     FlowKey
+	Opcode   Opcode
+	PadCount uint8
+	AckReq   bool
+	Ext      Ext // extension headers present, including ExtDCP in DCP mode
+	PSN      psn.PSN
+}
+
+// PayloadLen returns the length of the RoCEv2 payload, without pad bytes.
+func (m *Meta) PayloadLen() int { return int(m.ICRCOff) - int(m.PayloadOff) - int(m.PadCount) }
+
+// ExtOff returns the offset of extension header x, or 0 if absent.
+func (m *Meta) ExtOff(x Ext) int {
+	if m.Ext&x == 0 {
+		return 0
+	}
+	return int(m.BTHOff) + BTHLen + m.Ext.offset(x)
+}
+
+// Classifier parses frames. Its zero value parses standard RoCEv2 and
+// does not verify ICRCs. It is a small value, safe to copy and to use
+// from any number of goroutines.
+type Classifier struct {
+	// VerifyICRC checks the ICRC of RoCEv2 packets (ReasonBadICRC).
+	VerifyICRC bool
+	// DCP treats packets whose DSCP carries a DCP tag other than 00 as DCP
+	// packets with a DCP extension header (seed 002, §4.2–§4.4). Enable it
+	// in a DCP fabric, where the tag bits are reserved for DCP.
+	DCP bool
+}
+
+// Classify parses frame b into m in one pass. It never panics and never
+// reads outside b; a malformed frame gets m.Reason set and Kind telling how
+// far parsing got. Nothing is allocated.
+func (c Classifier) Classify(b []byte, m *Meta) {
+	*m = Meta{}
+	if len(b) < EthernetLen {
+		m.Reason = ReasonTruncated
+		return
+	}
+	off := EthernetLen
+	et := binary.BigEndian.Uint16(b[12:14])
+	if et == EtherTypeVLAN {
+		if len(b) < EthernetLen+VLANTagLen {
+			m.Reason = ReasonTruncated
+			return
+		}
+		tci := binary.BigEndian.Uint16(b[14:16])
+		m.VLAN, m.PCP, m.VID = true, uint8(tci>>13), tci&0x0fff
+		et = binary.BigEndian.Uint16(b[16:18])
+		off += VLANTagLen
+	}
+	if et == EtherTypeShim {
+		if len(b) < off+ShimLen {
+			m.Reason = ReasonTruncated
+			return
+		}
+		s := Shim(b[off : off+ShimLen])
+		m.ShimOff, m.ShimType, m.LinkSeq = uint16(off), s.Type(), s.Seq()
+		switch m.ShimType {
+		case ShimOriginal, ShimRetransmit:
+		case ShimDummy, ShimAck, ShimLoss:
+			m.Kind = KindLinkCtrl
+			return
+		default:
+			m.Reason = ReasonBadShim
+			return
+		}
+		et = s.InnerType()
+		off += ShimLen
+	}
+	m.EtherType = et
+	switch et {
+	case EtherTypeIPv4:
+		c.ipv4(b, off, m)
+	case EtherTypeIPv6:
+		c.ipv6(b, off, m)
+	case EtherTypeMACControl:
+		m.Kind = KindMACControl
+		if len(b) < off+PauseLen {
+			m.Reason = ReasonTruncated
+		}
+	}
+}
+
+func (c Classifier) ipv4(b []byte, off int, m *Meta) {
+	m.Kind, m.L3Off = KindIP, uint16(off)
+	if len(b) < off+IPv4MinLen {
+		m.Reason = ReasonTruncated
+		return
+	}
+	h := IPv4(b[off:])
+	if h.Version() != 4 {
+		m.Reason = ReasonBadIPVersion
+		return
+	}
+	hl := h.HeaderLen()
+	if hl < IPv4MinLen {
+		m.Reason = ReasonBadIPHeader
+		return
+	}
+	tl := h.TotalLen()
+	if tl < hl || off+tl > len(b) {
+		m.Reason = ReasonBadIPLength
+		return
+	}
+	if !h.ChecksumValid() {
+		m.Reason = ReasonBadIPChecksum
+		return
+	}
+	m.IPVersion, m.DSCP, m.ECN = 4, h.DSCP(), h.ECN()
+	m.Tag = TagOfDSCP(m.DSCP)
+	m.End = uint16(off + tl)
+	copy(m.Flow.Src[:], v4InV6Prefix[:])
+	copy(m.Flow.Dst[:], v4InV6Prefix[:])
+	copy(m.Flow.Src[12:], b[off+12:off+16])
+	copy(m.Flow.Dst[12:], b[off+16:off+20])
+	// Only a whole datagram is parsed further: a fragment's UDP header is
+	// either absent or announces bytes that are not here.
+	if h.Protocol() != ProtoUDP || h.FragOff()&0x3fff != 0 {
+		return
+	}
+	c.udp(b, off+hl, off+tl, m)
+}
+
+var v4InV6Prefix = [12]byte{10: 0xff, 11: 0xff}
+
+func (c Classifier) ipv6(b []byte, off int, m *Meta) {
+	m.Kind, m.L3Off = KindIP, uint16(off)
+	if len(b) < off+IPv6Len {
+		m.Reason = ReasonTruncated
+		return
+	}
+	h := IPv6(b[off:])
+	if h.Version() != 6 {
+		m.Reason = ReasonBadIPVersion
+		return
+	}
+	end := off + IPv6Len + h.PayloadLen()
+	if end > len(b) {
+		m.Reason = ReasonBadIPLength
+		return
+	}
+	m.IPVersion, m.DSCP, m.ECN = 6, h.DSCP(), h.ECN()
+	m.Tag = TagOfDSCP(m.DSCP)
+	m.End = uint16(end)
+	copy(m.Flow.Src[:], b[off+8:off+24])
+	copy(m.Flow.Dst[:], b[off+24:off+40])
+	if h.NextHeader() != ProtoUDP {
+		return
+	}
+	c.udp(b, off+IPv6Len, end, m)
+}
+
+// udp parses the UDP header at off of an IP datagram ending at end, and
+// the RoCEv2 headers behind it.
+func (c Classifier) udp(b []byte, off, end int, m *Meta) {
+	if end-off < UDPLen {
+		m.Reason = ReasonTruncated
+		return
+	}
+	u := UDP(b[off:])
+	if u.DstPort() != UDPPortRoCE {
+		return
+	}
+	m.Kind, m.L4Off, m.SrcPort = KindRoCE, uint16(off), u.SrcPort()
+	ul := u.Length()
+	if ul < UDPLen || off+ul > end {
+		m.Reason = ReasonBadUDPLength
+		return
+	}
+	end = off + ul
+	bth := off + UDPLen
+	if end-bth < BTHLen+ICRCLen {
+		m.Reason = ReasonTruncated
+		return
+	}
+	h := BTH(b[bth:])
+	m.BTHOff = uint16(bth)
+	m.Opcode, m.PadCount, m.AckReq = h.Opcode(), uint8(h.PadCount()), h.AckReq()
+	m.Flow.QP, m.PSN = h.DestQP(), h.PSN()
+	m.ICRCOff = uint16(end - ICRCLen)
+	if h.TVer() != 0 {
+		m.Reason = ReasonBadTVer
+		return
+	}
+	if !m.Opcode.Known() {
+		m.Reason = ReasonUnknownOpcode
+		return
+	}
+	m.Ext = m.Opcode.Ext()
+	if c.DCP && m.Tag != DCPNone {
+		m.Ext = m.Opcode.DCPExt(m.Tag)
+	}
+	extEnd := bth + BTHLen + m.Ext.Len()
+	if m.Ext&ExtNetRT != 0 {
+		if extEnd >= end-ICRCLen {
+			m.Reason = ReasonBadLength
+			return
+		}
+		n := NetRTLen(b[extEnd])
+		if n == 0 {
+			m.Reason = ReasonBadNetRT
+			return
+		}
+		extEnd += n
+	}
+	if extEnd+int(m.PadCount) > end-ICRCLen {
+		m.Reason = ReasonBadLength
+		return
+	}
+	m.PayloadOff = uint16(extEnd)
+	if c.VerifyICRC && m.ComputeICRC(b) != m.ICRC(b) {
+		m.Reason = ReasonBadICRC
+	}
+}

@@ -1,0 +1,86 @@
+package rocev2
+
+import (
+	"encoding/binary"
+
+	"rocetor/rocev2/psn"
+)
+
+// Link shim packet types (seed 003, §3 and appendix A).
+const (
+	ShimOriginal   = 0 // a protected packet sent for the first time
+	ShimRetransmit = 1 // a copy sent again after a loss notice
+	ShimDummy      = 2 // idle filler from the sender's lowest-priority queue
+	ShimAck        = 3 // explicit ACK when no reverse traffic carries one
+	ShimLoss       = 4 // loss notice naming Count sequences from Seq
+)
+
+// ShimLen is the length of the link shim.
+const ShimLen = 8
+
+var shimTypeNames = [8]string{"original", "retransmit", "dummy", "ack", "loss", "type5", "type6", "type7"}
+
+// ShimTypeName names a shim packet type.
+func ShimTypeName(t uint8) string { return shimTypeNames[t&7] }
+
+// Shim is a view of the 8-byte link-retransmission shim, which sits where
+// the frame's L3 header would be, after EtherType EtherTypeShim:
+//
+//	bytes 0-1  Seq        link sequence number (16 bits)
+//	byte  2    E(1) A(1) AE(1) reserved(2) Type(3)
+//	           E: era of Seq; A: Ack is valid; AE: era of Ack
+//	byte  3    Count      loss notice: consecutive missing sequences from
+//	                      Seq (1–255); 0 otherwise
+//	bytes 4-5  Ack        piggybacked cumulative ACK (16 bits): the
+//	                      receiver's ackNo, the next sequence it expects
+//	bytes 6-7  InnerType  EtherType of the carried frame's payload; 0 for
+//	                      dummy, ACK and loss-notice packets, which carry none
+//
+// The era bit and the 16-bit number form a psn.Link.
+type Shim []byte
+
+// Seq returns the link sequence (number and era).
+func (s Shim) Seq() psn.Link { return psn.LinkOf(binary.BigEndian.Uint16(s[0:2]), s[2]&0x80 != 0) }
+
+// Type returns the packet type (ShimOriginal … ShimLoss).
+func (s Shim) Type() uint8 { return s[2] & 7 }
+
+// HasAck reports whether Ack carries a cumulative ACK.
+func (s Shim) HasAck() bool { return s[2]&0x40 != 0 }
+
+// Ack returns the piggybacked cumulative ACK (number and era).
+func (s Shim) Ack() psn.Link { return psn.LinkOf(binary.BigEndian.Uint16(s[4:6]), s[2]&0x20 != 0) }
+
+// Count returns the number of missing sequences a loss notice names.
+func (s Shim) Count() uint8 { return s[3] }
+
+// InnerType returns the EtherType of the carried payload.
+func (s Shim) InnerType() uint16 { return binary.BigEndian.Uint16(s[6:8]) }
+
+// Set writes a whole shim without an ACK.
+func (s Shim) Set(seq psn.Link, typ uint8, count uint8, inner uint16) {
+	binary.BigEndian.PutUint16(s[0:2], seq.Seq())
+	s[2] = bit(seq.Era(), 0x80) | typ&7
+	s[3] = count
+	binary.BigEndian.PutUint16(s[4:6], 0)
+	binary.BigEndian.PutUint16(s[6:8], inner)
+}
+
+// SetSeq rewrites the sequence and type, keeping the ACK fields; a
+// retransmission reuses the buffered copy this way.
+func (s Shim) SetSeq(seq psn.Link, typ uint8) {
+	binary.BigEndian.PutUint16(s[0:2], seq.Seq())
+	s[2] = s[2]&0x60 | bit(seq.Era(), 0x80) | typ&7
+}
+
+// SetAck piggybacks a cumulative ACK.
+func (s Shim) SetAck(ack psn.Link) {
+	binary.BigEndian.PutUint16(s[4:6], ack.Seq())
+	s[2] = s[2]&^0x20 | 0x40 | bit(ack.Era(), 0x20)
+}
+
+// ClearAck removes the piggybacked ACK.
+func (s Shim) ClearAck() {
+	binary.BigEndian.PutUint16(s[4:6], 0)
+	s[2] &^= 0x60
+}
