@@ -78,9 +78,9 @@ type FlowKey struct {
 func (k FlowKey) Reverse(qp uint32) FlowKey { return FlowKey{Src: k.Dst, Dst: k.Src, QP: qp} }
 
 // Meta is what one pass of Classify learns about a frame: the offsets of
-// its headers from the start of the frame (0 where absent, except L3Off
-// which is never 0 when set), the flow key and the transport fields the
-// stages read. It is a plain value of about 100 bytes, reused per packet,
+// its headers from the start of the frame (0 where absent; L3Off is also
+// where a MAC control payload starts), the flow key and the transport
+// fields the stages read. It is a plain value of about 100 bytes, reused per packet,
 // with no pointers into the frame.
 type Meta struct {
 	Kind   Kind
@@ -144,6 +144,13 @@ type Classifier struct {
 // far parsing got. Nothing is allocated.
 func (c Classifier) Classify(b []byte, m *Meta) {
 	*m = Meta{}
+	// Meta's offsets are uint16. No Ethernet frame is longer than 65535
+	// bytes, but a GRO-merged capture can be; parsing only that far keeps
+	// every offset exact (such a datagram gets ReasonBadIPLength) instead
+	// of wrapping one and slicing out of order.
+	if len(b) > 0xffff {
+		b = b[:0xffff]
+	}
 	if len(b) < EthernetLen {
 		m.Reason = ReasonTruncated
 		return
@@ -186,8 +193,10 @@ func (c Classifier) Classify(b []byte, m *Meta) {
 	case EtherTypeIPv6:
 		c.ipv6(b, off, m)
 	case EtherTypeMACControl:
-		m.Kind = KindMACControl
-		if len(b) < off+PauseLen {
+		m.Kind, m.L3Off = KindMACControl, uint16(off)
+		// A PFC frame is read up to its eighth pause time, so it must be
+		// all there; PAUSE needs only its first four bytes.
+		if len(b) < off+PauseLen || MACControl(b[off:]).Opcode() == MACControlPFC && len(b) < off+PFCLen {
 			m.Reason = ReasonTruncated
 		}
 	}

@@ -1,0 +1,144 @@
+package dataplane
+
+import (
+	"errors"
+	"testing"
+)
+
+func mustEgress(t testing.TB, c EgressConfig) *Egress {
+	t.Helper()
+	e, err := NewEgress(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestEgressValidate(t *testing.T) {
+	bad := []EgressConfig{
+		{},
+		{Queues: []QueueConfig{{Name: "q", Weight: 0, Limit: 1000}}},
+		{Queues: []QueueConfig{{Name: "q", Weight: 1, Limit: 10}}},
+		{Queues: []QueueConfig{{Name: "q", Weight: 1, Limit: 1000, PFC: 8}}},
+	}
+	for i, c := range bad {
+		if _, err := NewEgress(c); !errors.Is(err, ErrEgressConfig) {
+			t.Errorf("case %d: err = %v, want ErrEgressConfig", i, err)
+		}
+	}
+}
+
+// TestEgressByteLimit fills a queue far past its budget and checks the
+// depth never exceeds it and every refused frame is counted.
+func TestEgressByteLimit(t *testing.T) {
+	e := mustEgress(t, EgressConfig{Queues: []QueueConfig{{Name: "data", Weight: 1, Limit: 10000, PFC: -1}}})
+	accepted := 0
+	for i := 0; i < 1000; i++ {
+		n := 60 + i%1400
+		if e.Enqueue(0, uint64(i)*4096, n) {
+			accepted++
+		}
+		if d, _ := e.Depth(0); d > 10000 {
+			t.Fatalf("depth %d exceeds the 10000-byte limit", d)
+		}
+	}
+	st := e.Stats(0)
+	if st.Enqueued != uint64(accepted) || st.Drops != uint64(1000-accepted) {
+		t.Fatalf("enqueued %d drops %d, want %d and %d", st.Enqueued, st.Drops, accepted, 1000-accepted)
+	}
+}
+
+func drain(e *Egress, now int64, max int) []Packet {
+	out := make([]Packet, max)
+	return out[:e.Dequeue(now, out)]
+}
+
+func TestEgressStrictPriority(t *testing.T) {
+	e := mustEgress(t, DefaultEgress(0, 1<<20))
+	data, ctrl := e.QueueIndex("data"), e.QueueIndex("control")
+	for i := 0; i < 4; i++ {
+		e.Enqueue(data, uint64(i), 1000)
+	}
+	e.Enqueue(ctrl, 100, 64)
+	got := drain(e, 0, 8)
+	if len(got) != 5 || got[0].Addr != 100 {
+		t.Fatalf("first dequeued %+v, want the control frame first of 5", got)
+	}
+}
+
+// TestEgressDRRShares checks that two backlogged queues of one level with
+// weights 3:1 get bytes in that ratio, whatever their frame sizes.
+func TestEgressDRRShares(t *testing.T) {
+	e := mustEgress(t, EgressConfig{Queues: []QueueConfig{
+		{Name: "a", Weight: 3, Limit: 1 << 24, PFC: -1},
+		{Name: "b", Weight: 1, Limit: 1 << 24, PFC: -1},
+	}})
+	for i := 0; i < 80000; i++ {
+		e.Enqueue(0, 0, 64) // small frames: 5.1 MB
+	}
+	for i := 0; i < 4000; i++ {
+		e.Enqueue(1, 0, 1500) // large frames: 6 MB
+	}
+	var bytes [2]int
+	out := make([]Packet, 64)
+	for sent := 0; sent < 4<<20; {
+		n := e.Dequeue(0, out)
+		for _, p := range out[:n] {
+			bytes[p.Queue] += int(p.Len)
+			sent += int(p.Len)
+		}
+	}
+	ratio := float64(bytes[0]) / float64(bytes[1])
+	if ratio < 2.9 || ratio > 3.1 {
+		t.Fatalf("byte ratio a:b = %.3f (%d:%d), want 3", ratio, bytes[0], bytes[1])
+	}
+}
+
+// TestEgressShaper checks the token bucket releases bytes at the link
+// rate: 1 Gb/s for 1 ms is 125000 bytes, plus the initial burst.
+func TestEgressShaper(t *testing.T) {
+	c := EgressConfig{RateBps: 1e9, BurstBytes: 3000, Queues: []QueueConfig{{Name: "d", Weight: 1, Limit: 1 << 24, PFC: -1}}}
+	e := mustEgress(t, c)
+	for i := 0; i < 10000; i++ {
+		e.Enqueue(0, 0, 1000)
+	}
+	sent := 0
+	out := make([]Packet, 64)
+	for now := int64(0); now <= 1e6; now += 1000 { // every microsecond
+		n := e.Dequeue(now, out)
+		for _, p := range out[:n] {
+			sent += int(p.Len)
+		}
+	}
+	want := 125000 + 3000
+	if sent < want-2000 || sent > want+2000 {
+		t.Fatalf("sent %d bytes in 1 ms at 1 Gb/s, want about %d", sent, want)
+	}
+}
+
+func TestEgressPFC(t *testing.T) {
+	e := mustEgress(t, DefaultEgress(10e9, 1<<20))
+	data, ctrl := e.QueueIndex("data"), e.QueueIndex("control")
+	e.Enqueue(data, 1, 1000)
+	// Pause priority 3 for 0xffff quanta at 10 Gb/s: 3.355 ms.
+	e.Pause(0, 1<<3, &[8]uint16{3: 0xffff})
+	if !e.Paused(0, data) || e.Paused(0, ctrl) {
+		t.Fatal("priority 3 pause must stop the data queue and not control")
+	}
+	if got := drain(e, 1000, 8); len(got) != 0 {
+		t.Fatalf("paused queue sent %d frames", len(got))
+	}
+	e.EnqueueControl(7, 60)
+	if got := drain(e, 2000, 8); len(got) != 1 || got[0].Addr != 7 {
+		t.Fatalf("MAC control frame must pass a pause, got %+v", got)
+	}
+	if got := drain(e, 3_356_000, 8); len(got) != 1 {
+		t.Fatalf("after the pause time the data frame must go, got %d", len(got))
+	}
+	e.Enqueue(data, 2, 1000)
+	e.Pause(4e6, 1<<3, &[8]uint16{3: 0xffff})
+	e.Pause(4e6+10, 1<<3, &[8]uint16{}) // zero time resumes
+	if got := drain(e, 4e6+20, 8); len(got) != 1 {
+		t.Fatal("a zero pause time must resume the queue")
+	}
+}

@@ -1,0 +1,79 @@
+package dataplane
+
+import (
+	"fmt"
+	"sync"
+
+	"rocetor/rocev2"
+)
+
+// Reason names why the dataplane dropped a packet. Stages declare theirs
+// once, at package initialisation, with NewReason; workers count drops in
+// a plain array indexed by Reason, and the metrics collector labels them
+// with the name.
+type Reason uint16
+
+// MaxReasons bounds the reason table so counters stay fixed arrays.
+const MaxReasons = 128
+
+var reasons struct {
+	sync.Mutex
+	names [MaxReasons]string
+	n     int
+}
+
+// NewReason registers a drop reason with a metric-label name such as
+// "no_route". It is meant for package-level var declarations and panics on
+// a duplicate name or a full table, which are programming errors.
+func NewReason(name string) Reason {
+	reasons.Lock()
+	defer reasons.Unlock()
+	for i := 0; i < reasons.n; i++ {
+		if reasons.names[i] == name {
+			panic(fmt.Sprintf("dataplane: drop reason %q registered twice", name))
+		}
+	}
+	if reasons.n == MaxReasons {
+		panic("dataplane: too many drop reasons")
+	}
+	reasons.names[reasons.n] = name
+	reasons.n++
+	return Reason(reasons.n - 1)
+}
+
+// String returns the reason's name.
+func (r Reason) String() string {
+	reasons.Lock()
+	defer reasons.Unlock()
+	if int(r) < reasons.n {
+		return reasons.names[r]
+	}
+	return fmt.Sprintf("reason%d", int(r))
+}
+
+// NumReasons returns how many reasons are registered.
+func NumReasons() int {
+	reasons.Lock()
+	defer reasons.Unlock()
+	return reasons.n
+}
+
+// Drop reasons of the engine itself.
+var (
+	ReasonUnrouted  = NewReason("unrouted")   // no stage chose an egress port
+	ReasonQueueFull = NewReason("queue_full") // egress queue at its byte limit
+	ReasonNoFrame   = NewReason("no_frame")   // frame memory exhausted
+	ReasonBadPort   = NewReason("bad_port")   // egress port index out of range
+	ReasonTxFull    = NewReason("tx_full")    // a port refused a frame it was handed
+	// classifier reasons, one per rocev2.Reason
+	malformed [rocev2.NumReasons]Reason
+)
+
+func init() {
+	for r := rocev2.Reason(1); r < rocev2.NumReasons; r++ {
+		malformed[r] = NewReason("malformed_" + r.String())
+	}
+}
+
+// Malformed returns the drop reason for a classifier verdict.
+func Malformed(r rocev2.Reason) Reason { return malformed[r] }

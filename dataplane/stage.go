@@ -1,0 +1,79 @@
+package dataplane
+
+import "rocetor/rocev2"
+
+// Stage is one step of the switch pipeline: a state machine with no I/O,
+// no goroutines and no clock of its own (DESIGN.md, "The stage
+// contract"). Process is handed a batch whose packets it may forward
+// (set Out and Queue), drop (Packet.Drop with a reason) or take (set
+// Verdict to Taken; the stage then owns the frame and must later Emit or
+// Discard it through the Ctx). It looks only at packets whose Verdict is
+// Forward: earlier stages have settled the others. Stages run in
+// configuration order; packets left with Forward go to their egress
+// queue after the last stage.
+type Stage interface {
+	Name() string
+	Process(c *Ctx, b *Batch)
+}
+
+// Timed is implemented by stages that arm timers with Ctx.After.
+type Timed interface {
+	Timer(c *Ctx, arg uint64)
+}
+
+// Ctx is what a stage may do besides looking at its batch. The worker
+// passes the same Ctx to every call; it is valid only during the call.
+type Ctx struct {
+	// Now is the worker's clock in nanoseconds, read once per loop.
+	Now int64
+	// Mem holds the frames; Mem.Frame(p) gives a packet's bytes.
+	Mem   *Mem
+	w     *Worker
+	stage uint16
+}
+
+// NumPorts returns the number of ports of the worker.
+func (c *Ctx) NumPorts() int { return len(c.w.ports) }
+
+// Port returns port i.
+func (c *Ctx) Port(i int) Port { return c.w.ports[i] }
+
+// Egress returns the egress of port i, for queue-depth readings.
+func (c *Ctx) Egress(i int) *Egress { return c.w.egress[i] }
+
+// Classifier returns the worker's classifier, for stages that re-parse a
+// frame they rewrote.
+func (c *Ctx) Classifier() rocev2.Classifier { return c.w.cfg.Classifier }
+
+// Emit queues a packet the stage owns (one it took earlier or built) on
+// port p.Out, queue p.Queue. It returns false when the queue refused it;
+// the frame has then been freed and the drop counted.
+func (c *Ctx) Emit(p *Packet) bool { return c.w.enqueue(p) }
+
+// Discard frees a frame the stage owns and counts the drop under r.
+func (c *Ctx) Discard(p *Packet, r Reason) { c.w.drop(p.Addr, r) }
+
+// Alloc takes a free frame for a packet the stage builds. The returned
+// slice is the whole frame, aliasing Mem. ok is false, with the shortage
+// counted, when frame memory is exhausted.
+func (c *Ctx) Alloc() (addr uint64, room []byte, ok bool) {
+	addr, ok = c.w.mem.Alloc()
+	if !ok {
+		c.w.st.Drops[ReasonNoFrame]++
+		return 0, nil, false
+	}
+	return addr, c.w.mem.Room(addr), true
+}
+
+// After arms a timer that calls the current stage's Timer method with arg
+// after delay nanoseconds. It returns false when the timer heap is full.
+func (c *Ctx) After(delay int64, arg uint64) bool {
+	return c.w.timers.Arm(c.Now+delay, c.stage, arg)
+}
+
+// SendPFC sends an 802.1Qbb PFC frame out of port i, ahead of all its
+// queues: priorities enabled in the vector pause for times[p] quanta, or
+// resume when the time is zero.
+func (c *Ctx) SendPFC(port int, enable uint8, times [8]uint16) bool {
+	return c.w.sendPFC(port, enable, times)
+}

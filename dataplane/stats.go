@@ -1,0 +1,69 @@
+package dataplane
+
+import "math/bits"
+
+// HistBuckets is the number of batch-size histogram buckets: bucket k
+// counts batches of 2^k to 2^(k+1)-1 packets, the last one batches of 64.
+const HistBuckets = 7
+
+// PortCounters are the worker's counters for one port.
+type PortCounters struct {
+	RxPackets, RxBytes uint64
+	TxPackets, TxBytes uint64
+	PFCRx, PauseRx     uint64 // PFC and 802.3x PAUSE frames received
+	PFCTx              uint64 // PFC frames sent
+}
+
+// QueueSnapshot is one egress queue at the last publication.
+type QueueSnapshot struct {
+	Name         string
+	DepthBytes   int
+	DepthPackets int
+	LimitBytes   int
+	Paused       bool
+	QueueStats
+}
+
+// StageCounters count one stage's calls and the packets it was handed,
+// so the mean batch size per stage is visible.
+type StageCounters struct {
+	Calls, Packets uint64
+}
+
+// Snapshot is a copy of a worker's counters, published about once a
+// millisecond so that scrapes never touch the packet path.
+type Snapshot struct {
+	Worker    int
+	Ports     []PortCounters
+	PortStats []PortStats
+	Queues    [][]QueueSnapshot
+	Stages    []StageCounters
+	Drops     [MaxReasons]uint64
+	BusyPolls uint64 // loops that moved at least one packet or timer
+	IdlePolls uint64 // loops that found nothing to do
+	Sleeps    uint64 // times the worker slept in poll
+	Batches   [HistBuckets]uint64
+	Timers    int    // armed timers
+	TimerFull uint64 // timers refused at capacity
+	FramesUse int    // frames of Mem in use
+	Frames    int    // frames of Mem in all
+}
+
+// workerStats are the plain counters the worker thread updates.
+type workerStats struct {
+	Ports     []PortCounters
+	Stages    []StageCounters
+	Drops     [MaxReasons]uint64
+	BusyPolls uint64
+	IdlePolls uint64
+	Sleeps    uint64
+	Batches   [HistBuckets]uint64
+}
+
+func (s *workerStats) batch(n int) {
+	k := bits.Len(uint(n)) - 1
+	if k >= HistBuckets {
+		k = HistBuckets - 1
+	}
+	s.Batches[k]++
+}

@@ -1,0 +1,405 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"rocetor/rocev2"
+)
+
+// PollMode says how a worker waits when it finds no work.
+type PollMode int
+
+// Poll modes.
+const (
+	// Busy never sleeps: lowest latency, one core at 100%.
+	Busy PollMode = iota
+	// Adaptive spins for a while, then sleeps in poll(2) on the ports'
+	// sockets (with need_wakeup the kernel then wakes it). Testbeds on
+	// two cores need it.
+	Adaptive
+	// Interrupt sleeps as soon as a loop finds nothing to do.
+	Interrupt
+)
+
+// ParsePollMode parses "busy", "adaptive" or "interrupt".
+func ParsePollMode(s string) (PollMode, error) {
+	switch s {
+	case "busy":
+		return Busy, nil
+	case "adaptive":
+		return Adaptive, nil
+	case "interrupt":
+		return Interrupt, nil
+	}
+	return 0, fmt.Errorf("poll mode %q: want busy, adaptive or interrupt", s)
+}
+
+func (m PollMode) String() string {
+	switch m {
+	case Busy:
+		return "busy"
+	case Adaptive:
+		return "adaptive"
+	case Interrupt:
+		return "interrupt"
+	}
+	return fmt.Sprintf("PollMode(%d)", int(m))
+}
+
+// WorkerConfig configures a worker.
+type WorkerConfig struct {
+	ID     int
+	Mem    *Mem
+	Ports  []Port
+	Egress []EgressConfig // one per port
+	Stages []Stage
+	Mode   PollMode
+	// Classifier parses every received frame.
+	Classifier rocev2.Classifier
+	// Clock returns nanoseconds on a monotonic scale; nil uses the
+	// runtime's monotonic clock.
+	Clock func() int64
+	// TimerCap bounds armed timers; 0 means 65536.
+	TimerCap int
+	// Spin is how many idle loops an adaptive worker makes before it
+	// sleeps; 0 means 2000 (tens of microseconds).
+	Spin int
+	// MaxSleep bounds one sleep; 0 means one millisecond.
+	MaxSleep time.Duration
+}
+
+// Worker runs the pipeline over its ports on one locked OS thread: it
+// polls each port for a batch, classifies it, runs the stages, queues the
+// result per egress port, fires due timers and transmits what the
+// schedulers release. It owns its Mem, ports, stages and queues; nothing
+// is shared with other workers. Only Snapshot may be called from other
+// goroutines.
+type Worker struct {
+	cfg    WorkerConfig
+	mem    *Mem
+	ports  []Port
+	egress []*Egress
+	stages []Stage
+	timed  []Timed
+	timers *Timers
+	clock  func() int64
+	batch  Batch
+	out    [BatchSize]Packet
+	ctx    Ctx
+	st     workerStats
+	pfd    []unix.PollFd
+
+	lastPub int64
+	pubMu   sync.Mutex
+	pub     Snapshot
+}
+
+// ErrWorkerConfig wraps every worker configuration error.
+var ErrWorkerConfig = errors.New("dataplane: worker config")
+
+// NewWorker builds a worker; nothing runs until Step or Run.
+func NewWorker(c WorkerConfig) (*Worker, error) {
+	if c.Mem == nil {
+		return nil, fmt.Errorf("%w: no frame memory", ErrWorkerConfig)
+	}
+	if len(c.Ports) == 0 || len(c.Ports) >= NoPort {
+		return nil, fmt.Errorf("%w: %d ports", ErrWorkerConfig, len(c.Ports))
+	}
+	if len(c.Egress) != len(c.Ports) {
+		return nil, fmt.Errorf("%w: %d egress configs for %d ports", ErrWorkerConfig, len(c.Egress), len(c.Ports))
+	}
+	if c.TimerCap == 0 {
+		c.TimerCap = 1 << 16
+	}
+	if c.Spin == 0 {
+		c.Spin = 2000
+	}
+	if c.MaxSleep == 0 {
+		c.MaxSleep = time.Millisecond
+	}
+	w := &Worker{cfg: c, mem: c.Mem, ports: c.Ports, stages: c.Stages, timers: NewTimers(c.TimerCap), clock: c.Clock}
+	if w.clock == nil {
+		start := time.Now()
+		w.clock = func() int64 { return int64(time.Since(start)) }
+	}
+	for i, ec := range c.Egress {
+		e, err := NewEgress(ec)
+		if err != nil {
+			return nil, fmt.Errorf("port %s: %w", c.Ports[i].Name(), err)
+		}
+		w.egress = append(w.egress, e)
+	}
+	w.timed = make([]Timed, len(c.Stages))
+	for i, s := range c.Stages {
+		w.timed[i], _ = s.(Timed)
+	}
+	for _, p := range c.Ports {
+		if fd := p.Fd(); fd >= 0 {
+			w.pfd = append(w.pfd, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		}
+	}
+	w.st.Ports = make([]PortCounters, len(c.Ports))
+	w.st.Stages = make([]StageCounters, len(c.Stages))
+	w.ctx = Ctx{Mem: w.mem, w: w}
+	w.publish(0)
+	return w, nil
+}
+
+// Egress returns the egress of port i. Like the worker, it belongs to the
+// worker's thread.
+func (w *Worker) Egress(i int) *Egress { return w.egress[i] }
+
+// Step runs one loop at time now and returns how much work it did
+// (frames received and transmitted, timers fired). Tests and simulators
+// call it directly with a clock of their own; Run calls it in a loop.
+func (w *Worker) Step(now int64) int {
+	work := 0
+	w.ctx.Now = now
+	for i, p := range w.ports {
+		b := &w.batch
+		b.N = 0
+		n := p.Receive(b)
+		if n == 0 {
+			continue
+		}
+		work += n
+		w.st.batch(n)
+		w.receive(i, b)
+		for s, st := range w.stages {
+			w.ctx.stage = uint16(s)
+			w.st.Stages[s].Calls++
+			w.st.Stages[s].Packets += uint64(n)
+			st.Process(&w.ctx, b)
+		}
+		w.dispatch(b)
+	}
+	for {
+		s, arg, ok := w.timers.Pop(now)
+		if !ok {
+			break
+		}
+		work++
+		if t := w.timed[s]; t != nil {
+			w.ctx.stage = s
+			t.Timer(&w.ctx, arg)
+		}
+	}
+	for i, p := range w.ports {
+		e := w.egress[i]
+		if e.Backlog() > 0 {
+			if room := min(p.TxRoom(), BatchSize); room > 0 {
+				k := e.Dequeue(now, w.out[:room])
+				sent := p.Transmit(w.out[:k])
+				pc := &w.st.Ports[i]
+				for j := 0; j < sent; j++ {
+					pc.TxPackets++
+					pc.TxBytes += uint64(w.out[j].Len)
+				}
+				for j := sent; j < k; j++ {
+					w.drop(w.out[j].Addr, ReasonTxFull)
+				}
+				work += k
+			}
+		}
+		p.Service()
+	}
+	if work > 0 {
+		w.st.BusyPolls++
+	} else {
+		w.st.IdlePolls++
+	}
+	if now-w.lastPub >= int64(time.Millisecond) {
+		w.publish(now)
+	}
+	return work
+}
+
+// receive classifies a fresh batch from port in, counts it and consumes
+// MAC control frames, which act on this port's egress.
+func (w *Worker) receive(in int, b *Batch) {
+	pc := &w.st.Ports[in]
+	for j := 0; j < b.N; j++ {
+		p := &b.Pkts[j]
+		p.In, p.Out, p.Queue, p.Verdict = uint16(in), NoPort, 0, Forward
+		pc.RxPackets++
+		pc.RxBytes += uint64(p.Len)
+		f := w.mem.Frame(p)
+		w.cfg.Classifier.Classify(f, &p.Meta)
+		if p.Meta.Reason != rocev2.ReasonNone {
+			p.Drop(Malformed(p.Meta.Reason))
+			continue
+		}
+		if p.Meta.Kind == rocev2.KindMACControl {
+			c := rocev2.MACControl(f[p.Meta.L3Off:])
+			switch c.Opcode() {
+			case rocev2.MACControlPFC:
+				if len(c) >= rocev2.PFCLen {
+					var t [8]uint16
+					for k := range t {
+						t[k] = c.Time(k)
+					}
+					w.egress[in].Pause(w.ctx.Now, c.ClassEnable(), &t)
+					pc.PFCRx++
+				}
+			case rocev2.MACControlPause:
+				w.egress[in].PauseAll(w.ctx.Now, c.PauseTime())
+				pc.PauseRx++
+			}
+			// MAC control frames end at the link; they are consumed,
+			// not dropped.
+			w.mem.Release(p.Addr)
+			p.Verdict = Taken
+		}
+	}
+}
+
+// dispatch queues every packet the stages left with Forward and frees the
+// dropped ones.
+func (w *Worker) dispatch(b *Batch) {
+	for j := 0; j < b.N; j++ {
+		p := &b.Pkts[j]
+		switch p.Verdict {
+		case Forward:
+			w.enqueue(p)
+		case Drop:
+			w.drop(p.Addr, p.Reason)
+		}
+	}
+}
+
+func (w *Worker) enqueue(p *Packet) bool {
+	switch {
+	case p.Out == NoPort:
+		w.drop(p.Addr, ReasonUnrouted)
+	case int(p.Out) >= len(w.egress) || int(p.Queue) >= w.egress[p.Out].NumQueues():
+		w.drop(p.Addr, ReasonBadPort)
+	case !w.egress[p.Out].Enqueue(int(p.Queue), p.Addr, int(p.Len)):
+		w.drop(p.Addr, ReasonQueueFull)
+	default:
+		return true
+	}
+	return false
+}
+
+func (w *Worker) drop(addr uint64, r Reason) {
+	w.st.Drops[r]++
+	w.mem.Release(addr)
+}
+
+func (w *Worker) sendPFC(port int, enable uint8, times [8]uint16) bool {
+	addr, ok := w.mem.Alloc()
+	if !ok {
+		w.st.Drops[ReasonNoFrame]++
+		return false
+	}
+	n, err := rocev2.BuildPFC(w.mem.Room(addr), w.ports[port].MAC(), enable, times)
+	if err != nil || !w.egress[port].EnqueueControl(addr, n) {
+		w.drop(addr, ReasonQueueFull)
+		return false
+	}
+	w.st.Ports[port].PFCTx++
+	return true
+}
+
+// Run locks the calling goroutine to its OS thread and loops until ctx
+// is done, sleeping when idle as the poll mode says. It then releases
+// every frame still queued.
+func (w *Worker) Run(ctx context.Context) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	idle := 0
+	for ctx.Err() == nil {
+		now := w.clock()
+		if w.Step(now) > 0 {
+			idle = 0
+			continue
+		}
+		idle++
+		if w.cfg.Mode == Busy || (w.cfg.Mode == Adaptive && idle < w.cfg.Spin) {
+			continue
+		}
+		w.sleep(now)
+	}
+	w.publish(w.clock())
+	return nil
+}
+
+// sleep waits in poll(2) until a port has frames, the next timer is due,
+// or MaxSleep passes. A worker with queued frames does not sleep: the
+// shaper will release them within microseconds.
+func (w *Worker) sleep(now int64) {
+	for _, e := range w.egress {
+		if e.Backlog() > 0 {
+			return
+		}
+	}
+	d := int64(w.cfg.MaxSleep)
+	if at, ok := w.timers.Next(); ok {
+		d = min(d, at-now)
+	}
+	if d <= 0 {
+		return
+	}
+	w.st.Sleeps++
+	if len(w.pfd) == 0 {
+		time.Sleep(time.Duration(d))
+		return
+	}
+	ts := unix.NsecToTimespec(d)
+	_, _ = unix.Ppoll(w.pfd, &ts, nil) // EINTR and timeouts both mean "look again"
+}
+
+// publish copies the counters for Snapshot.
+func (w *Worker) publish(now int64) {
+	w.lastPub = now
+	w.pubMu.Lock()
+	defer w.pubMu.Unlock()
+	s := &w.pub
+	s.Worker = w.cfg.ID
+	s.Ports = append(s.Ports[:0], w.st.Ports...)
+	s.Stages = append(s.Stages[:0], w.st.Stages...)
+	s.Drops = w.st.Drops
+	s.BusyPolls, s.IdlePolls, s.Sleeps = w.st.BusyPolls, w.st.IdlePolls, w.st.Sleeps
+	s.Batches = w.st.Batches
+	s.Timers, s.TimerFull = w.timers.Len(), w.timers.Refused
+	s.FramesUse, s.Frames = w.mem.InUse(), w.mem.Frames()
+	if len(s.PortStats) != len(w.ports) {
+		s.PortStats = make([]PortStats, len(w.ports))
+		s.Queues = make([][]QueueSnapshot, len(w.ports))
+	}
+	for i, p := range w.ports {
+		s.PortStats[i] = p.Stats()
+		e := w.egress[i]
+		if len(s.Queues[i]) != e.NumQueues() {
+			s.Queues[i] = make([]QueueSnapshot, e.NumQueues())
+		}
+		for q := range s.Queues[i] {
+			bytes, pkts := e.Depth(q)
+			s.Queues[i][q] = QueueSnapshot{Name: e.QueueName(q), DepthBytes: bytes, DepthPackets: pkts,
+				LimitBytes: e.Limit(q), Paused: e.Paused(now, q), QueueStats: e.Stats(q)}
+		}
+	}
+}
+
+// Snapshot returns a deep copy of the counters as last published. It is
+// safe to call from any goroutine.
+func (w *Worker) Snapshot() Snapshot {
+	w.pubMu.Lock()
+	defer w.pubMu.Unlock()
+	s := w.pub
+	s.Ports = append([]PortCounters(nil), s.Ports...)
+	s.PortStats = append([]PortStats(nil), s.PortStats...)
+	s.Stages = append([]StageCounters(nil), s.Stages...)
+	s.Queues = make([][]QueueSnapshot, len(w.pub.Queues))
+	for i := range s.Queues {
+		s.Queues[i] = append([]QueueSnapshot(nil), w.pub.Queues[i]...)
+	}
+	return s
+}

@@ -1,0 +1,253 @@
+package dataplane
+
+import (
+	"net/netip"
+	"testing"
+
+	"rocetor/rocev2"
+)
+
+// cross forwards every packet from port i to port 1-i, queue "data".
+type cross struct{ q uint8 }
+
+func (cross) Name() string { return "cross" }
+func (c cross) Process(_ *Ctx, b *Batch) {
+	for i := 0; i < b.N; i++ {
+		if p := &b.Pkts[i]; p.Verdict == Forward {
+			p.Forward(1-p.In, c.q)
+		}
+	}
+}
+
+type rig struct {
+	w     *Worker
+	mem   *Mem
+	ports [2]*MemPort
+	sent  [2][][]byte
+}
+
+func newRig(t testing.TB, eg EgressConfig, stages ...Stage) *rig {
+	t.Helper()
+	mem, err := NewMem(make([]byte, 4096*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{mem: mem}
+	for i := range r.ports {
+		i := i
+		r.ports[i] = NewMemPort([]string{"p0", "p1"}[i], rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, mem, 1024)
+		r.ports[i].OnTransmit = func(f []byte) { r.sent[i] = append(r.sent[i], append([]byte(nil), f...)) }
+	}
+	if len(stages) == 0 {
+		stages = []Stage{cross{q: uint8(DefaultEgress(0, 1).Queues[2].Level - 1)}}
+	}
+	r.w, err = NewWorker(WorkerConfig{Mem: mem, Ports: []Port{r.ports[0], r.ports[1]},
+		Egress: []EgressConfig{eg, eg}, Stages: stages, Classifier: rocev2.Classifier{VerifyICRC: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func roceFrame(t testing.TB, psn uint32, payload int) []byte {
+	t.Helper()
+	b := make([]byte, 2048)
+	n, err := rocev2.Build(b, &rocev2.Spec{
+		SrcIP: netip.MustParseAddr("10.0.0.1"), DstIP: netip.MustParseAddr("10.0.1.1"),
+		Opcode: rocev2.RCWriteMiddle, DestQP: 7, PSN: rocev2PSN(psn), Payload: make([]byte, payload),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:n]
+}
+
+func TestWorkerForwards(t *testing.T) {
+	eg := DefaultEgress(0, 1<<20)
+	r := newRig(t, eg, cross{q: 2})
+	for i := 0; i < 100; i++ {
+		if !r.ports[0].Inject(roceFrame(t, uint32(i), 1024)) {
+			t.Fatal("inject refused")
+		}
+	}
+	for now := int64(0); r.ports[0].Pending() > 0 || r.w.Egress(1).Backlog() > 0; now += 1000 {
+		r.w.Step(now)
+	}
+	if len(r.sent[1]) != 100 || len(r.sent[0]) != 0 {
+		t.Fatalf("sent %d on p1 and %d on p0, want 100 and 0", len(r.sent[1]), len(r.sent[0]))
+	}
+	var m rocev2.Meta
+	for i, f := range r.sent[1] {
+		rocev2.Classifier{VerifyICRC: true}.Classify(f, &m)
+		if m.Reason != rocev2.ReasonNone || uint32(m.PSN) != uint32(i) {
+			t.Fatalf("frame %d: reason %v psn %d: order or content changed", i, m.Reason, m.PSN)
+		}
+	}
+	r.w.publish(1e9)
+	s := r.w.Snapshot()
+	if s.Ports[0].RxPackets != 100 || s.Ports[1].TxPackets != 100 || s.Ports[1].TxBytes != s.Ports[0].RxBytes {
+		t.Fatalf("counters %+v", s.Ports)
+	}
+	if s.FramesUse != 0 {
+		t.Fatalf("%d frames still in use after everything was sent", s.FramesUse)
+	}
+}
+
+func TestWorkerDropsMalformedAndUnrouted(t *testing.T) {
+	r := newRig(t, DefaultEgress(0, 1<<20), dropAll{})
+	f := roceFrame(t, 1, 100)
+	f[len(f)-1] ^= 0xff // break the ICRC
+	r.ports[0].Inject(f)
+	r.ports[0].Inject(roceFrame(t, 2, 100))
+	r.w.Step(0)
+	r.w.publish(1e9)
+	s := r.w.Snapshot()
+	if s.Drops[Malformed(rocev2.ReasonBadICRC)] != 1 || s.Drops[ReasonUnrouted] != 1 {
+		t.Fatalf("drops: bad_icrc %d unrouted %d, want 1 and 1",
+			s.Drops[Malformed(rocev2.ReasonBadICRC)], s.Drops[ReasonUnrouted])
+	}
+	if r.mem.InUse() != 0 {
+		t.Fatalf("%d frames leaked", r.mem.InUse())
+	}
+}
+
+// dropAll leaves every packet unrouted.
+type dropAll struct{}
+
+func (dropAll) Name() string         { return "none" }
+func (dropAll) Process(*Ctx, *Batch) {}
+
+// pfcSender sends one PFC frame out of port 0 and forwards like cross.
+type pfcSender struct{ sent bool }
+
+func (p *pfcSender) Name() string { return "pfc" }
+func (p *pfcSender) Process(c *Ctx, b *Batch) {
+	if !p.sent {
+		p.sent = c.SendPFC(0, 1<<3, [8]uint16{3: 100})
+	}
+	cross{q: 2}.Process(c, b)
+}
+
+// TestWorkerPFC checks both directions: a received PFC frame stops the
+// paused priority on that port, and a stage's SendPFC puts a real PFC
+// frame on the wire ahead of queued data.
+func TestWorkerPFC(t *testing.T) {
+	r := newRig(t, DefaultEgress(10e9, 1<<20), &pfcSender{})
+	pfc := make([]byte, 64)
+	n, _ := rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{3: 0xffff})
+	r.ports[1].Inject(pfc[:n])
+	r.w.Step(0) // p1 now paused for priority 3 (data) for 3.3 ms
+	r.ports[0].Inject(roceFrame(t, 1, 100))
+	r.w.Step(1000)
+	if len(r.sent[1]) != 0 {
+		t.Fatal("data left a port paused by PFC")
+	}
+	if len(r.sent[0]) != 1 {
+		t.Fatalf("p0 sent %d frames, want the one PFC frame", len(r.sent[0]))
+	}
+	var m rocev2.Meta
+	rocev2.Classifier{}.Classify(r.sent[0][0], &m)
+	c := rocev2.MACControl(r.sent[0][0][m.L3Off:])
+	if m.Kind != rocev2.KindMACControl || c.Opcode() != rocev2.MACControlPFC || c.ClassEnable() != 1<<3 || c.Time(3) != 100 {
+		t.Fatalf("sent frame is not the PFC frame asked for: kind %v", m.Kind)
+	}
+	r.w.Step(3_400_000)
+	if len(r.sent[1]) != 1 {
+		t.Fatal("data must go once the pause expires")
+	}
+	r.w.publish(1e9)
+	if s := r.w.Snapshot(); s.Ports[1].PFCRx != 1 || s.Ports[0].PFCTx != 1 {
+		t.Fatalf("pfc counters %+v", s.Ports)
+	}
+}
+
+type timerStage struct{ fired []int64 }
+
+func (s *timerStage) Name() string { return "timer" }
+func (s *timerStage) Process(c *Ctx, b *Batch) {
+	for i := 0; i < b.N; i++ {
+		b.Pkts[i].Verdict = Taken
+		c.Discard(&b.Pkts[i], ReasonUnrouted)
+		c.After(5000, uint64(c.Now))
+	}
+}
+func (s *timerStage) Timer(c *Ctx, arg uint64) { s.fired = append(s.fired, c.Now-int64(arg)) }
+
+func TestWorkerTimers(t *testing.T) {
+	ts := &timerStage{}
+	r := newRig(t, DefaultEgress(0, 1<<20), ts)
+	r.ports[0].Inject(roceFrame(t, 1, 10))
+	for now := int64(0); now < 10000; now += 1000 {
+		r.w.Step(now)
+	}
+	if len(ts.fired) != 1 || ts.fired[0] != 5000 {
+		t.Fatalf("timer fired after %v ns, want once after 5000", ts.fired)
+	}
+}
+
+// TestWorkerOverload drives a port shaped to 1 Gb/s with 4 Gb/s of
+// frames: the queue must stay within its budget, every excess frame must
+// be a counted drop, and no frame may leak.
+func TestWorkerOverload(t *testing.T) {
+	const limit = 64 << 10
+	r := newRig(t, DefaultEgress(1e9, limit), cross{q: 2})
+	r.ports[1].OnTransmit = nil
+	f := roceFrame(t, 1, 1000)
+	injected := 0
+	for now := int64(0); now < 10e6; now += 2000 { // 10 ms, one frame per 2 µs each way
+		if r.ports[0].Inject(f) {
+			injected++
+		}
+		r.w.Step(now)
+		if d, _ := r.w.Egress(1).Depth(2); d > limit {
+			t.Fatalf("queue depth %d exceeds its %d-byte budget", d, limit)
+		}
+	}
+	r.w.publish(1e12)
+	s := r.w.Snapshot()
+	q := s.Queues[1][2]
+	if uint64(injected) != s.Ports[1].TxPackets+s.Drops[ReasonQueueFull]+uint64(q.DepthPackets) {
+		t.Fatalf("injected %d = sent %d + dropped %d + queued %d does not add up",
+			injected, s.Ports[1].TxPackets, s.Drops[ReasonQueueFull], q.DepthPackets)
+	}
+	if s.Drops[ReasonQueueFull] == 0 || q.Drops != s.Drops[ReasonQueueFull] {
+		t.Fatalf("overload produced %d queue_full drops, queue counted %d", s.Drops[ReasonQueueFull], q.Drops)
+	}
+	if r.mem.InUse() != q.DepthPackets {
+		t.Fatalf("%d frames in use, %d queued: frames leaked", r.mem.InUse(), q.DepthPackets)
+	}
+}
+
+func TestWorkerStepAllocs(t *testing.T) {
+	r := newRig(t, DefaultEgress(0, 1<<20), cross{q: 2})
+	r.ports[1].OnTransmit = nil
+	f := roceFrame(t, 1, 1000)
+	now := int64(0)
+	allocs := testing.AllocsPerRun(1000, func() {
+		for i := 0; i < 32; i++ {
+			r.ports[0].Inject(f)
+		}
+		now += 1000
+		r.w.Step(now)
+	})
+	if allocs != 0 {
+		t.Fatalf("Step allocates %.1f times per batch", allocs)
+	}
+}
+
+func BenchmarkWorkerForward(b *testing.B) {
+	r := newRig(b, DefaultEgress(0, 1<<20), cross{q: 2})
+	r.ports[1].OnTransmit = nil
+	f := roceFrame(b, 1, 1000)
+	now := int64(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += BatchSize {
+		for k := 0; k < BatchSize; k++ {
+			r.ports[0].Inject(f)
+		}
+		now += 1000
+		r.w.Step(now)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/pkt")
+}
