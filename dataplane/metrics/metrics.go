@@ -1,0 +1,231 @@
+// Package metrics exports the dataplane's counters to Prometheus. Workers
+// never touch Prometheus: each publishes a Snapshot of its plain counters
+// about once a millisecond, and the Collector sums the snapshots of all
+// workers at scrape time. Every metric has the prefix "rocetor_", uses base
+// units (bytes, seconds) and labels by port, queue, reason, stage or
+// worker, never by flow.
+package metrics
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"rocetor/dataplane"
+)
+
+// Source is anything that yields a worker snapshot; *dataplane.Worker is one.
+type Source interface {
+	Snapshot() dataplane.Snapshot
+}
+
+// Collector is a prometheus.Collector over a fixed set of workers whose
+// ports are named by portNames (the same order in every worker) and whose
+// stages are named by stageNames.
+type Collector struct {
+	sources    []Source
+	portNames  []string
+	stageNames []string
+}
+
+// New returns a collector for the given workers.
+func New(portNames, stageNames []string, sources ...Source) *Collector {
+	return &Collector{sources: sources, portNames: portNames, stageNames: stageNames}
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("rocetor_"+name, help, labels, nil)
+}
+
+// Metric descriptions; docs/operations.md's metrics reference is generated
+// from this table (see Descs).
+var (
+	dRxPackets   = desc("port_rx_packets_total", "Frames received on the port.", "port")
+	dRxBytes     = desc("port_rx_bytes_total", "Bytes received on the port.", "port")
+	dTxPackets   = desc("port_tx_packets_total", "Frames transmitted on the port.", "port")
+	dTxBytes     = desc("port_tx_bytes_total", "Bytes transmitted on the port.", "port")
+	dPFCRx       = desc("port_pfc_rx_frames_total", "802.1Qbb PFC frames received on the port.", "port")
+	dPauseRx     = desc("port_pause_rx_frames_total", "802.3x PAUSE frames received on the port.", "port")
+	dPFCTx       = desc("port_pfc_tx_frames_total", "802.1Qbb PFC frames the switch sent on the port.", "port")
+	dXDPDrop     = desc("port_xdp_rx_dropped_total", "Frames the kernel dropped for want of AF_XDP rx ring or fill ring room (XDP_STATISTICS rx_dropped).", "port")
+	dXDPInvalid  = desc("port_xdp_invalid_descs_total", "Invalid AF_XDP descriptors (XDP_STATISTICS), by direction.", "port", "direction")
+	dXDPRingFull = desc("port_xdp_rx_ring_full_total", "Times the AF_XDP rx ring was full (XDP_STATISTICS rx_ring_full).", "port")
+	dXDPFillEmp  = desc("port_xdp_fill_ring_empty_total", "Times the AF_XDP fill ring was empty (XDP_STATISTICS rx_fill_ring_empty_descs).", "port")
+	dXDPTxEmpty  = desc("port_xdp_tx_ring_empty_total", "Times the AF_XDP tx ring was empty (XDP_STATISTICS tx_ring_empty_descs).", "port")
+	dWakeups     = desc("port_wakeups_total", "Wakeup syscalls issued for the port's socket.", "port")
+	dTxRefused   = desc("port_tx_refused_total", "Frames the port refused for want of tx ring room.", "port")
+	dDepthBytes  = desc("queue_depth_bytes", "Bytes waiting in the egress queue.", "port", "queue")
+	dDepthPkts   = desc("queue_depth_packets", "Frames waiting in the egress queue.", "port", "queue")
+	dLimitBytes  = desc("queue_limit_bytes", "Byte budget of the egress queue.", "port", "queue")
+	dMaxDepth    = desc("queue_max_depth_bytes", "Highest depth the egress queue reached.", "port", "queue")
+	dPaused      = desc("queue_paused", "1 while a received PFC frame pauses the queue.", "port", "queue")
+	dEnq         = desc("queue_enqueued_packets_total", "Frames accepted by the egress queue.", "port", "queue")
+	dDeq         = desc("queue_dequeued_bytes_total", "Bytes the scheduler released from the egress queue.", "port", "queue")
+	dQDrops      = desc("queue_drops_total", "Frames refused at the egress queue's byte budget.", "port", "queue")
+	dDrops       = desc("drops_total", "Frames dropped, by reason.", "reason")
+	dBusy        = desc("worker_busy_polls_total", "Worker loops that moved frames or fired timers.", "worker")
+	dIdle        = desc("worker_idle_polls_total", "Worker loops that found nothing to do.", "worker")
+	dSleeps      = desc("worker_sleeps_total", "Times the worker slept in poll(2).", "worker")
+	dBatch       = desc("worker_batch_size", "Frames per received batch.", "worker")
+	dTimers      = desc("worker_timers", "Timers armed by the worker's stages.", "worker")
+	dTimerFull   = desc("worker_timers_refused_total", "Timers refused because the worker's timer heap was full.", "worker")
+	dFramesUse   = desc("worker_frames_in_use", "Frames of the worker's frame memory in use.", "worker")
+	dFrames      = desc("worker_frames", "Frames of the worker's frame memory.", "worker")
+	dStageCalls  = desc("stage_calls_total", "Batches handed to the stage.", "stage")
+	dStagePkts   = desc("stage_packets_total", "Frames handed to the stage.", "stage")
+)
+
+// Descs lists every metric the collector exports, for the metrics reference.
+func Descs() []*prometheus.Desc {
+	return []*prometheus.Desc{dRxPackets, dRxBytes, dTxPackets, dTxBytes, dPFCRx, dPauseRx, dPFCTx,
+		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
+		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dQDrops, dDrops,
+		dBusy, dIdle, dSleeps, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range Descs() {
+		ch <- d
+	}
+}
+
+type queueKey struct{ port, queue int }
+
+// Collect implements prometheus.Collector: it sums every worker's snapshot.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	np := len(c.portNames)
+	ports := make([]dataplane.PortCounters, np)
+	pstats := make([]dataplane.PortStats, np)
+	queues := map[queueKey]*dataplane.QueueSnapshot{}
+	var qorder []queueKey
+	stages := make([]dataplane.StageCounters, len(c.stageNames))
+	var drops [dataplane.MaxReasons]uint64
+	for _, src := range c.sources {
+		s := src.Snapshot()
+		w := strconv.Itoa(s.Worker)
+		for i := 0; i < np && i < len(s.Ports); i++ {
+			a, b := &ports[i], s.Ports[i]
+			a.RxPackets += b.RxPackets
+			a.RxBytes += b.RxBytes
+			a.TxPackets += b.TxPackets
+			a.TxBytes += b.TxBytes
+			a.PFCRx += b.PFCRx
+			a.PauseRx += b.PauseRx
+			a.PFCTx += b.PFCTx
+			ps, qs := &pstats[i], s.PortStats[i]
+			ps.RxDropped += qs.RxDropped
+			ps.RxInvalid += qs.RxInvalid
+			ps.TxInvalid += qs.TxInvalid
+			ps.RxRingFull += qs.RxRingFull
+			ps.FillEmpty += qs.FillEmpty
+			ps.TxRingEmpty += qs.TxRingEmpty
+			ps.Wakeups += qs.Wakeups
+			ps.TxRefused += qs.TxRefused
+			for q, qs := range s.Queues[i] {
+				k := queueKey{i, q}
+				a := queues[k]
+				if a == nil {
+					a = &dataplane.QueueSnapshot{Name: qs.Name}
+					queues[k] = a
+					qorder = append(qorder, k)
+				}
+				a.DepthBytes += qs.DepthBytes
+				a.DepthPackets += qs.DepthPackets
+				a.LimitBytes += qs.LimitBytes
+				a.MaxDepthBytes = max(a.MaxDepthBytes, qs.MaxDepthBytes)
+				a.Paused = a.Paused || qs.Paused
+				a.Enqueued += qs.Enqueued
+				a.Bytes += qs.Bytes
+				a.Drops += qs.Drops
+			}
+		}
+		for i := range stages {
+			if i < len(s.Stages) {
+				stages[i].Calls += s.Stages[i].Calls
+				stages[i].Packets += s.Stages[i].Packets
+			}
+		}
+		for r, n := range s.Drops {
+			drops[r] += n
+		}
+		counter(ch, dBusy, s.BusyPolls, w)
+		counter(ch, dIdle, s.IdlePolls, w)
+		counter(ch, dSleeps, s.Sleeps, w)
+		gauge(ch, dTimers, float64(s.Timers), w)
+		counter(ch, dTimerFull, s.TimerFull, w)
+		gauge(ch, dFramesUse, float64(s.FramesUse), w)
+		gauge(ch, dFrames, float64(s.Frames), w)
+		ch <- batchHistogram(s.Batches, w)
+	}
+	for i, name := range c.portNames {
+		p, s := ports[i], pstats[i]
+		counter(ch, dRxPackets, p.RxPackets, name)
+		counter(ch, dRxBytes, p.RxBytes, name)
+		counter(ch, dTxPackets, p.TxPackets, name)
+		counter(ch, dTxBytes, p.TxBytes, name)
+		counter(ch, dPFCRx, p.PFCRx, name)
+		counter(ch, dPauseRx, p.PauseRx, name)
+		counter(ch, dPFCTx, p.PFCTx, name)
+		counter(ch, dXDPDrop, s.RxDropped, name)
+		counter(ch, dXDPInvalid, s.RxInvalid, name, "rx")
+		counter(ch, dXDPInvalid, s.TxInvalid, name, "tx")
+		counter(ch, dXDPRingFull, s.RxRingFull, name)
+		counter(ch, dXDPFillEmp, s.FillEmpty, name)
+		counter(ch, dXDPTxEmpty, s.TxRingEmpty, name)
+		counter(ch, dWakeups, s.Wakeups, name)
+		counter(ch, dTxRefused, s.TxRefused, name)
+	}
+	for _, k := range qorder {
+		q := queues[k]
+		port := c.portNames[k.port]
+		gauge(ch, dDepthBytes, float64(q.DepthBytes), port, q.Name)
+		gauge(ch, dDepthPkts, float64(q.DepthPackets), port, q.Name)
+		gauge(ch, dLimitBytes, float64(q.LimitBytes), port, q.Name)
+		gauge(ch, dMaxDepth, float64(q.MaxDepthBytes), port, q.Name)
+		paused := 0.0
+		if q.Paused {
+			paused = 1
+		}
+		gauge(ch, dPaused, paused, port, q.Name)
+		counter(ch, dEnq, q.Enqueued, port, q.Name)
+		counter(ch, dDeq, q.Bytes, port, q.Name)
+		counter(ch, dQDrops, q.Drops, port, q.Name)
+	}
+	for i, name := range c.stageNames {
+		counter(ch, dStageCalls, stages[i].Calls, name)
+		counter(ch, dStagePkts, stages[i].Packets, name)
+	}
+	for r := 0; r < dataplane.NumReasons(); r++ {
+		counter(ch, dDrops, drops[r], dataplane.Reason(r).String())
+	}
+}
+
+func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v uint64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+// batchHistogram turns the worker's power-of-two buckets into a
+// Prometheus histogram with upper bounds 1, 3, 7, …, 63 and +Inf (64).
+func batchHistogram(b [dataplane.HistBuckets]uint64, worker string) prometheus.Metric {
+	buckets := map[float64]uint64{}
+	var cum, count uint64
+	var sum float64
+	for k, n := range b {
+		cum += n
+		count += n
+		lo := float64(uint(1) << k)
+		hi := float64(uint(1)<<(k+1)) - 1
+		if k == dataplane.HistBuckets-1 {
+			hi = dataplane.BatchSize
+		} else {
+			buckets[hi] = cum
+		}
+		sum += float64(n) * (lo + hi) / 2 // bucket midpoint: the exact sum is not kept
+	}
+	return prometheus.MustNewConstHistogram(dBatch, count, sum, buckets, worker)
+}
