@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"rocetor/dataplane"
+)
+
+// Config is tord's configuration: a YAML file, overridden by flags. Every
+// field has a default; docs/operations.md lists them with their units.
+type Config struct {
+	Ports       []string `yaml:"ports"`        // interfaces the switch owns
+	Workers     int      `yaml:"workers"`      // poll-mode workers; each owns queue w of every port
+	Poll        string   `yaml:"poll"`         // busy, adaptive or interrupt
+	MetricsAddr string   `yaml:"metrics_addr"` // Prometheus /metrics, /healthz, /readyz
+	AdminAddr   string   `yaml:"admin_addr"`   // pprof; loopback only
+	LogLevel    string   `yaml:"log_level"`    // debug, info, warn, error
+
+	XDP struct {
+		Mode      string `yaml:"mode"`       // auto, native or generic attach
+		Bind      string `yaml:"bind"`       // auto, zerocopy or copy
+		FrameSize int    `yaml:"frame_size"` // bytes per UMEM frame: 2048 or 4096
+		Frames    int    `yaml:"frames"`     // UMEM frames per worker, power of two
+		RingSize  int    `yaml:"ring_size"`  // descriptors per ring, power of two
+	} `yaml:"xdp"`
+
+	Egress struct {
+		Rate       Bits  `yaml:"rate"`        // shaped link rate, e.g. 10G; 0 = unshaped
+		QueueLimit Bytes `yaml:"queue_limit"` // byte budget of each queue, e.g. 1MiB
+	} `yaml:"egress"`
+
+	Forwarding struct {
+		Multipath    string         `yaml:"multipath"`     // ecmp, spray or adaptive
+		AdaptiveBias Bytes          `yaml:"adaptive_bias"` // bytes in favour of the ECMP choice
+		Queue        string         `yaml:"queue"`         // egress queue for forwarded traffic
+		DSCPQueues   map[int]string `yaml:"dscp_queues"`   // per-DSCP overrides
+	} `yaml:"forwarding"`
+
+	VerifyICRC bool `yaml:"verify_icrc"` // drop RoCEv2 frames with a bad ICRC (costs a CRC per frame)
+}
+
+// DefaultConfig returns the configuration tord runs with when neither
+// file nor flags say otherwise.
+func DefaultConfig() Config {
+	var c Config
+	c.Workers = 1
+	c.Poll = "adaptive"
+	c.MetricsAddr = "127.0.0.1:9478"
+	c.AdminAddr = "127.0.0.1:9479"
+	c.LogLevel = "info"
+	c.XDP.Mode = "auto"
+	c.XDP.Bind = "auto"
+	c.XDP.FrameSize = 4096
+	c.XDP.Frames = 8192
+	c.XDP.RingSize = 2048
+	c.Egress.QueueLimit = 1 << 20
+	c.Forwarding.Multipath = "ecmp"
+	c.Forwarding.Queue = "data"
+	return c
+}
+
+// LoadConfig reads a YAML file over the defaults. Unknown fields are errors,
+// so a typo does not silently fall back to a default.
+func LoadConfig(path string) (Config, error) {
+	c := DefaultConfig()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("read config: %w", err)
+	}
+	d := yaml.NewDecoder(bytes.NewReader(b))
+	d.KnownFields(true)
+	// An empty file (io.EOF) means all defaults.
+	if err := d.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ErrConfig wraps every validation error; the message names the field.
+var ErrConfig = errors.New("invalid config")
+
+func bad(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, args...))
+}
+
+// Validate checks every field and names the first bad one.
+func (c *Config) Validate() error {
+	if len(c.Ports) < 2 {
+		return bad("ports", "need at least two interfaces, got %d", len(c.Ports))
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Ports {
+		if p == "" || seen[p] {
+			return bad("ports", "empty or repeated interface %q", p)
+		}
+		seen[p] = true
+	}
+	if c.Workers < 1 || c.Workers > 64 {
+		return bad("workers", "%d, want 1 to 64", c.Workers)
+	}
+	if _, err := dataplane.ParsePollMode(c.Poll); err != nil {
+		return bad("poll", "%v", err)
+	}
+	for _, a := range []struct{ field, addr string }{{"metrics_addr", c.MetricsAddr}, {"admin_addr", c.AdminAddr}} {
+		if a.addr == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return bad(a.field, "%q is not host:port", a.addr)
+		}
+	}
+	if host, _, _ := net.SplitHostPort(c.AdminAddr); c.AdminAddr != "" && !isLoopback(host) {
+		return bad("admin_addr", "%q is not a loopback address; the admin listener serves pprof", c.AdminAddr)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return bad("log_level", "%q, want debug, info, warn or error", c.LogLevel)
+	}
+	switch c.XDP.Mode {
+	case "auto", "native", "generic":
+	default:
+		return bad("xdp.mode", "%q, want auto, native or generic", c.XDP.Mode)
+	}
+	switch c.XDP.Bind {
+	case "auto", "zerocopy", "copy":
+	default:
+		return bad("xdp.bind", "%q, want auto, zerocopy or copy", c.XDP.Bind)
+	}
+	if c.XDP.FrameSize != 2048 && c.XDP.FrameSize != 4096 {
+		return bad("xdp.frame_size", "%d, want 2048 or 4096", c.XDP.FrameSize)
+	}
+	if !pow2(c.XDP.RingSize) || c.XDP.RingSize < 64 {
+		return bad("xdp.ring_size", "%d, want a power of two ≥ 64", c.XDP.RingSize)
+	}
+	if !pow2(c.XDP.Frames) || c.XDP.Frames < 2*c.XDP.RingSize*len(c.Ports) {
+		return bad("xdp.frames", "%d, want a power of two ≥ 2 × ring_size × ports (%d)", c.XDP.Frames, 2*c.XDP.RingSize*len(c.Ports))
+	}
+	if c.Egress.QueueLimit < 2048 {
+		return bad("egress.queue_limit", "%d bytes, want ≥ 2KiB", c.Egress.QueueLimit)
+	}
+	switch c.Forwarding.Multipath {
+	case "ecmp", "spray", "adaptive":
+	default:
+		return bad("forwarding.multipath", "%q, want ecmp, spray or adaptive", c.Forwarding.Multipath)
+	}
+	eg := dataplane.DefaultEgress(0, 1)
+	known := map[string]bool{}
+	for _, q := range eg.Queues {
+		known[q.Name] = true
+	}
+	if !known[c.Forwarding.Queue] {
+		return bad("forwarding.queue", "%q is not a queue (control, retransmit, data, idle)", c.Forwarding.Queue)
+	}
+	for d, q := range c.Forwarding.DSCPQueues {
+		if d < 0 || d > 63 {
+			return bad("forwarding.dscp_queues", "DSCP %d out of range 0–63", d)
+		}
+		if !known[q] {
+			return bad("forwarding.dscp_queues", "DSCP %d: %q is not a queue", d, q)
+		}
+	}
+	return nil
+}
+
+func pow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Bits is a rate in bits per second, written as a number with an optional
+// K, M, G or T suffix (powers of 1000) and an optional "bps" or "bit/s".
+type Bits uint64
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (b *Bits) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseBits(n.Value)
+	*b = v
+	return err
+}
+
+// ParseBits parses a rate such as "10G", "25Gbps" or "100M".
+func ParseBits(s string) (Bits, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "bit/s"), "bps")
+	mult := uint64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K', 'k':
+			mult = 1e3
+		case 'M':
+			mult = 1e6
+		case 'G':
+			mult = 1e9
+		case 'T':
+			mult = 1e12
+		}
+		if mult > 1 {
+			t = t[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("rate %q: want a number with an optional K, M, G or T suffix", s)
+	}
+	return Bits(f * float64(mult)), nil
+}
+
+// Bytes is a size in bytes, written as a number with an optional KiB, MiB
+// or GiB suffix (powers of 1024) or KB, MB, GB (powers of 1000).
+type Bytes int
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (b *Bytes) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseBytes(n.Value)
+	*b = v
+	return err
+}
+
+// ParseBytes parses a size such as "1MiB", "64KiB" or "1500".
+func ParseBytes(s string) (Bytes, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || f < 0 || f*mult > 1<<40 {
+		return 0, fmt.Errorf("size %q: want a number with an optional KiB, MiB, GiB, KB, MB or GB suffix", s)
+	}
+	return Bytes(f * mult), nil
+}

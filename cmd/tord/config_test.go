@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tord.yaml")
+	os.WriteFile(path, []byte(`
+ports: [eth0, eth1]
+workers: 2
+egress:
+  rate: 25G
+  queue_limit: 512KiB
+forwarding:
+  multipath: adaptive
+  adaptive_bias: 3000
+  dscp_queues: {48: control}
+`), 0o644)
+	c, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Workers != 2 || c.Egress.Rate != 25e9 || c.Egress.QueueLimit != 512<<10 ||
+		c.Forwarding.AdaptiveBias != 3000 || c.Forwarding.DSCPQueues[48] != "control" || c.Poll != "adaptive" {
+		t.Fatalf("parsed %+v", c)
+	}
+}
+
+func TestConfigErrorsNameTheField(t *testing.T) {
+	cases := []struct{ yaml, field string }{
+		{"ports: [eth0]", "ports"},
+		{"ports: [a, a]", "ports"},
+		{"ports: [a, b]\nworkers: 0", "workers"},
+		{"ports: [a, b]\npoll: spin", "poll"},
+		{"ports: [a, b]\nadmin_addr: 0.0.0.0:9479", "admin_addr"},
+		{"ports: [a, b]\nxdp: {ring_size: 100}", "xdp.ring_size"},
+		{"ports: [a, b]\nxdp: {frames: 1024}", "xdp.frames"},
+		{"ports: [a, b]\nxdp: {frame_size: 1000}", "xdp.frame_size"},
+		{"ports: [a, b]\nforwarding: {queue: bulk}", "forwarding.queue"},
+		{"ports: [a, b]\nforwarding: {dscp_queues: {70: data}}", "forwarding.dscp_queues"},
+		{"ports: [a, b]\nlog_level: loud", "log_level"},
+	}
+	for _, c := range cases {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(path, []byte(c.yaml), 0o644)
+		cfg, err := LoadConfig(path)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.field+":") {
+			t.Errorf("%q: err = %v, want an ErrConfig naming %s", c.yaml, err, c.field)
+		}
+	}
+}
+
+func TestConfigRejectsUnknownFieldsAndBadUnits(t *testing.T) {
+	for _, y := range []string{"portz: [a, b]", "egress: {rate: fast}", "egress: {queue_limit: 1MiBB}"} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(path, []byte(y), 0o644)
+		if _, err := LoadConfig(path); err == nil {
+			t.Errorf("%q: accepted", y)
+		}
+	}
+}
+
+func TestParseUnits(t *testing.T) {
+	for s, want := range map[string]Bits{"10G": 10e9, "25Gbps": 25e9, "100M": 100e6, "1.5T": 1.5e12, "0": 0} {
+		if got, err := ParseBits(s); err != nil || got != want {
+			t.Errorf("ParseBits(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for s, want := range map[string]Bytes{"1MiB": 1 << 20, "64KiB": 64 << 10, "1500": 1500, "2KB": 2000} {
+		if got, err := ParseBytes(s); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+}
