@@ -93,7 +93,7 @@ func Build(b []byte, s *Spec) (int, error) {
 	}
 	udpLen := UDPLen + BTHLen + extLen + len(s.Payload) + pad + ICRCLen
 	n := l2 + l3 + udpLen
-	if l3+udpLen > 0xffff {
+	if l3+udpLen > 0xffff || n > 0xffff {
 		return 0, ErrTooLong
 	}
 	total := max(n, MinFrameLen)
@@ -109,6 +109,9 @@ func Build(b []byte, s *Spec) (int, error) {
 	if v6 {
 		et = EtherTypeIPv6
 	}
+	// Set the outer type first: SetInnerType reads it, and b may still
+	// hold 0x8100 from an earlier, tagged frame.
+	e.SetType(et)
 	if s.VLAN {
 		e.SetType(EtherTypeVLAN)
 		binary.BigEndian.PutUint16(b[14:16], uint16(s.PCP&7)<<13|s.VID&0x0fff)
