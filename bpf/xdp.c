@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+//go:build ignore
+
+// rocetor's XDP program: the frames the switch handles go to the AF_XDP
+// socket of their rx queue; the control plane the kernel keeps (ARP, IPv6
+// neighbour discovery, LLDP, traffic addressed to the host itself) passes to
+// the kernel. See doc.go for the policy and how to rebuild this file.
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+// Why each frame went where it went. The Go loader reads these names through
+// the generated type (bpf2go -type counter), so the two cannot drift apart.
+enum counter {
+	COUNTER_REDIRECTED = 0, // handed to the AF_XDP socket of the rx queue
+	COUNTER_NO_SOCKET,      // switch traffic, but no socket on this queue: passed
+	COUNTER_PASS_ARP,       // ARP to the kernel
+	COUNTER_PASS_ND,        // ICMPv6 router/neighbour discovery (types 133-137)
+	COUNTER_PASS_LLDP,      // LLDP to the kernel
+	COUNTER_PASS_LOCAL,     // IPv4/IPv6 to one of the host's own addresses
+	COUNTER_MAX,
+};
+
+// Puts enum counter in the object's BTF, where bpf2go -type finds it to
+// emit the Go constants (cilium/ebpf's idiom; it costs one tiny .bss map).
+const enum counter *unused_counter __attribute__((unused));
+
+// A local address in IPv6 form; IPv4 is stored v4-mapped (::ffff:a.b.c.d),
+// which is what Go's netip.Addr.As16 produces, so one map serves both.
+struct addr16 {
+	__u32 w[4];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, 64); // the loader resizes this to Options.MaxQueues
+	__type(key, __u32);      // rx queue index
+	__type(value, __u32);    // AF_XDP socket fd (stored by the kernel as a socket)
+} xsks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct addr16);
+	__type(value, __u8);
+} local_addrs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, COUNTER_MAX);
+	__type(key, __u32); // enum counter; BTF array keys must be plain ints
+	__type(value, __u64);
+} counters SEC(".maps");
+
+// ICMPv6 types the kernel must see for neighbour discovery: router
+// solicitation/advertisement, neighbour solicitation/advertisement, redirect.
+#define ND_FIRST 133
+#define ND_LAST 137
+
+struct vlan_tag {
+	__be16 tci;
+	__be16 proto;
+};
+
+static __always_inline void count(__u32 c)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &c);
+
+	// Per-CPU slot: no other CPU writes it, so a plain add is exact.
+	if (v)
+		*v += 1;
+}
+
+static __always_inline int pass(__u32 c)
+{
+	count(c);
+	return XDP_PASS;
+}
+
+static __always_inline int to_switch(struct xdp_md *ctx)
+{
+	// The low bits of flags are the action when the key has no socket: a
+	// queue nobody serves (yet, or any more) falls back to the kernel
+	// instead of dropping, so a stopped switch leaves a working host.
+	long act = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
+
+	count(act == XDP_REDIRECT ? COUNTER_REDIRECTED : COUNTER_NO_SOCKET);
+	return act;
+}
+
+static __always_inline int is_local(struct addr16 *a)
+{
+	return bpf_map_lookup_elem(&local_addrs, a) != NULL;
+}
+
+SEC("xdp")
+int rocetor_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct addr16 key = {};
+	void *l3;
+	__be16 proto;
+
+	// Anything too short to classify is the switch's to count as a
+	// malformed drop; the kernel would only drop it silently.
+	if ((void *)(eth + 1) > end)
+		return to_switch(ctx);
+	proto = eth->h_proto;
+	l3 = eth + 1;
+
+	// One 802.1Q tag, as rocev2.Classify parses it: control-plane
+	// traffic on a tagged port still reaches the kernel's VLAN device.
+	if (proto == bpf_htons(ETH_P_8021Q)) {
+		struct vlan_tag *tag = l3;
+
+		if ((void *)(tag + 1) > end)
+			return to_switch(ctx);
+		proto = tag->proto;
+		l3 = tag + 1;
+	}
+
+	switch (proto) {
+	case bpf_htons(ETH_P_ARP):
+		return pass(COUNTER_PASS_ARP);
+	case bpf_htons(ETH_P_LLDP):
+		return pass(COUNTER_PASS_LLDP);
+	case bpf_htons(ETH_P_IP): {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > end)
+			return to_switch(ctx);
+		key.w[2] = bpf_htonl(0xffff);
+		key.w[3] = ip->daddr;
+		if (is_local(&key))
+			return pass(COUNTER_PASS_LOCAL);
+		return to_switch(ctx);
+	}
+	case bpf_htons(ETH_P_IPV6): {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > end)
+			return to_switch(ctx);
+		// ND carries no extension headers in practice (RFC 4861 relies
+		// on hop limit 255, not on options), so only the first next
+		// header is looked at.
+		if (ip6->nexthdr == IPPROTO_ICMPV6) {
+			__u8 *type = (void *)(ip6 + 1);
+
+			if ((void *)(type + 1) <= end && *type >= ND_FIRST && *type <= ND_LAST)
+				return pass(COUNTER_PASS_ND);
+		}
+		__builtin_memcpy(&key, &ip6->daddr, sizeof(key));
+		if (is_local(&key))
+			return pass(COUNTER_PASS_LOCAL);
+		return to_switch(ctx);
+	}
+	}
+	// Everything else: PFC/MAC control (0x8808), the link shim
+	// (0x88b5) and anything unknown are the switch's.
+	return to_switch(ctx);
+}
+
+char __license[] SEC("license") = "Dual BSD/GPL";
