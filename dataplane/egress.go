@@ -363,3 +363,14 @@ func (e *Egress) advance(l int) {
 	e.rr[l] = (e.rr[l] + 1) % len(e.levels[l])
 	e.credited[l] = false
 }
+
+// QueueIndexByName returns the index of the named queue in the
+// configuration, or -1.
+func (c EgressConfig) QueueIndexByName(name string) int {
+	for i, q := range c.Queues {
+		if q.Name == name {
+			return i
+		}
+	}
+	return -1
+}

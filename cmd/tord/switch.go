@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/cilium/ebpf/rlimit"
+	"go.uber.org/zap"
+
+	"rocetor/afxdp"
+	"rocetor/bpf"
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+	"rocetor/tor/fwd"
+)
+
+// Switch is a running tord: one XDP program per port, one UMEM and one
+// worker per worker index, each worker owning queue w of every port, and
+// the kernel mirror feeding the forwarding stages.
+type Switch struct {
+	log     *zap.Logger
+	cfg     Config
+	progs   []*bpf.Program
+	umems   []*afxdp.UMEM
+	ports   [][]*dataplane.XDPPort // [worker][port]
+	workers []*dataplane.Worker
+	stages  []*fwd.Stage
+	fib     *fwd.FIB
+	misses  *fwd.Misses
+	mirror  *fwd.Mirror
+	modes   []bpf.Mode
+}
+
+// OpenSwitch attaches to the configured ports and builds the workers. On
+// error, everything made so far is released.
+func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
+	s := &Switch{log: log, cfg: cfg, fib: &fwd.FIB{}, misses: fwd.NewMisses(1024)}
+	done := false
+	defer func() {
+		if !done {
+			s.Close()
+		}
+	}()
+	if err := preflight(cfg); err != nil {
+		return nil, err
+	}
+	// Kernels before 5.11 charge BPF maps and AF_XDP UMEM to RLIMIT_MEMLOCK.
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, fmt.Errorf("raise RLIMIT_MEMLOCK (needs CAP_SYS_RESOURCE or a memlock limit of unlimited): %w", err)
+	}
+	local, err := localAddrs()
+	if err != nil {
+		return nil, err
+	}
+	mode := map[string]bpf.Mode{"auto": bpf.ModeAuto, "native": bpf.ModeNative, "generic": bpf.ModeGeneric}[cfg.XDP.Mode]
+	macs := make([]rocev2.MAC, len(cfg.Ports))
+	for i, name := range cfg.Ports {
+		ifi, _ := net.InterfaceByName(name) // preflight checked it exists
+		copy(macs[i][:], ifi.HardwareAddr)
+		p, err := bpf.Load(bpf.Options{MaxQueues: max(cfg.Workers, bpf.DefaultMaxQueues), LocalAddrs: local})
+		if err != nil {
+			return nil, fmt.Errorf("load XDP program for %s: %w", name, err)
+		}
+		s.progs = append(s.progs, p)
+		got, err := p.Attach(name, mode)
+		if err != nil {
+			return nil, err // bpf's errors name the interface and any program in the way
+		}
+		s.modes = append(s.modes, got)
+		log.Info("attached XDP program", zap.String("port", name), zap.Stringer("mode", got))
+	}
+	bind := map[string]afxdp.BindMode{"auto": afxdp.BindAuto, "zerocopy": afxdp.BindZeroCopy, "copy": afxdp.BindCopy}[cfg.XDP.Bind]
+	fc := fwd.DefaultConfig()
+	fc.Queue = dataplane.DefaultEgress(0, 1).QueueIndexByName(cfg.Forwarding.Queue)
+	fc.DSCPQueue = map[uint8]int{}
+	for d, q := range cfg.Forwarding.DSCPQueues {
+		fc.DSCPQueue[uint8(d)] = dataplane.DefaultEgress(0, 1).QueueIndexByName(q)
+	}
+	fc.Multipath = fwd.Multipath{Bias: int(cfg.Forwarding.AdaptiveBias)}
+	if fc.Multipath.Mode, err = fwd.ParseMode(cfg.Forwarding.Multipath); err != nil {
+		return nil, err
+	}
+	for w := 0; w < cfg.Workers; w++ {
+		u, err := afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: cfg.XDP.Frames})
+		if err != nil {
+			return nil, fmt.Errorf("worker %d: %w", w, err)
+		}
+		s.umems = append(s.umems, u)
+		mem, err := dataplane.MemOfUMEM(u)
+		if err != nil {
+			return nil, err
+		}
+		var ports []dataplane.Port
+		var xports []*dataplane.XDPPort
+		for i, name := range cfg.Ports {
+			sock, err := openSocket(name, w, u, bind, cfg.XDP.RingSize)
+			if err != nil {
+				return nil, err
+			}
+			xp, err := dataplane.NewXDPPort(sock, mem, macs[i], cfg.XDP.RingSize, s.modes[i] == bpf.ModeNative)
+			if err != nil {
+				sock.Close()
+				return nil, err
+			}
+			if err := s.progs[i].Register(w, sock.FD()); err != nil {
+				sock.Close()
+				return nil, fmt.Errorf("register socket of %s queue %d: %w", name, w, err)
+			}
+			ports = append(ports, xp)
+			xports = append(xports, xp)
+			if w == 0 {
+				log.Info("opened AF_XDP socket", zap.String("port", name), zap.Int("queue", w),
+					zap.Stringer("bind", sock.BindMode()))
+			}
+		}
+		s.ports = append(s.ports, xports)
+		st, err := fwd.NewStage(fc, s.fib, s.misses)
+		if err != nil {
+			return nil, err
+		}
+		s.stages = append(s.stages, st)
+		// Each worker shapes its share of the link: with W workers, W
+		// shapers at rate/W add up to the configured rate.
+		eg := dataplane.DefaultEgress(uint64(cfg.Egress.Rate)/uint64(cfg.Workers), int(cfg.Egress.QueueLimit))
+		egs := make([]dataplane.EgressConfig, len(ports))
+		for i := range egs {
+			egs[i] = eg
+		}
+		pm, _ := dataplane.ParsePollMode(cfg.Poll)
+		wk, err := dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
+			Stages: []dataplane.Stage{st}, Mode: pm, Classifier: rocev2.Classifier{VerifyICRC: cfg.VerifyICRC}})
+		if err != nil {
+			return nil, err
+		}
+		s.workers = append(s.workers, wk)
+	}
+	s.mirror, err = fwd.NewMirror(fwd.MirrorConfig{Ports: cfg.Ports, FIB: s.fib, Misses: s.misses,
+		Multipath: fc.Multipath, Logger: log.Named("mirror")})
+	if err != nil {
+		return nil, fmt.Errorf("kernel mirror: %w", err)
+	}
+	done = true
+	return s, nil
+}
+
+// openSocket opens one AF_XDP socket, asking the kernel for a large tx
+// budget where it has one (Linux 6.17) so that copy mode sends a whole
+// batch per syscall.
+func openSocket(name string, queue int, u *afxdp.UMEM, bind afxdp.BindMode, ring int) (*afxdp.Socket, error) {
+	o := afxdp.Options{RxSize: ring, TxSize: ring, FillSize: ring, CompletionSize: ring, Bind: bind, TxBudget: 256}
+	sock, err := afxdp.Open(name, queue, u, o)
+	if errors.Is(err, afxdp.ErrTxBudget) {
+		o.TxBudget = 0
+		sock, err = afxdp.Open(name, queue, u, o)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open AF_XDP socket on %s queue %d: %w", name, queue, err)
+	}
+	return sock, nil
+}
+
+// Run starts the mirror and the workers and returns when ctx is done and
+// every worker has stopped.
+func (s *Switch) Run(ctx context.Context, ready func()) error {
+	if err := s.mirror.Start(ctx); err != nil {
+		return fmt.Errorf("kernel mirror: %w", err)
+	}
+	var wg sync.WaitGroup
+	for _, w := range s.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Run(ctx)
+		}()
+	}
+	ready()
+	wg.Wait()
+	return nil
+}
+
+// Close detaches the XDP programs and frees sockets and UMEMs. The
+// workers must have stopped.
+func (s *Switch) Close() {
+	if s.mirror != nil {
+		s.mirror.Close()
+	}
+	for _, p := range s.progs {
+		if err := p.Close(); err != nil { // detaches
+			s.log.Warn("detach XDP", zap.Error(err))
+		}
+	}
+	for _, ps := range s.ports {
+		for _, p := range ps {
+			p.Close()
+		}
+	}
+	for _, u := range s.umems {
+		u.Close()
+	}
+}
+
+// Workers returns the workers, for the metrics collector.
+func (s *Switch) Workers() []*dataplane.Worker { return s.workers }
+
+// preflight turns the usual failures into messages that say what to do.
+func preflight(cfg Config) error {
+	if os.Geteuid() != 0 && !hasCaps() {
+		return errors.New("tord needs root or the capabilities CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_SYS_ADMIN (see deploy/tord.service)")
+	}
+	for _, name := range cfg.Ports {
+		if _, err := net.InterfaceByName(name); err != nil {
+			return fmt.Errorf("port %s: no such interface in this network namespace", name)
+		}
+		if q := rxQueues(name); q > 0 && q < cfg.Workers {
+			return fmt.Errorf("port %s has %d rx queues but %d workers need one each; lower --workers or add queues (ethtool -L %s combined %d; veth: ip link add ... numrxqueues %d)",
+				name, q, cfg.Workers, name, cfg.Workers, cfg.Workers)
+		}
+	}
+	return nil
+}
+
+func rxQueues(name string) int {
+	m, _ := filepath.Glob("/sys/class/net/" + name + "/queues/rx-*")
+	return len(m)
+}
+
+// hasCaps reports whether the process holds CAP_NET_ADMIN (12), CAP_NET_RAW
+// (13), CAP_SYS_ADMIN (21) and CAP_BPF (39) in its effective set.
+func hasCaps() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	var eff uint64
+	for _, line := range strings.Split(string(b), "\n") {
+		if n, _ := fmt.Sscanf(line, "CapEff:\t%x", &eff); n == 1 {
+			break
+		}
+	}
+	const need = 1<<12 | 1<<13 | 1<<21 | 1<<39
+	return eff&need == need
+}
+
+// localAddrs lists the addresses of every interface in this namespace:
+// traffic to them belongs to the kernel, not to the switch.
+func localAddrs() ([]netip.Addr, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("list local addresses: %w", err)
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr())
+		}
+	}
+	return out, nil
+}
