@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: build test bench generate lint fuzz
+.PHONY: build test bench generate lint fuzz demo
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -28,3 +28,7 @@ lint:
 FUZZTIME ?= 1m
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
+
+# The switch on a namespace testbed: ping and TCP through tord (root).
+demo:
+	scripts/demo.sh
