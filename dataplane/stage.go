@@ -21,6 +21,17 @@ type Timed interface {
 	Timer(c *Ctx, arg uint64)
 }
 
+// Source is implemented by stages that originate traffic rather than only
+// react to it, such as a software RNIC's sender. The worker calls Poll once
+// per loop, after the receive batches and timers and before transmission;
+// Poll builds frames with Ctx.Alloc and queues them with Ctx.Emit, and
+// returns how many it made so an idle worker can sleep. It should stop
+// while the egress queue it feeds is near its budget
+// (Ctx.Egress(port).Depth): that is the backpressure of a NIC's tx ring.
+type Source interface {
+	Poll(c *Ctx) int
+}
+
 // Ctx is what a stage may do besides looking at its batch. The worker
 // passes the same Ctx to every call; it is valid only during the call.
 type Ctx struct {

@@ -88,6 +88,8 @@ type Worker struct {
 	egress []*Egress
 	stages []Stage
 	timed  []Timed
+	srcs   []Source
+	srcIdx []uint16
 	timers *Timers
 	clock  func() int64
 	batch  Batch
@@ -139,6 +141,10 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	w.timed = make([]Timed, len(c.Stages))
 	for i, s := range c.Stages {
 		w.timed[i], _ = s.(Timed)
+		if src, ok := s.(Source); ok {
+			w.srcs = append(w.srcs, src)
+			w.srcIdx = append(w.srcIdx, uint16(i))
+		}
 	}
 	for _, p := range c.Ports {
 		if fd := p.Fd(); fd >= 0 {
@@ -190,6 +196,10 @@ func (w *Worker) Step(now int64) int {
 			w.ctx.stage = s
 			t.Timer(&w.ctx, arg)
 		}
+	}
+	for i, src := range w.srcs {
+		w.ctx.stage = w.srcIdx[i]
+		work += src.Poll(&w.ctx)
 	}
 	for i, p := range w.ports {
 		e := w.egress[i]

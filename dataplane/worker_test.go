@@ -251,3 +251,41 @@ func BenchmarkWorkerForward(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/pkt")
 }
+
+// counter is a Source that emits one frame per poll onto port 1 until it
+// has made n, and counts its timer.
+type counter struct {
+	n, made int
+}
+
+func (s *counter) Name() string         { return "src" }
+func (s *counter) Process(*Ctx, *Batch) {}
+func (s *counter) Poll(c *Ctx) int {
+	if s.made == s.n {
+		return 0
+	}
+	addr, room, ok := c.Alloc()
+	if !ok {
+		return 0
+	}
+	n, _ := rocev2.BuildPFC(room, rocev2.MAC{}, 0, [8]uint16{})
+	p := Packet{Addr: addr, Len: uint16(n), Out: 1, Queue: 2}
+	if c.Emit(&p) {
+		s.made++
+	}
+	return 1
+}
+
+func TestWorkerSource(t *testing.T) {
+	src := &counter{n: 5}
+	r := newRig(t, DefaultEgress(0, 1<<20), src)
+	for now := int64(0); now < 10; now++ {
+		r.w.Step(now)
+	}
+	if len(r.sent[1]) != 5 {
+		t.Fatalf("source frames sent: %d, want 5", len(r.sent[1]))
+	}
+	if r.mem.InUse() != 0 {
+		t.Fatalf("%d frames leaked", r.mem.InUse())
+	}
+}
