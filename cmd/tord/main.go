@@ -171,6 +171,7 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 		srcs[i] = w
 	}
 	reg.MustRegister(metrics.New(cfg.Ports, []string{"fwd"}, srcs...),
+		xdpCollector{ports: cfg.Ports, progs: sw.progs},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := http.NewServeMux()
 	m.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
