@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cilium/ebpf/rlimit"
+	"github.com/vishvananda/netlink"
 	"go.uber.org/zap"
 
 	"rocetor/afxdp"
@@ -166,13 +168,18 @@ func openSocket(name string, queue int, u *afxdp.UMEM, bind afxdp.BindMode, ring
 	return sock, nil
 }
 
-// Run starts the mirror and the workers and returns when ctx is done and
-// every worker has stopped.
+// Run starts the mirror, the local-address follower and the workers and
+// returns when ctx is done and all of them have stopped.
 func (s *Switch) Run(ctx context.Context, ready func()) error {
 	if err := s.mirror.Start(ctx); err != nil {
 		return fmt.Errorf("kernel mirror: %w", err)
 	}
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.followLocalAddrs(ctx)
+	}()
 	for _, w := range s.workers {
 		wg.Add(1)
 		go func() {
@@ -183,6 +190,59 @@ func (s *Switch) Run(ctx context.Context, ready func()) error {
 	ready()
 	wg.Wait()
 	return nil
+}
+
+// followLocalAddrs keeps every port's XDP program's set of local
+// addresses, whose traffic it passes to the kernel, equal to the
+// namespace's addresses until ctx is done. The set loaded at start is not
+// enough: an address added later (a peering or management address) would
+// reach the workers, which drop it as local, and stay unreachable until
+// tord restarts. A failed subscription is retried every second, with a
+// full resync each time.
+func (s *Switch) followLocalAddrs(ctx context.Context) {
+	for {
+		ch, done := make(chan netlink.AddrUpdate, 64), make(chan struct{})
+		err := netlink.AddrSubscribeWithOptions(ch, done, netlink.AddrSubscribeOptions{
+			ErrorCallback: func(err error) { s.log.Warn("address notifications", zap.Error(err)) },
+		})
+		if err != nil {
+			s.log.Warn("subscribe to address changes; retrying", zap.Error(err))
+		} else {
+			// Addresses may have changed since the programs were loaded.
+			s.syncLocalAddrs()
+			for open := true; open && ctx.Err() == nil; {
+				select {
+				case <-ctx.Done():
+				case _, open = <-ch:
+					if open {
+						s.syncLocalAddrs()
+					}
+				}
+			}
+			close(done)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// syncLocalAddrs gives every XDP program the namespace's current
+// addresses.
+func (s *Switch) syncLocalAddrs() {
+	local, err := localAddrs()
+	if err != nil {
+		s.log.Warn("update local addresses", zap.Error(err))
+		return
+	}
+	for i, p := range s.progs {
+		if err := p.SetLocalAddrs(local); err != nil {
+			s.log.Warn("update local addresses", zap.String("port", s.cfg.Ports[i]), zap.Error(err))
+		}
+	}
+	s.log.Debug("local addresses", zap.Int("count", len(local)))
 }
 
 // Close detaches the XDP programs and frees sockets and UMEMs. The
