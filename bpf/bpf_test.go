@@ -15,7 +15,7 @@ import (
 func TestCounterEnum(t *testing.T) {
 	// Counters reads each reason by name; a reason added in xdp.c must
 	// get a field there too.
-	if xdpCounterCOUNTER_MAX != 6 {
+	if xdpCounterCOUNTER_MAX != 7 {
 		t.Fatalf("xdp.c has %d counters; update Counters and this test", xdpCounterCOUNTER_MAX)
 	}
 }
@@ -267,6 +267,10 @@ func testRedirect(t *testing.T, mode Mode) {
 		"tagged ARP":  ethFrame(h.macA, h.macB, 100, 0x0806, make([]byte, 28)),
 		"IPv4 to A":   ethFrame(h.macA, h.macB, 0, 0x0800, ipv4UDP(addrB4, addrA4)),
 		"tagged LLDP": ethFrame(h.macA, h.macB, 5, 0x88cc, []byte("lldp")),
+		// Link-scope multicast and broadcast belong to the kernel.
+		"IPv4 224.0.0.5":  ethFrame(h.macA, h.macB, 0, 0x0800, ipv4UDP(addrB4, netip.MustParseAddr("224.0.0.5"))),
+		"IPv4 broadcast":  ethFrame(h.macA, h.macB, 0, 0x0800, ipv4UDP(addrB4, netip.MustParseAddr("255.255.255.255"))),
+		"IPv6 MLD report": ethFrame(h.macA, h.macB, 0, 0x86dd, ipv6ICMP(netip.MustParseAddr("fe80::1"), netip.MustParseAddr("ff02::16"), 143)),
 	}
 	before := h.counters(t)
 	for _, f := range toSocket {
@@ -307,6 +311,9 @@ func testRedirect(t *testing.T, mode Mode) {
 	t.Logf("counters before %+v after %+v", before, after)
 	if d := after.PassLLDP - before.PassLLDP; d != 2 {
 		t.Errorf("PassLLDP moved by %d, want 2", d)
+	}
+	if d := after.PassLink - before.PassLink; d < 3 {
+		t.Errorf("PassLink moved by %d, want at least the 3 link-scope frames", d)
 	}
 	if after.PassARP-before.PassARP < 1 || after.PassLocal-before.PassLocal < 1 {
 		t.Errorf("tagged ARP or local IPv4 not passed")

@@ -17,11 +17,15 @@ type Counters struct {
 	PassARP, PassND, PassLLDP uint64
 	// PassLocal: IPv4 and IPv6 to one of the local addresses, passed.
 	PassLocal uint64
+	// PassLink: link-scope multicast and broadcast (224.0.0.0/24,
+	// 255.255.255.255, ff01::/16, ff02::/16), passed: MLD, IGMP and
+	// routing protocols belong to the kernel and are never routed.
+	PassLink uint64
 }
 
 // Passed is every frame the program passed to the kernel.
 func (c Counters) Passed() uint64 {
-	return c.NoSocket + c.PassARP + c.PassND + c.PassLLDP + c.PassLocal
+	return c.NoSocket + c.PassARP + c.PassND + c.PassLLDP + c.PassLocal + c.PassLink
 }
 
 // Counters reads and sums the per-CPU counters. It makes one syscall per
@@ -38,6 +42,7 @@ func (p *Program) Counters() (Counters, error) {
 		{xdpCounterCOUNTER_PASS_ND, &c.PassND},
 		{xdpCounterCOUNTER_PASS_LLDP, &c.PassLLDP},
 		{xdpCounterCOUNTER_PASS_LOCAL, &c.PassLocal},
+		{xdpCounterCOUNTER_PASS_LINK, &c.PassLink},
 	} {
 		var perCPU []uint64
 		if err := p.objs.Counters.Lookup(uint32(f.key), &perCPU); err != nil {

@@ -151,6 +151,20 @@ func ipv4UDP(src, dst netip.Addr) []byte {
 	return b
 }
 
+// ipv6ICMP returns an IPv6 header and a 4-byte ICMPv6 message of the
+// given type, as an MLDv2 report (143) to ff02::16 would start.
+func ipv6ICMP(src, dst netip.Addr, typ byte) []byte {
+	b := make([]byte, 44)
+	b[0] = 0x60
+	binary.BigEndian.PutUint16(b[4:], 4)
+	b[6], b[7] = 58, 1
+	s, d := src.As16(), dst.As16()
+	copy(b[8:], s[:])
+	copy(b[24:], d[:])
+	b[40] = typ
+	return b
+}
+
 func (h *twoHosts) counters(t *testing.T) Counters {
 	t.Helper()
 	c, err := h.prog.Counters()

@@ -23,6 +23,7 @@ enum counter {
 	COUNTER_PASS_ND,        // ICMPv6 router/neighbour discovery (types 133-137)
 	COUNTER_PASS_LLDP,      // LLDP to the kernel
 	COUNTER_PASS_LOCAL,     // IPv4/IPv6 to one of the host's own addresses
+	COUNTER_PASS_LINK,      // link-scope multicast and broadcast (MLD, IGMP, VRRP, OSPF…)
 	COUNTER_MAX,
 };
 
@@ -136,6 +137,11 @@ int rocetor_xdp(struct xdp_md *ctx)
 
 		if ((void *)(ip + 1) > end)
 			return to_switch(ctx);
+		// 224.0.0.0/24 and broadcast never leave the link: they are the
+		// kernel's (IGMP, VRRP, OSPF), not traffic to route.
+		if ((ip->daddr & bpf_htonl(0xffffff00)) == bpf_htonl(0xe0000000) ||
+		    ip->daddr == bpf_htonl(0xffffffff))
+			return pass(COUNTER_PASS_LINK);
 		key.w[2] = bpf_htonl(0xffff);
 		key.w[3] = ip->daddr;
 		if (is_local(&key))
@@ -156,6 +162,11 @@ int rocetor_xdp(struct xdp_md *ctx)
 			if ((void *)(type + 1) <= end && *type >= ND_FIRST && *type <= ND_LAST)
 				return pass(COUNTER_PASS_ND);
 		}
+		// ff01::/16 and ff02::/16 (interface- and link-local multicast,
+		// MLD reports among them) never leave the link either.
+		if (ip6->daddr.in6_u.u6_addr8[0] == 0xff &&
+		    (ip6->daddr.in6_u.u6_addr8[1] & 0x0f) <= 2)
+			return pass(COUNTER_PASS_LINK);
 		__builtin_memcpy(&key, &ip6->daddr, sizeof(key));
 		if (is_local(&key))
 			return pass(COUNTER_PASS_LOCAL);

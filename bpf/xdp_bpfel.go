@@ -27,7 +27,8 @@ const (
 	xdpCounterCOUNTER_PASS_ND    xdpCounter = 3
 	xdpCounterCOUNTER_PASS_LLDP  xdpCounter = 4
 	xdpCounterCOUNTER_PASS_LOCAL xdpCounter = 5
-	xdpCounterCOUNTER_MAX        xdpCounter = 6
+	xdpCounterCOUNTER_PASS_LINK  xdpCounter = 6
+	xdpCounterCOUNTER_MAX        xdpCounter = 7
 )
 
 // Names of all BPF objects in the ELF.

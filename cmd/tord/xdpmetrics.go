@@ -14,7 +14,7 @@ type xdpCollector struct {
 }
 
 var dXDPFrames = prometheus.NewDesc("rocetor_xdp_frames_total",
-	"Frames the port's XDP program handled, by action: redirect (to the workers), no_socket (switch traffic passed for want of a socket), pass_arp, pass_nd, pass_lldp, pass_local (to the kernel).",
+	"Frames the port's XDP program handled, by action: redirect (to the workers), no_socket (switch traffic passed for want of a socket), pass_arp, pass_nd, pass_lldp, pass_local, pass_link (to the kernel).",
 	[]string{"port", "action"}, nil)
 
 func (c xdpCollector) Describe(ch chan<- *prometheus.Desc) { ch <- dXDPFrames }
@@ -30,7 +30,7 @@ func (c xdpCollector) Collect(ch chan<- prometheus.Metric) {
 			action string
 			n      uint64
 		}{{"redirect", k.Redirected}, {"no_socket", k.NoSocket}, {"pass_arp", k.PassARP},
-			{"pass_nd", k.PassND}, {"pass_lldp", k.PassLLDP}, {"pass_local", k.PassLocal}} {
+			{"pass_nd", k.PassND}, {"pass_lldp", k.PassLLDP}, {"pass_local", k.PassLocal}, {"pass_link", k.PassLink}} {
 			ch <- prometheus.MustNewConstMetric(dXDPFrames, prometheus.CounterValue, float64(a.n), c.ports[i], a.action)
 		}
 	}
