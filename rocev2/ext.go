@@ -176,4 +176,3 @@ func (f FETH) Selectivity() uint32 { return binary.BigEndian.Uint32(f) }
 
 // Set sets the header word.
 func (f FETH) Set(v uint32) { binary.BigEndian.PutUint32(f, v) }
-

@@ -95,8 +95,10 @@ func (m *Meta) ICRC(b []byte) uint32 {
 }
 
 // SetICRC recomputes and stores the ICRC. A stage that rewrites covered
-// bytes (the DCP tag, a BTH field, the payload length) calls it once after
-// its last change; TTL, TOS and FECN/BECN rewrites need no new ICRC.
+// bytes (a BTH field other than FECN/BECN, the IP or UDP length, the
+// payload) calls it once after its last change; TTL, TOS (DSCP, and so the
+// DCP tag, and ECN), traffic class, flow label and FECN/BECN rewrites need
+// no new ICRC.
 func (m *Meta) SetICRC(b []byte) {
 	binary.LittleEndian.PutUint32(b[m.ICRCOff:], m.ComputeICRC(b))
 }

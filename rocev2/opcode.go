@@ -19,69 +19,71 @@ const (
 	TransportVendor = 0xc0
 )
 
-// RC, UC and UD opcodes (IBA vol. 1 §9.2, table 38; FLUSH and ATOMIC WRITE
-// from release 1.5), the RoCEv2 congestion notification packet (annex A17)
-// and the project's manufacturer-specific opcode for NetRT messages.
+// RC, UC and UD opcodes (IBA vol. 1 §9.2, table 38; FLUSH 0x1c and ATOMIC
+// WRITE 0x1d from release 1.5, numbered as in Linux's ib_pack.h), the
+// RoCEv2 congestion notification packet (annex A17) and the project's
+// manufacturer-specific opcode for NetRT messages.
 const (
-	RCSendFirst             Opcode = 0x00
-	RCSendMiddle            Opcode = 0x01
-	RCSendLast              Opcode = 0x02
-	RCSendLastImm           Opcode = 0x03
-	RCSendOnly              Opcode = 0x04
-	RCSendOnlyImm           Opcode = 0x05
-	RCWriteFirst            Opcode = 0x06
-	RCWriteMiddle           Opcode = 0x07
-	RCWriteLast             Opcode = 0x08
-	RCWriteLastImm          Opcode = 0x09
-	RCWriteOnly             Opcode = 0x0a
-	RCWriteOnlyImm          Opcode = 0x0b
-	RCReadRequest           Opcode = 0x0c
-	RCReadResponseFirst     Opcode = 0x0d
-	RCReadResponseMiddle    Opcode = 0x0e
-	RCReadResponseLast      Opcode = 0x0f
-	RCReadResponseOnly      Opcode = 0x10
-	RCAck                   Opcode = 0x11
-	RCAtomicAck             Opcode = 0x12
-	RCCompareSwap           Opcode = 0x13
-	RCFetchAdd              Opcode = 0x14
-	RCSendLastInvalidate    Opcode = 0x16
-	RCSendOnlyInvalidate    Opcode = 0x17
-	RCFlush                 Opcode = 0x18
-	RCAtomicWrite           Opcode = 0x19
-	UCSendFirst             Opcode = 0x20
-	UCSendMiddle            Opcode = 0x21
-	UCSendLast              Opcode = 0x22
-	UCSendLastImm           Opcode = 0x23
-	UCSendOnly              Opcode = 0x24
-	UCSendOnlyImm           Opcode = 0x25
-	UCWriteFirst            Opcode = 0x26
-	UCWriteMiddle           Opcode = 0x27
-	UCWriteLast             Opcode = 0x28
-	UCWriteLastImm          Opcode = 0x29
-	UCWriteOnly             Opcode = 0x2a
-	UCWriteOnlyImm          Opcode = 0x2b
-	UDSendOnly              Opcode = 0x64
-	UDSendOnlyImm           Opcode = 0x65
-	CNP                     Opcode = 0x81
-	NetRTOpcode             Opcode = 0xc0
+	RCSendFirst          Opcode = 0x00
+	RCSendMiddle         Opcode = 0x01
+	RCSendLast           Opcode = 0x02
+	RCSendLastImm        Opcode = 0x03
+	RCSendOnly           Opcode = 0x04
+	RCSendOnlyImm        Opcode = 0x05
+	RCWriteFirst         Opcode = 0x06
+	RCWriteMiddle        Opcode = 0x07
+	RCWriteLast          Opcode = 0x08
+	RCWriteLastImm       Opcode = 0x09
+	RCWriteOnly          Opcode = 0x0a
+	RCWriteOnlyImm       Opcode = 0x0b
+	RCReadRequest        Opcode = 0x0c
+	RCReadResponseFirst  Opcode = 0x0d
+	RCReadResponseMiddle Opcode = 0x0e
+	RCReadResponseLast   Opcode = 0x0f
+	RCReadResponseOnly   Opcode = 0x10
+	RCAck                Opcode = 0x11
+	RCAtomicAck          Opcode = 0x12
+	RCCompareSwap        Opcode = 0x13
+	RCFetchAdd           Opcode = 0x14
+	RCSendLastInvalidate Opcode = 0x16
+	RCSendOnlyInvalidate Opcode = 0x17
+	RCFlush              Opcode = 0x1c
+	RCAtomicWrite        Opcode = 0x1d
+	UCSendFirst          Opcode = 0x20
+	UCSendMiddle         Opcode = 0x21
+	UCSendLast           Opcode = 0x22
+	UCSendLastImm        Opcode = 0x23
+	UCSendOnly           Opcode = 0x24
+	UCSendOnlyImm        Opcode = 0x25
+	UCWriteFirst         Opcode = 0x26
+	UCWriteMiddle        Opcode = 0x27
+	UCWriteLast          Opcode = 0x28
+	UCWriteLastImm       Opcode = 0x29
+	UCWriteOnly          Opcode = 0x2a
+	UCWriteOnlyImm       Opcode = 0x2b
+	UDSendOnly           Opcode = 0x64
+	UDSendOnlyImm        Opcode = 0x65
+	CNP                  Opcode = 0x81
+	NetRTOpcode          Opcode = 0xc0
 )
 
 // Ext is a set of extension headers. The order of the constants is the
-// order the headers follow the BTH on the wire (IBA §9.2); DCPExt, the
-// project's own, comes first of all when present.
+// order the headers follow the BTH on the wire (IBA §9.2; a FLUSH carries
+// its FETH before its RETH, as the 1.5 release and Linux rxe place them);
+// DCPExt, the project's own, comes first of all when present.
 type Ext uint16
 
 // Extension headers.
 const (
 	ExtDCP       Ext = 1 << iota // DCP extension header (project format)
 	ExtDETH                      // datagram extended transport header, 8 bytes
+	ExtFETH                      // flush extended transport header, 4 bytes; precedes the RETH of a FLUSH
 	ExtRETH                      // RDMA extended transport header, 16 bytes
 	ExtAtomicETH                 // atomic extended transport header, 28 bytes
 	ExtAETH                      // ACK extended transport header, 4 bytes
 	ExtAtomicAck                 // atomic ACK extended transport header, 8 bytes
 	ExtImmDt                     // immediate data, 4 bytes
 	ExtIETH                      // invalidate extended transport header, 4 bytes
-	ExtFETH                      // flush extended transport header, 4 bytes
 	ExtNetRT                     // NetRT message header (project format), 4 or 20 bytes
 	extCount     = iota
 )
@@ -102,9 +104,9 @@ const (
 	CNPLen       = 16 // reserved bytes a CNP carries after the BTH
 )
 
-var extLens = [extCount]uint8{DCPLen, DETHLen, RETHLen, AtomicETHLen, AETHLen, AtomicAckLen, ImmDtLen, IETHLen, FETHLen, 0}
+var extLens = [extCount]uint8{DCPLen, DETHLen, FETHLen, RETHLen, AtomicETHLen, AETHLen, AtomicAckLen, ImmDtLen, IETHLen, 0}
 
-var extNames = [extCount]string{"DCPETH", "DETH", "RETH", "AtomicETH", "AETH", "AtomicAckETH", "ImmDt", "IETH", "FETH", "NetRT"}
+var extNames = [extCount]string{"DCPETH", "DETH", "FETH", "RETH", "AtomicETH", "AETH", "AtomicAckETH", "ImmDt", "IETH", "NetRT"}
 
 // String lists the headers in the set in wire order, joined by '+'.
 func (e Ext) String() string {
@@ -121,16 +123,21 @@ func (e Ext) String() string {
 }
 
 // Len returns the total length of the fixed-size headers in the set.
-// ExtNetRT counts zero: its length depends on the message type.
-func (e Ext) Len() int {
-	n := 0
-	for i := 0; i < extCount; i++ {
-		if e&(1<<i) != 0 {
-			n += int(extLens[i])
+// ExtNetRT counts zero: its length depends on the message type. It is a
+// table lookup: Classify and ExtOff call it per packet.
+func (e Ext) Len() int { return int(extSetLens[e&(1<<extCount-1)]) }
+
+// extSetLens holds Len of every set of the extCount headers (at most 84).
+var extSetLens = func() (t [1 << extCount]uint8) {
+	for e := range t {
+		for i := 0; i < extCount; i++ {
+			if e&(1<<i) != 0 {
+				t[e] += extLens[i]
+			}
 		}
 	}
-	return n
-}
+	return t
+}()
 
 // offset returns where header x starts, relative to the end of the BTH, in
 // a packet that carries the set e.

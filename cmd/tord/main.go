@@ -73,6 +73,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	defer srv.close()
 
+	// Not ready from the moment a stop is asked for, so a load balancer or
+	// orchestrator stops sending before the listener goes away.
+	go func() { <-ctx.Done(); ready.Store(false) }()
 	log.Info("forwarding", zap.Strings("ports", cfg.Ports), zap.Int("workers", cfg.Workers), zap.String("poll", cfg.Poll))
 	if err := sw.Run(ctx, func() { ready.Store(true) }); err != nil {
 		log.Error("stopped", zap.Error(err))

@@ -46,7 +46,7 @@ func (p PSN) LessEq(q PSN) bool { return p.Diff(q) <= 0 }
 // base: base <= p < base+n.
 func (p PSN) InWindow(base PSN, n int) bool {
 	d := (uint32(p) - uint32(base)) & Mask
-	return n > 0 && d < uint32(n)
+	return n > 0 && uint64(d) < uint64(n) // not uint32(n): n >= 2^32 must not wrap
 }
 
 // LinkBits is the width of a link sequence: 16 bits of number and the era bit.
