@@ -1,0 +1,136 @@
+package impair
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Control publishes the rule set that every worker's Stage applies. It is
+// safe for concurrent use: the control plane (tord at start, the admin
+// API at run time) calls Update from its own goroutine, and each worker
+// loads the current set once per batch with one atomic load. Its zero
+// value is not usable; see NewControl.
+type Control struct {
+	ports []string
+	mu    sync.Mutex // orders Updates, so generations increase
+	gen   uint64
+	cur   atomic.Pointer[plan]
+}
+
+// NewControl validates c, compiles it and publishes it. ports are the
+// switch's interface names, which rules must use (nil skips that check;
+// a rule naming a port a worker lacks then never matches).
+func NewControl(c Config, ports []string) (*Control, error) {
+	x := &Control{ports: append([]string(nil), ports...)}
+	if err := x.Update(c); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Update replaces the rule set. It validates c first and changes nothing
+// when c is invalid. Each worker adopts the new set at its next batch:
+// per-rule state (Gilbert–Elliott state, policer buckets) and per-rule
+// counters start afresh and the random stream is reseeded, so the same
+// seed and packets after an Update give the same decisions. Frames
+// already held keep their deadlines.
+func (x *Control) Update(c Config) error {
+	if err := c.Validate(x.ports); err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.gen++
+	x.cur.Store(compile(c.clone(), x.gen))
+	return nil
+}
+
+// Config returns a copy of the configuration in force.
+func (x *Control) Config() Config { return x.cur.Load().cfg.clone() }
+
+func (x *Control) load() *plan { return x.cur.Load() }
+
+// plan is a compiled, immutable rule set shared by all workers. Mutable
+// per-rule state lives in each worker's Stage, indexed like rules.
+type plan struct {
+	cfg       Config
+	gen       uint64
+	holdBytes int
+	rules     []rule
+}
+
+// rule is a compiled Rule: probabilities as thresholds on 53 random bits
+// (see chance), durations in nanoseconds.
+type rule struct {
+	port string
+	dir  Direction
+	roce bool
+	ops  *[4]uint64 // opcode bitmap; nil matches every opcode
+	dscp int16      // -1 matches any
+
+	loss, corrupt, dup uint64
+
+	ge                        bool
+	geP, geR, geLoss, geLossB uint64 // transitions, loss when good, loss when bad
+
+	reorder      uint64
+	reorderDelay int64
+	delay        int64 // mean − jitter: the least hold
+	jitter       int64 // width of the uniform spread: 2 × jitter
+	holds        bool  // delay configured
+
+	rate   uint64 // bits per second, 0 unpoliced
+	bucket int64  // policer depth in bytes
+	fill   uint64 // ns an empty bucket takes to fill
+}
+
+func compile(c Config, gen uint64) *plan {
+	p := &plan{cfg: c, gen: gen, holdBytes: int(c.HoldBytes), rules: make([]rule, len(c.Rules))}
+	if p.holdBytes == 0 {
+		p.holdBytes = DefaultHoldBytes
+	}
+	for i := range c.Rules {
+		p.rules[i] = compileRule(&c.Rules[i])
+	}
+	return p
+}
+
+func compileRule(r *Rule) rule {
+	d, _ := parseDirection(r.Direction)
+	k := rule{port: r.Port, dir: d, roce: r.Match == "roce", dscp: -1,
+		loss: threshold(r.Loss), corrupt: threshold(r.Corrupt), dup: threshold(r.Duplicate)}
+	if len(r.Opcodes) > 0 {
+		k.ops = new([4]uint64)
+		for _, s := range r.Opcodes {
+			op, _ := parseOpcode(s) // validated
+			k.ops[op>>6] |= 1 << (op & 63)
+		}
+	}
+	if r.DSCP != nil {
+		k.dscp = int16(*r.DSCP)
+	}
+	if b := r.Burst; b != nil {
+		p, q, lg, lb := b.gilbert()
+		k.ge = true
+		k.geP, k.geR, k.geLoss, k.geLossB = threshold(p), threshold(q), threshold(lg), threshold(lb)
+	}
+	if o := r.Reorder; o != nil && o.P > 0 {
+		k.reorder, k.reorderDelay = threshold(o.P), int64(o.Delay)
+	}
+	if dl := r.Delay; dl != nil && dl.Mean > 0 {
+		k.holds, k.delay, k.jitter = true, int64(dl.Mean-dl.Jitter), int64(2*dl.Jitter)
+	}
+	if r.Rate > 0 {
+		k.rate = uint64(r.Rate)
+		k.bucket = int64(r.RateBurst)
+		if k.bucket == 0 {
+			// A millisecond at the rate absorbs the worker's batching
+			// (64 frames handed over at one instant); two jumbo frames
+			// keep slow policers from refusing every large frame. The
+			// cap (Validate's for rate_burst) keeps bucket·8e9 in 64 bits.
+			k.bucket = int64(min(max(k.rate/8/1000, 2*9216), 1<<30))
+		}
+		k.fill = uint64(k.bucket) * 8e9 / k.rate
+	}
+	return k
+}

@@ -1,0 +1,86 @@
+package impair
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Rate is a rate in bits per second, written in YAML as a number with an
+// optional K, M, G or T suffix (powers of 1000) and an optional "bps" or
+// "bit/s": "1G", "25Gbps", "100M". It spells rates as tord's config does;
+// the parser is repeated here because a command's package cannot be
+// imported.
+type Rate uint64
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (r *Rate) UnmarshalYAML(n *yaml.Node) error { return r.UnmarshalText([]byte(n.Value)) }
+
+// UnmarshalText implements encoding.TextUnmarshaler, for JSON from the
+// admin API.
+func (r *Rate) UnmarshalText(b []byte) error {
+	s := string(b)
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "bit/s"), "bps")
+	mult := 1.0
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K', 'k':
+			mult = 1e3
+		case 'M':
+			mult = 1e6
+		case 'G':
+			mult = 1e9
+		case 'T':
+			mult = 1e12
+		}
+		if mult > 1 {
+			t = t[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || !(f >= 0) || f*mult > 1e15 {
+		return fmt.Errorf("rate %q: want a number with an optional K, M, G or T suffix", s)
+	}
+	*r = Rate(f * mult)
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler: plain bits per second.
+func (r Rate) MarshalText() ([]byte, error) { return strconv.AppendUint(nil, uint64(r), 10), nil }
+
+// Bytes is a size in bytes, written in YAML as a number with an optional
+// KiB, MiB or GiB suffix (powers of 1024) or KB, MB, GB (powers of 1000),
+// as in tord's config.
+type Bytes int
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (b *Bytes) UnmarshalYAML(n *yaml.Node) error { return b.UnmarshalText([]byte(n.Value)) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (b *Bytes) UnmarshalText(v []byte) error {
+	s := string(v)
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || !(f >= 0) || f*mult > 1<<40 {
+		return fmt.Errorf("size %q: want a number with an optional KiB, MiB, GiB, KB, MB or GB suffix", s)
+	}
+	*b = Bytes(f * mult)
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler: plain bytes.
+func (b Bytes) MarshalText() ([]byte, error) { return strconv.AppendInt(nil, int64(b), 10), nil }
