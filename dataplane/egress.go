@@ -374,3 +374,16 @@ func (c EgressConfig) QueueIndexByName(name string) int {
 	}
 	return -1
 }
+
+// flush releases every queued frame to mem without sending it.
+func (e *Egress) flush(mem *Mem) {
+	for q := -1; q < len(e.queues); q++ {
+		qu := &e.ctrl
+		if q >= 0 {
+			qu = &e.queues[q]
+		}
+		for qu.packets() > 0 {
+			mem.Release(qu.pop().addr)
+		}
+	}
+}

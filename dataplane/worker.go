@@ -338,7 +338,17 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.sleep(now)
 	}
 	w.publish(w.clock())
+	w.drain()
 	return nil
+}
+
+// drain gives every frame still in an egress queue back to Mem, so a
+// stopped worker accounts for all frames it owns. Frames that stages hold
+// are theirs to give back (see the stage's Close).
+func (w *Worker) drain() {
+	for _, e := range w.egress {
+		e.flush(w.mem)
+	}
 }
 
 // sleep waits in poll(2) until a port has frames, the next timer is due,

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 
@@ -287,5 +288,25 @@ func TestWorkerSource(t *testing.T) {
 	}
 	if r.mem.InUse() != 0 {
 		t.Fatalf("%d frames leaked", r.mem.InUse())
+	}
+}
+
+// TestWorkerRunReleasesQueued stops a worker whose egress is paused with
+// frames queued: Run must give them back to Mem.
+func TestWorkerRunReleasesQueued(t *testing.T) {
+	r := newRig(t, DefaultEgress(10e9, 1<<20), cross{q: 2})
+	r.w.Egress(1).Pause(0, 1<<3, &[8]uint16{3: 0xffff})
+	for i := 0; i < 10; i++ {
+		r.ports[0].Inject(roceFrame(t, uint32(i), 100))
+	}
+	r.w.Step(0)
+	if r.mem.InUse() != 10 {
+		t.Fatalf("%d frames in use, want the 10 queued", r.mem.InUse())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.w.Run(ctx)
+	if r.mem.InUse() != 0 {
+		t.Fatalf("%d frames still in use after Run returned", r.mem.InUse())
 	}
 }

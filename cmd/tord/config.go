@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"rocetor/dataplane"
+	"rocetor/tor/impair"
 )
 
 // Config is tord's configuration: a YAML file, overridden by flags. Every
@@ -46,6 +47,10 @@ type Config struct {
 	} `yaml:"forwarding"`
 
 	VerifyICRC bool `yaml:"verify_icrc"` // drop RoCEv2 frames with a bad ICRC (costs a CRC per frame)
+
+	// Impair injects loss, corruption, reordering and delay for testbeds
+	// (tor/impair); no rules, no stage.
+	Impair impair.Config `yaml:"impair"`
 }
 
 // DefaultConfig returns the configuration tord runs with when neither
@@ -160,6 +165,9 @@ func (c *Config) Validate() error {
 	}
 	if !known[c.Forwarding.Queue] {
 		return bad("forwarding.queue", "%q is not a queue (control, retransmit, data, idle)", c.Forwarding.Queue)
+	}
+	if err := c.Impair.Validate(c.Ports); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	for d, q := range c.Forwarding.DSCPQueues {
 		if d < 0 || d > 63 {

@@ -84,3 +84,28 @@ func TestParseUnits(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigImpair(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(path, []byte(`
+ports: [s1, s2]
+impair:
+  seed: 7
+  rules:
+    - {port: s2, direction: egress, match: roce, loss: 0.01}
+`), 0o644)
+	c, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Impair.Rules) != 1 || c.Impair.Rules[0].Loss != 0.01 {
+		t.Fatalf("impair rules %+v", c.Impair.Rules)
+	}
+	c.Impair.Rules[0].Port = "s9"
+	if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "s9") {
+		t.Fatalf("a rule on an unknown port: err = %v, want ErrConfig naming s9", err)
+	}
+}

@@ -173,7 +173,7 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 	for i, w := range sw.Workers() {
 		srcs[i] = w
 	}
-	reg.MustRegister(metrics.New(cfg.Ports, []string{"fwd"}, srcs...),
+	reg.MustRegister(metrics.New(cfg.Ports, sw.StageNames(), srcs...),
 		xdpCollector{ports: cfg.Ports, progs: sw.progs},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := http.NewServeMux()

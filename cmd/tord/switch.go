@@ -21,6 +21,7 @@ import (
 	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/tor/fwd"
+	"rocetor/tor/impair"
 )
 
 // Switch is a running tord: one XDP program per port, one UMEM and one
@@ -34,6 +35,7 @@ type Switch struct {
 	ports   [][]*dataplane.XDPPort // [worker][port]
 	workers []*dataplane.Worker
 	stages  []*fwd.Stage
+	impairs []*impair.Stage
 	fib     *fwd.FIB
 	misses  *fwd.Misses
 	mirror  *fwd.Mirror
@@ -89,6 +91,12 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 	if fc.Multipath.Mode, err = fwd.ParseMode(cfg.Forwarding.Multipath); err != nil {
 		return nil, err
 	}
+	var ictl *impair.Control
+	if len(cfg.Impair.Rules) > 0 {
+		if ictl, err = impair.NewControl(cfg.Impair, cfg.Ports); err != nil {
+			return nil, err
+		}
+	}
 	for w := 0; w < cfg.Workers; w++ {
 		u, err := afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: cfg.XDP.Frames})
 		if err != nil {
@@ -128,6 +136,13 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			return nil, err
 		}
 		s.stages = append(s.stages, st)
+		stages := []dataplane.Stage{st}
+		if ictl != nil {
+			// After fwd: egress rules act on the port fwd chose.
+			im := impair.NewStage(ictl, w)
+			s.impairs = append(s.impairs, im)
+			stages = append(stages, im)
+		}
 		// Each worker shapes its share of the link: with W workers, W
 		// shapers at rate/W add up to the configured rate.
 		eg := dataplane.DefaultEgress(uint64(cfg.Egress.Rate)/uint64(cfg.Workers), int(cfg.Egress.QueueLimit))
@@ -137,7 +152,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		}
 		pm, _ := dataplane.ParsePollMode(cfg.Poll)
 		wk, err := dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
-			Stages: []dataplane.Stage{st}, Mode: pm, Classifier: rocev2.Classifier{VerifyICRC: cfg.VerifyICRC}})
+			Stages: stages, Mode: pm, Classifier: rocev2.Classifier{VerifyICRC: cfg.VerifyICRC}})
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +204,11 @@ func (s *Switch) Run(ctx context.Context, ready func()) error {
 	}
 	ready()
 	wg.Wait()
+	// The workers have stopped: frames the impair stages still hold go
+	// back to frame memory.
+	for _, im := range s.impairs {
+		im.Close()
+	}
 	return nil
 }
 
@@ -264,6 +284,14 @@ func (s *Switch) Close() {
 	for _, u := range s.umems {
 		u.Close()
 	}
+}
+
+// StageNames names the stages of every worker's pipeline, in order.
+func (s *Switch) StageNames() []string {
+	if len(s.impairs) > 0 {
+		return []string{"fwd", "impair"}
+	}
+	return []string{"fwd"}
 }
 
 // Workers returns the workers, for the metrics collector.
