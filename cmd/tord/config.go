@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"strconv"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -35,15 +33,15 @@ type Config struct {
 	} `yaml:"xdp"`
 
 	Egress struct {
-		Rate       Bits  `yaml:"rate"`        // shaped link rate, e.g. 10G; 0 = unshaped
-		QueueLimit Bytes `yaml:"queue_limit"` // byte budget of each queue, e.g. 1MiB
+		Rate       dataplane.Rate  `yaml:"rate"`        // shaped link rate, e.g. 10G; 0 = unshaped
+		QueueLimit dataplane.Bytes `yaml:"queue_limit"` // byte budget of each queue, e.g. 1MiB
 	} `yaml:"egress"`
 
 	Forwarding struct {
-		Multipath    string         `yaml:"multipath"`     // ecmp, spray or adaptive
-		AdaptiveBias Bytes          `yaml:"adaptive_bias"` // bytes in favour of the ECMP choice
-		Queue        string         `yaml:"queue"`         // egress queue for forwarded traffic
-		DSCPQueues   map[int]string `yaml:"dscp_queues"`   // per-DSCP overrides
+		Multipath    string          `yaml:"multipath"`     // ecmp, spray or adaptive
+		AdaptiveBias dataplane.Bytes `yaml:"adaptive_bias"` // bytes in favour of the ECMP choice
+		Queue        string          `yaml:"queue"`         // egress queue for forwarded traffic
+		DSCPQueues   map[int]string  `yaml:"dscp_queues"`   // per-DSCP overrides
 	} `yaml:"forwarding"`
 
 	VerifyICRC bool `yaml:"verify_icrc"` // drop RoCEv2 frames with a bad ICRC (costs a CRC per frame)
@@ -188,74 +186,4 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// Bits is a rate in bits per second, written as a number with an optional
-// K, M, G or T suffix (powers of 1000) and an optional "bps" or "bit/s".
-type Bits uint64
-
-// UnmarshalYAML implements yaml.Unmarshaler.
-func (b *Bits) UnmarshalYAML(n *yaml.Node) error {
-	v, err := ParseBits(n.Value)
-	*b = v
-	return err
-}
-
-// ParseBits parses a rate such as "10G", "25Gbps" or "100M".
-func ParseBits(s string) (Bits, error) {
-	t := strings.TrimSpace(s)
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "bit/s"), "bps")
-	mult := uint64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K', 'k':
-			mult = 1e3
-		case 'M':
-			mult = 1e6
-		case 'G':
-			mult = 1e9
-		case 'T':
-			mult = 1e12
-		}
-		if mult > 1 {
-			t = t[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("rate %q: want a number with an optional K, M, G or T suffix", s)
-	}
-	return Bits(f * float64(mult)), nil
-}
-
-// Bytes is a size in bytes, written as a number with an optional KiB, MiB
-// or GiB suffix (powers of 1024) or KB, MB, GB (powers of 1000).
-type Bytes int
-
-// UnmarshalYAML implements yaml.Unmarshaler.
-func (b *Bytes) UnmarshalYAML(n *yaml.Node) error {
-	v, err := ParseBytes(n.Value)
-	*b = v
-	return err
-}
-
-// ParseBytes parses a size such as "1MiB", "64KiB" or "1500".
-func ParseBytes(s string) (Bytes, error) {
-	t := strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	mult := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || f < 0 || f*mult > 1<<40 {
-		return 0, fmt.Errorf("size %q: want a number with an optional KiB, MiB, GiB, KB, MB or GB suffix", s)
-	}
-	return Bytes(f * mult), nil
 }

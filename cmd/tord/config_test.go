@@ -72,19 +72,6 @@ func TestConfigRejectsUnknownFieldsAndBadUnits(t *testing.T) {
 	}
 }
 
-func TestParseUnits(t *testing.T) {
-	for s, want := range map[string]Bits{"10G": 10e9, "25Gbps": 25e9, "100M": 100e6, "1.5T": 1.5e12, "0": 0} {
-		if got, err := ParseBits(s); err != nil || got != want {
-			t.Errorf("ParseBits(%q) = %d, %v; want %d", s, got, err, want)
-		}
-	}
-	for s, want := range map[string]Bytes{"1MiB": 1 << 20, "64KiB": 64 << 10, "1500": 1500, "2KB": 2000} {
-		if got, err := ParseBytes(s); err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v; want %d", s, got, err, want)
-		}
-	}
-}
-
 func TestConfigImpair(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(path, []byte(`

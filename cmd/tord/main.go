@@ -132,9 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 		case "xdp-mode":
 			cfg.XDP.Mode = *xdpMode
 		case "rate":
-			var r Bits
-			r, rerr = ParseBits(*rate)
-			cfg.Egress.Rate = r
+			rerr = cfg.Egress.Rate.UnmarshalText([]byte(*rate))
 		case "verify-icrc":
 			cfg.VerifyICRC = *verify
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"rocetor/dataplane"
 	"rocetor/rocev2"
 )
 
@@ -30,7 +31,7 @@ type Config struct {
 	// HoldBytes bounds the bytes one worker holds for reorder and delay;
 	// 0 means DefaultHoldBytes. Frames beyond it are dropped as
 	// impair_overflow.
-	HoldBytes Bytes `yaml:"hold_bytes"`
+	HoldBytes dataplane.Bytes `yaml:"hold_bytes"`
 	// Rules are tried in order; a packet meets at most one ingress rule
 	// and one egress rule, the first whose port, direction and filter
 	// match.
@@ -69,10 +70,10 @@ type Rule struct {
 	Delay *Delay `yaml:"delay"`
 	// Rate polices the matching frames to this many bits per second (0
 	// is no limit); what exceeds it is dropped.
-	Rate Rate `yaml:"rate"`
+	Rate dataplane.Rate `yaml:"rate"`
 	// RateBurst is the policer's bucket depth; 0 means one millisecond
 	// at Rate and at least two 9216-byte frames.
-	RateBurst Bytes `yaml:"rate_burst"`
+	RateBurst dataplane.Bytes `yaml:"rate_burst"`
 }
 
 // Burst is the Gilbert–Elliott model: a good and a bad state, P the

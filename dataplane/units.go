@@ -1,25 +1,19 @@
-package impair
+package dataplane
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
 )
 
-// Rate is a rate in bits per second, written in YAML as a number with an
-// optional K, M, G or T suffix (powers of 1000) and an optional "bps" or
-// "bit/s": "1G", "25Gbps", "100M". It spells rates as tord's config does;
-// the parser is repeated here because a command's package cannot be
-// imported.
+// Rate is a rate in bits per second, written in configuration as a number
+// with an optional K, M, G or T suffix (powers of 1000) and an optional
+// "bps" or "bit/s": "1G", "25Gbps", "100M". Every config file of the
+// project spells rates this way; YAML and JSON decoders use UnmarshalText.
 type Rate uint64
 
-// UnmarshalYAML implements yaml.Unmarshaler.
-func (r *Rate) UnmarshalYAML(n *yaml.Node) error { return r.UnmarshalText([]byte(n.Value)) }
-
-// UnmarshalText implements encoding.TextUnmarshaler, for JSON from the
-// admin API.
+// UnmarshalText implements encoding.TextUnmarshaler.
 func (r *Rate) UnmarshalText(b []byte) error {
 	s := string(b)
 	t := strings.TrimSpace(s)
@@ -51,13 +45,10 @@ func (r *Rate) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler: plain bits per second.
 func (r Rate) MarshalText() ([]byte, error) { return strconv.AppendUint(nil, uint64(r), 10), nil }
 
-// Bytes is a size in bytes, written in YAML as a number with an optional
-// KiB, MiB or GiB suffix (powers of 1024) or KB, MB, GB (powers of 1000),
-// as in tord's config.
+// Bytes is a size in bytes, written in configuration as a number with an
+// optional KiB, MiB or GiB suffix (powers of 1024) or KB, MB, GB (powers of
+// 1000): "1MiB", "64KiB", "1500".
 type Bytes int
-
-// UnmarshalYAML implements yaml.Unmarshaler.
-func (b *Bytes) UnmarshalYAML(n *yaml.Node) error { return b.UnmarshalText([]byte(n.Value)) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (b *Bytes) UnmarshalText(v []byte) error {
