@@ -106,7 +106,6 @@ func TestValidateNamesTheField(t *testing.T) {
 	}
 }
 
-
 // TestUpdate swaps the rule set from another goroutine while the worker
 // runs: the next batch applies it, per-rule counters restart, and an
 // invalid update changes nothing.

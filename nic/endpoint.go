@@ -1,0 +1,531 @@
+package nic
+
+import (
+	"fmt"
+	"net/netip"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+)
+
+// Config configures an endpoint.
+type Config struct {
+	// MAC and IP are the endpoint's addresses, the source of every frame.
+	MAC rocev2.MAC
+	IP  netip.Addr
+	// Port is the index of the endpoint's port in its worker (0 when the
+	// worker has just the one).
+	Port int
+	// Egress is the egress configuration of that port, as the worker is
+	// given it; DataQueue and ControlQueue name its queues ("data" and
+	// "control" of dataplane.DefaultEgress when empty). Requests and read
+	// responses go on the data queue, whose PFC priority PFC pauses and
+	// whose byte budget is the NIC's transmit backpressure; ACKs and NAKs
+	// go on the control queue.
+	Egress       dataplane.EgressConfig
+	DataQueue    string
+	ControlQueue string
+	// Transport is the reliability logic, e.g. gbn.New(gbn.Config{}).
+	// It is required and belongs to this endpoint alone.
+	Transport Transport
+	// CC paces each QP's data packets; nil sends as fast as the port's
+	// queue takes them.
+	CC CC
+	// MaxQPs bounds the QP table (default 1024); QPNs are BaseQPN (default
+	// 0x100) onwards. The worker's TimerCap should be at least 4×MaxQPs.
+	MaxQPs  int
+	BaseQPN uint32
+	// SQDepth and RQDepth are each QP's send and receive queue sizes
+	// (default 32, rounded up to a power of two). CQDepth bounds the
+	// work requests outstanding on the whole endpoint (default 4096), so
+	// the completion queue never overflows. MaxMRs bounds the memory
+	// regions (default 64).
+	SQDepth, RQDepth, CQDepth, MaxMRs int
+	// MTU is the default QP MTU (default 1024). FrameSize is the worker's
+	// frame size (default 2048), which bounds the MTU.
+	MTU       int
+	FrameSize int
+	// DSCP of every frame (default 26, the usual RoCE class). Frames are
+	// sent ECN-capable (ECT(0)), as a NIC with DCQCN enabled sends them.
+	DSCP uint8
+	// Burst is how many packets one QP sends before the scheduler turns
+	// to the next active QP (default 16).
+	Burst int
+	// Clock, if set, stamps work requests when Post is called; it must be
+	// the worker's clock. Without it the worker stamps them when it takes
+	// them from the ring, at most one loop later.
+	Clock func() int64
+}
+
+const ectZero = 2
+
+func (c *Config) setDefaults() {
+	if c.DataQueue == "" {
+		c.DataQueue = "data"
+	}
+	if c.ControlQueue == "" {
+		c.ControlQueue = "control"
+	}
+	if c.MaxQPs == 0 {
+		c.MaxQPs = 1024
+	}
+	if c.BaseQPN == 0 {
+		c.BaseQPN = 0x100
+	}
+	if c.SQDepth == 0 {
+		c.SQDepth = 32
+	}
+	if c.RQDepth == 0 {
+		c.RQDepth = 32
+	}
+	c.SQDepth, c.RQDepth = pow2(c.SQDepth), pow2(c.RQDepth)
+	if c.CQDepth == 0 {
+		c.CQDepth = 4096
+	}
+	if c.MaxMRs == 0 {
+		c.MaxMRs = 64
+	}
+	if c.MTU == 0 {
+		c.MTU = 1024
+	}
+	if c.FrameSize == 0 {
+		c.FrameSize = 2048
+	}
+	if c.DSCP == 0 {
+		c.DSCP = 26
+	}
+	if c.Burst == 0 {
+		c.Burst = 16
+	}
+}
+
+func pow2(n int) int {
+	c := 1
+	for c < n {
+		c <<= 1
+	}
+	return c
+}
+
+// Endpoint is a software RNIC on one port of a dataplane.Worker: the
+// worker's single stage (dataplane.Stage, Timed and Source). It consumes
+// every RoCEv2 frame addressed to one of its QPs and drops, with a
+// counted reason, what it cannot use; its Poll sends the requests and
+// read responses of QPs with work while the data queue has room; ACKs
+// and NAKs go out on the control queue as frames arrive.
+//
+// Setup (RegisterMR, CreateQP, Connect) happens before the worker runs.
+// Then Post and PollCQ are called from one goroutine, the worker's or
+// another; Stats from any goroutine; everything else belongs to the
+// worker's goroutine.
+type Endpoint struct {
+	cfg   Config
+	t     Transport
+	dec   Decorator // t, when it decorates
+	cc    CC
+	base  uint32
+	port  uint16
+	dataQ uint8
+	ctrlQ uint8
+	limit int // data queue budget in bytes
+	qps   []QP
+	nqp   int
+	mrs   []mr
+
+	// worker side
+	c         Ctx
+	pkt       Pkt
+	req       Request
+	spec      rocev2.Spec
+	out       dataplane.Packet
+	cmd       cmd
+	act       []uint32 // active ring of QP indices
+	actHead   int
+	actN      int
+	acks      []uint32 // QPs with a coalesced ACK due
+	txBlocked bool     // a frame could not be made or queued this loop
+	running   bool
+	cmds      *spsc[cmd]
+	cq        *spsc[Completion]
+	st        Stats
+	lastPub   int64
+
+	started atomic.Bool
+	pubMu   sync.Mutex
+	pub     Stats
+
+	// host side: the posting goroutine's accounting
+	host struct {
+		out       int
+		sq, rq    []uint16
+		connected []bool
+	}
+}
+
+// NewEndpoint builds an endpoint; it does nothing until its worker runs.
+func NewEndpoint(c Config) (*Endpoint, error) {
+	c.setDefaults()
+	switch {
+	case c.Transport == nil:
+		return nil, fmt.Errorf("%w: no transport", ErrConfig)
+	case !c.IP.IsValid():
+		return nil, fmt.Errorf("%w: no IP address", ErrConfig)
+	case c.Port < 0 || c.Port >= dataplane.NoPort:
+		return nil, fmt.Errorf("%w: port %d", ErrConfig, c.Port)
+	case c.MaxQPs < 1 || uint64(c.BaseQPN) < 2 || uint64(c.BaseQPN)+uint64(c.MaxQPs) > 1<<24:
+		return nil, fmt.Errorf("%w: QPNs %#x..%#x must lie in 2..0xffffff", ErrConfig, c.BaseQPN, uint64(c.BaseQPN)+uint64(c.MaxQPs)-1)
+	case c.SQDepth > 1<<15 || c.RQDepth > 1<<15 || c.CQDepth < 1:
+		return nil, fmt.Errorf("%w: queue depths SQ %d RQ %d CQ %d", ErrConfig, c.SQDepth, c.RQDepth, c.CQDepth)
+	case c.FrameSize < 256 || c.FrameSize&(c.FrameSize-1) != 0:
+		return nil, fmt.Errorf("%w: frame size %d is not a power of two ≥ 256", ErrConfig, c.FrameSize)
+	case !validMTU(c.MTU) || c.MTU+maxHeaders > c.FrameSize:
+		return nil, fmt.Errorf("%w: MTU %d with %d-byte frames: %w", ErrConfig, c.MTU, c.FrameSize, ErrMTU)
+	case c.Burst < 1:
+		return nil, fmt.Errorf("%w: burst %d", ErrConfig, c.Burst)
+	}
+	if err := c.Egress.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	dq, cq := c.Egress.QueueIndexByName(c.DataQueue), c.Egress.QueueIndexByName(c.ControlQueue)
+	if dq < 0 || cq < 0 {
+		return nil, fmt.Errorf("%w: egress has no queue %q or %q", ErrConfig, c.DataQueue, c.ControlQueue)
+	}
+	limit := c.Egress.Queues[dq].Limit
+	if limit < 2*c.FrameSize {
+		return nil, fmt.Errorf("%w: data queue budget %d bytes is below two %d-byte frames", ErrConfig, limit, c.FrameSize)
+	}
+	e := &Endpoint{cfg: c, t: c.Transport, cc: c.CC, base: c.BaseQPN, port: uint16(c.Port),
+		dataQ: uint8(dq), ctrlQ: uint8(cq), limit: limit,
+		qps: make([]QP, c.MaxQPs), mrs: make([]mr, 0, c.MaxMRs),
+		act: make([]uint32, c.MaxQPs), acks: make([]uint32, 0, c.MaxQPs),
+		cmds: newSPSC[cmd](c.CQDepth), cq: newSPSC[Completion](c.CQDepth)}
+	if e.cc == nil {
+		e.cc = noCC{}
+	}
+	e.dec, _ = c.Transport.(Decorator)
+	e.host.sq = make([]uint16, c.MaxQPs)
+	e.host.rq = make([]uint16, c.MaxQPs)
+	e.c.e = e
+	e.t.Init(c.MaxQPs)
+	e.cc.Init(c.MaxQPs)
+	return e, nil
+}
+
+// Name implements dataplane.Stage.
+func (e *Endpoint) Name() string { return "nic" }
+
+// Transport returns the endpoint's transport.
+func (e *Endpoint) Transport() Transport { return e.t }
+
+// begin readies the Ctx for a call from the worker.
+func (e *Endpoint) begin(dc *dataplane.Ctx) *Ctx {
+	if !e.running {
+		e.running = true
+		e.started.Store(true)
+	}
+	e.c.Now, e.c.dc = dc.Now, dc
+	e.txBlocked = false
+	return &e.c
+}
+
+// end sends the coalesced ACKs.
+func (e *Endpoint) end() {
+	for _, i := range e.acks {
+		q := &e.qps[i]
+		q.ackPending = false
+		if q.state == stateRTS {
+			e.c.SendAck(q, rocev2.ACKSyndrome(31), q.epsn.Add(-1))
+		}
+	}
+	e.acks = e.acks[:0]
+}
+
+// Process implements dataplane.Stage: it consumes the RoCEv2 frames of
+// its QPs and drops the rest with a reason.
+func (e *Endpoint) Process(dc *dataplane.Ctx, b *dataplane.Batch) {
+	c := e.begin(dc)
+	for i := 0; i < b.N; i++ {
+		p := &b.Pkts[i]
+		if p.Verdict != dataplane.Forward {
+			continue
+		}
+		e.receive(c, dc, p)
+	}
+	e.end()
+}
+
+func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
+	m := &p.Meta
+	if m.Kind != rocev2.KindRoCE {
+		p.Drop(ReasonNotRoCE)
+		return
+	}
+	i := m.Flow.QP - e.base
+	if m.Flow.QP < e.base || int(i) >= e.nqp || e.qps[i].state == stateReset {
+		e.st.UnknownQP++
+		p.Drop(ReasonUnknownQP)
+		return
+	}
+	q := &e.qps[i]
+	e.st.RxPackets++
+	e.st.RxBytes += uint64(p.Len)
+	if q.state == stateError {
+		e.st.QPErrorDrops++
+		p.Drop(ReasonQPError)
+		return
+	}
+	f := dc.Mem.Frame(p)
+	k := &e.pkt
+	*k = Pkt{Op: m.Opcode, PSN: m.PSN, AckReq: m.AckReq, ECN: m.ECN, Frame: f, Meta: m, p: p}
+	if off := m.ExtOff(rocev2.ExtRETH); off != 0 {
+		r := rocev2.RETH(f[off:])
+		k.VA, k.RKey, k.DMALen = r.VA(), r.RKey(), r.DMALen()
+	}
+	if off := m.ExtOff(rocev2.ExtAETH); off != 0 {
+		a := rocev2.AETH(f[off:])
+		k.Syndrome, k.MSN = a.Syndrome(), a.MSN()
+	}
+	k.Payload = f[m.PayloadOff : int(m.PayloadOff)+m.PayloadLen()]
+	if m.ECN == 3 {
+		e.st.ECNMarked++
+		if e.cc.Marked(q, c.Now) {
+			e.sendCNP(c, q)
+		}
+	}
+	op := m.Opcode
+	switch {
+	case op == rocev2.CNP:
+		e.st.CNPsRecv++
+		e.cc.CNP(q, c.Now)
+	case op.Transport() != rocev2.TransportRC:
+		p.Drop(ReasonBadOpcode)
+	case op.IsResponse():
+		if op.Ext()&rocev2.ExtAETH != 0 {
+			switch syn := k.Syndrome; {
+			case syn.IsACK():
+				e.st.AcksRecv++
+			case syn.IsNAK():
+				e.st.NAKsRecv++
+				if syn.Value() == rocev2.NakPSNSeqError {
+					e.st.SeqNAKsRecv++
+				}
+			}
+		}
+		e.t.Response(c, q, k)
+	case op.IsRequest():
+		e.t.Request(c, q, k)
+	default:
+		p.Drop(ReasonBadOpcode)
+	}
+	if p.Verdict == dataplane.Forward {
+		p.Verdict = dataplane.Taken
+		dc.Mem.Release(p.Addr)
+	}
+	e.wake(q)
+}
+
+// Timer kinds, in the top two bits of a timer's argument; the QP index is
+// in the low 32 bits and, for the retransmission timer, a generation in
+// bits 32–61.
+const (
+	timerRTO  = 0
+	timerWake = 1
+	genMask   = 1<<30 - 1
+)
+
+func (e *Endpoint) armRTO(c *Ctx, q *QP, at int64) {
+	q.gen = (q.gen + 1) & genMask
+	q.heapArmed, q.heapAt = true, at
+	if !c.dc.After(at-c.Now, timerRTO<<62|uint64(q.gen)<<32|uint64(q.idx)) {
+		q.heapArmed = false // the worker counted it (TimerFull); the next SetTimer tries again
+	}
+}
+
+// Timer implements dataplane.Timed.
+func (e *Endpoint) Timer(dc *dataplane.Ctx, arg uint64) {
+	c := e.begin(dc)
+	q := &e.qps[uint32(arg)]
+	switch arg >> 62 {
+	case timerRTO:
+		if uint32(arg>>32)&genMask != q.gen || !q.heapArmed {
+			break // superseded by an earlier deadline
+		}
+		q.heapArmed = false
+		switch {
+		case !q.rtoOn || q.state != stateRTS:
+		case q.rtoAt > c.Now:
+			e.armRTO(c, q, q.rtoAt)
+		default:
+			q.rtoOn = false
+			e.st.Timeouts++
+			e.t.Timeout(c, q)
+			e.wake(q)
+		}
+	case timerWake:
+		q.parked = false
+		e.wake(q)
+	}
+	e.end()
+}
+
+// wake puts q in the active ring unless it is there, parked, or not
+// ready to send.
+func (e *Endpoint) wake(q *QP) {
+	if q.active || q.parked || q.state != stateRTS {
+		return
+	}
+	q.active = true
+	e.act[(e.actHead+e.actN)%len(e.act)] = q.idx
+	e.actN++
+}
+
+func (e *Endpoint) popActive() *QP {
+	q := &e.qps[e.act[e.actHead]]
+	e.actHead = (e.actHead + 1) % len(e.act)
+	e.actN--
+	q.active = false
+	return q
+}
+
+// dataFull reports whether the data queue is too full for another frame.
+func (e *Endpoint) dataFull(dc *dataplane.Ctx) bool {
+	bytes, _ := dc.Egress(int(e.port)).Depth(int(e.dataQ))
+	return bytes+e.cfg.FrameSize > e.limit
+}
+
+// Poll implements dataplane.Source: it takes new work requests from the
+// ring, then lets active QPs send — read responses first, then the
+// transport's next request — up to Burst packets per QP per turn and a
+// worker batch in all, while the data queue has room for a frame and
+// congestion control allows. A QP that must wait for its congestion
+// control is parked until the time it names.
+func (e *Endpoint) Poll(dc *dataplane.Ctx) int {
+	c := e.begin(dc)
+	e.ingest(c)
+	made := 0
+	for made < dataplane.BatchSize && e.actN > 0 && !e.txBlocked && !e.dataFull(dc) {
+		q := e.popActive()
+		if q.state != stateRTS {
+			continue
+		}
+		more := true
+		for k := 0; k < e.cfg.Burst; k++ {
+			if made == dataplane.BatchSize || e.dataFull(dc) {
+				break
+			}
+			if at := e.cc.Ready(q, c.Now); at > c.Now {
+				e.park(c, q, at)
+				more = false
+				break
+			}
+			if !e.respond(c, q) && !e.t.Next(c, q) {
+				more = e.txBlocked // retry when the queue or memory frees up
+				break
+			}
+			made++
+		}
+		if more {
+			e.wake(q)
+		}
+	}
+	e.end()
+	if c.Now-e.lastPub >= int64(time.Millisecond) {
+		e.publish(c.Now)
+	}
+	return made
+}
+
+func (e *Endpoint) park(c *Ctx, q *QP, at int64) {
+	e.st.Paced++
+	q.parked = true
+	if !c.dc.After(at-c.Now, timerWake<<62|uint64(q.idx)) {
+		q.parked = false // no timer: stay active and ask again next loop
+		e.wake(q)
+	}
+}
+
+// ingest moves posted work requests into their queues.
+func (e *Endpoint) ingest(c *Ctx) {
+	w := &e.cmd
+	for e.cmds.pop(w) {
+		q := &e.qps[w.QP-e.base]
+		if w.post < 0 {
+			w.post = c.Now
+		}
+		if q.state == stateError {
+			e.complete(&Completion{ID: w.ID, QP: q.qpn, Op: w.Op, Status: StatusFlushed, Len: w.Len})
+			continue
+		}
+		if w.Op == OpRecv {
+			q.rq[q.rqTail&uint32(len(q.rq)-1)] = rwqe{id: w.ID, off: w.off, len: uint32(w.Len), mr: w.mr}
+			q.rqTail++
+			continue
+		}
+		q.sq[q.sqTail&uint32(len(q.sq)-1)] = wqe{id: w.ID, post: w.post, off: w.off, rva: w.RemoteVA,
+			len: uint32(w.Len), rkey: w.RKey, msn: q.smsn & 0xffffff, mr: w.mr, op: w.Op}
+		q.sqTail++
+		q.smsn++
+		e.wake(q)
+	}
+}
+
+// cnpPad is the 16 reserved bytes of a CNP (annex A17.9.2).
+var cnpPad [rocev2.CNPLen]byte
+
+// sendCNP sends a congestion notification packet to q's peer QP: BTH
+// opcode 0x81 with BECN set, PSN 0, and 16 reserved bytes.
+func (e *Endpoint) sendCNP(c *Ctx, q *QP) {
+	s := e.header(q)
+	s.Opcode, s.BECN, s.Payload = rocev2.CNP, true, cnpPad[:]
+	if c.emit(q, e.ctrlQ, false) {
+		e.st.CNPsSent++
+	}
+}
+
+// header fills e.spec with q's addressing and returns it.
+func (e *Endpoint) header(q *QP) *rocev2.Spec {
+	s := &e.spec
+	*s = rocev2.Spec{Src: e.cfg.MAC, Dst: q.rmac, SrcIP: e.cfg.IP, DstIP: q.rip, DSCP: e.cfg.DSCP, ECN: ectZero,
+		SrcPort: q.sport, DestQP: q.rqpn}
+	return s
+}
+
+func (e *Endpoint) publish(now int64) {
+	e.lastPub = now
+	e.pubMu.Lock()
+	e.pub = e.st
+	e.pubMu.Unlock()
+}
+
+// Stats returns the counters as last published (about once a
+// millisecond while the worker runs). Safe from any goroutine.
+func (e *Endpoint) Stats() Stats {
+	e.pubMu.Lock()
+	defer e.pubMu.Unlock()
+	return e.pub
+}
+
+// LiveStats returns the counters as they are now. Call it only from the
+// worker's goroutine (tests driving Step) or after the worker stopped.
+func (e *Endpoint) LiveStats() Stats { return e.st }
+
+// QPBytes returns the bytes of state one QP takes: ctx is the QP context
+// (the framework's QP struct plus the transport's and the congestion
+// control's per-QP state, what a NIC keeps in SRAM), queues the send and
+// receive queue rings (what a NIC keeps in host memory).
+func (e *Endpoint) QPBytes() (ctx, queues int) {
+	return qpSize + e.t.StateBytes() + e.cc.StateBytes(),
+		e.cfg.SQDepth*wqeSize + e.cfg.RQDepth*rwqeSize
+}
+
+// Sizes of the per-QP structures, measured by reflection (unsafe stays in
+// afxdp).
+var (
+	qpSize   = int(reflect.TypeFor[QP]().Size())
+	wqeSize  = int(reflect.TypeFor[wqe]().Size())
+	rwqeSize = int(reflect.TypeFor[rwqe]().Size())
+)

@@ -1,0 +1,144 @@
+package nic_test
+
+import (
+	"testing"
+
+	"rocetor/nic"
+	"rocetor/nic/gbn"
+	"rocetor/nic/nictest"
+	"rocetor/rocev2"
+)
+
+// tagger is Go-Back-N plus a Decorator that sends every request as a DCP
+// data packet: the DCP extension header with the message's MSN, and so a
+// RETH in every WRITE packet (seed 002 §4.4).
+type tagger struct {
+	*gbn.Transport
+	mr          nic.MR
+	calls, retx uint64
+	bad         int
+}
+
+func (d *tagger) Decorate(q *nic.QP, r *nic.Request, s *rocev2.Spec) {
+	d.calls++
+	if r.Retransmit {
+		d.retx++
+	}
+	if r.Op != nic.OpWrite || r.Count != 64 || r.MSN != 0 || s.VA != d.mr.VA+uint64(r.Index*q.MTU()) {
+		d.bad++
+	}
+	s.DCP, s.DSCP, s.MSN = true, rocev2.WithTag(s.DSCP, rocev2.DCPData), r.MSN
+}
+
+// placer is Go-Back-N that also places every WRITE packet at the address
+// its own RETH names as it arrives, in whatever order.
+type placer struct {
+	*gbn.Transport
+	placed, failed uint64
+}
+
+func (p *placer) Request(c *nic.Ctx, q *nic.QP, k *nic.Pkt) {
+	if k.Op.IsWrite() {
+		if c.Place(k) == nic.StatusOK {
+			p.placed++
+		} else {
+			p.failed++
+		}
+	}
+	p.Transport.Request(c, q, k)
+}
+
+// TestExtensionPoints runs a DCP-style WRITE: A's Decorator adds the DCP
+// header (so every packet carries a RETH), B's transport places packets
+// on arrival with Place, including the ones Go-Back-N then drops as out
+// of order after a reordering.
+func TestExtensionPoints(t *testing.T) {
+	var a *tagger
+	var b *placer
+	side := 0
+	p := nictest.New(t, nictest.Options{DCP: true,
+		Transport: func() nic.Transport {
+			g, _ := gbn.New(gbn.Config{RTO: 100_000})
+			side++
+			if side == 1 {
+				a = &tagger{Transport: g}
+				return a
+			}
+			b = &placer{Transport: g}
+			return b
+		},
+		// DSCP 26 ends in 10, the DCP data tag; plain frames in a DCP
+		// fabric need a class whose low bits are 00.
+		Endpoint: func(_ int, c *nic.Config) { c.DSCP = 24 }})
+	a.mr = p.B.MR
+	held := false
+	p.AB.Filter = func(_ []byte, m *rocev2.Meta) nictest.Action {
+		if m.Opcode.IsRequest() && m.PSN == 10 && !held {
+			held = true
+			return nictest.Hold
+		}
+		return nictest.Pass
+	}
+	nictest.Fill(p.A.Buf[:64<<10], 3)
+	if err := p.A.Post(nic.OpWrite, 0, 1, 0, 0, 64<<10); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Run(func() bool { return p.A.Done() == 1 }, 1e9) || p.A.CQ[0].Status != nic.StatusOK {
+		t.Fatalf("WRITE did not complete: %+v", p.A.CQ)
+	}
+	if err := nictest.Check(p.B.Buf[:64<<10], 3); err != nil {
+		t.Fatal(err)
+	}
+	as, bs := p.A.E.LiveStats(), p.B.E.LiveStats()
+	if a.calls != as.Requests || a.retx != as.Retransmits || a.retx == 0 || a.bad != 0 {
+		t.Errorf("decorated %d of %d requests, %d of %d retransmissions, %d inconsistent", a.calls, as.Requests,
+			a.retx, as.Retransmits, a.bad)
+	}
+	if b.failed != 0 || b.placed != bs.RxPackets || bs.OutOfOrder == 0 {
+		t.Errorf("placed %d, failed %d, of %d received (%d out of order)", b.placed, b.failed, bs.RxPackets, bs.OutOfOrder)
+	}
+}
+
+// recorder is a CC that paces nothing, counts the signals it hears, and
+// answers every CE mark with a CNP.
+type recorder struct{ cnps, marks int }
+
+func (r *recorder) Name() string                     { return "recorder" }
+func (r *recorder) Init(int)                         {}
+func (r *recorder) StateBytes() int                  { return 0 }
+func (r *recorder) Open(*nic.QP)                     {}
+func (r *recorder) Ready(_ *nic.QP, now int64) int64 { return now }
+func (r *recorder) Sent(*nic.QP, int64, int)         {}
+func (r *recorder) CNP(*nic.QP, int64)               { r.cnps++ }
+func (r *recorder) Marked(*nic.QP, int64) bool       { r.marks++; return true }
+
+// TestCongestionSignals marks every data packet CE on the way to B: B's
+// CC hears each mark and has a CNP sent, and A's CC hears each CNP.
+func TestCongestionSignals(t *testing.T) {
+	var ccs []*recorder
+	p := nictest.New(t, nictest.Options{Transport: gbnT, CC: func() nic.CC {
+		r := &recorder{}
+		ccs = append(ccs, r)
+		return r
+	}})
+	p.AB.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+		if m.Opcode.IsRequest() {
+			rocev2.IPv4(f[m.L3Off:]).SetECN(3) // the ICRC masks the TOS byte
+		}
+		return nictest.Pass
+	}
+	if err := p.A.Post(nic.OpWrite, 0, 1, 0, 0, 64<<10); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Run(func() bool { return p.A.Done() == 1 }, 1e8) || p.A.CQ[0].Status != nic.StatusOK {
+		t.Fatalf("WRITE did not complete: %+v", p.A.CQ)
+	}
+	p.Run(func() bool { return false }, 10_000)
+	a, b := p.A.E.LiveStats(), p.B.E.LiveStats()
+	if ccs[1].marks != 64 || b.ECNMarked != 64 || b.CNPsSent != 64 {
+		t.Errorf("B heard %d marks (stats %d) and sent %d CNPs, want 64 each", ccs[1].marks, b.ECNMarked, b.CNPsSent)
+	}
+	if ccs[0].cnps != 64 || a.CNPsRecv != 64 {
+		t.Errorf("A's CC heard %d CNPs (stats %d), want 64", ccs[0].cnps, a.CNPsRecv)
+	}
+}

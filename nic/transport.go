@@ -1,0 +1,123 @@
+package nic
+
+import (
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+)
+
+// Transport owns the reliability logic of every QP of one endpoint: what
+// each requester sends next, what an ACK, NAK or read response does to
+// it, what the responder does with each request packet, and what happens
+// when a QP's retransmission timer expires. The framework does the rest —
+// parsing, the QP table, building frames from the send queue and the
+// memory regions, placing data, completions, pacing, timers — and offers
+// it through Ctx.
+//
+// A transport is created for one endpoint and keeps its per-QP state in
+// a slice indexed by QP.Index, sized by Init, so the packet path neither
+// allocates nor looks up maps. All methods run on the worker's goroutine;
+// the packet a method is handed and its Payload are valid only during
+// the call. Request and Response consume the packet unless they call
+// Ctx.Drop with a reason.
+type Transport interface {
+	// Name is the transport's short name, e.g. "gbn".
+	Name() string
+	// Init sizes the per-QP state for QP indices 0..maxQPs-1. NewEndpoint
+	// calls it once.
+	Init(maxQPs int)
+	// StateBytes returns the bytes of per-QP state the transport keeps.
+	StateBytes() int
+	// Open resets q's state when q is connected; q.Una() is its first PSN
+	// and q.EPSN() the first PSN it expects from the peer.
+	Open(q *QP)
+	// Next sends q's next requester packet, if any, with Ctx.SendRequest,
+	// and reports whether it sent one. The framework calls it while q has
+	// work, the data queue has room and congestion control allows.
+	Next(c *Ctx, q *QP) bool
+	// Request handles a request packet (WRITE, SEND, READ request) for
+	// q's responder.
+	Request(c *Ctx, q *QP, p *Pkt)
+	// Response handles a response packet (ACK, NAK, read response) for
+	// q's requester.
+	Response(c *Ctx, q *QP, p *Pkt)
+	// Timeout is called when the timer q armed with Ctx.SetTimer expires.
+	Timeout(c *Ctx, q *QP)
+}
+
+// Decorator is an optional interface of a Transport. The framework calls
+// Decorate for every request packet it builds, after filling the
+// standard fields and before writing the frame, so a transport can add
+// what its protocol carries without touching the framework: DCP sets
+// s.DCP, the DCP tag in s.DSCP and s.MSN/SSN/Retry (seed 002 §4.4; the
+// RETH fields are filled for every WRITE packet, and Build writes them
+// wherever the opcode or the DCP layout carries a RETH); IRN or FaSR may
+// set AckReq differently.
+type Decorator interface {
+	Decorate(q *QP, r *Request, s *rocev2.Spec)
+}
+
+// Request describes the request packet being built, for a Decorator.
+type Request struct {
+	Op         Op
+	MSN        uint32 // the work request's message sequence number on its QP: 0, 1, 2, … (24 bits)
+	Index      int    // the packet's index in its message (a READ request: the first response it asks for)
+	Count      int    // the message's packets
+	Retransmit bool   // the PSN was sent before
+}
+
+// CC is a congestion control: it decides when each QP may send its next
+// data packet (a request or a read response), on top of the port's
+// shaper, and reacts to congestion signals. Like a Transport it keeps
+// per-QP state in a slice indexed by QP.Index and runs on the worker's
+// goroutine.
+type CC interface {
+	Name() string
+	Init(maxQPs int)
+	StateBytes() int
+	Open(q *QP)
+	// Ready returns the earliest time q may send its next data packet;
+	// a time at or before now means now.
+	Ready(q *QP, now int64) int64
+	// Sent records a data frame of n bytes sent by q.
+	Sent(q *QP, now int64, n int)
+	// CNP is called for a congestion notification packet addressed to q
+	// (the reaction point of DCQCN).
+	CNP(q *QP, now int64)
+	// Marked is called for a received frame of q with ECN CE (the
+	// notification point of DCQCN); it reports whether to answer with a
+	// CNP to the peer QP, which the framework sends on the control queue.
+	Marked(q *QP, now int64) (cnp bool)
+}
+
+// Pkt is a received RoCEv2 packet as a transport sees it: the fields it
+// decides on, parsed once. Fields of headers the opcode does not carry
+// are zero. Payload and Frame alias frame memory and are valid only
+// during the call.
+type Pkt struct {
+	Op       rocev2.Opcode
+	PSN      psn.PSN
+	AckReq   bool
+	ECN      uint8
+	Syndrome rocev2.Syndrome // AETH
+	MSN      uint32          // AETH
+	VA       uint64          // RETH
+	RKey     uint32          // RETH
+	DMALen   uint32          // RETH
+	Payload  []byte
+	Frame    []byte
+	Meta     *rocev2.Meta
+	p        *dataplane.Packet
+}
+
+// noCC lets every QP send at once.
+type noCC struct{}
+
+func (noCC) Name() string                 { return "none" }
+func (noCC) Init(int)                     {}
+func (noCC) StateBytes() int              { return 0 }
+func (noCC) Open(*QP)                     {}
+func (noCC) Ready(_ *QP, now int64) int64 { return now }
+func (noCC) Sent(*QP, int64, int)         {}
+func (noCC) CNP(*QP, int64)               {}
+func (noCC) Marked(*QP, int64) bool       { return false }
