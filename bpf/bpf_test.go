@@ -15,7 +15,7 @@ import (
 func TestCounterEnum(t *testing.T) {
 	// Counters reads each reason by name; a reason added in xdp.c must
 	// get a field there too.
-	if xdpCounterCOUNTER_MAX != 7 {
+	if xdpCounterCOUNTER_MAX != 8 {
 		t.Fatalf("xdp.c has %d counters; update Counters and this test", xdpCounterCOUNTER_MAX)
 	}
 }

@@ -21,11 +21,17 @@ type Counters struct {
 	// 255.255.255.255, ff01::/16, ff02::/16), passed: MLD, IGMP and
 	// routing protocols belong to the kernel and are never routed.
 	PassLink uint64
+	// PassOther: endpoint mode only — everything that is neither RoCEv2
+	// to a local address nor MAC control and has no counter above (IP
+	// to other addresses, other EtherTypes, frames too short to
+	// classify), passed to the kernel, which treats it as it would
+	// without XDP.
+	PassOther uint64
 }
 
 // Passed is every frame the program passed to the kernel.
 func (c Counters) Passed() uint64 {
-	return c.NoSocket + c.PassARP + c.PassND + c.PassLLDP + c.PassLocal + c.PassLink
+	return c.NoSocket + c.PassARP + c.PassND + c.PassLLDP + c.PassLocal + c.PassLink + c.PassOther
 }
 
 // Counters reads and sums the per-CPU counters. It makes one syscall per
@@ -43,6 +49,7 @@ func (p *Program) Counters() (Counters, error) {
 		{xdpCounterCOUNTER_PASS_LLDP, &c.PassLLDP},
 		{xdpCounterCOUNTER_PASS_LOCAL, &c.PassLocal},
 		{xdpCounterCOUNTER_PASS_LINK, &c.PassLink},
+		{xdpCounterCOUNTER_PASS_OTHER, &c.PassOther},
 	} {
 		var perCPU []uint64
 		if err := p.objs.Counters.Lookup(uint32(f.key), &perCPU); err != nil {

@@ -24,6 +24,28 @@
 // falls back to XDP_PASS, counted as NoSocket, so a stopped switch leaves
 // a host that still works.
 //
+// # Endpoint mode
+//
+// A host that runs software RNICs (package nic/host, cmd/roceperf) needs
+// the opposite policy for its own addresses: its RoCEv2 is the
+// endpoint's and the rest of its traffic the kernel's. Loaded with
+// Options{Endpoint: true}, the program sends to the socket
+//
+//   - IPv4 and IPv6 to a local address with UDP destination port 4791
+//     (RoCEv2), optionally 802.1Q-tagged; IPv6 only with UDP as the first
+//     next header, which is how RoCEv2 travels;
+//   - MAC control (0x8808): PFC pauses the endpoint's data queue and
+//     PAUSE all of them, as in the switch;
+//
+// and passes everything else to the kernel: ARP, ND, LLDP and link-scope
+// traffic with the counters above, the host's other IP traffic (ping,
+// the TCP of roceperf's connection exchange, other UDP, IPv4 fragments)
+// as PassLocal, and IP to other addresses, other EtherTypes and frames
+// too short to classify as PassOther. The mode is a read-only global
+// (volatile const endpoint_mode in xdp.c) set in the CollectionSpec
+// before loading, so the verifier sees a constant and prunes the other
+// mode's branches; one object serves both.
+//
 // # One Program per port
 //
 // The XSKMAP is keyed by rx queue index only, so a Program serves one

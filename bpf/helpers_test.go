@@ -52,7 +52,14 @@ func newTwoHosts(t *testing.T) *twoHosts {
 // end in mode.
 func (h *twoHosts) load(t *testing.T, mode Mode) {
 	t.Helper()
-	p, err := Load(Options{LocalAddrs: []netip.Addr{addrA4, addrA6}})
+	h.loadWith(t, mode, Options{})
+}
+
+// loadWith is load with more options; LocalAddrs is always A's.
+func (h *twoHosts) loadWith(t *testing.T, mode Mode, o Options) {
+	t.Helper()
+	o.LocalAddrs = []netip.Addr{addrA4, addrA6}
+	p, err := Load(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +155,21 @@ func ipv4UDP(src, dst netip.Addr) []byte {
 	binary.BigEndian.PutUint16(b[20:], 4791) // RoCEv2 port, for show
 	binary.BigEndian.PutUint16(b[22:], 4791)
 	binary.BigEndian.PutUint16(b[24:], 8)
+	return b
+}
+
+// ipv6UDP is a minimal IPv6/UDP packet to port dport.
+func ipv6UDP(src, dst netip.Addr, dport uint16) []byte {
+	b := make([]byte, 48)
+	b[0] = 0x60
+	binary.BigEndian.PutUint16(b[4:], 8)
+	b[6], b[7] = 17, 64
+	s, d := src.As16(), dst.As16()
+	copy(b[8:], s[:])
+	copy(b[24:], d[:])
+	binary.BigEndian.PutUint16(b[40:], 4791)
+	binary.BigEndian.PutUint16(b[42:], dport)
+	binary.BigEndian.PutUint16(b[44:], 8)
 	return b
 }
 

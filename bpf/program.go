@@ -24,8 +24,14 @@ type Options struct {
 	// for: queue indices 0 to MaxQueues-1. Zero means DefaultMaxQueues.
 	MaxQueues int
 	// LocalAddrs are the host's own addresses, whose traffic passes to
-	// the kernel; SetLocalAddrs replaces them later.
+	// the kernel (in endpoint mode: whose RoCEv2 goes to the socket);
+	// SetLocalAddrs replaces them later.
 	LocalAddrs []netip.Addr
+	// Endpoint loads the program in endpoint mode, for a host running
+	// software RNICs (nic/host, roceperf) rather than a switch: RoCEv2
+	// to a local address and MAC control go to the socket, everything
+	// else passes to the kernel. See the package documentation.
+	Endpoint bool
 }
 
 // Program is the XDP program and its maps, loaded into the kernel and
@@ -42,6 +48,7 @@ type Options struct {
 type Program struct {
 	objs      xdpObjects
 	maxQueues int
+	endpoint  bool
 
 	link   link.Link
 	ifname string
@@ -67,7 +74,14 @@ func Load(opts Options) (*Program, error) {
 		return nil, fmt.Errorf("load xdp: %w", err)
 	}
 	spec.Maps[xdpMapXsks].MaxEntries = uint32(n)
-	p := &Program{maxQueues: n}
+	if opts.Endpoint {
+		// A read-only global: set before loading, it is a constant to
+		// the verifier, which drops the switch's branches.
+		if err := spec.Variables[xdpVarEndpointMode].Set(uint8(1)); err != nil {
+			return nil, fmt.Errorf("load xdp: set endpoint mode: %w", err)
+		}
+	}
+	p := &Program{maxQueues: n, endpoint: opts.Endpoint}
 	if err := spec.LoadAndAssign(&p.objs, nil); err != nil {
 		// The verifier's log is the only useful part of a rejection,
 		// and a VerifierError prints it only under %+v.
@@ -104,6 +118,9 @@ func (p *Program) ID() (ebpf.ProgramID, error) {
 	id, _ := info.ID()
 	return id, nil
 }
+
+// Endpoint reports whether the program was loaded in endpoint mode.
+func (p *Program) Endpoint() bool { return p.endpoint }
 
 // MaxQueues is the size of the XSKMAP.
 func (p *Program) MaxQueues() int { return p.maxQueues }

@@ -4,13 +4,17 @@
 // rocetor's XDP program: the frames the switch handles go to the AF_XDP
 // socket of their rx queue; the control plane the kernel keeps (ARP, IPv6
 // neighbour discovery, LLDP, traffic addressed to the host itself) passes to
-// the kernel. See doc.go for the policy and how to rebuild this file.
+// the kernel. In endpoint mode (a host running software RNICs) it is the
+// other way round for the host's own addresses: RoCEv2 to them and MAC
+// control go to the socket, everything else to the kernel. See doc.go for
+// the policy and how to rebuild this file.
 
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
@@ -24,12 +28,21 @@ enum counter {
 	COUNTER_PASS_LLDP,      // LLDP to the kernel
 	COUNTER_PASS_LOCAL,     // IPv4/IPv6 to one of the host's own addresses
 	COUNTER_PASS_LINK,      // link-scope multicast and broadcast (MLD, IGMP, VRRP, OSPF…)
+	COUNTER_PASS_OTHER,     // endpoint mode: neither RoCEv2 to a local address nor MAC control
 	COUNTER_MAX,
 };
 
 // Puts enum counter in the object's BTF, where bpf2go -type finds it to
 // emit the Go constants (cilium/ebpf's idiom; it costs one tiny .bss map).
 const enum counter *unused_counter __attribute__((unused));
+
+// Endpoint mode, set by the loader before the program is loaded (a
+// read-only global: the verifier sees the value and prunes the other
+// mode's branches, so the switch pays nothing for it). 0 is the switch.
+volatile const __u8 endpoint_mode = 0;
+
+// The RoCEv2 UDP destination port (IBA annex A17.2.1).
+#define ROCEV2_PORT 4791
 
 // A local address in IPv6 form; IPv4 is stored v4-mapped (::ffff:a.b.c.d),
 // which is what Go's netip.Addr.As16 produces, so one map serves both.
@@ -99,6 +112,42 @@ static __always_inline int is_local(struct addr16 *a)
 	return bpf_map_lookup_elem(&local_addrs, a) != NULL;
 }
 
+// malformed handles a frame too short for the header it announces: the
+// switch counts it as a malformed drop; an endpoint leaves it to the
+// kernel, which drops it as it would without XDP.
+static __always_inline int malformed(struct xdp_md *ctx)
+{
+	if (endpoint_mode)
+		return pass(COUNTER_PASS_OTHER);
+	return to_switch(ctx);
+}
+
+// not_local handles IP not addressed to the host: the switch routes it;
+// an endpoint routes nothing and leaves it to the kernel.
+static __always_inline int not_local(struct xdp_md *ctx)
+{
+	if (endpoint_mode)
+		return pass(COUNTER_PASS_OTHER);
+	return to_switch(ctx);
+}
+
+// local handles IP addressed to the host, whose L4 header starts at l4
+// with protocol proto: the switch passes all of it; an endpoint takes
+// RoCEv2 (UDP to port 4791) and passes the rest (ICMP, the TCP of the
+// connection exchange, other UDP).
+static __always_inline int local(struct xdp_md *ctx, void *l4, void *end, __u8 proto)
+{
+	struct udphdr *udp = l4;
+
+	if (!endpoint_mode || proto != IPPROTO_UDP)
+		return pass(COUNTER_PASS_LOCAL);
+	if ((void *)(udp + 1) > end)
+		return pass(COUNTER_PASS_OTHER);
+	if (udp->dest == bpf_htons(ROCEV2_PORT))
+		return to_switch(ctx);
+	return pass(COUNTER_PASS_LOCAL);
+}
+
 SEC("xdp")
 int rocetor_xdp(struct xdp_md *ctx)
 {
@@ -109,10 +158,9 @@ int rocetor_xdp(struct xdp_md *ctx)
 	void *l3;
 	__be16 proto;
 
-	// Anything too short to classify is the switch's to count as a
-	// malformed drop; the kernel would only drop it silently.
+	// Anything too short to classify: see malformed.
 	if ((void *)(eth + 1) > end)
-		return to_switch(ctx);
+		return malformed(ctx);
 	proto = eth->h_proto;
 	l3 = eth + 1;
 
@@ -122,7 +170,7 @@ int rocetor_xdp(struct xdp_md *ctx)
 		struct vlan_tag *tag = l3;
 
 		if ((void *)(tag + 1) > end)
-			return to_switch(ctx);
+			return malformed(ctx);
 		proto = tag->proto;
 		l3 = tag + 1;
 	}
@@ -136,7 +184,7 @@ int rocetor_xdp(struct xdp_md *ctx)
 		struct iphdr *ip = l3;
 
 		if ((void *)(ip + 1) > end)
-			return to_switch(ctx);
+			return malformed(ctx);
 		// 224.0.0.0/24 and broadcast never leave the link: they are the
 		// kernel's (IGMP, VRRP, OSPF), not traffic to route.
 		if ((ip->daddr & bpf_htonl(0xffffff00)) == bpf_htonl(0xe0000000) ||
@@ -144,15 +192,20 @@ int rocetor_xdp(struct xdp_md *ctx)
 			return pass(COUNTER_PASS_LINK);
 		key.w[2] = bpf_htonl(0xffff);
 		key.w[3] = ip->daddr;
-		if (is_local(&key))
+		if (!is_local(&key))
+			return not_local(ctx);
+		// A non-first fragment has no UDP header; RoCEv2 never
+		// fragments (DF), so the kernel reassembles whatever this is.
+		// A header length below 5 words is the kernel's to drop.
+		if ((ip->frag_off & bpf_htons(0x1fff)) || ip->ihl < 5)
 			return pass(COUNTER_PASS_LOCAL);
-		return to_switch(ctx);
+		return local(ctx, (void *)ip + ip->ihl * 4, end, ip->protocol);
 	}
 	case bpf_htons(ETH_P_IPV6): {
 		struct ipv6hdr *ip6 = l3;
 
 		if ((void *)(ip6 + 1) > end)
-			return to_switch(ctx);
+			return malformed(ctx);
 		// ND carries no extension headers in practice (RFC 4861 relies
 		// on hop limit 255, not on options), so only the first next
 		// header is looked at.
@@ -168,13 +221,21 @@ int rocetor_xdp(struct xdp_md *ctx)
 		    (ip6->daddr.in6_u.u6_addr8[1] & 0x0f) <= 2)
 			return pass(COUNTER_PASS_LINK);
 		__builtin_memcpy(&key, &ip6->daddr, sizeof(key));
-		if (is_local(&key))
-			return pass(COUNTER_PASS_LOCAL);
+		if (!is_local(&key))
+			return not_local(ctx);
+		// RoCEv2 over IPv6 carries no extension headers: UDP is the
+		// first next header or the frame is not RoCEv2.
+		return local(ctx, ip6 + 1, end, ip6->nexthdr);
+	}
+	}
+	// PFC and PAUSE (0x8808) act on the port's egress queues, in the
+	// switch and in an endpoint alike.
+	if (proto == bpf_htons(ETH_P_PAUSE))
 		return to_switch(ctx);
-	}
-	}
-	// Everything else: PFC/MAC control (0x8808), the link shim
-	// (0x88b5) and anything unknown are the switch's.
+	// Everything else: the link shim (0x88b5) and anything unknown are
+	// the switch's; an endpoint has no use for them.
+	if (endpoint_mode)
+		return pass(COUNTER_PASS_OTHER);
 	return to_switch(ctx);
 }
 

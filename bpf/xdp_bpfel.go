@@ -28,7 +28,8 @@ const (
 	xdpCounterCOUNTER_PASS_LLDP  xdpCounter = 4
 	xdpCounterCOUNTER_PASS_LOCAL xdpCounter = 5
 	xdpCounterCOUNTER_PASS_LINK  xdpCounter = 6
-	xdpCounterCOUNTER_MAX        xdpCounter = 7
+	xdpCounterCOUNTER_PASS_OTHER xdpCounter = 7
+	xdpCounterCOUNTER_MAX        xdpCounter = 8
 )
 
 // Names of all BPF objects in the ELF.
@@ -39,6 +40,7 @@ const (
 	xdpMapLocalAddrs    = "local_addrs"
 	xdpMapXsks          = "xsks"
 	xdpProgRocetorXdp   = "rocetor_xdp"
+	xdpVarEndpointMode  = "endpoint_mode"
 	xdpVarUnusedCounter = "unused_counter"
 )
 
@@ -100,6 +102,7 @@ type xdpMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xdpVariableSpecs struct {
+	EndpointMode  *ebpf.VariableSpec `ebpf:"endpoint_mode"`
 	UnusedCounter *ebpf.VariableSpec `ebpf:"unused_counter"`
 }
 
@@ -140,6 +143,7 @@ func (m *xdpMaps) Close() error {
 //
 // It can be passed to loadXdpObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xdpVariables struct {
+	EndpointMode  *ebpf.Variable `ebpf:"endpoint_mode"`
 	UnusedCounter *ebpf.Variable `ebpf:"unused_counter"`
 }
 

@@ -71,6 +71,8 @@
 //	mr, _ := ep.RegisterMR(buf, nic.AccessRemote)
 //	local, _ := ep.CreateQP(nic.QPOptions{PSN: randomPSN})
 //	// exchange {local, mr} for the peer's {remote QPInfo, remote MR} over TCP
+//	// (roceperf's exchange: docs/roceperf.md; nic/host runs an endpoint on
+//	// a host interface)
 //	_ = ep.Connect(local.QPN, remote)
 //	go w.Run(ctx)
 //	_ = ep.Post(nic.WR{ID: 1, Op: nic.OpWrite, QP: local.QPN, LKey: mr.Key, LocalVA: mr.VA,

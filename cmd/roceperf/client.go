@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"time"
+
+	"rocetor/nic"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+)
+
+// client is one run from the client's side.
+type client struct {
+	o    clientOpts
+	dev  device
+	c    *conn
+	s    session
+	buf  []byte // qps × depth slots of size bytes: message k of QP q uses slot q*depth + k%depth
+	mr   nic.MR
+	qpns []uint32
+	peer nic.MR
+	// slots of the server's region: message i of a WRITE goes to, of a
+	// READ comes from, slot i mod slots.
+	slots int
+	rep   report
+}
+
+// runClient runs one client run and returns its report (nil when it
+// failed before the run began) and the error that made it fail.
+func runClient(ctx context.Context, o clientOpts, dev device) (*report, error) {
+	cl := &client{o: o, dev: dev}
+	cl.rep = report{Transport: o.transport, Op: o.op.String(), Size: o.size, Count: o.count, QPs: o.qps,
+		Depth: o.depth, MTU: o.mtu}
+	d := net.Dialer{Timeout: o.timeout}
+	nc, err := d.DialContext(ctx, "tcp", o.to)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", o.to, err)
+	}
+	defer nc.Close()
+	// A cancelled run must not wait out a deadline.
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
+	defer stop()
+	cl.c = newConn(nc)
+	if err := cl.setup(ctx, nc); err != nil {
+		if cl.s != nil {
+			cl.s.Stop()
+		}
+		return nil, err
+	}
+	defer cl.s.Stop()
+	runErr := cl.post(ctx)
+	cl.s.Stop()
+	cl.rep.counters = cl.s.Counters()
+	d2 := doneMsg{Type: "done", Messages: cl.rep.Messages, Bytes: cl.rep.Bytes}
+	if runErr != nil {
+		d2.Error = runErr.Error()
+	}
+	// Interrupted, still tell the server, but do not wait long for it.
+	wait := o.timeout
+	if ctx.Err() != nil {
+		wait = min(wait, time.Second)
+	}
+	var res result
+	err = cl.c.send(d2, wait)
+	if err == nil {
+		err = cl.c.expect("result", &res, wait)
+	}
+	if err != nil {
+		return &cl.rep, errors.Join(runErr, fmt.Errorf("verification result: %w", err))
+	}
+	cl.rep.Server = &res.Server
+	if o.op != nic.OpRead {
+		cl.rep.VerifiedBytes, cl.rep.Corrupt = res.VerifiedBytes, res.Corrupt
+		if res.Corrupt > 0 && cl.rep.firstCorrupt == "" {
+			cl.rep.firstCorrupt = res.FirstCorrupt
+		}
+	}
+	switch {
+	case runErr != nil:
+		return &cl.rep, runErr
+	case res.Error != "":
+		return &cl.rep, fmt.Errorf("server: %s", res.Error)
+	case cl.rep.Corrupt > 0:
+		return &cl.rep, fmt.Errorf("data corruption: %d messages differ from what was sent; first: %s", cl.rep.Corrupt, cl.rep.firstCorrupt)
+	}
+	return &cl.rep, nil
+}
+
+// setup exchanges QPs and regions with the server and starts the
+// endpoint.
+func (cl *client) setup(ctx context.Context, nc net.Conn) error {
+	o := cl.o
+	local := addrOf(nc.LocalAddr())
+	if !cl.dev.HasAddr(local) {
+		return fmt.Errorf("the connection to %s leaves from %v, which is not an address of %s: the server must be reached through --dev",
+			o.to, local, o.dev)
+	}
+	t, err := transports[o.transport](o.rto)
+	if err != nil {
+		return err
+	}
+	cl.s, err = cl.dev.open(sessionConfig{ip: local, transport: t, qps: o.qps, sq: o.depth, rq: 1,
+		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, baseQPN: randomBase()})
+	if err != nil {
+		return err
+	}
+	cl.buf = make([]byte, o.qps*o.depth*o.size)
+	if cl.mr, err = cl.s.RegisterMR(cl.buf, nic.AccessRemote); err != nil {
+		return err
+	}
+	h := hello{Type: "hello", Version: protoVersion, Op: o.op.String(), Transport: o.transport, QPs: o.qps,
+		Size: o.size, Count: o.count, MTU: o.mtu, Depth: o.depth, RTOUS: o.rto.Microseconds(), TimeoutMS: o.timeout.Milliseconds(),
+		MR: mrToWire(cl.mr)}
+	for range o.qps {
+		qi, err := cl.s.CreateQP(nic.QPOptions{MTU: o.mtu, PSN: randomPSN()})
+		if err != nil {
+			return err
+		}
+		cl.qpns = append(cl.qpns, qi.QPN)
+		h.QP = append(h.QP, toWire(qi))
+	}
+	if err := cl.c.send(h, o.timeout); err != nil {
+		return err
+	}
+	var acc accept
+	if err := cl.c.expect("accept", &acc, o.timeout); err != nil {
+		return err
+	}
+	switch {
+	case acc.Version != protoVersion:
+		return fmt.Errorf("server speaks protocol version %d, this roceperf %d", acc.Version, protoVersion)
+	case len(acc.QP) != o.qps:
+		return fmt.Errorf("server sent %d QPs for %d", len(acc.QP), o.qps)
+	case o.op != nic.OpSend && (acc.Slots < 1 || uint64(acc.Slots)*uint64(o.size) > acc.MR.Len):
+		return fmt.Errorf("server region of %d bytes cannot hold %d slots of %d bytes", acc.MR.Len, acc.Slots, o.size)
+	}
+	cl.peer = nic.MR{Key: acc.MR.RKey, VA: acc.MR.VA, Len: acc.MR.Len}
+	cl.slots = acc.Slots
+	macs := map[string]rocev2.MAC{}
+	for i, w := range acc.QP {
+		m, ok := macs[w.IP]
+		if !ok {
+			ip, err := netip.ParseAddr(w.IP)
+			if err != nil {
+				return fmt.Errorf("server QP %d: address %q: %w", w.QPN, w.IP, err)
+			}
+			if m, err = cl.dev.NextHop(ctx, ip, o.timeout); err != nil {
+				return err
+			}
+			macs[w.IP] = m
+		}
+		r, err := fromWire(w, o.mtu, m)
+		if err != nil {
+			return fmt.Errorf("server %w", err)
+		}
+		if err := cl.s.Connect(cl.qpns[i], r); err != nil {
+			return err
+		}
+	}
+	cl.s.Start()
+	return nil
+}
+
+// addrOf returns the IP of a TCP address, unmapped.
+func addrOf(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		ip, _ := netip.AddrFromSlice(ta.IP)
+		return ip.Unmap()
+	}
+	return netip.Addr{}
+}
+
+// randomPSN picks a first PSN, as a NIC does, so that runs and QPs do
+// not share sequence numbers.
+func randomPSN() psn.PSN { return psn.New(rand.Uint32()) }
+
+// randomBase picks a base QPN for a run, so that a late packet of an
+// earlier run between the same hosts finds no QP rather than a new one.
+func randomBase() uint32 {
+	return 0x100 + uint32(rand.IntN(2048))*maxQPs
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"net/netip"
+	"time"
+
+	"rocetor/dataplane"
+	"rocetor/nic"
+	"rocetor/nic/host"
+	"rocetor/rocev2"
+)
+
+// device is the host side of a run: a host.Host on --dev, or an
+// in-memory fake in the unit tests, which exercise the exchange, the
+// post loop and verification without root.
+type device interface {
+	HasAddr(a netip.Addr) bool
+	NextHop(ctx context.Context, peer netip.Addr, timeout time.Duration) (rocev2.MAC, error)
+	open(c sessionConfig) (session, error)
+}
+
+// sessionConfig is what a run asks of its endpoint.
+type sessionConfig struct {
+	ip         netip.Addr
+	transport  nic.Transport
+	qps        int
+	sq, rq, cq int
+	mtu        int
+	rate       uint64
+	baseQPN    uint32
+}
+
+// endpoint is the endpoint configuration a run asks for; the host adds
+// its addresses, egress and clock.
+func (c sessionConfig) endpoint() nic.Config {
+	return nic.Config{IP: c.ip, Transport: c.transport, MaxQPs: c.qps, BaseQPN: c.baseQPN,
+		SQDepth: c.sq, RQDepth: c.rq, CQDepth: c.cq, MTU: c.mtu}
+}
+
+// session is one run's endpoint: the verbs, its clock, and its counters
+// once stopped. Post, PollCQ and Now belong to one goroutine.
+type session interface {
+	RegisterMR(buf []byte, a nic.Access) (nic.MR, error)
+	CreateQP(o nic.QPOptions) (nic.QPInfo, error)
+	Connect(qpn uint32, r nic.QPInfo) error
+	Post(wr nic.WR) error
+	PollCQ(out []nic.Completion) int
+	Now() int64
+	Start()
+	Stop()
+	// Counters are valid after Stop.
+	Counters() counters
+}
+
+// hostDevice runs sessions on a host.Host.
+type hostDevice struct{ *host.Host }
+
+func (d hostDevice) open(c sessionConfig) (session, error) {
+	s, err := d.NewSession(host.SessionConfig{RateBps: c.rate, Endpoint: c.endpoint()})
+	if err != nil {
+		return nil, err
+	}
+	return hostSession{s, s.Endpoint()}, nil
+}
+
+type hostSession struct {
+	s *host.Session
+	*nic.Endpoint
+}
+
+func (h hostSession) Now() int64 { return h.s.Now() }
+func (h hostSession) Start()     { h.s.Start() }
+func (h hostSession) Stop()      { h.s.Stop() }
+
+// Counters reports the endpoint's counters, with packets as the worker
+// counted them on the port: what went to and came from the wire,
+// whatever the frame.
+func (h hostSession) Counters() counters {
+	st := h.LiveStats()
+	snap := h.s.Worker().Snapshot()
+	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent}
+	if len(snap.Ports) > 0 {
+		c.PacketsSent, c.PacketsReceived = snap.Ports[0].TxPackets, snap.Ports[0].RxPackets
+	}
+	for r, n := range snap.Drops {
+		if n > 0 {
+			if c.Drops == nil {
+				c.Drops = map[string]uint64{}
+			}
+			c.Drops[dataplane.Reason(r).String()] = n
+		}
+	}
+	return c
+}

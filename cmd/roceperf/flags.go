@@ -1,0 +1,280 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"rocetor/dataplane"
+	"rocetor/nic"
+	"rocetor/nic/gbn"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// defaultPort is perftest's.
+const defaultPort = 18515
+
+// Limits a client checks before it connects, so that a bad run is a
+// usage error rather than a refusal halfway.
+const (
+	maxQPs       = 4096
+	maxDepth     = 1024
+	maxClientMem = 1 << 30 // qps × depth × size bytes of local buffers
+)
+
+// transports are the loss recoveries roceperf knows, by --transport name.
+// Both ends must know the name; each builds its own instance, with the
+// first retransmission timeout the client asked for (0: the transport's
+// default).
+var transports = map[string]func(rto time.Duration) (nic.Transport, error){
+	"gbn": func(rto time.Duration) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
+}
+
+func transportNames() string {
+	var names []string
+	for n := range transports {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+var ops = map[string]nic.Op{"write": nic.OpWrite, "send": nic.OpSend, "read": nic.OpRead}
+
+// clientOpts are a client run's flags.
+type clientOpts struct {
+	op        nic.Op
+	dev       string
+	to        string // host:port
+	size      int
+	count     int
+	qps       int
+	depth     int // 0 before autoDepth
+	transport string
+	mtu       int
+	rate      uint64
+	rto       time.Duration
+	timeout   time.Duration
+	json      bool
+}
+
+// serverOpts are serve's flags.
+type serverOpts struct {
+	dev     string
+	listen  string
+	once    bool
+	timeout time.Duration
+	maxMR   int
+	rate    uint64
+}
+
+const usageText = `usage:
+  roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB]
+  roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
+          [--qps 1] [--transport gbn] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
+          [--timeout 10s] [--json]
+`
+
+// errUsage marks a flag error, reported with exit code 2; errHelp is
+// -h, which the flag package has answered.
+var (
+	errUsage = errors.New("usage")
+	errHelp  = flag.ErrHelp
+)
+
+func usagef(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, a...)...)
+}
+
+// sizeFlag is a flag.Value for byte sizes with KiB/MiB/GiB suffixes.
+type sizeFlag struct{ v *int }
+
+func (s sizeFlag) String() string {
+	if s.v == nil {
+		return "0"
+	}
+	return strconv.Itoa(*s.v)
+}
+
+func (s sizeFlag) Set(v string) error {
+	var b dataplane.Bytes
+	if err := b.UnmarshalText([]byte(v)); err != nil {
+		return err
+	}
+	*s.v = int(b)
+	return nil
+}
+
+// rateFlag is a flag.Value for rates with K/M/G suffixes.
+type rateFlag struct{ v *uint64 }
+
+func (r rateFlag) String() string {
+	if r.v == nil {
+		return "0"
+	}
+	return strconv.FormatUint(*r.v, 10)
+}
+
+func (r rateFlag) Set(v string) error {
+	var x dataplane.Rate
+	if err := x.UnmarshalText([]byte(v)); err != nil {
+		return err
+	}
+	*r.v = uint64(x)
+	return nil
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("roceperf "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseClient parses a write, send or read command line (args after the
+// subcommand).
+func parseClient(op string, args []string, stderr io.Writer) (clientOpts, error) {
+	o := clientOpts{op: ops[op], qps: 1, transport: "gbn", mtu: 1024, timeout: 10 * time.Second}
+	fs := newFlagSet(op, stderr)
+	fs.StringVar(&o.dev, "dev", "", "interface to run the endpoint on")
+	fs.StringVar(&o.to, "to", "", "server `HOST[:PORT]`")
+	fs.Var(sizeFlag{&o.size}, "size", "message size in `BYTES` (KiB, MiB, GiB suffixes)")
+	fs.IntVar(&o.count, "count", 0, "messages in all")
+	fs.IntVar(&o.qps, "qps", o.qps, "QPs; message i goes on QP i mod qps")
+	fs.IntVar(&o.depth, "depth", 0, "messages in flight per QP (0: automatic, see the docs)")
+	fs.StringVar(&o.transport, "transport", o.transport, "loss recovery: "+transportNames())
+	fs.IntVar(&o.mtu, "mtu", o.mtu, "path MTU: 256, 512, 1024 or 2048")
+	fs.Var(rateFlag{&o.rate}, "rate", "pace the endpoint to `RATE` bit/s (K, M, G suffixes; 0: unpaced)")
+	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's, 16ms for gbn)")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "connect, protocol, resolution and completion timeout")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return o, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, usagef("unexpected argument %q", fs.Arg(0))
+	case o.dev == "":
+		return o, usagef("--dev is required")
+	case o.to == "":
+		return o, usagef("--to is required")
+	case o.size < 1 || o.size > nic.MaxMessage:
+		return o, usagef("--size %d: want 1 B to %d B (1 GiB)", o.size, nic.MaxMessage)
+	case o.count < 1:
+		return o, usagef("--count %d: want at least 1", o.count)
+	case o.qps < 1 || o.qps > maxQPs:
+		return o, usagef("--qps %d: want 1 to %d", o.qps, maxQPs)
+	case o.depth < 0 || o.depth > maxDepth:
+		return o, usagef("--depth %d: want 0 (automatic) to %d", o.depth, maxDepth)
+	case transports[o.transport] == nil:
+		return o, usagef("unknown transport %q (roceperf has: %s)", o.transport, transportNames())
+	case !validMTU(o.mtu):
+		return o, usagef("--mtu %d: want 256, 512, 1024 or 2048", o.mtu)
+	case o.timeout <= 0:
+		return o, usagef("--timeout %v: want a positive duration", o.timeout)
+	case o.rto < 0 || o.rto > 10*time.Second:
+		return o, usagef("--rto %v: want 0 (the transport's default) to 10s", o.rto)
+	}
+	if _, err := transports[o.transport](o.rto); err != nil {
+		return o, usagef("--transport %s: %v", o.transport, err)
+	}
+	if o.depth == 0 {
+		o.depth = autoDepth(o.size, o.qps)
+	}
+	if mem := int64(o.qps) * int64(o.depth) * int64(o.size); mem > maxClientMem {
+		return o, usagef("--qps %d × --depth %d × --size %d = %d bytes of buffers, above the %d-byte limit: lower one of them",
+			o.qps, o.depth, o.size, mem, maxClientMem)
+	}
+	to, err := hostPort(o.to)
+	if err != nil {
+		return o, usagef("--to %q: %v", o.to, err)
+	}
+	o.to = to
+	return o, nil
+}
+
+func validMTU(m int) bool { return m == 256 || m == 512 || m == 1024 || m == 2048 }
+
+// autoDepth keeps about two Go-Back-N windows (128 packets of 1 KiB,
+// 256 KiB) of messages in flight per QP — fewer leave the QP idle
+// between messages, more only wait in the send queue — and at least two,
+// so that the next message is queued when one completes; but no more
+// than 16 MiB over all QPs, which would only lengthen every message's
+// completion time (and take memory: the client has a buffer per message
+// in flight).
+func autoDepth(size, qps int) int {
+	const perQP, total = 256 << 10, 16 << 20
+	target := min(perQP, total/qps)
+	d := min(max((target+size-1)/size, 2), 64)
+	if qps*d*size > total {
+		d = max(1, total/(qps*size))
+	}
+	return d
+}
+
+// hostPort adds the default port to s unless it has one; a bare IPv6
+// address is taken whole.
+func hostPort(s string) (string, error) {
+	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
+		return net.JoinHostPort(a.String(), strconv.Itoa(defaultPort)), nil
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		if strings.Contains(err.Error(), "missing port") {
+			return net.JoinHostPort(s, strconv.Itoa(defaultPort)), nil
+		}
+		return "", err
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return "", fmt.Errorf("port %q: want 1 to 65535", port)
+	}
+	if host == "" {
+		return "", errors.New("no host")
+	}
+	return s, nil
+}
+
+// parseServer parses serve's command line.
+func parseServer(args []string, stderr io.Writer) (serverOpts, error) {
+	o := serverOpts{listen: ":" + strconv.Itoa(defaultPort), timeout: 10 * time.Second, maxMR: 64 << 20}
+	fs := newFlagSet("serve", stderr)
+	fs.StringVar(&o.dev, "dev", "", "interface to run the endpoint on")
+	fs.StringVar(&o.listen, "listen", o.listen, "TCP `ADDR:PORT` to listen on")
+	fs.BoolVar(&o.once, "once", false, "serve one run and exit (0 if it verified)")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "wait for a client's first line at most this long")
+	fs.Var(sizeFlag{&o.maxMR}, "max-mr", "memory for a run's region (KiB, MiB, GiB suffixes)")
+	fs.Var(rateFlag{&o.rate}, "rate", "pace the server's endpoint to `RATE` bit/s (read responses)")
+	if err := fs.Parse(args); err != nil {
+		return o, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, usagef("unexpected argument %q", fs.Arg(0))
+	case o.dev == "":
+		return o, usagef("--dev is required")
+	case o.timeout <= 0:
+		return o, usagef("--timeout %v: want a positive duration", o.timeout)
+	case o.maxMR < 1:
+		return o, usagef("--max-mr %d: want at least one byte", o.maxMR)
+	}
+	if _, _, err := net.SplitHostPort(o.listen); err != nil {
+		return o, usagef("--listen %q: %v", o.listen, err)
+	}
+	return o, nil
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"net/netip"
+	"runtime"
+	"testing"
+
+	"rocetor/dataplane"
+	"rocetor/nic"
+	"rocetor/rocev2"
+)
+
+// TestMemoryPerQP measures the Go heap one QP costs a roceperf endpoint,
+// configured as a run configures it (send queue of the run's depth,
+// completion queue of QPs × depth, the worker's timer heap), message
+// buffers aside (they are the run's: QPs × depth × size on the client).
+// It logs the figure docs/roceperf.md quotes and fails if it grows past
+// 16 KiB per QP.
+func TestMemoryPerQP(t *testing.T) {
+	const qps = 1000
+	for _, c := range []struct {
+		name   string
+		sq, rq int
+	}{
+		{"client 4KiB, --depth 0 (4)", autoDepth(4096, qps), 1},
+		{"client 4KiB, --depth 64", 64, 1},
+		{"client 1MiB, --depth 0 (1)", autoDepth(1<<20, qps), 1},
+		{"server write/read", 1, 1},
+	} {
+		heap := func(n int) uint64 {
+			var m0, m1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			tr, err := transports["gbn"](0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := sessionConfig{ip: netip.MustParseAddr("192.0.2.1"), transport: tr, qps: n, sq: c.sq, rq: c.rq,
+				cq: n * max(c.sq, c.rq), mtu: 1024, baseQPN: 0x100}
+			ec := sc.endpoint()
+			eg := dataplane.DefaultEgress(0, 64<<10)
+			ec.Egress, ec.FrameSize = eg, 4096
+			e, err := nic.NewEndpoint(ec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem, _ := dataplane.NewMem(make([]byte, 64*4096), 4096)
+			w, err := dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: []dataplane.Port{dataplane.NewMemPort("m", rocev2.MAC{}, mem, 64)},
+				Egress: []dataplane.EgressConfig{eg}, Stages: []dataplane.Stage{e}, TimerCap: 4*n + 1024})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range n {
+				q, err := e.CreateQP(nic.QPOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := e.Connect(q.QPN, nic.QPInfo{QPN: 7, MTU: 1024, IP: netip.MustParseAddr("192.0.2.2")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			runtime.KeepAlive(e)
+			runtime.KeepAlive(w)
+			return m1.HeapAlloc - m0.HeapAlloc
+		}
+		one, many := heap(1), heap(qps)
+		per := float64(many-one) / (qps - 1)
+		t.Logf("%s: %d QPs take %.2f MiB of heap, %.0f bytes per QP", c.name, qps, float64(many)/(1<<20), per)
+		if per > 16<<10 {
+			t.Errorf("%s: %.0f bytes per QP", c.name, per)
+		}
+	}
+}

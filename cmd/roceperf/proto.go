@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"rocetor/nic"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+)
+
+// The connection exchange: JSON objects, one per line, over one TCP
+// connection from client to server; docs/roceperf.md describes it byte
+// by byte. Every message has a "type"; a receiver rejects a type it does
+// not expect at that step.
+const protoVersion = 1
+
+// maxLine bounds one protocol line: a hello for 4096 QPs is about
+// 400 KB.
+const maxLine = 4 << 20
+
+// qpWire is one QP's connection parameters. MAC is the sender's
+// interface address, for the record: each side sends to the next hop its
+// own kernel resolves for IP (the peer itself on a shared link).
+type qpWire struct {
+	QPN uint32 `json:"qpn"`
+	PSN uint32 `json:"psn"`
+	IP  string `json:"ip"`
+	MAC string `json:"mac"`
+}
+
+// mrWire is a memory region as a peer addresses it.
+type mrWire struct {
+	RKey uint32 `json:"rkey"`
+	VA   uint64 `json:"va"`
+	Len  uint64 `json:"len"`
+}
+
+// hello opens a run (client → server).
+type hello struct {
+	Type      string   `json:"type"` // "hello"
+	Version   int      `json:"version"`
+	Op        string   `json:"op"`
+	Transport string   `json:"transport"`
+	QPs       int      `json:"qps"`
+	Size      int      `json:"size"`
+	Count     int      `json:"count"`
+	MTU       int      `json:"mtu"`
+	Depth     int      `json:"depth"`
+	RTOUS     int64    `json:"rto_us"`
+	TimeoutMS int64    `json:"timeout_ms"`
+	QP        []qpWire `json:"qp"`
+	MR        mrWire   `json:"mr"`
+}
+
+// accept answers a hello (server → client). Slots is how many size-byte
+// slots the server's region holds: message i of a WRITE goes to, and of
+// a READ comes from, slot i mod Slots.
+type accept struct {
+	Type    string   `json:"type"` // "accept"
+	Version int      `json:"version"`
+	QP      []qpWire `json:"qp"`
+	MR      mrWire   `json:"mr"`
+	Slots   int      `json:"slots"`
+}
+
+// errorMsg refuses a run (server → client) in place of accept.
+type errorMsg struct {
+	Type  string `json:"type"` // "error"
+	Error string `json:"error"`
+}
+
+// progress tells the server the client is alive (client → server), at
+// least every timeout/4 and at most once a second, during the run.
+type progress struct {
+	Type     string `json:"type"` // "progress"
+	Messages int    `json:"messages"`
+}
+
+// doneMsg ends the run (client → server): what completed, and the first
+// error if the client gave up.
+type doneMsg struct {
+	Type     string `json:"type"` // "done"
+	Messages int    `json:"messages"`
+	Bytes    int64  `json:"bytes"`
+	Error    string `json:"error,omitempty"`
+}
+
+// result answers done (server → client): what the server verified.
+type result struct {
+	Type          string   `json:"type"` // "result"
+	Messages      int      `json:"messages"`
+	VerifiedBytes int64    `json:"verified_bytes"`
+	Corrupt       int      `json:"corrupt"`
+	FirstCorrupt  string   `json:"first_corrupt,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	Server        counters `json:"server"`
+}
+
+// counters are an endpoint's counters as the report gives them.
+type counters struct {
+	RetxPackets     uint64            `json:"retx_packets"`
+	Timeouts        uint64            `json:"timeouts"`
+	NAKsReceived    uint64            `json:"naks_received"`
+	NAKsSent        uint64            `json:"naks_sent"`
+	PacketsSent     uint64            `json:"packets_sent"`
+	PacketsReceived uint64            `json:"packets_received"`
+	Drops           map[string]uint64 `json:"drops,omitempty"`
+}
+
+// ErrRefused: the server answered a hello with an error.
+var errRefused = errors.New("server refused the run")
+
+// conn is one side of the exchange: line reads and writes, each bounded
+// by a deadline.
+type conn struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+func newConn(c net.Conn) *conn { return &conn{c: c, r: bufio.NewReaderSize(c, 64<<10)} }
+
+// send writes v as one line within timeout.
+func (c *conn) send(v any, timeout time.Duration) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	c.c.SetWriteDeadline(time.Now().Add(timeout))
+	if _, err := c.c.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("send to %v: %w", c.c.RemoteAddr(), err)
+	}
+	return nil
+}
+
+// recv reads one line within timeout and returns its type and bytes.
+func (c *conn) recv(timeout time.Duration) (string, []byte, error) {
+	c.c.SetReadDeadline(time.Now().Add(timeout))
+	var line []byte
+	for {
+		frag, err := c.r.ReadSlice('\n')
+		line = append(line, frag...)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) && len(line) <= maxLine {
+			continue
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return "", nil, fmt.Errorf("receive from %v: line longer than %d bytes", c.c.RemoteAddr(), maxLine)
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return "", nil, fmt.Errorf("receive from %v: nothing in %v: %w", c.c.RemoteAddr(), timeout, err)
+		}
+		return "", nil, fmt.Errorf("receive from %v: %w", c.c.RemoteAddr(), err)
+	}
+	var t struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(line, &t); err != nil {
+		return "", nil, fmt.Errorf("receive from %v: bad line: %w", c.c.RemoteAddr(), err)
+	}
+	return t.Type, line, nil
+}
+
+// expect reads one line of type want into v. An "error" line becomes
+// errRefused with the peer's message.
+func (c *conn) expect(want string, v any, timeout time.Duration) error {
+	typ, line, err := c.recv(timeout)
+	if err != nil {
+		return err
+	}
+	if typ == "error" && want != "error" {
+		var m errorMsg
+		json.Unmarshal(line, &m)
+		return fmt.Errorf("%w: %s", errRefused, m.Error)
+	}
+	if typ != want {
+		return fmt.Errorf("receive from %v: got a %q line, want %q", c.c.RemoteAddr(), typ, want)
+	}
+	if err := json.Unmarshal(line, v); err != nil {
+		return fmt.Errorf("receive from %v: bad %q line: %w", c.c.RemoteAddr(), want, err)
+	}
+	return nil
+}
+
+func toWire(q nic.QPInfo) qpWire {
+	return qpWire{QPN: q.QPN, PSN: uint32(q.PSN), IP: q.IP.String(), MAC: q.MAC.String()}
+}
+
+// fromWire checks a peer's QP and returns it as nic wants it, to be
+// reached through mac at the given MTU.
+func fromWire(w qpWire, mtu int, mac rocev2.MAC) (nic.QPInfo, error) {
+	ip, err := netip.ParseAddr(w.IP)
+	if err != nil {
+		return nic.QPInfo{}, fmt.Errorf("QP %d: address %q: %w", w.QPN, w.IP, err)
+	}
+	if w.QPN == 0 || w.QPN > psn.Mask || w.PSN > psn.Mask {
+		return nic.QPInfo{}, fmt.Errorf("QP %d PSN %d: out of the 24-bit range", w.QPN, w.PSN)
+	}
+	return nic.QPInfo{QPN: w.QPN, PSN: psn.New(w.PSN), MTU: mtu, IP: ip.Unmap(), MAC: mac}, nil
+}
+
+func mrToWire(m nic.MR) mrWire { return mrWire{RKey: m.Key, VA: m.VA, Len: m.Len} }

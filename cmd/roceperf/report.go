@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// report is a client run's result; its JSON names are what testbed
+// automation parses, so they stay as they are.
+type report struct {
+	Transport   string  `json:"transport"`
+	Op          string  `json:"op"`
+	Size        int     `json:"size"`
+	Count       int     `json:"count"`
+	QPs         int     `json:"qps"`
+	Messages    int     `json:"messages"`
+	Bytes       int64   `json:"bytes"`
+	DurationS   float64 `json:"duration_s"`
+	GoodputGbps float64 `json:"goodput_gbps"`
+	FCT         fct     `json:"fct_us"`
+	counters
+	VerifiedBytes int64     `json:"verified_bytes"`
+	Corrupt       int       `json:"corrupt"`
+	Depth         int       `json:"depth"`
+	MTU           int       `json:"mtu"`
+	Server        *counters `json:"server,omitempty"`
+	Error         string    `json:"error,omitempty"`
+
+	firstCorrupt string
+}
+
+// fct is the flow completion time distribution in microseconds.
+type fct struct {
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+}
+
+// setRun fills the figures of the completed messages: lats are their
+// completion times (ns), first the first post and last the last
+// completion on the session clock.
+func (r *report) setRun(lats []int64, first, last int64, size int) {
+	r.Messages = len(lats)
+	r.Bytes = int64(len(lats)) * int64(size)
+	if len(lats) == 0 || last <= first {
+		return
+	}
+	r.DurationS = float64(last-first) / 1e9
+	r.GoodputGbps = float64(r.Bytes) * 8 / r.DurationS / 1e9
+	r.FCT = fctOf(lats)
+}
+
+// fctOf summarises latencies in nanoseconds as microseconds.
+func fctOf(lats []int64) fct {
+	s := slices.Clone(lats)
+	slices.Sort(s)
+	var total float64
+	for _, v := range s {
+		total += float64(v)
+	}
+	us := func(v int64) float64 { return round3(float64(v) / 1e3) }
+	return fct{P50: us(percentile(s, 0.50)), P99: us(percentile(s, 0.99)), P999: us(percentile(s, 0.999)),
+		Mean: round3(total / float64(len(s)) / 1e3), Max: us(s[len(s)-1])}
+}
+
+// percentile returns the nearest-rank q-quantile of sorted: the smallest
+// value with at least q of the values at or below it (0 for none).
+func percentile(sorted []int64, q float64) int64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	k := int(math.Ceil(q*float64(n))) - 1
+	return sorted[min(max(k, 0), n-1)]
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// writeJSON prints r as one JSON object.
+func (r *report) writeJSON(w io.Writer) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// writeTable prints r for a person.
+func (r *report) writeTable(w io.Writer) error {
+	fmt.Fprintf(w, "roceperf %s over %s: %d QPs, %d messages of %d B, MTU %d, depth %d\n",
+		r.Op, r.Transport, r.QPs, r.Count, r.Size, r.MTU, r.Depth)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  messages\t%d of %d (%d bytes)\n", r.Messages, r.Count, r.Bytes)
+	fmt.Fprintf(tw, "  duration\t%.6f s\n", r.DurationS)
+	fmt.Fprintf(tw, "  goodput\t%.3f Gbit/s\n", r.GoodputGbps)
+	fmt.Fprintf(tw, "  FCT (µs)\tp50 %.1f  p99 %.1f  p99.9 %.1f  mean %.1f  max %.1f\n",
+		r.FCT.P50, r.FCT.P99, r.FCT.P999, r.FCT.Mean, r.FCT.Max)
+	fmt.Fprintf(tw, "  packets\tsent %d  received %d\n", r.PacketsSent, r.PacketsReceived)
+	fmt.Fprintf(tw, "  recovery\tretransmitted %d  timeouts %d  NAKs received %d  sent %d\n",
+		r.RetxPackets, r.Timeouts, r.NAKsReceived, r.NAKsSent)
+	if s := r.Server; s != nil {
+		fmt.Fprintf(tw, "  server\tsent %d  received %d  retransmitted %d  timeouts %d  NAKs sent %d\n",
+			s.PacketsSent, s.PacketsReceived, s.RetxPackets, s.Timeouts, s.NAKsSent)
+	}
+	fmt.Fprintf(tw, "  verified\t%d bytes, %d corrupt\n", r.VerifiedBytes, r.Corrupt)
+	if d := dropsText(r.Drops); d != "" {
+		fmt.Fprintf(tw, "  drops\t%s\n", d)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(tw, "  error\t%s\n", r.Error)
+	}
+	return tw.Flush()
+}
+
+func dropsText(d map[string]uint64) string {
+	var parts []string
+	for k, v := range d {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseClient(t *testing.T) {
+	base := []string{"--dev", "eth0", "--to", "10.0.0.2", "--size", "4KiB", "--count", "200"}
+	o, err := parseClient("write", append(base, "--qps", "4", "--rate", "1G"), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.size != 4096 || o.count != 200 || o.qps != 4 || o.rate != 1e9 || o.to != "10.0.0.2:18515" ||
+		o.transport != "gbn" || o.mtu != 1024 || o.timeout != 10*time.Second || o.depth != 64 {
+		t.Errorf("parsed %+v", o)
+	}
+	for _, c := range []struct{ size, qps, depth int }{
+		{1 << 20, 1, 2}, {4096, 1, 64}, {100, 1, 64}, {64 << 10, 1, 4}, {4096, 1000, 4}, {1 << 20, 1000, 1}, {4096, 100, 40},
+	} {
+		if d := autoDepth(c.size, c.qps); d != c.depth {
+			t.Errorf("autoDepth(%d, %d) = %d, want %d", c.size, c.qps, d, c.depth)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--to", "h", "--size", "1", "--count", "1"}, "--dev is required"},
+		{[]string{"--dev", "e", "--size", "1", "--count", "1"}, "--to is required"},
+		{append(base[:4:4], "--size", "0", "--count", "1"), "--size 0"},
+		{append(base[:4:4], "--size", "2GiB", "--count", "1"), "--size 2147483648"},
+		{append(base[:4:4], "--size", "lots", "--count", "1"), "invalid value"},
+		{append(base, "--transport", "irn"), `unknown transport "irn"`},
+		{append(base, "--mtu", "1500"), "--mtu 1500"},
+		{append(base, "--qps", "0"), "--qps 0"},
+		{append(base, "--count", "0"), "--count 0"},
+		{append(base, "--timeout", "0s"), "--timeout"},
+		{append(base, "--rate", "fast"), "invalid value"},
+		{append(base, "--nope"), "flag provided but not defined"},
+		{append(base, "extra"), `unexpected argument "extra"`},
+		{[]string{"--dev", "e", "--to", "h", "--size", "1GiB", "--count", "1", "--qps", "2"}, "limit"},
+		{[]string{"--dev", "e", "--to", "h:99999", "--size", "1", "--count", "1"}, "port"},
+	} {
+		_, err := parseClient("write", tc.args, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestHostPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.0.0.2":        "10.0.0.2:18515",
+		"10.0.0.2:7000":   "10.0.0.2:7000",
+		"fd02::2":         "[fd02::2]:18515",
+		"[fd02::2]":       "[fd02::2]:18515",
+		"[fd02::2]:7000":  "[fd02::2]:7000",
+		"server":          "server:18515",
+		"server.lan:9000": "server.lan:9000",
+	} {
+		if got, err := hostPort(in); err != nil || got != want {
+			t.Errorf("hostPort(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestParseServer(t *testing.T) {
+	o, err := parseServer([]string{"--dev", "eth0", "--once", "--max-mr", "1MiB"}, &bytes.Buffer{})
+	if err != nil || !o.once || o.maxMR != 1<<20 || o.listen != ":18515" {
+		t.Fatalf("parsed %+v, %v", o, err)
+	}
+	for _, args := range [][]string{{}, {"--dev", "e", "--listen", "nope"}, {"--dev", "e", "--max-mr", "0"}} {
+		if _, err := parseServer(args, &bytes.Buffer{}); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}
+
+// TestUsageExit: bad flags and unknown commands exit 2 with a message;
+// -h exits 0.
+func TestUsageExit(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, exitUsage, "usage"},
+		{[]string{"fly"}, exitUsage, `unknown command "fly"`},
+		{[]string{"write", "--dev", "e", "--to", "h", "--size", "0", "--count", "1"}, exitUsage, "--size 0"},
+		{[]string{"send", "--dev", "e", "--to", "h", "--size", "1", "--count", "1", "--transport", "x"}, exitUsage, "unknown transport"},
+		{[]string{"serve"}, exitUsage, "--dev is required"},
+		{[]string{"read", "-h"}, exitOK, "usage"},
+	} {
+		var out, errb bytes.Buffer
+		code := runContext(t.Context(), tc.args, &out, &errb, nil)
+		if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.msg) {
+			t.Errorf("%q: exit %d, output %q; want exit %d and %q", tc.args, code, out.String()+errb.String(), tc.code, tc.msg)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var s []int64
+	for i := int64(1); i <= 1000; i++ {
+		s = append(s, i)
+	}
+	for _, tc := range []struct {
+		q    float64
+		want int64
+	}{{0.5, 500}, {0.99, 990}, {0.999, 999}, {1, 1000}, {0, 1}} {
+		if got := percentile(s, tc.q); got != tc.want {
+			t.Errorf("percentile(1..1000, %v) = %d, want %d", tc.q, got, tc.want)
+		}
+	}
+	if got := percentile([]int64{7}, 0.999); got != 7 {
+		t.Errorf("one value: %d", got)
+	}
+	if got := percentile(nil, 0.5); got != 0 {
+		t.Errorf("no values: %d", got)
+	}
+	// Nearest rank: p99 of 10 values is the largest, p50 the fifth.
+	ten := []int64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}
+	if percentile(ten, 0.99) != 100 || percentile(ten, 0.5) != 50 {
+		t.Errorf("p99, p50 of ten: %d, %d", percentile(ten, 0.99), percentile(ten, 0.5))
+	}
+	f := fctOf([]int64{3000, 1000, 2000})
+	if f.P50 != 2 || f.Max != 3 || f.Mean != 2 {
+		t.Errorf("fctOf = %+v", f)
+	}
+}
+
+func TestPattern(t *testing.T) {
+	const size = 1 << 20
+	b := make([]byte, size)
+	fill(b, 42)
+	if err := check(b, 42); err != nil {
+		t.Fatal(err)
+	}
+	if check(b, 43) == nil {
+		t.Error("message 42's payload passes as message 43's")
+	}
+	b[777777] ^= 1
+	if err := check(b, 42); err == nil || !strings.Contains(err.Error(), "byte 777777") {
+		t.Errorf("flipped bit: %v", err)
+	}
+	b[777777] ^= 1
+	// A chunk placed one MTU off shows.
+	copy(b[4096:5120], b[3072:4096])
+	if check(b, 42) == nil {
+		t.Error("a chunk shifted by 1 KiB passes")
+	}
+	// Short messages too.
+	for n := 1; n < 100; n++ {
+		fill(b[:n], uint64(n))
+		if err := check(b[:n], uint64(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Experiment is a named measurement on a testbed. The framework parses
+// its flags, brings up the topology Setup asks for (or reuses one that
+// is up), calls Run, writes the results (JSON, Markdown, plots) and
+// tears the testbed down. To add one, implement this interface in a file
+// of its own and add it to the experiments table; docs/testbed.md walks
+// through an example.
+type Experiment interface {
+	// Name is the name testbed run takes, e.g. loss-sweep.
+	Name() string
+	// Synopsis is one line for testbed help.
+	Synopsis() string
+	// Flags registers the experiment's flags; the framework adds its
+	// own (--json, --md, --plot, --reuse, --keep, --bin, --prefix, ...).
+	Flags(fs *flag.FlagSet)
+	// Setup returns, after the flags are parsed, the testbed to run on:
+	// its topology, switch options and initial impairment. The framework
+	// fills in the prefix.
+	Setup() (Options, error)
+	// Run measures. It appends each measurement to res.Runs as it goes
+	// (so an interrupted run still reports what it measured), records
+	// its parameters in res.Params and fills res.Table.
+	Run(ctx context.Context, env *Env, res *Results) error
+	// Plots describes the PNG plots of --plot; nil for none.
+	Plots() []PlotSpec
+}
+
+// experiments lists what testbed run knows, by name.
+var experiments = map[string]func() Experiment{
+	"loss-sweep": func() Experiment { return newLossSweep() },
+	"demo":       func() Experiment { return newDemo() },
+}
+
+func experimentNames() []string {
+	var out []string
+	for n := range experiments {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Fabric is what an experiment sees of the switches: their counters and
+// the impairment. *Testbed is the real one.
+type Fabric interface {
+	Plan() *Plan
+	// Scrape reads every switch's rocetor_ metrics, by node.
+	Scrape(ctx context.Context) (map[string]Sample, error)
+	// Impairment is what the impair sites do now.
+	Impairment() Impairment
+	// SetImpairment changes it and returns once traffic passes again.
+	SetImpairment(ctx context.Context, m Impairment) error
+	// State lists the switches' tord processes and metrics URLs.
+	State() *State
+}
+
+// Env is what an experiment runs with.
+type Env struct {
+	Fabric Fabric
+	Perf   Perf
+	Out    io.Writer // progress for the user
+}
+
+func (e *Env) printf(format string, args ...any) {
+	if e.Out != nil {
+		fmt.Fprintf(e.Out, format, args...)
+	}
+}
+
+// Measure runs one transfer between two scrapes of every switch and
+// returns it as a Run: roceperf's summary and what each switch counted
+// meanwhile. Failures are recorded in Run.Error, not returned, so one
+// failed point does not lose the others.
+func (e *Env) Measure(ctx context.Context, point map[string]string, repeat int, t Transfer) Run {
+	run := Run{Point: point, Repeat: repeat, Started: time.Now().UTC()}
+	before, err := e.Fabric.Scrape(ctx)
+	if err != nil {
+		run.Error = err.Error()
+		return run
+	}
+	res, err := e.Perf.Transfer(ctx, t)
+	if res != nil {
+		run.Perf = res
+	}
+	if err != nil {
+		run.Error = err.Error()
+	}
+	after, err := e.Fabric.Scrape(ctx)
+	if err != nil {
+		if run.Error == "" {
+			run.Error = err.Error()
+		}
+		return run
+	}
+	run.Switches = map[string]Sample{}
+	for node, a := range after {
+		run.Switches[node] = Delta(before[node], a)
+	}
+	return run
+}
+
+// RunConfig is the framework's side of testbed run.
+type RunConfig struct {
+	StateDir string
+	Prefix   string // empty: DefaultPrefix(topology)
+	Bin      string
+	Src      string
+	Reuse    bool // run on the testbed with this prefix that is up
+	Keep     bool // leave the testbed up afterwards
+	JSON     string
+	MD       string
+	Plot     string
+	Command  string // the command line, for the results
+	Out      io.Writer
+}
+
+// runExperiment brings up (or reuses) the testbed, runs exp, writes the
+// results and removes the testbed (unless Keep or Reuse). On error the
+// results measured so far are still written.
+func runExperiment(ctx context.Context, exp Experiment, rc RunConfig) (res *Results, err error) {
+	o, err := exp.Setup()
+	if err != nil {
+		return nil, err
+	}
+	o.Prefix = rc.Prefix
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix(o.Topology)
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	out := rc.Out
+	if out == nil {
+		out = io.Discard
+	}
+	if rc.Bin == "" {
+		// Fail before building anything if roceperf cannot be built.
+		src := rc.Src
+		if src == "" {
+			if src, err = findModuleRoot(); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := os.Stat(filepath.Join(src, "cmd", "roceperf")); err != nil {
+			return nil, fmt.Errorf("%s needs roceperf, and %s has no cmd/roceperf yet: pass --bin DIR with tord and roceperf", exp.Name(), src)
+		}
+		rc.Src = src
+	}
+
+	var tb *Testbed
+	if rc.Reuse {
+		if tb, err = Open(rc.StateDir, o.Prefix, out); err != nil {
+			return nil, err
+		}
+		if got := tb.Plan().Options.Topology; got != o.Topology {
+			return nil, usagef("--reuse: testbed %s is a %s, %s needs a %s", tb.st.Name, got, exp.Name(), o.Topology)
+		}
+		orig := tb.Impairment()
+		defer func() {
+			// Leave the reused testbed as it was found.
+			rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if rerr := tb.SetImpairment(rctx, orig); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("restore impairment: %w", rerr))
+			}
+		}()
+		if err := tb.SetImpairment(ctx, o.Impairment()); err != nil {
+			return nil, err
+		}
+	} else {
+		if tb, err = Up(ctx, o, UpConfig{StateDir: rc.StateDir, Bin: rc.Bin, Src: rc.Src, Out: out}); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if rc.Keep {
+				fmt.Fprintf(out, "testbed: kept %s up (logs in %s); testbed down --prefix %s removes it\n", tb.st.Name, tb.st.Dir, o.Prefix)
+				return
+			}
+			if derr := tb.Down(); derr != nil {
+				err = errors.Join(err, fmt.Errorf("tear down: %w", derr))
+			}
+		}()
+	}
+	bin, err := binaries(ctx, rc.Bin, rc.Src, filepath.Join(tb.st.Dir, "bin"), out, "roceperf")
+	if err != nil {
+		return nil, err
+	}
+	perf := &roceperf{bin: filepath.Join(bin, "roceperf"), plan: tb.Plan(), logDir: filepath.Join(tb.st.Dir, "logs"), port: roceperfPort}
+	res = newResults(exp, tb.Plan(), rc.Command)
+	env := &Env{Fabric: tb, Perf: perf, Out: out}
+	err = exp.Run(ctx, env, res)
+	res.Finished = time.Now().UTC()
+	if werr := writeResults(res, exp, rc, out); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	return res, err
+}
+
+// newResults starts the results of an experiment on a plan.
+func newResults(exp Experiment, plan *Plan, command string) *Results {
+	return &Results{Schema: resultsSchema, Experiment: exp.Name(), Command: command, Started: time.Now().UTC(),
+		Machine: thisMachine(), Topology: plan.Shape(), Options: plan.Options, Params: map[string]string{}}
+}
+
+// writeResults prints the Markdown table and writes the files asked for.
+// With no runs at all there is nothing to write.
+func writeResults(res *Results, exp Experiment, rc RunConfig, out io.Writer) error {
+	if len(res.Runs) == 0 {
+		return nil
+	}
+	fmt.Fprintln(out)
+	res.Table.Markdown(out)
+	fmt.Fprintln(out)
+	var errs []error
+	if rc.JSON != "" {
+		errs = append(errs, res.WriteJSON(rc.JSON))
+	}
+	if rc.MD != "" {
+		errs = append(errs, res.WriteMarkdown(rc.MD))
+	}
+	if rc.Plot != "" {
+		files, err := writePlots(rc.Plot, exp.Plots(), GroupRuns(res.Runs))
+		errs = append(errs, err)
+		if len(files) > 0 {
+			fmt.Fprintf(out, "testbed: plots %s\n", strings.Join(files, " "))
+		}
+	}
+	return errors.Join(errs...)
+}

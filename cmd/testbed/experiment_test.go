@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeFabric is a chain whose switches count like tord would: each
+// scrape adds 100 received and transmitted packets per port, and core
+// adds impair drops in proportion to the loss rate in force.
+type fakeFabric struct {
+	plan    *Plan
+	st      *State
+	imp     Impairment
+	sets    []Impairment
+	scrapes int
+	counts  map[string]Sample
+	failSet bool
+}
+
+func newFakeFabric(t *testing.T) *fakeFabric {
+	p := mustPlan(t, "chain", nil)
+	st := &State{Name: "rtb-chain", Plan: p, Switches: map[string]*SwitchState{}}
+	for _, n := range p.Switches() {
+		st.Switches[n.Name] = &SwitchState{Netns: n.Netns, PID: 1000, MetricsURL: "http://127.0.0.1:9478/metrics"}
+	}
+	return &fakeFabric{plan: p, st: st, counts: map[string]Sample{}}
+}
+
+func (f *fakeFabric) Plan() *Plan            { return f.plan }
+func (f *fakeFabric) State() *State          { return f.st }
+func (f *fakeFabric) Impairment() Impairment { return f.imp }
+
+func (f *fakeFabric) SetImpairment(ctx context.Context, m Impairment) error {
+	if f.failSet {
+		return errors.New("restart failed")
+	}
+	f.sets = append(f.sets, m)
+	f.imp = m
+	return nil
+}
+
+func (f *fakeFabric) Scrape(ctx context.Context) (map[string]Sample, error) {
+	f.scrapes++
+	out := map[string]Sample{}
+	for _, n := range f.plan.Switches() {
+		c := f.counts[n.Name]
+		if c == nil {
+			c = Sample{}
+			f.counts[n.Name] = c
+		}
+		for _, port := range f.plan.Ports(n.Name) {
+			c[fmt.Sprintf(`rocetor_port_rx_packets_total{port="%s"}`, port)] += 100
+			c[fmt.Sprintf(`rocetor_port_tx_packets_total{port="%s"}`, port)] += 100
+		}
+		if n.Name == "core" {
+			c[`rocetor_drops_total{reason="impair_loss"}`] += f.imp.Loss * 1000
+		}
+		c[`rocetor_drops_total{reason="no_neighbour"}`] += 1
+		c[`rocetor_queue_depth_bytes{port="x",queue="data"}`] = 5
+		s := Sample{}
+		for k, v := range c {
+			s[k] = v
+		}
+		out[n.Name] = s
+	}
+	return out, nil
+}
+
+// fakePerf answers like roceperf would, with FCTs that grow with the
+// fabric's loss; transport "broken" fails as roceperf exits 1.
+type fakePerf struct {
+	fab       *fakeFabric
+	transfers []Transfer
+}
+
+func (p *fakePerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
+	p.transfers = append(p.transfers, t)
+	if t.Transport == "broken" {
+		return nil, fmt.Errorf("%w: retry exhausted", ErrPerf)
+	}
+	loss := p.fab.imp.Loss
+	s := Summary{Transport: t.Transport, Op: t.Op, Size: int64(t.Size), Count: int64(t.Count), QPs: int64(t.QPs),
+		Messages: int64(t.Count), Bytes: int64(t.Size * t.Count), DurationS: 1, GoodputGbps: 1 - 10*loss,
+		FCT:         FCT{P50: 100 + 1e4*loss, P99: 200 + 1e5*loss, P999: 300, Mean: 120, Max: 400},
+		RetxPackets: int64(1e4 * loss), Timeouts: int64(100 * loss), VerifiedBytes: int64(t.Size * t.Count)}
+	raw, _ := json.Marshal(s)
+	return &PerfResult{Client: s, ClientRaw: raw}, nil
+}
+
+func parseExperiment(t *testing.T, exp Experiment, args ...string) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	exp.Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLossSweepWithFakes(t *testing.T) {
+	exp := newLossSweep()
+	parseExperiment(t, exp, "--losses", "0,0.001,0.01", "--transports", "gbn,broken", "--size", "4096",
+		"--count", "50", "--repeat", "2", "--burst", "2")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Topology != "chain" || o.Loss != 0 || o.Burst != 2 {
+		t.Errorf("Setup() = %+v, want the chain starting at loss 0 with burst 2", o)
+	}
+	fab := newFakeFabric(t)
+	fab.imp = o.Impairment()
+	perf := &fakePerf{fab: fab}
+	var out bytes.Buffer
+	res := newResults(exp, fab.plan, "testbed run loss-sweep")
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf, Out: &out}, res); err != nil {
+		t.Fatal(err)
+	}
+
+	// 3 losses × 2 transports × 2 repeats, loss outermost so each loss
+	// rate restarts the core once.
+	if len(res.Runs) != 12 || len(perf.transfers) != 12 {
+		t.Fatalf("%d runs, %d transfers; want 12", len(res.Runs), len(perf.transfers))
+	}
+	var losses []float64
+	for _, m := range fab.sets {
+		losses = append(losses, m.Loss)
+		if m.Burst != 2 || m.Seed != 1 {
+			t.Errorf("impairment %+v lost the burst length or seed", m)
+		}
+	}
+	if !slices.Equal(losses, []float64{0, 0.001, 0.01}) {
+		t.Errorf("impairments set %v, want 0, 0.001, 0.01 in order", losses)
+	}
+	tr := perf.transfers[0]
+	if tr.From != "h1" || tr.To != "h2" || tr.Op != "write" || tr.Size != 4096 || tr.Count != 50 || tr.Rate != "1G" || tr.MTU != 1024 {
+		t.Errorf("transfer %+v, want a 50 × 4096 B write h1 → h2 paced at the switches' 1G", tr)
+	}
+	// Each run sees exactly what the switches counted during it.
+	for _, r := range res.Runs {
+		if r.Point["transport"] == "broken" {
+			if r.Error == "" || r.Perf != nil {
+				t.Errorf("broken run: error %q, perf %v; want the failure recorded", r.Error, r.Perf)
+			}
+			continue
+		}
+		if r.Error != "" {
+			t.Errorf("run %v failed: %s", r.Point, r.Error)
+		}
+		core := r.Switches["core"]
+		if got := core.Sum("rocetor_port_rx_packets_total", `port="tor1"`); got != 100 {
+			t.Errorf("run %v: core rx delta %v, want 100", r.Point, got)
+		}
+		want := map[string]float64{"0": 0, "0.001": 1, "0.01": 10}[r.Point["loss"]]
+		if got := r.ImpairDrops(); got != want {
+			t.Errorf("run %v: impair drops %v, want %v", r.Point, got, want)
+		}
+		if got := r.OtherDrops(); got != 3 {
+			t.Errorf("run %v: other drops %v, want 3 (one no_neighbour per switch)", r.Point, got)
+		}
+		if core[`rocetor_queue_depth_bytes{port="x",queue="data"}`] != 5 {
+			t.Errorf("run %v: gauge not kept as its value after the run", r.Point)
+		}
+	}
+
+	// The table: one row per point, medians over repeats.
+	tab := res.Table
+	if len(tab.Rows) != 6 {
+		t.Fatalf("%d table rows, want 6:\n%v", len(tab.Rows), tab.Rows)
+	}
+	col := func(name string) int { return slices.Index(tab.Columns, name) }
+	row := tab.Rows[4] // loss 0.01, gbn
+	if row[col("transport")] != "gbn" || row[col("loss")] != "0.01" || row[col("ok runs")] != "2/2" ||
+		row[col("messages")] != "50" || row[col("FCT p99 (µs)")] != "1200" || row[col("impair drops")] != "10" ||
+		row[col("retx packets")] != "100" || row[col("goodput (Gbit/s)")] != "0.900" {
+		t.Errorf("row for gbn at 1%%: %q (columns %q)", row, tab.Columns)
+	}
+	if broken := tab.Rows[5]; broken[col("ok runs")] != "0/2" || broken[col("FCT p50 (µs)")] != "–" {
+		t.Errorf("row for the failing transport: %q", broken)
+	}
+	if !strings.Contains(out.String(), "run loss=0.01 transport=gbn #2: 50 messages") ||
+		!strings.Contains(out.String(), "transport=broken: FAILED") {
+		t.Errorf("progress output:\n%s", out.String())
+	}
+	if res.Params["size"] != "4096" || res.Params["host_rate"] != "1G" {
+		t.Errorf("params %v", res.Params)
+	}
+
+	// Writing: JSON that reads back, Markdown with the table, PNG plots.
+	dir := t.TempDir()
+	res.Finished = res.Started
+	rc := RunConfig{JSON: filepath.Join(dir, "r.json"), MD: filepath.Join(dir, "r.md"), Plot: dir}
+	var printed bytes.Buffer
+	if err := writeResults(res, exp, rc, &printed); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rc.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Results
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Schema != resultsSchema || len(back.Runs) != 12 || back.Runs[4].Perf.Client.FCT.P99 != 300 ||
+		back.Runs[4].Switches["core"][`rocetor_drops_total{reason="impair_loss"}`] != 1 {
+		t.Errorf("results JSON did not round-trip: schema %d, %d runs, run 4 %+v", back.Schema, len(back.Runs), back.Runs[4])
+	}
+	md, _ := os.ReadFile(rc.MD)
+	if !strings.Contains(string(md), "# loss-sweep") || !strings.Contains(string(md), "| gbn ") ||
+		!strings.Contains(string(md), "Failed runs:") {
+		t.Errorf("Markdown:\n%s", md)
+	}
+	for _, f := range []string{"fct_p99.png", "goodput.png"} {
+		fh, err := os.Open(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(fh)
+		fh.Close()
+		if err != nil || img.Bounds().Dx() < 100 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if !strings.Contains(printed.String(), "| transport |") {
+		t.Errorf("the table was not printed:\n%s", printed.String())
+	}
+}
+
+func TestLossSweepStopsOnCancel(t *testing.T) {
+	exp := newLossSweep()
+	parseExperiment(t, exp, "--losses", "0,0.01")
+	if _, err := exp.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	fab := newFakeFabric(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := newResults(exp, fab.plan, "")
+	err := exp.Run(ctx, &Env{Fabric: fab, Perf: &fakePerf{fab: fab}}, res)
+	if !errors.Is(err, context.Canceled) || len(res.Runs) != 0 {
+		t.Errorf("Run on a cancelled context = %v with %d runs, want context.Canceled and none", err, len(res.Runs))
+	}
+}
+
+func TestLossSweepImpairmentFailure(t *testing.T) {
+	exp := newLossSweep()
+	parseExperiment(t, exp)
+	if _, err := exp.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	fab := newFakeFabric(t)
+	fab.failSet = true
+	res := newResults(exp, fab.plan, "")
+	err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: &fakePerf{fab: fab}}, res)
+	if err == nil || !strings.Contains(err.Error(), "loss 0") {
+		t.Errorf("Run = %v, want the failed reconfiguration with the loss rate", err)
+	}
+}
+
+func TestLossSweepSetupErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--losses", "0,abc"},
+		{"--losses", "1"},
+		{"--losses", ""},
+		{"--transports", " "},
+		{"--op", "atomic"},
+		{"--count", "0"},
+		{"--losses", "0.9", "--burst", "2"},
+	} {
+		exp := newLossSweep()
+		parseExperiment(t, exp, args...)
+		if _, err := exp.Setup(); !errors.Is(err, ErrUsage) {
+			t.Errorf("Setup with %q = %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestDemoWithFakes(t *testing.T) {
+	exp := newDemo()
+	parseExperiment(t, exp, "--count", "10")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Topology != "chain" || o.Loss != 0.01 {
+		t.Errorf("demo's testbed %+v, want the chain with 1%% loss", o)
+	}
+	fab := newFakeFabric(t)
+	fab.imp = o.Impairment()
+	var out bytes.Buffer
+	res := newResults(exp, fab.plan, "")
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: &fakePerf{fab: fab}, Out: &out}, res); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{
+		"ip netns exec rtb-chain-core curl -s http://127.0.0.1:9478/metrics",
+		"ip netns exec rtb-chain-tor1 curl",
+		"core  rx packets: tor1 100, tor2 100",
+		`{reason="impair_loss"} 10`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, s)
+		}
+	}
+	if len(res.Runs) != 1 || res.Table.Rows[0][1] != "0.01" {
+		t.Errorf("demo: %d runs, table %v", len(res.Runs), res.Table.Rows)
+	}
+}
+
+func TestExperimentsRegistered(t *testing.T) {
+	for _, name := range experimentNames() {
+		exp := experiments[name]()
+		if exp.Name() != name || exp.Synopsis() == "" {
+			t.Errorf("experiment %q: Name %q, Synopsis %q", name, exp.Name(), exp.Synopsis())
+		}
+		parseExperiment(t, exp)
+		o, err := exp.Setup()
+		if err != nil {
+			t.Errorf("%s: Setup with default flags: %v", name, err)
+			continue
+		}
+		o.Prefix = DefaultPrefix(o.Topology)
+		if err := o.Validate(); err != nil {
+			t.Errorf("%s: default testbed invalid: %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// lossSweep measures how a transport's flow completion times and
+// goodput degrade with random loss: NetRT's headline setting (seed 000
+// §IV: loss injected at the core switch of h1 — ToR — core — ToR — h2).
+// For each loss rate the core's impair rule is set (tord restarted), and
+// for each transport roceperf sends --count messages of --size bytes
+// from h1 to h2.
+type lossSweep struct {
+	name, synopsis string
+
+	opts       Options // fabric flags (rate, burst, seed, ...)
+	losses     string
+	transports string
+	op         string
+	size       int
+	count      int
+	qps        int
+	mtu        int
+	hostRate   string
+	timeout    time.Duration
+	repeat     int
+
+	lossList      []float64
+	transportList []string
+}
+
+func newLossSweep() *lossSweep {
+	return &lossSweep{name: "loss-sweep",
+		synopsis: "FCT and goodput of roceperf transfers h1→h2 on the chain, per loss rate at core and transport",
+		opts:     DefaultOptions("chain"), losses: "0,0.001,0.01"}
+}
+
+func (e *lossSweep) Name() string     { return e.name }
+func (e *lossSweep) Synopsis() string { return e.synopsis }
+
+func (e *lossSweep) Flags(fs *flag.FlagSet) {
+	fabricFlags(fs, &e.opts, false)
+	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates at core's port toward tor2 (RoCEv2 frames only)")
+	fs.StringVar(&e.transports, "transports", "gbn", "comma-separated roceperf transports")
+	fs.StringVar(&e.op, "op", "write", "roceperf operation: write, send or read")
+	fs.IntVar(&e.size, "size", 65536, "bytes per message")
+	fs.IntVar(&e.count, "count", 200, "messages per run")
+	fs.IntVar(&e.qps, "qps", 1, "queue pairs")
+	fs.IntVar(&e.mtu, "mtu", 1024, "RoCE path MTU")
+	fs.StringVar(&e.hostRate, "host-rate", "", "roceperf's sending rate (default: the switches' --rate, so loss, not congestion, is measured)")
+	fs.DurationVar(&e.timeout, "timeout", time.Minute, "roceperf's --timeout per run")
+	fs.IntVar(&e.repeat, "repeat", 1, "runs per point; the table shows medians")
+}
+
+func (e *lossSweep) Setup() (Options, error) {
+	e.lossList = nil
+	for _, s := range splitList(e.losses) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v >= 0 && v < 1) {
+			return Options{}, usagef("--losses: %q is not a loss rate in [0, 1)", s)
+		}
+		e.lossList = append(e.lossList, v)
+	}
+	e.transportList = splitList(e.transports)
+	switch {
+	case len(e.lossList) == 0:
+		return Options{}, usagef("--losses: none given")
+	case len(e.transportList) == 0:
+		return Options{}, usagef("--transports: none given")
+	case e.op != "write" && e.op != "send" && e.op != "read":
+		return Options{}, usagef("--op %q: want write, send or read", e.op)
+	case e.size < 1 || e.count < 1 || e.qps < 1 || e.repeat < 1:
+		return Options{}, usagef("--size, --count, --qps and --repeat must be ≥ 1")
+	case e.timeout <= 0:
+		return Options{}, usagef("--timeout must be > 0")
+	}
+	o := e.opts
+	o.Topology = "chain"
+	o.Loss = e.lossList[0]
+	for _, l := range e.lossList {
+		// Each loss rate must make a valid rule with the burst length.
+		t := o
+		t.Loss = l
+		t.Prefix = DefaultPrefix("chain")
+		if err := t.Validate(); err != nil {
+			return Options{}, err
+		}
+	}
+	return o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (e *lossSweep) Run(ctx context.Context, env *Env, res *Results) error {
+	plan := env.Fabric.Plan()
+	from, to := plan.ByRole(RoleSender)[0], plan.ByRole(RoleReceiver)[0]
+	rate := e.hostRate
+	if rate == "" && plan.Options.Rate != "0" {
+		rate = plan.Options.Rate
+	}
+	res.Params = map[string]string{
+		"losses": e.losses, "transports": e.transports, "op": e.op, "size": strconv.Itoa(e.size),
+		"count": strconv.Itoa(e.count), "qps": strconv.Itoa(e.qps), "mtu": strconv.Itoa(e.mtu),
+		"host_rate": rate, "timeout": e.timeout.String(), "repeat": strconv.Itoa(e.repeat),
+		"burst": strconv.FormatFloat(plan.Options.Burst, 'g', -1, 64),
+	}
+	defer func() { res.Table = MakeTable(GroupRuns(res.Runs), lossColumns) }()
+	base := env.Fabric.Impairment()
+	for _, loss := range e.lossList {
+		m := base
+		m.Loss = loss
+		if err := env.Fabric.SetImpairment(ctx, m); err != nil {
+			return fmt.Errorf("loss %g: %w", loss, err)
+		}
+		for _, tr := range e.transportList {
+			for rep := 1; rep <= e.repeat; rep++ {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				point := map[string]string{"transport": tr, "loss": strconv.FormatFloat(loss, 'g', -1, 64)}
+				run := env.Measure(ctx, point, rep, Transfer{Op: e.op, From: from, To: to, Size: e.size, Count: e.count,
+					QPs: e.qps, Transport: tr, MTU: e.mtu, Rate: rate, Timeout: e.timeout})
+				res.Runs = append(res.Runs, run)
+				env.printf("%s\n", describeRun(&run))
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// describeRun is one progress line.
+func describeRun(r *Run) string {
+	head := fmt.Sprintf("run %s", pointKey(r.Point))
+	if r.Repeat > 1 {
+		head += fmt.Sprintf(" #%d", r.Repeat)
+	}
+	if r.Error != "" {
+		return head + ": FAILED: " + firstLine(r.Error)
+	}
+	s := r.Perf.Client
+	return fmt.Sprintf("%s: %d messages, FCT p50 %.0f µs p99 %.0f µs, %.3f Gbit/s, %d retransmitted packets, %d timeouts, %.0f impair drops",
+		head, s.Messages, s.FCT.P50, s.FCT.P99, s.GoodputGbps, s.RetxPackets, s.Timeouts, r.ImpairDrops())
+}
+
+func perfOf(f func(*Summary) float64) func(*Run) float64 {
+	return func(r *Run) float64 { return f(&r.Perf.Client) }
+}
+
+// perfColumn is a column of the median of one summary field.
+func perfColumn(header string, prec int, f func(*Summary) float64) Column {
+	return Column{header, func(g *Group) string {
+		v := g.Median(perfOf(f))
+		if prec < 0 {
+			return fmtInt(v)
+		}
+		return fmtFloat(v, prec)
+	}}
+}
+
+// lossColumns is the loss sweep's table: per point, the medians over
+// its successful repeats.
+var lossColumns = []Column{
+	{"transport", func(g *Group) string { return g.Point["transport"] }},
+	{"loss", func(g *Group) string { return g.Point["loss"] }},
+	{"ok runs", func(g *Group) string { return fmt.Sprintf("%d/%d", len(g.OK()), len(g.Runs)) }},
+	perfColumn("messages", -1, func(s *Summary) float64 { return float64(s.Messages) }),
+	perfColumn("FCT p50 (µs)", 0, func(s *Summary) float64 { return s.FCT.P50 }),
+	perfColumn("FCT p99 (µs)", 0, func(s *Summary) float64 { return s.FCT.P99 }),
+	perfColumn("goodput (Gbit/s)", 3, func(s *Summary) float64 { return s.GoodputGbps }),
+	perfColumn("retx packets", -1, func(s *Summary) float64 { return float64(s.RetxPackets) }),
+	perfColumn("timeouts", -1, func(s *Summary) float64 { return float64(s.Timeouts) }),
+	{"impair drops", func(g *Group) string { return fmtInt(g.Median((*Run).ImpairDrops)) }},
+	{"other drops", func(g *Group) string { return fmtInt(g.Median((*Run).OtherDrops)) }},
+}
+
+func (e *lossSweep) Plots() []PlotSpec {
+	loss := func(g *Group) float64 {
+		v, err := strconv.ParseFloat(g.Point["loss"], 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return v * 100
+	}
+	series := func(g *Group) string { return g.Point["transport"] }
+	return []PlotSpec{
+		{File: "fct_p99.png", Title: "FCT p99 vs loss at core", XLabel: "loss (%)", YLabel: "FCT p99 (µs)",
+			X: loss, Y: func(g *Group) float64 { return g.Median(perfOf(func(s *Summary) float64 { return s.FCT.P99 })) }, Series: series},
+		{File: "goodput.png", Title: "Goodput vs loss at core", XLabel: "loss (%)", YLabel: "goodput (Gbit/s)",
+			X: loss, Y: func(g *Group) float64 { return g.Median(perfOf(func(s *Summary) float64 { return s.GoodputGbps })) }, Series: series},
+	}
+}
+
+// demo is the one-command tour: the chain with 1 % loss at core, WRITE
+// flows from h1 to h2, the FCT table, what each switch counted and where
+// its metrics are; everything removed at the end.
+type demo struct{ lossSweep }
+
+func newDemo() *demo {
+	d := &demo{*newLossSweep()}
+	d.name = "demo"
+	d.synopsis = "the chain h1 — tor1 — core — tor2 — h2 with 1% loss at core: roceperf WRITEs, FCT table, switch counters"
+	return d
+}
+
+func (d *demo) Flags(fs *flag.FlagSet) {
+	fabricFlags(fs, &d.opts, false)
+	fs.StringVar(&d.losses, "loss", "0.01", "loss rate at core's port toward tor2")
+	fs.StringVar(&d.transports, "transports", "gbn", "comma-separated roceperf transports")
+	fs.IntVar(&d.size, "size", 65536, "bytes per WRITE")
+	fs.IntVar(&d.count, "count", 200, "WRITEs per transport")
+	fs.IntVar(&d.qps, "qps", 1, "queue pairs")
+	fs.StringVar(&d.hostRate, "host-rate", "", "roceperf's sending rate (default: the switches' --rate)")
+	fs.DurationVar(&d.timeout, "timeout", time.Minute, "roceperf's --timeout")
+	d.op, d.mtu, d.repeat = "write", 1024, 1
+}
+
+func (d *demo) Run(ctx context.Context, env *Env, res *Results) error {
+	st := env.Fabric.State()
+	env.printf("\nEach switch's tord serves Prometheus metrics on loopback in its namespace:\n")
+	for _, n := range env.Fabric.Plan().Switches() {
+		sw := st.Switches[n.Name]
+		env.printf("  %-5s pid %-7d %s\n", n.Name, sw.PID, sw.Curl())
+	}
+	env.printf("(or: testbed metrics --prefix %s- %s)\n\n", st.Name, "core")
+	if err := d.lossSweep.Run(ctx, env, res); err != nil {
+		return err
+	}
+	// What the switches counted in the last run, per switch.
+	if n := len(res.Runs); n > 0 && res.Runs[n-1].Switches != nil {
+		env.printf("\nWhat each switch counted during the last run:\n")
+		for _, sw := range env.Fabric.Plan().Switches() {
+			s := res.Runs[n-1].Switches[sw.Name]
+			var rx, tx []string
+			for _, port := range env.Fabric.Plan().Ports(sw.Name) {
+				l := fmt.Sprintf(`port="%s"`, port)
+				rx = append(rx, fmt.Sprintf("%s %.0f", port, s.Sum("rocetor_port_rx_packets_total", l)))
+				tx = append(tx, fmt.Sprintf("%s %.0f", port, s.Sum("rocetor_port_tx_packets_total", l)))
+			}
+			var drops []string
+			for _, line := range s.Nonzero("rocetor_drops_total") {
+				drops = append(drops, strings.TrimPrefix(line, "rocetor_drops_total"))
+			}
+			if len(drops) == 0 {
+				drops = []string{"none"}
+			}
+			env.printf("  %-5s rx packets: %s; tx packets: %s; drops: %s\n", sw.Name,
+				strings.Join(rx, ", "), strings.Join(tx, ", "), strings.Join(drops, ", "))
+		}
+	}
+	return nil
+}

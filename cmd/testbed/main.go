@@ -1,0 +1,514 @@
+// Command testbed builds rocetor testbeds out of network namespaces and
+// veth pairs, with a tord on every switch, and runs experiments on them.
+//
+//	testbed up chain|dumbbell|multipath|link [flags]   build a topology and leave it up
+//	testbed status [--json]                            what is up: namespaces, tord pids, metrics
+//	testbed metrics [--prefix P] NODE [FILTER]          a switch's nonzero rocetor_ metrics
+//	testbed down [--prefix P]                           remove testbeds, also after a crash
+//	testbed run EXPERIMENT [flags]                      bring up, measure, write results, remove
+//	testbed list                                        the experiments
+//
+// Namespaces are named PREFIX+NODE (rtb-chain-tor1); every testbed's state
+// is a JSON file under /run/rocetor-testbed. docs/testbed.md describes the
+// topologies, their addresses and the experiments. Needs root.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+const usage = `usage:
+  testbed up TOPOLOGY [flags]      build chain, dumbbell, multipath or link and leave it up
+  testbed status [--json]          list testbeds: namespaces, tord pids, metrics URLs
+  testbed metrics [--prefix P] NODE [FILTER]
+                                   print a switch's nonzero rocetor_ metrics
+  testbed down [--prefix P]        remove testbeds (default: all, and every rtb-* namespace)
+  testbed run EXPERIMENT [flags]   run an experiment: loss-sweep, demo
+  testbed list                     describe the experiments
+  testbed help COMMAND             the flags of up, run EXPERIMENT, ...
+`
+
+// run is main without the exit: 0 on success, 1 on a runtime failure, 2
+// on bad usage.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	// Ctrl-C and SIGTERM cancel ctx; whatever was created is removed
+	// before testbed exits. Further signals while that runs are ignored
+	// (the clean-up is bounded), so a second Ctrl-C cannot leave half a
+	// testbed behind.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	go func() {
+		first := true
+		for s := range sig {
+			if first {
+				fmt.Fprintf(stderr, "testbed: %v: stopping and cleaning up\n", s)
+				cancel()
+				first = false
+			} else {
+				fmt.Fprintf(stderr, "testbed: %v: still cleaning up (bounded), please wait\n", s)
+			}
+		}
+	}()
+
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "up":
+		err = cmdUp(ctx, rest, stdout, stderr)
+	case "down":
+		err = cmdDown(rest, stdout, stderr)
+	case "status":
+		err = cmdStatus(rest, stdout, stderr)
+	case "metrics":
+		err = cmdMetrics(ctx, rest, stdout, stderr)
+	case "run":
+		err = cmdRun(ctx, rest, stdout, stderr)
+	case "list":
+		for _, n := range experimentNames() {
+			fmt.Fprintf(stdout, "%-12s %s\n", n, experiments[n]().Synopsis())
+		}
+	case "help", "-h", "--help", "-help":
+		err = cmdHelp(rest, stdout)
+	default:
+		err = usagef("unknown command %q\n%s", cmd, usage)
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, ErrUsage):
+		fmt.Fprintln(stderr, "testbed:", strings.TrimPrefix(err.Error(), "usage: "))
+		return 2
+	default:
+		fmt.Fprintln(stderr, "testbed:", err)
+		return 1
+	}
+}
+
+func needRoot() error {
+	if os.Geteuid() != 0 {
+		return errors.New("needs root (network namespaces, veths, XDP): sudo testbed ...")
+	}
+	return nil
+}
+
+// parseWithName parses flags and positional arguments in any order
+// ("NAME --flag v", "--flag v NAME") and returns the first positional
+// argument ("" if none) and the others.
+func parseWithName(fs *flag.FlagSet, args []string) (string, []string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", nil, usageOrHelp(err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if len(pos) == 0 {
+		return "", nil, nil
+	}
+	return pos[0], pos[1:], nil
+}
+
+// fabricFlags registers the flags that shape a testbed's switches. With
+// impair, also --loss and --corrupt (experiments that sweep loss set it
+// themselves).
+func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
+	fs.StringVar(&o.Rate, "rate", o.Rate, "egress rate of every switch port, e.g. 1G, 100M (0: unshaped)")
+	if impair {
+		fs.Float64Var(&o.Loss, "loss", o.Loss, "loss probability of RoCEv2 frames at the impair sites (chain: core toward tor2)")
+		fs.Float64Var(&o.Corrupt, "corrupt", o.Corrupt, "FCS-corruption probability of RoCEv2 frames at the impair sites")
+	}
+	fs.Float64Var(&o.Burst, "burst", o.Burst, "mean loss burst length in packets: Gilbert–Elliott loss at the --loss rate (0: independent losses)")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the impair stage's random decisions")
+	fs.StringVar(&o.Multipath, "multipath", o.Multipath, "tord's multipath mode: ecmp, spray or adaptive")
+	fs.StringVar(&o.Poll, "poll", o.Poll, "tord's worker polling: adaptive (right for a few cores), busy or interrupt")
+	fs.BoolVar(&o.IPv6, "ipv6", o.IPv6, "IPv6 addresses and routes beside IPv4")
+	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "tord's /metrics port on loopback in each switch namespace (pprof on the next)")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "tord's log level")
+}
+
+// commonFlags are the flags every command that finds testbeds takes.
+type commonFlags struct {
+	stateDir string
+	prefix   string
+	bin      string
+	src      string
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet, build bool) {
+	fs.StringVar(&c.stateDir, "state", DefaultStateDir, "folder of the testbeds' state files")
+	fs.StringVar(&c.prefix, "prefix", "", "namespace name prefix, ending in '-' (default rtb-TOPOLOGY-)")
+	if build {
+		fs.StringVar(&c.bin, "bin", "", "folder with built tord (and roceperf) binaries (default: go build them from the source tree)")
+		fs.StringVar(&c.src, "src", "", "rocetor source tree to build from (default: the one the working directory is in)")
+	}
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	topo := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		topo = args[0]
+	}
+	o := DefaultOptions(topo)
+	var c commonFlags
+	fs := newFlagSet("testbed up", stderr)
+	c.register(fs, true)
+	fabricFlags(fs, &o, true)
+	fs.IntVar(&o.Senders, "senders", o.Senders, "dumbbell: senders behind tor1")
+	fs.IntVar(&o.Paths, "paths", o.Paths, "multipath: parallel core switches between tor1 and tor2")
+	name, rest, err := parseWithName(fs, args)
+	if err != nil {
+		return err
+	}
+	if name == "" || len(rest) > 0 {
+		return usagef("testbed up TOPOLOGY [flags]: TOPOLOGY is one of %s", strings.Join(topologies, ", "))
+	}
+	o.Topology = name
+	o.Prefix = c.prefix
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix(name)
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if err := needRoot(); err != nil {
+		return err
+	}
+	tb, err := Up(ctx, o, UpConfig{StateDir: c.stateDir, Bin: c.bin, Src: c.src, Out: stdout})
+	if err != nil {
+		return err
+	}
+	printTestbed(stdout, tb.st)
+	fmt.Fprintf(stdout, "testbed down --prefix %s removes it.\n", o.Prefix)
+	return nil
+}
+
+func cmdDown(args []string, stdout, stderr io.Writer) error {
+	var c commonFlags
+	fs := newFlagSet("testbed down", stderr)
+	c.register(fs, false)
+	if err := fs.Parse(args); err != nil {
+		return usageOrHelp(err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("testbed down takes no arguments (--prefix P for one testbed)")
+	}
+	if err := needRoot(); err != nil {
+		return err
+	}
+	if c.prefix != "" {
+		if !prefixRE.MatchString(c.prefix) {
+			return usagef("--prefix %q: want a prefix ending in '-'", c.prefix)
+		}
+		return down(c.stateDir, c.prefix, stdout)
+	}
+	// Everything: each known testbed, then any rtb-* namespace left.
+	sts, errs := listStates(c.stateDir)
+	for _, st := range sts {
+		errs = append(errs, down(c.stateDir, st.Name+"-", stdout))
+	}
+	errs = append(errs, down(c.stateDir, "rtb-", stdout))
+	return errors.Join(errs...)
+}
+
+func usageOrHelp(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usagef("%v", err)
+}
+
+// statusEntry is one testbed in testbed status --json.
+type statusEntry struct {
+	*State
+	Missing []string `json:"missing_netns,omitempty"` // namespaces of the plan that are gone
+	Dead    []string `json:"dead_tord,omitempty"`     // switches whose tord is not running
+}
+
+func cmdStatus(args []string, stdout, stderr io.Writer) error {
+	var c commonFlags
+	fs := newFlagSet("testbed status", stderr)
+	c.register(fs, false)
+	asJSON := fs.Bool("json", false, "print the state files as JSON")
+	if err := fs.Parse(args); err != nil {
+		return usageOrHelp(err)
+	}
+	sts, errs := listStates(c.stateDir)
+	var entries []statusEntry
+	claimed := map[string]bool{}
+	for _, st := range sts {
+		if c.prefix != "" && st.Name+"-" != c.prefix {
+			continue
+		}
+		e := statusEntry{State: st}
+		for _, n := range st.Netns() {
+			claimed[n] = true
+			if _, err := os.Stat(netnsDir + "/" + n); err != nil {
+				e.Missing = append(e.Missing, n)
+			}
+		}
+		for node, sw := range st.Switches {
+			if sw.PID == 0 || !alive(sw.PID) {
+				e.Dead = append(e.Dead, node)
+			}
+		}
+		sort.Strings(e.Dead)
+		entries = append(entries, e)
+	}
+	prefix := c.prefix
+	if prefix == "" {
+		prefix = "rtb-"
+	}
+	stray, _ := listNetns(prefix)
+	var orphans []string
+	for _, n := range stray {
+		if !claimed[n] {
+			orphans = append(orphans, n)
+		}
+	}
+	if *asJSON {
+		b, err := json.MarshalIndent(map[string]any{"testbeds": entries, "orphan_netns": orphans}, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+		return errors.Join(errs...)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(stdout, "no testbed in %s\n", c.stateDir)
+	}
+	for _, e := range entries {
+		printTestbed(stdout, e.State)
+		if len(e.Missing) > 0 {
+			fmt.Fprintf(stdout, "  MISSING namespaces: %s\n", strings.Join(e.Missing, " "))
+		}
+		if len(e.Dead) > 0 {
+			fmt.Fprintf(stdout, "  tord NOT RUNNING on: %s\n", strings.Join(e.Dead, " "))
+		}
+		fmt.Fprintln(stdout)
+	}
+	if len(orphans) > 0 {
+		fmt.Fprintf(stdout, "namespaces no state claims (left by a crash? testbed down removes them): %s\n", strings.Join(orphans, " "))
+	}
+	return errors.Join(errs...)
+}
+
+// printTestbed describes one testbed: shape, nodes, addresses, switches.
+func printTestbed(w io.Writer, st *State) {
+	p := st.Plan
+	fmt.Fprintf(w, "%s: %s %s, %s since %s (state %s)\n", st.Name, p.Options.Topology, p.Shape(), st.Phase,
+		st.Created.Local().Format(time.DateTime), st.Dir)
+	imp := "none"
+	if m := st.Impairment; !m.Zero() {
+		imp = fmt.Sprintf("loss %g", m.Loss)
+		if m.Burst > 0 {
+			imp += fmt.Sprintf(" in bursts of %g", m.Burst)
+		}
+		if m.Corrupt > 0 {
+			imp += fmt.Sprintf(", corrupt %g", m.Corrupt)
+		}
+		var sites []string
+		for _, s := range p.Sites {
+			sites = append(sites, s.Node+"→"+s.Port)
+		}
+		imp += " at " + strings.Join(sites, ", ")
+	}
+	fmt.Fprintf(w, "  switch egress %s, multipath %s, poll %s; impairment: %s\n", p.Options.Rate, p.Options.Multipath, p.Options.Poll, imp)
+	for _, n := range p.Nodes {
+		if n.Kind != HostNode {
+			continue
+		}
+		a := p.Addr(n.Name).String()
+		if a6 := p.Addr6(n.Name); a6.IsValid() {
+			a += " " + a6.String()
+		}
+		fmt.Fprintf(w, "  host   %-6s netns %-22s %s\n", n.Name, n.Netns, a)
+	}
+	for _, n := range p.Switches() {
+		sw := st.Switches[n.Name]
+		if sw == nil {
+			fmt.Fprintf(w, "  switch %-6s netns %-22s (no tord yet)\n", n.Name, n.Netns)
+			continue
+		}
+		pid := "not running"
+		if sw.PID != 0 && alive(sw.PID) {
+			pid = "pid " + strconv.Itoa(sw.PID)
+		}
+		fmt.Fprintf(w, "  switch %-6s netns %-22s tord %s, ports %s\n", n.Name, n.Netns, pid, strings.Join(p.Ports(n.Name), ","))
+		fmt.Fprintf(w, "         metrics: %s\n", sw.Curl())
+	}
+}
+
+func cmdMetrics(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c commonFlags
+	fs := newFlagSet("testbed metrics", stderr)
+	c.register(fs, false)
+	node, rest, err := parseWithName(fs, args)
+	if err != nil {
+		return err
+	}
+	filter := ""
+	if len(rest) > 0 {
+		filter = rest[0]
+	}
+	if node == "" || len(rest) > 1 {
+		return usagef("testbed metrics [--prefix P] NODE [FILTER]")
+	}
+	if err := needRoot(); err != nil {
+		return err
+	}
+	st, err := pickState(c)
+	if err != nil {
+		return err
+	}
+	sw := st.Switches[node]
+	if sw == nil {
+		return usagef("testbed %s has no switch %q", st.Name, node)
+	}
+	s, err := scrape(ctx, netnsClient(sw.Netns, 5*time.Second), sw.MetricsURL)
+	if err != nil {
+		return fmt.Errorf("%s: %w", node, err)
+	}
+	for _, l := range s.Nonzero(filter) {
+		fmt.Fprintln(stdout, l)
+	}
+	return nil
+}
+
+// pickState returns the testbed --prefix names, or the only one there is.
+func pickState(c commonFlags) (*State, error) {
+	if c.prefix != "" {
+		return loadState(c.stateDir, stateName(c.prefix))
+	}
+	sts, _ := listStates(c.stateDir)
+	switch len(sts) {
+	case 0:
+		return nil, fmt.Errorf("no testbed is up (state in %s)", c.stateDir)
+	case 1:
+		return sts[0], nil
+	}
+	var names []string
+	for _, st := range sts {
+		names = append(names, st.Name+"-")
+	}
+	return nil, usagef("several testbeds are up; name one with --prefix: %s", strings.Join(names, " "))
+}
+
+// runFlags registers testbed run's own flags.
+func runFlags(fs *flag.FlagSet, c *commonFlags, rc *RunConfig) {
+	c.register(fs, true)
+	fs.StringVar(&rc.JSON, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&rc.MD, "md", "", "write the results as Markdown to this file")
+	fs.StringVar(&rc.Plot, "plot", "", "write PNG plots into this folder")
+	fs.BoolVar(&rc.Reuse, "reuse", false, "run on the testbed with the prefix that is up instead of building one (left up)")
+	fs.BoolVar(&rc.Keep, "keep", false, "leave the testbed up afterwards")
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usagef("testbed run EXPERIMENT [flags]; EXPERIMENT is one of %s", strings.Join(experimentNames(), ", "))
+	}
+	mk, ok := experiments[args[0]]
+	if !ok {
+		return usagef("unknown experiment %q; testbed list shows %s", args[0], strings.Join(experimentNames(), ", "))
+	}
+	exp := mk()
+	var c commonFlags
+	var rc RunConfig
+	fs := newFlagSet("testbed run "+exp.Name(), stderr)
+	runFlags(fs, &c, &rc)
+	exp.Flags(fs)
+	if stray, _, err := parseWithName(fs, args[1:]); err != nil {
+		return err
+	} else if stray != "" {
+		return usagef("unexpected argument %q", stray)
+	}
+	if c.prefix != "" && !prefixRE.MatchString(c.prefix) {
+		return usagef("--prefix %q: want letters, digits, '_', '.' or '-', ending in '-'", c.prefix)
+	}
+	// Check the experiment's flags before anything needs root.
+	if _, err := exp.Setup(); err != nil {
+		return err
+	}
+	if rc.Plot != "" {
+		if err := os.MkdirAll(rc.Plot, 0o755); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	if err := needRoot(); err != nil {
+		return err
+	}
+	rc.StateDir, rc.Prefix, rc.Bin, rc.Src, rc.Out = c.stateDir, c.prefix, c.bin, c.src, stdout
+	rc.Command = "testbed run " + strings.Join(args, " ")
+	_, err := runExperiment(ctx, exp, rc)
+	return err
+}
+
+func cmdHelp(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	switch args[0] {
+	case "up":
+		o := DefaultOptions("")
+		var c commonFlags
+		fs := newFlagSet("testbed up", stdout)
+		c.register(fs, true)
+		fabricFlags(fs, &o, true)
+		fs.IntVar(&o.Senders, "senders", o.Senders, "dumbbell: senders behind tor1")
+		fs.IntVar(&o.Paths, "paths", o.Paths, "multipath: parallel core switches between tor1 and tor2")
+		fmt.Fprintf(stdout, "testbed up %s [flags]\n", strings.Join(topologies, "|"))
+		fs.PrintDefaults()
+	case "run":
+		if len(args) < 2 {
+			return usagef("testbed help run EXPERIMENT")
+		}
+		mk, ok := experiments[args[1]]
+		if !ok {
+			return usagef("unknown experiment %q", args[1])
+		}
+		exp := mk()
+		var c commonFlags
+		var rc RunConfig
+		fs := newFlagSet("testbed run "+exp.Name(), stdout)
+		runFlags(fs, &c, &rc)
+		exp.Flags(fs)
+		fmt.Fprintf(stdout, "testbed run %s [flags]: %s\n", exp.Name(), exp.Synopsis())
+		fs.PrintDefaults()
+	default:
+		fmt.Fprint(stdout, usage)
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Sample is one scrape of a switch's rocetor_ series, keyed by name and
+// sorted labels: rocetor_drops_total{reason="impair_loss"}.
+type Sample map[string]float64
+
+// scrape reads and parses url's Prometheus text.
+func scrape(ctx context.Context, client *http.Client, url string) (Sample, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scrape %s: %s", url, resp.Status)
+	}
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics flattens Prometheus text to a Sample, keeping the
+// rocetor_ families.
+func parseMetrics(r io.Reader) (Sample, error) {
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("parse metrics: %w", err)
+	}
+	out := Sample{}
+	for name, mf := range mfs {
+		if !strings.HasPrefix(name, "rocetor_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			sort.Strings(ls)
+			key := name
+			if len(ls) > 0 {
+				key += "{" + strings.Join(ls, ",") + "}"
+			}
+			switch {
+			case m.Counter != nil:
+				out[key] = m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				out[key] = m.GetGauge().GetValue()
+			case m.Untyped != nil:
+				out[key] = m.GetUntyped().GetValue()
+			}
+		}
+	}
+	return out, nil
+}
+
+// Delta returns what the counters (names ending in _total) counted from
+// before to after, and the gauges' values after; zeros are left out. A
+// counter lower after than before (its tord restarted) counts from zero.
+func Delta(before, after Sample) Sample {
+	out := Sample{}
+	for k, v := range after {
+		if isCounter(k) {
+			if b := before[k]; b <= v {
+				v -= b
+			}
+		}
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func isCounter(key string) bool {
+	name, _, _ := strings.Cut(key, "{")
+	return strings.HasSuffix(name, "_total")
+}
+
+// Sum adds the series of one metric whose labels contain all of match
+// (label="value" strings).
+func (s Sample) Sum(metric string, match ...string) float64 {
+	var t float64
+	for k, v := range s {
+		name, labels, _ := strings.Cut(k, "{")
+		if name != metric {
+			continue
+		}
+		ok := true
+		for _, m := range match {
+			if !strings.Contains(labels, m) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			t += v
+		}
+	}
+	return t
+}
+
+// Drops returns the drops by reason.
+func (s Sample) Drops() map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range s {
+		if r, ok := strings.CutPrefix(k, `rocetor_drops_total{reason="`); ok {
+			out[strings.TrimSuffix(r, `"}`)] += v
+		}
+	}
+	return out
+}
+
+// ImpairDrops returns the drops the impair stage made (every reason
+// impair_*).
+func (s Sample) ImpairDrops() float64 {
+	var t float64
+	for r, v := range s.Drops() {
+		if strings.HasPrefix(r, "impair_") {
+			t += v
+		}
+	}
+	return t
+}
+
+// OtherDrops returns the drops for any reason but impair_*: what the
+// fabric lost on its own (queue_full, no_neighbour, ...).
+func (s Sample) OtherDrops() float64 {
+	var t float64
+	for r, v := range s.Drops() {
+		if !strings.HasPrefix(r, "impair_") {
+			t += v
+		}
+	}
+	return t
+}
+
+// Nonzero returns the sample's nonzero series as sorted "key value"
+// lines, optionally only those whose key contains filter.
+func (s Sample) Nonzero(filter string) []string {
+	var lines []string
+	for k, v := range s {
+		if v != 0 && strings.Contains(k, filter) {
+			lines = append(lines, fmt.Sprintf("%s %g", k, v))
+		}
+	}
+	sort.Strings(lines)
+	return lines
+}

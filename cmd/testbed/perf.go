@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Transfer is one roceperf run: a server on To, a client on From.
+type Transfer struct {
+	Op        string        `json:"op"` // write, send or read
+	From      string        `json:"from"`
+	To        string        `json:"to"`
+	Size      int           `json:"size"`  // bytes per message
+	Count     int           `json:"count"` // messages
+	QPs       int           `json:"qps"`
+	Transport string        `json:"transport"`
+	MTU       int           `json:"mtu,omitempty"`
+	Rate      string        `json:"rate,omitempty"` // the client's pacing; empty: roceperf's default
+	Timeout   time.Duration `json:"timeout"`
+}
+
+// FCT is a flow-completion-time summary in microseconds.
+type FCT struct {
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+}
+
+// Summary is roceperf's JSON summary (roceperf … --json).
+type Summary struct {
+	Transport       string  `json:"transport"`
+	Op              string  `json:"op"`
+	Size            int64   `json:"size"`
+	Count           int64   `json:"count"`
+	QPs             int64   `json:"qps"`
+	Messages        int64   `json:"messages"`
+	Bytes           int64   `json:"bytes"`
+	DurationS       float64 `json:"duration_s"`
+	GoodputGbps     float64 `json:"goodput_gbps"`
+	FCT             FCT     `json:"fct_us"`
+	RetxPackets     int64   `json:"retx_packets"`
+	Timeouts        int64   `json:"timeouts"`
+	NaksReceived    int64   `json:"naks_received"`
+	NaksSent        int64   `json:"naks_sent"`
+	PacketsSent     int64   `json:"packets_sent"`
+	PacketsReceived int64   `json:"packets_received"`
+	VerifiedBytes   int64   `json:"verified_bytes"`
+	Corrupt         int64   `json:"corrupt"`
+}
+
+// PerfResult is what one Transfer gave.
+type PerfResult struct {
+	Client    Summary         `json:"client"`
+	ClientRaw json.RawMessage `json:"client_raw,omitempty"` // the JSON as printed, with any fields Summary lacks
+	Server    json.RawMessage `json:"server,omitempty"`     // the server's JSON, if it printed one
+}
+
+// Perf runs transfers between the testbed's hosts. roceperf is the real
+// one; tests use a fake.
+type Perf interface {
+	Transfer(ctx context.Context, t Transfer) (*PerfResult, error)
+}
+
+// roceperf runs the roceperf binary in the hosts' namespaces.
+type roceperf struct {
+	bin    string // the binary
+	plan   *Plan
+	logDir string
+	port   int // the server's control port
+	seq    atomic.Int64
+}
+
+// roceperfPort is the server's control port (perftest's default).
+const roceperfPort = 18515
+
+// ErrPerf wraps a transfer that roceperf reported as failed.
+var ErrPerf = errors.New("roceperf failed")
+
+// Transfer starts roceperf serve --once on the receiving host, waits
+// until it listens, runs the client on the sending host and reads its
+// JSON summary, then waits for the server to exit.
+func (r *roceperf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
+	from, to := r.plan.Node(t.From), r.plan.Node(t.To)
+	if from == nil || to == nil {
+		return nil, fmt.Errorf("transfer %s → %s: no such host", t.From, t.To)
+	}
+	n := r.seq.Add(1)
+	dst := r.plan.Addr(t.To).String()
+	listen := fmt.Sprintf("%s:%d", dst, r.port)
+	base := filepath.Join(r.logDir, fmt.Sprintf("roceperf-%03d", n))
+
+	srvOut := &bytes.Buffer{}
+	srvLog, err := os.Create(base + "-server.log")
+	if err != nil {
+		return nil, fmt.Errorf("roceperf log: %w", err)
+	}
+	defer srvLog.Close()
+	srv := exec.Command("ip", "netns", "exec", to.Netns, r.bin, "serve", "--dev", "eth0", "--listen", listen, "--once",
+		"--timeout", t.Timeout.String())
+	srv.Stdout, srv.Stderr = srvOut, srvLog
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start roceperf serve on %s: %w", t.To, err)
+	}
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.Wait() }()
+	stopServer := func() error {
+		select {
+		case err := <-srvDone:
+			return err
+		default:
+		}
+		srv.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-srvDone:
+			return err
+		case <-time.After(stopGrace):
+			srv.Process.Kill()
+			return <-srvDone
+		}
+	}
+	defer stopServer()
+	if err := waitListening(ctx, srv.Process.Pid, r.port, srvDone, 15*time.Second); err != nil {
+		return nil, fmt.Errorf("roceperf serve on %s: %w; its log %s:\n%s", t.To, err, srvLog.Name(), tail(srvLog.Name(), 20))
+	}
+
+	args := []string{"netns", "exec", from.Netns, r.bin, t.Op, "--dev", "eth0", "--to", listen,
+		"--size", strconv.Itoa(t.Size), "--count", strconv.Itoa(t.Count), "--qps", strconv.Itoa(t.QPs),
+		"--transport", t.Transport, "--json", "--timeout", t.Timeout.String()}
+	if t.MTU > 0 {
+		args = append(args, "--mtu", strconv.Itoa(t.MTU))
+	}
+	if t.Rate != "" {
+		args = append(args, "--rate", t.Rate)
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.Timeout+30*time.Second)
+	defer cancel()
+	cli := exec.CommandContext(cctx, "ip", args...)
+	cliLog, err := os.Create(base + "-client.log")
+	if err != nil {
+		return nil, fmt.Errorf("roceperf log: %w", err)
+	}
+	defer cliLog.Close()
+	fmt.Fprintf(cliLog, "# ip %s\n", strings.Join(args, " "))
+	var stdout bytes.Buffer
+	cli.Stdout, cli.Stderr = &stdout, cliLog
+	cli.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// On cancellation (Ctrl-C) ask roceperf to stop, so it detaches its
+	// XDP program itself; kill it if it has not within stopGrace.
+	cli.Cancel = func() error { return cli.Process.Signal(syscall.SIGTERM) }
+	cli.WaitDelay = stopGrace
+	cerr := cli.Run()
+	res := &PerfResult{}
+	raw := lastJSON(stdout.Bytes())
+	if raw != nil {
+		res.ClientRaw = raw
+		if err := json.Unmarshal(raw, &res.Client); err != nil {
+			return nil, fmt.Errorf("roceperf %s summary: %w\n%s", t.Op, err, raw)
+		}
+	}
+	if cerr != nil {
+		return res, fmt.Errorf("%w: roceperf %s %s → %s: %v; its log %s:\n%s", ErrPerf, t.Op, t.From, t.To, cerr, cliLog.Name(), tail(cliLog.Name(), 20))
+	}
+	if raw == nil {
+		return res, fmt.Errorf("%w: roceperf %s printed no JSON summary:\n%s", ErrPerf, t.Op, stdout.String())
+	}
+	// With --once the server ends after its one client.
+	select {
+	case <-srvDone:
+		srvDone <- nil // for the deferred stopServer
+	case <-time.After(10 * time.Second):
+		fmt.Fprintf(srvLog, "# testbed: still running 10s after the client ended; stopped\n")
+	}
+	res.Server = lastJSON(srvOut.Bytes())
+	return res, nil
+}
+
+// lastJSON returns the last line of out that is a JSON object, or the
+// whole output if it is one (an indented summary).
+func lastJSON(out []byte) json.RawMessage {
+	if t := bytes.TrimSpace(out); json.Valid(t) && len(t) > 0 && t[0] == '{' {
+		return json.RawMessage(t)
+	}
+	var last json.RawMessage
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if l := bytes.TrimSpace(sc.Bytes()); len(l) > 0 && l[0] == '{' && json.Valid(l) {
+			last = append(json.RawMessage(nil), l...)
+		}
+	}
+	return last
+}
+
+// waitListening polls until process pid's namespace has a TCP socket
+// listening on port (or a UDP socket bound to it), the process exits, or
+// timeout passes. It reads /proc/PID/net, the process's own view, so it
+// needs no tool and makes no connection the server would count as its
+// one client.
+func waitListening(ctx context.Context, pid, port int, exited chan error, timeout time.Duration) error {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			return fmt.Errorf("exited before listening: %v", err)
+		default:
+		}
+		if listening(pid, port) {
+			return nil
+		}
+	}
+	return fmt.Errorf("not listening on port %d within %v", port, timeout)
+}
+
+// listening reads /proc/PID/net/{tcp,tcp6,udp,udp6} for a socket bound
+// to port: TCP in state LISTEN (0A), UDP in any state.
+func listening(pid, port int) bool {
+	hexPort := fmt.Sprintf(":%04X", port)
+	for _, f := range []string{"tcp", "tcp6", "udp", "udp6"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fields := strings.Fields(line)
+			if len(fields) < 4 || !strings.HasSuffix(fields[1], hexPort) {
+				continue
+			}
+			if strings.HasPrefix(f, "udp") || fields[3] == "0A" {
+				return true
+			}
+		}
+	}
+	return false
+}

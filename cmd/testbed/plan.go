@@ -1,0 +1,536 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"rocetor/dataplane"
+)
+
+// ErrUsage wraps every error in what the user asked for (flags, names,
+// values); main exits 2 on it.
+var ErrUsage = errors.New("usage")
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+// Topologies testbed can build.
+var topologies = []string{"chain", "dumbbell", "multipath", "link"}
+
+// Options describe a testbed to build: its shape and what every switch's
+// tord is told. The zero value is not ready; DefaultOptions is.
+type Options struct {
+	Topology string `json:"topology"` // chain, dumbbell, multipath or link
+	Prefix   string `json:"prefix"`   // namespace name prefix, e.g. rtb-chain-
+
+	Senders int `json:"senders,omitempty"` // dumbbell: hosts behind tor1
+	Paths   int `json:"paths,omitempty"`   // multipath: parallel core switches
+
+	Rate        string  `json:"rate"`              // every switch port's egress rate, e.g. 1G; "0" unshaped
+	Loss        float64 `json:"loss,omitempty"`    // drop probability at the impair sites (RoCEv2 only)
+	Burst       float64 `json:"burst,omitempty"`   // mean burst length in packets: Gilbert–Elliott instead of Bernoulli
+	Corrupt     float64 `json:"corrupt,omitempty"` // FCS-error probability at the impair sites
+	Seed        uint64  `json:"seed"`              // impair seed
+	Multipath   string  `json:"multipath"`         // ecmp, spray or adaptive
+	Poll        string  `json:"poll"`              // tord polling mode
+	IPv6        bool    `json:"ipv6"`              // IPv6 addresses and routes beside IPv4
+	MetricsPort int     `json:"metrics_port"`      // tord's /metrics port in each switch namespace
+	LogLevel    string  `json:"log_level"`         // tord's log level
+}
+
+// DefaultOptions are the flags' defaults.
+func DefaultOptions(topology string) Options {
+	return Options{
+		Topology:    topology,
+		Senders:     2,
+		Paths:       2,
+		Rate:        "1G",
+		Seed:        1,
+		Multipath:   "ecmp",
+		Poll:        "adaptive",
+		IPv6:        true,
+		MetricsPort: 9478,
+		LogLevel:    "info",
+	}
+}
+
+// DefaultPrefix is the namespace prefix of a topology when --prefix is
+// not given.
+func DefaultPrefix(topology string) string { return "rtb-" + topology + "-" }
+
+var prefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,39}-$`)
+
+// Validate checks every option and names the first bad one.
+func (o *Options) Validate() error {
+	switch o.Topology {
+	case "chain", "link":
+	case "dumbbell":
+		if o.Senders < 1 || o.Senders > 32 {
+			return usagef("--senders %d: want 1 to 32", o.Senders)
+		}
+	case "multipath":
+		if o.Paths < 1 || o.Paths > 16 {
+			return usagef("--paths %d: want 1 to 16", o.Paths)
+		}
+	default:
+		return usagef("topology %q: want one of %s", o.Topology, strings.Join(topologies, ", "))
+	}
+	if !prefixRE.MatchString(o.Prefix) {
+		return usagef("--prefix %q: want letters, digits, '_', '.' or '-', at most 40, ending in '-'", o.Prefix)
+	}
+	var r dataplane.Rate
+	if err := r.UnmarshalText([]byte(o.Rate)); err != nil {
+		return usagef("--rate: %v", err)
+	}
+	switch o.Multipath {
+	case "ecmp", "spray", "adaptive":
+	default:
+		return usagef("--multipath %q: want ecmp, spray or adaptive", o.Multipath)
+	}
+	switch o.Poll {
+	case "busy", "adaptive", "interrupt":
+	default:
+		return usagef("--poll %q: want busy, adaptive or interrupt", o.Poll)
+	}
+	switch o.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return usagef("--log-level %q: want debug, info, warn or error", o.LogLevel)
+	}
+	if o.MetricsPort < 1 || o.MetricsPort > 65534 {
+		return usagef("--metrics-port %d: want 1 to 65534 (the next port serves pprof)", o.MetricsPort)
+	}
+	// The impair stage validates its own rules: build one and ask it.
+	cfg := o.Impair(DefaultImpairSite)
+	if err := cfg.Validate(nil); err != nil {
+		return usagef("--loss/--burst/--corrupt: %v", err)
+	}
+	return nil
+}
+
+// Kind is what a node is.
+type Kind string
+
+// Node kinds.
+const (
+	HostNode   Kind = "host"
+	SwitchNode Kind = "switch"
+)
+
+// Roles of nodes within a topology, for experiments to find them by.
+const (
+	RoleSender   = "sender"   // a host behind tor1
+	RoleReceiver = "receiver" // a host behind tor2
+	RoleToR      = "tor"
+	RoleCore     = "core"
+)
+
+// Node is one network namespace.
+type Node struct {
+	Name  string `json:"name"`  // short name: h1, tor1, core
+	Kind  Kind   `json:"kind"`  // host or switch
+	Role  string `json:"role"`  // sender, receiver, tor, core
+	Netns string `json:"netns"` // prefix + name
+}
+
+// End is one end of a link: an interface in a node with its addresses
+// (address and prefix length, e.g. 10.0.1.2/24).
+type End struct {
+	Node  string       `json:"node"`
+	Iface string       `json:"iface"`
+	V4    netip.Prefix `json:"v4"`
+	V6    netip.Prefix `json:"v6,omitzero"`
+}
+
+// Link is a veth pair.
+type Link struct {
+	A End `json:"a"`
+	B End `json:"b"`
+}
+
+// NextHop is a gateway and the interface it is reached through.
+type NextHop struct {
+	Via netip.Addr `json:"via"`
+	Dev string     `json:"dev"`
+}
+
+// Route is a static route in one node; several next hops make a
+// multipath route.
+type Route struct {
+	Node     string       `json:"node"`
+	Dst      netip.Prefix `json:"dst"`
+	NextHops []NextHop    `json:"nexthops"`
+}
+
+// Site is a switch port whose egress the impairment (--loss, --burst,
+// --corrupt) applies to.
+type Site struct {
+	Node string `json:"node"`
+	Port string `json:"port"`
+}
+
+// DefaultImpairSite is a placeholder port for validating options alone.
+var DefaultImpairSite = Site{Node: "core", Port: "tor2"}
+
+// Plan is a whole topology as data: what testbed up creates, in order.
+// It is a pure function of Options, so it is tested without root.
+type Plan struct {
+	Options Options `json:"options"`
+	Nodes   []Node  `json:"nodes"`
+	Links   []Link  `json:"links"`
+	Routes  []Route `json:"routes"`
+	Sites   []Site  `json:"impair_sites"`
+}
+
+// Node returns the named node, or nil.
+func (p *Plan) Node(name string) *Node {
+	for i := range p.Nodes {
+		if p.Nodes[i].Name == name {
+			return &p.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// ByRole returns the names of the nodes with this role, in plan order.
+func (p *Plan) ByRole(role string) []string {
+	var out []string
+	for _, n := range p.Nodes {
+		if n.Role == role {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// Switches returns the switch nodes in plan order.
+func (p *Plan) Switches() []Node {
+	var out []Node
+	for _, n := range p.Nodes {
+		if n.Kind == SwitchNode {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Ports returns a node's interfaces in link order: a switch's tord ports.
+func (p *Plan) Ports(node string) []string {
+	var out []string
+	for _, l := range p.Links {
+		for _, e := range []End{l.A, l.B} {
+			if e.Node == node {
+				out = append(out, e.Iface)
+			}
+		}
+	}
+	return out
+}
+
+// Addr returns a host's IPv4 address (on its first interface).
+func (p *Plan) Addr(node string) netip.Addr {
+	for _, l := range p.Links {
+		for _, e := range []End{l.A, l.B} {
+			if e.Node == node {
+				return e.V4.Addr()
+			}
+		}
+	}
+	return netip.Addr{}
+}
+
+// Addr6 returns a host's IPv6 address, invalid without --ipv6.
+func (p *Plan) Addr6(node string) netip.Addr {
+	for _, l := range p.Links {
+		for _, e := range []End{l.A, l.B} {
+			if e.Node == node && e.V6.IsValid() {
+				return e.V6.Addr()
+			}
+		}
+	}
+	return netip.Addr{}
+}
+
+// Shape returns a one-line picture of the topology.
+func (p *Plan) Shape() string {
+	s, r := p.ByRole(RoleSender), p.ByRole(RoleReceiver)
+	mid := "tor1 — tor2"
+	if c := p.ByRole(RoleCore); len(c) == 1 {
+		mid = "tor1 — " + c[0] + " — tor2"
+	} else if len(c) > 1 {
+		mid = fmt.Sprintf("tor1 — {%s} — tor2", strings.Join(c, ","))
+	}
+	return fmt.Sprintf("%s — %s — %s", strings.Join(s, ","), mid, strings.Join(r, ","))
+}
+
+// Addressing. Every link has its own /24 and /64; an IPv4 subnet
+// 10.A.B.0/24 has the IPv6 twin fdA:0:0:B::/64 (A in decimal digits),
+// and an address's last byte is the same in both:
+//
+//	host links        10.0.i.0/24   switch .1, host .2   (hi has 10.0.i.2)
+//	tor1 — core k     10.1.k.0/24   tor1 .1, core .2
+//	core k — tor2     10.2.k.0/24   core .1, tor2 .2
+//	tor1 — tor2       10.1.1.0/24   tor1 .1, tor2 .2     (dumbbell, link)
+func subnet(a, b int) (v4, v6 netip.Prefix) {
+	v4 = netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(a), byte(b), 0}), 24)
+	v6 = netip.MustParsePrefix(fmt.Sprintf("fd%02d:0:0:%x::/64", a, b))
+	return v4, v6
+}
+
+// host returns address n of a subnet pair, with the subnets' lengths.
+func host(v4, v6 netip.Prefix, n byte) (netip.Prefix, netip.Prefix) {
+	a4 := v4.Addr().As4()
+	a4[3] = n
+	a6 := v6.Addr().As16()
+	a6[15] = n
+	return netip.PrefixFrom(netip.AddrFrom4(a4), 24), netip.PrefixFrom(netip.AddrFrom16(a6), 64)
+}
+
+// NewPlan lays out the topology the options describe. Every topology is
+// tor1 and tor2 with hosts behind each, joined directly (dumbbell, link)
+// or through core switches (chain: one, multipath: K).
+func NewPlan(o Options) (*Plan, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	var left, right, cores int
+	switch o.Topology {
+	case "chain":
+		left, right, cores = 1, 1, 1
+	case "link":
+		left, right, cores = 1, 1, 0
+	case "dumbbell":
+		left, right, cores = o.Senders, 1, 0
+	case "multipath":
+		left, right, cores = 1, 1, o.Paths
+	}
+	p := &Plan{Options: o}
+	add := func(name string, k Kind, role string) {
+		p.Nodes = append(p.Nodes, Node{Name: name, Kind: k, Role: role, Netns: o.Prefix + name})
+	}
+	var lefts, rights, coreNames []string
+	for i := 1; i <= left+right; i++ {
+		name := "h" + strconv.Itoa(i)
+		if i <= left {
+			lefts = append(lefts, name)
+		} else {
+			rights = append(rights, name)
+		}
+	}
+	for k := 1; k <= cores; k++ {
+		name := "core"
+		if o.Topology == "multipath" {
+			name = "core" + strconv.Itoa(k)
+		}
+		coreNames = append(coreNames, name)
+	}
+	for _, h := range lefts {
+		add(h, HostNode, RoleSender)
+	}
+	add("tor1", SwitchNode, RoleToR)
+	for _, c := range coreNames {
+		add(c, SwitchNode, RoleCore)
+	}
+	add("tor2", SwitchNode, RoleToR)
+	for _, h := range rights {
+		add(h, HostNode, RoleReceiver)
+	}
+
+	end := func(node, iface string, v4, v6 netip.Prefix) End {
+		e := End{Node: node, Iface: iface, V4: v4}
+		if o.IPv6 {
+			e.V6 = v6
+		}
+		return e
+	}
+	link := func(a, aIf string, b, bIf string, s4, s6 netip.Prefix) {
+		a4, a6 := host(s4, s6, 1)
+		b4, b6 := host(s4, s6, 2)
+		p.Links = append(p.Links, Link{A: end(a, aIf, a4, a6), B: end(b, bIf, b4, b6)})
+	}
+	hostNets := map[string][2]netip.Prefix{}
+	for i, h := range append(append([]string(nil), lefts...), rights...) {
+		s4, s6 := subnet(0, i+1)
+		hostNets[h] = [2]netip.Prefix{s4, s6}
+	}
+	// Host links first, switch side .1, in the order h1 … hN.
+	for _, h := range lefts {
+		n := hostNets[h]
+		link("tor1", h, h, "eth0", n[0], n[1])
+	}
+	if cores == 0 {
+		s4, s6 := subnet(1, 1)
+		link("tor1", "tor2", "tor2", "tor1", s4, s6)
+	}
+	for k, c := range coreNames {
+		s4, s6 := subnet(1, k+1)
+		link("tor1", c, c, "tor1", s4, s6)
+		s4, s6 = subnet(2, k+1)
+		link(c, "tor2", "tor2", c, s4, s6)
+	}
+	for _, h := range rights {
+		n := hostNets[h]
+		link("tor2", h, h, "eth0", n[0], n[1])
+	}
+
+	// Routes: hosts default via their ToR; each switch to the host
+	// subnets it is not attached to.
+	gw := func(node string) (End, End) { // the host's end and its ToR's
+		for _, l := range p.Links {
+			if l.B.Node == node {
+				return l.B, l.A
+			}
+		}
+		panic("no link for " + node)
+	}
+	route := func(node string, dst4, dst6 netip.Prefix, hops []End) {
+		var h4, h6 []NextHop
+		for _, e := range hops {
+			h4 = append(h4, NextHop{Via: e.V4.Addr(), Dev: peerIface(p, e)})
+			if o.IPv6 {
+				h6 = append(h6, NextHop{Via: e.V6.Addr(), Dev: peerIface(p, e)})
+			}
+		}
+		p.Routes = append(p.Routes, Route{Node: node, Dst: dst4, NextHops: h4})
+		if o.IPv6 {
+			p.Routes = append(p.Routes, Route{Node: node, Dst: dst6, NextHops: h6})
+		}
+	}
+	for _, h := range append(append([]string(nil), lefts...), rights...) {
+		_, sw := gw(h)
+		route(h, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"), []End{sw})
+	}
+	// ends returns, for a switch, the far ends of its links toward the
+	// given neighbours.
+	far := func(node string, neighbours []string) []End {
+		var out []End
+		for _, n := range neighbours {
+			for _, l := range p.Links {
+				switch {
+				case l.A.Node == node && l.B.Node == n:
+					out = append(out, l.B)
+				case l.B.Node == node && l.A.Node == n:
+					out = append(out, l.A)
+				}
+			}
+		}
+		return out
+	}
+	towardTor1, towardTor2 := []string{"tor1"}, []string{"tor2"}
+	if cores > 0 {
+		towardTor1, towardTor2 = coreNames, coreNames
+	}
+	for _, h := range rights {
+		route("tor1", hostNets[h][0], hostNets[h][1], far("tor1", towardTor2))
+	}
+	for _, c := range coreNames {
+		for _, h := range lefts {
+			route(c, hostNets[h][0], hostNets[h][1], far(c, []string{"tor1"}))
+		}
+		for _, h := range rights {
+			route(c, hostNets[h][0], hostNets[h][1], far(c, []string{"tor2"}))
+		}
+	}
+	for _, h := range lefts {
+		route("tor2", hostNets[h][0], hostNets[h][1], far("tor2", towardTor1))
+	}
+
+	// The impairment sits where data from the senders leaves for tor2:
+	// each core's port toward tor2, or tor1's own.
+	if cores == 0 {
+		p.Sites = []Site{{Node: "tor1", Port: "tor2"}}
+	}
+	for _, c := range coreNames {
+		p.Sites = append(p.Sites, Site{Node: c, Port: "tor2"})
+	}
+	return p, nil
+}
+
+// peerIface returns the interface on the other side of the link whose
+// end e is: the local device a route through e's address uses.
+func peerIface(p *Plan, e End) string {
+	for _, l := range p.Links {
+		if l.A == e {
+			return l.B.Iface
+		}
+		if l.B == e {
+			return l.A.Iface
+		}
+	}
+	return ""
+}
+
+// Command is one command line the plan runs.
+type Command []string
+
+func (c Command) String() string { return strings.Join(c, " ") }
+
+// SetupCommands returns, in order, the commands that build the plan's
+// namespaces, links, addresses and routes (not tord). Every one names
+// its namespace: none touches the host's own interfaces.
+func (p *Plan) SetupCommands() []Command {
+	var cmds []Command
+	for _, n := range p.Nodes {
+		cmds = append(cmds, Command{"ip", "netns", "add", n.Netns})
+	}
+	for _, n := range p.Nodes {
+		cmds = append(cmds, Command{"ip", "-n", n.Netns, "link", "set", "lo", "up"})
+		// No duplicate address detection on the interfaces to come:
+		// while a link-local address is tentative the kernel sends no
+		// neighbour solicitation for tord's managed entries. Switches
+		// leave forwarding to tord.
+		s := Command{"ip", "netns", "exec", n.Netns, "sysctl", "-qw",
+			"net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.all.accept_dad=0"}
+		if n.Kind == SwitchNode {
+			s = append(s, "net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0")
+		}
+		cmds = append(cmds, s)
+	}
+	ns := func(node string) string { return p.Node(node).Netns }
+	for _, l := range p.Links {
+		// One queue each way on both ends: tord runs one worker, which
+		// owns queue 0 of every port, and roceperf's endpoint wants a
+		// single-queue interface (the kernel's default for a veth is a
+		// queue per CPU).
+		cmds = append(cmds, Command{"ip", "-n", ns(l.A.Node), "link", "add", l.A.Iface, "numtxqueues", "1", "numrxqueues", "1",
+			"type", "veth", "peer", "name", l.B.Iface, "numtxqueues", "1", "numrxqueues", "1", "netns", ns(l.B.Node)})
+		for _, e := range []End{l.A, l.B} {
+			cmds = append(cmds, Command{"ip", "-n", ns(e.Node), "addr", "add", e.V4.String(), "dev", e.Iface})
+			if e.V6.IsValid() {
+				cmds = append(cmds, Command{"ip", "-n", ns(e.Node), "addr", "add", e.V6.String(), "dev", e.Iface, "nodad"})
+			}
+			cmds = append(cmds, Command{"ip", "-n", ns(e.Node), "link", "set", e.Iface, "up"})
+			if p.Node(e.Node).Kind == HostNode {
+				// The host's TCP/UDP checksums would otherwise be left
+				// to a device (CHECKSUM_PARTIAL) that tord, forwarding
+				// from userspace, is not.
+				cmds = append(cmds, Command{"ip", "netns", "exec", ns(e.Node), "ethtool", "-K", e.Iface, "tx", "off"})
+			}
+		}
+	}
+	for _, r := range p.Routes {
+		c := Command{"ip", "-n", ns(r.Node)}
+		if r.Dst.Addr().Is6() {
+			c = append(c, "-6")
+		}
+		dst := r.Dst.String()
+		if r.Dst.Bits() == 0 {
+			dst = "default"
+		}
+		c = append(c, "route", "add", dst)
+		if len(r.NextHops) == 1 {
+			c = append(c, "via", r.NextHops[0].Via.String(), "dev", r.NextHops[0].Dev)
+		} else {
+			for _, h := range r.NextHops {
+				c = append(c, "nexthop", "via", h.Via.String(), "dev", h.Dev)
+			}
+		}
+		cmds = append(cmds, c)
+	}
+	return cmds
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// PlotSpec is one plot of an experiment: a line per series, a point per
+// group.
+type PlotSpec struct {
+	File   string // PNG file name inside the --plot folder
+	Title  string
+	XLabel string
+	YLabel string
+	X, Y   func(*Group) float64 // NaN leaves the point out
+	Series func(*Group) string  // one line per distinct value
+}
+
+// writePlots renders each spec as a PNG into dir and returns the files.
+func writePlots(dir string, specs []PlotSpec, groups []Group) ([]string, error) {
+	var files []string
+	var errs []error
+	for _, s := range specs {
+		path := filepath.Join(dir, s.File)
+		if err := renderPlot(path, s, groups); err != nil {
+			errs = append(errs, fmt.Errorf("plot %s: %w", s.File, err))
+			continue
+		}
+		files = append(files, path)
+	}
+	return files, errors.Join(errs...)
+}
+
+// seriesPoints returns each series' points sorted by x, with the series
+// in order of first appearance.
+func seriesPoints(s PlotSpec, groups []Group) (names []string, pts map[string]plotter.XYs) {
+	pts = map[string]plotter.XYs{}
+	for i := range groups {
+		g := &groups[i]
+		x, y := s.X(g), s.Y(g)
+		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+			continue
+		}
+		name := s.Series(g)
+		if _, ok := pts[name]; !ok {
+			names = append(names, name)
+		}
+		pts[name] = append(pts[name], plotter.XY{X: x, Y: y})
+	}
+	for _, n := range names {
+		sort.Slice(pts[n], func(i, j int) bool { return pts[n][i].X < pts[n][j].X })
+	}
+	return names, pts
+}
+
+func renderPlot(path string, s PlotSpec, groups []Group) error {
+	p := plot.New()
+	p.Title.Text = s.Title
+	p.X.Label.Text = s.XLabel
+	p.Y.Label.Text = s.YLabel
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	names, pts := seriesPoints(s, groups)
+	if len(names) == 0 {
+		return errors.New("no successful run to plot")
+	}
+	for i, n := range names {
+		l, sc, err := plotter.NewLinePoints(pts[n])
+		if err != nil {
+			return err
+		}
+		c := plotutil.Color(i)
+		l.Color = c
+		sc.Color = c
+		sc.Shape = plotutil.Shape(i)
+		p.Add(l, sc)
+		p.Legend.Add(n, l, sc)
+	}
+	p.Legend.Top = true
+	p.Legend.TextStyle.Color = color.Black
+	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requireRoot skips privileged tests with the reason.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: network namespaces, veths and XDP")
+	}
+	for _, tool := range []string{"ip", "ping", "ethtool", "sysctl", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s in PATH", tool)
+		}
+	}
+}
+
+// testPrefix is a prefix no other test binary or engineer uses.
+func testPrefix(tag string) string { return fmt.Sprintf("rtbt%d%s-", os.Getpid(), tag) }
+
+// buildBin builds tord, and roceperf when its package builds, into a
+// temporary folder; it reports whether roceperf is there.
+func buildBin(t *testing.T) (dir string, roceperf bool) {
+	t.Helper()
+	dir = t.TempDir()
+	start := time.Now()
+	if _, err := binaries(context.Background(), "", "", dir, nil, "tord"); err != nil {
+		t.Fatal(err)
+	}
+	src, err := findModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(src, "cmd", "roceperf")); err == nil {
+		if _, err := binaries(context.Background(), "", src, dir, nil, "roceperf"); err != nil {
+			t.Logf("roceperf does not build yet, skipping the experiment: %v", err)
+		} else {
+			roceperf = true
+		}
+	}
+	t.Logf("built binaries in %v", time.Since(start).Round(time.Millisecond))
+	return dir, roceperf
+}
+
+// cleanupPrefix removes whatever the test left with its prefix, also
+// when it failed half way, and checks nothing stays.
+func cleanupPrefix(t *testing.T, stateDir, prefix string) {
+	t.Cleanup(func() {
+		if err := down(stateDir, prefix, nil); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		if left, _ := listNetns(prefix); len(left) > 0 {
+			t.Errorf("namespaces left after cleanup: %v", left)
+		}
+	})
+}
+
+// TestChainEndToEnd does what a user would: testbed up chain with loss
+// at core, read every switch's /metrics, ping h1 → h2 through three
+// tords, testbed status, the loss sweep on the running chain (when
+// roceperf builds), and testbed down, after which no namespace, process
+// or state is left.
+func TestChainEndToEnd(t *testing.T) {
+	requireRoot(t)
+	bin, haveRoceperf := buildBin(t)
+	stateDir := t.TempDir()
+	prefix := testPrefix("c")
+	cleanupPrefix(t, stateDir, prefix)
+	common := []string{"--prefix", prefix, "--state", stateDir, "--bin", bin}
+
+	code, out, stderr := runCLI(append([]string{"up", "chain", "--loss", "0.01"}, common...)...)
+	if code != 0 {
+		t.Fatalf("testbed up chain: exit %d\n%s%s", code, out, stderr)
+	}
+	t.Logf("testbed up:\n%s", out)
+	tb, err := Open(stateDir, prefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, sw := range tb.st.Switches {
+		pids = append(pids, sw.PID)
+	}
+
+	t.Run("metrics", func(t *testing.T) {
+		ss, err := tb.Scrape(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, node := range []string{"tor1", "core", "tor2"} {
+			s, ok := ss[node]
+			if !ok {
+				t.Errorf("no metrics from %s", node)
+				continue
+			}
+			// The warm-up pings crossed every switch.
+			if rx := s.Sum("rocetor_port_rx_packets_total"); rx < 2 {
+				t.Errorf("%s: %v packets received, want the warm-up's", node, rx)
+			}
+		}
+		if _, ok := ss["core"][`rocetor_stage_packets_total{stage="impair"}`]; !ok {
+			t.Error("core runs no impair stage")
+		}
+		code, out, stderr := runCLI(append([]string{"metrics", "core", "stage_packets"}, common[:4]...)...)
+		if code != 0 || !strings.Contains(out, `rocetor_stage_packets_total{stage="impair"}`) {
+			t.Errorf("testbed metrics core: exit %d\n%s%s", code, out, stderr)
+		}
+	})
+
+	t.Run("ping", func(t *testing.T) {
+		h1 := tb.Plan().Node("h1").Netns
+		for _, dst := range []string{"10.0.2.2", "fd00:0:0:2::2"} {
+			out, err := exec.Command("ip", "netns", "exec", h1, "ping", "-n", "-c3", "-i0.2", "-W2", dst).CombinedOutput()
+			if err != nil {
+				t.Errorf("ping h1 → %s: %v\n%s", dst, err, out)
+				continue
+			}
+			// Three switches each took one off the TTL: ICMP is not
+			// impaired (the rule matches RoCEv2 only).
+			if !strings.Contains(string(out), "ttl=61") || !strings.Contains(string(out), " 0% packet loss") {
+				t.Errorf("ping h1 → %s:\n%s\nwant ttl=61 and no loss", dst, out)
+			}
+		}
+	})
+
+	t.Run("status", func(t *testing.T) {
+		code, out, stderr := runCLI("status", "--state", stateDir)
+		if code != 0 {
+			t.Fatalf("status: exit %d\n%s", code, stderr)
+		}
+		for _, want := range []string{stateName(prefix) + ": chain h1 — tor1 — core — tor2 — h2", "loss 0.01 at core→tor2",
+			"ip netns exec " + prefix + "core curl -s http://127.0.0.1:9478/metrics"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("status lacks %q:\n%s", want, out)
+			}
+		}
+		for _, pid := range pids {
+			if !strings.Contains(out, fmt.Sprintf("tord pid %d", pid)) {
+				t.Errorf("status lacks tord pid %d:\n%s", pid, out)
+			}
+		}
+	})
+
+	t.Run("loss-sweep", func(t *testing.T) {
+		if !haveRoceperf {
+			t.Skip("cmd/roceperf does not build yet")
+		}
+		results := filepath.Join(t.TempDir(), "results.json")
+		args := append([]string{"run", "loss-sweep", "--reuse", "--losses", "0,0.01", "--size", "65536", "--count", "20",
+			"--timeout", "30s", "--json", results}, common...)
+		code, out, stderr := runCLI(args...)
+		t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
+		if code != 0 {
+			t.Errorf("loss-sweep exited %d", code)
+		}
+		b, err := os.ReadFile(results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res Results
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Runs) != 2 {
+			t.Fatalf("%d runs, want 2", len(res.Runs))
+		}
+		for _, r := range res.Runs {
+			if r.Error != "" || r.Perf == nil {
+				t.Errorf("run %v failed: %s", r.Point, r.Error)
+				continue
+			}
+			s := r.Perf.Client
+			if s.Messages != 20 || s.Corrupt != 0 {
+				t.Errorf("run %v: %d messages, %d corrupt; want 20 and 0", r.Point, s.Messages, s.Corrupt)
+			}
+			drops := r.ImpairDrops()
+			switch r.Point["loss"] {
+			case "0":
+				if drops != 0 {
+					t.Errorf("no loss configured, but %v impair drops", drops)
+				}
+			case "0.01":
+				// About 13 of 1300 data packets; every one lost must be
+				// sent again.
+				if drops == 0 || float64(s.RetxPackets) < drops {
+					t.Errorf("1%% loss: %v impair drops, %d retransmitted packets; want some drops, each retransmitted", drops, s.RetxPackets)
+				}
+			}
+		}
+		// --reuse leaves the testbed as it was found.
+		if st, err := loadState(stateDir, stateName(prefix)); err != nil || st.Impairment.Loss != 0.01 {
+			t.Errorf("after the sweep, impairment %+v (%v), want loss 0.01 restored", st.Impairment, err)
+		}
+	})
+
+	code, out, stderr = runCLI("down", "--prefix", prefix, "--state", stateDir)
+	if code != 0 {
+		t.Fatalf("testbed down: exit %d\n%s%s", code, out, stderr)
+	}
+	if left, _ := listNetns(prefix); len(left) > 0 {
+		t.Errorf("namespaces left by testbed down: %v", left)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("tord pid %d still running after testbed down", pid)
+		}
+	}
+	if _, err := os.Stat(statePath(stateDir, stateName(prefix))); !os.IsNotExist(err) {
+		t.Errorf("state file left by testbed down: %v", err)
+	}
+}
+
+// TestDownAfterCrash: a testbed whose state file is gone (testbed
+// killed, state removed) is still found by its prefix: down stops the
+// tords by the namespace they run in and removes the namespaces.
+func TestDownAfterCrash(t *testing.T) {
+	requireRoot(t)
+	bin, _ := buildBin(t)
+	stateDir := t.TempDir()
+	prefix := testPrefix("k")
+	cleanupPrefix(t, stateDir, prefix)
+	o := DefaultOptions("link")
+	o.Prefix = prefix
+	tb, err := Up(context.Background(), o, UpConfig{StateDir: stateDir, Bin: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, sw := range tb.st.Switches {
+		pids = append(pids, sw.PID)
+	}
+	if err := os.Remove(statePath(stateDir, tb.st.Name)); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI("down", "--prefix", prefix, "--state", stateDir)
+	if code != 0 {
+		t.Fatalf("down: exit %d\n%s%s", code, out, stderr)
+	}
+	if left, _ := listNetns(prefix); len(left) > 0 {
+		t.Errorf("namespaces left: %v", left)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("tord pid %d survived", pid)
+		}
+	}
+	if _, err := os.Stat(tb.st.Dir); !os.IsNotExist(err) {
+		t.Errorf("testbed folder %s left: %v", tb.st.Dir, err)
+	}
+}
+
+// TestUpFailureCleansUp: when a switch never becomes ready, up removes
+// the namespaces it made and its state.
+func TestUpFailureCleansUp(t *testing.T) {
+	requireRoot(t)
+	bin := t.TempDir()
+	// A "tord" that fails at once, as one with a bad config would.
+	if err := os.WriteFile(filepath.Join(bin, "tord"), []byte("#!/bin/sh\necho 'tord: invalid config' >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stateDir := t.TempDir()
+	prefix := testPrefix("f")
+	cleanupPrefix(t, stateDir, prefix)
+	o := DefaultOptions("chain")
+	o.Prefix = prefix
+	_, err := Up(context.Background(), o, UpConfig{StateDir: stateDir, Bin: bin})
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "invalid config") {
+		t.Fatalf("Up with a failing tord = %v, want its exit and log", err)
+	}
+	if left, _ := listNetns(prefix); len(left) > 0 {
+		t.Errorf("namespaces left after a failed up: %v", left)
+	}
+	if sts, _ := listStates(stateDir); len(sts) > 0 {
+		t.Errorf("state left after a failed up: %s", sts[0].Name)
+	}
+}
+
+// TestUpCancelled: a cancelled up (Ctrl-C) removes what it made.
+func TestUpCancelled(t *testing.T) {
+	requireRoot(t)
+	bin, _ := buildBin(t)
+	stateDir := t.TempDir()
+	prefix := testPrefix("x")
+	cleanupPrefix(t, stateDir, prefix)
+	o := DefaultOptions("chain")
+	o.Prefix = prefix
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancel as soon as the first namespace exists.
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if n, _ := listNetns(prefix); len(n) > 0 {
+				break
+			}
+		}
+		cancel()
+	}()
+	_, err := Up(ctx, o, UpConfig{StateDir: stateDir, Bin: bin})
+	if err == nil {
+		t.Fatal("Up succeeded despite the cancel")
+	}
+	if left, _ := listNetns(prefix); len(left) > 0 {
+		t.Errorf("namespaces left after a cancelled up: %v", left)
+	}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"rocetor/dataplane"
+	"rocetor/tor/impair"
+)
+
+func TestChainTordConfigs(t *testing.T) {
+	p := mustPlan(t, "chain", func(o *Options) { o.Loss = 0.01; o.Rate = "10G" })
+	cfgs := p.TordConfigs()
+	if len(cfgs) != 3 {
+		t.Fatalf("%d configs, want one per switch (3)", len(cfgs))
+	}
+	for _, name := range []string{"tor1", "core", "tor2"} {
+		c := cfgs[name]
+		if c == nil {
+			t.Fatalf("no config for %s", name)
+		}
+		if c.Poll != "adaptive" || c.Workers != 1 {
+			t.Errorf("%s: poll %q, workers %d; want adaptive, 1", name, c.Poll, c.Workers)
+		}
+		if c.MetricsAddr != "127.0.0.1:9478" || c.AdminAddr != "127.0.0.1:9479" {
+			t.Errorf("%s: metrics %q admin %q, want loopback 9478 and 9479", name, c.MetricsAddr, c.AdminAddr)
+		}
+		if c.Egress.Rate != "10G" {
+			t.Errorf("%s: egress rate %q, want 10G", name, c.Egress.Rate)
+		}
+		if (c.Impair != nil) != (name == "core") {
+			t.Errorf("%s: impair %+v; want rules on core only", name, c.Impair)
+		}
+	}
+	ic := cfgs["core"].Impair
+	if len(ic.Rules) != 1 {
+		t.Fatalf("core: %d impair rules, want 1", len(ic.Rules))
+	}
+	r := ic.Rules[0]
+	if r.Port != "tor2" || r.Direction != "egress" || r.Match != "roce" || r.Loss != 0.01 || r.Burst != nil {
+		t.Errorf("core's rule %+v, want egress tor2, roce, loss 0.01", r)
+	}
+}
+
+// The file testbed writes is one tord accepts: every field is one of
+// tord's (strict decoding), the rate parses, and the impair section
+// validates against the switch's ports with tor/impair's own checks.
+func TestTordConfigFileValidates(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Options)
+	}{
+		{"bernoulli", func(o *Options) { o.Loss = 0.01 }},
+		{"burst", func(o *Options) { o.Loss = 0.01; o.Burst = 4 }},
+		{"corrupt", func(o *Options) { o.Corrupt = 1e-3 }},
+		{"clean", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := mustPlan(t, "chain", c.edit)
+			for node, cfg := range p.TordConfigs() {
+				b, err := cfg.Marshal(node)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var back TordConfig
+				if err := decodeStrict(b, &back); err != nil {
+					t.Fatalf("%s: %v\n%s", node, err, b)
+				}
+				var r dataplane.Rate
+				if err := r.UnmarshalText([]byte(back.Egress.Rate)); err != nil || r != 1e9 {
+					t.Errorf("%s: rate %q = %d, %v; want 1e9", node, back.Egress.Rate, r, err)
+				}
+				var doc struct {
+					Impair impair.Config `yaml:"impair"`
+				}
+				d := yaml.NewDecoder(bytes.NewReader(b))
+				if err := d.Decode(&doc); err != nil {
+					t.Fatalf("%s: impair section: %v", node, err)
+				}
+				if err := doc.Impair.Validate(cfg.Ports); err != nil {
+					t.Errorf("%s: impair section does not validate: %v\n%s", node, err, b)
+				}
+				if c.edit != nil && node == "core" && len(doc.Impair.Rules) != 1 {
+					t.Errorf("core: %d rules after decoding, want 1:\n%s", len(doc.Impair.Rules), b)
+				}
+			}
+		})
+	}
+}
+
+// Only the impair section's own keys appear: strict decoding of the
+// section into impair.Config would reject a field tord does not know.
+func TestImpairSectionStrict(t *testing.T) {
+	m := Impairment{Loss: 0.02, Burst: 3, Corrupt: 1e-4, Seed: 7}
+	ic := m.Impair("tor2")
+	var c impair.Config
+	if err := yamlRoundTrip(ic, &c); err != nil {
+		t.Fatalf("impair section does not decode strictly into impair.Config: %v", err)
+	}
+	if c.Seed != 7 || len(c.Rules) != 1 || c.Rules[0].Burst == nil || c.Rules[0].Burst.Loss != 0.02 ||
+		c.Rules[0].Burst.Length != 3 || c.Rules[0].Corrupt != 1e-4 || c.Rules[0].Loss != 0 {
+		t.Errorf("decoded %+v (burst %+v)", c, c.Rules[0].Burst)
+	}
+	if err := c.Validate([]string{"tor1", "tor2"}); err != nil {
+		t.Error(err)
+	}
+	if (Impairment{}).Impair("tor2") != nil {
+		t.Error("a zero impairment made an impair section")
+	}
+}
+
+func TestTordConfigHeader(t *testing.T) {
+	p := mustPlan(t, "link", nil)
+	b, err := p.TordConfigs()["tor1"].Marshal("tor1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), "# tord configuration of switch tor1") || strings.Contains(string(b), "impair:") {
+		t.Errorf("config:\n%s", b)
+	}
+}
