@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: build test bench generate lint fuzz demo
+.PHONY: build test bench bench-forward generate lint fuzz demo
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -15,6 +15,11 @@ test:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# tord against dpdk-testpmd, kernel forwarding and an XDP router on veth
+# namespaces; needs root. BENCH_ARGS passes options, e.g. --repeat 3.
+bench-forward:
+	scripts/bench-forward.sh $(BENCH_ARGS)
 
 generate:
 	$(GO) generate ./...
@@ -29,6 +34,8 @@ FUZZTIME ?= 1m
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
 
-# The switch on a namespace testbed: ping and TCP through tord (root).
+# The chain h1 — tor1 — core — tor2 — h2 with 1% loss at core: roceperf
+# WRITEs through three tords, the FCT table and each switch's counters (root).
 demo:
-	scripts/demo.sh
+	$(GO) build -o $(BIN)/ ./cmd/tord ./cmd/roceperf ./cmd/testbed
+	$(BIN)/testbed run demo --bin $(BIN)

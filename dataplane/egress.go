@@ -31,7 +31,11 @@ type EgressConfig struct {
 	// RateBps is the link rate in bits per second the token bucket shapes
 	// to; 0 sends as fast as the port takes frames.
 	RateBps uint64
-	// BurstBytes is the token bucket depth; 0 means two 9 KB frames.
+	// BurstBytes is the token bucket depth; 0 means half a millisecond at
+	// RateBps, and at least two 9 KB frames. A worker that loses its CPU
+	// for a moment would otherwise lose the credit of that moment: two
+	// frames (147 µs at 1 Gb/s) shaped a 1 Gb/s port to 0.37 Gb/s on a
+	// busy two-core machine (docs/performance.md, overload run).
 	BurstBytes int
 	// Quantum is the DRR quantum per unit of weight in bytes; 0 means 1500.
 	Quantum int
@@ -163,7 +167,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	}
 	e := &Egress{rate: c.RateBps, burst: c.BurstBytes, pauseBps: c.PauseRateBps}
 	if e.burst == 0 {
-		e.burst = 2 * 9216
+		e.burst = max(2*9216, int(c.RateBps/8/2000))
 	}
 	e.tokens = e.burst
 	if e.pauseBps == 0 {
