@@ -59,7 +59,8 @@ func TestTord(t *testing.T) {
 		t.Fatalf("before tord started, ping h1→h2 exited %v, want 1 (no reply):\n%s", err, out)
 	}
 
-	td := startTord(t, bin, tp.sw, "--ports", "s1,s2", "--metrics-addr", "127.0.0.1:9478", "--admin-addr", "127.0.0.1:9479")
+	td := startTord(t, bin, tp.sw, "--ports", "s1,s2", "--metrics-addr", "127.0.0.1:9478", "--admin-addr", "127.0.0.1:9479",
+		"--rate", "1G") // a shaped port also makes a PFC pause last 33 ms (pfc)
 	started := time.Now()
 	if err := td.waitReady(15 * time.Second); err != nil {
 		t.Fatal(err)
@@ -230,6 +231,56 @@ func TestTord(t *testing.T) {
 		for _, a := range []struct{ addr, pfx string }{{"10.0.1.9", "/24"}, {"fd01::9", "/64"}} {
 			tp.sw.IP(t, "addr", "add", a.addr+a.pfx, "dev", "s1")
 			tp.warmUp(t, a.addr)
+		}
+	})
+
+	t.Run("pfc", func(t *testing.T) {
+		// h2 sends real 802.1Qbb PFC frames pausing priority 3 (the data
+		// queue): tord must count each on s2 and hold s2's data queue
+		// paused while they keep coming, then resume when they stop.
+		tx := xdptest.OpenPacket(t, tp.h2, "eth0")
+		frame := make([]byte, rocev2.MinFrameLen)
+		if _, err := rocev2.BuildPFC(frame, tp.h2MAC, 1<<3, [8]uint16{3: 0xffff}); err != nil {
+			t.Fatal(err)
+		}
+		pfcRx, paused := `rocetor_port_pfc_rx_frames_total{port="s2"}`, `rocetor_queue_paused{port="s2",queue="data"}`
+		before, err := td.metrics()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 0xffff quanta at the port's 1 Gb/s are 33.5 ms: a frame every
+		// millisecond keeps the queue paused even on a busy machine.
+		const sent = 30
+		sawPaused := false
+		for i := 0; i < sent; i++ {
+			if err := tx.Send(frame); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+			if i > 10 && i%5 == 0 {
+				if ms, err := td.metrics(); err == nil && ms[paused] == 1 {
+					sawPaused = true
+				}
+			}
+		}
+		if !sawPaused {
+			t.Errorf("%s never 1 while PFC frames kept coming", paused)
+		}
+		var ms map[string]float64
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			ms, err = td.metrics()
+			if err == nil && ms[pfcRx]-before[pfcRx] >= sent && ms[paused] == 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ms[pfcRx] - before[pfcRx]; got != sent {
+			t.Errorf("%s rose by %v, want %d", pfcRx, got, sent)
+		}
+		if ms[paused] != 0 {
+			t.Errorf("%s = %v after the PFC frames stopped, want 0", paused, ms[paused])
 		}
 	})
 
