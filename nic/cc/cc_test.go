@@ -27,10 +27,11 @@ func TestFixedRate(t *testing.T) {
 	const burst, frame = 16 << 10, 1082
 	// At 1 Gb/s a byte takes 8 ns. The pacer lets a QP send while it has
 	// a token, so the burst and one frame go free; the egress shaper's
-	// bucket holds two 9 KB frames, and its round robin between the QPs
-	// (16 packets per turn) ends one QP up to 16 frames before the other.
+	// bucket holds half a millisecond at its rate (dataplane.EgressConfig
+	// BurstBytes), and its round robin between the QPs (16 packets per
+	// turn) ends one QP up to 16 frames before the other.
 	paced := int64(8 * (wire - burst - frame))
-	shaped := int64(8 * (2*wire - 2*9216))
+	shaped := int64(8 * (2*wire - 1e9/8/2000))
 	for _, tc := range []struct {
 		name   string
 		o      nictest.Options
