@@ -8,8 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"rocetor/dataplane/metrics"
 )
 
 // Sample is one scrape of a switch's rocetor_ series, keyed by name and
@@ -33,41 +32,9 @@ func scrape(ctx context.Context, client *http.Client, url string) (Sample, error
 	return parseMetrics(resp.Body)
 }
 
-// parseMetrics flattens Prometheus text to a Sample, keeping the
-// rocetor_ families.
-func parseMetrics(r io.Reader) (Sample, error) {
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	mfs, err := p.TextToMetricFamilies(r)
-	if err != nil {
-		return nil, fmt.Errorf("parse metrics: %w", err)
-	}
-	out := Sample{}
-	for name, mf := range mfs {
-		if !strings.HasPrefix(name, "rocetor_") {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			var ls []string
-			for _, l := range m.GetLabel() {
-				ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-			}
-			sort.Strings(ls)
-			key := name
-			if len(ls) > 0 {
-				key += "{" + strings.Join(ls, ",") + "}"
-			}
-			switch {
-			case m.Counter != nil:
-				out[key] = m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				out[key] = m.GetGauge().GetValue()
-			case m.Untyped != nil:
-				out[key] = m.GetUntyped().GetValue()
-			}
-		}
-	}
-	return out, nil
-}
+// parseMetrics flattens Prometheus text to a Sample of the rocetor_
+// series.
+func parseMetrics(r io.Reader) (Sample, error) { return metrics.Parse(r) }
 
 // Delta returns what the counters (names ending in _total) counted from
 // before to after, and the gauges' values after; zeros are left out. A

@@ -21,10 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"rocetor/afxdp/xdptest"
+	"rocetor/dataplane/metrics"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
 )
@@ -743,34 +741,7 @@ func (td *tordProc) metrics() (map[string]float64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	mfs, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("parse /metrics: %w", err)
-	}
-	out := map[string]float64{}
-	for name, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			var ls []string
-			for _, l := range m.GetLabel() {
-				ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-			}
-			sort.Strings(ls)
-			key := name
-			if len(ls) > 0 {
-				key += "{" + strings.Join(ls, ",") + "}"
-			}
-			switch {
-			case m.Counter != nil:
-				out[key] = m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				out[key] = m.GetGauge().GetValue()
-			case m.Untyped != nil:
-				out[key] = m.GetUntyped().GetValue()
-			}
-		}
-	}
-	return out, nil
+	return metrics.Parse(resp.Body)
 }
 
 func reached(ms, atLeast map[string]float64) bool {
