@@ -1,0 +1,74 @@
+// Command roceperf is a perftest-style load and flow-completion-time tool
+// for RoCEv2 over rocetor's software RNIC (package nic): it runs a
+// nic.Endpoint on a host interface through AF_XDP (package nic/host), so
+// two hosts without RDMA NICs — or two network namespaces — exchange
+// real RoCEv2 RC traffic, through tord or any switch.
+//
+// Usage:
+//
+//	roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB] [--rate 0]
+//	roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
+//	        [--qps 1] [--transport gbn] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
+//	        [--timeout 10s] [--json]
+//
+// The server listens on TCP port 18515 (perftest's) for clients; each run
+// is one TCP connection over which both sides exchange their QPs and
+// memory regions, then the client moves --count messages of --size bytes
+// with RDMA WRITE, SEND or READ, spread round robin over --qps QPs, with
+// up to --depth messages in flight per QP, posting the next as each
+// completes. The payload of every message is a pattern of its number,
+// checked end to end: the server checks what WRITE and SEND placed, the
+// client what READ returned. docs/roceperf.md describes the exchange
+// byte by byte, the output, and what a testbed needs to know.
+//
+// Flags:
+//
+//	--dev IFACE      the interface to run the endpoint on (XDP in endpoint
+//	                 mode plus one AF_XDP socket on rx queue 0; the
+//	                 interface must have one rx queue)
+//	--to HOST[:PORT] the server (port 18515 unless given; [v6]:port)
+//	--size BYTES     message size, 1 B to 1 GiB (KiB/MiB/GiB suffixes)
+//	--count N        messages in all
+//	--qps Q          QPs (1 to 4096); message i goes on QP i mod Q
+//	--transport T    loss recovery of both ends: gbn
+//	--mtu M          path MTU: 256, 512, 1024 or 2048 (the interface MTU
+//	                 must carry M plus about 100 bytes of headers)
+//	--depth D        messages in flight per QP; 0 covers 256 KiB (two
+//	                 Go-Back-N windows) per QP, at least 2 and at most 64
+//	                 messages, and at most 16 MiB over all QPs
+//	--rate R         pace the endpoint to R bit/s (K/M/G suffixes; 0: as
+//	                 fast as the socket takes frames); serve's paces READ
+//	                 responses
+//	--rto D          first retransmission timeout of both ends (0: the
+//	                 transport's, 16 ms for gbn)
+//	--timeout D      connect, each protocol step, neighbour resolution, and
+//	                 the longest wait for a completion (serve: for the
+//	                 client's first line)
+//	--json           one JSON object instead of the table
+//	--listen ADDR    (serve) listen address, default :18515
+//	--once           (serve) serve one run, exit 0 if it verified, else 1
+//	--max-mr SIZE    (serve) memory for the region a run writes or reads;
+//	                 a WRITE run larger than this is verified on its last
+//	                 max-mr bytes
+//
+// The client reports messages, bytes, goodput (payload bits over the time
+// from the first post to the last completion), the flow completion time
+// of each message from its post to its completion (p50, p99, p99.9, mean,
+// max), and its endpoint's retransmitted packets, timeouts, NAKs and
+// packets; with --json, one object:
+//
+//	{"transport":"gbn","op":"write","size":4096,"count":200,"qps":4,
+//	 "messages":200,"bytes":819200,"duration_s":0.004,"goodput_gbps":1.6,
+//	 "fct_us":{"p50":962.2,"p99":2454.9,"p999":2459.1,"mean":1239.8,"max":2459.1},
+//	 "retx_packets":0,"timeouts":0,"naks_received":0,"naks_sent":0,
+//	 "packets_sent":800,"packets_received":62,"verified_bytes":819200,
+//	 "corrupt":0,"depth":64,"mtu":1024,"server":{...}}
+//
+// serve logs to stderr and prints one JSON object per run on stdout.
+//
+// Exit codes: 0 when every message completed and verified; 1 on a
+// runtime failure (peer unreachable or silent, retry exhaustion, data
+// corruption, interrupted); 2 on bad flags. SIGINT and SIGTERM stop a
+// run and detach the XDP program; a server so stopped between runs
+// exits 0.
+package main
