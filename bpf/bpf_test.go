@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"rocetor/afxdp"
 	"rocetor/afxdp/xdptest"
@@ -273,40 +272,7 @@ func testRedirect(t *testing.T, mode Mode) {
 		"IPv6 MLD report": ethFrame(h.macA, h.macB, 0, 0x86dd, ipv6ICMP(netip.MustParseAddr("fe80::1"), netip.MustParseAddr("ff02::16"), 143)),
 	}
 	before := h.counters(t)
-	for _, f := range toSocket {
-		h.send(t, f)
-	}
-	for _, f := range toKernel {
-		h.send(t, f)
-	}
-	descs := make([]afxdp.Desc, 64)
-	got := map[string]bool{}
-	deadline := time.Now().Add(3 * time.Second)
-	for len(got) < len(toSocket) && time.Now().Before(deadline) {
-		if _, err := s.Poll(100 * time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-		n := s.Receive(descs)
-		for _, d := range descs[:n] {
-			b := u.Frame(d.Addr, int(d.Len))
-			for name, f := range toSocket {
-				if string(b) == string(f) {
-					got[name] = true
-				}
-			}
-			for name, f := range toKernel {
-				if string(b) == string(f) {
-					t.Errorf("%s reached the socket", name)
-				}
-			}
-			free.Push(u.FrameStart(d.Addr))
-		}
-	}
-	for name := range toSocket {
-		if !got[name] {
-			t.Errorf("%s did not reach the socket", name)
-		}
-	}
+	h.sortFrames(t, s, u, free, toSocket, toKernel)
 	after := h.counters(t)
 	t.Logf("counters before %+v after %+v", before, after)
 	if d := after.PassLLDP - before.PassLLDP; d != 2 {

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"testing"
-	"time"
 
 	"rocetor/afxdp"
 	"rocetor/afxdp/xdptest"
@@ -51,40 +50,7 @@ func testEndpointMode(t *testing.T, mode Mode) {
 		"truncated IPv4":       ethFrame(h.macA, h.macB, 0, 0x0800, nil)[:14],
 	}
 	before := h.counters(t)
-	for _, f := range toSocket {
-		h.send(t, f)
-	}
-	for _, f := range toKernel {
-		h.send(t, f)
-	}
-	descs := make([]afxdp.Desc, 64)
-	got := map[string]bool{}
-	deadline := time.Now().Add(3 * time.Second)
-	for len(got) < len(toSocket) && time.Now().Before(deadline) {
-		if _, err := s.Poll(100 * time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-		n := s.Receive(descs)
-		for _, d := range descs[:n] {
-			b := u.Frame(d.Addr, int(d.Len))
-			for name, f := range toSocket {
-				if string(b) == string(f) {
-					got[name] = true
-				}
-			}
-			for name, f := range toKernel {
-				if string(b) == string(f) {
-					t.Errorf("%s reached the socket", name)
-				}
-			}
-			free.Push(u.FrameStart(d.Addr))
-		}
-	}
-	for name := range toSocket {
-		if !got[name] {
-			t.Errorf("%s did not reach the socket", name)
-		}
-	}
+	h.sortFrames(t, s, u, free, toSocket, toKernel)
 	var after Counters
 	eventually(t, "the kernel-bound frames to be counted", func() bool {
 		after = h.counters(t)

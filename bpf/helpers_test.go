@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"rocetor/afxdp"
 	"rocetor/afxdp/xdptest"
 )
 
@@ -215,4 +216,45 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// sortFrames sends every frame of both sets from host B and checks that
+// each frame of toSocket, and none of toKernel, reaches socket s on A
+// within a bounded wait; received frames go back to free.
+func (h *twoHosts) sortFrames(t *testing.T, s *afxdp.Socket, u *afxdp.UMEM, free *afxdp.FrameStack, toSocket, toKernel map[string][]byte) {
+	t.Helper()
+	for _, f := range toSocket {
+		h.send(t, f)
+	}
+	for _, f := range toKernel {
+		h.send(t, f)
+	}
+	descs := make([]afxdp.Desc, 64)
+	got := map[string]bool{}
+	deadline := time.Now().Add(3 * time.Second)
+	for len(got) < len(toSocket) && time.Now().Before(deadline) {
+		if _, err := s.Poll(100 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		n := s.Receive(descs)
+		for _, d := range descs[:n] {
+			b := u.Frame(d.Addr, int(d.Len))
+			for name, f := range toSocket {
+				if string(b) == string(f) {
+					got[name] = true
+				}
+			}
+			for name, f := range toKernel {
+				if string(b) == string(f) {
+					t.Errorf("%s reached the socket", name)
+				}
+			}
+			free.Push(u.FrameStart(d.Addr))
+		}
+	}
+	for name := range toSocket {
+		if !got[name] {
+			t.Errorf("%s did not reach the socket", name)
+		}
+	}
 }
