@@ -1,0 +1,107 @@
+package netrt
+
+import (
+	"errors"
+	"fmt"
+
+	"rocetor/rocev2"
+)
+
+// ErrConfig wraps every configuration error.
+var ErrConfig = errors.New("netrt: config")
+
+// Config configures both stages. Sizes and budgets are per Stage, that is
+// per worker. The zero value of each field selects its default.
+type Config struct {
+	// Fabric is the set of ports facing the fabric, bit i for port i
+	// (ports 0–63); the others face hosts. DstToR serves data packets
+	// that arrive from the fabric and leave toward a host; SrcToR pools
+	// data packets that arrive from a host and leave toward the fabric.
+	// It must not be zero.
+	Fabric uint64
+	// Flows bounds the per-flow state of each stage; default 4096. When
+	// the table is full (and no idle entry can be reclaimed) new flows are
+	// forwarded untouched and counted.
+	Flows int
+	// BufferBytes is DstToR's reordering buffer budget; default 1 MiB.
+	// BufferFrames bounds the frames it holds; default 1024.
+	BufferBytes, BufferFrames int
+	// RequestInterval is how often DstToR re-sends a retransmission
+	// request while a flow is in ReTx; default 20 µs.
+	RequestInterval int64
+	// MaxRequests is how many requests DstToR sends for one ePSN before
+	// it gives up as if told "unfulfilled" (a SrcToR that never answers
+	// must not block the flow forever); default 8.
+	MaxRequests int
+	// IdleTimeout is how long an Ordered flow with nothing held must be
+	// idle before its entry may be reclaimed for a new flow; default 1 ms.
+	IdleTimeout int64
+	// PoolBytes is SrcToR's duplicate pool budget per egress port;
+	// default 256 KiB. PoolFrames bounds the duplicates it holds over all
+	// ports; default 4096.
+	PoolBytes, PoolFrames int
+	// Hold is how long SrcToR keeps a duplicate at most; default 100 µs.
+	Hold int64
+	// PeerMAC, indexed by port, is the MAC of the neighbour on that port,
+	// the destination MAC of NetRT messages sent out of it. A missing or
+	// zero entry means "the source MAC of the frame that prompted the
+	// message", which is the neighbour's only when the stage sees frames
+	// before fwd rewrote their MACs; tord fills it from its neighbour
+	// table.
+	PeerMAC []rocev2.MAC
+}
+
+// Defaults.
+const (
+	DefaultFlows           = 4096
+	DefaultBufferBytes     = 1 << 20
+	DefaultBufferFrames    = 1024
+	DefaultRequestInterval = 20_000
+	DefaultMaxRequests     = 8
+	DefaultIdleTimeout     = 1_000_000
+	DefaultPoolBytes       = 256 << 10
+	DefaultPoolFrames      = 4096
+	DefaultHold            = 100_000
+)
+
+// withDefaults validates c and fills in defaults.
+func (c Config) withDefaults() (Config, error) {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def64 := func(v *int64, d int64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Flows, DefaultFlows)
+	def(&c.BufferBytes, DefaultBufferBytes)
+	def(&c.BufferFrames, DefaultBufferFrames)
+	def(&c.MaxRequests, DefaultMaxRequests)
+	def(&c.PoolBytes, DefaultPoolBytes)
+	def(&c.PoolFrames, DefaultPoolFrames)
+	def64(&c.RequestInterval, DefaultRequestInterval)
+	def64(&c.IdleTimeout, DefaultIdleTimeout)
+	def64(&c.Hold, DefaultHold)
+	switch {
+	case c.Fabric == 0:
+		return c, fmt.Errorf("%w: fabric: no port faces the fabric", ErrConfig)
+	case c.Flows < 0 || c.Flows > 1<<24:
+		return c, fmt.Errorf("%w: flows %d, want 1 to 2^24", ErrConfig, c.Flows)
+	case c.BufferBytes < 0 || c.BufferFrames < 0 || c.BufferFrames > 1<<24:
+		return c, fmt.Errorf("%w: buffer %d bytes, %d frames", ErrConfig, c.BufferBytes, c.BufferFrames)
+	case c.PoolBytes < 0 || c.PoolFrames < 0 || c.PoolFrames > 1<<24:
+		return c, fmt.Errorf("%w: pool %d bytes, %d frames", ErrConfig, c.PoolBytes, c.PoolFrames)
+	case c.RequestInterval < 0 || c.IdleTimeout < 0 || c.Hold < 0 || c.MaxRequests < 0:
+		return c, fmt.Errorf("%w: negative interval, timeout, hold or request count", ErrConfig)
+	}
+	return c, nil
+}
+
+// fabric reports whether port i faces the fabric.
+func (c *Config) fabric(i uint16) bool { return i < 64 && c.Fabric&(1<<i) != 0 }
+
+// host reports whether port i is a routed port facing a host.
+func (c *Config) host(i uint16) bool { return i != 0xffff && !c.fabric(i) }

@@ -1,0 +1,115 @@
+// Package netrt implements NetRT's in-network retransmission between the
+// two top-of-rack switches of a flow (seed 000, §III-B to §III-D): the
+// source ToR keeps duplicates of the data packets its hosts send, the
+// destination ToR detects a loss from a PSN gap, holds the packets behind
+// it and asks the source ToR for the missing ones, so that the receiving
+// RNIC sees its flow in order and the end-to-end go-back-N never starts.
+//
+// # Stages
+//
+// SrcToR (seed 000 §III-B, §III-C-1) serves RoCEv2 data packets (RC
+// requests carrying payload) that arrive on a host port and leave by a
+// fabric port. It copies each into a duplicate pool keyed by flow
+// (source IP, destination IP, destination QP) and PSN, with a byte budget
+// per egress port. A full pool replaces the oldest duplicate of the flow
+// with the fewest retransmission requests (LFU over a per-flow request
+// count). A duplicate leaves the pool after Hold, or as soon as an RC ACK
+// passing back through the switch acknowledges its PSN. A retransmission
+// request arriving from the fabric for one of its hosts is consumed:
+// every missing PSN it names (ePSN, and ePSN+1+i for each clear bit i
+// below the highest set one) that the pool holds is sent again, a fresh
+// copy, on the "retransmit" queue of the original egress port; for the
+// first one it lacks, an unfulfilled notice goes back out of the port the
+// request came in by.
+//
+// DstToR (seed 000 §III-C-2, §III-D, Algorithms 1 and 2) serves data
+// packets that arrive on a fabric port and leave by a host port. Per flow
+// it keeps the ePSN, a 128-bit bitmap (bit i: PSN ePSN+1+i is held) and a
+// state, Ordered, ReTx or Waiting:
+//
+//   - PSN == ePSN: forwarded; ePSN advances and, in ReTx, the buffer is
+//     released in order while the next PSN is held (Algorithm 1). Back
+//     to Ordered when the bitmap empties, or from Waiting at once.
+//   - PSN > ePSN (within 128) in Ordered or ReTx: held in the reordering
+//     buffer. The first gap moves the flow to ReTx and sends a
+//     retransmission request (ePSN and bitmap) out of the port the data
+//     came in by, re-sent every RequestInterval while in ReTx; after
+//     MaxRequests unanswered ones the flow acts as if told "unfulfilled".
+//   - PSN > ePSN in Waiting, PSN < ePSN, or beyond the bitmap: forwarded,
+//     for the RNIC to sort out.
+//   - An unfulfilled notice for the flow's ePSN, in ReTx, is consumed and
+//     moves the flow to Waiting: the lowest held packet is forwarded,
+//     which makes the RNIC NAK and the sender go back N, and the rest of
+//     the buffer is flushed by forwarding it in PSN order. Algorithm 2's
+//     buffer.clear() could also mean dropping them; forwarding was chosen
+//     because the text says the buffer is "released" to trigger end
+//     retransmission, the RNIC discards what it cannot use anyway, and a
+//     drop would turn a packet the switch already has into a loss.
+//
+// Released and flushed packets keep the egress port and queue the
+// pipeline chose for them, so both stages run after fwd; DstToR should
+// run last, since the packets it holds skip the stages after it.
+//
+// NetRT messages are RoCEv2 packets with opcode 0xc0 and the NetRT header
+// of rocev2.NetRT, sent on queue "control". A request travels on the
+// served flow's reversed addresses (source IP = the flow's destination)
+// with the flow's destination QP; an unfulfilled notice, answering it,
+// travels on the flow's own addresses. Their destination MAC is
+// Config.PeerMAC of the port they leave by, or else the source MAC of the
+// frame that prompted them. Messages addressed to a host behind the ToR
+// are consumed and never reach it.
+//
+// Only RC requests with payload are numbered: RDMA Read requests and
+// atomics advance the PSN by other amounts and pass untouched, so a flow
+// that mixes them with writes confuses the ePSN (its first gap then ends
+// in Waiting, which is safe). Congestion avoidance for retransmissions
+// (§III-C-3, the K_l/K_h thresholds and rate R_r) is not implemented in
+// this slice: retransmissions go at the retransmit queue's priority.
+//
+// # Ports
+//
+// Config.Fabric names the fabric ports (a bit mask of port indices);
+// every other port faces hosts.
+//
+// # Drops
+//
+//	netrt_consumed   a NetRT message ended at this ToR (not a loss)
+//	netrt_duplicate  DstToR already holds a packet with that PSN
+//
+// A packet DstToR cannot hold because the buffer budget is spent is
+// forwarded out of order, not dropped (DstStats.ReorderFull). Messages,
+// retransmissions and duplicates take free frames; none free shows as the
+// worker's no_frame. An RC ACK's early matching to the wrong QP is
+// discussed on SrcToR.ack.
+//
+// # Budgets
+//
+// Per stage (that is, per worker): DstToR holds at most BufferBytes
+// (default 1 MiB) and BufferFrames (1024) frames; SrcToR pools at most
+// PoolBytes (256 KiB) per egress port and PoolFrames (4096) in all. Each
+// keeps state for Flows (4096) flows; a new flow finding the table full
+// reclaims an idle entry (IdleTimeout, 1 ms) or passes untouched,
+// counted. Held and pooled frames are freed by Close once the worker has
+// stopped.
+//
+// # Counters
+//
+// DstStats and SrcStats, one documented field per outcome; Stats from the
+// worker's goroutine, Snapshot from any (refreshed every millisecond of
+// worker time).
+//
+// # Configuration
+//
+//	cfg := netrt.Config{
+//		Fabric:          1<<2 | 1<<3, // ports 2 and 3 face the spines
+//		Hold:            100_000,     // ns
+//		PoolBytes:       256 << 10,
+//		BufferBytes:     1 << 20,
+//		RequestInterval: 20_000,      // ns
+//		PeerMAC:         neighbours,  // per port
+//	}
+//	src, err := netrt.NewSrcToR(cfg)
+//	dst, err := netrt.NewDstToR(cfg)
+//	... Stages: []dataplane.Stage{fwdStage, src, dst} ...
+//	defer src.Close(); defer dst.Close() // after the worker stopped
+package netrt
