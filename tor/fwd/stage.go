@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
-	"sync"
 	"time"
 
 	"rocetor/dataplane"
@@ -114,9 +113,7 @@ type Stage struct {
 	recent [missCache]missEntry
 	st     Stats
 
-	lastPub int64
-	pubMu   sync.Mutex
-	pub     Stats
+	pub dataplane.Published[Stats]
 }
 
 // NewStage returns a stage that forwards by the tables published in fib
@@ -165,9 +162,7 @@ func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 			s.forward(c, t, p)
 		}
 	}
-	if c.Now-s.lastPub >= int64(time.Millisecond) {
-		s.publish(c.Now)
-	}
+	s.pub.Maybe(c.Now, &s.st)
 }
 
 // swap adopts a new table. The spray positions are kept where the route
@@ -399,21 +394,10 @@ func (s *Stage) miss(now int64, port uint16, a *[16]byte) {
 // goroutine (or after the worker stopped); other goroutines use Snapshot.
 func (s *Stage) Stats() Stats { return s.st }
 
-// publish copies the counters for Snapshot, about once a millisecond of
-// worker time, as the worker does with its own.
-func (s *Stage) publish(now int64) {
-	s.lastPub = now
-	s.pubMu.Lock()
-	s.pub = s.st
-	s.pubMu.Unlock()
-}
-
 // Snapshot returns the counters as last published. It is safe to call
 // from any goroutine.
 func (s *Stage) Snapshot() Stats {
-	s.pubMu.Lock()
-	defer s.pubMu.Unlock()
-	return s.pub
+	return s.pub.Load()
 }
 
 var _ dataplane.Stage = (*Stage)(nil)

@@ -1,8 +1,6 @@
 package netrt
 
 import (
-	"sync"
-
 	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
@@ -64,10 +62,8 @@ type DstToR struct {
 	batch uint64 // serial number of the batch being processed
 	spec  rocev2.Spec
 
-	st      DstStats
-	pubMu   sync.Mutex
-	pub     DstStats
-	lastPub int64
+	st  DstStats
+	pub dataplane.Published[DstStats]
 }
 
 // NewDstToR returns a DstToR with the configuration c.
@@ -108,9 +104,7 @@ func (d *DstToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 			d.unfulfilled(c, p, n)
 		}
 	}
-	if c.Now-d.lastPub >= 1e6 {
-		d.publish(c.Now)
-	}
+	d.pub.Maybe(c.Now, &d.st)
 }
 
 // lookup finds or makes the flow of key; -1 when the table is full.
@@ -373,17 +367,8 @@ func (d *DstToR) Close() error {
 // only (others use Snapshot).
 func (d *DstToR) Stats() DstStats { return d.st }
 
-func (d *DstToR) publish(now int64) {
-	d.lastPub = now
-	d.pubMu.Lock()
-	d.pub = d.st
-	d.pubMu.Unlock()
-}
-
 // Snapshot returns the counters as last published (about once a
 // millisecond of worker time). It is safe from any goroutine.
 func (d *DstToR) Snapshot() DstStats {
-	d.pubMu.Lock()
-	defer d.pubMu.Unlock()
-	return d.pub
+	return d.pub.Load()
 }

@@ -2,7 +2,6 @@ package netrt
 
 import (
 	"math/bits"
-	"sync"
 
 	"rocetor/dataplane"
 	"rocetor/rocev2"
@@ -64,10 +63,8 @@ type SrcToR struct {
 	mem  *dataplane.Mem
 	spec rocev2.Spec
 
-	st      SrcStats
-	pubMu   sync.Mutex
-	pub     SrcStats
-	lastPub int64
+	st  SrcStats
+	pub dataplane.Published[SrcStats]
 }
 
 // NewSrcToR returns a SrcToR with the configuration c.
@@ -114,9 +111,7 @@ func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 		}
 	}
 	s.arm(c)
-	if c.Now-s.lastPub >= 1e6 {
-		s.publish(c.Now)
-	}
+	s.pub.Maybe(c.Now, &s.st)
 }
 
 // lookup finds or makes the flow of key; -1 when the table is full.
@@ -401,17 +396,8 @@ func (s *SrcToR) Close() error {
 // only (others use Snapshot).
 func (s *SrcToR) Stats() SrcStats { return s.st }
 
-func (s *SrcToR) publish(now int64) {
-	s.lastPub = now
-	s.pubMu.Lock()
-	s.pub = s.st
-	s.pubMu.Unlock()
-}
-
 // Snapshot returns the counters as last published (about once a
 // millisecond of worker time). It is safe from any goroutine.
 func (s *SrcToR) Snapshot() SrcStats {
-	s.pubMu.Lock()
-	defer s.pubMu.Unlock()
-	return s.pub
+	return s.pub.Load()
 }
