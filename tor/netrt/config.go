@@ -3,6 +3,7 @@ package netrt
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"rocetor/rocev2"
 )
@@ -42,13 +43,20 @@ type Config struct {
 	PoolBytes, PoolFrames int
 	// Hold is how long SrcToR keeps a duplicate at most; default 100 µs.
 	Hold int64
-	// PeerMAC, indexed by port, is the MAC of the neighbour on that port,
-	// the destination MAC of NetRT messages sent out of it. A missing or
-	// zero entry means "the source MAC of the frame that prompted the
-	// message", which is the neighbour's only when the stage sees frames
-	// before fwd rewrote their MACs; tord fills it from its neighbour
-	// table.
-	PeerMAC []rocev2.MAC
+	// Route tells where a NetRT message to dst goes: the egress port and
+	// the next hop's MAC, as the forwarding table would send it. Messages
+	// are addressed to the far ToR's host, so they follow the fabric's
+	// routes like any RoCEv2 packet and the far ToR consumes them. When
+	// Route is nil or has no answer, a message leaves by the port the
+	// prompting frame came in on, to that frame's source MAC: right when
+	// the stage sees frames before fwd rewrote them, as in unit tests.
+	// tord sets it from its FIB. It must not allocate or block.
+	Route func(dst netip.Addr) (port uint16, mac rocev2.MAC, ok bool)
+	// Prefixes are the remote prefixes that run NetRT: SrcToR pools only
+	// flows whose destination lies in one, DstToR serves only flows whose
+	// source does. Empty means every flow. A flow's membership is decided
+	// once, when its entry is made.
+	Prefixes []netip.Prefix
 }
 
 // Defaults.
@@ -97,7 +105,26 @@ func (c Config) withDefaults() (Config, error) {
 	case c.RequestInterval < 0 || c.IdleTimeout < 0 || c.Hold < 0 || c.MaxRequests < 0:
 		return c, fmt.Errorf("%w: negative interval, timeout, hold or request count", ErrConfig)
 	}
+	for _, p := range c.Prefixes {
+		if !p.IsValid() {
+			return c, fmt.Errorf("%w: prefixes: invalid prefix %v", ErrConfig, p)
+		}
+	}
 	return c, nil
+}
+
+// remote reports whether a (a flow's far end) runs NetRT.
+func (c *Config) remote(a [16]byte) bool {
+	if len(c.Prefixes) == 0 {
+		return true
+	}
+	ip := addr(a)
+	for _, p := range c.Prefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // fabric reports whether port i faces the fabric.

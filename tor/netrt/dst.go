@@ -187,8 +187,7 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 		if f.state == Ordered {
 			f.state = ReTx
 			d.st.Gaps++
-			f.reqPort = p.In
-			f.reqMAC = peer(&d.cfg, p.In, c.Mem.Frame(p))
+			f.reqPort, f.reqMAC = next(&d.cfg, f.key.Src, p.In, c.Mem.Frame(p))
 			f.gen++
 			f.requests = 0
 			d.request(c, fi, f)

@@ -45,15 +45,18 @@ func served(m *rocev2.Meta) rocev2.FlowKey { return m.Flow.Reverse(m.Flow.QP) }
 
 func addr(a [16]byte) netip.Addr { return netip.AddrFrom16(a).Unmap() }
 
-// peer returns the destination MAC for a message out of port: the
-// configured neighbour, or else the source MAC of frame f.
-func peer(cfg *Config, port uint16, f []byte) rocev2.MAC {
-	if int(port) < len(cfg.PeerMAC) && cfg.PeerMAC[port] != (rocev2.MAC{}) {
-		return cfg.PeerMAC[port]
+// next returns the port and destination MAC of a message to dst: the
+// route Config.Route gives, or else the port the prompting frame f came
+// in by and f's source MAC.
+func next(cfg *Config, dst [16]byte, in uint16, f []byte) (uint16, rocev2.MAC) {
+	if cfg.Route != nil {
+		if port, mac, ok := cfg.Route(addr(dst)); ok {
+			return port, mac
+		}
 	}
 	var m rocev2.MAC
 	copy(m[:], f[6:12])
-	return m
+	return in, m
 }
 
 // send builds a NetRT message with addresses src→dst and destination QP

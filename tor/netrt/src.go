@@ -361,7 +361,8 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 		if k > 0 && bm.Has(k-1) || found[k>>6]&(1<<(k&63)) != 0 {
 			continue
 		}
-		if send(c, &s.spec, p.In, peer(&s.cfg, p.In, c.Mem.Frame(p)), key.Src, key.Dst, key.QP,
+		out, mac := next(&s.cfg, key.Dst, p.In, c.Mem.Frame(p))
+		if send(c, &s.spec, out, mac, key.Src, key.Dst, key.QP,
 			rocev2.NetRTUnfulfilled, epsn.Add(k), rocev2.Bitmap128{}) {
 			s.st.Unfulfill++
 		} else {
