@@ -250,6 +250,32 @@ func (t *Table) Lookup(dst netip.Addr) (r Route, local, ok bool) {
 	return r, rt.kind == kindLocal, true
 }
 
+// NextHop returns where a packet the switch makes itself (a NetRT
+// message, say) to dst leaves: the port and the neighbour's MAC of the
+// route's first resolved next hop. ok is false when no route matches,
+// the route is local or a blackhole, or no next hop is resolved. It does
+// not allocate; unlike the packet path it neither spreads over the next
+// hops nor asks for missing neighbours.
+func (t *Table) NextHop(dst netip.Addr) (port uint16, mac rocev2.MAC, ok bool) {
+	dst = dst.Unmap()
+	a := addrKey(dst)
+	i, found := t.find(&a, dst.Is4())
+	if !found || t.routes[i].kind != kindForward {
+		return 0, mac, false
+	}
+	rt := &t.routes[i]
+	for _, h := range t.hops[rt.first : rt.first+uint32(rt.n)] {
+		if h.gateway {
+			if h.resolved {
+				return h.port, h.mac, true
+			}
+		} else if m, ok := t.neigh[neighKey{a, h.port}]; ok {
+			return h.port, m, true
+		}
+	}
+	return 0, mac, false
+}
+
 // Neighbour returns the MAC of addr on port, as the table knows it.
 func (t *Table) Neighbour(port uint16, addr netip.Addr) (rocev2.MAC, bool) {
 	m, ok := t.neigh[neighKey{addrKey(addr.Unmap()), port}]

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"testing"
+
+	"rocetor/rocev2"
 )
 
 // linear is the slow reference: scan every prefix, keep the longest that
@@ -292,3 +294,50 @@ func BenchmarkLookup(b *testing.B) {
 }
 
 var sink int
+
+// TestNextHop checks the route lookup for packets the switch makes:
+// gateway routes answer with the resolved gateway, connected routes with
+// the destination's own neighbour entry, and everything else says no.
+func TestNextHop(t *testing.T) {
+	gwMAC := rocev2.MAC{2, 0, 0, 0, 0, 1}
+	hostMAC := rocev2.MAC{2, 0, 0, 0, 0, 2}
+	tab, err := NewTable(&TableConfig{
+		Routes: []Route{
+			{Prefix: netip.MustParsePrefix("10.2.0.0/16"), NextHops: []NextHop{
+				{Port: 1, Gateway: netip.MustParseAddr("10.9.0.1")}, // unresolved: skipped
+				{Port: 2, Gateway: netip.MustParseAddr("10.9.0.2")}}},
+			{Prefix: netip.MustParsePrefix("10.1.0.0/24"), NextHops: []NextHop{{Port: 0}}},
+			{Prefix: netip.MustParsePrefix("10.3.0.0/16")}, // blackhole
+		},
+		Neighbours: []Neighbour{
+			{Port: 2, Addr: netip.MustParseAddr("10.9.0.2"), MAC: gwMAC},
+			{Port: 0, Addr: netip.MustParseAddr("10.1.0.5"), MAC: hostMAC},
+		},
+		Local: []netip.Addr{netip.MustParseAddr("10.1.0.1")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dst  string
+		port uint16
+		mac  rocev2.MAC
+		ok   bool
+	}{
+		{"10.2.3.4", 2, gwMAC, true},
+		{"::ffff:10.2.3.4", 2, gwMAC, true},
+		{"10.1.0.5", 0, hostMAC, true},
+		{"10.1.0.6", 0, rocev2.MAC{}, false}, // connected but unresolved
+		{"10.1.0.1", 0, rocev2.MAC{}, false}, // local
+		{"10.3.0.1", 0, rocev2.MAC{}, false}, // blackhole
+		{"192.0.2.1", 0, rocev2.MAC{}, false},
+	} {
+		port, mac, ok := tab.NextHop(netip.MustParseAddr(c.dst))
+		if ok != c.ok || ok && (port != c.port || mac != c.mac) {
+			t.Errorf("NextHop(%s) = %d %v %v, want %d %v %v", c.dst, port, mac, ok, c.port, c.mac, c.ok)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { tab.NextHop(netip.MustParseAddr("10.2.3.4")) }); n != 0 {
+		t.Errorf("NextHop allocates %.0f times", n)
+	}
+}
