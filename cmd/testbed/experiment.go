@@ -41,8 +41,10 @@ type Experiment interface {
 
 // experiments lists what testbed run knows, by name.
 var experiments = map[string]func() Experiment{
-	"loss-sweep": func() Experiment { return newLossSweep() },
-	"demo":       func() Experiment { return newDemo() },
+	"loss-sweep":      func() Experiment { return newLossSweep() },
+	"demo":            func() Experiment { return newDemo() },
+	"netrt-loss":      func() Experiment { return newNetRTLoss() },
+	"netrt-multipath": func() Experiment { return newNetRTMultipath() },
 }
 
 func experimentNames() []string {
@@ -66,6 +68,10 @@ type Fabric interface {
 	SetImpairment(ctx context.Context, m Impairment) error
 	// State lists the switches' tord processes and metrics URLs.
 	State() *State
+	// NetRT reports whether tor1 and tor2 run NetRT; SetNetRT turns it
+	// on or off and returns once traffic passes again.
+	NetRT() bool
+	SetNetRT(ctx context.Context, on bool) error
 }
 
 // Env is what an experiment runs with.

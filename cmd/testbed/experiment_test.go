@@ -23,6 +23,7 @@ type fakeFabric struct {
 	plan    *Plan
 	st      *State
 	imp     Impairment
+	netrt   bool
 	sets    []Impairment
 	scrapes int
 	counts  map[string]Sample
@@ -41,6 +42,12 @@ func newFakeFabric(t *testing.T) *fakeFabric {
 func (f *fakeFabric) Plan() *Plan            { return f.plan }
 func (f *fakeFabric) State() *State          { return f.st }
 func (f *fakeFabric) Impairment() Impairment { return f.imp }
+func (f *fakeFabric) NetRT() bool            { return f.netrt }
+
+func (f *fakeFabric) SetNetRT(ctx context.Context, on bool) error {
+	f.netrt = on
+	return nil
+}
 
 func (f *fakeFabric) SetImpairment(ctx context.Context, m Impairment) error {
 	if f.failSet {

@@ -129,10 +129,12 @@ func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	if impair {
 		fs.Float64Var(&o.Loss, "loss", o.Loss, "loss probability of RoCEv2 frames at the impair sites (chain: core toward tor2)")
 		fs.Float64Var(&o.Corrupt, "corrupt", o.Corrupt, "FCS-corruption probability of RoCEv2 frames at the impair sites")
+		fs.DurationVar(&o.Skew, "skew", o.Skew, "extra delay of RoCEv2 frames per impair site: site k (multipath: core k+1) delays k × skew")
 	}
 	fs.Float64Var(&o.Burst, "burst", o.Burst, "mean loss burst length in packets: Gilbert–Elliott loss at the --loss rate (0: independent losses)")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the impair stage's random decisions")
 	fs.StringVar(&o.Multipath, "multipath", o.Multipath, "tord's multipath mode: ecmp, spray or adaptive")
+	fs.BoolVar(&o.NetRT, "netrt", o.NetRT, "tor1 and tor2 run NetRT: in-network retransmission between the ToRs")
 	fs.StringVar(&o.Poll, "poll", o.Poll, "tord's worker polling: adaptive (right for a few cores), busy or interrupt")
 	fs.BoolVar(&o.IPv6, "ipv6", o.IPv6, "IPv6 addresses and routes beside IPv4")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "tord's /metrics port on loopback in each switch namespace (pprof on the next)")
@@ -325,13 +327,20 @@ func printTestbed(w io.Writer, st *State) {
 		if m.Corrupt > 0 {
 			imp += fmt.Sprintf(", corrupt %g", m.Corrupt)
 		}
+		if m.Skew > 0 {
+			imp += fmt.Sprintf(", delay k × %v at site k", m.Skew)
+		}
 		var sites []string
 		for _, s := range p.Sites {
 			sites = append(sites, s.Node+"→"+s.Port)
 		}
 		imp += " at " + strings.Join(sites, ", ")
 	}
-	fmt.Fprintf(w, "  switch egress %s, multipath %s, poll %s; impairment: %s\n", p.Options.Rate, p.Options.Multipath, p.Options.Poll, imp)
+	netrt := ""
+	if p.Options.NetRT {
+		netrt = "; NetRT on tor1, tor2"
+	}
+	fmt.Fprintf(w, "  switch egress %s, multipath %s, poll %s; impairment: %s%s\n", p.Options.Rate, p.Options.Multipath, p.Options.Poll, imp, netrt)
 	for _, n := range p.Nodes {
 		if n.Kind != HostNode {
 			continue

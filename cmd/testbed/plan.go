@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"rocetor/dataplane"
 )
@@ -31,16 +32,18 @@ type Options struct {
 	Senders int `json:"senders,omitempty"` // dumbbell: hosts behind tor1
 	Paths   int `json:"paths,omitempty"`   // multipath: parallel core switches
 
-	Rate        string  `json:"rate"`              // every switch port's egress rate, e.g. 1G; "0" unshaped
-	Loss        float64 `json:"loss,omitempty"`    // drop probability at the impair sites (RoCEv2 only)
-	Burst       float64 `json:"burst,omitempty"`   // mean burst length in packets: Gilbert–Elliott instead of Bernoulli
-	Corrupt     float64 `json:"corrupt,omitempty"` // FCS-error probability at the impair sites
-	Seed        uint64  `json:"seed"`              // impair seed
-	Multipath   string  `json:"multipath"`         // ecmp, spray or adaptive
-	Poll        string  `json:"poll"`              // tord polling mode
-	IPv6        bool    `json:"ipv6"`              // IPv6 addresses and routes beside IPv4
-	MetricsPort int     `json:"metrics_port"`      // tord's /metrics port in each switch namespace
-	LogLevel    string  `json:"log_level"`         // tord's log level
+	Rate        string        `json:"rate"`              // every switch port's egress rate, e.g. 1G; "0" unshaped
+	Loss        float64       `json:"loss,omitempty"`    // drop probability at the impair sites (RoCEv2 only)
+	Burst       float64       `json:"burst,omitempty"`   // mean burst length in packets: Gilbert–Elliott instead of Bernoulli
+	Corrupt     float64       `json:"corrupt,omitempty"` // FCS-error probability at the impair sites
+	Skew        time.Duration `json:"skew,omitempty"`    // extra delay per impair site: site k delays k × skew
+	Seed        uint64        `json:"seed"`              // impair seed
+	Multipath   string        `json:"multipath"`         // ecmp, spray or adaptive
+	NetRT       bool          `json:"netrt,omitempty"`   // tor1 and tor2 run NetRT (tor/netrt)
+	Poll        string        `json:"poll"`              // tord polling mode
+	IPv6        bool          `json:"ipv6"`              // IPv6 addresses and routes beside IPv4
+	MetricsPort int           `json:"metrics_port"`      // tord's /metrics port in each switch namespace
+	LogLevel    string        `json:"log_level"`         // tord's log level
 }
 
 // DefaultOptions are the flags' defaults.
@@ -104,6 +107,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MetricsPort < 1 || o.MetricsPort > 65534 {
 		return usagef("--metrics-port %d: want 1 to 65534 (the next port serves pprof)", o.MetricsPort)
+	}
+	if o.Skew < 0 || o.Skew > time.Second {
+		return usagef("--skew %v: want 0 to 1s", o.Skew)
 	}
 	// The impair stage validates its own rules: build one and ask it.
 	cfg := o.Impair(DefaultImpairSite)

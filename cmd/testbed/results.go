@@ -30,6 +30,7 @@ type Results struct {
 	Params     map[string]string `json:"params"` // the experiment's flags
 	Runs       []Run             `json:"runs"`
 	Table      Table             `json:"table"`
+	Cells      any               `json:"cells,omitempty"` // the experiment's own summary, one object per cell
 	Notes      []string          `json:"notes,omitempty"`
 }
 

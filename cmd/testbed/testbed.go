@@ -399,44 +399,76 @@ func (tb *Testbed) SetImpairment(ctx context.Context, m Impairment) error {
 	if m == tb.st.Impairment {
 		return nil
 	}
+	tb.st.Impairment = m
+	restarted, err := tb.reconfigure(ctx, func(node string, c *TordConfig) {
+		c.Impair = tb.st.Plan.ImpairOf(node, m)
+	})
+	if err == nil {
+		tb.logf("impairment now loss %g, burst %g, corrupt %g, skew %v (restarted tord on %s)", m.Loss, m.Burst, m.Corrupt, m.Skew, strings.Join(restarted, ", "))
+	}
+	return err
+}
+
+// NetRT reports whether the ToRs run NetRT.
+func (tb *Testbed) NetRT() bool { return tb.st.Plan.Options.NetRT }
+
+// SetNetRT turns NetRT on or off on tor1 and tor2, restarting them as
+// SetImpairment does.
+func (tb *Testbed) SetNetRT(ctx context.Context, on bool) error {
+	if on == tb.NetRT() {
+		return nil
+	}
+	tb.st.Plan.Options.NetRT = on
+	want := tb.st.Plan.TordConfigs()
+	restarted, err := tb.reconfigure(ctx, func(node string, c *TordConfig) {
+		c.NetRT, c.XDP = want[node].NetRT, want[node].XDP
+	})
+	if err == nil {
+		tb.logf("NetRT now %v (restarted tord on %s)", on, strings.Join(restarted, ", "))
+	}
+	return err
+}
+
+// reconfigure applies edit to every switch's configuration file,
+// restarts the switches whose file changed and warms the paths up again;
+// it returns the restarted switches.
+func (tb *Testbed) reconfigure(ctx context.Context, edit func(node string, c *TordConfig)) ([]string, error) {
 	var restart []string
 	for _, node := range tb.switchNames() {
 		sw := tb.st.Switches[node]
 		b, err := os.ReadFile(sw.Config)
 		if err != nil {
-			return fmt.Errorf("tord config of %s: %w", node, err)
+			return nil, fmt.Errorf("tord config of %s: %w", node, err)
 		}
 		var cfg TordConfig
 		if err := decodeStrict(b, &cfg); err != nil {
-			return fmt.Errorf("tord config %s: %w", sw.Config, err)
+			return nil, fmt.Errorf("tord config %s: %w", sw.Config, err)
 		}
-		next := m.Impair(tb.st.Plan.SitePorts(node)...)
-		if reflect.DeepEqual(next, cfg.Impair) {
+		next := cfg
+		edit(node, &next)
+		if reflect.DeepEqual(next, cfg) {
 			continue
 		}
-		cfg.Impair = next
-		if b, err = cfg.Marshal(node); err != nil {
-			return err
+		if b, err = next.Marshal(node); err != nil {
+			return nil, err
 		}
 		if err := os.WriteFile(sw.Config, b, 0o644); err != nil {
-			return fmt.Errorf("write tord config of %s: %w", node, err)
+			return nil, fmt.Errorf("write tord config of %s: %w", node, err)
 		}
 		restart = append(restart, node)
 	}
-	tb.st.Impairment = m
 	for _, node := range restart {
 		if err := tb.stopTord(node); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := tb.startAll(ctx, restart); err != nil {
-		return err
+		return nil, err
 	}
-	tb.logf("impairment now loss %g, burst %g, corrupt %g (restarted tord on %s)", m.Loss, m.Burst, m.Corrupt, strings.Join(restart, ", "))
 	if err := saveState(tb.stateDir, tb.st); err != nil {
-		return err
+		return nil, err
 	}
-	return tb.WarmUp(ctx)
+	return restart, tb.WarmUp(ctx)
 }
 
 // Down stops the testbed's switches and removes its namespaces and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -32,6 +33,42 @@ type TordConfig struct {
 		Multipath string `yaml:"multipath"`
 	} `yaml:"forwarding"`
 	Impair *ImpairConfig `yaml:"impair,omitempty"`
+	NetRT  *NetRTSection `yaml:"netrt,omitempty"`
+}
+
+// NetRTSection is tord's netrt: section as testbed writes it, with
+// timings and budgets for the namespace testbed: software switches on
+// shared cores have RTTs of a few hundred microseconds, not the
+// microsecond or two of a hardware fabric, so the hold time and request
+// interval are milliseconds.
+type NetRTSection struct {
+	Fabric          []string `yaml:"fabric"`
+	PoolBytes       string   `yaml:"pool_bytes"`
+	PoolFrames      int      `yaml:"pool_frames"`
+	Hold            string   `yaml:"hold"`
+	BufferBytes     string   `yaml:"buffer_bytes"`
+	BufferFrames    int      `yaml:"buffer_frames"`
+	RequestInterval string   `yaml:"request_interval"`
+	MaxRequests     int      `yaml:"max_requests"`
+}
+
+// netRTFrames is the UMEM of a ToR running NetRT: the pool and the
+// reordering buffer hold frames on top of what the rings keep filled.
+const netRTFrames = 16384
+
+// NetRT returns the netrt section of a ToR: its fabric ports are those
+// whose link leads to another switch.
+func (p *Plan) NetRT(node string) *NetRTSection {
+	n := &NetRTSection{PoolBytes: "2MiB", PoolFrames: 2048, Hold: "5ms", BufferBytes: "2MiB", BufferFrames: 2048,
+		RequestInterval: "1ms", MaxRequests: 8}
+	for _, l := range p.Links {
+		for _, e := range [][2]End{{l.A, l.B}, {l.B, l.A}} {
+			if e[0].Node == node && p.Node(e[1].Node).Kind == SwitchNode {
+				n.Fabric = append(n.Fabric, e[0].Iface)
+			}
+		}
+	}
+	return n
 }
 
 // ImpairConfig is tord's impair: section as testbed writes it: the
@@ -50,6 +87,12 @@ type ImpairRule struct {
 	Loss      float64      `yaml:"loss,omitempty"`
 	Burst     *ImpairBurst `yaml:"burst,omitempty"`
 	Corrupt   float64      `yaml:"corrupt,omitempty"`
+	Delay     *ImpairDelay `yaml:"delay,omitempty"`
+}
+
+// ImpairDelay holds every matching frame for Mean (a Go duration).
+type ImpairDelay struct {
+	Mean string `yaml:"mean"`
 }
 
 // ImpairBurst is Gilbert–Elliott loss by mean rate and mean burst length.
@@ -59,30 +102,35 @@ type ImpairBurst struct {
 }
 
 // Impairment is what the impair sites do: a loss rate, optionally in
-// bursts, and a corruption rate.
+// bursts, a corruption rate, and a delay that grows by Skew from one
+// site to the next (unequal paths for the multipath topology).
 type Impairment struct {
-	Loss    float64 `json:"loss"`
-	Burst   float64 `json:"burst,omitempty"` // mean burst length in packets; 0 = independent losses
-	Corrupt float64 `json:"corrupt,omitempty"`
-	Seed    uint64  `json:"seed"`
+	Loss    float64       `json:"loss"`
+	Burst   float64       `json:"burst,omitempty"` // mean burst length in packets; 0 = independent losses
+	Corrupt float64       `json:"corrupt,omitempty"`
+	Skew    time.Duration `json:"skew,omitempty"` // site k (from 0, in plan order) delays RoCEv2 frames by k × Skew
+	Seed    uint64        `json:"seed"`
 }
 
 // Impairment returns the options' impairment.
 func (o *Options) Impairment() Impairment {
-	return Impairment{Loss: o.Loss, Burst: o.Burst, Corrupt: o.Corrupt, Seed: o.Seed}
+	return Impairment{Loss: o.Loss, Burst: o.Burst, Corrupt: o.Corrupt, Skew: o.Skew, Seed: o.Seed}
 }
 
 // Zero reports whether the impairment does nothing.
-func (m Impairment) Zero() bool { return m.Loss == 0 && m.Corrupt == 0 }
+func (m Impairment) Zero() bool { return m.Loss == 0 && m.Corrupt == 0 && m.Skew == 0 }
 
-// Rule returns the impair rule for one site, or nil when m does nothing.
-// Only RoCEv2 frames are impaired, so ARP, ND and the experiment's own
-// TCP control connections pass.
-func (m Impairment) Rule(port string) *ImpairRule {
-	if m.Zero() {
+// Rule returns the impair rule for site k, port port, or nil when it
+// does nothing there. Only RoCEv2 frames are impaired, so ARP, ND and the
+// experiment's own TCP control connections pass.
+func (m Impairment) Rule(port string, k int) *ImpairRule {
+	if m.Loss == 0 && m.Corrupt == 0 && (m.Skew == 0 || k == 0) {
 		return nil
 	}
 	r := &ImpairRule{Port: port, Direction: "egress", Match: "roce", Corrupt: m.Corrupt}
+	if m.Skew > 0 && k > 0 {
+		r.Delay = &ImpairDelay{Mean: (time.Duration(k) * m.Skew).String()}
+	}
 	if m.Burst > 0 && m.Loss > 0 {
 		r.Burst = &ImpairBurst{Loss: m.Loss, Length: m.Burst}
 	} else {
@@ -91,15 +139,32 @@ func (m Impairment) Rule(port string) *ImpairRule {
 	return r
 }
 
-// Impair returns the impair section for a switch with impair sites; nil
-// when nothing is impaired.
+// Impair returns the impair section for sites 0, 1, … on the given
+// ports; nil when nothing is impaired.
 func (m Impairment) Impair(ports ...string) *ImpairConfig {
-	if m.Zero() || len(ports) == 0 {
+	c := &ImpairConfig{Seed: m.Seed}
+	for k, p := range ports {
+		if r := m.Rule(p, k); r != nil {
+			c.Rules = append(c.Rules, *r)
+		}
+	}
+	if len(c.Rules) == 0 {
 		return nil
 	}
+	return c
+}
+
+// ImpairOf returns the impair section of one switch: the rules of the
+// plan's sites on it; nil when nothing is impaired there.
+func (p *Plan) ImpairOf(node string, m Impairment) *ImpairConfig {
 	c := &ImpairConfig{Seed: m.Seed}
-	for _, p := range ports {
-		c.Rules = append(c.Rules, *m.Rule(p))
+	for k, s := range p.Sites {
+		if r := m.Rule(s.Port, k); s.Node == node && r != nil {
+			c.Rules = append(c.Rules, *r)
+		}
+	}
+	if len(c.Rules) == 0 {
+		return nil
 	}
 	return c
 }
@@ -141,25 +206,12 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 		c.XDP.Frames, c.XDP.RingSize = xdpSizes(len(c.Ports))
 		c.Egress.Rate = o.Rate
 		c.Forwarding.Multipath = o.Multipath
-		var sites []string
-		for _, s := range p.Sites {
-			if s.Node == n.Name {
-				sites = append(sites, s.Port)
-			}
+		c.Impair = p.ImpairOf(n.Name, o.Impairment())
+		if o.NetRT && n.Role == RoleToR {
+			c.NetRT = p.NetRT(n.Name)
+			c.XDP.Frames = max(c.XDP.Frames, netRTFrames)
 		}
-		c.Impair = o.Impairment().Impair(sites...)
 		out[n.Name] = c
-	}
-	return out
-}
-
-// SitePorts returns the impair ports of one switch.
-func (p *Plan) SitePorts(node string) []string {
-	var out []string
-	for _, s := range p.Sites {
-		if s.Node == node {
-			out = append(out, s.Port)
-		}
 	}
 	return out
 }
