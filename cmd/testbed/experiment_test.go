@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeFabric is a chain whose switches count like tord would: each
@@ -344,5 +345,96 @@ func TestExperimentsRegistered(t *testing.T) {
 		if err := o.Validate(); err != nil {
 			t.Errorf("%s: default testbed invalid: %v", name, err)
 		}
+	}
+}
+
+// netrtPerf is fakePerf whose GBN retransmits only without NetRT, and
+// whose ToRs report occupancy only with it.
+type netrtPerf struct{ fakePerf }
+
+func (p *netrtPerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
+	r, err := p.fakePerf.Transfer(ctx, t)
+	if err == nil && p.fab.netrt {
+		r.Client.RetxPackets = 0
+		r.Client.FCT.Mean /= 4
+	}
+	return r, err
+}
+
+func TestNetRTLossWithFakes(t *testing.T) {
+	exp := newNetRTLoss()
+	parseExperiment(t, exp, "--losses", "0.01,0.05", "--sizes", "10000,1000000", "--count", "5")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Topology != "chain" || o.NetRT || o.Loss != 0.01 {
+		t.Errorf("Setup() = %+v, want the chain without NetRT at the first loss", o)
+	}
+	fab := newFakeFabric(t)
+	var toggles []bool
+	perf := &netrtPerf{fakePerf{fab: fab}}
+	res := newResults(exp, fab.plan, "testbed run netrt-loss")
+	if err := exp.Run(context.Background(), &Env{Fabric: &toggling{fab, &toggles}, Perf: perf}, res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 8 || !slices.Equal(toggles, []bool{false, true, false, true, false, true, false, true}) {
+		t.Fatalf("%d runs, NetRT toggled %v; want 8 runs alternating off, on", len(res.Runs), toggles)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Cells []map[string]any `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Cells) != 4 {
+		t.Fatalf("cells %v, %v; want 4", back.Cells, err)
+	}
+	c := back.Cells[3]
+	for _, k := range []string{"loss", "size", "baseline", "netrt", "pool_peak_bytes", "reorder_peak_bytes"} {
+		if _, ok := c[k]; !ok {
+			t.Errorf("cell lacks %q: %v", k, c)
+		}
+	}
+	if c["loss"] != 0.05 || c["size"] != 1e6 || c["fct_reduction"] != 0.75 {
+		t.Errorf("last cell %v, want loss 0.05, size 1e6, FCT reduction 0.75", c)
+	}
+	for _, mode := range []string{"baseline", "netrt"} {
+		m := c[mode].(map[string]any)
+		fct, ok := m["fct_us"].(map[string]any)
+		if !ok || fct["mean"] == nil || fct["p50"] == nil || fct["p99"] == nil || m["e2e_retx"] == nil {
+			t.Errorf("%s: %v, want fct_us {mean, p50, p99} and e2e_retx", mode, m)
+		}
+	}
+	if c["netrt"].(map[string]any)["e2e_retx"] != 0.0 || c["baseline"].(map[string]any)["e2e_retx"] == 0.0 {
+		t.Errorf("e2e_retx: baseline %v, netrt %v", c["baseline"], c["netrt"])
+	}
+	if len(res.Table.Rows) != 4 {
+		t.Errorf("table rows %d, want 4", len(res.Table.Rows))
+	}
+}
+
+// toggling records every SetNetRT.
+type toggling struct {
+	*fakeFabric
+	toggles *[]bool
+}
+
+func (f *toggling) SetNetRT(ctx context.Context, on bool) error {
+	*f.toggles = append(*f.toggles, on)
+	return f.fakeFabric.SetNetRT(ctx, on)
+}
+
+func TestNetRTMultipathSetup(t *testing.T) {
+	exp := newNetRTMultipath()
+	parseExperiment(t, exp, "--paths", "3", "--skew", "50us")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exp.Name() != "netrt-multipath" || o.Topology != "multipath" || o.Paths != 3 || o.Multipath != "spray" ||
+		o.Skew != 50*time.Microsecond || o.Loss != 0 {
+		t.Errorf("Setup() = %+v", o)
 	}
 }

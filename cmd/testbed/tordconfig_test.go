@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -120,5 +122,73 @@ func TestTordConfigHeader(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(b), "# tord configuration of switch tor1") || strings.Contains(string(b), "impair:") {
 		t.Errorf("config:\n%s", b)
+	}
+}
+
+// With --netrt the ToRs get a netrt section whose fabric ports are the
+// ones toward switches, and a UMEM with room for pool and buffer; core
+// switches get none.
+func TestNetRTTordConfigs(t *testing.T) {
+	for _, c := range []struct {
+		topo   string
+		fabric map[string][]string
+	}{
+		{"chain", map[string][]string{"tor1": {"core"}, "tor2": {"core"}}},
+		{"multipath", map[string][]string{"tor1": {"core1", "core2"}, "tor2": {"core1", "core2"}}},
+		{"link", map[string][]string{"tor1": {"tor2"}, "tor2": {"tor1"}}},
+	} {
+		p := mustPlan(t, c.topo, func(o *Options) { o.NetRT = true })
+		for node, cfg := range p.TordConfigs() {
+			want, tor := c.fabric[node]
+			if !tor {
+				if cfg.NetRT != nil {
+					t.Errorf("%s %s: netrt section %+v on a core switch", c.topo, node, cfg.NetRT)
+				}
+				continue
+			}
+			if cfg.NetRT == nil || !slices.Equal(cfg.NetRT.Fabric, want) || cfg.XDP.Frames != netRTFrames {
+				t.Errorf("%s %s: netrt %+v, frames %d; want fabric %v and %d frames", c.topo, node, cfg.NetRT, cfg.XDP.Frames, want, netRTFrames)
+			}
+			b, err := cfg.Marshal(node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back TordConfig
+			if err := decodeStrict(b, &back); err != nil || back.NetRT == nil || back.NetRT.Hold != "5ms" {
+				t.Errorf("%s %s: round trip %+v, %v\n%s", c.topo, node, back.NetRT, err, b)
+			}
+		}
+	}
+	for node, cfg := range mustPlan(t, "chain", nil).TordConfigs() {
+		if cfg.NetRT != nil {
+			t.Errorf("%s: netrt section without --netrt", node)
+		}
+	}
+}
+
+// --skew delays site k by k × skew: on the multipath topology core1's
+// path is the shortest, core3's the longest, and without loss core1 has
+// no rule at all.
+func TestImpairOfSkew(t *testing.T) {
+	p := mustPlan(t, "multipath", func(o *Options) { o.Paths = 3; o.Skew = 100 * time.Microsecond })
+	m := p.Options.Impairment()
+	if got := p.ImpairOf("core1", m); got != nil {
+		t.Errorf("core1: %+v, want no rule", got)
+	}
+	for node, want := range map[string]string{"core2": "100µs", "core3": "200µs"} {
+		ic := p.ImpairOf(node, m)
+		if ic == nil || len(ic.Rules) != 1 || ic.Rules[0].Delay == nil || ic.Rules[0].Delay.Mean != want || ic.Rules[0].Port != "tor2" {
+			t.Fatalf("%s: %+v, want one rule delaying by %s toward tor2", node, ic, want)
+		}
+		var c impair.Config
+		if err := yamlRoundTrip(ic, &c); err != nil || c.Rules[0].Delay == nil || c.Rules[0].Delay.Mean.String() != want {
+			t.Errorf("%s: decoded %+v, %v", node, c, err)
+		}
+		if err := c.Validate([]string{"tor1", "tor2"}); err != nil {
+			t.Errorf("%s: %v", node, err)
+		}
+	}
+	if p.TordConfigs()["core2"].Impair == nil {
+		t.Error("TordConfigs left out core2's delay")
 	}
 }
