@@ -232,6 +232,16 @@ func (e *Egress) Depth(q int) (bytes, packets int) {
 	return e.queues[q].bytes, e.queues[q].packets()
 }
 
+// RateBps returns the link rate the shaper holds the port to, in bits
+// per second; 0 when the port is unshaped. Stages that pace their own
+// traffic (NetRT's retransmissions) derive their rates from it.
+func (e *Egress) RateBps() uint64 { return e.rate }
+
+// PauseRateBps returns the rate PFC quanta are timed at: the configured
+// PauseRateBps, else RateBps, else 10 Gb/s. A stage that sends pause
+// frames on the port uses it to know how long its pause lasts.
+func (e *Egress) PauseRateBps() uint64 { return e.pauseBps }
+
 // Limit returns the byte budget of queue q.
 func (e *Egress) Limit(q int) int { return e.queues[q].cfg.Limit }
 

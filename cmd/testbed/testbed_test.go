@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -310,5 +311,71 @@ func TestUpCancelled(t *testing.T) {
 	}
 	if left, _ := listNetns(prefix); len(left) > 0 {
 		t.Errorf("namespaces left after a cancelled up: %v", left)
+	}
+}
+
+// TestChainNetRT is NetRT's promise on the real chain: with 1% loss at
+// core, GBN endpoints see losses (and go back N) without NetRT, and see
+// none with it: no end-to-end retransmission, every byte verified,
+// every loss repaired by tor1 from its pool on tor2's request.
+func TestChainNetRT(t *testing.T) {
+	requireRoot(t)
+	bin, haveRoceperf := buildBin(t)
+	if !haveRoceperf {
+		t.Fatal("cmd/roceperf does not build")
+	}
+	stateDir := t.TempDir()
+	prefix := testPrefix("n")
+	cleanupPrefix(t, stateDir, prefix)
+	results := filepath.Join(t.TempDir(), "netrt.json")
+	const size, count = 100000, 30
+	args := []string{"run", "netrt-loss", "--losses", "0.01", "--sizes", strconv.Itoa(size), "--count", strconv.Itoa(count),
+		"--timeout", "60s", "--json", results, "--prefix", prefix, "--state", stateDir, "--bin", bin}
+	code, out, stderr := runCLI(args...)
+	t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
+	if code != 0 {
+		t.Fatalf("netrt-loss exited %d", code)
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Runs  []Run       `json:"runs"`
+		Cells []netrtCell `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 || len(res.Cells) != 1 {
+		t.Fatalf("%d runs, %d cells; want 2 and 1", len(res.Runs), len(res.Cells))
+	}
+	for _, r := range res.Runs {
+		if r.Error != "" || r.Perf == nil {
+			t.Fatalf("run %v failed: %s", r.Point, r.Error)
+		}
+		s := r.Perf.Client
+		if s.Messages != count || s.Corrupt != 0 || s.VerifiedBytes != size*count {
+			t.Errorf("run %v: %d messages, %d corrupt, %d bytes verified; want %d, 0, %d", r.Point, s.Messages, s.Corrupt,
+				s.VerifiedBytes, count, size*count)
+		}
+		if r.ImpairDrops() == 0 {
+			t.Errorf("run %v: no impair drops at 1%% loss", r.Point)
+		}
+	}
+	c := res.Cells[0]
+	if c.Baseline.E2ERetx == 0 {
+		t.Errorf("without NetRT the endpoints retransmitted nothing: the loss did not reach them")
+	}
+	if c.NetRT.E2ERetx != 0 || c.NetRT.Timeouts != 0 {
+		t.Errorf("with NetRT: %d end-to-end retransmissions, %d timeouts; want none", c.NetRT.E2ERetx, c.NetRT.Timeouts)
+	}
+	netrtRun := res.Runs[1]
+	if c.Requests == 0 || c.Retransmits < netrtRun.ImpairDrops() {
+		t.Errorf("with NetRT: %v requests, %v retransmissions for %v losses; want every loss retransmitted by tor1",
+			c.Requests, c.Retransmits, netrtRun.ImpairDrops())
+	}
+	if c.PoolPeakBytes == 0 || c.ReorderPeakBytes == 0 {
+		t.Errorf("pool peak %v, reorder peak %v: want both used", c.PoolPeakBytes, c.ReorderPeakBytes)
 	}
 }

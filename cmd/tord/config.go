@@ -49,6 +49,10 @@ type Config struct {
 	// Impair injects loss, corruption, reordering and delay for testbeds
 	// (tor/impair); no rules, no stage.
 	Impair impair.Config `yaml:"impair"`
+
+	// NetRT recovers losses between this ToR and the remote ToRs
+	// (tor/netrt); no fabric ports, no stages.
+	NetRT NetRTConfig `yaml:"netrt"`
 }
 
 // DefaultConfig returns the configuration tord runs with when neither
@@ -166,6 +170,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Impair.Validate(c.Ports); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := c.NetRT.validate(c.Ports); err != nil {
+		return err
 	}
 	for d, q := range c.Forwarding.DSCPQueues {
 		if d < 0 || d > 63 {

@@ -164,6 +164,9 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 	reg.MustRegister(metrics.New(cfg.Ports, sw.StageNames(), srcs...),
 		xdpCollector{ports: cfg.Ports, progs: sw.progs},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if len(sw.srcs) > 0 {
+		reg.MustRegister(&netrtCollector{ports: cfg.Ports, srcs: sw.srcs, dsts: sw.dsts})
+	}
 	m := http.NewServeMux()
 	m.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })

@@ -22,6 +22,7 @@ import (
 	"rocetor/rocev2"
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
+	"rocetor/tor/netrt"
 )
 
 // Switch is a running tord: one XDP program per port, one UMEM and one
@@ -36,6 +37,8 @@ type Switch struct {
 	workers []*dataplane.Worker
 	stages  []*fwd.Stage
 	impairs []*impair.Stage
+	srcs    []*netrt.SrcToR
+	dsts    []*netrt.DstToR
 	fib     *fwd.FIB
 	misses  *fwd.Misses
 	mirror  *fwd.Mirror
@@ -97,6 +100,12 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			return nil, err
 		}
 	}
+	var nc netrt.Config
+	if cfg.NetRT.On() {
+		if nc, err = cfg.NetRT.stageConfig(cfg.Ports, s.fib); err != nil {
+			return nil, err
+		}
+	}
 	for w := 0; w < cfg.Workers; w++ {
 		u, err := afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: cfg.XDP.Frames})
 		if err != nil {
@@ -137,6 +146,21 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		}
 		s.stages = append(s.stages, st)
 		stages := []dataplane.Stage{st}
+		if cfg.NetRT.On() {
+			// After fwd, which picks the ports both stages key on;
+			// DstToR before impair, since the packets it holds and
+			// releases skip the stages after it.
+			src, err := netrt.NewSrcToR(nc)
+			if err != nil {
+				return nil, err
+			}
+			dst, err := netrt.NewDstToR(nc)
+			if err != nil {
+				return nil, err
+			}
+			s.srcs, s.dsts = append(s.srcs, src), append(s.dsts, dst)
+			stages = append(stages, src, dst)
+		}
 		if ictl != nil {
 			// After fwd: egress rules act on the port fwd chose.
 			im := impair.NewStage(ictl, w)
@@ -204,10 +228,14 @@ func (s *Switch) Run(ctx context.Context, ready func()) error {
 	}
 	ready()
 	wg.Wait()
-	// The workers have stopped: frames the impair stages still hold go
-	// back to frame memory.
+	// The workers have stopped: frames the stages still hold go back to
+	// frame memory.
 	for _, im := range s.impairs {
 		im.Close()
+	}
+	for i := range s.srcs {
+		s.srcs[i].Close()
+		s.dsts[i].Close()
 	}
 	return nil
 }
@@ -288,10 +316,14 @@ func (s *Switch) Close() {
 
 // StageNames names the stages of every worker's pipeline, in order.
 func (s *Switch) StageNames() []string {
-	if len(s.impairs) > 0 {
-		return []string{"fwd", "impair"}
+	names := []string{"fwd"}
+	if len(s.srcs) > 0 {
+		names = append(names, "netrt-src", "netrt-dst")
 	}
-	return []string{"fwd"}
+	if len(s.impairs) > 0 {
+		names = append(names, "impair")
+	}
+	return names
 }
 
 // Workers returns the workers, for the metrics collector.

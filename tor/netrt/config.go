@@ -20,12 +20,15 @@ type Config struct {
 	// data packets that arrive from a host and leave toward the fabric.
 	// It must not be zero.
 	Fabric uint64
-	// Flows bounds the per-flow state of each stage; default 4096. When
-	// the table is full (and no idle entry can be reclaimed) new flows are
-	// forwarded untouched and counted.
+	// Flows bounds the per-flow state of each stage; default 16384, room
+	// for the 10,000 concurrent QPs of seed 000's Table II. When the table
+	// is full (and no idle entry can be reclaimed) new flows are forwarded
+	// untouched and counted.
 	Flows int
-	// BufferBytes is DstToR's reordering buffer budget; default 1 MiB.
-	// BufferFrames bounds the frames it holds; default 1024.
+	// BufferBytes is DstToR's reordering buffer budget per host port,
+	// counted on the port the held packets will leave by; default 1 MiB.
+	// BufferFrames bounds the frames it holds over all ports; default
+	// 1024.
 	BufferBytes, BufferFrames int
 	// RequestInterval is how often DstToR re-sends a retransmission
 	// request while a flow is in ReTx; default 20 µs.
@@ -34,15 +37,45 @@ type Config struct {
 	// it gives up as if told "unfulfilled" (a SrcToR that never answers
 	// must not block the flow forever); default 8.
 	MaxRequests int
-	// IdleTimeout is how long an Ordered flow with nothing held must be
-	// idle before its entry may be reclaimed for a new flow; default 1 ms.
+	// IdleTimeout is how long a flow with nothing held (DstToR: Ordered
+	// or Waiting) must be idle before its entry may be reclaimed for a new
+	// flow; default 1 ms.
 	IdleTimeout int64
+	// DstToR.
+	//
+	// Backoff is how long a flow whose requests went unanswered
+	// (MaxRequests of them: the peer ToR is silent) stays out of
+	// in-network recovery: its gaps pass to the host (the flow goes to
+	// Waiting; nothing is held, no request sent) until Backoff has passed,
+	// then its next gap is held and requested again. Best effort
+	// (§III-A): a peer that does not answer must not cost every gap
+	// MaxRequests×RequestInterval of delay. Default 1 s; at most 24 h.
+	Backoff int64
 	// PoolBytes is SrcToR's duplicate pool budget per egress port;
 	// default 256 KiB. PoolFrames bounds the duplicates it holds over all
 	// ports; default 4096.
 	PoolBytes, PoolFrames int
 	// Hold is how long SrcToR keeps a duplicate at most; default 100 µs.
 	Hold int64
+	// Congestion avoidance (SrcToR, §III-C-3).
+	//
+	// Per fabric port, N is the bytes of retransmission the pool was
+	// asked for on that port within the last Window ns (default Hold).
+	// While N < KLow (default 20 KiB) requested duplicates go at once;
+	// from KLow on they are paced at
+	// R_r = max(RateMax − (N−KLow)(RateMax−RateMin)/(KHigh−KLow), RateMin)
+	// (KHigh default 100 KiB), and the host ports whose flows were asked
+	// for are paused with 802.1Qbb PFC frames (PausePriority, default 3,
+	// the data class; -1 sends none; priority 0 cannot be chosen) of
+	// PauseQuanta quanta (default 0xffff), refreshed while N ≥ KLow and
+	// resumed when it falls below. RateMax and RateMin are in bit/s; zero
+	// means 50% and 1% of the egress port's shaped rate, or 5 Gbit/s and
+	// 100 Mbit/s on an unshaped port.
+	KLow, KHigh      int
+	RateMax, RateMin uint64
+	Window           int64
+	PausePriority    int
+	PauseQuanta      uint16
 	// Route tells where a NetRT message to dst goes: the egress port and
 	// the next hop's MAC, as the forwarding table would send it. Messages
 	// are addressed to the far ToR's host, so they follow the fabric's
@@ -61,16 +94,32 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultFlows           = 4096
+	DefaultFlows           = 16384
 	DefaultBufferBytes     = 1 << 20
 	DefaultBufferFrames    = 1024
 	DefaultRequestInterval = 20_000
 	DefaultMaxRequests     = 8
 	DefaultIdleTimeout     = 1_000_000
+	DefaultBackoff         = 1_000_000_000
 	DefaultPoolBytes       = 256 << 10
 	DefaultPoolFrames      = 4096
 	DefaultHold            = 100_000
+	DefaultKLow            = 20 << 10  // §IV-A: 20 KB
+	DefaultKHigh           = 100 << 10 // §IV-A: 100 KB
+	DefaultPausePriority   = 3
+	DefaultPauseQuanta     = 0xffff
+	// Retransmission rate bounds on an unshaped port, bit/s; a shaped
+	// one uses 50% and 1% of its rate (§IV-A).
+	DefaultRateMax = 5e9
+	DefaultRateMin = 100e6
 )
+
+// Validate reports the first error in c, as NewSrcToR and NewDstToR
+// would.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
 
 // withDefaults validates c and fills in defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -92,7 +141,25 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.PoolFrames, DefaultPoolFrames)
 	def64(&c.RequestInterval, DefaultRequestInterval)
 	def64(&c.IdleTimeout, DefaultIdleTimeout)
+	def64(&c.Backoff, DefaultBackoff)
 	def64(&c.Hold, DefaultHold)
+	def(&c.KLow, DefaultKLow)
+	def(&c.KHigh, DefaultKHigh)
+	def(&c.PausePriority, DefaultPausePriority)
+	def64(&c.Window, c.Hold)
+	if c.PauseQuanta == 0 {
+		c.PauseQuanta = DefaultPauseQuanta
+	}
+	switch {
+	case c.KLow < 0 || c.KHigh <= c.KLow:
+		return c, fmt.Errorf("%w: thresholds KLow %d, KHigh %d bytes, want 0 ≤ KLow < KHigh", ErrConfig, c.KLow, c.KHigh)
+	case c.RateMax != 0 && c.RateMin > c.RateMax:
+		return c, fmt.Errorf("%w: retransmission rate min %d above max %d bit/s", ErrConfig, c.RateMin, c.RateMax)
+	case c.Window < 0:
+		return c, fmt.Errorf("%w: negative window", ErrConfig)
+	case c.PausePriority < -1 || c.PausePriority > 7:
+		return c, fmt.Errorf("%w: pause priority %d, want 1–7 or -1", ErrConfig, c.PausePriority)
+	}
 	switch {
 	case c.Fabric == 0:
 		return c, fmt.Errorf("%w: fabric: no port faces the fabric", ErrConfig)
@@ -104,6 +171,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: pool %d bytes, %d frames", ErrConfig, c.PoolBytes, c.PoolFrames)
 	case c.RequestInterval < 0 || c.IdleTimeout < 0 || c.Hold < 0 || c.MaxRequests < 0:
 		return c, fmt.Errorf("%w: negative interval, timeout, hold or request count", ErrConfig)
+	case c.MaxRequests > 255 || c.Backoff < 0 || c.Backoff > 24*3600e9:
+		return c, fmt.Errorf("%w: max requests %d (at most 255), backoff %d ns (at most 24 h)", ErrConfig, c.MaxRequests, c.Backoff)
 	}
 	for _, p := range c.Prefixes {
 		if !p.IsValid() {

@@ -7,36 +7,59 @@
 //
 // # Stages
 //
-// SrcToR (seed 000 §III-B, §III-C-1) serves RoCEv2 data packets (RC
-// requests carrying payload) that arrive on a host port and leave by a
-// fabric port. It copies each into a duplicate pool keyed by flow
-// (source IP, destination IP, destination QP) and PSN, with a byte budget
-// per egress port. A full pool replaces the oldest duplicate of the flow
-// with the fewest retransmission requests (LFU over a per-flow request
-// count). A duplicate leaves the pool after Hold, or as soon as an RC ACK
-// passing back through the switch acknowledges its PSN. A retransmission
-// request arriving from the fabric for one of its hosts is consumed:
-// every missing PSN it names (ePSN, and ePSN+1+i for each clear bit i
-// below the highest set one) that the pool holds is sent again, a fresh
-// copy, on the "retransmit" queue of the original egress port; for the
-// first one it lacks, an unfulfilled notice goes back out of the port the
+// SrcToR (seed 000 §III-B, §III-C-1, §III-C-3) serves RoCEv2 data
+// packets (RC requests carrying payload) that arrive on a host port and
+// leave by a fabric port, of flows whose destination lies in
+// Config.Prefixes (decided once per flow). It copies each into a
+// duplicate pool keyed by flow (source IP, destination IP, destination
+// QP) and PSN, with a byte budget per egress port. A full pool replaces
+// the oldest duplicate of the flow with the fewest retransmission
+// requests (LFU over a per-flow request count; ties to the oldest). A
+// duplicate leaves the pool after Hold, or as soon as an RC ACK passing
+// back through the switch acknowledges its PSN. A retransmission request
+// arriving from the fabric for one of its hosts is consumed: every
+// missing PSN it names (ePSN, and ePSN+1+i for each clear bit i below
+// the highest set one) that the pool holds is sent again, a fresh copy,
+// on the "retransmit" queue of the original egress port; for the first
+// one it lacks, an unfulfilled notice goes back out of the port the
 // request came in by.
 //
+// SrcToR's congestion avoidance (§III-C-3) counts, per fabric port, N:
+// the bytes of retransmission requested on it within the last Window.
+// While N < KLow duplicates are sent at once. From KLow on they wait in
+// the port's pacing FIFO (a list through the pool, so they stay within
+// its budget) and leave one every len·8/R_r, with R_r falling linearly
+// from RateMax at KLow to RateMin at KHigh; the host ports whose flows
+// were asked for get 802.1Qbb PFC pause frames for PausePriority,
+// refreshed at half their length, and a resume once N < KLow, when
+// whatever still waits is sent at once. A duplicate waiting for its turn
+// gets a fresh Hold when it joins the FIFO; if it is retired before its
+// turn anyway (ACKed, evicted, expired) it is skipped and counted.
+//
 // DstToR (seed 000 §III-C-2, §III-D, Algorithms 1 and 2) serves data
-// packets that arrive on a fabric port and leave by a host port. Per flow
-// it keeps the ePSN, a 128-bit bitmap (bit i: PSN ePSN+1+i is held) and a
-// state, Ordered, ReTx or Waiting:
+// packets that arrive on a fabric port and leave by a host port, of flows
+// whose source lies in Config.Prefixes (decided once, when the flow's
+// entry is made; the others pass untouched). Per flow it keeps the ePSN,
+// a 128-bit bitmap (bit i: PSN ePSN+1+i is held) and a state, Ordered,
+// ReTx or Waiting:
 //
 //   - PSN == ePSN: forwarded; ePSN advances and, in ReTx, the buffer is
 //     released in order while the next PSN is held (Algorithm 1). Back
 //     to Ordered when the bitmap empties, or from Waiting at once.
-//   - PSN > ePSN (within 128) in Ordered or ReTx: held in the reordering
-//     buffer. The first gap moves the flow to ReTx and sends a
+//   - PSN > ePSN (up to ePSN+128) in Ordered or ReTx: held in the
+//     reordering buffer. The first gap moves the flow to ReTx and sends a
 //     retransmission request (ePSN and bitmap) out of the port the data
-//     came in by, re-sent every RequestInterval while in ReTx; after
-//     MaxRequests unanswered ones the flow acts as if told "unfulfilled".
-//   - PSN > ePSN in Waiting, PSN < ePSN, or beyond the bitmap: forwarded,
-//     for the RNIC to sort out.
+//     came in by, re-sent every RequestInterval while in ReTx. A copy of
+//     a held PSN is dropped.
+//   - PSN < ePSN, or PSN > ePSN in Waiting: forwarded, for the RNIC to
+//     sort out.
+//   - In Ordered, a gap DstToR cannot hold (beyond ePSN+128, or the
+//     budget spent) is forwarded and the flow stays Ordered: nothing is
+//     held that it could overtake, and the RNIC's go-back-N repairs it.
+//   - In ReTx, a packet beyond ePSN+128 or one the budget has no room
+//     for moves the flow to Waiting: forwarding it alone would put it
+//     ahead of the held packets. The buffer is flushed as below, that
+//     packet among the flushed ones by PSN.
 //   - An unfulfilled notice for the flow's ePSN, in ReTx, is consumed and
 //     moves the flow to Waiting: the lowest held packet is forwarded,
 //     which makes the RNIC NAK and the sender go back N, and the rest of
@@ -45,6 +68,13 @@
 //     because the text says the buffer is "released" to trigger end
 //     retransmission, the RNIC discards what it cannot use anyway, and a
 //     drop would turn a packet the switch already has into a loss.
+//   - After MaxRequests unanswered requests the flow acts as if told
+//     "unfulfilled", and backs off (best effort, §III-A): for Backoff
+//     (1 s) its gaps move it to Waiting instead of ReTx, holding and
+//     requesting nothing; then it tries again.
+//
+// DstStats counts per host port; Busiest names the flows holding the
+// most, for the admin API.
 //
 // Released and flushed packets keep the egress port and queue the
 // pipeline chose for them, so both stages run after fwd; DstToR should
@@ -62,9 +92,8 @@
 // Only RC requests with payload are numbered: RDMA Read requests and
 // atomics advance the PSN by other amounts and pass untouched, so a flow
 // that mixes them with writes confuses the ePSN (its first gap then ends
-// in Waiting, which is safe). Congestion avoidance for retransmissions
-// (§III-C-3, the K_l/K_h thresholds and rate R_r) is not implemented in
-// this slice: retransmissions go at the retransmit queue's priority.
+// in Waiting, which is safe). Retransmissions go on the retransmit
+// queue, paced by SrcToR itself while N ≥ KLow (above).
 //
 // # Ports
 //
@@ -77,7 +106,7 @@
 //	netrt_duplicate  DstToR already holds a packet with that PSN
 //
 // A packet DstToR cannot hold because the buffer budget is spent is
-// forwarded out of order, not dropped (DstStats.ReorderFull). Messages,
+// forwarded, not dropped (DstPortStats.Full or WaitBudget). Messages,
 // retransmissions and duplicates take free frames; none free shows as the
 // worker's no_frame. An RC ACK's early matching to the wrong QP is
 // discussed on SrcToR.ack.
@@ -85,9 +114,10 @@
 // # Budgets
 //
 // Per stage (that is, per worker): DstToR holds at most BufferBytes
-// (default 1 MiB) and BufferFrames (1024) frames; SrcToR pools at most
-// PoolBytes (256 KiB) per egress port and PoolFrames (4096) in all. Each
-// keeps state for Flows (4096) flows; a new flow finding the table full
+// (default 1 MiB) per host port, counted on the port the held packets
+// will leave by, and BufferFrames (1024) frames in all; SrcToR pools at
+// most PoolBytes (256 KiB) per egress port and PoolFrames (4096) in all. Each
+// keeps state for Flows (16384) flows; a new flow finding the table full
 // reclaims an idle entry (IdleTimeout, 1 ms) or passes untouched,
 // counted. Held and pooled frames are freed by Close once the worker has
 // stopped.

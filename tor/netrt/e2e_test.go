@@ -43,12 +43,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("host got %v", delivered)
 	}
 	ss, ds := src.Stats(), dst.Stats()
-	if ss.Retrans != 4 || ss.Unfulfill != 0 || ds.Gaps != 3 || ds.Waits != 0 || ds.HeldBytes != 0 {
+	if ss.Sum().Retrans != 4 || ss.Sum().Unfulfill != 0 || ds.Ports[1].Gaps != 3 || ds.Ports[1].Waits() != 0 || ds.Bytes != 0 {
 		t.Fatalf("src %+v\ndst %+v", ss, ds)
 	}
 	// The hold time has retired every duplicate: nothing is left over.
-	if a.mem.InUse() != 0 || b.mem.InUse() != 0 || ss.Expired == 0 {
-		t.Fatalf("frames in use: %d and %d; %d expired", a.mem.InUse(), b.mem.InUse(), ss.Expired)
+	if a.mem.InUse() != 0 || b.mem.InUse() != 0 || ss.Sum().Expired == 0 {
+		t.Fatalf("frames in use: %d and %d; %d expired", a.mem.InUse(), b.mem.InUse(), ss.Sum().Expired)
 	}
 }
 
@@ -87,7 +87,7 @@ func TestEndToEndUnfulfilled(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		step()
 	}
-	if ds := dst.Stats(); ds.Waits != 1 || src.Stats().Unfulfill != 1 || ds.HeldBytes != 0 {
+	if ds := dst.Stats(); ds.Ports[1].WaitUnfulfilled != 1 || src.Stats().Sum().Unfulfill != 1 || ds.Bytes != 0 {
 		t.Fatalf("src %+v\ndst %+v", src.Stats(), ds)
 	}
 	if !equal(delivered, append(seq(0, 5), seq(6, 20)...)) {

@@ -8,24 +8,33 @@ import (
 	"rocetor/rocev2/psn"
 )
 
-// dup is one duplicate in the pool.
+// dup is one duplicate in the pool. It is on up to three lists, linked
+// by index: its flow's (admission order, for LFU and requests), the
+// pool's (expiry order, for Hold) and, while it waits to be paced, its
+// port's pacing FIFO.
 type dup struct {
-	addr  uint64
-	len   uint16
-	out   uint16 // egress port of the original
-	psn   psn.PSN
-	flow  int32
-	born  int64
-	fprev int32 // the flow's duplicates, oldest first
-	fnext int32
-	aprev int32 // all duplicates, oldest first
-	anext int32
+	addr   uint64
+	len    uint16
+	out    uint16 // egress port of the original
+	psn    psn.PSN
+	flow   int32
+	born   int64 // admission: the age LFU compares
+	exp    int64 // when Hold retires it
+	fprev  int32 // the flow's duplicates, oldest first
+	fnext  int32
+	aprev  int32 // all duplicates, by exp
+	anext  int32
+	qprev  int32 // the port's pacing FIFO while queued
+	qnext  int32
+	queued bool
 }
 
 // sflow is SrcToR's state for one flow.
 type sflow struct {
 	key        rocev2.FlowKey
 	used       bool
+	remote     bool   // destination in Config.Prefixes: decided once, when made
+	in         uint16 // host port its packets come in by: the one to pause
 	requests   uint32 // retransmission requests received: the LFU count
 	head, tail int32
 	n          int32
@@ -35,18 +44,30 @@ type sflow struct {
 // pair is a flow's address pair, for ACKs whose QP is not the flow's.
 type pair struct{ src, dst [16]byte }
 
-// SrcToR is the source-ToR stage of NetRT (seed 000, §III-B, §III-C-1):
-// it keeps a copy of each data packet a host sends into the fabric in a
-// duplicate pool, answers a destination ToR's retransmission request from
-// it, and tells the destination ToR when it lacks a requested packet.
+// Timer arguments: the hold timer, the congestion tick, and a port's
+// pacing timer (timerPace + port).
+const (
+	timerHold = iota
+	timerTick
+	timerPace
+)
+
+// SrcToR is the source-ToR stage of NetRT (seed 000, §III-B, §III-C-1,
+// §III-C-3): it keeps a copy of each data packet a host sends into the
+// fabric in a duplicate pool, answers a destination ToR's retransmission
+// request from it, and tells the destination ToR when it lacks a
+// requested packet. When much is asked for on a port it paces the
+// retransmissions and pauses the hosts concerned with PFC.
 //
 // The pool holds at most Config.PoolBytes bytes per egress port and
 // Config.PoolFrames frames in all; a full pool replaces the oldest
 // duplicate of the flow with the fewest requests (LFU). Duplicates leave
-// after Config.Hold, or when an RC ACK acknowledges them. It must run
-// after fwd: it pools packets by the egress port fwd chose. One SrcToR per
-// worker; it is not safe for concurrent use except Snapshot. Build it
-// with NewSrcToR.
+// after Config.Hold, or when an RC ACK acknowledges them. Duplicates
+// waiting to be paced stay in the pool and count against its budget: the
+// pacing FIFOs hold no frames of their own. It must run after fwd: it
+// pools packets by the egress port fwd chose. One SrcToR per worker; it
+// is not safe for concurrent use except Snapshot. Build it with
+// NewSrcToR.
 type SrcToR struct {
 	cfg   Config
 	flows []sflow
@@ -57,14 +78,31 @@ type SrcToR struct {
 	dups         []dup
 	free         []int32
 	ahead, atail int32
-	portBytes    [64]int
 	armed        bool
+
+	// Congestion avoidance, §III-C-3 (src_pace.go).
+	cp      [MaxPorts]cport
+	active  uint64          // fabric ports at N ≥ KLow at the last look
+	paused  uint64          // host ports a pause is in force on
+	refresh [MaxPorts]int64 // when a host port's pause is re-sent
+	tick    int64           // congestion tick period, ns
+	ticking bool            // a tick is armed
+	ready   bool            // per-port rates resolved (needs a Ctx)
+
+	// ACK-retired bytes whose Hold has not run out (src_shadow.go).
+	shadow      []shade
+	shadowLast  int // index of the entry last added to, or -1
+	shadowBytes [MaxPorts]int
 
 	mem  *dataplane.Mem
 	spec rocev2.Spec
 
-	st  SrcStats
-	pub dataplane.Published[SrcStats]
+	st       SrcStats
+	pubArmed bool // the publication timer is armed
+	occ      occupancy
+	now      int64        // worker time of the current call
+	spare    SrcPortStats // figures of ports ≥ MaxPorts, not kept
+	pub      dataplane.Published[SrcStats]
 }
 
 // NewSrcToR returns a SrcToR with the configuration c.
@@ -75,9 +113,12 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 	}
 	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: make(map[rocev2.FlowKey]int32, c.Flows),
 		pairs: make(map[pair]int32, c.Flows), dups: make([]dup, c.PoolFrames), free: make([]int32, c.PoolFrames),
-		ahead: -1, atail: -1}
+		ahead: -1, atail: -1, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
 	for i := range s.free {
 		s.free[i] = int32(len(s.free) - 1 - i)
+	}
+	for i := range s.cp {
+		s.cp[i].qhead, s.cp[i].qtail = -1, -1
 	}
 	return s, nil
 }
@@ -87,7 +128,10 @@ func (s *SrcToR) Name() string { return "netrt-src" }
 
 // Process implements dataplane.Stage.
 func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
-	s.mem = c.Mem
+	s.mem, s.now = c.Mem, c.Now
+	if !s.ready {
+		s.resolve(c)
+	}
 	s.st.Calls++
 	s.expire(c.Now)
 	for i := 0; i < b.N; i++ {
@@ -111,7 +155,24 @@ func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 		}
 	}
 	s.arm(c)
+	s.publish(c)
+}
+
+// publish publishes the counters at most once a millisecond, and arms a
+// timer that publishes what the last activity left.
+func (s *SrcToR) publish(c *dataplane.Ctx) {
 	s.pub.Maybe(c.Now, &s.st)
+	if !s.pubArmed {
+		s.pubArmed = c.After(publishEvery, pubTimer)
+	}
+}
+
+// ps returns the counters of port i; ports beyond MaxPorts share a sink.
+func (s *SrcToR) ps(i uint16) *SrcPortStats {
+	if i < MaxPorts {
+		return &s.st.Ports[i]
+	}
+	return &s.spare
 }
 
 // lookup finds or makes the flow of key; -1 when the table is full.
@@ -137,7 +198,9 @@ func (s *SrcToR) lookup(now int64, key *rocev2.FlowKey) int32 {
 			}
 			s.st.Reclaimed++
 		}
-		*f = sflow{key: *key, used: true, head: -1, tail: -1, last: now}
+		// The prefix test runs here, once per flow, so that a packet
+		// pays one flag test for it.
+		*f = sflow{key: *key, used: true, remote: s.cfg.remote(key.Dst), head: -1, tail: -1, last: now}
 		s.index[*key] = int32(i)
 		s.pairs[pair{key.Src, key.Dst}] = int32(i)
 		s.st.Flows = len(s.index)
@@ -149,17 +212,27 @@ func (s *SrcToR) lookup(now int64, key *rocev2.FlowKey) int32 {
 
 // pool admits a copy of p, evicting by LFU when the pool is full.
 func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
-	l := int(p.Len)
-	if l > s.cfg.PoolBytes {
-		s.st.TooBig++
-		return
-	}
 	fi := s.lookup(c.Now, &p.Meta.Flow)
 	if fi < 0 {
 		return
 	}
-	s.flows[fi].last = c.Now
-	for s.portBytes[p.Out]+l > s.cfg.PoolBytes {
+	f := &s.flows[fi]
+	f.last = c.Now
+	if !f.remote {
+		s.st.Local++
+		return
+	}
+	f.in = p.In
+	ps := &s.st.Ports[p.Out] // p.Out is a fabric port, below 64
+	l := int(p.Len)
+	if l > s.cfg.PoolBytes {
+		ps.TooBig++
+		return
+	}
+	// Neither loop can fail: l fits the budget, so a port over budget
+	// has a duplicate to give up, and no free entry means PoolFrames
+	// duplicates to choose from.
+	for ps.Bytes+l > s.cfg.PoolBytes {
 		if !s.evict(int(p.Out)) {
 			return
 		}
@@ -177,9 +250,8 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	copy(room, c.Mem.Frame(p))
 	e := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
-	f := &s.flows[fi]
-	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, born: c.Now,
-		fprev: f.tail, fnext: -1, aprev: s.atail, anext: -1}
+	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, born: c.Now, exp: c.Now + s.cfg.Hold,
+		fprev: f.tail, fnext: -1, qprev: -1, qnext: -1}
 	if f.tail >= 0 {
 		s.dups[f.tail].fnext = e
 	} else {
@@ -187,16 +259,41 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	}
 	f.tail = e
 	f.n++
+	s.link(e)
+	s.occ.add(p.Out, s.now, ps.Bytes, &ps.ByteSeconds)
+	ps.Bytes += l
+	ps.Frames++
+	ps.Pooled++
+	ps.MaxBytes = max(ps.MaxBytes, ps.Bytes)
+	ps.HoldOnlyPeak = max(ps.HoldOnlyPeak, ps.Bytes+s.shadowBytes[p.Out])
+}
+
+// link appends e to the pool's expiry list. Every exp is now+Hold at the
+// time it is set, so the tail is always the latest.
+func (s *SrcToR) link(e int32) {
+	d := &s.dups[e]
+	d.aprev, d.anext = s.atail, -1
 	if s.atail >= 0 {
 		s.dups[s.atail].anext = e
 	} else {
 		s.ahead = e
 	}
 	s.atail = e
-	s.portBytes[p.Out] += l
-	s.st.Pooled++
-	s.st.PoolBytes += l
-	s.st.MaxBytes = max(s.st.MaxBytes, s.portBytes[p.Out])
+}
+
+// unlink takes e off the pool's expiry list.
+func (s *SrcToR) unlink(e int32) {
+	d := &s.dups[e]
+	if d.aprev >= 0 {
+		s.dups[d.aprev].anext = d.anext
+	} else {
+		s.ahead = d.anext
+	}
+	if d.anext >= 0 {
+		s.dups[d.anext].aprev = d.aprev
+	} else {
+		s.atail = d.aprev
+	}
 }
 
 // evict removes the oldest duplicate (on port, or on any port when port
@@ -224,14 +321,20 @@ func (s *SrcToR) evict(port int) bool {
 	if best < 0 {
 		return false
 	}
+	s.st.Ports[s.dups[best].out].Evicted++
 	s.remove(best)
-	s.st.Evicted++
 	return true
 }
 
-// remove takes duplicate e out of the pool and frees its frame.
+// remove takes duplicate e out of the pool and frees its frame. One
+// waiting to be paced is skipped, and counted.
 func (s *SrcToR) remove(e int32) {
 	d := &s.dups[e]
+	ps := &s.st.Ports[d.out]
+	if d.queued {
+		s.unqueue(e)
+		ps.PacedSkips++
+	}
 	f := &s.flows[d.flow]
 	if d.fprev >= 0 {
 		s.dups[d.fprev].fnext = d.fnext
@@ -244,28 +347,22 @@ func (s *SrcToR) remove(e int32) {
 		f.tail = d.fprev
 	}
 	f.n--
-	if d.aprev >= 0 {
-		s.dups[d.aprev].anext = d.anext
-	} else {
-		s.ahead = d.anext
-	}
-	if d.anext >= 0 {
-		s.dups[d.anext].aprev = d.aprev
-	} else {
-		s.atail = d.aprev
-	}
-	s.portBytes[d.out] -= int(d.len)
-	s.st.PoolBytes -= int(d.len)
+	s.unlink(e)
+	s.occ.add(d.out, s.now, ps.Bytes, &ps.ByteSeconds)
+	ps.Bytes -= int(d.len)
+	ps.Frames--
 	s.mem.Release(d.addr)
 	s.free = append(s.free, e)
 }
 
-// expire retires duplicates older than Hold.
+// expire retires duplicates whose Hold has run out, and forgets the
+// ACK-retired bytes that would have gone by now.
 func (s *SrcToR) expire(now int64) {
-	for s.ahead >= 0 && s.dups[s.ahead].born+s.cfg.Hold <= now {
+	for s.ahead >= 0 && s.dups[s.ahead].exp <= now {
+		s.st.Ports[s.dups[s.ahead].out].Expired++
 		s.remove(s.ahead)
-		s.st.Expired++
 	}
+	s.unshade(now)
 }
 
 // arm keeps one timer armed for the oldest duplicate's expiry.
@@ -273,7 +370,7 @@ func (s *SrcToR) arm(c *dataplane.Ctx) {
 	if s.armed || s.ahead < 0 {
 		return
 	}
-	if c.After(max(s.dups[s.ahead].born+s.cfg.Hold-c.Now, 0), 0) {
+	if c.After(max(s.dups[s.ahead].exp-c.Now, 0), timerHold) {
 		s.armed = true
 	} else {
 		s.st.TimerFull++
@@ -281,12 +378,27 @@ func (s *SrcToR) arm(c *dataplane.Ctx) {
 }
 
 // Timer implements dataplane.Timed: the hold time of the oldest
-// duplicate.
-func (s *SrcToR) Timer(c *dataplane.Ctx, _ uint64) {
-	s.mem = c.Mem
-	s.armed = false
-	s.expire(c.Now)
+// duplicate, the congestion tick, and each port's pacing.
+func (s *SrcToR) Timer(c *dataplane.Ctx, arg uint64) {
+	s.mem, s.now = c.Mem, c.Now
+	switch {
+	case arg == pubTimer:
+		// The last publication after activity; the next arms it again.
+		s.pubArmed = false
+		s.pub.Store(c.Now, &s.st)
+		return
+	case arg == timerHold:
+		s.armed = false
+		s.expire(c.Now)
+	case arg == timerTick:
+		s.ticking = false
+		s.congest(c)
+	case arg-timerPace < MaxPorts:
+		s.cp[arg-timerPace].armed = false
+		s.pace(c, int(arg-timerPace))
+	}
 	s.arm(c)
+	s.publish(c)
 }
 
 // ack retires the duplicates an RC ACK acknowledges. The ACK travels on
@@ -308,15 +420,21 @@ func (s *SrcToR) ack(c *dataplane.Ctx, p *dataplane.Packet) {
 			return
 		}
 	}
-	s.st.ACKs++
 	f := &s.flows[fi]
+	if !f.remote {
+		return
+	}
+	s.st.ACKs++
 	acked := m.PSN
+	// The whole list is walked: a go-back-N resend pools a PSN again
+	// behind later ones, so the list is not always in PSN order.
 	for e := f.head; e >= 0; {
 		d := &s.dups[e]
 		next := d.fnext
 		if n := acked.Diff(d.psn); n >= 0 && n < 1<<22 {
+			s.shade(c.Now, d)
+			s.st.Ports[d.out].Acked++
 			s.remove(e)
-			s.st.Acked++
 		}
 		e = next
 	}
@@ -324,10 +442,12 @@ func (s *SrcToR) ack(c *dataplane.Ctx, p *dataplane.Packet) {
 
 // request answers a retransmission request, consuming it: each missing
 // PSN the pool holds is sent again on queue "retransmit" of its original
-// egress port, and the first one it lacks is named in an unfulfilled
-// notice sent back out of the port the request came in by.
+// egress port, at once or paced (retransmit), and the first one it lacks
+// is named in an unfulfilled notice sent back out of the port the
+// request came in by.
 func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) {
-	s.st.Requests++
+	rq := s.ps(p.In)
+	rq.Requests++
 	p.Drop(ReasonConsumed)
 	key := served(&p.Meta)
 	epsn, bm := n.PSN(), n.Bitmap()
@@ -343,18 +463,7 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 				continue
 			}
 			found[k>>6] |= 1 << (k & 63)
-			a, room, ok := c.Alloc()
-			if !ok {
-				s.st.RetxFailed++
-				continue
-			}
-			copy(room, s.mem.Bytes(d.addr, int(d.len)))
-			q := dataplane.Packet{Addr: a, Len: d.len, In: dataplane.NoPort, Out: d.out, Queue: queueRetransmit}
-			if c.Emit(&q) {
-				s.st.Retrans++
-			} else {
-				s.st.RetxFailed++
-			}
+			s.retransmit(c, e) // moves e on the expiry list only
 		}
 	}
 	for k := 0; k <= hi; k++ {
@@ -364,11 +473,36 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 		out, mac := next(&s.cfg, key.Dst, p.In, c.Mem.Frame(p))
 		if send(c, &s.spec, out, mac, key.Src, key.Dst, key.QP,
 			rocev2.NetRTUnfulfilled, epsn.Add(k), rocev2.Bitmap128{}) {
-			s.st.Unfulfill++
+			rq.Unfulfill++
 		} else {
-			s.st.SendFailed++
+			rq.SendFailed++
 		}
 		break
+	}
+	if s.active != 0 {
+		s.congest(c)
+	}
+}
+
+// resend sends a fresh copy of duplicate e on queue "retransmit" of its
+// original egress port.
+func (s *SrcToR) resend(c *dataplane.Ctx, e int32, paced bool) {
+	d := &s.dups[e]
+	ps := &s.st.Ports[d.out]
+	a, room, ok := c.Alloc()
+	if !ok {
+		ps.RetxFailed++
+		return
+	}
+	copy(room, s.mem.Bytes(d.addr, int(d.len)))
+	q := dataplane.Packet{Addr: a, Len: d.len, In: dataplane.NoPort, Out: d.out, Queue: queueRetransmit}
+	switch {
+	case !c.Emit(&q):
+		ps.RetxFailed++
+	case paced:
+		ps.Paced++
+	default:
+		ps.Retrans++
 	}
 }
 
@@ -385,7 +519,13 @@ func highest(b rocev2.Bitmap128) int {
 }
 
 // Close frees every pooled frame; call it once the worker has stopped.
+// Duplicates waiting to be paced are dropped with the rest.
 func (s *SrcToR) Close() error {
+	for i := range s.cp {
+		for s.cp[i].qhead >= 0 {
+			s.unqueue(s.cp[i].qhead)
+		}
+	}
 	for s.ahead >= 0 && s.mem != nil {
 		s.remove(s.ahead)
 		s.st.Dropped++

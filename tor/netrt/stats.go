@@ -1,68 +1,247 @@
 package netrt
 
-// DstStats are the counters of one DstToR. Packets counts the data
-// packets it served; every one of them ends in exactly one of InOrder,
-// Late, Passed, OutOfWindow, Duplicates, ReorderFull, Held (then
-// Released, Flushed or Dropped) or is of a flow the table had no room
-// for (TableFull).
+// DstStats are the counters of one DstToR. Stage-wide figures are
+// fields; what belongs to a host port is in Ports, indexed by that port:
+// a packet's figures by the port it leaves by, a flow's transitions and
+// requests by its host port (the egress of the packet that opened its
+// gap). Nothing is kept per flow; Busiest names the flows that hold the
+// most.
+//
+// Packets counts the data packets from the fabric to a host; every one
+// of them is of a flow outside Config.Prefixes (Foreign), bound for a
+// port at or above MaxPorts (HighPort), of a new flow the table had no
+// room for (TableFull), or ends in exactly one of the per-port outcomes
+// InOrder, Late, Passed, Beyond, Full, Duplicates, Held (then Released,
+// Flushed or Dropped), WaitBudget, WaitSpan or WaitBackoff.
 type DstStats struct {
 	Calls   uint64 // Process calls (batches)
 	Packets uint64 // data packets from the fabric to a host
 
-	InOrder     uint64 // PSN == ePSN: forwarded (and the buffer released behind it)
-	Late        uint64 // PSN < ePSN: forwarded, the RNIC decides
-	Passed      uint64 // PSN > ePSN in Waiting: forwarded unblocked
-	OutOfWindow uint64 // PSN beyond ePSN+128: forwarded, the bitmap cannot track it
-	Duplicates  uint64 // PSN already held: dropped (netrt_duplicate)
-	ReorderFull uint64 // out of order but the buffer budget is spent: forwarded out of order, not dropped
+	Foreign   uint64 // of flows whose source is outside Config.Prefixes: forwarded untouched
+	HighPort  uint64 // bound for a host port ≥ MaxPorts: forwarded untouched (no budget there)
+	TableFull uint64 // of new flows forwarded untouched: the table is full and nothing idle
 
-	Held         uint64 // packets taken into the reordering buffer
-	HeldBytes    int    // bytes held now; never above BufferBytes
-	MaxHeldBytes int    // high-water mark of HeldBytes
-	Released     uint64 // held packets released in order (Algorithm 1)
-	Flushed      uint64 // held packets forwarded on entering Waiting
-	Dropped      uint64 // held packets freed by Close
-
-	Gaps       uint64 // Ordered → ReTx transitions
-	Recovered  uint64 // returns to Ordered (from ReTx or Waiting)
-	Waits      uint64 // entries into Waiting
-	Requests   uint64 // retransmission requests sent
-	Resent     uint64 // of which re-sent by the interval timer
-	GaveUp     uint64 // flows moved to Waiting after MaxRequests unanswered requests
-	SendFailed uint64 // requests not sent for want of a frame or queue room
-	TimerFull  uint64 // timers the worker refused
+	Bytes   int    // bytes held now, all ports
+	Frames  int    // packets held now; never above Config.BufferFrames
+	Dropped uint64 // held packets freed by Close
 
 	Notices uint64 // unfulfilled notices consumed (netrt_consumed)
 	Unknown uint64 // of which for no flow in the table
 	Stale   uint64 // of which not for the flow's current ePSN in ReTx
 
-	Flows     int    // flows in the table now
-	Reclaimed uint64 // idle flow entries reused
-	TableFull uint64 // packets of new flows forwarded untouched, table full
+	Flows        int    // entries in the table now, served or not
+	FlowsOrdered int    // served flows in Ordered now
+	FlowsReTx    int    // served flows in ReTx now (each holds packets)
+	FlowsWaiting int    // served flows in Waiting now
+	Reclaimed    uint64 // idle entries reused for a new flow
+	TimerFull    uint64 // request timers the worker refused
+
+	Ports [MaxPorts]DstPortStats
 }
 
-// SrcStats are the counters of one SrcToR.
+// DstPortStats are one host port's part of DstStats. Gauges say "now";
+// the rest count since the stage was made.
+type DstPortStats struct {
+	// The port's reordering buffer (Config.BufferBytes).
+	Bytes    int // bytes held now; never above Config.BufferBytes
+	Frames   int // packets held now
+	MaxBytes int // high-water mark of Bytes
+	// ByteSeconds is the integral of Bytes over worker time, up to its
+	// last change, for the mean occupancy.
+	ByteSeconds float64
+	Held        uint64 // packets taken into the buffer
+	Released    uint64 // held packets released in order behind ePSN (Algorithm 1)
+	Flushed     uint64 // held packets forwarded on entering Waiting, lowest PSN first
+
+	// Data packets not held, by outcome.
+	InOrder    uint64 // PSN == ePSN: forwarded (and the buffer released behind it)
+	Late       uint64 // PSN < ePSN: forwarded, the RNIC decides
+	Passed     uint64 // PSN > ePSN in Waiting: forwarded unblocked
+	Beyond     uint64 // PSN > ePSN+128 in Ordered: forwarded, the flow stays Ordered
+	Full       uint64 // PSN > ePSN in Ordered, budget spent: forwarded, the flow stays Ordered
+	Duplicates uint64 // PSN already held: dropped (netrt_duplicate)
+
+	// Flow transitions. The Wait* counters partition the entries into
+	// Waiting by cause; those a packet triggers count that packet too,
+	// which is forwarded after (or among, by PSN) the flushed ones.
+	Gaps            uint64 // Ordered → ReTx: a gap held, a request sent
+	Recovered       uint64 // ReTx → Ordered: the buffer emptied in order
+	Resumed         uint64 // Waiting → Ordered: the end hosts' go-back-N brought ePSN
+	WaitUnfulfilled uint64 // ReTx → Waiting: the source ToR lacked ePSN (Algorithm 2)
+	WaitGaveUp      uint64 // ReTx → Waiting after MaxRequests unanswered requests; each starts a Backoff
+	WaitBudget      uint64 // ReTx → Waiting: a packet found the port's budget or the frames spent
+	WaitSpan        uint64 // ReTx → Waiting: a packet beyond ePSN+128, which the bitmap cannot hold
+	WaitBackoff     uint64 // Ordered → Waiting: a gap during Backoff, forwarded, nothing held
+	Retries         uint64 // gaps held again once a Backoff ran out
+
+	// Retransmission requests.
+	Requests   uint64 // sent
+	Resent     uint64 // of which re-sent by the interval timer
+	SendFailed uint64 // not sent for want of a frame or queue room
+}
+
+// Sum returns the port figures added up over all ports, for tests and
+// logs (metrics export per port); MaxBytes is the largest port's.
+func (st *DstStats) Sum() DstPortStats {
+	var t DstPortStats
+	for i := range st.Ports {
+		p := &st.Ports[i]
+		t.Bytes += p.Bytes
+		t.Frames += p.Frames
+		t.MaxBytes = max(t.MaxBytes, p.MaxBytes)
+		t.ByteSeconds += p.ByteSeconds
+		t.Held += p.Held
+		t.Released += p.Released
+		t.Flushed += p.Flushed
+		t.InOrder += p.InOrder
+		t.Late += p.Late
+		t.Passed += p.Passed
+		t.Beyond += p.Beyond
+		t.Full += p.Full
+		t.Duplicates += p.Duplicates
+		t.Gaps += p.Gaps
+		t.Recovered += p.Recovered
+		t.Resumed += p.Resumed
+		t.WaitUnfulfilled += p.WaitUnfulfilled
+		t.WaitGaveUp += p.WaitGaveUp
+		t.WaitBudget += p.WaitBudget
+		t.WaitSpan += p.WaitSpan
+		t.WaitBackoff += p.WaitBackoff
+		t.Retries += p.Retries
+		t.Requests += p.Requests
+		t.Resent += p.Resent
+		t.SendFailed += p.SendFailed
+	}
+	return t
+}
+
+// Waits returns the entries into Waiting, all causes.
+func (p *DstPortStats) Waits() uint64 {
+	return p.WaitUnfulfilled + p.WaitGaveUp + p.WaitBudget + p.WaitSpan + p.WaitBackoff
+}
+
+// MaxPorts bounds the ports whose figures the stages keep apart: per-port
+// counters are arrays indexed by port, so that reading them never
+// allocates and no figure is ever kept per flow. Fabric ports are below
+// it by Config.Fabric's definition; a host port at or above it is served
+// but not counted per port, and never paused.
+const MaxPorts = 64
+
+// SrcStats are the counters of one SrcToR. Stage-wide figures are
+// fields; what belongs to a port is in Ports, indexed by that port: a
+// duplicate's figures by the fabric port its original left by, a
+// request's by the fabric port it came in on, a pause frame's by the
+// host port it was sent to. Packets counts the data packets from a host
+// to the fabric; each is pooled (Ports[out].Pooled), too big
+// (Ports[out].TooBig), of a flow outside Config.Prefixes (Local), of a
+// flow the table had no room for (TableFull), or found no free frame
+// (NoFrame). All are forwarded.
 type SrcStats struct {
 	Calls   uint64 // Process calls (batches)
 	Packets uint64 // data packets from a host to the fabric
 
-	Pooled     uint64 // duplicates admitted
-	PoolBytes  int    // bytes pooled now, all ports
-	MaxBytes   int    // high-water mark of the busiest port's pooled bytes
-	Evicted    uint64 // duplicates replaced by LFU eviction
-	TooBig     uint64 // packets larger than a port's whole budget, not pooled
-	NoFrame    uint64 // duplicates not made for want of a free frame
-	Acked      uint64 // duplicates retired by an ACK
-	Expired    uint64 // duplicates retired after Hold
-	Dropped    uint64 // duplicates freed by Close
-	TimerFull  uint64 // timers the worker refused
-	TableFull  uint64 // packets of new flows not pooled, table full
-	Flows      int    // flows in the table now
-	Reclaimed  uint64 // flow entries reused
-	ACKs       uint64 // RC ACKs seen for pooled flows
-	Requests   uint64 // retransmission requests consumed (netrt_consumed)
-	Retrans    uint64 // duplicates retransmitted
+	Local     uint64 // packets of flows whose destination is outside Config.Prefixes: not pooled
+	NoFrame   uint64 // duplicates not made for want of a free frame
+	NoRoom    uint64 // duplicates not made: nothing left to evict on the port
+	Dropped   uint64 // duplicates freed by Close
+	TimerFull uint64 // timers the worker refused
+	ACKs      uint64 // RC ACKs seen for pooled flows
+	Flows     int    // flows in the table now
+	Reclaimed uint64 // flow entries reused
+	TableFull uint64 // packets of new flows not pooled, table full
+
+	Ports [MaxPorts]SrcPortStats
+}
+
+// SrcPortStats are one port's part of SrcStats. Gauges say "now"; the
+// rest count since the stage was made.
+type SrcPortStats struct {
+	// The duplicate pool of a fabric port (by the original's egress).
+	Bytes    int // bytes pooled now; never above Config.PoolBytes
+	Frames   int // duplicates pooled now
+	MaxBytes int // high-water mark of Bytes
+	// ByteSeconds is the integral of Bytes over worker time, up to its
+	// last change: its increase over an interval divided by the
+	// interval's length is the mean occupancy (the paper's Fig. 7).
+	ByteSeconds float64
+	Pooled      uint64 // duplicates admitted
+	TooBig      uint64 // packets larger than the port's whole budget, not pooled
+	Evicted     uint64 // duplicates replaced by LFU eviction (§III-C-1)
+	Expired     uint64 // duplicates retired after Hold
+	Acked       uint64 // duplicates retired by an ACK before their Hold ran out
+
+	// HoldOnlyPeak is the high-water mark of Bytes plus the bytes ACKs
+	// retired whose Hold had not yet run out: what the port's pool would
+	// have peaked at had only the hold time retired duplicates. The
+	// difference to MaxBytes is what ACK retirement saves. HoldOnlyLower
+	// says it is a lower bound: the record of ACK-retired bytes (one
+	// entry per pool frame) overflowed.
+	HoldOnlyPeak  int
+	HoldOnlyLower bool
+
+	// Retransmission (§III-C-3), by the duplicate's egress port.
+	Retrans    uint64 // duplicates retransmitted at once (N < KLow)
+	Paced      uint64 // duplicates retransmitted paced at R_r (N ≥ KLow)
+	PaceQueued int    // duplicates waiting to be paced now
+	PacedSkips uint64 // paced duplicates retired (evicted, expired, ACKed) before their turn
 	RetxFailed uint64 // retransmissions not sent for want of a frame or queue room
+	RateBps    uint64 // R_r of the last paced retransmission
+
+	// Requests, by the fabric port they came in on.
+	Requests   uint64 // retransmission requests consumed (netrt_consumed)
 	Unfulfill  uint64 // unfulfilled notices sent
 	SendFailed uint64 // notices not sent for want of a frame or queue room
+
+	// PFC toward a host port.
+	Pauses    uint64 // pause frames sent (first and refreshes)
+	Resumes   uint64 // resume frames (quanta 0) sent
+	PFCFailed uint64 // pause or resume frames the port refused (retried)
+	PausedNow bool   // a pause is in force
+}
+
+// Sum returns the port figures added up over all ports, for tests and
+// logs (metrics export per port): counters and gauges are summed, the
+// high-water marks (MaxBytes, HoldOnlyPeak, RateBps) are the largest
+// port's, the flags are or-ed.
+func (st SrcStats) Sum() SrcPortStats {
+	var t SrcPortStats
+	for i := range st.Ports {
+		p := &st.Ports[i]
+		t.Bytes += p.Bytes
+		t.Frames += p.Frames
+		t.MaxBytes = max(t.MaxBytes, p.MaxBytes)
+		t.ByteSeconds += p.ByteSeconds
+		t.Pooled += p.Pooled
+		t.TooBig += p.TooBig
+		t.Evicted += p.Evicted
+		t.Expired += p.Expired
+		t.Acked += p.Acked
+		t.HoldOnlyPeak = max(t.HoldOnlyPeak, p.HoldOnlyPeak)
+		t.HoldOnlyLower = t.HoldOnlyLower || p.HoldOnlyLower
+		t.Retrans += p.Retrans
+		t.Paced += p.Paced
+		t.PaceQueued += p.PaceQueued
+		t.PacedSkips += p.PacedSkips
+		t.RetxFailed += p.RetxFailed
+		t.RateBps = max(t.RateBps, p.RateBps)
+		t.Requests += p.Requests
+		t.Unfulfill += p.Unfulfill
+		t.SendFailed += p.SendFailed
+		t.Pauses += p.Pauses
+		t.Resumes += p.Resumes
+		t.PFCFailed += p.PFCFailed
+		t.PausedNow = t.PausedNow || p.PausedNow
+	}
+	return t
+}
+
+// occupancy integrates a port's held bytes over time: call add before
+// every change of the bytes, with the worker time of the change.
+type occupancy [MaxPorts]int64 // worker time of each port's last change
+
+func (o *occupancy) add(port uint16, now int64, bytes int, integral *float64) {
+	if bytes > 0 && now > o[port] {
+		*integral += float64(bytes) * float64(now-o[port]) * 1e-9
+	}
+	o[port] = now
 }

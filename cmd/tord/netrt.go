@@ -1,0 +1,90 @@
+package main
+
+import (
+	"net/netip"
+	"slices"
+	"time"
+
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+	"rocetor/tor/fwd"
+	"rocetor/tor/netrt"
+)
+
+// NetRTConfig is the netrt: section: in-network retransmission between
+// this ToR and the ToRs of the remote prefixes (tor/netrt). No fabric
+// ports, no NetRT stages. Zero fields take tor/netrt's defaults.
+type NetRTConfig struct {
+	Fabric   []string       `yaml:"fabric"`   // ports facing the fabric; the others face hosts
+	Prefixes []netip.Prefix `yaml:"prefixes"` // remote prefixes whose ToRs run NetRT; empty: all
+	Flows    int            `yaml:"flows"`    // flow entries per stage and worker
+
+	PoolBytes  dataplane.Bytes `yaml:"pool_bytes"`  // duplicate pool per fabric port (about one BDP)
+	PoolFrames int             `yaml:"pool_frames"` // duplicates per worker, all ports
+	Hold       time.Duration   `yaml:"hold"`        // longest a duplicate is kept (about one RTT)
+
+	BufferBytes     dataplane.Bytes `yaml:"buffer_bytes"`     // reordering buffer per host port
+	BufferFrames    int             `yaml:"buffer_frames"`    // held frames per worker
+	RequestInterval time.Duration   `yaml:"request_interval"` // request re-sent this often while a hole lasts
+	MaxRequests     int             `yaml:"max_requests"`     // unanswered requests before falling back to the hosts' GBN
+	IdleTimeout     time.Duration   `yaml:"idle_timeout"`     // idle time before a flow entry may be reused
+}
+
+// On reports whether the section turns NetRT on.
+func (n *NetRTConfig) On() bool { return len(n.Fabric) > 0 }
+
+// validate checks the section against the port list.
+func (n *NetRTConfig) validate(ports []string) error {
+	if !n.On() {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, f := range n.Fabric {
+		if !slices.Contains(ports, f) {
+			return bad("netrt.fabric", "%q is not one of ports", f)
+		}
+		if seen[f] {
+			return bad("netrt.fabric", "%q named twice", f)
+		}
+		seen[f] = true
+	}
+	if len(n.Fabric) == len(ports) {
+		return bad("netrt.fabric", "every port faces the fabric; NetRT needs a host port")
+	}
+	if len(ports) > 64 {
+		return bad("netrt.fabric", "NetRT serves at most 64 ports, have %d", len(ports))
+	}
+	if _, err := n.stageConfig(ports, nil); err != nil {
+		return bad("netrt", "%v", err)
+	}
+	return nil
+}
+
+// stageConfig turns the section into the stages' configuration; route
+// answers where NetRT messages go.
+func (n *NetRTConfig) stageConfig(ports []string, fib *fwd.FIB) (netrt.Config, error) {
+	c := netrt.Config{
+		Prefixes:        n.Prefixes,
+		Flows:           n.Flows,
+		PoolBytes:       int(n.PoolBytes),
+		PoolFrames:      n.PoolFrames,
+		Hold:            int64(n.Hold),
+		BufferBytes:     int(n.BufferBytes),
+		BufferFrames:    n.BufferFrames,
+		RequestInterval: int64(n.RequestInterval),
+		MaxRequests:     n.MaxRequests,
+		IdleTimeout:     int64(n.IdleTimeout),
+	}
+	for _, f := range n.Fabric {
+		c.Fabric |= 1 << slices.Index(ports, f)
+	}
+	if fib != nil {
+		c.Route = func(dst netip.Addr) (uint16, rocev2.MAC, bool) {
+			if t := fib.Load(); t != nil {
+				return t.NextHop(dst)
+			}
+			return 0, rocev2.MAC{}, false
+		}
+	}
+	return c, c.Validate()
+}

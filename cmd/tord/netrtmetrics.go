@@ -1,0 +1,193 @@
+package main
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"rocetor/tor/netrt"
+)
+
+// netrtCollector exports the NetRT stages' counters per port, summed
+// over the workers (each worker has its own pool and buffer, so a peak
+// is the sum of the workers' peaks: exact with one worker, an upper
+// bound with more). Nothing is exported per flow.
+type netrtCollector struct {
+	ports []string
+	srcs  []*netrt.SrcToR
+	dsts  []*netrt.DstToR
+}
+
+// portMetric is one per-port series family and how to read it.
+type portMetric[T any] struct {
+	desc *prometheus.Desc
+	kind prometheus.ValueType
+	get  func(*T) float64
+}
+
+func newDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("rocetor_netrt_"+name, help, append([]string{"port"}, labels...), nil)
+}
+
+func gaugeOf[T any](name, help string, get func(*T) float64) portMetric[T] {
+	return portMetric[T]{newDesc(name, help), prometheus.GaugeValue, get}
+}
+
+func counterOf[T any](name, help string, get func(*T) float64) portMetric[T] {
+	return portMetric[T]{newDesc(name, help), prometheus.CounterValue, get}
+}
+
+type (
+	srcPort = netrt.SrcPortStats
+	dstPort = netrt.DstPortStats
+)
+
+// The source ToR's series, on fabric ports (pause frames on host ports).
+var srcMetrics = []portMetric[srcPort]{
+	gaugeOf("pool_bytes", "Bytes in the duplicate pool of the fabric port.", func(p *srcPort) float64 { return float64(p.Bytes) }),
+	gaugeOf("pool_entries", "Duplicates in the pool of the fabric port.", func(p *srcPort) float64 { return float64(p.Frames) }),
+	gaugeOf("pool_peak_bytes", "High-water mark of pool_bytes since tord started.", func(p *srcPort) float64 { return float64(p.MaxBytes) }),
+	gaugeOf("pool_hold_only_peak_bytes", "What pool_peak_bytes would have been had ACKs not retired duplicates early.", func(p *srcPort) float64 { return float64(p.HoldOnlyPeak) }),
+	counterOf("pool_byte_seconds_total", "Integral of pool_bytes over time; its rate is the mean pool occupancy in bytes.", func(p *srcPort) float64 { return p.ByteSeconds }),
+	counterOf("pool_admitted_total", "Duplicates admitted to the pool.", func(p *srcPort) float64 { return float64(p.Pooled) }),
+	counterOf("pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
+	counterOf("requests_received_total", "Retransmission requests consumed, by the fabric port they came in on.", func(p *srcPort) float64 { return float64(p.Requests) }),
+	counterOf("retransmitted_total", "Duplicates retransmitted from the pool, at once or paced.", func(p *srcPort) float64 { return float64(p.Retrans + p.Paced) }),
+	counterOf("retransmitted_paced_total", "Of retransmitted_total, those paced at R_r because requested data exceeded K_l.", func(p *srcPort) float64 { return float64(p.Paced) }),
+	counterOf("retransmit_failed_total", "Retransmissions not sent for want of a frame or queue room.", func(p *srcPort) float64 { return float64(p.RetxFailed) }),
+	counterOf("paced_skipped_total", "Paced retransmissions dropped from the queue because their duplicate was retired first.", func(p *srcPort) float64 { return float64(p.PacedSkips) }),
+	gaugeOf("pace_queue", "Duplicates waiting to be retransmitted at R_r.", func(p *srcPort) float64 { return float64(p.PaceQueued) }),
+	gaugeOf("retransmit_rate_bps", "R_r of the last paced retransmission, bit/s.", func(p *srcPort) float64 { return float64(p.RateBps) }),
+	counterOf("unfulfilled_sent_total", "Unfulfilled notices sent: a requested packet was not in the pool.", func(p *srcPort) float64 { return float64(p.Unfulfill) }),
+	counterOf("pause_frames_total", "PFC pause frames sent to hosts on the port (first and refreshes) while requested data exceeds K_l.", func(p *srcPort) float64 { return float64(p.Pauses) }),
+	counterOf("resume_frames_total", "PFC resume frames sent to hosts on the port.", func(p *srcPort) float64 { return float64(p.Resumes) }),
+}
+
+var descPoolRetired = newDesc("pool_retired_total", "Duplicates that left the pool, by cause: lfu (evicted for room), age (Hold ran out), ack (acknowledged).", "cause")
+
+// The destination ToR's series, on host ports.
+var dstMetrics = []portMetric[dstPort]{
+	gaugeOf("reorder_bytes", "Bytes in the reordering buffer of the host port.", func(p *dstPort) float64 { return float64(p.Bytes) }),
+	gaugeOf("reorder_packets", "Packets in the reordering buffer of the host port.", func(p *dstPort) float64 { return float64(p.Frames) }),
+	gaugeOf("reorder_peak_bytes", "High-water mark of reorder_bytes since tord started.", func(p *dstPort) float64 { return float64(p.MaxBytes) }),
+	counterOf("reorder_byte_seconds_total", "Integral of reorder_bytes over time; its rate is the mean occupancy in bytes.", func(p *dstPort) float64 { return p.ByteSeconds }),
+	counterOf("held_total", "Out-of-order packets taken into the reordering buffer.", func(p *dstPort) float64 { return float64(p.Held) }),
+	counterOf("released_total", "Held packets released in order as holes filled.", func(p *dstPort) float64 { return float64(p.Released) }),
+	counterOf("flushed_total", "Held packets forwarded on entering Waiting, for the hosts' go-back-N.", func(p *dstPort) float64 { return float64(p.Flushed) }),
+	counterOf("duplicates_dropped_total", "Packets dropped because the buffer already held their PSN.", func(p *dstPort) float64 { return float64(p.Duplicates) }),
+	counterOf("gaps_total", "Flows entering ReTx: a gap held and a request sent.", func(p *dstPort) float64 { return float64(p.Gaps) }),
+	counterOf("recovered_total", "Flows back to Ordered from ReTx: the hole filled in the network.", func(p *dstPort) float64 { return float64(p.Recovered) }),
+	counterOf("requests_sent_total", "Retransmission requests sent (first and repeated).", func(p *dstPort) float64 { return float64(p.Requests) }),
+	counterOf("requests_failed_total", "Requests not sent for want of a frame or queue room.", func(p *dstPort) float64 { return float64(p.SendFailed) }),
+}
+
+var (
+	descWaits = newDesc("waits_total", "Flows entering Waiting (end-to-end recovery), by cause: unfulfilled, gave_up, budget, span, backoff.", "cause")
+	descData  = newDesc("data_packets_total", "Data packets toward the host port, by outcome: in_order, late, passed (Waiting), beyond (span), full (budget), held.", "outcome")
+	descFlows = prometheus.NewDesc("rocetor_netrt_flows", "Flows the destination ToR tracks, by state: ordered, retx, waiting.", []string{"state"}, nil)
+)
+
+func (c *netrtCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range srcMetrics {
+		ch <- m.desc
+	}
+	for _, m := range dstMetrics {
+		ch <- m.desc
+	}
+	ch <- descPoolRetired
+	ch <- descWaits
+	ch <- descData
+	ch <- descFlows
+}
+
+func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
+	n := min(len(c.ports), netrt.MaxPorts)
+	src := make([]srcPort, n)
+	dst := make([]dstPort, n)
+	var ordered, retx, waiting int
+	for _, s := range c.srcs {
+		st := s.Snapshot()
+		for i := range src {
+			addSrc(&src[i], &st.Ports[i])
+		}
+	}
+	for _, d := range c.dsts {
+		st := d.Snapshot()
+		for i := range dst {
+			addDst(&dst[i], &st.Ports[i])
+		}
+		ordered, retx, waiting = ordered+st.FlowsOrdered, retx+st.FlowsReTx, waiting+st.FlowsWaiting
+	}
+	for i := range n {
+		port := c.ports[i]
+		for _, m := range srcMetrics {
+			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.get(&src[i]), port)
+		}
+		for _, m := range dstMetrics {
+			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.get(&dst[i]), port)
+		}
+		s, d := &src[i], &dst[i]
+		for cause, v := range map[string]uint64{"lfu": s.Evicted, "age": s.Expired, "ack": s.Acked} {
+			ch <- prometheus.MustNewConstMetric(descPoolRetired, prometheus.CounterValue, float64(v), port, cause)
+		}
+		for cause, v := range map[string]uint64{"unfulfilled": d.WaitUnfulfilled, "gave_up": d.WaitGaveUp,
+			"budget": d.WaitBudget, "span": d.WaitSpan, "backoff": d.WaitBackoff} {
+			ch <- prometheus.MustNewConstMetric(descWaits, prometheus.CounterValue, float64(v), port, cause)
+		}
+		for outcome, v := range map[string]uint64{"in_order": d.InOrder, "late": d.Late, "passed": d.Passed,
+			"beyond": d.Beyond, "full": d.Full, "held": d.Held} {
+			ch <- prometheus.MustNewConstMetric(descData, prometheus.CounterValue, float64(v), port, outcome)
+		}
+	}
+	for state, v := range map[string]int{"ordered": ordered, "retx": retx, "waiting": waiting} {
+		ch <- prometheus.MustNewConstMetric(descFlows, prometheus.GaugeValue, float64(v), state)
+	}
+}
+
+// addSrc adds one worker's port figures to the port's total.
+func addSrc(t, p *srcPort) {
+	t.Bytes += p.Bytes
+	t.Frames += p.Frames
+	t.MaxBytes += p.MaxBytes
+	t.HoldOnlyPeak += p.HoldOnlyPeak
+	t.ByteSeconds += p.ByteSeconds
+	t.Pooled += p.Pooled
+	t.TooBig += p.TooBig
+	t.Evicted += p.Evicted
+	t.Expired += p.Expired
+	t.Acked += p.Acked
+	t.Requests += p.Requests
+	t.Retrans += p.Retrans
+	t.Paced += p.Paced
+	t.RetxFailed += p.RetxFailed
+	t.PacedSkips += p.PacedSkips
+	t.PaceQueued += p.PaceQueued
+	t.RateBps = max(t.RateBps, p.RateBps)
+	t.Unfulfill += p.Unfulfill
+	t.Pauses += p.Pauses
+	t.Resumes += p.Resumes
+}
+
+// addDst adds one worker's port figures to the port's total.
+func addDst(t, p *dstPort) {
+	t.Bytes += p.Bytes
+	t.Frames += p.Frames
+	t.MaxBytes += p.MaxBytes
+	t.ByteSeconds += p.ByteSeconds
+	t.Held += p.Held
+	t.Released += p.Released
+	t.Flushed += p.Flushed
+	t.Duplicates += p.Duplicates
+	t.Gaps += p.Gaps
+	t.Recovered += p.Recovered
+	t.Requests += p.Requests
+	t.SendFailed += p.SendFailed
+	t.WaitUnfulfilled += p.WaitUnfulfilled
+	t.WaitGaveUp += p.WaitGaveUp
+	t.WaitBudget += p.WaitBudget
+	t.WaitSpan += p.WaitSpan
+	t.WaitBackoff += p.WaitBackoff
+	t.InOrder += p.InOrder
+	t.Late += p.Late
+	t.Passed += p.Passed
+	t.Beyond += p.Beyond
+	t.Full += p.Full
+}
