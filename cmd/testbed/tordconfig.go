@@ -37,10 +37,19 @@ type TordConfig struct {
 }
 
 // NetRTSection is tord's netrt: section as testbed writes it, with
-// timings and budgets for the namespace testbed: software switches on
-// shared cores have RTTs of a few hundred microseconds, not the
-// microsecond or two of a hardware fabric, so the hold time and request
-// interval are milliseconds.
+// timings and budgets for the namespace testbed. Software switches on
+// two shared cores have ToR-to-ToR RTTs of a few hundred microseconds
+// and queues that can hold milliseconds of traffic, not the microseconds
+// of a hardware fabric, so:
+//   - hold is 20 ms: a duplicate must outlive a retransmission that
+//     waited behind a full queue at core and was lost again (ACKs retire
+//     nearly all duplicates long before);
+//   - window, the span over which requested bytes count against k_low,
+//     is about one RTT (500 µs), as tor/netrt's default (hold) is on
+//     hardware; a window of milliseconds would count a whole burst of
+//     random losses as congestion, pause the sender and pace its
+//     retransmissions, and the sender's RTO would fire;
+//   - requests repeat every millisecond, eight times.
 type NetRTSection struct {
 	Fabric          []string `yaml:"fabric"`
 	PoolBytes       string   `yaml:"pool_bytes"`
@@ -50,6 +59,8 @@ type NetRTSection struct {
 	BufferFrames    int      `yaml:"buffer_frames"`
 	RequestInterval string   `yaml:"request_interval"`
 	MaxRequests     int      `yaml:"max_requests"`
+	Window          string   `yaml:"window,omitempty"`
+	PausePriority   int      `yaml:"pause_priority,omitempty"`
 }
 
 // netRTFrames is the UMEM of a ToR running NetRT: the pool and the
@@ -59,8 +70,8 @@ const netRTFrames = 16384
 // NetRT returns the netrt section of a ToR: its fabric ports are those
 // whose link leads to another switch.
 func (p *Plan) NetRT(node string) *NetRTSection {
-	n := &NetRTSection{PoolBytes: "2MiB", PoolFrames: 2048, Hold: "5ms", BufferBytes: "2MiB", BufferFrames: 2048,
-		RequestInterval: "1ms", MaxRequests: 8}
+	n := &NetRTSection{PoolBytes: "2MiB", PoolFrames: 2048, Hold: "20ms", BufferBytes: "2MiB", BufferFrames: 2048,
+		RequestInterval: "1ms", MaxRequests: 8, Window: "500us"}
 	for _, l := range p.Links {
 		for _, e := range [][2]End{{l.A, l.B}, {l.B, l.A}} {
 			if e[0].Node == node && p.Node(e[1].Node).Kind == SwitchNode {

@@ -154,7 +154,7 @@ func TestNetRTTordConfigs(t *testing.T) {
 				t.Fatal(err)
 			}
 			var back TordConfig
-			if err := decodeStrict(b, &back); err != nil || back.NetRT == nil || back.NetRT.Hold != "5ms" {
+			if err := decodeStrict(b, &back); err != nil || back.NetRT == nil || back.NetRT.Hold != "20ms" {
 				t.Errorf("%s %s: round trip %+v, %v\n%s", c.topo, node, back.NetRT, err, b)
 			}
 		}

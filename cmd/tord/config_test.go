@@ -96,3 +96,69 @@ impair:
 		t.Fatalf("a rule on an unknown port: err = %v, want ErrConfig naming s9", err)
 	}
 }
+
+func TestNetRTConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tord.yaml")
+	os.WriteFile(path, []byte(`
+ports: [h1, h2, up1, up2]
+xdp: {frames: 16384}
+netrt:
+  fabric: [up1, up2]
+  prefixes: [10.2.0.0/16, "fd02::/16"]
+  pool_bytes: 512KiB
+  hold: 2ms
+  buffer_bytes: 1MiB
+  request_interval: 300us
+  k_low: 32KiB
+  k_high: 128KiB
+  rate_max: 5G
+  rate_min: 100M
+  window: 500us
+  pause_priority: -1
+`), 0o644)
+	c, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := c.NetRT.stageConfig(c.Ports, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nc.Fabric != 1<<2|1<<3 || len(nc.Prefixes) != 2 || nc.PoolBytes != 512<<10 || nc.Hold != 2e6 ||
+		nc.RequestInterval != 300e3 || nc.KLow != 32<<10 || nc.KHigh != 128<<10 || nc.RateMax != 5e9 ||
+		nc.RateMin != 100e6 || nc.Window != 500e3 || nc.PausePriority != -1 {
+		t.Errorf("stage config %+v", nc)
+	}
+	if (&NetRTConfig{}).On() || !c.NetRT.On() {
+		t.Error("On() is not len(fabric) > 0")
+	}
+}
+
+func TestNetRTConfigErrors(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"netrt: {fabric: [c]}", "netrt.fabric"},
+		{"netrt: {fabric: [a, a]}", "netrt.fabric"},
+		{"netrt: {fabric: [a, b]}", "netrt.fabric"},
+		{"netrt: {fabric: [b], k_low: 100KiB, k_high: 20KiB}", "netrt:"},
+		{"netrt: {fabric: [b], hold: -1ms}", "netrt:"},
+		{"netrt: {fabric: [b], max_requests: 1000}", "netrt:"},
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(path, []byte("ports: [a, b]\n"+c.yaml), 0o644)
+		cfg, err := LoadConfig(path)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want an ErrConfig naming %s", c.yaml, err, c.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(path, []byte("ports: [a, b]\nnetrt: {fabric: [b], prefixes: [10.0.0.0/33]}"), 0o644)
+	if _, err := LoadConfig(path); err == nil || !strings.Contains(err.Error(), "10.0.0.0/33") {
+		t.Errorf("a bad prefix: %v", err)
+	}
+}

@@ -28,6 +28,16 @@ type NetRTConfig struct {
 	RequestInterval time.Duration   `yaml:"request_interval"` // request re-sent this often while a hole lasts
 	MaxRequests     int             `yaml:"max_requests"`     // unanswered requests before falling back to the hosts' GBN
 	IdleTimeout     time.Duration   `yaml:"idle_timeout"`     // idle time before a flow entry may be reused
+	Backoff         time.Duration   `yaml:"backoff"`          // how long a flow whose peer never answered stays out of NetRT
+
+	// Congestion avoidance of retransmissions (§III-C-3).
+	KLow          dataplane.Bytes `yaml:"k_low"`          // requested bytes per Window above which retransmissions are paced
+	KHigh         dataplane.Bytes `yaml:"k_high"`         // requested bytes at which the pace reaches rate_min
+	RateMax       dataplane.Rate  `yaml:"rate_max"`       // pace at k_low
+	RateMin       dataplane.Rate  `yaml:"rate_min"`       // pace at and above k_high
+	Window        time.Duration   `yaml:"window"`         // time over which requested bytes count
+	PausePriority int             `yaml:"pause_priority"` // PFC priority paused on senders above k_low; -1: no pause
+	PauseQuanta   uint16          `yaml:"pause_quanta"`   // PFC pause time in 512-bit quanta
 }
 
 // On reports whether the section turns NetRT on.
@@ -74,6 +84,14 @@ func (n *NetRTConfig) stageConfig(ports []string, fib *fwd.FIB) (netrt.Config, e
 		RequestInterval: int64(n.RequestInterval),
 		MaxRequests:     n.MaxRequests,
 		IdleTimeout:     int64(n.IdleTimeout),
+		Backoff:         int64(n.Backoff),
+		KLow:            int(n.KLow),
+		KHigh:           int(n.KHigh),
+		RateMax:         uint64(n.RateMax),
+		RateMin:         uint64(n.RateMin),
+		Window:          int64(n.Window),
+		PausePriority:   n.PausePriority,
+		PauseQuanta:     n.PauseQuanta,
 	}
 	for _, f := range n.Fabric {
 		c.Fabric |= 1 << slices.Index(ports, f)

@@ -59,6 +59,8 @@ var srcMetrics = []portMetric[srcPort]{
 	counterOf("unfulfilled_sent_total", "Unfulfilled notices sent: a requested packet was not in the pool.", func(p *srcPort) float64 { return float64(p.Unfulfill) }),
 	counterOf("pause_frames_total", "PFC pause frames sent to hosts on the port (first and refreshes) while requested data exceeds K_l.", func(p *srcPort) float64 { return float64(p.Pauses) }),
 	counterOf("resume_frames_total", "PFC resume frames sent to hosts on the port.", func(p *srcPort) float64 { return float64(p.Resumes) }),
+	counterOf("pfc_failed_total", "PFC pause or resume frames the port refused (retried at the next tick).", func(p *srcPort) float64 { return float64(p.PFCFailed) }),
+	gaugeOf("paused", "1 while NetRT holds the hosts on the port paused.", func(p *srcPort) float64 { return b2f(p.PausedNow) }),
 }
 
 var descPoolRetired = newDesc("pool_retired_total", "Duplicates that left the pool, by cause: lfu (evicted for room), age (Hold ran out), ack (acknowledged).", "cause")
@@ -164,6 +166,15 @@ func addSrc(t, p *srcPort) {
 	t.Unfulfill += p.Unfulfill
 	t.Pauses += p.Pauses
 	t.Resumes += p.Resumes
+	t.PFCFailed += p.PFCFailed
+	t.PausedNow = t.PausedNow || p.PausedNow
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // addDst adds one worker's port figures to the port's total.

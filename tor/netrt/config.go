@@ -44,7 +44,8 @@ type Config struct {
 	// DstToR.
 	//
 	// Backoff is how long a flow whose requests went unanswered
-	// (MaxRequests of them: the peer ToR is silent) stays out of
+	// (MaxRequests of them) and whose peer never answered it (the peer
+	// ToR may not run NetRT) stays out of
 	// in-network recovery: its gaps pass to the host (the flow goes to
 	// Waiting; nothing is held, no request sent) until Backoff has passed,
 	// then its next gap is held and requested again. Best effort

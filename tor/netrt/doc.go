@@ -69,9 +69,12 @@
 //     retransmission, the RNIC discards what it cannot use anyway, and a
 //     drop would turn a packet the switch already has into a loss.
 //   - After MaxRequests unanswered requests the flow acts as if told
-//     "unfulfilled", and backs off (best effort, §III-A): for Backoff
-//     (1 s) its gaps move it to Waiting instead of ReTx, holding and
-//     requesting nothing; then it tries again.
+//     "unfulfilled". If the peer never answered this flow (no hole
+//     filled after a request, no notice), it may not run NetRT, and the
+//     flow backs off (best effort, §III-A): for Backoff (1 s) its gaps
+//     move it to Waiting instead of ReTx, holding and requesting
+//     nothing; then it tries again. A peer that did answer only lost
+//     this hole's retransmissions, and the next gap is held as usual.
 //
 // DstStats counts per host port; Busiest names the flows holding the
 // most, for the admin API.

@@ -46,6 +46,10 @@ type dflow struct {
 	state    uint8
 	out      uint8 // host port (< MaxPorts), where its transitions and requests count
 	serve    bool  // source in Config.Prefixes; decided when the entry is made
+	// answered is set once a hole of the flow filled after a request,
+	// or a notice came: the peer ToR runs NetRT, so giving up on one
+	// hole (its retransmissions lost) is no reason to back off.
+	answered bool
 }
 
 // heldPkt is one packet in the reordering buffer.
@@ -240,6 +244,9 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 	switch {
 	case n == 0:
 		ps.InOrder++
+		if f.requests > 0 {
+			f.answered = true
+		}
 		f.requests = 0
 		if f.head < 0 {
 			// The fast path: forward in place. Nothing is held, so the
@@ -438,10 +445,14 @@ func (d *DstToR) Timer(c *dataplane.Ctx, arg uint64) {
 		return
 	}
 	if int(f.requests) >= d.cfg.MaxRequests {
-		// The peer is silent: fall back to the end hosts, and keep out
-		// of in-network recovery for Backoff (§III-A, best effort).
+		// No answer: fall back to the end hosts. A peer that never
+		// answered this flow may not run NetRT at all, so keep out of
+		// in-network recovery for Backoff (§III-A, best effort); one
+		// that did lost this hole's retransmissions, or the requests.
 		d.st.Ports[f.out].WaitGaveUp++
-		f.until = c.Now + d.cfg.Backoff
+		if !f.answered {
+			f.until = c.Now + d.cfg.Backoff
+		}
 		d.wait(c, nil, 0, f, nil)
 		return
 	}
@@ -465,6 +476,7 @@ func (d *DstToR) unfulfilled(c *dataplane.Ctx, b *dataplane.Batch, i int, n roce
 		d.st.Stale++
 		return
 	}
+	f.answered = true
 	d.st.Ports[f.out].WaitUnfulfilled++
 	d.wait(c, b, i, f, nil)
 }

@@ -39,6 +39,7 @@ type mflow struct {
 	requests int
 	due      int64 // when the request timer fires; 0: not armed
 	until    int64 // end of the backoff; 0: never gave up
+	answered bool  // a hole filled after a request, or a notice came
 }
 
 type mpkt struct {
@@ -133,6 +134,7 @@ func (m *model) data(now int64, qp, n uint32, frame []byte, port uint16, src net
 	case d == 0:
 		m.deliver(qp, frame)
 		f.epsn = (f.epsn + 1) & psn.Mask
+		f.answered = f.answered || f.requests > 0
 		f.requests = 0
 		if f.state == Waiting {
 			f.state = Ordered
@@ -194,6 +196,7 @@ func (m *model) remote(src netip.Addr) bool {
 // notice is HandleNetRTMessage for an unfulfilled notice.
 func (m *model) notice(qp, n uint32) {
 	if f := m.flows[qp]; f != nil && f.state == ReTx && f.epsn == n {
+		f.answered = true
 		m.wait(qp, f, nil, 0, "unfulfilled")
 	}
 }
@@ -205,7 +208,9 @@ func (m *model) timers(now int64) {
 			continue
 		}
 		if f.requests >= m.cfg.MaxRequests {
-			f.until = now + m.cfg.Backoff
+			if !f.answered {
+				f.until = now + m.cfg.Backoff
+			}
 			m.wait(qp, f, nil, 0, "gaveup")
 			continue
 		}

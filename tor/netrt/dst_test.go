@@ -1005,3 +1005,33 @@ func TestDstOccupancyIntegral(t *testing.T) {
 		t.Fatalf("frames %d, released %d, byte-seconds %g; want 0, 4, %g", st.Frames, st.Released, st.ByteSeconds, want)
 	}
 }
+
+// A flow whose peer answered before does not back off when one hole's
+// requests go unanswered: its next gap is held and requested again.
+func TestDstNoBackoffAfterAnswer(t *testing.T) {
+	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 2, Backoff: 1_000_000})
+	for _, n := range []uint32{0, 2, 1} { // a hole at 1, filled after the request
+		r.inject(0, data(t, 7, n))
+		r.settle()
+	}
+	r.inject(0, data(t, 7, 4)) // a hole at 3 that nobody fills
+	r.settle()
+	for i := 0; i < 5; i++ {
+		r.step(10_000)
+	}
+	d.expect(t, 7, Waiting, 3, rocev2.Bitmap128{})
+	if f := d.flow(t, 7); f.until != 0 {
+		t.Fatalf("backing off until %d after an answered request", f.until)
+	}
+	for _, n := range []uint32{3, 4, 6} { // go-back-N brings 3; then a hole at 5
+		r.inject(0, data(t, 7, n))
+		r.settle()
+	}
+	d.expect(t, 7, ReTx, 5, rocev2.Bitmap128{}.Set(0))
+	st := d.Stats().Ports[1]
+	if st.WaitGaveUp != 1 || st.WaitBackoff != 0 || st.Gaps != 3 {
+		t.Fatalf("gave up %d, backoff %d, gaps %d; want 1, 0, 3", st.WaitGaveUp, st.WaitBackoff, st.Gaps)
+	}
+	r.take(0)
+	r.take(1)
+}
