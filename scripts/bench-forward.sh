@@ -9,11 +9,19 @@
 #
 # The generator is DPDK's dpdk-testpmd (--forward-mode=txonly over the
 # net_af_xdp PMD): UDP frames from 198.18.0.1 to 198.18.1.2, 64 B and
-# 1024 B. The device under test is, in turn:
+# 1024 B; with --roce to UDP port 4791, so that every frame is a RoCEv2
+# packet (a zero BTH: an RC SEND First, PSN 0, QP 0, with payload). The
+# device under test is, in turn:
 #
 #   tord      rocetor's switch: forwarding only, one worker, --poll busy
 #   tord-adaptive
 #             the same with --poll adaptive (spin, then sleep in poll)
+#   tord-netrt
+#             tord (--poll busy) with NetRT on: the generator's side faces
+#             hosts, the sink's the fabric, so every RoCEv2 data frame is
+#             copied into the duplicate pool (SrcToR), which, with no ACK
+#             coming back, is always full and evicts a duplicate per frame:
+#             NetRT's most expensive steady state. Needs --roce.
 #   testpmd   dpdk-testpmd --forward-mode=mac over net_af_xdp on both veths
 #             (rewrites both MACs, like a router, but looks nothing up)
 #   kernel    Linux IP forwarding (net.ipv4.ip_forward=1, no XDP)
@@ -62,7 +70,8 @@ usage: sudo scripts/bench-forward.sh [options]
   --duration S       seconds each setup is measured (default 10)
   --warmup S         seconds of traffic before measuring (default 3)
   --sizes "A B"      frame sizes in bytes, without FCS (default "64 1024")
-  --setups "..."     any of: tord tord-adaptive testpmd kernel xdp (default all five)
+  --setups "..."     any of: tord tord-adaptive tord-netrt testpmd kernel xdp (default all but tord-netrt)
+  --roce             send RoCEv2 frames (UDP port 4791) instead of UDP port 9; tord-netrt needs it
   --repeat N         measure every setup N times, report the median (default 1)
   --gen-cpu N        CPU of the generator (default 0)
   --dut-cpu N        CPU of the device under test (default 1)
@@ -83,7 +92,7 @@ EOF
 main() {
 	DURATION=10 WARMUP=3 SIZES="64 1024" SETUPS="tord tord-adaptive testpmd kernel xdp" REPEAT=1
 	GEN_CPU=0 DUT_CPU=1 RX_ON=dut OVERLOAD_RATE=1G OVERLOAD_SIZE=1024 PROFILE="" OUT="" KEEP=0
-	TORD_ARGS="" TESTPMD_ARGS="" TESTPMD_VDEV=""
+	TORD_ARGS="" TESTPMD_ARGS="" TESTPMD_VDEV="" ROCE=0
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--duration) DURATION=$2; shift ;;
@@ -102,6 +111,7 @@ main() {
 		--profile) PROFILE=$2; shift ;;
 		--out) OUT=$2; shift ;;
 		--keep) KEEP=1 ;;
+		--roce) ROCE=1 ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown argument $1" ;;
 		esac
@@ -187,8 +197,9 @@ validate() {
 		fi
 	done
 	for s in $SETUPS; do
-		case $s in tord | tord-adaptive | testpmd | kernel | xdp) ;; *) die "unknown setup '$s' (tord tord-adaptive testpmd kernel xdp)" ;; esac
+		case $s in tord | tord-adaptive | tord-netrt | testpmd | kernel | xdp) ;; *) die "unknown setup '$s' (tord tord-adaptive tord-netrt testpmd kernel xdp)" ;; esac
 	done
+	[[ " $SETUPS " != *" tord-netrt "* || $ROCE = 1 ]] || die "tord-netrt needs --roce: NetRT acts on RoCEv2 frames only"
 	GO=$(command -v go || echo /usr/local/go/bin/go)
 	local t
 	for t in "$GO" clang ip ethtool curl taskset dpdk-testpmd awk; do
@@ -354,10 +365,12 @@ start_gen() {
 	local size=$1 logf=$2
 	local -a eal_args
 	mapfile -t eal_args < <(eal "$GEN_CPU" g)
+	local -a udp=()
+	[ "$ROCE" = 0 ] || udp=(--tx-udp=4791,4791)
 	start "$logf" ip netns exec "$NS_GEN" taskset -c "$GEN_CPU" dpdk-testpmd "${eal_args[@]}" \
 		--vdev "net_af_xdp0,iface=$IF_G0" -- \
 		--nb-cores=1 --forward-mode=txonly --txpkts="$size" --total-num-mbufs=8192 \
-		--eth-peer=0,"$MAC_D0" --tx-ip=198.18.0.1,198.18.1.2 --stats-period=1
+		--eth-peer=0,"$MAC_D0" --tx-ip=198.18.0.1,198.18.1.2 --stats-period=1 "${udp[@]}"
 	GEN_PID=$LAST_PID
 	wait_for 20 grep -q 'forwards packets on' "$logf" || die "generator did not start; see $logf"
 }
@@ -370,10 +383,16 @@ start_dut() {
 	inns "$NS_DUT" sysctl -qw net.ipv4.ip_forward=0
 	local -a extra
 	case $setup in
-	tord | tord-adaptive)
+	tord | tord-adaptive | tord-netrt)
 		local poll=busy
-		[ "$setup" = tord ] || poll=adaptive
+		[ "$setup" != tord-adaptive ] || poll=adaptive
 		read -r -a extra <<<"$TORD_ARGS"
+		if [ "$setup" = tord-netrt ]; then
+			# Flags override the file; the file holds what has no flag.
+			printf 'ports: [%s, %s]\nxdp: {frames: 16384}\nnetrt: {fabric: [%s], pool_frames: 2048}\n' \
+				"$IF_D0" "$IF_D1" "$IF_D1" >"$WORK/netrt.yaml"
+			extra+=(--config "$WORK/netrt.yaml")
+		fi
 		start "$logf" ip netns exec "$NS_DUT" taskset -c "$DUT_CPU" "$WORK/tord" \
 			--ports "$IF_D0,$IF_D1" --workers 1 --poll "$poll" "${extra[@]}" "$@"
 		DUT_PID=$LAST_PID
@@ -567,6 +586,11 @@ report() {
 	dpdk=$(dpkg-query -W -f '${Version}' dpdk 2>/dev/null || echo "(version unknown)")
 	echo "rocetor $rev, DPDK $dpdk."
 	echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
+	if [ "$ROCE" = 1 ]; then
+		echo "Traffic: RoCEv2 frames (UDP 4791, a zero BTH: RC SEND First, PSN 0, QP 0)."
+	else
+		echo "Traffic: UDP frames to port 9."
+	fi
 	echo "Generator on CPU $GEN_CPU, DUT on CPU $DUT_CPU, veth receive at the DUT on the $RX_ON CPU;"
 	echo "${DURATION} s per setup after ${WARMUP} s of warm-up, median of $REPEAT run(s). Load average $load_start at the start, $load_end at the end."
 	echo
@@ -576,7 +600,8 @@ report() {
 	printf '| --- |'
 	for size in $SIZES; do printf ' ---: | ---: |'; done
 	echo
-	local -A name=([tord]="tord (1 worker, --poll busy)" [tord-adaptive]="tord (1 worker, --poll adaptive)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
+	local -A name=([tord]="tord (1 worker, --poll busy)" [tord-adaptive]="tord (1 worker, --poll adaptive)"
+		[tord-netrt]="tord with NetRT, pool always full (1 worker, --poll busy)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
 		[kernel]="kernel IP forwarding" [xdp]="XDP router (bpf_fib_lookup + redirect)")
 	declare -gA MED
 	for setup in $SETUPS; do
@@ -590,7 +615,7 @@ report() {
 	done
 	local pair
 	local x y
-	for pair in "tord testpmd" "tord-adaptive testpmd" "tord xdp" "testpmd xdp"; do
+	for pair in "tord testpmd" "tord-adaptive testpmd" "tord-netrt tord" "tord xdp" "testpmd xdp"; do
 		read -r x y <<<"$pair"
 		[[ " $SETUPS " == *" $x "* && " $SETUPS " == *" $y "* ]] || continue
 		printf '| **%s / %s** |' "$x" "$y"

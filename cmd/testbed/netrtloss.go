@@ -245,4 +245,35 @@ func netrtTable(cells []netrtCell) Table {
 	return t
 }
 
-func (e *netrtLoss) Plots() []PlotSpec { return nil }
+// Plots draws mean FCT and end-to-end retransmissions against the loss
+// rate, a line per size and mode (netrt-loss), or against the size
+// (netrt-multipath, whose loss is usually one value).
+func (e *netrtLoss) Plots() []PlotSpec {
+	num := func(key string, scale float64) func(*Group) float64 {
+		return func(g *Group) float64 {
+			v, err := strconv.ParseFloat(g.Point[key], 64)
+			if err != nil {
+				return math.NaN()
+			}
+			return v * scale
+		}
+	}
+	mode := func(g *Group) string {
+		if g.Point["netrt"] == "true" {
+			return "GBN + NetRT"
+		}
+		return "GBN"
+	}
+	fct := func(g *Group) float64 { return g.Median(perfOf(func(s *Summary) float64 { return s.FCT.Mean })) / 1000 }
+	retx := func(g *Group) float64 {
+		return g.Median(perfOf(func(s *Summary) float64 { return float64(s.RetxPackets) }))
+	}
+	x, xl, series := num("loss", 100), "loss at core (%)", func(g *Group) string { return g.Point["size"] + " B, " + mode(g) }
+	if e.multipath {
+		x, xl, series = num("size", 1e-3), "WRITE size (KB)", mode
+	}
+	return []PlotSpec{
+		{File: "fct_mean.png", Title: e.Name() + ": mean FCT", XLabel: xl, YLabel: "mean FCT (ms)", X: x, Y: fct, Series: series},
+		{File: "e2e_retx.png", Title: e.Name() + ": end-to-end retransmitted packets", XLabel: xl, YLabel: "packets", X: x, Y: retx, Series: series},
+	}
+}

@@ -49,12 +49,16 @@ type TordConfig struct {
 //     hardware; a window of milliseconds would count a whole burst of
 //     random losses as congestion, pause the sender and pace its
 //     retransmissions, and the sender's RTO would fire;
-//   - requests repeat every millisecond, eight times.
+//   - requests repeat every millisecond, eight times;
+//   - a flow's last packet, unacknowledged 4 ms after it passed, is sent
+//     again (tail_probe): a lost last packet of a message leaves tor2
+//     nothing to see the gap by, and the sender's RTO is 16 ms.
 type NetRTSection struct {
 	Fabric          []string `yaml:"fabric"`
 	PoolBytes       string   `yaml:"pool_bytes"`
 	PoolFrames      int      `yaml:"pool_frames"`
 	Hold            string   `yaml:"hold"`
+	TailProbe       string   `yaml:"tail_probe,omitempty"`
 	BufferBytes     string   `yaml:"buffer_bytes"`
 	BufferFrames    int      `yaml:"buffer_frames"`
 	RequestInterval string   `yaml:"request_interval"`
@@ -70,7 +74,7 @@ const netRTFrames = 16384
 // NetRT returns the netrt section of a ToR: its fabric ports are those
 // whose link leads to another switch.
 func (p *Plan) NetRT(node string) *NetRTSection {
-	n := &NetRTSection{PoolBytes: "2MiB", PoolFrames: 2048, Hold: "20ms", BufferBytes: "2MiB", BufferFrames: 2048,
+	n := &NetRTSection{PoolBytes: "2MiB", PoolFrames: 2048, Hold: "20ms", TailProbe: "4ms", BufferBytes: "2MiB", BufferFrames: 2048,
 		RequestInterval: "1ms", MaxRequests: 8, Window: "500us"}
 	for _, l := range p.Links {
 		for _, e := range [][2]End{{l.A, l.B}, {l.B, l.A}} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -188,6 +189,12 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 		a.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		a.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		a.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if len(sw.dsts) > 0 {
+			a.HandleFunc("/netrt/flows", func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(busiestFlows(cfg.Ports, sw.dsts))
+			})
+		}
 		if err := listen(s, cfg.AdminAddr, a, log); err != nil {
 			s.close()
 			return nil, err

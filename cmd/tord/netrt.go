@@ -22,6 +22,7 @@ type NetRTConfig struct {
 	PoolBytes  dataplane.Bytes `yaml:"pool_bytes"`  // duplicate pool per fabric port (about one BDP)
 	PoolFrames int             `yaml:"pool_frames"` // duplicates per worker, all ports
 	Hold       time.Duration   `yaml:"hold"`        // longest a duplicate is kept (about one RTT)
+	TailProbe  time.Duration   `yaml:"tail_probe"`  // resend a flow's unACKed last duplicate after this; 0: off
 
 	BufferBytes     dataplane.Bytes `yaml:"buffer_bytes"`     // reordering buffer per host port
 	BufferFrames    int             `yaml:"buffer_frames"`    // held frames per worker
@@ -79,6 +80,7 @@ func (n *NetRTConfig) stageConfig(ports []string, fib *fwd.FIB) (netrt.Config, e
 		PoolBytes:       int(n.PoolBytes),
 		PoolFrames:      n.PoolFrames,
 		Hold:            int64(n.Hold),
+		TailProbe:       int64(n.TailProbe),
 		BufferBytes:     int(n.BufferBytes),
 		BufferFrames:    n.BufferFrames,
 		RequestInterval: int64(n.RequestInterval),
@@ -105,4 +107,42 @@ func (n *NetRTConfig) stageConfig(ports []string, fib *fwd.FIB) (netrt.Config, e
 		}
 	}
 	return c, c.Validate()
+}
+
+// flowView is one busy flow as the admin API shows it.
+type flowView struct {
+	Worker    int    `json:"worker"`
+	Src       string `json:"src"`
+	Dst       string `json:"dst"`
+	QP        uint32 `json:"qp"`
+	State     string `json:"state"`
+	Port      string `json:"port"` // the host port its packets leave by
+	EPSN      uint32 `json:"epsn"`
+	Held      int    `json:"held_packets"`
+	HeldBytes int    `json:"held_bytes"`
+	Requests  int    `json:"requests"` // sent for the current ePSN
+}
+
+var stateNames = [...]string{netrt.Ordered: "ordered", netrt.ReTx: "retx", netrt.Waiting: "waiting"}
+
+// busiestFlows lists every worker's busiest flows (tor/netrt
+// DstToR.Busiest), most held bytes first.
+func busiestFlows(ports []string, dsts []*netrt.DstToR) []flowView {
+	out := []flowView{}
+	for w, d := range dsts {
+		for _, f := range d.Busiest() {
+			v := flowView{Worker: w, Src: netip.AddrFrom16(f.Key.Src).Unmap().String(),
+				Dst: netip.AddrFrom16(f.Key.Dst).Unmap().String(), QP: f.Key.QP, State: "unknown",
+				EPSN: uint32(f.EPSN), Held: f.Held, HeldBytes: f.HeldBytes, Requests: f.Requests}
+			if int(f.State) < len(stateNames) {
+				v.State = stateNames[f.State]
+			}
+			if int(f.Port) < len(ports) {
+				v.Port = ports[f.Port]
+			}
+			out = append(out, v)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b flowView) int { return b.HeldBytes - a.HeldBytes })
+	return out
 }

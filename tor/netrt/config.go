@@ -58,6 +58,13 @@ type Config struct {
 	PoolBytes, PoolFrames int
 	// Hold is how long SrcToR keeps a duplicate at most; default 100 µs.
 	Hold int64
+	// TailProbe, when not zero, is how long after pooling a flow's
+	// newest duplicate, still unacknowledged and with nothing sent after
+	// it, SrcToR sends it again once: a lost last packet leaves the
+	// destination ToR no later packet to detect the gap by. It should
+	// exceed an RTT (or the copy is mostly a duplicate) and stay below
+	// Hold and the hosts' RTO. Default 0: off, as in the paper.
+	TailProbe int64
 	// Congestion avoidance (SrcToR, §III-C-3).
 	//
 	// Per fabric port, N is the bytes of retransmission the pool was
@@ -170,6 +177,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: buffer %d bytes, %d frames", ErrConfig, c.BufferBytes, c.BufferFrames)
 	case c.PoolBytes < 0 || c.PoolFrames < 0 || c.PoolFrames > 1<<24:
 		return c, fmt.Errorf("%w: pool %d bytes, %d frames", ErrConfig, c.PoolBytes, c.PoolFrames)
+	case c.TailProbe < 0 || c.TailProbe >= c.Hold && c.TailProbe != 0:
+		return c, fmt.Errorf("%w: tail probe %d ns, want 0 (off) or below hold (%d ns)", ErrConfig, c.TailProbe, c.Hold)
 	case c.RequestInterval < 0 || c.IdleTimeout < 0 || c.Hold < 0 || c.MaxRequests < 0:
 		return c, fmt.Errorf("%w: negative interval, timeout, hold or request count", ErrConfig)
 	case c.MaxRequests > 255 || c.Backoff < 0 || c.Backoff > 24*3600e9:

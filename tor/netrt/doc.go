@@ -21,8 +21,11 @@
 // missing PSN it names (ePSN, and ePSN+1+i for each clear bit i below
 // the highest set one) that the pool holds is sent again, a fresh copy,
 // on the "retransmit" queue of the original egress port; for the first
-// one it lacks, an unfulfilled notice goes back out of the port the
-// request came in by.
+// one it lacks, an unfulfilled notice goes back to the destination ToR.
+// Going beyond the paper, with TailProbe set, a flow's newest duplicate
+// that is still unacknowledged TailProbe after it was pooled, with
+// nothing sent after it, is sent again once: a lost last packet of a
+// message leaves the destination ToR no later packet to see the gap by.
 //
 // SrcToR's congestion avoidance (§III-C-3) counts, per fabric port, N:
 // the bytes of retransmission requested on it within the last Window.
@@ -48,9 +51,9 @@
 //     to Ordered when the bitmap empties, or from Waiting at once.
 //   - PSN > ePSN (up to ePSN+128) in Ordered or ReTx: held in the
 //     reordering buffer. The first gap moves the flow to ReTx and sends a
-//     retransmission request (ePSN and bitmap) out of the port the data
-//     came in by, re-sent every RequestInterval while in ReTx. A copy of
-//     a held PSN is dropped.
+//     retransmission request (ePSN and bitmap) to the source ToR,
+//     re-sent every RequestInterval while in ReTx. A copy of a held PSN
+//     is dropped.
 //   - PSN < ePSN, or PSN > ePSN in Waiting: forwarded, for the RNIC to
 //     sort out.
 //   - In Ordered, a gap DstToR cannot hold (beyond ePSN+128, or the
@@ -87,10 +90,11 @@
 // of rocev2.NetRT, sent on queue "control". A request travels on the
 // served flow's reversed addresses (source IP = the flow's destination)
 // with the flow's destination QP; an unfulfilled notice, answering it,
-// travels on the flow's own addresses. Their destination MAC is
-// Config.PeerMAC of the port they leave by, or else the source MAC of the
-// frame that prompted them. Messages addressed to a host behind the ToR
-// are consumed and never reach it.
+// travels on the flow's own addresses. Both are routed like any packet
+// to those addresses (Config.Route: tord asks its FIB), so they cross
+// whatever fabric lies between the two ToRs; without a route they leave
+// by the port the prompting frame came in on, to its source MAC. The
+// far ToR consumes them: they never reach a host.
 //
 // Only RC requests with payload are numbered: RDMA Read requests and
 // atomics advance the PSN by other amounts and pass untouched, so a flow
@@ -119,27 +123,29 @@
 // Per stage (that is, per worker): DstToR holds at most BufferBytes
 // (default 1 MiB) per host port, counted on the port the held packets
 // will leave by, and BufferFrames (1024) frames in all; SrcToR pools at
-// most PoolBytes (256 KiB) per egress port and PoolFrames (4096) in all. Each
-// keeps state for Flows (16384) flows; a new flow finding the table full
-// reclaims an idle entry (IdleTimeout, 1 ms) or passes untouched,
-// counted. Held and pooled frames are freed by Close once the worker has
-// stopped.
+// most PoolBytes (256 KiB) per egress port and PoolFrames (4096) in
+// all. Each keeps state for Flows (16384) flows; a new flow finding the
+// table full reclaims an idle entry (IdleTimeout, 1 ms) or passes
+// untouched, counted. Held and pooled frames are freed by Close once the
+// worker has stopped.
 //
 // # Counters
 //
-// DstStats and SrcStats, one documented field per outcome; Stats from the
-// worker's goroutine, Snapshot from any (refreshed every millisecond of
-// worker time).
+// DstStats and SrcStats, one documented field per outcome, kept per port
+// (never per flow); Stats from the worker's goroutine, Snapshot from any
+// (published at most every millisecond of worker time, and once more a
+// millisecond after the last activity). Occupancy is also integrated
+// over time (ByteSeconds), for mean occupancies.
 //
 // # Configuration
 //
 //	cfg := netrt.Config{
 //		Fabric:          1<<2 | 1<<3, // ports 2 and 3 face the spines
-//		Hold:            100_000,     // ns
-//		PoolBytes:       256 << 10,
-//		BufferBytes:     1 << 20,
+//		Hold:            100_000,     // ns, about one RTT
+//		PoolBytes:       256 << 10,   // per fabric port, about one BDP
+//		BufferBytes:     1 << 20,     // per host port
 //		RequestInterval: 20_000,      // ns
-//		PeerMAC:         neighbours,  // per port
+//		Route:           fib.NextHop, // where messages to an address go
 //	}
 //	src, err := netrt.NewSrcToR(cfg)
 //	dst, err := netrt.NewDstToR(cfg)

@@ -44,11 +44,12 @@ type sflow struct {
 // pair is a flow's address pair, for ACKs whose QP is not the flow's.
 type pair struct{ src, dst [16]byte }
 
-// Timer arguments: the hold timer, the congestion tick, and a port's
-// pacing timer (timerPace + port).
+// Timer arguments: the hold timer, the congestion tick, the tail probe,
+// and a port's pacing timer (timerPace + port).
 const (
 	timerHold = iota
 	timerTick
+	timerProbe
 	timerPace
 )
 
@@ -79,6 +80,11 @@ type SrcToR struct {
 	free         []int32
 	ahead, atail int32
 	armed        bool
+
+	// Tail probe (Config.TailProbe): probe is the first duplicate of
+	// the expiry list not yet looked at.
+	probe      int32
+	probeArmed bool
 
 	// Congestion avoidance, §III-C-3 (src_pace.go).
 	cp      [MaxPorts]cport
@@ -113,7 +119,7 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 	}
 	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: make(map[rocev2.FlowKey]int32, c.Flows),
 		pairs: make(map[pair]int32, c.Flows), dups: make([]dup, c.PoolFrames), free: make([]int32, c.PoolFrames),
-		ahead: -1, atail: -1, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
+		ahead: -1, atail: -1, probe: -1, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
 	for i := range s.free {
 		s.free[i] = int32(len(s.free) - 1 - i)
 	}
@@ -153,6 +159,9 @@ func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 		case m.Kind == rocev2.KindRoCE && m.Reason == rocev2.ReasonNone && m.Ext&rocev2.ExtAETH != 0 && s.cfg.fabric(p.In):
 			s.ack(c, p)
 		}
+	}
+	if s.probe >= 0 {
+		s.tails(c)
 	}
 	s.arm(c)
 	s.publish(c)
@@ -279,11 +288,17 @@ func (s *SrcToR) link(e int32) {
 		s.ahead = e
 	}
 	s.atail = e
+	if s.probe < 0 && s.cfg.TailProbe > 0 {
+		s.probe = e
+	}
 }
 
 // unlink takes e off the pool's expiry list.
 func (s *SrcToR) unlink(e int32) {
 	d := &s.dups[e]
+	if s.probe == e {
+		s.probe = d.anext
+	}
 	if d.aprev >= 0 {
 		s.dups[d.aprev].anext = d.anext
 	} else {
@@ -365,15 +380,46 @@ func (s *SrcToR) expire(now int64) {
 	s.unshade(now)
 }
 
-// arm keeps one timer armed for the oldest duplicate's expiry.
+// arm keeps one timer armed for the oldest duplicate's expiry, and one
+// for the next tail probe.
 func (s *SrcToR) arm(c *dataplane.Ctx) {
-	if s.armed || s.ahead < 0 {
-		return
+	if !s.armed && s.ahead >= 0 {
+		if c.After(max(s.dups[s.ahead].exp-c.Now, 0), timerHold) {
+			s.armed = true
+		} else {
+			s.st.TimerFull++
+		}
 	}
-	if c.After(max(s.dups[s.ahead].exp-c.Now, 0), timerHold) {
-		s.armed = true
-	} else {
-		s.st.TimerFull++
+	if !s.probeArmed && s.probe >= 0 {
+		if c.After(max(s.probeAt(s.probe)-c.Now, 0), timerProbe) {
+			s.probeArmed = true
+		} else {
+			s.st.TimerFull++
+		}
+	}
+}
+
+// probeAt is when duplicate e is looked at by the tail probe: TailProbe
+// after it was pooled (or last restarted by pacing, which keeps the
+// expiry list, and so this, in order).
+func (s *SrcToR) probeAt(e int32) int64 { return s.dups[e].exp - s.cfg.Hold + s.cfg.TailProbe }
+
+// tails resends, once, each duplicate TailProbe old that is still the
+// newest of its flow: nothing the host sent after it arrived, and no ACK
+// retired it. If it was the flow's last packet and was lost, the
+// destination ToR has no later packet to see the gap by, and only the
+// sender's RTO would end the wait; if it arrived, the copy reaches the
+// RNIC as a duplicate, which it acknowledges again. Going beyond the
+// paper, which leaves tail losses to the end hosts.
+func (s *SrcToR) tails(c *dataplane.Ctx) {
+	for s.probe >= 0 && s.probeAt(s.probe) <= c.Now {
+		e := s.probe
+		d := &s.dups[e]
+		s.probe = d.anext
+		if s.flows[d.flow].tail == e && !d.queued {
+			s.st.Ports[d.out].TailProbes++
+			s.resend(c, e, false)
+		}
 	}
 }
 
@@ -390,6 +436,9 @@ func (s *SrcToR) Timer(c *dataplane.Ctx, arg uint64) {
 	case arg == timerHold:
 		s.armed = false
 		s.expire(c.Now)
+	case arg == timerProbe:
+		s.probeArmed = false
+		s.tails(c)
 	case arg == timerTick:
 		s.ticking = false
 		s.congest(c)

@@ -569,3 +569,36 @@ func TestSrcOccupancyIntegral(t *testing.T) {
 		t.Fatalf("frames %d, expired %d, byte-seconds %g; want 0, 10, %g", st.Frames, st.Expired, st.ByteSeconds, want)
 	}
 }
+
+// TailProbe resends a flow's newest duplicate once, when nothing came
+// after it and no ACK retired it; an ACK or a later packet prevents it.
+func TestSrcTailProbe(t *testing.T) {
+	const probe = 500_000
+	r, s := newSrc(t, Config{Hold: 5_000_000, TailProbe: probe})
+	r.send(7, 0, 10)
+	r.take(1)
+	r.step(probe / 2)
+	r.send(7, 10, 11) // PSN 10 is the tail now: 9 is not probed
+	r.take(1)
+	for i := 0; i < 10; i++ {
+		r.step(probe / 4)
+	}
+	if got := psns(t, r.take(1)); !equal(got, []uint32{10}) {
+		t.Fatalf("probed %v, want the tail 10 once", got)
+	}
+	// Flow 8: its tail is ACKed before the probe time: nothing sent.
+	r.send(8, 0, 3)
+	r.take(1)
+	r.inject(1, ack(t, 8, 2))
+	r.settle()
+	for i := 0; i < 10; i++ {
+		r.step(probe / 4)
+	}
+	if got := r.take(1); len(got) != 0 {
+		t.Fatalf("probed %v after the tail was ACKed", psns(t, got))
+	}
+	if n := s.Stats().Ports[1].TailProbes; n != 1 {
+		t.Fatalf("%d tail probes, want 1", n)
+	}
+	r.noLeak(s)
+}
