@@ -324,8 +324,9 @@ func TestDemoWithFakes(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, s)
 		}
 	}
-	if len(res.Runs) != 1 || res.Table.Rows[0][1] != "0.01" {
-		t.Errorf("demo: %d runs, table %v", len(res.Runs), res.Table.Rows)
+	if len(res.Runs) != 2 || res.Runs[0].Point["netrt"] != "false" || res.Runs[1].Point["netrt"] != "true" ||
+		len(res.Table.Rows) != 1 || res.Table.Rows[0][0] != "1%" {
+		t.Errorf("demo: %d runs, table %v; want GBN without and with NetRT at 1%%", len(res.Runs), res.Table.Rows)
 	}
 }
 

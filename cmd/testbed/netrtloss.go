@@ -268,12 +268,24 @@ func (e *netrtLoss) Plots() []PlotSpec {
 	retx := func(g *Group) float64 {
 		return g.Median(perfOf(func(s *Summary) float64 { return float64(s.RetxPackets) }))
 	}
-	x, xl, series := num("loss", 100), "loss at core (%)", func(g *Group) string { return g.Point["size"] + " B, " + mode(g) }
 	if e.multipath {
-		x, xl, series = num("size", 1e-3), "WRITE size (KB)", mode
+		x := num("size", 1e-3)
+		return []PlotSpec{
+			{File: "fct_mean.png", Title: e.Name() + ": mean FCT", XLabel: "WRITE size (KB)", YLabel: "mean FCT (ms)", X: x, Y: fct, Series: mode},
+			{File: "e2e_retx.png", Title: e.Name() + ": end-to-end retransmitted packets", XLabel: "WRITE size (KB)", YLabel: "packets", X: x, Y: retx, Series: mode},
+		}
 	}
-	return []PlotSpec{
-		{File: "fct_mean.png", Title: e.Name() + ": mean FCT", XLabel: xl, YLabel: "mean FCT (ms)", X: x, Y: fct, Series: series},
-		{File: "e2e_retx.png", Title: e.Name() + ": end-to-end retransmitted packets", XLabel: xl, YLabel: "packets", X: x, Y: retx, Series: series},
+	// netrt-loss: one plot per size, as the paper's Fig. 6 (a)–(c).
+	var specs []PlotSpec
+	x := num("loss", 100)
+	for _, size := range e.sizeList {
+		sz := strconv.Itoa(size)
+		only := func(g *Group) bool { return g.Point["size"] == sz }
+		specs = append(specs,
+			PlotSpec{File: "fct_mean_" + sz + ".png", Title: fmt.Sprintf("%s: mean FCT of %d B WRITEs", e.Name(), size),
+				XLabel: "loss at core (%)", YLabel: "mean FCT (ms)", X: x, Y: fct, Series: mode, Only: only},
+			PlotSpec{File: "e2e_retx_" + sz + ".png", Title: fmt.Sprintf("%s: end-to-end retransmissions, %d B WRITEs", e.Name(), size),
+				XLabel: "loss at core (%)", YLabel: "packets", X: x, Y: retx, Series: mode, Only: only})
 	}
+	return specs
 }

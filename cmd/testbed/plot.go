@@ -23,6 +23,7 @@ type PlotSpec struct {
 	YLabel string
 	X, Y   func(*Group) float64 // NaN leaves the point out
 	Series func(*Group) string  // one line per distinct value
+	Only   func(*Group) bool    // the groups plotted; nil: all
 }
 
 // writePlots renders each spec as a PNG into dir and returns the files.
@@ -46,6 +47,9 @@ func seriesPoints(s PlotSpec, groups []Group) (names []string, pts map[string]pl
 	pts = map[string]plotter.XYs{}
 	for i := range groups {
 		g := &groups[i]
+		if s.Only != nil && !s.Only(g) {
+			continue
+		}
 		x, y := s.X(g), s.Y(g)
 		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
 			continue
@@ -85,7 +89,8 @@ func renderPlot(path string, s PlotSpec, groups []Group) error {
 		p.Add(l, sc)
 		p.Legend.Add(n, l, sc)
 	}
-	p.Legend.Top = true
+	// Top left: the lines of these plots mostly rise to the right.
+	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Color = color.Black
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }

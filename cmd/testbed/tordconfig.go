@@ -52,7 +52,11 @@ type TordConfig struct {
 //   - requests repeat every millisecond, eight times;
 //   - a flow's last packet, unacknowledged 4 ms after it passed, is sent
 //     again (tail_probe): a lost last packet of a message leaves tor2
-//     nothing to see the gap by, and the sender's RTO is 16 ms.
+//     nothing to see the gap by, and the sender's RTO is 16 ms;
+//   - with --skew, the first request of a gap waits for the paths'
+//     delay spread plus 200 µs (request_delay): most gaps are then
+//     reordering, and a request at once would have tor1 resend packets
+//     that are only late, whose copies overload tor2's host port.
 type NetRTSection struct {
 	Fabric          []string `yaml:"fabric"`
 	PoolBytes       string   `yaml:"pool_bytes"`
@@ -61,6 +65,7 @@ type NetRTSection struct {
 	TailProbe       string   `yaml:"tail_probe,omitempty"`
 	BufferBytes     string   `yaml:"buffer_bytes"`
 	BufferFrames    int      `yaml:"buffer_frames"`
+	RequestDelay    string   `yaml:"request_delay,omitempty"`
 	RequestInterval string   `yaml:"request_interval"`
 	MaxRequests     int      `yaml:"max_requests"`
 	Window          string   `yaml:"window,omitempty"`
@@ -76,6 +81,9 @@ const netRTFrames = 16384
 func (p *Plan) NetRT(node string) *NetRTSection {
 	n := &NetRTSection{PoolBytes: "2MiB", PoolFrames: 2048, Hold: "20ms", TailProbe: "4ms", BufferBytes: "2MiB", BufferFrames: 2048,
 		RequestInterval: "1ms", MaxRequests: 8, Window: "500us"}
+	if o := p.Options; o.Skew > 0 && len(p.Sites) > 1 {
+		n.RequestDelay = (time.Duration(len(p.Sites)-1)*o.Skew + 200*time.Microsecond).String()
+	}
 	for _, l := range p.Links {
 		for _, e := range [][2]End{{l.A, l.B}, {l.B, l.A}} {
 			if e[0].Node == node && p.Node(e[1].Node).Kind == SwitchNode {

@@ -192,3 +192,16 @@ func TestImpairOfSkew(t *testing.T) {
 		t.Error("TordConfigs left out core2's delay")
 	}
 }
+
+// With --skew the ToRs hold back a gap's first request for the paths'
+// delay spread and a margin; without it they ask at once.
+func TestNetRTRequestDelay(t *testing.T) {
+	p := mustPlan(t, "multipath", func(o *Options) { o.Paths = 4; o.Skew = 100 * time.Microsecond; o.NetRT = true })
+	if got := p.TordConfigs()["tor2"].NetRT.RequestDelay; got != "500µs" {
+		t.Errorf("request delay %q, want 500µs (3 × 100 µs + 200 µs)", got)
+	}
+	p = mustPlan(t, "chain", func(o *Options) { o.NetRT = true })
+	if got := p.TordConfigs()["tor2"].NetRT.RequestDelay; got != "" {
+		t.Errorf("request delay %q without skew, want none", got)
+	}
+}

@@ -26,6 +26,7 @@ type NetRTConfig struct {
 
 	BufferBytes     dataplane.Bytes `yaml:"buffer_bytes"`     // reordering buffer per host port
 	BufferFrames    int             `yaml:"buffer_frames"`    // held frames per worker
+	RequestDelay    time.Duration   `yaml:"request_delay"`    // first request of a gap held back this long (path delay spread); 0: at once
 	RequestInterval time.Duration   `yaml:"request_interval"` // request re-sent this often while a hole lasts
 	MaxRequests     int             `yaml:"max_requests"`     // unanswered requests before falling back to the hosts' GBN
 	IdleTimeout     time.Duration   `yaml:"idle_timeout"`     // idle time before a flow entry may be reused
@@ -83,6 +84,7 @@ func (n *NetRTConfig) stageConfig(ports []string, fib *fwd.FIB) (netrt.Config, e
 		TailProbe:       int64(n.TailProbe),
 		BufferBytes:     int(n.BufferBytes),
 		BufferFrames:    n.BufferFrames,
+		RequestDelay:    int64(n.RequestDelay),
 		RequestInterval: int64(n.RequestInterval),
 		MaxRequests:     n.MaxRequests,
 		IdleTimeout:     int64(n.IdleTimeout),

@@ -78,6 +78,7 @@ var dstMetrics = []portMetric[dstPort]{
 	counterOf("duplicates_dropped_total", "Packets dropped because the buffer already held their PSN.", func(p *dstPort) float64 { return float64(p.Duplicates) }),
 	counterOf("gaps_total", "Flows entering ReTx: a gap held and a request sent.", func(p *dstPort) float64 { return float64(p.Gaps) }),
 	counterOf("recovered_total", "Flows back to Ordered from ReTx: the hole filled in the network.", func(p *dstPort) float64 { return float64(p.Recovered) }),
+	counterOf("resyncs_total", "Flows whose ePSN moved to the PSN a host's sequence NAK named (the host lost packets after the switch).", func(p *dstPort) float64 { return float64(p.Resyncs) }),
 	counterOf("requests_sent_total", "Retransmission requests sent (first and repeated).", func(p *dstPort) float64 { return float64(p.Requests) }),
 	counterOf("requests_failed_total", "Requests not sent for want of a frame or queue room.", func(p *dstPort) float64 { return float64(p.SendFailed) }),
 }
@@ -191,6 +192,7 @@ func addDst(t, p *dstPort) {
 	t.Duplicates += p.Duplicates
 	t.Gaps += p.Gaps
 	t.Recovered += p.Recovered
+	t.Resyncs += p.Resyncs
 	t.Requests += p.Requests
 	t.SendFailed += p.SendFailed
 	t.WaitUnfulfilled += p.WaitUnfulfilled

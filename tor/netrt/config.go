@@ -33,6 +33,13 @@ type Config struct {
 	// RequestInterval is how often DstToR re-sends a retransmission
 	// request while a flow is in ReTx; default 20 µs.
 	RequestInterval int64
+	// RequestDelay holds back the first request of a gap (default 0,
+	// at once, as in the paper): on fabrics that spray packets over paths
+	// of unequal delay most gaps are reordering, which fills the hole by
+	// itself within the paths' delay spread; a request sent at once makes
+	// the source ToR resend packets that are only late, and their copies
+	// reach the host as duplicates. Set it to about that spread.
+	RequestDelay int64
 	// MaxRequests is how many requests DstToR sends for one ePSN before
 	// it gives up as if told "unfulfilled" (a SrcToR that never answers
 	// must not block the flow forever); default 8.
@@ -179,6 +186,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: pool %d bytes, %d frames", ErrConfig, c.PoolBytes, c.PoolFrames)
 	case c.TailProbe < 0 || c.TailProbe >= c.Hold && c.TailProbe != 0:
 		return c, fmt.Errorf("%w: tail probe %d ns, want 0 (off) or below hold (%d ns)", ErrConfig, c.TailProbe, c.Hold)
+	case c.RequestDelay < 0 || c.RequestDelay > 1e9:
+		return c, fmt.Errorf("%w: request delay %d ns, want 0 to 1 s", ErrConfig, c.RequestDelay)
 	case c.RequestInterval < 0 || c.IdleTimeout < 0 || c.Hold < 0 || c.MaxRequests < 0:
 		return c, fmt.Errorf("%w: negative interval, timeout, hold or request count", ErrConfig)
 	case c.MaxRequests > 255 || c.Backoff < 0 || c.Backoff > 24*3600e9:

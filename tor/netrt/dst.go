@@ -76,6 +76,7 @@ type DstToR struct {
 	flows  []dflow
 	fill   int // flows[:fill] have been used; the rest never were
 	index  flowIndex
+	pairs  map[pair]int32 // the newest flow of each address pair, for NAKs
 	hand   int   // reclaim clock hand
 	recent int32 // the entry last found
 
@@ -102,6 +103,7 @@ func NewDstToR(c Config) (*DstToR, error) {
 		return nil, err
 	}
 	d := &DstToR{cfg: c, flows: make([]dflow, c.Flows), index: newFlowIndex(c.Flows),
+		pairs: make(map[pair]int32, c.Flows),
 		buf: make([]heldPkt, c.BufferFrames), free: make([]int32, c.BufferFrames)}
 	for i := range d.free {
 		d.free[i] = int32(len(d.free) - 1 - i)
@@ -134,8 +136,15 @@ func (d *DstToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 			}
 			continue
 		}
-		if n := netRT(c, p); n != nil && n.Type() == rocev2.NetRTUnfulfilled && d.cfg.host(p.Out) {
-			d.unfulfilled(c, b, i, n)
+		m := &p.Meta
+		switch {
+		case m.Opcode == rocev2.NetRTOpcode:
+			if n := netRT(c, p); n != nil && n.Type() == rocev2.NetRTUnfulfilled && d.cfg.host(p.Out) {
+				d.unfulfilled(c, b, i, n)
+			}
+		case m.Kind == rocev2.KindRoCE && m.Reason == rocev2.ReasonNone && m.Ext&rocev2.ExtAETH != 0 &&
+			d.cfg.host(p.In) && d.cfg.fabric(p.Out):
+			d.nak(c, p)
 		}
 	}
 	if !d.ticking {
@@ -176,6 +185,7 @@ func (d *DstToR) lookup(now int64, p *dataplane.Packet) int32 {
 	*f = dflow{key: *key, epsn: p.Meta.PSN, last: now, head: -1, gen: f.gen + 1,
 		out: uint8(p.Out), serve: d.cfg.remote(key.Src)}
 	d.index.insert(d.flows, int32(i))
+	d.pairs[pair{key.Src, key.Dst}] = int32(i)
 	d.st.Flows++
 	if f.serve {
 		d.st.FlowsOrdered++
@@ -198,6 +208,9 @@ func (d *DstToR) idle(now int64) int {
 			continue
 		}
 		d.index.remove(d.flows, int32(i))
+		if pk := (pair{f.key.Src, f.key.Dst}); d.pairs[pk] == int32(i) {
+			delete(d.pairs, pk)
+		}
 		d.st.Flows--
 		if f.serve {
 			*d.gauge(f.state)--
@@ -301,7 +314,15 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 			f.out = uint8(p.Out)
 			f.reqPort, f.reqMAC = next(&d.cfg, f.key.Src, p.In, c.Mem.Frame(p))
 			f.gen++
-			d.request(c, fi, f)
+			if d.cfg.RequestDelay > 0 {
+				// Give a reordered packet time to arrive first; the
+				// timer sends the first request.
+				if !c.After(d.cfg.RequestDelay, uint64(fi)|uint64(f.gen)<<32) {
+					d.st.TimerFull++
+				}
+			} else {
+				d.request(c, fi, f)
+			}
 		}
 	case n > span:
 		// In ReTx: forwarding this packet now would put it ahead of the
@@ -456,8 +477,59 @@ func (d *DstToR) Timer(c *dataplane.Ctx, arg uint64) {
 		d.wait(c, nil, 0, f, nil)
 		return
 	}
-	d.st.Ports[f.out].Resent++
+	if f.requests > 0 {
+		d.st.Ports[f.out].Resent++
+	}
 	d.request(c, fi, f)
+}
+
+// nak follows the receiving RNIC: a sequence-error NAK on its way from
+// the host to the sender names the PSN the RNIC expects. When that is
+// not the flow's ePSN, the RNIC lost something after this switch (a full
+// egress queue, a host drop) or the flow's entry began mid-stream (its
+// first packet seen was not its lowest, as spraying makes common), and
+// the sender is about to go back to that PSN: the flow adopts it, so the
+// resent packets are put in order again instead of passing as late
+// ones, which a sprayed fabric would reorder into the next NAK. Held
+// packets are flushed first (they lie beyond what the RNIC will take).
+// In Waiting only ePSN moves: go-back-N is already what runs.
+func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
+	m := &p.Meta
+	a := rocev2.AETH(c.Mem.Frame(p)[m.ExtOff(rocev2.ExtAETH):])
+	if syn := a.Syndrome(); !syn.IsNAK() || syn.Value() != rocev2.NakPSNSeqError {
+		return
+	}
+	// The NAK travels on the flow's reversed addresses with the
+	// requester's QP, which the data packets do not show: the flow is
+	// found by that QP when both ends use the same QPN, and otherwise as
+	// the newest flow of the address pair (with several QPs between two
+	// hosts, possibly another one's: that flow then takes a wrong ePSN
+	// and leaves its next gaps to the end hosts until it resyncs; nothing
+	// is lost).
+	key := m.Flow.Reverse(m.Flow.QP)
+	fi := d.index.find(d.flows, &key)
+	if fi < 0 {
+		var ok bool
+		if fi, ok = d.pairs[pair{m.Flow.Dst, m.Flow.Src}]; !ok {
+			d.st.NAKUnknown++
+			return
+		}
+	}
+	f := &d.flows[fi]
+	if !f.serve || m.PSN == f.epsn {
+		return
+	}
+	d.st.Ports[f.out].Resyncs++
+	if f.state != Waiting {
+		if f.head >= 0 {
+			d.wait(c, nil, 0, f, nil)
+		} else {
+			f.gen++ // stop a request timer
+		}
+		d.setState(f, Ordered)
+		f.requests = 0
+	}
+	f.epsn, f.bm = m.PSN, rocev2.Bitmap128{}
 }
 
 // unfulfilled handles the unfulfilled notice i of b (Algorithm 2,

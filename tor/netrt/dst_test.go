@@ -1035,3 +1035,81 @@ func TestDstNoBackoffAfterAnswer(t *testing.T) {
 	r.take(0)
 	r.take(1)
 }
+
+// RequestDelay holds back a gap's first request: a hole that reordering
+// fills within it costs no request; one that stays gets its request when
+// the delay ends, not before.
+func TestDstRequestDelay(t *testing.T) {
+	const delay = 100_000
+	r, d := newDst(t, Config{RequestDelay: delay, RequestInterval: 50_000})
+	for _, n := range []uint32{0, 2} {
+		r.inject(0, data(t, 7, n))
+	}
+	r.step(1)
+	r.step(delay / 2)
+	r.inject(0, data(t, 7, 1)) // the late packet: the hole fills
+	r.step(1)
+	r.step(delay)
+	if got := r.take(0); len(got) != 0 {
+		t.Fatalf("%d requests for a hole reordering filled", len(got))
+	}
+	if got := psns(t, r.take(1)); !equal(got, seq(0, 3)) {
+		t.Fatalf("host got %v", got)
+	}
+	r.inject(0, data(t, 7, 4)) // a hole at 3 that stays
+	r.step(1)
+	r.step(delay - 10)
+	if n := len(r.take(0)); n != 0 {
+		t.Fatalf("%d requests before the delay ended", n)
+	}
+	r.step(20)
+	_, msgs := split(t, r.take(0))
+	if len(msgs) != 1 {
+		t.Fatalf("%d requests when the delay ended, want 1", len(msgs))
+	}
+	if st := d.Stats().Ports[1]; st.Requests != 1 || st.Resent != 0 || st.Gaps != 2 {
+		t.Fatalf("requests %d, resent %d, gaps %d; want 1, 0, 2", st.Requests, st.Resent, st.Gaps)
+	}
+	r.take(1)
+}
+
+// A sequence NAK from the host names the PSN its RNIC expects: a flow
+// whose ePSN is elsewhere adopts it, so the sender's go-back-N resend is
+// put in order again; a NAK for ePSN itself changes nothing.
+func TestDstNAKResync(t *testing.T) {
+	r, d := newDst(t, Config{})
+	// The first NAK carries the flow's own QPN, the second the
+	// requester's (another number): found by the address pair.
+	qp := uint32(7)
+	nak := func(n uint32) []byte {
+		return build(t, &rocev2.Spec{Src: peerMAC, Dst: hostMAC, SrcIP: dstIP, DstIP: srcIP,
+			Opcode: rocev2.RCAck, DestQP: qp, PSN: psn.New(n), Syndrome: rocev2.NAKSyndrome(rocev2.NakPSNSeqError)})
+	}
+	for n := uint32(0); n < 5; n++ { // forwarded in order: ePSN 5
+		r.inject(0, data(t, 7, n))
+	}
+	r.settle()
+	r.take(1)
+	r.inject(1, nak(5)) // the RNIC agrees: nothing changes
+	r.settle()
+	d.expect(t, 7, Ordered, 5, rocev2.Bitmap128{})
+	qp = 0x4321
+	r.inject(1, nak(2)) // the RNIC lost 2 after this switch
+	r.settle()
+	if got := r.take(0); len(got) != 2 {
+		t.Fatalf("%d frames toward the sender, want both NAKs passed", len(got))
+	}
+	d.expect(t, 7, Ordered, 2, rocev2.Bitmap128{})
+	for _, n := range []uint32{3, 2, 4} { // the resend, reordered on the way
+		r.inject(0, data(t, 7, n))
+		r.settle()
+	}
+	if got := psns(t, r.take(1)); !equal(got, []uint32{2, 3, 4}) {
+		t.Fatalf("host got %v, want the resend in order", got)
+	}
+	if st := d.Stats(); st.Ports[1].Resyncs != 1 || st.Ports[1].Held != 1 || st.NAKUnknown != 0 {
+		t.Fatalf("resyncs %d, held %d, unknown NAKs %d; want 1, 1, 0", st.Ports[1].Resyncs, st.Ports[1].Held, st.NAKUnknown)
+	}
+	r.take(0)
+	r.noLeak(d)
+}

@@ -25,6 +25,8 @@ type DstStats struct {
 	Frames  int    // packets held now; never above Config.BufferFrames
 	Dropped uint64 // held packets freed by Close
 
+	NAKUnknown uint64 // sequence NAKs from hosts for no flow in the table
+
 	Notices uint64 // unfulfilled notices consumed (netrt_consumed)
 	Unknown uint64 // of which for no flow in the table
 	Stale   uint64 // of which not for the flow's current ePSN in ReTx
@@ -73,6 +75,7 @@ type DstPortStats struct {
 	WaitSpan        uint64 // ReTx → Waiting: a packet beyond ePSN+128, which the bitmap cannot hold
 	WaitBackoff     uint64 // Ordered → Waiting: a gap during Backoff, forwarded, nothing held
 	Retries         uint64 // gaps held again once a Backoff ran out
+	Resyncs         uint64 // ePSN moved to the PSN a host's sequence NAK named
 
 	// Retransmission requests.
 	Requests   uint64 // sent
@@ -108,6 +111,7 @@ func (st *DstStats) Sum() DstPortStats {
 		t.WaitSpan += p.WaitSpan
 		t.WaitBackoff += p.WaitBackoff
 		t.Retries += p.Retries
+		t.Resyncs += p.Resyncs
 		t.Requests += p.Requests
 		t.Resent += p.Resent
 		t.SendFailed += p.SendFailed
