@@ -19,9 +19,9 @@
 #   tord-netrt
 #             tord (--poll busy) with NetRT on: the generator's side faces
 #             hosts, the sink's the fabric, so every RoCEv2 data frame is
-#             copied into the duplicate pool (SrcToR), which, with no ACK
-#             coming back, is always full and evicts a duplicate per frame:
-#             NetRT's most expensive steady state. Needs --roce.
+#             copied into the duplicate pool (SrcToR) and, with no ACK
+#             coming back, leaves it when its hold time runs out: a copy,
+#             a pool entry and a retirement per frame. Needs --roce.
 #   testpmd   dpdk-testpmd --forward-mode=mac over net_af_xdp on both veths
 #             (rewrites both MACs, like a router, but looks nothing up)
 #   kernel    Linux IP forwarding (net.ipv4.ip_forward=1, no XDP)
@@ -513,6 +513,11 @@ measure() {
 	OFFERED[$setup,$size]+="$gen "
 	CPU[$setup,$size]="$gbusy $usr $sys $soft $idle"
 	log "  sink $(fmt_pps "$sink") pps, generator $(fmt_pps "$gen") pps; CPU $GEN_CPU (generator) ${gbusy}% busy; CPU $DUT_CPU (DUT) user ${usr}%, system ${sys}%, softirq ${soft}%, idle ${idle}%"
+	if [ "$setup" = tord-netrt ]; then
+		# Proof that the pool worked: what it took in and gave up.
+		local m=$WORK/$tag.metrics
+		log "  NetRT pool: $(fmt_pps "$(metric "$m" rocetor_netrt_pool_admitted_total)") duplicates admitted, $(fmt_pps "$(metric "$m" rocetor_netrt_pool_retired_total 'cause="lfu"')") evicted (LFU), $(fmt_pps "$(metric "$m" rocetor_netrt_pool_retired_total 'cause="age"')") expired"
+	fi
 }
 
 # metric sums every sample of a Prometheus metric in a scrape, optionally
@@ -601,7 +606,7 @@ report() {
 	for size in $SIZES; do printf ' ---: | ---: |'; done
 	echo
 	local -A name=([tord]="tord (1 worker, --poll busy)" [tord-adaptive]="tord (1 worker, --poll adaptive)"
-		[tord-netrt]="tord with NetRT, pool always full (1 worker, --poll busy)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
+		[tord-netrt]="tord with NetRT, every frame pooled (1 worker, --poll busy)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
 		[kernel]="kernel IP forwarding" [xdp]="XDP router (bpf_fib_lookup + redirect)")
 	declare -gA MED
 	for setup in $SETUPS; do

@@ -174,6 +174,12 @@ func (c *Config) Validate() error {
 	if err := c.NetRT.validate(c.Ports); err != nil {
 		return err
 	}
+	if need := 2*c.XDP.RingSize*len(c.Ports) + c.NetRT.frames(); c.NetRT.On() && c.XDP.Frames < need {
+		// Frames NetRT holds are not in the fill rings: without room
+		// for them the ports run out of receive buffers.
+		return bad("xdp.frames", "%d, NetRT holds up to %d frames beyond the rings' %d: want a power of two ≥ %d",
+			c.XDP.Frames, c.NetRT.frames(), 2*c.XDP.RingSize*len(c.Ports), need)
+	}
 	for d, q := range c.Forwarding.DSCPQueues {
 		if d < 0 || d > 63 {
 			return bad("forwarding.dscp_queues", "DSCP %d out of range 0–63", d)

@@ -101,7 +101,7 @@ func TestNetRTConfig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tord.yaml")
 	os.WriteFile(path, []byte(`
 ports: [h1, h2, up1, up2]
-xdp: {frames: 16384}
+xdp: {frames: 32768}
 netrt:
   fabric: [up1, up2]
   prefixes: [10.2.0.0/16, "fd02::/16"]
@@ -145,6 +145,7 @@ func TestNetRTConfigErrors(t *testing.T) {
 		{"netrt: {fabric: [b], k_low: 100KiB, k_high: 20KiB}", "netrt:"},
 		{"netrt: {fabric: [b], hold: -1ms}", "netrt:"},
 		{"netrt: {fabric: [b], max_requests: 1000}", "netrt:"},
+		{"netrt: {fabric: [b]}\nxdp: {frames: 8192}", "xdp.frames"},
 	} {
 		path := filepath.Join(t.TempDir(), "c.yaml")
 		os.WriteFile(path, []byte("ports: [a, b]\n"+c.yaml), 0o644)

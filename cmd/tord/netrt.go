@@ -72,6 +72,19 @@ func (n *NetRTConfig) validate(ports []string) error {
 	return nil
 }
 
+// frames is how many UMEM frames the stages may hold at once, per
+// worker: the pool's and the reordering buffer's.
+func (n *NetRTConfig) frames() int {
+	pool, buf := n.PoolFrames, n.BufferFrames
+	if pool == 0 {
+		pool = netrt.DefaultPoolFrames
+	}
+	if buf == 0 {
+		buf = netrt.DefaultBufferFrames
+	}
+	return pool + buf
+}
+
 // stageConfig turns the section into the stages' configuration; route
 // answers where NetRT messages go.
 func (n *NetRTConfig) stageConfig(ports []string, fib *fwd.FIB) (netrt.Config, error) {
