@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"net/netip"
+	"testing"
+
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+	"rocetor/tor/netrt"
+)
+
+// toHost forwards everything from port 0 (the fabric) to port 1.
+type toHost struct{}
+
+func (toHost) Name() string { return "fwd" }
+func (toHost) Process(_ *dataplane.Ctx, b *dataplane.Batch) {
+	for i := 0; i < b.N; i++ {
+		if p := &b.Pkts[i]; p.Verdict == dataplane.Forward {
+			p.Forward(1, 2)
+		}
+	}
+}
+
+// The admin API's busiest flows: a DstToR holding packets behind a hole
+// shows the flow, its state, ePSN, held packets and host port by name.
+func TestBusiestFlows(t *testing.T) {
+	mem, err := dataplane.NewMem(make([]byte, 512*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := []dataplane.Port{
+		dataplane.NewMemPort("up", rocev2.MAC{2, 0, 0, 0, 0, 1}, mem, 64),
+		dataplane.NewMemPort("h2", rocev2.MAC{2, 0, 0, 0, 0, 2}, mem, 64),
+	}
+	dst, err := netrt.NewDstToR(netrt.Config{Fabric: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eg := dataplane.DefaultEgress(0, 1<<20)
+	w, err := dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports,
+		Egress: []dataplane.EgressConfig{eg, eg}, Stages: []dataplane.Stage{toHost{}, dst}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := busiestFlows([]string{"up", "h2"}, []*netrt.DstToR{dst}); got == nil || len(got) != 0 {
+		t.Fatalf("no traffic: %v, want an empty list", got)
+	}
+	for _, n := range []uint32{0, 2, 3} { // a hole at 1
+		b := make([]byte, 2048)
+		l, err := rocev2.Build(b, &rocev2.Spec{SrcIP: netip.MustParseAddr("10.0.1.2"), DstIP: netip.MustParseAddr("10.0.2.2"),
+			Opcode: rocev2.RCWriteMiddle, DestQP: 0x100, PSN: psn.New(n), Payload: make([]byte, 100)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[0].(*dataplane.MemPort).Inject(b[:l])
+	}
+	w.Step(1)
+	w.Step(2_000_000) // past the publication period
+	got := busiestFlows([]string{"up", "h2"}, []*netrt.DstToR{dst})
+	if len(got) != 1 {
+		t.Fatalf("busiest %+v, want the one flow", got)
+	}
+	f := got[0]
+	if f.Src != "10.0.1.2" || f.Dst != "10.0.2.2" || f.QP != 0x100 || f.State != "retx" || f.Port != "h2" ||
+		f.EPSN != 1 || f.Held != 2 || f.HeldBytes == 0 || f.Requests < 1 {
+		t.Errorf("busiest %+v", f)
+	}
+	if b, err := json.Marshal(got); err != nil || len(b) == 0 {
+		t.Errorf("JSON: %s, %v", b, err)
+	}
+}
