@@ -125,13 +125,15 @@ type RunConfig struct {
 	Prefix   string // empty: DefaultPrefix(topology)
 	Bin      string
 	Src      string
-	Reuse    bool // run on the testbed with this prefix that is up
-	Keep     bool // leave the testbed up afterwards
-	JSON     string
+	Reuse    bool   // run on the testbed with this prefix that is up
+	Keep     bool   // leave the testbed up afterwards
+	JSON     string // the cells, a JSON array ("-": standard output)
+	Record   string // the whole Results
 	MD       string
 	Plot     string
-	Command  string // the command line, for the results
-	Out      io.Writer
+	Command  string    // the command line, for the results
+	Out      io.Writer // progress and tables
+	Stdout   io.Writer // where --json - goes
 }
 
 // runExperiment brings up (or reuses) the testbed, runs exp, writes the
@@ -233,7 +235,10 @@ func writeResults(res *Results, exp Experiment, rc RunConfig, out io.Writer) err
 	fmt.Fprintln(out)
 	var errs []error
 	if rc.JSON != "" {
-		errs = append(errs, res.WriteJSON(rc.JSON))
+		errs = append(errs, res.WriteCells(rc.JSON, rc.Stdout))
+	}
+	if rc.Record != "" {
+		errs = append(errs, res.WriteJSON(rc.Record))
 	}
 	if rc.MD != "" {
 		errs = append(errs, res.WriteMarkdown(rc.MD))

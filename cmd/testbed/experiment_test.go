@@ -209,12 +209,22 @@ func TestLossSweepWithFakes(t *testing.T) {
 	// Writing: JSON that reads back, Markdown with the table, PNG plots.
 	dir := t.TempDir()
 	res.Finished = res.Started
-	rc := RunConfig{JSON: filepath.Join(dir, "r.json"), MD: filepath.Join(dir, "r.md"), Plot: dir}
+	var stdout bytes.Buffer
+	rc := RunConfig{JSON: "-", Record: filepath.Join(dir, "r.json"), MD: filepath.Join(dir, "r.md"), Plot: dir, Stdout: &stdout}
 	var printed bytes.Buffer
 	if err := writeResults(res, exp, rc, &printed); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(rc.JSON)
+	// --json -: one array on standard output, an object per run.
+	var cells []RunCell
+	if err := json.Unmarshal(stdout.Bytes(), &cells); err != nil || len(cells) != 12 || cells[4].Summary == nil ||
+		cells[4].FCT.P99 != 300 || cells[4].Point["transport"] == "" {
+		t.Fatalf("--json -: %v, %d cells:\n%s", err, len(cells), stdout.String())
+	}
+	if strings.Contains(printed.String(), "[") && strings.Contains(printed.String(), `"point"`) {
+		t.Error("the JSON went to the progress output")
+	}
+	b, err := os.ReadFile(rc.Record)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -424,7 +424,8 @@ func pickState(c commonFlags) (*State, error) {
 // runFlags registers testbed run's own flags.
 func runFlags(fs *flag.FlagSet, c *commonFlags, rc *RunConfig) {
 	c.register(fs, true)
-	fs.StringVar(&rc.JSON, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&rc.JSON, "json", "", "write the results as one JSON array, an object per cell, to this file (- for standard output)")
+	fs.StringVar(&rc.Record, "record", "", "write the whole record as JSON to this file: every run with roceperf's summary and each switch's counters, command, machine")
 	fs.StringVar(&rc.MD, "md", "", "write the results as Markdown to this file")
 	fs.StringVar(&rc.Plot, "plot", "", "write PNG plots into this folder")
 	fs.BoolVar(&rc.Reuse, "reuse", false, "run on the testbed with the prefix that is up instead of building one (left up)")
@@ -466,6 +467,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	rc.StateDir, rc.Prefix, rc.Bin, rc.Src, rc.Out = c.stateDir, c.prefix, c.bin, c.src, stdout
+	rc.Stdout = stdout
+	if rc.JSON == "-" {
+		// Standard output carries the JSON alone; progress and tables
+		// go to standard error.
+		rc.Out = stderr
+	}
 	rc.Command = "testbed run " + strings.Join(args, " ")
 	_, err := runExperiment(ctx, exp, rc)
 	return err

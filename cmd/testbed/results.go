@@ -30,8 +30,10 @@ type Results struct {
 	Params     map[string]string `json:"params"` // the experiment's flags
 	Runs       []Run             `json:"runs"`
 	Table      Table             `json:"table"`
-	Cells      any               `json:"cells,omitempty"` // the experiment's own summary, one object per cell
-	Notes      []string          `json:"notes,omitempty"`
+	// Cells is the experiment's summary, one object per cell of its
+	// parameter space, as --json writes it; nil: one per run (RunCells).
+	Cells any      `json:"cells,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Machine describes where the results were measured.
@@ -264,7 +266,50 @@ func firstLine(s string) string {
 	return l
 }
 
-// WriteJSON writes the results, indented.
+// RunCell is a cell of an experiment that defines none of its own: one
+// run, its point and roceperf's summary.
+type RunCell struct {
+	Point  map[string]string `json:"point"`
+	Repeat int               `json:"repeat"`
+	*Summary
+	Error string `json:"error,omitempty"`
+}
+
+// cells returns the experiment's cells, or one RunCell per run.
+func (r *Results) cells() any {
+	if r.Cells != nil {
+		return r.Cells
+	}
+	out := []RunCell{}
+	for _, run := range r.Runs {
+		c := RunCell{Point: run.Point, Repeat: run.Repeat, Error: run.Error}
+		if run.Perf != nil {
+			c.Summary = &run.Perf.Client
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// WriteCells writes the cells as one JSON array to path, or to stdout
+// when path is "-".
+func (r *Results) WriteCells(path string, stdout io.Writer) error {
+	b, err := json.MarshalIndent(r.cells(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes the whole record, indented.
 func (r *Results) WriteJSON(path string) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {

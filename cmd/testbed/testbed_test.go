@@ -158,7 +158,7 @@ func TestChainEndToEnd(t *testing.T) {
 		}
 		results := filepath.Join(t.TempDir(), "results.json")
 		args := append([]string{"run", "loss-sweep", "--reuse", "--losses", "0,0.01", "--size", "65536", "--count", "20",
-			"--timeout", "30s", "--json", results}, common...)
+			"--timeout", "30s", "--record", results}, common...)
 		code, out, stderr := runCLI(args...)
 		t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
 		if code != 0 {
@@ -330,7 +330,7 @@ func TestChainNetRT(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "netrt.json")
 	const size, count = 100000, 30
 	args := []string{"run", "netrt-loss", "--losses", "0.01", "--sizes", strconv.Itoa(size), "--count", strconv.Itoa(count),
-		"--timeout", "60s", "--json", results, "--prefix", prefix, "--state", stateDir, "--bin", bin}
+		"--timeout", "60s", "--record", results, "--prefix", prefix, "--state", stateDir, "--bin", bin}
 	code, out, stderr := runCLI(args...)
 	t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
 	if code != 0 {
