@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -68,10 +69,10 @@ type Fabric interface {
 	SetImpairment(ctx context.Context, m Impairment) error
 	// State lists the switches' tord processes and metrics URLs.
 	State() *State
-	// NetRT reports whether tor1 and tor2 run NetRT; SetNetRT turns it
-	// on or off and returns once traffic passes again.
-	NetRT() bool
-	SetNetRT(ctx context.Context, on bool) error
+	// Reconfigure gives the switches what new options say (NetRT,
+	// trimming, rates; not the topology or the impairment) and returns
+	// once traffic passes again.
+	Reconfigure(ctx context.Context, o Options) error
 }
 
 // Env is what an experiment runs with.
@@ -103,6 +104,49 @@ func (e *Env) Measure(ctx context.Context, point map[string]string, repeat int, 
 		run.Perf = res
 	}
 	if err != nil {
+		run.Error = err.Error()
+	}
+	after, err := e.Fabric.Scrape(ctx)
+	if err != nil {
+		if run.Error == "" {
+			run.Error = err.Error()
+		}
+		return run
+	}
+	run.Switches = map[string]Sample{}
+	for node, a := range after {
+		run.Switches[node] = Delta(before[node], a)
+	}
+	return run
+}
+
+// MeasureAll runs transfers at once, between two scrapes of every
+// switch, and returns them as one Run with a result per transfer in
+// Flows (nil for one that failed; the errors are joined in Run.Error).
+// Each transfer needs a receiving host of its own: roceperf serves one
+// run at a time.
+func (e *Env) MeasureAll(ctx context.Context, point map[string]string, ts []Transfer) Run {
+	run := Run{Point: point, Repeat: 1, Started: time.Now().UTC()}
+	before, err := e.Fabric.Scrape(ctx)
+	if err != nil {
+		run.Error = err.Error()
+		return run
+	}
+	run.Flows = make([]*PerfResult, len(ts))
+	errs := make([]error, len(ts))
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run.Flows[i], errs[i] = e.Perf.Transfer(ctx, t)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("%s → %s: %w", t.From, t.To, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		run.Error = err.Error()
 	}
 	after, err := e.Fabric.Scrape(ctx)

@@ -21,14 +21,15 @@ import (
 // scrape adds 100 received and transmitted packets per port, and core
 // adds impair drops in proportion to the loss rate in force.
 type fakeFabric struct {
-	plan    *Plan
-	st      *State
-	imp     Impairment
-	netrt   bool
-	sets    []Impairment
-	scrapes int
-	counts  map[string]Sample
-	failSet bool
+	plan      *Plan
+	st        *State
+	imp       Impairment
+	netrt     bool
+	reconfigs []Options
+	sets      []Impairment
+	scrapes   int
+	counts    map[string]Sample
+	failSet   bool
 }
 
 func newFakeFabric(t *testing.T) *fakeFabric {
@@ -43,10 +44,10 @@ func newFakeFabric(t *testing.T) *fakeFabric {
 func (f *fakeFabric) Plan() *Plan            { return f.plan }
 func (f *fakeFabric) State() *State          { return f.st }
 func (f *fakeFabric) Impairment() Impairment { return f.imp }
-func (f *fakeFabric) NetRT() bool            { return f.netrt }
-
-func (f *fakeFabric) SetNetRT(ctx context.Context, on bool) error {
-	f.netrt = on
+func (f *fakeFabric) Reconfigure(ctx context.Context, o Options) error {
+	f.plan.Options = o
+	f.netrt = o.NetRT
+	f.reconfigs = append(f.reconfigs, o)
 	return nil
 }
 
@@ -426,15 +427,15 @@ func TestNetRTLossWithFakes(t *testing.T) {
 	}
 }
 
-// toggling records every SetNetRT.
+// toggling records every NetRT setting.
 type toggling struct {
 	*fakeFabric
 	toggles *[]bool
 }
 
-func (f *toggling) SetNetRT(ctx context.Context, on bool) error {
-	*f.toggles = append(*f.toggles, on)
-	return f.fakeFabric.SetNetRT(ctx, on)
+func (f *toggling) Reconfigure(ctx context.Context, o Options) error {
+	*f.toggles = append(*f.toggles, o.NetRT)
+	return f.fakeFabric.Reconfigure(ctx, o)
 }
 
 func TestNetRTMultipathSetup(t *testing.T) {

@@ -158,6 +158,13 @@ func (c *commonFlags) register(fs *flag.FlagSet, build bool) {
 	}
 }
 
+// topologyFlags are the flags that shape a dumbbell or multipath.
+func topologyFlags(fs *flag.FlagSet, o *Options) {
+	fs.IntVar(&o.Senders, "senders", o.Senders, "dumbbell, multipath: hosts behind tor1 (default 2 on dumbbell, 1 on multipath)")
+	fs.IntVar(&o.Receivers, "receivers", o.Receivers, "dumbbell, multipath: hosts behind tor2")
+	fs.IntVar(&o.Paths, "paths", o.Paths, "multipath: parallel core switches between tor1 and tor2")
+}
+
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -174,8 +181,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("testbed up", stderr)
 	c.register(fs, true)
 	fabricFlags(fs, &o, true)
-	fs.IntVar(&o.Senders, "senders", o.Senders, "dumbbell: senders behind tor1")
-	fs.IntVar(&o.Paths, "paths", o.Paths, "multipath: parallel core switches between tor1 and tor2")
+	topologyFlags(fs, &o)
 	name, rest, err := parseWithName(fs, args)
 	if err != nil {
 		return err
@@ -490,8 +496,7 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fs := newFlagSet("testbed up", stdout)
 		c.register(fs, true)
 		fabricFlags(fs, &o, true)
-		fs.IntVar(&o.Senders, "senders", o.Senders, "dumbbell: senders behind tor1")
-		fs.IntVar(&o.Paths, "paths", o.Paths, "multipath: parallel core switches between tor1 and tor2")
+		topologyFlags(fs, &o)
 		fmt.Fprintf(stdout, "testbed up %s [flags]\n", strings.Join(topologies, "|"))
 		fs.PrintDefaults()
 	case "run":

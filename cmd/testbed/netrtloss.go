@@ -202,7 +202,9 @@ func (e *netrtLoss) Run(ctx context.Context, env *Env, res *Results) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if err := env.Fabric.SetNetRT(ctx, on); err != nil {
+				o := env.Fabric.Plan().Options
+				o.NetRT = on
+				if err := env.Fabric.Reconfigure(ctx, o); err != nil {
 					return fmt.Errorf("netrt %v: %w", on, err)
 				}
 				point := map[string]string{"loss": strconv.FormatFloat(loss, 'g', -1, 64), "size": strconv.Itoa(size),

@@ -29,8 +29,9 @@ type Options struct {
 	Topology string `json:"topology"` // chain, dumbbell, multipath or link
 	Prefix   string `json:"prefix"`   // namespace name prefix, e.g. rtb-chain-
 
-	Senders int `json:"senders,omitempty"` // dumbbell: hosts behind tor1
-	Paths   int `json:"paths,omitempty"`   // multipath: parallel core switches
+	Senders   int `json:"senders,omitempty"`   // dumbbell, multipath: hosts behind tor1
+	Receivers int `json:"receivers,omitempty"` // dumbbell, multipath: hosts behind tor2
+	Paths     int `json:"paths,omitempty"`     // multipath: parallel core switches
 
 	Rate        string        `json:"rate"`              // every switch port's egress rate, e.g. 1G; "0" unshaped
 	Loss        float64       `json:"loss,omitempty"`    // drop probability at the impair sites (RoCEv2 only)
@@ -48,9 +49,14 @@ type Options struct {
 
 // DefaultOptions are the flags' defaults.
 func DefaultOptions(topology string) Options {
+	senders := 1
+	if topology == "dumbbell" {
+		senders = 2
+	}
 	return Options{
 		Topology:    topology,
-		Senders:     2,
+		Senders:     senders,
+		Receivers:   1,
 		Paths:       2,
 		Rate:        "1G",
 		Seed:        1,
@@ -72,12 +78,14 @@ var prefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,39}-$`)
 func (o *Options) Validate() error {
 	switch o.Topology {
 	case "chain", "link":
-	case "dumbbell":
+	case "dumbbell", "multipath":
 		if o.Senders < 1 || o.Senders > 32 {
 			return usagef("--senders %d: want 1 to 32", o.Senders)
 		}
-	case "multipath":
-		if o.Paths < 1 || o.Paths > 16 {
+		if o.Receivers < 1 || o.Receivers > 32 {
+			return usagef("--receivers %d: want 1 to 32", o.Receivers)
+		}
+		if o.Topology == "multipath" && (o.Paths < 1 || o.Paths > 16) {
 			return usagef("--paths %d: want 1 to 16", o.Paths)
 		}
 	default:
@@ -311,9 +319,9 @@ func NewPlan(o Options) (*Plan, error) {
 	case "link":
 		left, right, cores = 1, 1, 0
 	case "dumbbell":
-		left, right, cores = o.Senders, 1, 0
+		left, right, cores = o.Senders, o.Receivers, 0
 	case "multipath":
-		left, right, cores = 1, 1, o.Paths
+		left, right, cores = o.Senders, o.Receivers, o.Paths
 	}
 	p := &Plan{Options: o}
 	add := func(name string, k Kind, role string) {

@@ -280,3 +280,30 @@ func TestXDPSizes(t *testing.T) {
 		}
 	}
 }
+
+// Multipath and dumbbell take senders and receivers: every sender has a
+// route to every receiver through its ToR, and the cores know them all.
+func TestSendersReceivers(t *testing.T) {
+	p := mustPlan(t, "multipath", func(o *Options) { o.Senders, o.Receivers, o.Paths = 2, 2, 2 })
+	if s, r := p.ByRole(RoleSender), p.ByRole(RoleReceiver); len(s) != 2 || len(r) != 2 || s[0] != "h1" || r[1] != "h4" {
+		t.Fatalf("senders %v, receivers %v", s, r)
+	}
+	routes := map[string]int{}
+	for _, r := range p.Routes {
+		if r.Dst.Addr().Is4() {
+			routes[r.Node]++
+		}
+	}
+	// tor1 reaches h3 and h4, tor2 h1 and h2, each core all four.
+	if routes["tor1"] != 2 || routes["tor2"] != 2 || routes["core1"] != 4 || routes["core2"] != 4 {
+		t.Errorf("IPv4 routes per node %v", routes)
+	}
+	if d := DefaultOptions("multipath"); d.Senders != 1 || d.Receivers != 1 {
+		t.Errorf("multipath defaults to %d senders, %d receivers; want 1, 1", d.Senders, d.Receivers)
+	}
+	o := DefaultOptions("dumbbell")
+	o.Prefix, o.Receivers = DefaultPrefix("dumbbell"), 33
+	if err := o.Validate(); !errors.Is(err, ErrUsage) {
+		t.Errorf("33 receivers: %v, want a usage error", err)
+	}
+}

@@ -55,6 +55,7 @@ type Run struct {
 	Repeat   int               `json:"repeat"`
 	Started  time.Time         `json:"started"`
 	Perf     *PerfResult       `json:"perf,omitempty"`
+	Flows    []*PerfResult     `json:"flows,omitempty"`    // concurrent transfers (MeasureAll), in the order given
 	Switches map[string]Sample `json:"switches,omitempty"` // counter deltas and gauges, nonzero only
 	Error    string            `json:"error,omitempty"`
 }

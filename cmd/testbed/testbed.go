@@ -409,22 +409,25 @@ func (tb *Testbed) SetImpairment(ctx context.Context, m Impairment) error {
 	return err
 }
 
-// NetRT reports whether the ToRs run NetRT.
-func (tb *Testbed) NetRT() bool { return tb.st.Plan.Options.NetRT }
-
-// SetNetRT turns NetRT on or off on tor1 and tor2, restarting them as
-// SetImpairment does.
-func (tb *Testbed) SetNetRT(ctx context.Context, on bool) error {
-	if on == tb.NetRT() {
-		return nil
+// Reconfigure changes what the switches run — NetRT, trimming, rates,
+// anything TordConfigs derives from the options other than the topology
+// and the impairment — restarting the switches whose configuration
+// changes, as SetImpairment does.
+func (tb *Testbed) Reconfigure(ctx context.Context, o Options) error {
+	cur := tb.st.Plan.Options
+	if o.Topology != cur.Topology || o.Prefix != cur.Prefix || o.Senders != cur.Senders ||
+		o.Receivers != cur.Receivers || o.Paths != cur.Paths || o.IPv6 != cur.IPv6 || o.MetricsPort != cur.MetricsPort {
+		return usagef("reconfigure: the topology cannot change on a running testbed")
 	}
-	tb.st.Plan.Options.NetRT = on
+	tb.st.Plan.Options = o
 	want := tb.st.Plan.TordConfigs()
 	restarted, err := tb.reconfigure(ctx, func(node string, c *TordConfig) {
-		c.NetRT, c.XDP = want[node].NetRT, want[node].XDP
+		w := *want[node]
+		w.Impair = c.Impair // the impairment is SetImpairment's
+		*c = w
 	})
-	if err == nil {
-		tb.logf("NetRT now %v (restarted tord on %s)", on, strings.Join(restarted, ", "))
+	if err == nil && len(restarted) > 0 {
+		tb.logf("switches reconfigured (restarted tord on %s)", strings.Join(restarted, ", "))
 	}
 	return err
 }

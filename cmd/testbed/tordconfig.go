@@ -111,6 +111,7 @@ type ImpairRule struct {
 	Burst     *ImpairBurst `yaml:"burst,omitempty"`
 	Corrupt   float64      `yaml:"corrupt,omitempty"`
 	Delay     *ImpairDelay `yaml:"delay,omitempty"`
+	Trim      bool         `yaml:"trim,omitempty"` // DCP data picked for loss is trimmed, not dropped
 }
 
 // ImpairDelay holds every matching frame for Mean (a Go duration).
@@ -132,6 +133,7 @@ type Impairment struct {
 	Burst   float64       `json:"burst,omitempty"` // mean burst length in packets; 0 = independent losses
 	Corrupt float64       `json:"corrupt,omitempty"`
 	Skew    time.Duration `json:"skew,omitempty"` // site k (from 0, in plan order) delays RoCEv2 frames by k × Skew
+	Trim    bool          `json:"trim,omitempty"` // DCP data packets picked for loss are trimmed to header-only packets
 	Seed    uint64        `json:"seed"`
 }
 
@@ -150,7 +152,7 @@ func (m Impairment) Rule(port string, k int) *ImpairRule {
 	if m.Loss == 0 && m.Corrupt == 0 && (m.Skew == 0 || k == 0) {
 		return nil
 	}
-	r := &ImpairRule{Port: port, Direction: "egress", Match: "roce", Corrupt: m.Corrupt}
+	r := &ImpairRule{Port: port, Direction: "egress", Match: "roce", Corrupt: m.Corrupt, Trim: m.Trim && m.Loss > 0}
 	if m.Skew > 0 && k > 0 {
 		r.Delay = &ImpairDelay{Mean: (time.Duration(k) * m.Skew).String()}
 	}
