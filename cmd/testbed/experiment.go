@@ -46,6 +46,9 @@ var experiments = map[string]func() Experiment{
 	"demo":            func() Experiment { return newDemo() },
 	"netrt-loss":      func() Experiment { return newNetRTLoss() },
 	"netrt-multipath": func() Experiment { return newNetRTMultipath() },
+	"dcp-loss":        func() Experiment { return newDCPLoss() },
+	"dcp-incast":      func() Experiment { return newDCPIncast() },
+	"dcp-ar":          func() Experiment { return newDCPAR() },
 }
 
 func experimentNames() []string {

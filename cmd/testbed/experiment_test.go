@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -90,11 +91,14 @@ func (f *fakeFabric) Scrape(ctx context.Context) (map[string]Sample, error) {
 // fakePerf answers like roceperf would, with FCTs that grow with the
 // fabric's loss; transport "broken" fails as roceperf exits 1.
 type fakePerf struct {
+	mu        sync.Mutex // MeasureAll calls Transfer from several goroutines
 	fab       *fakeFabric
 	transfers []Transfer
 }
 
 func (p *fakePerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.transfers = append(p.transfers, t)
 	if t.Transport == "broken" {
 		return nil, fmt.Errorf("%w: retry exhausted", ErrPerf)

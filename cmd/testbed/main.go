@@ -24,7 +24,7 @@ const usage = `usage:
   testbed metrics [--prefix P] NODE [FILTER]
                                    print a switch's nonzero rocetor_ metrics
   testbed down [--prefix P]        remove testbeds (default: all, and every rtb-* namespace)
-  testbed run EXPERIMENT [flags]   run an experiment: demo, loss-sweep, netrt-loss, netrt-multipath
+  testbed run EXPERIMENT [flags]   run an experiment: demo, loss-sweep, netrt-loss, netrt-multipath, dcp-loss, dcp-incast, dcp-ar
   testbed list                     describe the experiments
   testbed help COMMAND             the flags of up, run EXPERIMENT, ...
 `
@@ -135,6 +135,9 @@ func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the impair stage's random decisions")
 	fs.StringVar(&o.Multipath, "multipath", o.Multipath, "tord's multipath mode: ecmp, spray or adaptive")
 	fs.BoolVar(&o.NetRT, "netrt", o.NetRT, "tor1 and tor2 run NetRT: in-network retransmission between the ToRs")
+	fs.BoolVar(&o.Trim, "trim", o.Trim, "every switch trims DCP data to header-only packets above --trim-threshold (DCP's lossless control plane)")
+	fs.StringVar(&o.TrimThreshold, "trim-threshold", o.TrimThreshold, "data-queue depth above which DCP data is trimmed (default: tord's)")
+	fs.IntVar(&o.IncastDegree, "incast-degree", o.IncastDegree, "incast degree N the control queue's WRR weight is set for (default: tord's)")
 	fs.StringVar(&o.Poll, "poll", o.Poll, "tord's worker polling: adaptive (right for a few cores), busy or interrupt")
 	fs.BoolVar(&o.IPv6, "ipv6", o.IPv6, "IPv6 addresses and routes beside IPv4")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "tord's /metrics port on loopback in each switch namespace (pprof on the next)")

@@ -33,18 +33,22 @@ type Options struct {
 	Receivers int `json:"receivers,omitempty"` // dumbbell, multipath: hosts behind tor2
 	Paths     int `json:"paths,omitempty"`     // multipath: parallel core switches
 
-	Rate        string        `json:"rate"`              // every switch port's egress rate, e.g. 1G; "0" unshaped
-	Loss        float64       `json:"loss,omitempty"`    // drop probability at the impair sites (RoCEv2 only)
-	Burst       float64       `json:"burst,omitempty"`   // mean burst length in packets: Gilbert–Elliott instead of Bernoulli
-	Corrupt     float64       `json:"corrupt,omitempty"` // FCS-error probability at the impair sites
-	Skew        time.Duration `json:"skew,omitempty"`    // extra delay per impair site: site k delays k × skew
-	Seed        uint64        `json:"seed"`              // impair seed
-	Multipath   string        `json:"multipath"`         // ecmp, spray or adaptive
-	NetRT       bool          `json:"netrt,omitempty"`   // tor1 and tor2 run NetRT (tor/netrt)
-	Poll        string        `json:"poll"`              // tord polling mode
-	IPv6        bool          `json:"ipv6"`              // IPv6 addresses and routes beside IPv4
-	MetricsPort int           `json:"metrics_port"`      // tord's /metrics port in each switch namespace
-	LogLevel    string        `json:"log_level"`         // tord's log level
+	Rate          string        `json:"rate"`                     // every switch port's egress rate, e.g. 1G; "0" unshaped
+	Loss          float64       `json:"loss,omitempty"`           // drop probability at the impair sites (RoCEv2 only)
+	Burst         float64       `json:"burst,omitempty"`          // mean burst length in packets: Gilbert–Elliott instead of Bernoulli
+	Corrupt       float64       `json:"corrupt,omitempty"`        // FCS-error probability at the impair sites
+	Skew          time.Duration `json:"skew,omitempty"`           // extra delay per impair site: site k delays k × skew
+	Seed          uint64        `json:"seed"`                     // impair seed
+	Multipath     string        `json:"multipath"`                // ecmp, spray or adaptive
+	NetRT         bool          `json:"netrt,omitempty"`          // tor1 and tor2 run NetRT (tor/netrt)
+	Trim          bool          `json:"trim,omitempty"`           // every switch trims DCP data above the threshold (tor/trim)
+	TrimThreshold string        `json:"trim_threshold,omitempty"` // data-queue depth that trims, e.g. 64KiB; "": tord's default
+	IncastDegree  int           `json:"incast_degree,omitempty"`  // N of the WRR weight; 0: tord's default
+	PathRates     []string      `json:"path_rates,omitempty"`     // multipath: tor1's rate toward core k, for unequal paths
+	Poll          string        `json:"poll"`                     // tord polling mode
+	IPv6          bool          `json:"ipv6"`                     // IPv6 addresses and routes beside IPv4
+	MetricsPort   int           `json:"metrics_port"`             // tord's /metrics port in each switch namespace
+	LogLevel      string        `json:"log_level"`                // tord's log level
 }
 
 // DefaultOptions are the flags' defaults.
@@ -115,6 +119,23 @@ func (o *Options) Validate() error {
 	}
 	if o.MetricsPort < 1 || o.MetricsPort > 65534 {
 		return usagef("--metrics-port %d: want 1 to 65534 (the next port serves pprof)", o.MetricsPort)
+	}
+	if len(o.PathRates) > 0 && (o.Topology != "multipath" || len(o.PathRates) != o.Paths) {
+		return usagef("path rates %v: want one per path of a multipath topology", o.PathRates)
+	}
+	for _, pr := range o.PathRates {
+		if err := r.UnmarshalText([]byte(pr)); err != nil {
+			return usagef("path rate: %v", err)
+		}
+	}
+	if o.TrimThreshold != "" {
+		var b dataplane.Bytes
+		if err := b.UnmarshalText([]byte(o.TrimThreshold)); err != nil {
+			return usagef("--trim-threshold: %v", err)
+		}
+	}
+	if o.IncastDegree < 0 || o.IncastDegree > 256 {
+		return usagef("--incast-degree %d: want 1 to 256", o.IncastDegree)
 	}
 	if o.Skew < 0 || o.Skew > time.Second {
 		return usagef("--skew %v: want 0 to 1s", o.Skew)

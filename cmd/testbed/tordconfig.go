@@ -27,13 +27,24 @@ type TordConfig struct {
 		RingSize int `yaml:"ring_size,omitempty"`
 	} `yaml:"xdp,omitempty"`
 	Egress struct {
-		Rate string `yaml:"rate"`
+		Rate      string            `yaml:"rate"`
+		PortRates map[string]string `yaml:"port_rates,omitempty"`
 	} `yaml:"egress"`
 	Forwarding struct {
 		Multipath string `yaml:"multipath"`
 	} `yaml:"forwarding"`
 	Impair *ImpairConfig `yaml:"impair,omitempty"`
 	NetRT  *NetRTSection `yaml:"netrt,omitempty"`
+	Trim   *TrimSection  `yaml:"trim,omitempty"`
+}
+
+// TrimSection is tord's trim: section (tor/trim, DCP's lossless control
+// plane): DCP data above the threshold of a port's data queue is trimmed
+// to a header-only packet on the control queue, which WRR serves with
+// the weight the incast degree implies.
+type TrimSection struct {
+	Threshold    string `yaml:"threshold,omitempty"`
+	IncastDegree int    `yaml:"incast_degree,omitempty"`
 }
 
 // NetRTSection is tord's netrt: section as testbed writes it, with
@@ -232,6 +243,17 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 		c.Egress.Rate = o.Rate
 		c.Forwarding.Multipath = o.Multipath
 		c.Impair = p.ImpairOf(n.Name, o.Impairment())
+		if o.Trim {
+			c.Trim = &TrimSection{Threshold: o.TrimThreshold, IncastDegree: o.IncastDegree}
+		}
+		if n.Name == "tor1" && len(o.PathRates) > 0 {
+			// Unequal paths: tor1's port toward core k is shaped to
+			// the k-th rate, where adaptive routing sees the queues.
+			c.Egress.PortRates = map[string]string{}
+			for k, r := range o.PathRates {
+				c.Egress.PortRates[fmt.Sprintf("core%d", k+1)] = r
+			}
+		}
 		if o.NetRT && n.Role == RoleToR {
 			c.NetRT = p.NetRT(n.Name)
 			c.XDP.Frames = max(c.XDP.Frames, netRTFrames)

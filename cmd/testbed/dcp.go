@@ -1,0 +1,514 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"rocetor/dataplane"
+)
+
+// The DCP experiments (seed 002 §6.1): loss recovery by trimming
+// (dcp-loss, Fig. 10), the lossless control plane under incast
+// (dcp-incast, §6.3 and Table 5), and adaptive routing over unequal paths
+// (dcp-ar, Fig. 11). Each runs roceperf's dcp transport against gbn on
+// the same switches.
+
+// dcpFlags are what all three share.
+type dcpFlags struct {
+	opts     Options
+	size     int
+	count    int
+	mtu      int
+	hostRate string
+	timeout  time.Duration
+}
+
+func (d *dcpFlags) register(fs *flag.FlagSet, size, count int) {
+	fabricFlags(fs, &d.opts, false)
+	d.size, d.count, d.mtu, d.timeout = size, count, 1024, 2*time.Minute
+	fs.IntVar(&d.size, "size", d.size, "bytes per WRITE")
+	fs.IntVar(&d.count, "count", d.count, "WRITEs per flow and run")
+	fs.IntVar(&d.mtu, "mtu", d.mtu, "RoCE path MTU")
+	fs.StringVar(&d.hostRate, "host-rate", "", "each sender's rate (default: the switches' --rate)")
+	fs.DurationVar(&d.timeout, "timeout", d.timeout, "roceperf's --timeout per run")
+}
+
+func (d *dcpFlags) check() error {
+	switch {
+	case d.size < 1 || d.count < 1:
+		return usagef("--size and --count must be ≥ 1")
+	case d.timeout <= 0:
+		return usagef("--timeout must be > 0")
+	}
+	return nil
+}
+
+// transfer is one WRITE flow of the experiment from one host to another.
+func (d *dcpFlags) transfer(plan *Plan, from, to, transport string) Transfer {
+	rate := d.hostRate
+	if rate == "" && plan.Options.Rate != "0" {
+		rate = plan.Options.Rate
+	}
+	return Transfer{Op: "write", From: from, To: to, Size: d.size, Count: d.count, QPs: 1,
+		Transport: transport, MTU: d.mtu, Rate: rate, Timeout: d.timeout}
+}
+
+func (d *dcpFlags) params(extra map[string]string) map[string]string {
+	p := map[string]string{"size": strconv.Itoa(d.size), "count": strconv.Itoa(d.count), "mtu": strconv.Itoa(d.mtu),
+		"host_rate": d.hostRate, "timeout": d.timeout.String()}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// goodput is a run's goodput in Gbit/s: the single transfer's, or the
+// sum over concurrent flows; NaN when a flow failed.
+func goodput(r *Run) float64 {
+	if r.Perf != nil {
+		return r.Perf.Client.GoodputGbps
+	}
+	if len(r.Flows) == 0 {
+		return math.NaN()
+	}
+	var g float64
+	for _, f := range r.Flows {
+		if f == nil {
+			return math.NaN()
+		}
+		g += f.Client.GoodputGbps
+	}
+	return g
+}
+
+// flowFCT returns, over a run's flows, the median of their p50 FCTs and
+// the largest p99, in µs.
+func flowFCT(r *Run) (p50, p99 float64) {
+	var p50s []float64
+	p99 = math.NaN()
+	for _, f := range r.Flows {
+		if f == nil {
+			continue
+		}
+		p50s = append(p50s, f.Client.FCT.P50)
+		if math.IsNaN(p99) || f.Client.FCT.P99 > p99 {
+			p99 = f.Client.FCT.P99
+		}
+	}
+	if len(p50s) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	slices.Sort(p50s)
+	return p50s[len(p50s)/2], p99
+}
+
+// sum adds a metric over every switch of a run.
+func sum(r *Run, metric string, match ...string) float64 {
+	var t float64
+	for _, s := range r.Switches {
+		t += s.Sum(metric, match...)
+	}
+	return t
+}
+
+// progress is the line a DCP run prints.
+func progress(env *Env, r *Run) {
+	if r.Error != "" {
+		env.printf("run %s: FAILED: %s\n", pointKey(r.Point), firstLine(r.Error))
+		return
+	}
+	env.printf("run %s: goodput %.3f Gbit/s, trimmed %.0f, HO drops %.0f\n", pointKey(r.Point), goodput(r),
+		sum(r, "rocetor_trim_trimmed_packets_total")+sum(r, "rocetor_impair_trimmed_total"),
+		sum(r, "rocetor_queue_drops_total", `queue="control"`))
+}
+
+// ---- dcp-loss ----
+
+// dcpLoss is Fig. 10: one long flow h1 → h2 on the chain with random
+// loss at core, made by trimming for DCP (core's impair rule trims what
+// it picks) and by dropping for GBN.
+type dcpLoss struct {
+	dcpFlags
+	losses   string
+	lossList []float64
+}
+
+// dcpLossCell is one loss rate of dcp-loss's JSON.
+type dcpLossCell struct {
+	Loss          float64 `json:"loss"`
+	DCPGoodput    float64 `json:"dcp_goodput_gbps"`
+	DCPLossless   float64 `json:"dcp_lossless_goodput_gbps"`
+	GBNGoodput    float64 `json:"gbn_goodput_gbps"`
+	Ratio         float64 `json:"dcp_over_gbn"`
+	DCPOfLossless float64 `json:"dcp_of_lossless"`
+	DCPRetx       int64   `json:"dcp_retx_packets"`
+	GBNRetx       int64   `json:"gbn_retx_packets"`
+	Trimmed       float64 `json:"trimmed"`
+	DCPTimeouts   int64   `json:"dcp_timeouts"`
+	DCPError      string  `json:"dcp_error,omitempty"`
+	GBNErr        string  `json:"gbn_error,omitempty"`
+}
+
+func newDCPLoss() *dcpLoss { return &dcpLoss{losses: "0.0001,0.001,0.01,0.05"} }
+
+func (e *dcpLoss) Name() string { return "dcp-loss" }
+func (e *dcpLoss) Synopsis() string {
+	return "DCP's Fig. 10: goodput of one long flow on the chain under random loss at core, trimmed for DCP, dropped for GBN"
+}
+
+func (e *dcpLoss) Flags(fs *flag.FlagSet) {
+	e.opts = DefaultOptions("chain")
+	e.register(fs, 1<<20, 50)
+	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates at core's port toward tor2")
+}
+
+func (e *dcpLoss) Setup() (Options, error) {
+	e.lossList = nil
+	for _, s := range splitList(e.losses) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0 && v < 1) {
+			return Options{}, usagef("--losses: %q is not a loss rate in (0, 1)", s)
+		}
+		e.lossList = append(e.lossList, v)
+	}
+	if len(e.lossList) == 0 {
+		return Options{}, usagef("--losses: none given")
+	}
+	if err := e.check(); err != nil {
+		return Options{}, err
+	}
+	o := e.opts
+	o.Topology, o.Loss = "chain", 0
+	return o, nil
+}
+
+func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
+	plan := env.Fabric.Plan()
+	from, to := plan.ByRole(RoleSender)[0], plan.ByRole(RoleReceiver)[0]
+	res.Params = e.params(map[string]string{"losses": e.losses})
+	var cells []dcpLossCell
+	defer func() {
+		res.Cells = cells
+		res.Table = dcpLossTable(cells)
+	}()
+	measure := func(m Impairment, transport string) (*Run, error) {
+		if err := env.Fabric.SetImpairment(ctx, m); err != nil {
+			return nil, fmt.Errorf("loss %g: %w", m.Loss, err)
+		}
+		point := map[string]string{"loss": strconv.FormatFloat(m.Loss, 'g', -1, 64), "transport": transport}
+		run := env.Measure(ctx, point, 1, e.transfer(plan, from, to, transport))
+		res.Runs = append(res.Runs, run)
+		progress(env, &run)
+		return &res.Runs[len(res.Runs)-1], ctx.Err()
+	}
+	base := env.Fabric.Impairment()
+	base.Loss, base.Trim = 0, false
+	lossless, err := measure(base, "dcp")
+	if err != nil {
+		return err
+	}
+	for _, loss := range e.lossList {
+		m := base
+		m.Loss, m.Trim = loss, true
+		d, err := measure(m, "dcp")
+		if err != nil {
+			return err
+		}
+		m.Trim = false
+		g, err := measure(m, "gbn")
+		if err != nil {
+			return err
+		}
+		c := dcpLossCell{Loss: loss, DCPGoodput: goodput(d), DCPLossless: goodput(lossless), GBNGoodput: goodput(g),
+			Trimmed: sum(d, "rocetor_impair_trimmed_total"), DCPError: firstLine(d.Error), GBNErr: firstLine(g.Error)}
+		c.Ratio, c.DCPOfLossless = c.DCPGoodput/c.GBNGoodput, c.DCPGoodput/c.DCPLossless
+		if d.Perf != nil {
+			c.DCPRetx, c.DCPTimeouts = d.Perf.Client.RetxPackets, d.Perf.Client.Timeouts
+		}
+		if g.Perf != nil {
+			c.GBNRetx = g.Perf.Client.RetxPackets
+		}
+		cells = append(cells, c)
+	}
+	return nil
+}
+
+func dcpLossTable(cells []dcpLossCell) Table {
+	t := Table{Columns: []string{"loss", "DCP goodput (Gbit/s)", "of lossless", "GBN goodput (Gbit/s)", "DCP / GBN",
+		"DCP retx", "GBN retx", "trimmed at core", "DCP timeouts"}}
+	for _, c := range cells {
+		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%", fmtFloat(c.DCPGoodput, 3),
+			fmtFloat(c.DCPOfLossless*100, 0) + "%", fmtFloat(c.GBNGoodput, 3), fmtFloat(c.Ratio, 1) + "×",
+			strconv.FormatInt(c.DCPRetx, 10), strconv.FormatInt(c.GBNRetx, 10), fmtInt(c.Trimmed), strconv.FormatInt(c.DCPTimeouts, 10)})
+	}
+	return t
+}
+
+func (e *dcpLoss) Plots() []PlotSpec {
+	loss := func(g *Group) float64 {
+		v, _ := strconv.ParseFloat(g.Point["loss"], 64)
+		if v == 0 {
+			return math.NaN() // the lossless reference has no place on a log-free axis
+		}
+		return v * 100
+	}
+	return []PlotSpec{{File: "goodput.png", Title: "dcp-loss: goodput of one long flow", XLabel: "loss at core (%)",
+		YLabel: "goodput (Gbit/s)", X: loss, Y: func(g *Group) float64 { return g.Median(goodput) },
+		Series: func(g *Group) string { return g.Point["transport"] }}}
+}
+
+// ---- dcp-incast ----
+
+// dcpIncast is the lossless control plane under incast (§4.2, §6.3): n
+// senders behind tor1 each write to a receiver of their own behind tor2,
+// so that n flows meet at tor1's one port toward tor2. DCP runs with
+// every switch trimming (WRR weight for --incast-degree), GBN on the same
+// switches without trimming.
+type dcpIncast struct {
+	dcpFlags
+	senders string
+	nList   []int
+}
+
+// dcpIncastCell is one n of dcp-incast's JSON.
+type dcpIncastCell struct {
+	Senders   int     `json:"senders"`
+	HODrops   float64 `json:"ho_drops"`
+	HOPackets float64 `json:"ho_packets"`
+	Goodput   float64 `json:"goodput_gbps"`
+	FCT       struct {
+		P50 float64 `json:"p50"`
+		P99 float64 `json:"p99"`
+	} `json:"fct_us"`
+	GBNGoodput float64 `json:"gbn_goodput_gbps"`
+	GBNFCT     struct {
+		P50 float64 `json:"p50"`
+		P99 float64 `json:"p99"`
+	} `json:"gbn_fct_us"`
+	GBNDrops float64 `json:"gbn_queue_drops"`
+	Error    string  `json:"error,omitempty"`
+}
+
+func newDCPIncast() *dcpIncast { return &dcpIncast{senders: "2,4,6"} }
+
+func (e *dcpIncast) Name() string { return "dcp-incast" }
+func (e *dcpIncast) Synopsis() string {
+	return "DCP's lossless control plane: n-to-1 incast through tor1's port toward tor2, DCP with trimming vs GBN without"
+}
+
+func (e *dcpIncast) Flags(fs *flag.FlagSet) {
+	e.opts = DefaultOptions("dumbbell")
+	e.opts.IncastDegree = 4
+	e.register(fs, 256<<10, 20)
+	fs.StringVar(&e.senders, "senders", e.senders, "comma-separated incast degrees n to run (hosts: the largest n senders and as many receivers)")
+}
+
+func (e *dcpIncast) Setup() (Options, error) {
+	e.nList = nil
+	for _, s := range splitList(e.senders) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 16 {
+			return Options{}, usagef("--senders: %q is not 1 to 16", s)
+		}
+		e.nList = append(e.nList, n)
+	}
+	if len(e.nList) == 0 {
+		return Options{}, usagef("--senders: none given")
+	}
+	if err := e.check(); err != nil {
+		return Options{}, err
+	}
+	o := e.opts
+	o.Topology, o.Senders, o.Receivers, o.Trim = "dumbbell", slices.Max(e.nList), slices.Max(e.nList), true
+	return o, nil
+}
+
+func (e *dcpIncast) Run(ctx context.Context, env *Env, res *Results) error {
+	plan := env.Fabric.Plan()
+	senders, receivers := plan.ByRole(RoleSender), plan.ByRole(RoleReceiver)
+	res.Params = e.params(map[string]string{"senders": e.senders, "incast_degree": strconv.Itoa(plan.Options.IncastDegree)})
+	var cells []dcpIncastCell
+	defer func() {
+		res.Cells = cells
+		res.Table = dcpIncastTable(cells)
+	}()
+	for _, n := range e.nList {
+		c := dcpIncastCell{Senders: n}
+		for _, transport := range []string{"dcp", "gbn"} {
+			o := env.Fabric.Plan().Options
+			o.Trim = transport == "dcp"
+			if err := env.Fabric.Reconfigure(ctx, o); err != nil {
+				return err
+			}
+			var ts []Transfer
+			for i := range n {
+				ts = append(ts, e.transfer(plan, senders[i], receivers[i], transport))
+			}
+			point := map[string]string{"senders": strconv.Itoa(n), "transport": transport}
+			run := env.MeasureAll(ctx, point, ts)
+			res.Runs = append(res.Runs, run)
+			progress(env, &run)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			p50, p99 := flowFCT(&run)
+			if transport == "dcp" {
+				c.HODrops = sum(&run, "rocetor_queue_drops_total", `queue="control"`)
+				c.HOPackets = sum(&run, "rocetor_trim_trimmed_packets_total")
+				c.Goodput, c.FCT.P50, c.FCT.P99, c.Error = goodput(&run), p50, p99, firstLine(run.Error)
+			} else {
+				c.GBNGoodput, c.GBNFCT.P50, c.GBNFCT.P99 = goodput(&run), p50, p99
+				c.GBNDrops = sum(&run, "rocetor_queue_drops_total")
+			}
+		}
+		cells = append(cells, c)
+	}
+	return nil
+}
+
+func dcpIncastTable(cells []dcpIncastCell) Table {
+	t := Table{Columns: []string{"senders", "DCP goodput (Gbit/s)", "DCP FCT p50/p99 (µs)", "HO packets", "HO drops",
+		"GBN goodput (Gbit/s)", "GBN FCT p50/p99 (µs)", "GBN queue drops"}}
+	for _, c := range cells {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(c.Senders), fmtFloat(c.Goodput, 3),
+			fmtInt(c.FCT.P50) + " / " + fmtInt(c.FCT.P99), fmtInt(c.HOPackets), fmtInt(c.HODrops),
+			fmtFloat(c.GBNGoodput, 3), fmtInt(c.GBNFCT.P50) + " / " + fmtInt(c.GBNFCT.P99), fmtInt(c.GBNDrops)})
+	}
+	return t
+}
+
+func (e *dcpIncast) Plots() []PlotSpec {
+	n := func(g *Group) float64 { v, _ := strconv.Atoi(g.Point["senders"]); return float64(v) }
+	return []PlotSpec{{File: "goodput.png", Title: "dcp-incast: aggregate goodput", XLabel: "senders", YLabel: "goodput (Gbit/s)",
+		X: n, Y: func(g *Group) float64 { return g.Median(goodput) }, Series: func(g *Group) string { return g.Point["transport"] }}}
+}
+
+// ---- dcp-ar ----
+
+// dcpAR is Fig. 11: two senders behind tor1 write to two receivers
+// behind tor2 over two paths whose capacities are 1:k (tor1's port
+// toward core2 shaped to 1/k of the rate); DCP with adaptive routing
+// against GBN with ECMP. The figure is the flows' mean goodput.
+type dcpAR struct {
+	dcpFlags
+	ratios string
+	kList  []float64
+}
+
+// dcpARCell is one ratio of dcp-ar's JSON.
+type dcpARCell struct {
+	Ratio      string  `json:"ratio"`
+	DCPGoodput float64 `json:"dcp_goodput_gbps"`
+	GBNGoodput float64 `json:"gbn_goodput_gbps"`
+	DCPError   string  `json:"dcp_error,omitempty"`
+	GBNError   string  `json:"gbn_error,omitempty"`
+}
+
+func newDCPAR() *dcpAR { return &dcpAR{ratios: "1,4,10"} }
+
+func (e *dcpAR) Name() string { return "dcp-ar" }
+func (e *dcpAR) Synopsis() string {
+	return "DCP's Fig. 11: two flows over two paths of capacity 1:k, DCP with adaptive routing vs GBN with ECMP"
+}
+
+func (e *dcpAR) Flags(fs *flag.FlagSet) {
+	e.opts = DefaultOptions("multipath")
+	e.register(fs, 1<<20, 50)
+	fs.StringVar(&e.ratios, "ratios", e.ratios, "comma-separated k: the second path's capacity is 1/k of the first's")
+}
+
+func (e *dcpAR) Setup() (Options, error) {
+	e.kList = nil
+	for _, s := range splitList(e.ratios) {
+		k, err := strconv.ParseFloat(s, 64)
+		if err != nil || k < 1 || k > 100 {
+			return Options{}, usagef("--ratios: %q is not 1 to 100", s)
+		}
+		e.kList = append(e.kList, k)
+	}
+	if len(e.kList) == 0 {
+		return Options{}, usagef("--ratios: none given")
+	}
+	if err := e.check(); err != nil {
+		return Options{}, err
+	}
+	var r dataplane.Rate
+	if err := r.UnmarshalText([]byte(e.opts.Rate)); err != nil || r == 0 {
+		return Options{}, usagef("--rate %q: dcp-ar needs shaped links", e.opts.Rate)
+	}
+	o := e.opts
+	o.Topology, o.Paths, o.Senders, o.Receivers = "multipath", 2, 2, 2
+	return o, nil
+}
+
+// pathRates returns tor1's rates toward core1 and core2 for ratio 1:k.
+func pathRates(rate string, k float64) []string {
+	var r dataplane.Rate
+	r.UnmarshalText([]byte(rate)) // checked by Setup
+	return []string{rate, strconv.FormatUint(uint64(float64(r)/k), 10)}
+}
+
+func (e *dcpAR) Run(ctx context.Context, env *Env, res *Results) error {
+	plan := env.Fabric.Plan()
+	senders, receivers := plan.ByRole(RoleSender), plan.ByRole(RoleReceiver)
+	res.Params = e.params(map[string]string{"ratios": e.ratios})
+	var cells []dcpARCell
+	defer func() {
+		res.Cells = cells
+		res.Table = dcpARTable(cells)
+	}()
+	for _, k := range e.kList {
+		c := dcpARCell{Ratio: "1:" + strconv.FormatFloat(k, 'g', -1, 64)}
+		for _, transport := range []string{"dcp", "gbn"} {
+			o := env.Fabric.Plan().Options
+			o.PathRates = pathRates(o.Rate, k)
+			o.Trim, o.Multipath = transport == "dcp", "ecmp"
+			if transport == "dcp" {
+				o.Multipath = "adaptive"
+			}
+			if err := env.Fabric.Reconfigure(ctx, o); err != nil {
+				return err
+			}
+			ts := []Transfer{e.transfer(plan, senders[0], receivers[0], transport),
+				e.transfer(plan, senders[1], receivers[1], transport)}
+			point := map[string]string{"ratio": c.Ratio, "transport": transport}
+			run := env.MeasureAll(ctx, point, ts)
+			res.Runs = append(res.Runs, run)
+			progress(env, &run)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			mean := goodput(&run) / 2
+			if transport == "dcp" {
+				c.DCPGoodput, c.DCPError = mean, firstLine(run.Error)
+			} else {
+				c.GBNGoodput, c.GBNError = mean, firstLine(run.Error)
+			}
+		}
+		cells = append(cells, c)
+	}
+	return nil
+}
+
+func dcpARTable(cells []dcpARCell) Table {
+	t := Table{Columns: []string{"capacity ratio", "DCP + AR: mean goodput per flow (Gbit/s)", "GBN + ECMP (Gbit/s)"}}
+	for _, c := range cells {
+		t.Rows = append(t.Rows, []string{c.Ratio, fmtFloat(c.DCPGoodput, 3), fmtFloat(c.GBNGoodput, 3)})
+	}
+	return t
+}
+
+func (e *dcpAR) Plots() []PlotSpec {
+	k := func(g *Group) float64 {
+		v, _ := strconv.ParseFloat(g.Point["ratio"][2:], 64)
+		return v
+	}
+	return []PlotSpec{{File: "goodput.png", Title: "dcp-ar: mean goodput per flow over paths of capacity 1:k", XLabel: "k",
+		YLabel: "goodput (Gbit/s)", X: k, Y: func(g *Group) float64 { return g.Median(goodput) / 2 },
+		Series: func(g *Group) string { return g.Point["transport"] }}}
+}

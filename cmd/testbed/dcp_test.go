@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fabricOf is a fake fabric on the topology an experiment sets up.
+func fabricOf(t *testing.T, o Options) *fakeFabric {
+	t.Helper()
+	o.Prefix = DefaultPrefix(o.Topology)
+	p, err := NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeFabric(t)
+	f.plan, f.imp = p, o.Impairment()
+	return f
+}
+
+// cellsOf returns the JSON array --json would write.
+func cellsOf(t *testing.T, res *Results) []map[string]any {
+	t.Helper()
+	b, err := json.Marshal(res.cells())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func hasKeys(t *testing.T, c map[string]any, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if _, ok := c[k]; !ok {
+			t.Errorf("cell lacks %q: %v", k, c)
+		}
+	}
+}
+
+func TestDCPLossWithFakes(t *testing.T) {
+	exp := newDCPLoss()
+	parseExperiment(t, exp, "--losses", "0.001,0.05", "--count", "5")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := fabricOf(t, o)
+	perf := &fakePerf{fab: fab}
+	res := newResults(exp, fab.plan, "")
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
+		t.Fatal(err)
+	}
+	// The lossless DCP reference, then DCP with trimming and GBN with
+	// dropping at each loss rate.
+	var got []string
+	for i, tr := range perf.transfers {
+		got = append(got, tr.Transport)
+		if i > 0 && (fab.sets[i].Trim != (tr.Transport == "dcp")) {
+			t.Errorf("run %d (%s) with impairment %+v", i, tr.Transport, fab.sets[i])
+		}
+	}
+	if !slices.Equal(got, []string{"dcp", "dcp", "gbn", "dcp", "gbn"}) {
+		t.Errorf("transports %v", got)
+	}
+	cells := cellsOf(t, res)
+	if len(cells) != 2 {
+		t.Fatalf("%d cells, want one per loss rate", len(cells))
+	}
+	hasKeys(t, cells[1], "loss", "dcp_goodput_gbps", "dcp_lossless_goodput_gbps", "gbn_goodput_gbps")
+	if cells[1]["loss"] != 0.05 || cells[1]["dcp_lossless_goodput_gbps"] != 1.0 {
+		t.Errorf("cell %v", cells[1])
+	}
+}
+
+func TestDCPIncastWithFakes(t *testing.T) {
+	exp := newDCPIncast()
+	parseExperiment(t, exp, "--senders", "2,3", "--incast-degree", "3")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Topology != "dumbbell" || o.Senders != 3 || o.Receivers != 3 || !o.Trim || o.IncastDegree != 3 {
+		t.Fatalf("Setup() = %+v", o)
+	}
+	fab := fabricOf(t, o)
+	perf := &fakePerf{fab: fab}
+	res := newResults(exp, fab.plan, "")
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
+		t.Fatal(err)
+	}
+	if len(perf.transfers) != 2*(2+3) {
+		t.Fatalf("%d transfers, want 10", len(perf.transfers))
+	}
+	pairs := map[string]bool{}
+	for _, tr := range perf.transfers {
+		pairs[tr.From+">"+tr.To] = true
+	}
+	if !pairs["h1>h4"] || !pairs["h3>h6"] || pairs["h1>h5"] {
+		t.Errorf("pairs %v: want sender i to receiver i", pairs)
+	}
+	var trims []bool
+	for _, r := range fab.reconfigs {
+		trims = append(trims, r.Trim)
+	}
+	if !slices.Equal(trims, []bool{true, false, true, false}) {
+		t.Errorf("trimming per run %v, want on for dcp, off for gbn", trims)
+	}
+	cells := cellsOf(t, res)
+	if len(cells) != 2 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	hasKeys(t, cells[0], "senders", "ho_drops", "ho_packets", "goodput_gbps", "fct_us")
+	if fct := cells[1]["fct_us"].(map[string]any); fct["p50"] == nil || fct["p99"] == nil || cells[1]["goodput_gbps"] != 3.0 {
+		t.Errorf("cell %v", cells[1])
+	}
+}
+
+func TestDCPARWithFakes(t *testing.T) {
+	exp := newDCPAR()
+	parseExperiment(t, exp, "--ratios", "1,10")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := fabricOf(t, o)
+	res := newResults(exp, fab.plan, "")
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: &fakePerf{fab: fab}}, res); err != nil {
+		t.Fatal(err)
+	}
+	var modes []string
+	for _, r := range fab.reconfigs {
+		modes = append(modes, r.Multipath+" "+strings.Join(r.PathRates, "/"))
+	}
+	want := []string{"adaptive 1G/1000000000", "ecmp 1G/1000000000", "adaptive 1G/100000000", "ecmp 1G/100000000"}
+	if !slices.Equal(modes, want) {
+		t.Errorf("reconfigurations %v, want %v", modes, want)
+	}
+	cells := cellsOf(t, res)
+	hasKeys(t, cells[1], "ratio", "dcp_goodput_gbps", "gbn_goodput_gbps")
+	if cells[1]["ratio"] != "1:10" {
+		t.Errorf("cell %v", cells[1])
+	}
+	p := mustPlan(t, "multipath", func(o *Options) { o.Senders, o.Receivers, o.PathRates = 2, 2, []string{"1G", "100M"} })
+	if r := p.TordConfigs()["tor1"].Egress.PortRates; r["core2"] != "100M" || r["core1"] != "1G" {
+		t.Errorf("tor1's port rates %v", r)
+	}
+}
