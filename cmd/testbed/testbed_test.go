@@ -379,3 +379,59 @@ func TestChainNetRT(t *testing.T) {
 		t.Errorf("pool peak %v, reorder peak %v: want both used", c.PoolPeakBytes, c.ReorderPeakBytes)
 	}
 }
+
+// TestMultipathDCP runs DCP where its order tolerance matters: two flows
+// over two unequal paths with adaptive routing (dcp-ar at 1:4), packets
+// of one flow on both paths, trimming at tor1. Every byte must arrive
+// intact, both paths must carry data, and Go-Back-N on the same fabric
+// is measured beside it.
+func TestMultipathDCP(t *testing.T) {
+	requireRoot(t)
+	bin, haveRoceperf := buildBin(t)
+	if !haveRoceperf {
+		t.Fatal("cmd/roceperf does not build")
+	}
+	stateDir := t.TempDir()
+	prefix := testPrefix("d")
+	cleanupPrefix(t, stateDir, prefix)
+	record := filepath.Join(t.TempDir(), "record.json")
+	const size, count = 262144, 20
+	args := []string{"run", "dcp-ar", "--ratios", "4", "--size", strconv.Itoa(size), "--count", strconv.Itoa(count),
+		"--timeout", "60s", "--record", record, "--prefix", prefix, "--state", stateDir, "--bin", bin}
+	code, out, stderr := runCLI(args...)
+	t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
+	if code != 0 {
+		t.Fatalf("dcp-ar exited %d", code)
+	}
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs, want dcp and gbn", len(res.Runs))
+	}
+	dcp := res.Runs[0]
+	if dcp.Point["transport"] != "dcp" || dcp.Error != "" || len(dcp.Flows) != 2 {
+		t.Fatalf("DCP run %v: %s, %d flows", dcp.Point, dcp.Error, len(dcp.Flows))
+	}
+	for i, f := range dcp.Flows {
+		s := f.Client
+		if s.Messages != count || s.Corrupt != 0 || s.VerifiedBytes != size*count {
+			t.Errorf("DCP flow %d: %d messages, %d corrupt, %d bytes verified; want %d, 0, %d", i, s.Messages, s.Corrupt,
+				s.VerifiedBytes, count, size*count)
+		}
+	}
+	tor1 := dcp.Switches["tor1"]
+	for _, port := range []string{"core1", "core2"} {
+		if n := tor1.Sum("rocetor_port_tx_packets_total", fmt.Sprintf(`port="%s"`, port)); n < count {
+			t.Errorf("tor1 sent %v packets toward %s: adaptive routing did not use both paths", n, port)
+		}
+	}
+	if g := res.Runs[1]; g.Error != "" {
+		t.Logf("GBN beside it: %s", g.Error)
+	}
+}
