@@ -100,7 +100,10 @@ type queue struct {
 	bytes   int
 	deficit int
 	quantum int
-	stats   QueueStats
+	// alone marks the only queue of its level, which is served without
+	// DRR (see pick).
+	alone bool
+	stats QueueStats
 }
 
 // QueueStats are the counters of one egress queue.
@@ -204,6 +207,9 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	}
 	for _, l := range lv {
 		e.levels = append(e.levels, byLevel[l])
+		if qs := byLevel[l]; len(qs) == 1 {
+			e.queues[qs[0]].alone = true
+		}
 	}
 	e.rr = make([]int, len(e.levels))
 	e.credited = make([]bool, len(e.levels))
@@ -325,8 +331,11 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 		if q < 0 {
 			break
 		}
-		en := e.queues[q].pop()
-		e.queues[q].deficit -= int(en.len)
+		qu := &e.queues[q]
+		en := qu.pop()
+		if !qu.alone {
+			qu.deficit -= int(en.len)
+		}
 		if e.rate > 0 {
 			e.tokens -= int(en.len)
 		}
@@ -340,6 +349,11 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 // deficit round robin (Shreedhar and Varghese): when the round-robin
 // pointer reaches a queue, its deficit grows by its quantum once; the queue
 // sends while the deficit covers its head frame, then the pointer moves on.
+//
+// The only queue of a level is served at once, without deficit: it has
+// nobody to share with, and a small quantum (tor/trim sets 1 byte per
+// unit of weight, so that a control:data weight ratio holds frame by
+// frame) would otherwise cost it one visit per quantum of its head frame.
 func (e *Egress) pick(now int64) int {
 	for l, qs := range e.levels {
 		active := false
@@ -351,6 +365,9 @@ func (e *Egress) pick(now int64) int {
 		}
 		if !active {
 			continue
+		}
+		if len(qs) == 1 {
+			return qs[0]
 		}
 		for {
 			qi := qs[e.rr[l]]

@@ -142,3 +142,26 @@ func TestEgressPFC(t *testing.T) {
 		t.Fatal("a zero pause time must resume the queue")
 	}
 }
+
+// TestEgressAloneLevel: a queue alone on its level is served without
+// DRR, so a tiny quantum (tor/trim sets 1 byte per unit of weight) costs
+// it nothing and its deficit never runs away.
+func TestEgressAloneLevel(t *testing.T) {
+	e := mustEgress(t, EgressConfig{Quantum: 1, Queues: []QueueConfig{
+		{Name: "hi", Level: 1, Weight: 1, Limit: 1 << 20, PFC: -1},
+		{Name: "lo", Level: 0, Weight: 1, Limit: 1 << 20, PFC: -1},
+	}})
+	for i := 0; i < 100; i++ {
+		e.Enqueue(0, uint64(i), 1500)
+		e.Enqueue(1, uint64(i), 1500)
+	}
+	if got := drain(e, 0, 64); len(got) != 64 || got[63].Queue != 0 {
+		t.Fatalf("dequeued %d frames, want 64 from the upper level", len(got))
+	}
+	if got := drain(e, 0, 200); len(got) != 136 || got[35].Queue != 0 || got[36].Queue != 1 {
+		t.Fatalf("dequeued %d frames, want the 36 upper ones then 100 lower", len(got))
+	}
+	if e.queues[0].deficit != 0 || e.queues[1].deficit != 0 {
+		t.Fatalf("deficits %d, %d; want 0 for queues alone on their level", e.queues[0].deficit, e.queues[1].deficit)
+	}
+}

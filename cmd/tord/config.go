@@ -12,6 +12,7 @@ import (
 
 	"rocetor/dataplane"
 	"rocetor/tor/impair"
+	"rocetor/tor/trim"
 )
 
 // Config is tord's configuration: a YAML file, overridden by flags. Every
@@ -53,6 +54,34 @@ type Config struct {
 	// NetRT recovers losses between this ToR and the remote ToRs
 	// (tor/netrt); no fabric ports, no stages.
 	NetRT NetRTConfig `yaml:"netrt"`
+
+	// Trim is DCP's trimming switch (tor/trim, seed 002 §4.2): on the
+	// trimming ports, DCP data packets that find the data queue over
+	// the threshold become header-only packets on the control queue,
+	// which shares the data queue's level by WRR. No section, no stage;
+	// "trim: {}" trims on every port with the defaults:
+	//
+	//	trim:
+	//	  threshold: 64KiB   # data queue depth beyond which packets are trimmed (or dropped if not DCP data)
+	//	  incast_degree: 8   # N: an N−1 to 1 incast keeps the control queue lossless
+	//	  ratio: 0           # r = data/HO packet size; 0 = 1106/66 (1024-byte MTU, IPv4)
+	//	  min_weight: 0.1    # WRR weight w when r ≤ N−1; else w = (N−1)/(r−N+1)
+	//	  ports: [s2]        # trimming ports; empty = all
+	Trim *trim.Config `yaml:"trim"`
+}
+
+// dcp reports whether the classifier must parse DCP headers: trimming
+// is on, or an impair rule trims.
+func (c *Config) dcp() bool { return c.Trim != nil || hasImpairTrim(*c) }
+
+// hasImpairTrim reports whether an impair rule trims.
+func hasImpairTrim(c Config) bool {
+	for _, r := range c.Impair.Rules {
+		if r.Trim {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultConfig returns the configuration tord runs with when neither
@@ -173,6 +202,25 @@ func (c *Config) Validate() error {
 	}
 	if err := c.NetRT.validate(c.Ports); err != nil {
 		return err
+	}
+	if t := c.Trim; t != nil {
+		if err := t.Validate(c.Ports); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		if c.Forwarding.Queue != trim.DataQueue {
+			return bad("trim", "trims what fwd puts on the %q queue, but forwarding.queue is %q", trim.DataQueue, c.Forwarding.Queue)
+		}
+		if len(c.Ports) > trim.MaxPorts {
+			return bad("trim", "trims at most %d ports, have %d", trim.MaxPorts, len(c.Ports))
+		}
+		th, what := int(t.Threshold), ""
+		if th == 0 {
+			th, what = trim.DefaultThreshold, " (the default)"
+		}
+		if th >= int(c.Egress.QueueLimit) {
+			return bad("trim.threshold", "%d bytes%s, want below egress.queue_limit (%d): the data queue would drop packets before trimming them",
+				th, what, c.Egress.QueueLimit)
+		}
 	}
 	if need := 2*c.XDP.RingSize*len(c.Ports) + c.NetRT.frames(); c.NetRT.On() && c.XDP.Frames < need {
 		// Frames NetRT holds are not in the fill rings: without room

@@ -163,3 +163,77 @@ func TestNetRTConfigErrors(t *testing.T) {
 		t.Errorf("a bad prefix: %v", err)
 	}
 }
+
+func TestConfigTrim(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(path, []byte(`
+ports: [s1, s2]
+trim:
+  threshold: 32KiB
+  incast_degree: 16
+  ratio: 20
+  min_weight: 0.05
+  ports: [s2]
+`), 0o644)
+	c, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tc := c.Trim
+	if tc == nil || tc.Threshold != 32<<10 || tc.IncastDegree != 16 || tc.Ratio != 20 || tc.MinWeight != 0.05 ||
+		len(tc.Ports) != 1 || !tc.Trims("s2") || tc.Trims("s1") || !c.dcp() {
+		t.Fatalf("trim %+v", tc)
+	}
+	if w := tc.Weight(); w != 3 {
+		t.Errorf("w = %v, want (16−1)/(20−16+1) = 3", w)
+	}
+	// "trim: {}" turns trimming on with the defaults; no section, off.
+	for _, y := range []struct {
+		yaml string
+		on   bool
+	}{{"ports: [a, b]\ntrim: {}", true}, {"ports: [a, b]", false}, {"ports: [a, b]\nimpair: {rules: [{port: a, direction: egress, loss: 0.1, trim: true}]}", false}} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(path, []byte(y.yaml), 0o644)
+		c, err := LoadConfig(path)
+		if err == nil {
+			err = c.Validate()
+		}
+		if err != nil || (c.Trim != nil) != y.on {
+			t.Errorf("%q: trim %+v, %v; want on=%v", y.yaml, c.Trim, err, y.on)
+		}
+		if strings.Contains(y.yaml, "trim") != c.dcp() {
+			t.Errorf("%q: dcp() = %v", y.yaml, c.dcp())
+		}
+	}
+}
+
+func TestConfigTrimErrors(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"trim: {incast_degree: 1}", "incast_degree:"},
+		{"trim: {ratio: 0.5}", "ratio:"},
+		{"trim: {min_weight: -0.1}", "min_weight:"},
+		{"trim: {ports: [c]}", "ports[0]:"},
+		{"trim: {ports: [a, a]}", "ports[1]:"},
+		{"trim: {threshold: 2MiB}", "trim.threshold:"},
+		{"trim: {}\negress: {queue_limit: 64KiB}", "trim.threshold:"},
+		{"trim: {}\nforwarding: {queue: retransmit}", "trim:"},
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(path, []byte("ports: [a, b]\n"+c.yaml), 0o644)
+		cfg, err := LoadConfig(path)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want an ErrConfig naming %s", c.yaml, err, c.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(path, []byte("ports: [a, b]\ntrim: {treshold: 1000}"), 0o644)
+	if _, err := LoadConfig(path); err == nil {
+		t.Error("a misspelt trim key was accepted")
+	}
+}

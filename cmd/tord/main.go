@@ -168,6 +168,15 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 	if len(sw.srcs) > 0 {
 		reg.MustRegister(&netrtCollector{ports: cfg.Ports, srcs: sw.srcs, dsts: sw.dsts})
 	}
+	if len(sw.trims) > 0 {
+		reg.MustRegister(newTrimCollector(cfg, sw.trims))
+	}
+	if cfg.Forwarding.Multipath == "adaptive" {
+		reg.MustRegister(&adaptiveCollector{ports: cfg.Ports, stages: sw.stages})
+	}
+	if len(sw.impairs) > 0 && hasImpairTrim(cfg) {
+		reg.MustRegister(&impairTrimCollector{ports: cfg.Ports, impairs: sw.impairs})
+	}
 	m := http.NewServeMux()
 	m.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })

@@ -23,6 +23,7 @@ import (
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
 	"rocetor/tor/netrt"
+	"rocetor/tor/trim"
 )
 
 // Switch is a running tord: one XDP program per port, one UMEM and one
@@ -37,6 +38,7 @@ type Switch struct {
 	workers []*dataplane.Worker
 	stages  []*fwd.Stage
 	impairs []*impair.Stage
+	trims   []*trim.Stage
 	srcs    []*netrt.SrcToR
 	dsts    []*netrt.DstToR
 	fib     *fwd.FIB
@@ -161,6 +163,22 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			s.srcs, s.dsts = append(s.srcs, src), append(s.dsts, dst)
 			stages = append(stages, src, dst)
 		}
+		if cfg.Trim != nil {
+			// After fwd, which chooses the port and queue the trimming
+			// decision reads. After NetRT: SrcToR pools a host's packet
+			// whole before this ToR may trim it (a pooled copy must
+			// carry the payload a retransmission restores), and DstToR
+			// releases held packets straight to their queues, so it
+			// cannot act on what trim decides anyway. Before impair,
+			// whose loss stands for the wire beyond this switch's
+			// queues: an HO packet made here can still meet it.
+			ts, err := trim.NewStage(*cfg.Trim)
+			if err != nil {
+				return nil, err
+			}
+			s.trims = append(s.trims, ts)
+			stages = append(stages, ts)
+		}
 		if ictl != nil {
 			// After fwd: egress rules act on the port fwd chose.
 			im := impair.NewStage(ictl, w)
@@ -173,14 +191,36 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		egs := make([]dataplane.EgressConfig, len(ports))
 		for i := range egs {
 			egs[i] = eg
+			if cfg.Trim != nil && cfg.Trim.Trims(cfg.Ports[i]) {
+				// The trimming ports' control and data queues share a
+				// level by WRR, weighted w:1 (tor/trim).
+				if egs[i], err = cfg.Trim.WRR(eg); err != nil {
+					return nil, err
+				}
+			}
 		}
 		pm, _ := dataplane.ParsePollMode(cfg.Poll)
+		// DCP headers are parsed only in a DCP fabric: elsewhere the
+		// DSCP bits they would read are an ordinary traffic class.
 		wk, err := dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
-			Stages: stages, Mode: pm, Classifier: rocev2.Classifier{VerifyICRC: cfg.VerifyICRC}})
+			Stages: stages, Mode: pm, Classifier: rocev2.Classifier{VerifyICRC: cfg.VerifyICRC, DCP: cfg.dcp()}})
 		if err != nil {
 			return nil, err
 		}
 		s.workers = append(s.workers, wk)
+	}
+	if cfg.Trim != nil {
+		tc := s.trims[0].Config()
+		cw, dw := trim.Weights(tc.Weight())
+		var on []string
+		for _, p := range cfg.Ports {
+			if tc.Trims(p) {
+				on = append(on, p)
+			}
+		}
+		log.Info("trimming", zap.Strings("ports", on), zap.Int("threshold", int(tc.Threshold)),
+			zap.Int("incast_degree", tc.IncastDegree), zap.Float64("ratio", tc.Ratio),
+			zap.Float64("weight", tc.Weight()), zap.Int("drr_control", cw), zap.Int("drr_data", dw))
 	}
 	s.mirror, err = fwd.NewMirror(fwd.MirrorConfig{Ports: cfg.Ports, FIB: s.fib, Misses: s.misses,
 		Multipath: fc.Multipath, Logger: log.Named("mirror")})
@@ -319,6 +359,9 @@ func (s *Switch) StageNames() []string {
 	names := []string{"fwd"}
 	if len(s.srcs) > 0 {
 		names = append(names, "netrt-src", "netrt-dst")
+	}
+	if len(s.trims) > 0 {
+		names = append(names, "trim")
 	}
 	if len(s.impairs) > 0 {
 		names = append(names, "impair")

@@ -766,3 +766,123 @@ func pick(ms map[string]float64, names ...string) string {
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
 }
+
+// TestTordTrim runs tord with DCP trimming on s2, the port toward h2,
+// shaped to 50 Mb/s, and sends a burst of DCP data frames (DSCP 26: tag
+// 10) from h1 far faster than s2 drains them:
+//
+//	h1 eth0 ── s1 [sw: tord, trim on s2 at 50 Mb/s] s2 ── eth0 h2
+//
+// h2 must receive every PSN exactly once, either whole (1106 bytes, tag
+// 10) or as a 66-byte header-only packet (tag 11) with a valid ICRC, both
+// kinds must occur, and tord's metrics must count exactly the trims h2
+// saw, with no drop on s2's control queue.
+func TestTordTrim(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create network namespaces and attach XDP")
+	}
+	for _, tool := range []string{"ip", "ping", "ethtool", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s in PATH", tool)
+		}
+	}
+	bin := buildTord(t)
+	tp := newTopo(t)
+	cfg := filepath.Join(t.TempDir(), "tord.yaml")
+	if err := os.WriteFile(cfg, []byte(`
+ports: [s1, s2]
+metrics_addr: 127.0.0.1:9478
+admin_addr: ""
+egress: {rate: 50M}
+trim:
+  threshold: 16KiB
+  ports: [s2]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	td := startTord(t, bin, tp.sw, "--config", cfg)
+	if err := td.waitReady(15 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	tp.warmUp(t, "10.0.2.2")
+
+	const n, qp = 400, 0x7777
+	rx := xdptest.OpenPacket(t, tp.h2, "eth0")
+	tx := xdptest.OpenPacket(t, tp.h1, "eth0")
+	b := make([]byte, 2048)
+	for i := 0; i < n; i++ {
+		s := rocev2.Spec{Src: tp.h1MAC, Dst: tp.s1MAC,
+			SrcIP: netip.MustParseAddr("10.0.1.2"), DstIP: netip.MustParseAddr("10.0.2.2"),
+			DCP: true, DSCP: 26, Opcode: rocev2.RCWriteMiddle, DestQP: qp, PSN: psn.New(uint32(i)),
+			MSN: 1, VA: 0x10000 + uint64(i)*1024, RKey: 0xbeef, DMALen: n * 1024, Payload: payloadOf(i)[:512]}
+		s.Payload = append(s.Payload, payloadOf(i + n)[:512]...)
+		k, err := rocev2.Build(b, &s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Send(b[:k]); err != nil {
+			t.Fatalf("send frame %d: %v", i, err)
+		}
+	}
+	dcp := rocev2.Classifier{DCP: true, VerifyICRC: true}
+	seen := make([]bool, n)
+	var full, ho int
+	buf := make([]byte, 9000)
+	for deadline := time.Now().Add(10 * time.Second); full+ho < n; {
+		k, err := rx.Recv(buf, time.Until(deadline), func(f []byte) bool {
+			var m rocev2.Meta
+			dcp.Classify(f, &m)
+			return m.Kind == rocev2.KindRoCE && m.Flow.QP == qp
+		})
+		if err != nil {
+			t.Fatalf("h2 received %d whole and %d header-only of %d: %v", full, ho, n, err)
+		}
+		var m rocev2.Meta
+		dcp.Classify(buf[:k], &m)
+		switch {
+		case m.Reason != rocev2.ReasonNone:
+			t.Fatalf("frame of PSN %d arrived malformed: %v (ICRC checked)", m.PSN, m.Reason)
+		case int(m.PSN) >= n || seen[m.PSN]:
+			t.Fatalf("PSN %d arrived twice or was never sent", m.PSN)
+		case m.Tag == rocev2.DCPHeaderOnly && k == 66:
+			ho++
+		case m.Tag == rocev2.DCPData && k == 1106:
+			full++
+		default:
+			t.Fatalf("PSN %d arrived as %d bytes with DCP tag %v", m.PSN, k, m.Tag)
+		}
+		seen[m.PSN] = true
+	}
+	t.Logf("h2 received %d whole and %d header-only packets of %d", full, ho, n)
+	if full == 0 || ho == 0 {
+		t.Fatalf("%d whole, %d header-only: want both (trimming above a 16 KiB queue at 50 Mb/s)", full, ho)
+	}
+	want := map[string]float64{
+		`rocetor_trim_trimmed_packets_total{port="s2"}`:                   float64(ho),
+		`rocetor_trim_ho_packets_total{port="s2"}`:                        float64(ho),
+		`rocetor_trim_trimmed_bytes_total{port="s2"}`:                     float64(ho * (1106 - 66)),
+		`rocetor_queue_dequeued_packets_total{port="s2",queue="control"}`: float64(ho),
+		`rocetor_queue_drops_total{port="s2",queue="control"}`:            0,
+		`rocetor_trim_dropped_total{class="ack",port="s2"}`:               0,
+	}
+	var ms map[string]float64
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ms, err = td.metrics()
+		if err == nil && reached(ms, want) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("scrape /metrics: %v", err)
+	}
+	for name, v := range want {
+		if got, ok := ms[name]; !ok || got != v {
+			t.Errorf("%s = %v (present %v), want %v", name, got, ok, v)
+		}
+	}
+	if _, ok := ms[`rocetor_trim_trimmed_packets_total{port="s1"}`]; ok {
+		t.Error("s1 does not trim, yet has trim series")
+	}
+	t.Logf("%s", pick(ms, "rocetor_trim_trimmed_packets_total", "rocetor_trim_dropped_total", "rocetor_queue_dequeued_packets_total", "rocetor_drops_total"))
+}

@@ -55,6 +55,7 @@ var (
 	dPaused      = desc("queue_paused", "1 while a received PFC frame pauses the queue.", "port", "queue")
 	dEnq         = desc("queue_enqueued_packets_total", "Frames accepted by the egress queue.", "port", "queue")
 	dDeq         = desc("queue_dequeued_bytes_total", "Bytes the scheduler released from the egress queue.", "port", "queue")
+	dDeqPkts     = desc("queue_dequeued_packets_total", "Frames the scheduler released from the egress queue.", "port", "queue")
 	dQDrops      = desc("queue_drops_total", "Frames refused at the egress queue's byte budget.", "port", "queue")
 	dDrops       = desc("drops_total", "Frames dropped, by reason.", "reason")
 	dBusy        = desc("worker_busy_polls_total", "Worker loops that moved frames or fired timers.", "worker")
@@ -73,7 +74,7 @@ var (
 func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{dRxPackets, dRxBytes, dTxPackets, dTxBytes, dPFCRx, dPauseRx, dPFCTx,
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
-		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dQDrops, dDrops,
+		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops, dDrops,
 		dBusy, dIdle, dSleeps, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
 }
 
@@ -130,6 +131,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				a.MaxDepthBytes = max(a.MaxDepthBytes, qs.MaxDepthBytes)
 				a.Paused = a.Paused || qs.Paused
 				a.Enqueued += qs.Enqueued
+				a.Dequeued += qs.Dequeued
 				a.Bytes += qs.Bytes
 				a.Drops += qs.Drops
 			}
@@ -184,6 +186,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(ch, dPaused, paused, port, q.Name)
 		counter(ch, dEnq, q.Enqueued, port, q.Name)
 		counter(ch, dDeq, q.Bytes, port, q.Name)
+		counter(ch, dDeqPkts, q.Dequeued, port, q.Name)
 		counter(ch, dQDrops, q.Drops, port, q.Name)
 	}
 	for i, name := range c.stageNames {

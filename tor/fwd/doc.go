@@ -42,8 +42,10 @@
 //
 // Counters (Stats, per stage instance, summed across workers): packets
 // forwarded; forwarded through multi-hop groups by mode (ECMP, Spray,
-// Adaptive); adaptive packets diverted from their ECMP choice; neighbour
-// misses reported and lost; table snapshots picked up.
+// Adaptive); adaptive packets diverted from their ECMP choice and, per
+// egress port, the packets adaptive routing sent there
+// (AdaptiveChoices; tord exports rocetor_fwd_adaptive_choices_total);
+// neighbour misses reported and lost; table snapshots picked up.
 //
 // # Multipath
 //
@@ -58,8 +60,14 @@
 //   - adaptive reads the depth in bytes of the packet's egress queue on
 //     each member's port (dataplane.Egress.Depth) and takes the
 //     shallowest, staying on the ECMP choice unless another member's
-//     queue is shorter by more than bias_bytes. Depths are those of the
-//     worker's own egress queues.
+//     queue is shorter by more than bias_bytes; ties go to the ECMP
+//     choice, then to the members after it. Depths are those of the
+//     worker's own egress queues plus the bytes the current batch has
+//     already forwarded to them: the worker queues a batch only after
+//     its last stage, and without that count a batch of one flow would
+//     all go to the member that was shortest when the batch began
+//     (TestAdaptiveBatch). It is decided per packet, as DCP's switch
+//     does (seed 002 §5).
 //
 // Weighted kernel next hops (ip route … nexthop … weight w) take w slots
 // of the group, so all three modes honour weights.

@@ -77,6 +77,10 @@ type Stats struct {
 	// Diverted counts adaptive packets sent elsewhere than their ECMP
 	// choice because another queue was shorter by more than the bias.
 	Diverted uint64
+	// AdaptiveChoices counts, per egress port index, the packets
+	// adaptive routing sent there (ports from CountedPorts on are not
+	// counted).
+	AdaptiveChoices [CountedPorts]uint64
 	// MissReports counts missing neighbours reported to the mirror;
 	// MissLost those lost to a full report ring.
 	MissReports, MissLost uint64
@@ -84,10 +88,18 @@ type Stats struct {
 	Tables uint64
 }
 
+// CountedPorts bounds the ports with per-port counters in Stats.
+const CountedPorts = 64
+
 // missCache is the number of recently reported neighbours a stage
 // remembers, so that a burst of packets to one unresolved address costs
 // one report per MissInterval, not one per packet.
 const missCache = 64
+
+type pending struct {
+	gen   uint32
+	bytes int32
+}
 
 type missEntry struct {
 	addr [16]byte
@@ -107,9 +119,17 @@ type Stage struct {
 	seed      uint64
 	missEvery int64
 
-	tab    *Table       // table of the current batch
-	rr     []uint32     // spray position per route of tab
-	macs   []rocev2.MAC // port MACs, the source of rewritten frames
+	tab  *Table       // table of the current batch
+	rr   []uint32     // spray position per route of tab
+	macs []rocev2.MAC // port MACs, the source of rewritten frames
+	// pend counts, per port and queue (index port·maxQueues+queue), the
+	// bytes this batch has forwarded there: the worker queues a batch
+	// only after its last stage, so Egress.Depth does not show them yet,
+	// and adaptive routing would send a whole batch of one flow to the
+	// queue that looked shortest when the batch began. An entry counts
+	// only while its gen is the batch's, so a new batch costs no clear.
+	pend   []pending
+	gen    uint32
 	recent [missCache]missEntry
 	st     Stats
 
@@ -156,6 +176,11 @@ func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 		for i := range s.macs {
 			s.macs[i] = c.Port(i).MAC()
 		}
+		s.pend = make([]pending, c.NumPorts()*maxQueues)
+	}
+	if s.gen++; s.gen == 0 { // wrapped: no stale entry may pass for current
+		clear(s.pend)
+		s.gen = 1
 	}
 	for i := 0; i < b.N; i++ {
 		if p := &b.Pkts[i]; p.Verdict == dataplane.Forward {
@@ -251,6 +276,13 @@ func (s *Stage) forward(c *dataplane.Ctx, t *Table, p *dataplane.Packet) {
 	// bad_port.
 	s.st.Forwarded++
 	p.Forward(h.port, q)
+	if i := int(h.port)*maxQueues + int(q); i < len(s.pend) {
+		e := &s.pend[i]
+		if e.gen != s.gen {
+			e.gen, e.bytes = s.gen, 0
+		}
+		e.bytes += int32(p.Len)
+	}
 }
 
 // pick returns the index, within route r's next hops, of the one packet
@@ -274,18 +306,21 @@ func (s *Stage) pick(c *dataplane.Ctx, t *Table, r *route, ri int, m *rocev2.Met
 		s.st.Adaptive++
 		choice := fastRange(s.hash(m, f), n)
 		hops := t.hops[r.first : r.first+n]
-		best, bestDepth := choice, depth(c, hops[choice].port, q)-r.bias
+		best, bestDepth := choice, s.depth(c, hops[choice].port, q)-r.bias
 		for j := uint32(1); j < n; j++ {
 			k := choice + j
 			if k >= n {
 				k -= n
 			}
-			if d := depth(c, hops[k].port, q); d < bestDepth {
+			if d := s.depth(c, hops[k].port, q); d < bestDepth {
 				best, bestDepth = k, d
 			}
 		}
 		if best != choice {
 			s.st.Diverted++
+		}
+		if p := hops[best].port; int(p) < CountedPorts {
+			s.st.AdaptiveChoices[p]++
 		}
 		return best
 	default:
@@ -294,10 +329,11 @@ func (s *Stage) pick(c *dataplane.Ctx, t *Table, r *route, ri int, m *rocev2.Met
 	}
 }
 
-// depth returns the bytes waiting in queue q of port, or a depth no
-// queue reaches when the port or queue does not exist, so adaptive
-// routing never picks a next hop the worker would drop as bad_port.
-func depth(c *dataplane.Ctx, port uint16, q uint8) int {
+// depth returns the bytes waiting in queue q of port, with those this
+// batch has forwarded there already, or a depth no queue reaches when
+// the port or queue does not exist, so adaptive routing never picks a
+// next hop the worker would drop as bad_port.
+func (s *Stage) depth(c *dataplane.Ctx, port uint16, q uint8) int {
 	if int(port) >= c.NumPorts() {
 		return 1 << 62
 	}
@@ -306,6 +342,9 @@ func depth(c *dataplane.Ctx, port uint16, q uint8) int {
 		return 1 << 62
 	}
 	d, _ := e.Depth(int(q))
+	if p := &s.pend[int(port)*maxQueues+int(q)]; p.gen == s.gen {
+		d += int(p.bytes)
+	}
 	return d
 }
 
@@ -390,6 +429,15 @@ func (s *Stage) miss(now int64, port uint16, a *[16]byte) {
 	}
 }
 
+// Poll implements dataplane.Source, only to publish the counters: the
+// worker calls it every loop, also when no batch comes, so the last
+// millisecond of a burst shows in Snapshot without waiting for the next
+// packet. It originates nothing and returns 0.
+func (s *Stage) Poll(c *dataplane.Ctx) int {
+	s.pub.Maybe(c.Now, &s.st)
+	return 0
+}
+
 // Stats returns the live counters. Call it only from the worker's
 // goroutine (or after the worker stopped); other goroutines use Snapshot.
 func (s *Stage) Stats() Stats { return s.st }
@@ -400,4 +448,7 @@ func (s *Stage) Snapshot() Stats {
 	return s.pub.Load()
 }
 
-var _ dataplane.Stage = (*Stage)(nil)
+var (
+	_ dataplane.Stage  = (*Stage)(nil)
+	_ dataplane.Source = (*Stage)(nil)
+)

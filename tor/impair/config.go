@@ -68,6 +68,12 @@ type Rule struct {
 	Reorder *Reorder `yaml:"reorder"`
 	// Delay holds every matching frame.
 	Delay *Delay `yaml:"delay"`
+	// Trim turns the DCP data packets (tag 10) that loss or burst picks
+	// into header-only packets on the egress port's control queue
+	// instead of dropping them, as DCP's testbed switch did (seed 002
+	// §6.1); other packets picked are still dropped. It needs the
+	// classifier's DCP mode (tord turns it on).
+	Trim bool `yaml:"trim"`
 	// Rate polices the matching frames to this many bits per second (0
 	// is no limit); what exceeds it is dropped.
 	Rate dataplane.Rate `yaml:"rate"`
@@ -235,6 +241,9 @@ func (r *Rule) validate(at string, ports []string) error {
 		if d.Jitter < 0 || d.Jitter > d.Mean {
 			return bad(at+".delay.jitter", "%v: want between 0 and the mean %v", d.Jitter, d.Mean)
 		}
+	}
+	if r.Trim && r.Loss == 0 && r.Burst == nil {
+		return bad(at+".trim", "needs loss or burst: it trims the packets they pick")
 	}
 	if r.RateBurst < 0 || r.RateBurst > 1<<30 {
 		return bad(at+".rate_burst", "%d: want 0 to 1 GiB", r.RateBurst)

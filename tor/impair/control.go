@@ -69,6 +69,7 @@ type rule struct {
 	dscp int16      // -1 matches any
 
 	loss, corrupt, dup uint64
+	trim               bool // DCP data picked by loss or burst is trimmed, not dropped
 
 	ge                        bool
 	geP, geR, geLoss, geLossB uint64 // transitions, loss when good, loss when bad
@@ -98,7 +99,7 @@ func compile(c Config, gen uint64) *plan {
 func compileRule(r *Rule) rule {
 	d, _ := parseDirection(r.Direction)
 	k := rule{port: r.Port, dir: d, roce: r.Match == "roce", dscp: -1,
-		loss: threshold(r.Loss), corrupt: threshold(r.Corrupt), dup: threshold(r.Duplicate)}
+		loss: threshold(r.Loss), corrupt: threshold(r.Corrupt), dup: threshold(r.Duplicate), trim: r.Trim}
 	if len(r.Opcodes) > 0 {
 		k.ops = new([4]uint64)
 		for _, s := range r.Opcodes {

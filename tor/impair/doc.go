@@ -29,7 +29,16 @@
 //     the frames' spacing reorders them too;
 //   - rate: a token-bucket policer at that many bits per second, bucket
 //     rate_burst (default 1 ms at the rate, at least 18 KiB); frames it
-//     has no tokens for are dropped.
+//     has no tokens for are dropped;
+//   - trim: a DCP data packet (tag 10) that loss or burst picks is not
+//     dropped but trimmed in place to a header-only packet (rocev2.Trim)
+//     and moved to its egress port's "control" queue, as DCP's testbed
+//     switch did ("the P4 switch executes the packet trimming module for
+//     DCP traffic, while it simply drops packets for CX5 traffic", seed
+//     002 §6.1); every other packet picked is dropped as before. The
+//     header-only packet gets no further impairment from that rule. It
+//     needs the classifier's DCP mode (tord turns it on when a rule
+//     trims); without it tagged data cannot be trimmed and is dropped.
 //
 // Drops come in the order a frame meets them: on ingress the wire
 // (burst, loss, corrupt) and then the policer, on egress the policer and
@@ -98,6 +107,8 @@
 //
 // Stats, per Stage (summed across workers by the collector): per rule,
 // frames matched; lost, burst-lost, corrupted, policed and overflowed;
+// DCP data packets trimmed instead of lost (Trimmed; tord exports
+// rocetor_impair_trimmed_total);
 // copies made and copies that found no frame; frames reordered, delayed
 // and passed unrouted; frames and bytes held now. Per stage: frames and
 // bytes held (including under a replaced rule set) and their high-water
@@ -126,6 +137,10 @@
 //	      delay: {mean: 10us, jitter: 5us}
 //	      rate: 1G
 //	      rate_burst: 64KiB
+//	    - port: s1
+//	      direction: egress
+//	      loss: 0.01
+//	      trim: true          # DCP data picked by loss/burst becomes header-only
 //
 // and in Go:
 //

@@ -45,6 +45,7 @@ type rig struct {
 }
 
 type rigOpt struct {
+	dcp    bool // the classifier parses DCP (Classifier.DCP)
 	before bool // impair ahead of cross
 	worker int
 	frames int // Mem frames; 0 means 4096
@@ -82,7 +83,7 @@ func newRig(t testing.TB, cfg Config, o rigOpt) *rig {
 	eg := dataplane.DefaultEgress(0, 8<<20)
 	r.w, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: o.worker, Mem: mem,
 		Ports:  []dataplane.Port{r.ports[0], r.ports[1]},
-		Egress: []dataplane.EgressConfig{eg, eg}, Stages: stages, Classifier: rocev2.Classifier{}})
+		Egress: []dataplane.EgressConfig{eg, eg}, Stages: stages, Classifier: rocev2.Classifier{DCP: o.dcp}})
 	if err != nil {
 		t.Fatal(err)
 	}

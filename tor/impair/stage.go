@@ -41,6 +41,7 @@ type Stage struct {
 	in    [][]uint16 // rule indices by ingress port, in config order
 	out   [][]uint16 // rule indices by egress port
 	state []ruleState
+	ctrlQ []int // the "control" queue of each port, for trimmed packets; -1 if none
 
 	q     holdQueue
 	armed int64 // deadline of the earliest timer armed for q, MaxInt64 if none
@@ -85,6 +86,17 @@ func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 	}
 }
 
+// Poll implements dataplane.Source, only to publish the counters: the
+// worker calls it every loop, also when no batch comes, so the last
+// millisecond of a burst shows in Snapshot without waiting for the next
+// packet. It originates nothing and returns 0.
+func (s *Stage) Poll(c *dataplane.Ctx) int {
+	if c.Now-s.lastPub >= int64(time.Millisecond) {
+		s.publish(c.Now)
+	}
+	return 0
+}
+
 // adopt switches to plan p: rules are mapped to this worker's ports by
 // name, per-rule state and counters start afresh and the random stream is
 // reseeded. It allocates, once per rule set.
@@ -94,6 +106,10 @@ func (s *Stage) adopt(c *dataplane.Ctx, p *plan) {
 	s.rng.Seed(workerSeeds(p.cfg.Seed, s.worker))
 	n := c.NumPorts()
 	s.in, s.out = make([][]uint16, n), make([][]uint16, n)
+	s.ctrlQ = make([]int, n)
+	for i := range s.ctrlQ {
+		s.ctrlQ[i] = c.Egress(i).QueueIndex("control")
+	}
 	s.state = make([]ruleState, len(p.rules))
 	s.st.Rules = make([]RuleStats, len(p.rules))
 	for ri := range p.rules {
@@ -131,10 +147,10 @@ type effect struct {
 // impair applies the packet's ingress rule, then its egress rule.
 func (s *Stage) impair(c *dataplane.Ctx, p *dataplane.Packet) {
 	var e effect
-	if ri := s.find(s.in, p.In, &p.Meta); ri >= 0 && !s.apply(c.Now, p, ri, &e) {
+	if ri := s.find(s.in, p.In, &p.Meta); ri >= 0 && !s.apply(c, p, ri, &e) {
 		return
 	}
-	if ri := s.find(s.out, p.Out, &p.Meta); ri >= 0 && !s.apply(c.Now, p, ri, &e) {
+	if ri := s.find(s.out, p.Out, &p.Meta); ri >= 0 && !s.apply(c, p, ri, &e) {
 		return
 	}
 	if e.n == 0 || e.hold == 0 && !e.dup[0] && !e.dup[1] {
@@ -217,7 +233,13 @@ func (r *rule) matches(m *rocev2.Meta) bool {
 // the policer and then the wire. The Gilbert–Elliott chain steps on
 // every packet that reaches it, so its bursts keep their length whatever
 // else is configured.
-func (s *Stage) apply(now int64, p *dataplane.Packet, ri int, e *effect) bool {
+//
+// With trim, a DCP data packet that burst or loss picks is trimmed
+// instead (see trim) and goes on with no further impairment from this
+// rule: a trimming switch does not also corrupt, hold or copy the
+// header-only packet it makes.
+func (s *Stage) apply(c *dataplane.Ctx, p *dataplane.Packet, ri int, e *effect) bool {
+	now := c.Now
 	r, rs, ps := &s.plan.rules[ri], &s.st.Rules[ri], &s.state[ri]
 	rs.Matched++
 	if r.rate > 0 && r.dir == Egress && !police(r, ps, now, p.Len) {
@@ -226,11 +248,19 @@ func (s *Stage) apply(now int64, p *dataplane.Packet, ri int, e *effect) bool {
 		return false
 	}
 	if r.ge && s.gilbert(r, ps) {
+		if r.trim && s.trim(c, p) {
+			rs.Trimmed++
+			return true
+		}
 		rs.BurstLost++
 		p.Drop(ReasonBurst)
 		return false
 	}
 	if s.chance(r.loss) {
+		if r.trim && s.trim(c, p) {
+			rs.Trimmed++
+			return true
+		}
 		rs.Lost++
 		p.Drop(ReasonLoss)
 		return false
@@ -258,6 +288,28 @@ func (s *Stage) apply(now int64, p *dataplane.Packet, ri int, e *effect) bool {
 		e.delay[k] = true
 		e.hold += r.delay + s.uniform(r.jitter)
 		e.holder = ri
+	}
+	return true
+}
+
+// trim turns p, if it is a DCP data packet (tag 10), into a header-only
+// packet in place (rocev2.Trim) and moves it to its egress port's
+// "control" queue, as DCP's trimming switch does (seed 002 §4.2). It
+// reports false, changing nothing, for any other packet, which the
+// caller then drops. A packet with no egress port yet (impair before
+// fwd) keeps its queue; fwd sets one.
+func (s *Stage) trim(c *dataplane.Ctx, p *dataplane.Packet) bool {
+	m := &p.Meta
+	if m.Kind != rocev2.KindRoCE || m.Tag != rocev2.DCPData {
+		return false
+	}
+	n, err := rocev2.Trim(c.Mem.Frame(p), m)
+	if err != nil {
+		return false // tagged, but not parsed as DCP: the classifier's DCP mode is off
+	}
+	p.Len = uint16(n)
+	if int(p.Out) < len(s.ctrlQ) && s.ctrlQ[p.Out] >= 0 {
+		p.Queue = uint8(s.ctrlQ[p.Out])
 	}
 	return true
 }
@@ -328,6 +380,7 @@ func (s *Stage) duplicate(c *dataplane.Ctx, p *dataplane.Packet, ri int, at int6
 }
 
 var (
-	_ dataplane.Stage = (*Stage)(nil)
-	_ dataplane.Timed = (*Stage)(nil)
+	_ dataplane.Stage  = (*Stage)(nil)
+	_ dataplane.Timed  = (*Stage)(nil)
+	_ dataplane.Source = (*Stage)(nil)
 )

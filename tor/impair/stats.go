@@ -12,6 +12,10 @@ type RuleStats struct {
 	Corrupted uint64 // FCS errors (impair_corrupt)
 	Policed   uint64 // over the rate (impair_policed)
 	Overflow  uint64 // frames, originals or copies, not held for want of budget (impair_overflow)
+	// Trimmed counts DCP data packets that loss or burst picked and a
+	// trim rule turned into header-only packets instead of dropping
+	// them; they are not in Lost or BurstLost.
+	Trimmed uint64
 
 	Duplicated uint64 // copies sent
 	DupFailed  uint64 // copies not made for want of a free frame (no_frame)

@@ -77,8 +77,8 @@ type DstToR struct {
 	fill   int // flows[:fill] have been used; the rest never were
 	index  flowIndex
 	pairs  map[pair]int32 // the newest flow of each address pair, for NAKs
-	hand   int   // reclaim clock hand
-	recent int32 // the entry last found
+	hand   int            // reclaim clock hand
+	recent int32          // the entry last found
 
 	buf  []heldPkt
 	free []int32
@@ -104,7 +104,7 @@ func NewDstToR(c Config) (*DstToR, error) {
 	}
 	d := &DstToR{cfg: c, flows: make([]dflow, c.Flows), index: newFlowIndex(c.Flows),
 		pairs: make(map[pair]int32, c.Flows),
-		buf: make([]heldPkt, c.BufferFrames), free: make([]int32, c.BufferFrames)}
+		buf:   make([]heldPkt, c.BufferFrames), free: make([]int32, c.BufferFrames)}
 	for i := range d.free {
 		d.free[i] = int32(len(d.free) - 1 - i)
 		d.buf[i].flow = -1

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"rocetor/dataplane"
+	"rocetor/dataplane/metrics"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+	"rocetor/tor/fwd"
+	"rocetor/tor/impair"
+	"rocetor/tor/trim"
+)
+
+// scrape serves reg's metrics as /metrics does and parses them.
+func scrape(t *testing.T, cs ...prometheus.Collector) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(cs...)
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	ms, err := metrics.Parse(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+// dcpFrame is a DCP WRITE middle (tag 10) of payload bytes to dst.
+func dcpFrame(t *testing.T, dst string, dscp uint8, seq uint32, payload int) []byte {
+	t.Helper()
+	b := make([]byte, 2048)
+	n, err := rocev2.Build(b, &rocev2.Spec{SrcIP: netip.MustParseAddr("10.0.1.2"), DstIP: netip.MustParseAddr(dst),
+		DCP: dscp&3 != 0, DSCP: dscp, Opcode: rocev2.RCWriteMiddle, DestQP: 0x100, PSN: psn.New(seq), MSN: 1,
+		Payload: make([]byte, payload)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:n]
+}
+
+// TestTrimMetrics runs tord's pipeline — fwd with an adaptive group over
+// up1 and up2, trim on both, impair trimming on up2 — over in-memory
+// ports, the worker built as OpenSwitch builds it, and checks the series
+// the collectors export: rocetor_trim_*, rocetor_fwd_adaptive_choices_total
+// and rocetor_impair_trimmed_total.
+func TestTrimMetrics(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Ports = []string{"h1", "up1", "up2"}
+	cfg.XDP.Frames = 16384
+	cfg.Forwarding.Multipath = "adaptive"
+	cfg.Trim = &trim.Config{Threshold: 8 << 10, Ports: []string{"up1", "up2"}}
+	cfg.Impair = impair.Config{Seed: 1, Rules: []impair.Rule{{Port: "up2", Direction: "egress", Loss: 0.2, Trim: true}}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ports []dataplane.Port
+	var mps []*dataplane.MemPort
+	var egs []dataplane.EgressConfig
+	for i, name := range cfg.Ports {
+		p := dataplane.NewMemPort(name, rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, mem, 1024)
+		ports, mps = append(ports, p), append(mps, p)
+		eg := dataplane.DefaultEgress(1e9, int(cfg.Egress.QueueLimit))
+		if cfg.Trim.Trims(name) {
+			eg, err = cfg.Trim.WRR(eg)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		egs = append(egs, eg)
+	}
+	fib := &fwd.FIB{}
+	tab, err := fwd.NewTable(&fwd.TableConfig{
+		Routes: []fwd.Route{{Prefix: netip.MustParsePrefix("10.0.2.0/24"), NextHops: []fwd.NextHop{
+			{Port: 1, Gateway: netip.MustParseAddr("10.9.1.1")}, {Port: 2, Gateway: netip.MustParseAddr("10.9.2.1")}}}},
+		Neighbours: []fwd.Neighbour{{Port: 1, Addr: netip.MustParseAddr("10.9.1.1"), MAC: rocev2.MAC{2, 1}},
+			{Port: 2, Addr: netip.MustParseAddr("10.9.2.1"), MAC: rocev2.MAC{2, 2}}},
+		Multipath: fwd.Multipath{Mode: fwd.Adaptive},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fib.Store(tab)
+	fs, err := fwd.NewStage(fwd.DefaultConfig(), fib, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := trim.NewStage(*cfg.Trim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := impair.NewControl(cfg.Impair, cfg.Ports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := impair.NewStage(ctl, 0)
+	w, err := dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: egs,
+		Stages: []dataplane.Stage{fs, ts, im}, Classifier: rocev2.Classifier{DCP: cfg.dcp()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 600 DCP data packets and 100 non-DCP, in batches of 70 at once:
+	// 1 Gb/s drains 8.6 KB per 70 µs step, so the queues pass 8 KiB.
+	now := int64(0)
+	for i := 0; i < 10; i++ {
+		for k := 0; k < 60; k++ {
+			mps[0].Inject(dcpFrame(t, "10.0.2.2", 26, uint32(i*60+k), 1024))
+		}
+		for k := 0; k < 10; k++ {
+			mps[0].Inject(dcpFrame(t, "10.0.2.2", 24, uint32(k), 1024))
+		}
+		for mps[0].Pending() > 0 {
+			now += 1000
+			w.Step(now)
+		}
+		now += 70_000
+		w.Step(now)
+	}
+	for k := 0; k < 100; k++ {
+		now += 1_000_000
+		w.Step(now)
+	}
+	ms := scrape(t, newTrimCollector(cfg, []*trim.Stage{ts}), &adaptiveCollector{ports: cfg.Ports, stages: []*fwd.Stage{fs}},
+		&impairTrimCollector{ports: cfg.Ports, impairs: []*impair.Stage{im}})
+	t.Logf("%s", pick(ms, "rocetor_trim_trimmed_packets_total", "rocetor_trim_ho_packets_total", "rocetor_trim_dropped_total",
+		"rocetor_fwd_adaptive_choices_total", "rocetor_impair_trimmed_total"))
+	st := ts.Snapshot()
+	ist := im.Snapshot().Rules[0]
+	for _, c := range []struct {
+		series string
+		want   uint64
+	}{
+		{`rocetor_trim_trimmed_packets_total{port="up1"}`, st.Ports[1].Trimmed},
+		{`rocetor_trim_trimmed_bytes_total{port="up2"}`, st.Ports[2].TrimmedBytes},
+		{`rocetor_trim_ho_packets_total{port="up1"}`, st.Ports[1].HeaderOnly},
+		{`rocetor_trim_dropped_total{class="non_dcp",port="up2"}`, st.Ports[2].DropNonDCP},
+		{`rocetor_trim_dropped_total{class="ack",port="up1"}`, 0},
+		{`rocetor_fwd_adaptive_choices_total{port="up1"}`, fs.Snapshot().AdaptiveChoices[1]},
+		{`rocetor_fwd_adaptive_choices_total{port="h1"}`, 0},
+		{`rocetor_impair_trimmed_total{direction="egress",port="up2"}`, ist.Trimmed},
+		{`rocetor_impair_trimmed_total{direction="egress",port="up1"}`, 0},
+	} {
+		v, ok := ms[c.series]
+		if !ok || v != float64(c.want) {
+			t.Errorf("%s = %v (present %v), want %d", c.series, v, ok, c.want)
+		}
+	}
+	if _, ok := ms[`rocetor_trim_trimmed_packets_total{port="h1"}`]; ok {
+		t.Error("h1 does not trim, yet has trim series")
+	}
+	a1, a2 := fs.Snapshot().AdaptiveChoices[1], fs.Snapshot().AdaptiveChoices[2]
+	t1, t2 := st.Ports[1].Trimmed, st.Ports[2].Trimmed
+	if a1+a2 != 700 || a1 < 300 || a2 < 300 || t1 == 0 || t2 == 0 || ist.Trimmed == 0 || st.Ports[1].DropNonDCP+st.Ports[2].DropNonDCP == 0 {
+		t.Errorf("adaptive choices %d/%d, trimmed %d/%d, impair trimmed %d, non-DCP drops %d/%d: some path did not run",
+			a1, a2, t1, t2, ist.Trimmed, st.Ports[1].DropNonDCP, st.Ports[2].DropNonDCP)
+	}
+}

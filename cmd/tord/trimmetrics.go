@@ -1,0 +1,102 @@
+package main
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"rocetor/tor/impair"
+	"rocetor/tor/trim"
+)
+
+// trimCollector exports the trimming stages' counters per trimming port,
+// summed over the workers. What the WRR then serves per queue, and the
+// header-only packets the control queue refused, are the egress queues'
+// series: rocetor_queue_dequeued_{packets,bytes}_total and
+// rocetor_queue_drops_total{queue="control"}.
+type trimCollector struct {
+	ports []string
+	on    []bool // ports that trim
+	trims []*trim.Stage
+}
+
+var (
+	dTrimmed = prometheus.NewDesc("rocetor_trim_trimmed_packets_total",
+		"DCP data packets trimmed to header-only packets because the port's data queue was over the threshold.", []string{"port"}, nil)
+	dTrimmedBytes = prometheus.NewDesc("rocetor_trim_trimmed_bytes_total",
+		"Bytes trimming removed from DCP data packets (payload and the headers after the DCP header).", []string{"port"}, nil)
+	dHO = prometheus.NewDesc("rocetor_trim_ho_packets_total",
+		"Header-only packets put on the port's control queue: trimmed here or upstream.", []string{"port"}, nil)
+	dTrimDropped = prometheus.NewDesc("rocetor_trim_dropped_total",
+		"Packets dropped over the trim threshold because they cannot be trimmed, by class: non_dcp (tag 00, or not RoCEv2), ack (DCP ACK, tag 01).",
+		[]string{"port", "class"}, nil)
+)
+
+func newTrimCollector(cfg Config, trims []*trim.Stage) *trimCollector {
+	c := &trimCollector{ports: cfg.Ports, on: make([]bool, len(cfg.Ports)), trims: trims}
+	for i, p := range cfg.Ports {
+		c.on[i] = cfg.Trim.Trims(p)
+	}
+	return c
+}
+
+func (c *trimCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- dTrimmed
+	ch <- dTrimmedBytes
+	ch <- dHO
+	ch <- dTrimDropped
+}
+
+func (c *trimCollector) Collect(ch chan<- prometheus.Metric) {
+	n := min(len(c.ports), trim.MaxPorts)
+	sum := make([]trim.PortStats, n)
+	for _, s := range c.trims {
+		st := s.Snapshot()
+		for i := range sum {
+			sum[i].Add(&st.Ports[i])
+		}
+	}
+	for i := range sum {
+		if !c.on[i] {
+			continue
+		}
+		p, port := &sum[i], c.ports[i]
+		ch <- prometheus.MustNewConstMetric(dTrimmed, prometheus.CounterValue, float64(p.Trimmed), port)
+		ch <- prometheus.MustNewConstMetric(dTrimmedBytes, prometheus.CounterValue, float64(p.TrimmedBytes), port)
+		ch <- prometheus.MustNewConstMetric(dHO, prometheus.CounterValue, float64(p.HeaderOnly), port)
+		ch <- prometheus.MustNewConstMetric(dTrimDropped, prometheus.CounterValue, float64(p.DropNonDCP), port, "non_dcp")
+		ch <- prometheus.MustNewConstMetric(dTrimDropped, prometheus.CounterValue, float64(p.DropAck), port, "ack")
+	}
+}
+
+// impairTrimCollector exports, per port and direction, the DCP data
+// packets that impair rules with trim: true turned into header-only
+// packets instead of dropping them (tor/impair); their drops are in
+// rocetor_drops_total{reason="impair_loss"|"impair_burst"}.
+type impairTrimCollector struct {
+	ports   []string
+	impairs []*impair.Stage
+}
+
+var dImpairTrimmed = prometheus.NewDesc("rocetor_impair_trimmed_total",
+	"DCP data packets that an impair rule's loss or burst picked and trimmed to header-only packets instead of dropping.",
+	[]string{"port", "direction"}, nil)
+
+func (c *impairTrimCollector) Describe(ch chan<- *prometheus.Desc) { ch <- dImpairTrimmed }
+
+func (c *impairTrimCollector) Collect(ch chan<- prometheus.Metric) {
+	type key struct {
+		port string
+		dir  impair.Direction
+	}
+	sum := map[key]uint64{}
+	for _, port := range c.ports {
+		sum[key{port, impair.Ingress}], sum[key{port, impair.Egress}] = 0, 0
+	}
+	for _, s := range c.impairs {
+		for _, r := range s.Snapshot().Rules {
+			sum[key{r.Port, r.Direction}] += r.Trimmed
+		}
+	}
+	for k, v := range sum {
+		ch <- prometheus.MustNewConstMetric(dImpairTrimmed, prometheus.CounterValue, float64(v), k.port, k.dir.String())
+	}
+}

@@ -1,0 +1,153 @@
+package impair
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+)
+
+// dcpFrame is a DCP WRITE middle of 1024 bytes (tag 10 in DSCP 26).
+func dcpFrame(t testing.TB) []byte {
+	t.Helper()
+	b := make([]byte, 2048)
+	n, err := rocev2.Build(b, &rocev2.Spec{SrcIP: srcIP, DstIP: dstIP, DSCP: 26, DCP: true,
+		Opcode: rocev2.RCWriteMiddle, DestQP: 7, PSN: psn.New(1), MSN: 3, Payload: make([]byte, 1024)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:n]
+}
+
+// dcpAckFrame is a DCP ACK (tag 01 in DSCP 25).
+func dcpAckFrame(t testing.TB) []byte {
+	t.Helper()
+	b := make([]byte, 2048)
+	n, err := rocev2.Build(b, &rocev2.Spec{SrcIP: srcIP, DstIP: dstIP, DSCP: 25, DCP: true,
+		Opcode: rocev2.RCAck, DestQP: 8, PSN: psn.New(1), MSN: 3, Syndrome: rocev2.ACKSyndrome(31)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:n]
+}
+
+// TestTrimRule streams DCP data, DCP ACKs and plain RoCE through an egress
+// rule with trim: the DCP data packets that loss (or burst) picks arrive
+// as valid 66-byte header-only packets, sent from the control queue and
+// counted as Trimmed, none lost; the other kinds picked are dropped and
+// counted as usual.
+func TestTrimRule(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		rule Rule
+	}{
+		{"loss", Rule{Port: "p1", Direction: "egress", Loss: 0.3, Trim: true}},
+		{"burst", Rule{Port: "p1", Direction: "egress", Burst: &Burst{Loss: 0.3, Length: 3}, Trim: true}},
+		{"ingress", Rule{Port: "p0", Direction: "ingress", Loss: 0.3, Trim: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, single(c.rule), rigOpt{dcp: true})
+			r.keep = true
+			kinds := [][]byte{dcpFrame(t), dcpAckFrame(t), roce(t, rocev2.RCWriteMiddle, 24, 1024)}
+			const n = 3000 // of each kind
+			for i := 0; i < n; i++ {
+				for _, f := range kinds {
+					if !r.ports[0].Inject(f) {
+						t.Fatal("inject refused")
+					}
+				}
+				if i%16 == 15 {
+					r.step(1000)
+				}
+			}
+			r.drain()
+			var full, ho, acks, plain int
+			for _, f := range r.frame[1] {
+				var m rocev2.Meta
+				rocev2.Classifier{DCP: true, VerifyICRC: true}.Classify(f, &m)
+				switch {
+				case m.Reason != rocev2.ReasonNone:
+					t.Fatalf("frame arrived malformed: %v", m.Reason)
+				case m.Tag == rocev2.DCPHeaderOnly:
+					if len(f) != 66 || m.PSN != 1 || m.Flow.QP != 7 {
+						t.Fatalf("HO packet of %d bytes, PSN %d, QP %d", len(f), m.PSN, m.Flow.QP)
+					}
+					ho++
+				case m.Tag == rocev2.DCPData:
+					full++
+				case m.Tag == rocev2.DCPAck:
+					acks++
+				default:
+					plain++
+				}
+			}
+			rs := r.st.Stats().Rules[0]
+			s := r.snapshot()
+			if full+ho != n || uint64(ho) != rs.Trimmed {
+				t.Fatalf("DCP data: %d full + %d HO of %d sent; Trimmed %d", full, ho, n, rs.Trimmed)
+			}
+			lost := uint64(2*n - acks - plain)
+			if rs.Lost+rs.BurstLost != lost || s.Drops[ReasonLoss]+s.Drops[ReasonBurst] != lost {
+				t.Fatalf("ACK and plain: %d lost, rule counts %d+%d, worker %d+%d", lost, rs.Lost, rs.BurstLost,
+					s.Drops[ReasonLoss], s.Drops[ReasonBurst])
+			}
+			// 5 standard deviations of the burst case's loss rate
+			// (geMargin), which covers the Bernoulli cases' too.
+			p, q, _, _ := (&Burst{Loss: 0.3, Length: 3}).gilbert()
+			within(t, "trimmed fraction", float64(ho)/n, 0.3, geMargin(p, q, 0, 1, n))
+			ctrl := r.w.Egress(1).QueueIndex("control")
+			if q := r.w.Egress(1).Stats(ctrl); q.Dequeued != uint64(ho) {
+				t.Fatalf("control queue sent %d frames, want the %d HO packets", q.Dequeued, ho)
+			}
+			r.noLeak()
+		})
+	}
+}
+
+// TestTrimNeedsDCPClassifier: without the classifier's DCP mode a tagged
+// data packet cannot be trimmed, and a trim rule drops it like any other.
+func TestTrimNeedsDCPClassifier(t *testing.T) {
+	r := newRig(t, single(Rule{Port: "p1", Direction: "egress", Loss: 1, Trim: true}), rigOpt{})
+	r.keep = true
+	f := dcpFrame(t)
+	for i := 0; i < 10; i++ {
+		r.ports[0].Inject(f)
+	}
+	r.drain()
+	if rs := r.st.Stats().Rules[0]; len(r.frame[1]) != 0 || rs.Lost != 10 || rs.Trimmed != 0 {
+		t.Fatalf("%d frames out, %+v; want all 10 lost", len(r.frame[1]), rs)
+	}
+	r.noLeak()
+}
+
+func TestTrimConfig(t *testing.T) {
+	c := single(Rule{Port: "p1", Direction: "egress", Trim: true})
+	if err := c.Validate([]string{"p0", "p1"}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "rules[0].trim:") {
+		t.Fatalf("trim without loss: %v, want an error naming rules[0].trim", err)
+	}
+}
+
+// TestTrimAllocs: trimming allocates nothing per packet.
+func TestTrimAllocs(t *testing.T) {
+	r := newRig(t, single(Rule{Port: "p1", Direction: "egress", Loss: 0.5, Trim: true}), rigOpt{dcp: true})
+	r.quiet()
+	f := dcpFrame(t)
+	round := func() {
+		for i := 0; i < 32; i++ {
+			r.ports[0].Inject(f)
+		}
+		r.step(1000)
+	}
+	for i := 0; i < 100; i++ {
+		round()
+	}
+	if a := testing.AllocsPerRun(300, round); a != 0 {
+		t.Errorf("%.1f allocations per batch", a)
+	}
+	if r.st.Stats().Rules[0].Trimmed == 0 {
+		t.Error("nothing trimmed")
+	}
+	r.noLeak()
+}
