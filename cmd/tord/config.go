@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -36,6 +37,9 @@ type Config struct {
 	Egress struct {
 		Rate       dataplane.Rate  `yaml:"rate"`        // shaped link rate, e.g. 10G; 0 = unshaped
 		QueueLimit dataplane.Bytes `yaml:"queue_limit"` // byte budget of each queue, e.g. 1MiB
+		// PortRates overrides rate for the ports it names, e.g. an
+		// uplink slower than the others.
+		PortRates map[string]dataplane.Rate `yaml:"port_rates"`
 	} `yaml:"egress"`
 
 	Forwarding struct {
@@ -180,6 +184,11 @@ func (c *Config) Validate() error {
 	}
 	if !pow2(c.XDP.Frames) || c.XDP.Frames < 2*c.XDP.RingSize*len(c.Ports) {
 		return bad("xdp.frames", "%d, want a power of two ≥ 2 × ring_size × ports (%d)", c.XDP.Frames, 2*c.XDP.RingSize*len(c.Ports))
+	}
+	for name := range c.Egress.PortRates {
+		if !slices.Contains(c.Ports, name) {
+			return bad("egress.port_rates", "%q is not one of ports", name)
+		}
 	}
 	if c.Egress.QueueLimit < 2048 {
 		return bad("egress.queue_limit", "%d bytes, want ≥ 2KiB", c.Egress.QueueLimit)

@@ -17,6 +17,7 @@ workers: 2
 egress:
   rate: 25G
   queue_limit: 512KiB
+  port_rates: {eth1: 10G}
 forwarding:
   multipath: adaptive
   adaptive_bias: 3000
@@ -29,7 +30,7 @@ forwarding:
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if c.Workers != 2 || c.Egress.Rate != 25e9 || c.Egress.QueueLimit != 512<<10 ||
+	if c.Workers != 2 || c.Egress.Rate != 25e9 || c.Egress.PortRates["eth1"] != 10e9 || c.Egress.QueueLimit != 512<<10 ||
 		c.Forwarding.AdaptiveBias != 3000 || c.Forwarding.DSCPQueues[48] != "control" || c.Poll != "adaptive" {
 		t.Fatalf("parsed %+v", c)
 	}
@@ -48,6 +49,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"ports: [a, b]\nforwarding: {queue: bulk}", "forwarding.queue"},
 		{"ports: [a, b]\nforwarding: {dscp_queues: {70: data}}", "forwarding.dscp_queues"},
 		{"ports: [a, b]\nlog_level: loud", "log_level"},
+		{"ports: [a, b]\negress: {port_rates: {c: 1G}}", "egress.port_rates"},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "c.yaml")

@@ -191,10 +191,13 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		egs := make([]dataplane.EgressConfig, len(ports))
 		for i := range egs {
 			egs[i] = eg
+			if r, ok := cfg.Egress.PortRates[cfg.Ports[i]]; ok {
+				egs[i].RateBps = uint64(r) / uint64(cfg.Workers)
+			}
 			if cfg.Trim != nil && cfg.Trim.Trims(cfg.Ports[i]) {
 				// The trimming ports' control and data queues share a
 				// level by WRR, weighted w:1 (tor/trim).
-				if egs[i], err = cfg.Trim.WRR(eg); err != nil {
+				if egs[i], err = cfg.Trim.WRR(egs[i]); err != nil {
 					return nil, err
 				}
 			}
