@@ -151,6 +151,9 @@ func (c *Ctx) SendAck(q *QP, syn rocev2.Syndrome, p psn.PSN) bool {
 	e := c.e
 	s := e.header(q)
 	s.Opcode, s.PSN, s.Syndrome, s.AckMSN = rocev2.RCAck, p, syn, q.msn&psn.Mask
+	if e.adec != nil {
+		e.adec.DecorateAck(q, s)
+	}
 	if !c.emit(q, e.ctrlQ, false) {
 		return false
 	}
@@ -208,6 +211,48 @@ func (c *Ctx) Place(p *Pkt) Status {
 	}
 	e.st.DeliveredBytes += uint64(n)
 	return StatusOK
+}
+
+// PlaceRecv writes the payload of SEND packet p at byte off of q's k-th
+// outstanding receive (0 is the oldest, the one the next in-order SEND
+// would take), for a transport that places SENDs in any order: DCP
+// matches a SEND to its receive by the SSN it carries (seed 002 §4.4).
+// It keeps no state; completing the receive is CompleteRecv. StatusRNR
+// means fewer than k+1 receives are posted, StatusLocalLength that the
+// payload does not fit the receive, StatusRemoteInvalid that p is not a
+// SEND.
+func (c *Ctx) PlaceRecv(q *QP, k, off uint32, p *Pkt) Status {
+	if !p.Op.IsSend() {
+		return StatusRemoteInvalid
+	}
+	if k >= q.rqTail-q.rqHead {
+		return StatusRNR
+	}
+	e := c.e
+	r := &q.rq[(q.rqHead+k)&uint32(len(q.rq)-1)]
+	n := uint32(len(p.Payload))
+	if uint64(off)+uint64(n) > uint64(r.len) {
+		return StatusLocalLength
+	}
+	if n > 0 {
+		copy(e.mrs[r.mr].buf[r.off+uint64(off):], p.Payload)
+	}
+	e.st.DeliveredBytes += uint64(n)
+	return StatusOK
+}
+
+// CompleteRecv completes q's oldest outstanding receive with n bytes
+// (StatusOK): the end of a SEND placed with PlaceRecv. Receives complete
+// in the order they were posted, which is the SENDs' order; it reports
+// false when none is outstanding.
+func (c *Ctx) CompleteRecv(q *QP, n int) bool {
+	if q.rqHead == q.rqTail {
+		return false
+	}
+	r := &q.rq[q.rqHead&uint32(len(q.rq)-1)]
+	q.rqHead++
+	c.e.complete(&Completion{ID: r.id, QP: q.qpn, Op: OpRecv, Status: StatusOK, Len: n})
+	return true
 }
 
 // ScheduleAck asks for one ACK of everything q's responder has accepted

@@ -1,7 +1,8 @@
 // Package nic is rocetor's software RNIC: RoCEv2 reliable-connected
 // endpoints that run as a dataplane stage, for hosts that have no RDMA
 // NIC. The reliability logic is pluggable (Transport): nic/gbn is the
-// commodity Go-Back-N baseline; irn, fasr and dcp follow. Congestion
+// commodity Go-Back-N baseline, nic/dcp is DCP's RNIC (seed 002); irn
+// and fasr follow. Congestion
 // control is a separate plug (CC); nic/cc holds the fixed-rate pacer.
 // nic/nictest runs endpoints in memory for tests.
 //
@@ -66,7 +67,7 @@
 //		Transport: must(gbn.New(gbn.Config{})), CC: cc.NewFixed(rate, 0), Clock: clock})
 //	w, _ := dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: []dataplane.Port{port},
 //		Egress: []dataplane.EgressConfig{eg}, Stages: []dataplane.Stage{ep},
-//		Classifier: rocev2.Classifier{VerifyICRC: true}, Mode: dataplane.Adaptive,
+//		Classifier: ep.Classifier(rocev2.Classifier{VerifyICRC: true}), Mode: dataplane.Adaptive,
 //		Clock: clock, TimerCap: 4 * maxQPs})
 //	mr, _ := ep.RegisterMR(buf, nic.AccessRemote)
 //	local, _ := ep.CreateQP(nic.QPOptions{PSN: randomPSN})
@@ -122,15 +123,22 @@
 // SendRequest (any PSN from Una on: selective repeat needs no more),
 // SendAck and ScheduleAck, Deliver (in-order placement with the opcode
 // sequence, length and access checks), Place (placement of a packet
-// carrying its own RETH, in any order), RepeatRead (restart a read from
-// a re-issued request), Ack (cumulative acknowledgement and in-order
-// completion), ReadResponse, Fail (error completion and flush),
-// SetTimer/StopTimer, Wake, Drop, and Header/Send for frames of the
-// transport's own (a DCP header-only reflection, an IRN NACK with SACK
-// information). A transport that must add headers to requests (the DCP
-// extension, a RETH in every WRITE packet) also implements Decorator.
-// A new transport is a package of its own under nic that implements the
-// interface; nothing in nic changes.
+// carrying its own RETH, in any order), PlaceRecv and CompleteRecv (a
+// SEND placed in any order into the receive it names, completed in
+// order), RepeatRead (restart a read from a re-issued request), Ack
+// (cumulative acknowledgement and in-order completion), ReadResponse,
+// Fail (error completion and flush), SetTimer/StopTimer, Wake, Drop, and
+// Header/Send for frames of the transport's own (a DCP header-only
+// packet returned to its sender, an IRN NACK with SACK information).
+// Optional interfaces let a transport change what the framework builds
+// and how it is set up: Decorator adds headers to requests (the DCP
+// extension, a RETH in every WRITE packet), AckDecorator to ACKs and
+// NAKs (DCP's tag and eMSN), Classifying asks for other classifier
+// settings (Endpoint.Classifier gives them to whoever builds the worker;
+// DCP's Classifier.DCP), and HostMemory reports per-QP queues kept
+// outside the QP context (DCP's RetransQ). A new transport is a package
+// of its own under nic that implements the interface; nothing in nic
+// changes.
 //
 // # Congestion control
 //

@@ -51,6 +51,12 @@ type Config struct {
 	FrameSize int
 	// DSCP of every frame (default 26, the usual RoCE class). Frames are
 	// sent ECN-capable (ECT(0)), as a NIC with DCQCN enabled sends them.
+	// In a DCP fabric — a transport that asks for Classifier.DCP, such as
+	// nic/dcp — the two low bits are the DCP tag: the default is then 24
+	// (CS3), and a DSCP whose low bits are not 00 is refused, since the
+	// frames the framework builds itself (CNPs, read responses) would be
+	// parsed, and trimmed, as DCP packets (docs/wire-formats.md, "The
+	// DSCP caveat"). The transport tags its own frames.
 	DSCP uint8
 	// Burst is how many packets one QP sends before the scheduler turns
 	// to the next active QP (default 16).
@@ -97,10 +103,19 @@ func (c *Config) setDefaults() {
 	}
 	if c.DSCP == 0 {
 		c.DSCP = 26
+		if c.dcpFabric() {
+			c.DSCP = 24
+		}
 	}
 	if c.Burst == 0 {
 		c.Burst = 16
 	}
+}
+
+// dcpFabric reports whether the transport's packets are DCP packets.
+func (c *Config) dcpFabric() bool {
+	x, ok := c.Transport.(Classifying)
+	return ok && x.Classifier(rocev2.Classifier{}).DCP
 }
 
 func pow2(n int) int {
@@ -125,7 +140,8 @@ func pow2(n int) int {
 type Endpoint struct {
 	cfg   Config
 	t     Transport
-	dec   Decorator // t, when it decorates
+	dec   Decorator    // t, when it decorates requests
+	adec  AckDecorator // t, when it decorates ACKs and NAKs
 	cc    CC
 	base  uint32
 	port  uint16
@@ -186,6 +202,9 @@ func NewEndpoint(c Config) (*Endpoint, error) {
 		return nil, fmt.Errorf("%w: MTU %d with %d-byte frames: %w", ErrConfig, c.MTU, c.FrameSize, ErrMTU)
 	case c.Burst < 1:
 		return nil, fmt.Errorf("%w: burst %d", ErrConfig, c.Burst)
+	case c.dcpFabric() && rocev2.TagOfDSCP(c.DSCP) != rocev2.DCPNone:
+		return nil, fmt.Errorf("%w: DSCP %d carries DCP tag %v; the %s transport needs one whose low two bits are 00 (e.g. 24)",
+			ErrConfig, c.DSCP, rocev2.TagOfDSCP(c.DSCP), c.Transport.Name())
 	}
 	if err := c.Egress.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -207,6 +226,7 @@ func NewEndpoint(c Config) (*Endpoint, error) {
 		e.cc = noCC{}
 	}
 	e.dec, _ = c.Transport.(Decorator)
+	e.adec, _ = c.Transport.(AckDecorator)
 	e.host.sq = make([]uint16, c.MaxQPs)
 	e.host.rq = make([]uint16, c.MaxQPs)
 	e.c.e = e
@@ -220,6 +240,16 @@ func (e *Endpoint) Name() string { return "nic" }
 
 // Transport returns the endpoint's transport.
 func (e *Endpoint) Transport() Transport { return e.t }
+
+// Classifier returns the classifier the endpoint's worker must use: base
+// with the settings the transport asks for (Classifying), e.g.
+// e.Classifier(rocev2.Classifier{VerifyICRC: true}).
+func (e *Endpoint) Classifier(base rocev2.Classifier) rocev2.Classifier {
+	if x, ok := e.t.(Classifying); ok {
+		return x.Classifier(base)
+	}
+	return base
+}
 
 // begin readies the Ctx for a call from the worker.
 func (e *Endpoint) begin(dc *dataplane.Ctx) *Ctx {
@@ -304,7 +334,7 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 	case op.Transport() != rocev2.TransportRC:
 		p.Drop(ReasonBadOpcode)
 	case op.IsResponse():
-		if op.Ext()&rocev2.ExtAETH != 0 {
+		if m.Ext&rocev2.ExtAETH != 0 { // a DCP header-only packet returned as a response has none
 			switch syn := k.Syndrome; {
 			case syn.IsACK():
 				e.st.AcksRecv++
@@ -516,10 +546,14 @@ func (e *Endpoint) LiveStats() Stats { return e.st }
 // QPBytes returns the bytes of state one QP takes: ctx is the QP context
 // (the framework's QP struct plus the transport's and the congestion
 // control's per-QP state, what a NIC keeps in SRAM), queues the send and
-// receive queue rings (what a NIC keeps in host memory).
+// receive queue rings and the transport's own queues (HostMemory): what
+// a NIC keeps in host memory.
 func (e *Endpoint) QPBytes() (ctx, queues int) {
-	return qpSize + e.t.StateBytes() + e.cc.StateBytes(),
-		e.cfg.SQDepth*wqeSize + e.cfg.RQDepth*rwqeSize
+	queues = e.cfg.SQDepth*wqeSize + e.cfg.RQDepth*rwqeSize
+	if h, ok := e.t.(HostMemory); ok {
+		queues += h.QueueBytes()
+	}
+	return qpSize + e.t.StateBytes() + e.cc.StateBytes(), queues
 }
 
 // Sizes of the per-QP structures, measured by reflection (unsafe stays in

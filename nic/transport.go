@@ -57,6 +57,36 @@ type Decorator interface {
 	Decorate(q *QP, r *Request, s *rocev2.Spec)
 }
 
+// AckDecorator is an optional interface of a Transport. The framework
+// calls DecorateAck for every ACK and NAK it builds — Ctx.SendAck and
+// the coalesced ACKs of Ctx.ScheduleAck — after filling the standard
+// fields (syndrome, PSN, the AETH MSN) and before writing the frame, so
+// a transport's acknowledgements can say what its protocol does: DCP
+// tags them 01 and carries eMSN and rRetryNo in its extension header,
+// with the PSN of the last packet eMSN covers (seed 002 §4.5).
+type AckDecorator interface {
+	DecorateAck(q *QP, s *rocev2.Spec)
+}
+
+// Classifying is an optional interface of a Transport whose packets the
+// worker must parse with other classifier settings: DCP's carry an
+// extension header that only rocev2.Classifier{DCP: true} finds.
+// Whoever builds the endpoint's worker asks Endpoint.Classifier for its
+// classifier.
+type Classifying interface {
+	// Classifier returns c with the settings the transport needs.
+	Classifier(c rocev2.Classifier) rocev2.Classifier
+}
+
+// HostMemory is an optional interface of a Transport that keeps per-QP
+// queues a NIC would keep in host memory rather than in its QP context
+// (DCP's retransmission queue, seed 002 §4.3): Endpoint.QPBytes counts
+// them with the send and receive queues.
+type HostMemory interface {
+	// QueueBytes returns the bytes of such queues per QP.
+	QueueBytes() int
+}
+
 // Request describes the request packet being built, for a Decorator.
 type Request struct {
 	Op         Op

@@ -141,6 +141,16 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 	}
 	cl.peer = nic.MR{Key: acc.MR.RKey, VA: acc.MR.VA, Len: acc.MR.Len}
 	cl.slots = acc.Slots
+	if o.op == nic.OpWrite && orderTolerant(o.transport) && cl.slots < o.count {
+		// Slots are reused: message i+slots goes where message i went,
+		// on the same QP. An order-tolerant transport places a late
+		// packet of message i wherever it arrives, so message i+slots
+		// must not start before message i completed — then the
+		// receiver has finished i and drops its late packets.
+		if d := cl.slots / o.qps; d < cl.o.depth {
+			cl.o.depth, cl.rep.Depth = d, d
+		}
+	}
 	macs := map[string]rocev2.MAC{}
 	for i, w := range acc.QP {
 		m, ok := macs[w.IP]

@@ -7,6 +7,7 @@ import (
 
 	"rocetor/dataplane"
 	"rocetor/nic"
+	"rocetor/nic/dcp"
 	"rocetor/nic/host"
 	"rocetor/rocev2"
 )
@@ -80,6 +81,10 @@ func (h hostSession) Counters() counters {
 	st := h.LiveStats()
 	snap := h.s.Worker().Snapshot()
 	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent}
+	c.QPContextBytes, c.QPQueueBytes = h.QPBytes()
+	if t, ok := h.Transport().(*dcp.Transport); ok {
+		c.DCP = dcpCountersOf(t)
+	}
 	if len(snap.Ports) > 0 {
 		c.PacketsSent, c.PacketsReceived = snap.Ports[0].TxPackets, snap.Ports[0].RxPackets
 	}
@@ -92,4 +97,14 @@ func (h hostSession) Counters() counters {
 		}
 	}
 	return c
+}
+
+// dcpCountersOf reads a stopped DCP endpoint's counters.
+func dcpCountersOf(t *dcp.Transport) *dcpCounters {
+	st := t.Stats()
+	return &dcpCounters{HOBounced: st.HOBounced, HOReturned: st.HOReturned, HORetransmits: st.HORetransmits,
+		HOStale: st.HOStale, HODuplicates: st.HODuplicates, RetransQOverflows: st.RetransQOverflows,
+		FallbackTimeouts: st.FallbackTimeouts, FallbackRetransmits: st.FallbackRetransmits,
+		Duplicates: st.Duplicates, Unanchored: st.Unanchored, Recounts: st.Recounts, Poisoned: st.Poisoned,
+		Deferred: st.Deferred, TrackingBytes: t.TrackingBytes()}
 }

@@ -88,6 +88,32 @@ func TestExchange(t *testing.T) {
 	}
 }
 
+// TestExchangeDCP runs WRITE and SEND with --transport dcp through the
+// exchange (the fake fabric has no transport: TestDirectDCP runs the
+// real one), and shows a WRITE run that reuses the server's slots limit
+// its depth to the slots per QP.
+func TestExchangeDCP(t *testing.T) {
+	for _, op := range []string{"write", "send"} {
+		n := newFakeNet()
+		addr, _, _ := fakeServer(t, n, serverOpts{})
+		code, out, errs := fakeClient(t, n, op, "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "100",
+			"--qps", "2", "--transport", "dcp", "--json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s%s", op, code, out, errs)
+		}
+		if r := decode(t, out); r.Transport != "dcp" || r.Messages != 100 || r.Corrupt != 0 {
+			t.Errorf("report %s", out)
+		}
+	}
+	n := newFakeNet()
+	addr, _, _ := fakeServer(t, n, serverOpts{maxMR: 8 * 4096})
+	code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "100",
+		"--qps", "2", "--transport", "dcp", "--json")
+	if r := decode(t, out); code != exitOK || r.Depth != 4 || r.VerifiedBytes != 8*4096 {
+		t.Errorf("exit %d, report %s%s: want depth 4 (8 slots over 2 QPs)", code, out, errs)
+	}
+}
+
 // TestJSONNames pins the names testbed automation parses.
 func TestJSONNames(t *testing.T) {
 	n := newFakeNet()

@@ -14,6 +14,7 @@ import (
 
 	"rocetor/dataplane"
 	"rocetor/nic"
+	"rocetor/nic/dcp"
 	"rocetor/nic/gbn"
 )
 
@@ -41,7 +42,18 @@ const (
 // default).
 var transports = map[string]func(rto time.Duration) (nic.Transport, error){
 	"gbn": func(rto time.Duration) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
+	"dcp": func(rto time.Duration) (nic.Transport, error) { return dcp.New(dcp.Config{RTO: int64(rto)}) },
 }
+
+// supports reports whether transport t implements op: DCP covers WRITE
+// and SEND (seed 002 §4.4), not READ.
+func supports(t string, op nic.Op) bool { return t != "dcp" || op != nic.OpRead }
+
+// orderTolerant reports whether transport t places a QP's packets in any
+// order, so that a late packet of a message could land after the next
+// message written to the same place — unless that one starts after the
+// first completed (client.setup limits the depth for it).
+func orderTolerant(t string) bool { return t == "dcp" }
 
 func transportNames() string {
 	var names []string
@@ -84,7 +96,7 @@ type serverOpts struct {
 const usageText = `usage:
   roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB]
   roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
-          [--qps 1] [--transport gbn] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
+          [--qps 1] [--transport gbn|dcp] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
           [--timeout 10s] [--json]
 `
 
@@ -161,7 +173,7 @@ func parseClient(op string, args []string, stderr io.Writer) (clientOpts, error)
 	fs.StringVar(&o.transport, "transport", o.transport, "loss recovery: "+transportNames())
 	fs.IntVar(&o.mtu, "mtu", o.mtu, "path MTU: 256, 512, 1024 or 2048")
 	fs.Var(rateFlag{&o.rate}, "rate", "pace the endpoint to `RATE` bit/s (K, M, G suffixes; 0: unpaced)")
-	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's, 16ms for gbn)")
+	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's, 16ms for gbn and dcp)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "connect, protocol, resolution and completion timeout")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	if err := fs.Parse(args); err != nil {
@@ -184,6 +196,8 @@ func parseClient(op string, args []string, stderr io.Writer) (clientOpts, error)
 		return o, usagef("--depth %d: want 0 (automatic) to %d", o.depth, maxDepth)
 	case transports[o.transport] == nil:
 		return o, usagef("unknown transport %q (roceperf has: %s)", o.transport, transportNames())
+	case !supports(o.transport, o.op):
+		return o, usagef("--transport %s does not do %s (DCP covers write and send)", o.transport, o.op)
 	case !validMTU(o.mtu):
 		return o, usagef("--mtu %d: want 256, 512, 1024 or 2048", o.mtu)
 	case o.timeout <= 0:

@@ -19,19 +19,22 @@ import (
 func TestMemoryPerQP(t *testing.T) {
 	const qps = 1000
 	for _, c := range []struct {
-		name   string
-		sq, rq int
+		name      string
+		transport string
+		sq, rq    int
 	}{
-		{"client 4KiB, --depth 0 (4)", autoDepth(4096, qps), 1},
-		{"client 4KiB, --depth 64", 64, 1},
-		{"client 1MiB, --depth 0 (1)", autoDepth(1<<20, qps), 1},
-		{"server write/read", 1, 1},
+		{"client 4KiB, --depth 0 (4)", "gbn", autoDepth(4096, qps), 1},
+		{"client 4KiB, --depth 64", "gbn", 64, 1},
+		{"client 1MiB, --depth 0 (1)", "gbn", autoDepth(1<<20, qps), 1},
+		{"server write/read", "gbn", 1, 1},
+		{"client 4KiB, --depth 0 (4), dcp", "dcp", autoDepth(4096, qps), 1},
+		{"server write, dcp", "dcp", 1, 1},
 	} {
 		heap := func(n int) uint64 {
 			var m0, m1 runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&m0)
-			tr, err := transports["gbn"](0)
+			tr, err := transports[c.transport](0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -111,6 +111,33 @@ type counters struct {
 	PacketsSent     uint64            `json:"packets_sent"`
 	PacketsReceived uint64            `json:"packets_received"`
 	Drops           map[string]uint64 `json:"drops,omitempty"`
+	// Per-QP memory of the endpoint (nic.Endpoint.QPBytes): the QP
+	// context — framework, transport, congestion control — and the
+	// queues a NIC keeps in host memory (send and receive queues, DCP's
+	// RetransQ).
+	QPContextBytes int `json:"qp_context_bytes,omitempty"`
+	QPQueueBytes   int `json:"qp_queue_bytes,omitempty"`
+	// DCP's counters, with --transport dcp.
+	DCP *dcpCounters `json:"dcp,omitempty"`
+}
+
+// dcpCounters are a DCP endpoint's counters (nic/dcp.Stats) and its
+// per-QP tracking state.
+type dcpCounters struct {
+	HOBounced           uint64 `json:"ho_bounced"`            // receiver: header-only packets returned to their sender
+	HOReturned          uint64 `json:"ho_returned"`           // sender: returned header-only packets received
+	HORetransmits       uint64 `json:"ho_retransmits"`        // sender: packets resent for them
+	HOStale             uint64 `json:"ho_stale"`              // sender: returned header-only packets for finished messages or older rounds
+	HODuplicates        uint64 `json:"ho_duplicates"`         // sender: returned header-only packets already queued
+	RetransQOverflows   uint64 `json:"retransq_overflows"`    // sender: returned header-only packets the full RetransQ dropped
+	FallbackTimeouts    uint64 `json:"fallback_timeouts"`     // sender: coarse timeouts (sRetryNo incremented)
+	FallbackRetransmits uint64 `json:"fallback_retransmits"`  // sender: packets resent by them
+	Duplicates          uint64 `json:"duplicates"`            // receiver: data packets of finished messages or older rounds
+	Unanchored          uint64 `json:"unanchored"`            // receiver: SEND packets returned because their offset was not known yet
+	Recounts            uint64 `json:"recounts"`              // receiver: retry rounds adopted (counter reset)
+	Poisoned            uint64 `json:"poisoned"`              // receiver: messages whose count a duplicate spoiled
+	Deferred            uint64 `json:"deferred"`              // receiver: messages complete before an earlier one
+	TrackingBytes       int    `json:"tracking_bytes_per_qp"` // receiver's per-message tracking state per QP
 }
 
 // ErrRefused: the server answered a hello with an error.

@@ -107,9 +107,24 @@ func (r *report) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "  packets\tsent %d  received %d\n", r.PacketsSent, r.PacketsReceived)
 	fmt.Fprintf(tw, "  recovery\tretransmitted %d  timeouts %d  NAKs received %d  sent %d\n",
 		r.RetxPackets, r.Timeouts, r.NAKsReceived, r.NAKsSent)
+	if d := r.DCP; d != nil {
+		fmt.Fprintf(tw, "  DCP sender\tHO returned %d (stale %d, duplicate %d)  HO retransmits %d  RetransQ overflows %d  fallback timeouts %d (%d packets)\n",
+			d.HOReturned, d.HOStale, d.HODuplicates, d.HORetransmits, d.RetransQOverflows, d.FallbackTimeouts, d.FallbackRetransmits)
+	}
 	if s := r.Server; s != nil {
 		fmt.Fprintf(tw, "  server\tsent %d  received %d  retransmitted %d  timeouts %d  NAKs sent %d\n",
 			s.PacketsSent, s.PacketsReceived, s.RetxPackets, s.Timeouts, s.NAKsSent)
+		if d := s.DCP; d != nil {
+			fmt.Fprintf(tw, "  DCP receiver\tHO bounced %d  unanchored %d  duplicates %d  recounts %d  poisoned %d  deferred %d\n",
+				d.HOBounced, d.Unanchored, d.Duplicates, d.Recounts, d.Poisoned, d.Deferred)
+		}
+	}
+	if r.QPContextBytes > 0 {
+		fmt.Fprintf(tw, "  memory per QP\t%d B context, %d B queues", r.QPContextBytes, r.QPQueueBytes)
+		if r.DCP != nil {
+			fmt.Fprintf(tw, " (DCP tracking %d B)", r.DCP.TrackingBytes)
+		}
+		fmt.Fprintln(tw)
 	}
 	fmt.Fprintf(tw, "  verified\t%d bytes, %d corrupt\n", r.VerifiedBytes, r.Corrupt)
 	if d := dropsText(r.Drops); d != "" {

@@ -113,6 +113,8 @@ func (sv *server) planRun(h hello) (plan, error) {
 		return p, fmt.Errorf("unknown op %q (want write, send or read)", h.Op)
 	case transports[h.Transport] == nil:
 		return p, fmt.Errorf("unknown transport %q (this server has: %s)", h.Transport, transportNames())
+	case !supports(h.Transport, p.op):
+		return p, fmt.Errorf("transport %s does not do %s", h.Transport, h.Op)
 	case h.QPs < 1 || h.QPs > maxQPs || len(h.QP) != h.QPs:
 		return p, fmt.Errorf("%d QPs with %d described: want 1 to %d", h.QPs, len(h.QP), maxQPs)
 	case h.Size < 1 || h.Size > nic.MaxMessage:

@@ -17,6 +17,13 @@ func TestParseClient(t *testing.T) {
 		o.transport != "gbn" || o.mtu != 1024 || o.timeout != 10*time.Second || o.depth != 64 {
 		t.Errorf("parsed %+v", o)
 	}
+	if o, err := parseClient("send", append(base, "--transport", "dcp"), &bytes.Buffer{}); err != nil || o.transport != "dcp" {
+		t.Errorf("send over dcp: %+v, %v", o, err)
+	}
+	if _, err := parseClient("read", append(base, "--transport", "dcp"), &bytes.Buffer{}); err == nil ||
+		!strings.Contains(err.Error(), "does not do read") {
+		t.Errorf("read over dcp: %v, want a usage error", err)
+	}
 	for _, c := range []struct{ size, qps, depth int }{
 		{1 << 20, 1, 2}, {4096, 1, 64}, {100, 1, 64}, {64 << 10, 1, 4}, {4096, 1000, 4}, {1 << 20, 1000, 1}, {4096, 100, 40},
 	} {
@@ -159,4 +166,30 @@ func TestPattern(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestReportDCP pins the DCP names of the JSON report and the table.
+func TestReportDCP(t *testing.T) {
+	d := &dcpCounters{HOBounced: 1, HOReturned: 2, HORetransmits: 3, FallbackTimeouts: 4, RetransQOverflows: 5,
+		Duplicates: 6, TrackingBytes: 192}
+	r := &report{Transport: "dcp", counters: counters{QPContextBytes: 732, QPQueueBytes: 2184, DCP: d},
+		Server: &counters{DCP: d}}
+	var js, table bytes.Buffer
+	r.writeJSON(&js)
+	r.writeTable(&table)
+	for _, k := range []string{`"qp_context_bytes":732`, `"qp_queue_bytes":2184`, `"dcp":{`, `"ho_bounced":1`,
+		`"ho_returned":2`, `"ho_retransmits":3`, `"ho_stale":0`, `"ho_duplicates":0`, `"retransq_overflows":5`,
+		`"fallback_timeouts":4`, `"fallback_retransmits":0`, `"duplicates":6`, `"unanchored":0`, `"recounts":0`,
+		`"poisoned":0`, `"deferred":0`, `"tracking_bytes_per_qp":192`, `"server":{`} {
+		if !strings.Contains(js.String(), k) {
+			t.Errorf("JSON lacks %s: %s", k, js.String())
+		}
+	}
+	for _, k := range []string{"HO returned 2", "HO retransmits 3", "RetransQ overflows 5", "fallback timeouts 4",
+		"HO bounced 1", "duplicates 6", "732 B context, 2184 B queues (DCP tracking 192 B)"} {
+		if !strings.Contains(table.String(), k) {
+			t.Errorf("table lacks %q:\n%s", k, table.String())
+		}
+	}
+	t.Log(table.String())
 }

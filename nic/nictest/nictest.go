@@ -31,50 +31,70 @@ const (
 	Drop             // lose it
 	Duplicate        // deliver it twice
 	Hold             // deliver it right after the next frame that passes
+	Trim             // deliver it trimmed to a DCP header-only packet (rocev2.Trim), as a DCP switch does; other frames pass
+	Late             // deliver it Link.Late nanoseconds after its time, behind frames sent after it
 )
 
 // Link carries frames one way after Delay nanoseconds. Filter, when set,
-// sees every frame (m is its classification) and decides its fate; it
-// runs on the test's goroutine. Frames wait in a preallocated ring; one
-// that finds it full is lost and counted in Overflow.
+// sees every frame (m is its classification, with the classifier the
+// receiving endpoint uses) and decides its fate; it runs on the test's
+// goroutine and may change the frame in place. Frames wait in
+// preallocated rings (one for the frames Late holds back); one that
+// finds its ring full is lost and counted in Overflow.
 type Link struct {
 	Delay  int64
+	Late   int64 // extra delay of a frame the Filter makes Late (default 10 × Delay)
 	Filter func(f []byte, m *rocev2.Meta) Action
 
-	Passed, Dropped, Duplicated, Held, Overflow, Refused uint64
+	Passed, Dropped, Duplicated, Held, Trimmed, Delayed, Overflow, Refused uint64
 
 	now  *int64
 	to   *dataplane.MemPort
 	cls  rocev2.Classifier
 	meta rocev2.Meta
-	bufs [][]byte
-	lens []int
-	at   []int64
-	head int
-	n    int
+	q    [2]fifo // on time, late
 	held []byte
 	hlen int
 	hold bool
 }
 
-func newLink(now *int64, to *dataplane.MemPort, slots, frameSize int, delay int64) *Link {
-	l := &Link{Delay: delay, now: now, to: to, bufs: make([][]byte, slots), lens: make([]int, slots),
-		at: make([]int64, slots), held: make([]byte, frameSize)}
-	for i := range l.bufs {
-		l.bufs[i] = make([]byte, frameSize)
+// fifo is a ring of frames due in the order they were queued.
+type fifo struct {
+	bufs [][]byte
+	lens []int
+	at   []int64
+	head int
+	n    int
+}
+
+func newFIFO(slots, frameSize int) fifo {
+	f := fifo{bufs: make([][]byte, slots), lens: make([]int, slots), at: make([]int64, slots)}
+	for i := range f.bufs {
+		f.bufs[i] = make([]byte, frameSize)
 	}
+	return f
+}
+
+func newLink(now *int64, to *dataplane.MemPort, slots, frameSize int, delay int64, cls rocev2.Classifier) *Link {
+	l := &Link{Delay: delay, Late: 10 * delay, now: now, to: to, cls: cls, held: make([]byte, frameSize)}
+	l.q[0] = newFIFO(slots, frameSize)
+	l.q[1] = newFIFO(slots, frameSize)
 	return l
 }
 
-func (l *Link) enqueue(f []byte) {
-	if l.n == len(l.bufs) {
+func (l *Link) enqueue(f []byte, late bool) {
+	q, at := &l.q[0], *l.now+l.Delay
+	if late {
+		q, at = &l.q[1], at+l.Late
+	}
+	if q.n == len(q.bufs) {
 		l.Overflow++
 		return
 	}
-	i := (l.head + l.n) % len(l.bufs)
-	l.lens[i] = copy(l.bufs[i], f)
-	l.at[i] = *l.now + l.Delay
-	l.n++
+	i := (q.head + q.n) % len(q.bufs)
+	q.lens[i] = copy(q.bufs[i], f)
+	q.at[i] = at
+	q.n++
 }
 
 // transmit is the sending port's OnTransmit.
@@ -97,29 +117,41 @@ func (l *Link) transmit(f []byte) {
 		}
 	case Duplicate:
 		l.Duplicated++
-		l.enqueue(f)
+		l.enqueue(f, false)
+	case Trim:
+		if n, err := rocev2.Trim(f, &l.meta); err == nil {
+			l.Trimmed++
+			f = f[:n]
+		}
+	case Late:
+		l.Delayed++
+		l.enqueue(f, true)
+		return
 	}
 	l.Passed++
-	l.enqueue(f)
+	l.enqueue(f, false)
 	if l.hold {
 		l.hold = false
-		l.enqueue(l.held[:l.hlen])
+		l.enqueue(l.held[:l.hlen], false)
 	}
 }
 
 // deliver injects the frames due by now.
 func (l *Link) deliver() {
-	for l.n > 0 && l.at[l.head] <= *l.now {
-		if !l.to.Inject(l.bufs[l.head][:l.lens[l.head]]) {
-			l.Refused++
+	for k := range l.q {
+		q := &l.q[k]
+		for q.n > 0 && q.at[q.head] <= *l.now {
+			if !l.to.Inject(q.bufs[q.head][:q.lens[q.head]]) {
+				l.Refused++
+			}
+			q.head = (q.head + 1) % len(q.bufs)
+			q.n--
 		}
-		l.head = (l.head + 1) % len(l.bufs)
-		l.n--
 	}
 }
 
 // InFlight returns the frames on the link.
-func (l *Link) InFlight() int { return l.n }
+func (l *Link) InFlight() int { return l.q[0].n + l.q[1].n }
 
 // Options configure a Pair. The zero value gives working defaults.
 type Options struct {
@@ -147,7 +179,8 @@ type Options struct {
 	// Endpoint, if set, adjusts each endpoint's configuration (side 0 is A).
 	Endpoint func(side int, c *nic.Config)
 	// DCP makes both workers classify DCP-tagged frames as DCP packets
-	// (rocev2.Classifier.DCP).
+	// (rocev2.Classifier.DCP). A transport that asks for it
+	// (nic.Classifying, as nic/dcp does) gets it without.
 	DCP bool
 }
 
@@ -229,7 +262,7 @@ func New(tb testing.TB, o Options) *Pair {
 		}
 		w, err := dataplane.NewWorker(dataplane.WorkerConfig{ID: i, Mem: mem, Ports: []dataplane.Port{port},
 			Egress: []dataplane.EgressConfig{eg}, Stages: []dataplane.Stage{e},
-			Classifier: rocev2.Classifier{VerifyICRC: true, DCP: o.DCP}, TimerCap: 4*c.MaxQPs + 1024})
+			Classifier: e.Classifier(rocev2.Classifier{VerifyICRC: true, DCP: o.DCP}), TimerCap: 4*c.MaxQPs + 1024})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -260,8 +293,8 @@ func New(tb testing.TB, o Options) *Pair {
 	// Room for what can be in flight — a worker sends at most a batch per
 	// step — and no more, so that the ring stays in cache.
 	slots := min(o.Frames, max(1024, 2*dataplane.BatchSize*int(o.Delay/o.Step+2)))
-	p.AB = newLink(&p.Now, p.B.Port, slots, o.FrameSize, o.Delay)
-	p.BA = newLink(&p.Now, p.A.Port, slots, o.FrameSize, o.Delay)
+	p.AB = newLink(&p.Now, p.B.Port, slots, o.FrameSize, o.Delay, p.B.E.Classifier(rocev2.Classifier{DCP: o.DCP}))
+	p.BA = newLink(&p.Now, p.A.Port, slots, o.FrameSize, o.Delay, p.A.E.Classifier(rocev2.Classifier{DCP: o.DCP}))
 	p.A.Port.OnTransmit = p.AB.transmit
 	p.B.Port.OnTransmit = p.BA.transmit
 	return p

@@ -1,0 +1,4 @@
+package dcp
+
+// Moments exports moments for the tests.
+var Moments = moments
