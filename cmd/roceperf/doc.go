@@ -42,7 +42,7 @@
 //	                 fast as the socket takes frames); serve's paces READ
 //	                 responses
 //	--rto D          first retransmission timeout of both ends (0: the
-//	                 transport's, 16 ms for gbn and dcp)
+//	                 transport's: 16 ms for gbn, 64 ms for dcp)
 //	--timeout D      connect, each protocol step, neighbour resolution, and
 //	                 the longest wait for a completion (serve: for the
 //	                 client's first line)

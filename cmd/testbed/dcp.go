@@ -304,7 +304,7 @@ func (e *dcpIncast) Synopsis() string {
 func (e *dcpIncast) Flags(fs *flag.FlagSet) {
 	e.opts = DefaultOptions("dumbbell")
 	e.opts.IncastDegree = 4
-	e.register(fs, 256<<10, 20)
+	e.register(fs, 64<<10, 100)
 	fs.StringVar(&e.senders, "senders", e.senders, "comma-separated incast degrees n to run (hosts: the largest n senders and as many receivers)")
 }
 
@@ -418,7 +418,13 @@ func (e *dcpAR) Synopsis() string {
 
 func (e *dcpAR) Flags(fs *flag.FlagSet) {
 	e.opts = DefaultOptions("multipath")
-	e.register(fs, 1<<20, 50)
+	// 64 KiB WRITEs: roceperf keeps 256 KiB in flight per QP (four
+	// messages). DCP has no congestion window of its own here (nic/cc
+	// paces at a fixed rate), so with 1 MiB messages it had 2 MiB in
+	// flight per flow, the switches trimmed more packets than the flows
+	// carried, and the retransmissions ate the CPUs the whole testbed
+	// shares (docs/experiments.md).
+	e.register(fs, 64<<10, 400)
 	fs.StringVar(&e.ratios, "ratios", e.ratios, "comma-separated k: the second path's capacity is 1/k of the first's")
 }
 

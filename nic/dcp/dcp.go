@@ -25,13 +25,14 @@ type Config struct {
 	// that packet.
 	RetransQ int
 	// RTO is the coarse timeout of the oldest unacknowledged message
-	// (default 16 ms, gbn's: header-only retransmission recovers trimmed
-	// packets within a round trip, so this timer only has to catch what
-	// the lossless control plane lost; firing early costs a whole
-	// message resent, so it must stay above the worst round trip a
-	// loaded two-core testbed shows — several milliseconds, gbn's doc
-	// has the measurement — and 16 ms is that with margin). Each expiry
-	// without progress doubles it, up to MaxRTO (default 64×RTO).
+	// (default 64 ms, about ConnectX's 67 ms: header-only retransmission
+	// recovers trimmed packets within a round trip, so this timer only
+	// has to catch what the lossless control plane lost; firing early
+	// resends a whole message. The oldest message's last packet can wait
+	// behind up to Messages−1 later ones in the switches' queues: on a
+	// loaded two-core testbed 16 ms, gbn's timeout, fired 12 times in a
+	// 50 MiB run with five packets trimmed (docs/experiments.md)). Each
+	// expiry without progress doubles it, up to MaxRTO (default 64×RTO).
 	RTO, MaxRTO int64
 	// RetryLimit is how many expiries in a row, without progress, a QP
 	// survives; the next completes its oldest work request with
@@ -153,7 +154,7 @@ func New(cfg Config) (*Transport, error) {
 		cfg.RetransQ = 256
 	}
 	if cfg.RTO == 0 {
-		cfg.RTO = 16e6
+		cfg.RTO = 64e6
 	}
 	if cfg.MaxRTO == 0 {
 		cfg.MaxRTO = 64 * cfg.RTO
