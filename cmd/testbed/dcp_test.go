@@ -57,16 +57,19 @@ func TestDCPLossWithFakes(t *testing.T) {
 	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
 		t.Fatal(err)
 	}
-	// The lossless DCP reference, then DCP with trimming and GBN with
-	// dropping at each loss rate.
+	// DCP with trimming and GBN with dropping at each loss rate, then
+	// the lossless DCP reference.
 	var got []string
 	for i, tr := range perf.transfers {
 		got = append(got, tr.Transport)
-		if i > 0 && (fab.sets[i].Trim != (tr.Transport == "dcp")) {
+		if i < 4 && (fab.sets[i].Trim != (tr.Transport == "dcp")) {
 			t.Errorf("run %d (%s) with impairment %+v", i, tr.Transport, fab.sets[i])
 		}
+		if fab.reconfigs[i].Trim != (tr.Transport == "dcp") {
+			t.Errorf("run %d (%s) on switches trimming %v", i, tr.Transport, fab.reconfigs[i].Trim)
+		}
 	}
-	if !slices.Equal(got, []string{"dcp", "dcp", "gbn", "dcp", "gbn"}) {
+	if !slices.Equal(got, []string{"dcp", "gbn", "dcp", "gbn", "dcp"}) {
 		t.Errorf("transports %v", got)
 	}
 	cells := cellsOf(t, res)
