@@ -131,8 +131,11 @@ func progress(env *Env, r *Run) {
 
 // dcpLoss is Fig. 10: one long flow h1 → h2 on the chain with random
 // loss at core, made by trimming for DCP (core's impair rule trims what
-// it picks, and every switch trims for queue depth) and by dropping for
-// GBN on switches that do not trim.
+// it picks, as the paper's P4 switch did) and by dropping for GBN. The
+// switches do not trim for queue depth: DCP has no congestion window
+// here (nic/cc paces at a fixed rate), and trimming at a 64 KiB depth
+// with a flow's whole message window in flight trimmed more packets
+// than the loss did and stalled the flow (docs/experiments.md).
 type dcpLoss struct {
 	dcpFlags
 	losses   string
@@ -166,7 +169,11 @@ func (e *dcpLoss) Synopsis() string {
 
 func (e *dcpLoss) Flags(fs *flag.FlagSet) {
 	e.opts = DefaultOptions("chain")
-	e.register(fs, 1<<20, 50)
+	// 64 KiB WRITEs keep 256 KiB in flight (roceperf's depth), within
+	// the switches' 1 MiB queues: with 1 MiB WRITEs, 2 MiB in flight
+	// overflowed tor2's queue toward h2 now and then, a loss only DCP's
+	// coarse timeout repairs.
+	e.register(fs, 64<<10, 800)
 	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates at core's port toward tor2")
 }
 
@@ -200,14 +207,6 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 		res.Table = dcpLossTable(cells)
 	}()
 	measure := func(m Impairment, transport string) (*Run, error) {
-		// DCP runs on a DCP fabric: every switch trims what would
-		// overflow its data queues (a drop there could only be repaired
-		// by DCP's coarse timeout); GBN on plain switches.
-		o := env.Fabric.Plan().Options
-		o.Trim = transport == "dcp"
-		if err := env.Fabric.Reconfigure(ctx, o); err != nil {
-			return nil, err
-		}
 		if err := env.Fabric.SetImpairment(ctx, m); err != nil {
 			return nil, fmt.Errorf("loss %g: %w", m.Loss, err)
 		}
