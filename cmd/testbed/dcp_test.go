@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -150,5 +154,35 @@ func TestDCPARWithFakes(t *testing.T) {
 	p := mustPlan(t, "multipath", func(o *Options) { o.Senders, o.Receivers, o.PathRates = 2, 2, []string{"1G", "100M"} })
 	if r := p.TordConfigs()["tor1"].Egress.PortRates; r["core2"] != "100M" || r["core1"] != "1G" {
 		t.Errorf("tor1's port rates %v", r)
+	}
+}
+
+// testbed plot draws a record's plots again, with the recorded flags.
+func TestPlotFromRecord(t *testing.T) {
+	exp := newDCPIncast()
+	parseExperiment(t, exp, "--senders", "2,3")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := fabricOf(t, o)
+	res := newResults(exp, fab.plan, "testbed run dcp-incast --senders 2,3")
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: &fakePerf{fab: fab}}, res); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	record := filepath.Join(dir, "record.json")
+	if err := res.WriteJSON(record); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := cmdPlot([]string{record, dir}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "goodput.png")); err != nil || !strings.Contains(out.String(), "goodput.png") {
+		t.Errorf("plot: %v, printed %q", err, out.String())
+	}
+	if err := cmdPlot([]string{record}, &out, io.Discard); !errors.Is(err, ErrUsage) {
+		t.Errorf("one argument: %v", err)
 	}
 }

@@ -25,6 +25,7 @@ const usage = `usage:
                                    print a switch's nonzero rocetor_ metrics
   testbed down [--prefix P]        remove testbeds (default: all, and every rtb-* namespace)
   testbed run EXPERIMENT [flags]   run an experiment: demo, loss-sweep, netrt-loss, netrt-multipath, dcp-loss, dcp-incast, dcp-ar
+  testbed plot RECORD DIR          draw an experiment's plots again from its --record file
   testbed list                     describe the experiments
   testbed help COMMAND             the flags of up, run EXPERIMENT, ...
 `
@@ -70,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdMetrics(ctx, rest, stdout, stderr)
 	case "run":
 		err = cmdRun(ctx, rest, stdout, stderr)
+	case "plot":
+		err = cmdPlot(rest, stdout, stderr)
 	case "list":
 		for _, n := range experimentNames() {
 			fmt.Fprintf(stdout, "%-12s %s\n", n, experiments[n]().Synopsis())
@@ -409,6 +412,50 @@ func cmdMetrics(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stdout, l)
 	}
 	return nil
+}
+
+// cmdPlot draws the plots of a --record file again: the experiment is
+// made anew with the flags of the recorded command line, so that plots
+// that depend on them (netrt-loss's per size) come out as the run's did.
+func cmdPlot(args []string, stdout, stderr io.Writer) error {
+	if len(args) != 2 {
+		return usagef("testbed plot RECORD DIR")
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %w", args[0], err)
+	}
+	mk, ok := experiments[res.Experiment]
+	if !ok {
+		return usagef("%s: unknown experiment %q", args[0], res.Experiment)
+	}
+	exp := mk()
+	fs := newFlagSet("testbed plot", stderr)
+	var c commonFlags
+	var rc RunConfig
+	runFlags(fs, &c, &rc)
+	exp.Flags(fs)
+	cmd := strings.Fields(res.Command)
+	if len(cmd) >= 3 && cmd[0] == "testbed" && cmd[1] == "run" {
+		if _, _, err := parseWithName(fs, cmd[3:]); err != nil {
+			return fmt.Errorf("the recorded command line: %w", err)
+		}
+	}
+	if _, err := exp.Setup(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(args[1], 0o755); err != nil {
+		return err
+	}
+	files, err := writePlots(args[1], exp.Plots(), GroupRuns(res.Runs))
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	return err
 }
 
 // pickState returns the testbed --prefix names, or the only one there is.

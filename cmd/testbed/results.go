@@ -119,7 +119,7 @@ func pointKey(p map[string]string) string {
 func (g *Group) OK() []*Run {
 	var out []*Run
 	for _, r := range g.Runs {
-		if r.Error == "" && r.Perf != nil {
+		if r.Error == "" && (r.Perf != nil || len(r.Flows) > 0) {
 			out = append(out, r)
 		}
 	}
