@@ -207,6 +207,14 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 		res.Table = dcpLossTable(cells)
 	}()
 	measure := func(m Impairment, transport string) (*Run, error) {
+		// DCP on a DCP fabric: every switch parses DCP headers (a
+		// header-only packet of a WRITE First is malformed otherwise);
+		// GBN, whose DSCP 26 would read as a DCP tag, on plain ones.
+		o := env.Fabric.Plan().Options
+		o.DCP = transport == "dcp"
+		if err := env.Fabric.Reconfigure(ctx, o); err != nil {
+			return nil, err
+		}
 		if err := env.Fabric.SetImpairment(ctx, m); err != nil {
 			return nil, fmt.Errorf("loss %g: %w", m.Loss, err)
 		}

@@ -42,6 +42,7 @@ type Options struct {
 	Multipath     string        `json:"multipath"`                // ecmp, spray or adaptive
 	NetRT         bool          `json:"netrt,omitempty"`          // tor1 and tor2 run NetRT (tor/netrt)
 	Trim          bool          `json:"trim,omitempty"`           // every switch trims DCP data above the threshold (tor/trim)
+	DCP           bool          `json:"dcp,omitempty"`            // every switch parses DCP headers (a DCP fabric; implied by Trim)
 	TrimThreshold string        `json:"trim_threshold,omitempty"` // data-queue depth that trims, e.g. 64KiB; "": tord's default
 	IncastDegree  int           `json:"incast_degree,omitempty"`  // N of the WRR weight; 0: tord's default
 	PathRates     []string      `json:"path_rates,omitempty"`     // multipath: tor1's rate toward core k, for unequal paths

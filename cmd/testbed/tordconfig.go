@@ -36,6 +36,7 @@ type TordConfig struct {
 	Impair *ImpairConfig `yaml:"impair,omitempty"`
 	NetRT  *NetRTSection `yaml:"netrt,omitempty"`
 	Trim   *TrimSection  `yaml:"trim,omitempty"`
+	DCP    bool          `yaml:"dcp,omitempty"`
 }
 
 // TrimSection is tord's trim: section (tor/trim, DCP's lossless control
@@ -246,6 +247,7 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 		if o.Trim {
 			c.Trim = &TrimSection{Threshold: o.TrimThreshold, IncastDegree: o.IncastDegree}
 		}
+		c.DCP = o.DCP
 		if n.Name == "tor1" && len(o.PathRates) > 0 {
 			// Unequal paths: tor1's port toward core k is shaped to
 			// the k-th rate, where adaptive routing sees the queues.

@@ -72,11 +72,18 @@ type Config struct {
 	//	  min_weight: 0.1    # WRR weight w when r ≤ N−1; else w = (N−1)/(r−N+1)
 	//	  ports: [s2]        # trimming ports; empty = all
 	Trim *trim.Config `yaml:"trim"`
+
+	// DCP says the fabric runs DCP (seed 002): the classifier reads the
+	// DCP tag in the DSCP and the DCP extension header. A switch that
+	// only forwards DCP traffic needs it too: a header-only packet of a
+	// WRITE First has no RETH, and without DCP parsing it is malformed.
+	// Trimming, and impair rules that trim, turn it on by themselves.
+	// Off, DSCPs whose low bits are set are ordinary traffic classes.
+	DCP bool `yaml:"dcp"`
 }
 
-// dcp reports whether the classifier must parse DCP headers: trimming
-// is on, or an impair rule trims.
-func (c *Config) dcp() bool { return c.Trim != nil || hasImpairTrim(*c) }
+// dcp reports whether the classifier must parse DCP headers.
+func (c *Config) dcp() bool { return c.DCP || c.Trim != nil || hasImpairTrim(*c) }
 
 // hasImpairTrim reports whether an impair rule trims.
 func hasImpairTrim(c Config) bool {
