@@ -27,7 +27,8 @@ type Transfer struct {
 	QPs       int           `json:"qps"`
 	Transport string        `json:"transport"`
 	MTU       int           `json:"mtu,omitempty"`
-	Rate      string        `json:"rate,omitempty"` // the client's pacing; empty: roceperf's default
+	Depth     int           `json:"depth,omitempty"` // messages in flight per QP; 0: roceperf's
+	Rate      string        `json:"rate,omitempty"`  // the client's pacing; empty: roceperf's default
 	Timeout   time.Duration `json:"timeout"`
 }
 
@@ -143,6 +144,9 @@ func (r *roceperf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error
 		"--transport", t.Transport, "--json", "--timeout", t.Timeout.String()}
 	if t.MTU > 0 {
 		args = append(args, "--mtu", strconv.Itoa(t.MTU))
+	}
+	if t.Depth > 0 {
+		args = append(args, "--depth", strconv.Itoa(t.Depth))
 	}
 	if t.Rate != "" {
 		args = append(args, "--rate", t.Rate)
