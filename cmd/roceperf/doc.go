@@ -61,7 +61,7 @@
 //
 //	{"transport":"gbn","op":"write","size":4096,"count":200,"qps":4,
 //	 "messages":200,"bytes":819200,"duration_s":0.004,"goodput_gbps":1.6,
-//	 "fct_us":{"p50":962.2,"p99":2454.9,"p999":2459.1,"mean":1239.8,"max":2459.1},
+//	 "fct_us":{"p50":962.2,"p99":2454.9,"p999":2459.1,"p9999":2459.1,"mean":1239.8,"max":2459.1},
 //	 "retx_packets":0,"timeouts":0,"naks_received":0,"naks_sent":0,
 //	 "packets_sent":800,"packets_received":62,"verified_bytes":819200,
 //	 "corrupt":0,"depth":64,"mtu":1024,"server":{...}}

@@ -34,11 +34,12 @@ type Transfer struct {
 
 // FCT is a flow-completion-time summary in microseconds.
 type FCT struct {
-	P50  float64 `json:"p50"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Mean float64 `json:"mean"`
-	Max  float64 `json:"max"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	P9999 float64 `json:"p9999"`
+	Mean  float64 `json:"mean"`
+	Max   float64 `json:"max"`
 }
 
 // Summary is roceperf's JSON summary (roceperf … --json).
