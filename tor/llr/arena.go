@@ -1,0 +1,109 @@
+package llr
+
+// arena is a byte ring that holds frame copies within a fixed budget:
+// the Tx buffer (freed oldest first, as cumulative ACKs arrive) and the
+// reordering buffer (freed in sequence order, which is close to arrival
+// order but not always: a retransmission fills an older hole). A frame is
+// stored contiguously; one that does not fit before the end of the ring
+// starts at its beginning, the skipped tail counting as used until the
+// frame before it is freed. Space is reclaimed from the oldest record
+// forward, past records already freed, so the occupied span
+// (end − start) never exceeds len(buf): the budget holds exactly.
+//
+// It is owned by one worker, allocates nothing after newArena, and its
+// zero value is not usable.
+type arena struct {
+	buf        []byte
+	start, end uint64 // absolute byte positions of the occupied span
+	rec        []arenaRec
+	rhead      uint32 // absolute record numbers; rec[n&mask]
+	rtail      uint32
+	live       int // bytes in records not yet freed
+}
+
+type arenaRec struct {
+	off   uint64
+	n     uint32
+	freed bool
+}
+
+// newArena makes an arena of size bytes with room for records frames.
+func newArena(size, records int) *arena {
+	n := 1
+	for n < records {
+		n <<= 1
+	}
+	return &arena{buf: make([]byte, size), rec: make([]arenaRec, n)}
+}
+
+// span returns the bytes the arena occupies, skipped tails included;
+// never more than len(buf).
+func (a *arena) span() int { return int(a.end - a.start) }
+
+// records returns the number of records not yet reclaimed.
+func (a *arena) records() int { return int(a.rtail - a.rhead) }
+
+// fits reports whether put would take n bytes.
+func (a *arena) fits(n int) bool {
+	size := uint64(len(a.buf))
+	if a.rtail-a.rhead == uint32(len(a.rec)) || uint64(n) > size {
+		return false
+	}
+	off := a.end
+	if pos := off % size; pos+uint64(n) > size {
+		off += size - pos
+	}
+	return off+uint64(n)-a.start <= size
+}
+
+// put copies f into the arena and returns its handle; ok is false, with
+// nothing stored, when the budget or the record table is full.
+func (a *arena) put(f []byte) (h uint32, ok bool) {
+	n := uint64(len(f))
+	size := uint64(len(a.buf))
+	if a.rtail-a.rhead == uint32(len(a.rec)) || n > size {
+		return 0, false
+	}
+	off := a.end
+	if pos := off % size; pos+n > size {
+		off += size - pos
+	}
+	if off+n-a.start > size {
+		return 0, false
+	}
+	pos := off % size
+	copy(a.buf[pos:pos+n], f)
+	h = a.rtail
+	a.rec[h&uint32(len(a.rec)-1)] = arenaRec{off: off, n: uint32(n)}
+	a.rtail++
+	a.end = off + n
+	a.live += int(n)
+	return h, true
+}
+
+// get returns the bytes of record h, aliasing the arena until h is freed.
+func (a *arena) get(h uint32) []byte {
+	r := &a.rec[h&uint32(len(a.rec)-1)]
+	pos := r.off % uint64(len(a.buf))
+	return a.buf[pos : pos+uint64(r.n)]
+}
+
+// free releases record h and reclaims the space of the oldest freed run.
+func (a *arena) free(h uint32) {
+	mask := uint32(len(a.rec) - 1)
+	r := &a.rec[h&mask]
+	if r.freed {
+		return
+	}
+	r.freed = true
+	a.live -= int(r.n)
+	for a.rhead != a.rtail {
+		o := &a.rec[a.rhead&mask]
+		if !o.freed {
+			a.start = o.off
+			return
+		}
+		a.rhead++
+	}
+	a.start = a.end
+}

@@ -1,0 +1,138 @@
+// Package llr is link-local retransmission between two switches:
+// Protego (seed 003, §3 and appendices A–B). A protected link corrupts
+// frames; the two switches at its ends recover the losses between
+// themselves, at sub-RTT timescales, so that the end hosts never see
+// them.
+//
+// # What it does
+//
+// Sender side, on a protected egress port (§3.1–§3.3, §3.5, appendix
+// A.2). Every frame the pipeline puts on the port's "data" queue gets an
+// 8-byte shim under EtherType 0x88b5 (rocev2.Shim: a 16-bit sequence
+// number with an era bit, psn.Link, the packet type and the inner
+// EtherType) and a copy in the port's Tx buffer until the neighbour's
+// cumulative ACK covers it. A loss notice makes the stage retransmit the
+// named sequences on the "retransmit" queue, Copies(target, actual)
+// copies each (Eq. 1, §3.4), from the configured or the measured loss
+// rate. When frames are unacknowledged and the data queue is empty, a
+// minimum-size dummy on the "idle" queue announces the sequence position,
+// so that a lost tail shows as a gap at once, without a timeout (§3.2);
+// one at a time, and the same position is repeated only every
+// DummyInterval. PFC frames from the neighbour pause the data queue only
+// (priority 3 in DefaultEgress); "control", "retransmit" and "idle"
+// have no PFC priority and are never paused.
+//
+// Receiver side, on the same port (§3.1, §3.3–§3.5, Algorithms 1 and 2).
+// ackNo is the next sequence to forward, and the cumulative ACK; the
+// receiver also knows the highest sequence sent. A gap (or a dummy beyond
+// the highest seen) is a loss: a loss notice on the "control" queue names
+// every missing sequence, 255 at most per notice (Count, see
+// docs/wire-formats.md). Copies of sequences already forwarded or held
+// are dropped (Algorithm 1). In Blocking mode out-of-order frames wait
+// in the reordering buffer and leave in sequence; the buffer's level
+// sends PFC pause at Config.Pause and resume at Config.Resume (Algorithm
+// 2, with the pause refreshed at half its length while it lasts); a head
+// of line not recovered ackNoTimeout after its loss was detected is
+// skipped with the rest of its missing run (§3.5), so the link never
+// stalls. In NonBlocking mode (ProtegoNB) every new frame is forwarded
+// at once; recovery and de-duplication are the same. The receiver's
+// ackNo rides in the shim of every frame leaving by the port
+// (piggybacked, §3.1); with no such frame an explicit ACK waits on the
+// idle queue. Beyond Protego, a head of line still missing NoticeRetry
+// after its notice is named again: a lost notice then costs a retry, not
+// an ackNoTimeout.
+//
+// # Where it runs: a stage and a port
+//
+// The sender half is a stage (Stage.Process) placed after every stage
+// that chooses ports and queues (tord: fwd → netrt → trim → llr →
+// impair). Sequence numbers are given when the frame is queued, not when
+// it is sent, for two reasons: an impair rule after llr must drop frames
+// that already carry their sequence, as a lossy wire would, and frames
+// dropped there must have a copy to resend. A sequence must follow the
+// order frames take on the wire, and only one FIFO keeps that order
+// whatever the scheduler and PFC do: so only the data queue is
+// protected, and frames on other queues (trim's header-only packets,
+// NetRT's messages) and frames that stages emit from timers (which skip
+// later stages) cross unprotected, counted in UnprotectedQueue when llr
+// sees them. The Tx buffer therefore holds the protected frames waiting
+// on the data queue as well as those in flight: size tx_buffer for the
+// data queue's backlog plus a round trip.
+//
+// The receiver half is a dataplane.Port that wraps the protected port
+// (Stage.Wrap): the worker polls the wrapper, which de-duplicates,
+// reorders and strips the shim before the worker classifies, so every
+// stage sees the neighbour's stream as it was sent; held frames are
+// released into later batches. Its Transmit writes the ACK into the
+// shims leaving by the port. What needs the clock or makes frames
+// (notices, retransmissions, dummies, ACKs, PFC, ackNoTimeout) happens
+// in Stage.Poll, in the same worker loop, before transmission; timers
+// only wake a sleeping worker.
+//
+// # Frames that cannot grow
+//
+// The shim takes 8 bytes from the frame's headroom (an AF_XDP frame has
+// 256) or, failing that, its tailroom. A frame with neither
+// (UnprotectedNoRoom), or longer than Config.MaxFrame with the shim
+// (UnprotectedTooBig), is sent unprotected rather than dropped: the end
+// hosts recover it if the link loses it, as without llr. tord sets
+// MaxFrame from the port's MTU; raise the protected link's MTU by 8 on
+// both ends to protect full-size frames. The same holds when the Tx
+// buffer is full (UnprotectedTxFull): llr degrades to plain forwarding
+// and never drops a frame for its own want of room. Unprotected frames
+// pass the neighbour's receiver at once, so in Blocking mode they may
+// overtake held frames.
+//
+// # Drops
+//
+// The port wrapper consumes the link's own frames (dummies, ACKs, loss
+// notices) and drops duplicates and malformed shims itself, counting
+// them in PortStats (Duplicates, RxMalformed); they never reach the
+// worker. A full reordering buffer drops the out-of-order frame and asks
+// for it again (RxBufferFull).
+//
+// # Budgets
+//
+// Both buffers hold copies, not frames of the worker's Mem, in byte
+// rings of exactly Config.TxBuffer and Config.RxBuffer bytes per port;
+// TxBytes and RxBytes (with their high-water marks) count the ring span,
+// which never exceeds them. The sender never has more than Window
+// sequences unacknowledged. Nothing is allocated after NewStage.
+//
+// # Counters
+//
+// PortStats per protected port (Stage.Snapshot, refreshed every
+// millisecond of worker time): see its fields. MeasuredLoss is
+// LossesDetected/Expected, EffectiveLoss is Skipped/Expected.
+//
+// # Configuration
+//
+// In tord's YAML (workers: 1; both switches list their side of the
+// link):
+//
+//	llr:
+//	  ports: [core]
+//	  mode: blocking      # blocking | nb
+//	  tx_buffer: 256KiB   # per port
+//	  rx_buffer: 256KiB   # per port (blocking)
+//	  pause: 192KiB
+//	  resume: 64KiB
+//	  ack_timeout: 1ms
+//	  target_loss: 1e-9
+//	  actual_loss: 0      # 0: measured
+//	  copies: 0           # 0: Eq. 1
+//
+// and in Go:
+//
+//	st, err := llr.NewStage(llr.Config{Ports: 1 << core})
+//	lp, err := st.Wrap(core, xdpPort, mem) // the worker polls lp, not xdpPort
+//	... Ports: {host, lp}, Stages: {fwd, …, st, impair} ...
+//
+// # Limits
+//
+// One worker per protected link: with several, each would sequence its
+// share of the link and the neighbour could not tell the streams apart.
+// A restarted neighbour is resynchronised (Resyncs): the receiver starts
+// over at a sequence far from its window, and a sender whose
+// neighbour's ACK runs ahead of it continues from that ACK.
+package llr

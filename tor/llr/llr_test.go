@@ -1,0 +1,390 @@
+package llr
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+)
+
+// testCfg has timeouts in rig time (steps of 1 µs).
+func testCfg(m Mode) Config {
+	return Config{Mode: m, AckTimeout: 200e3, TxBuffer: 256 << 10, RxBuffer: 256 << 10}
+}
+
+// loseSeq returns a lose function that drops the original of each listed
+// sequence from a to b once.
+func loseSeq(seqs ...int) func(int, []byte) bool {
+	left := map[psn.Link]bool{}
+	for _, s := range seqs {
+		left[psn.Link(s)] = true
+	}
+	return func(dir int, f []byte) bool {
+		s := shimOf(f)
+		if dir != 0 || s == nil || s.Type() != rocev2.ShimOriginal || !left[s.Seq()] {
+			return false
+		}
+		delete(left, s.Seq())
+		return true
+	}
+}
+
+func TestLossless(t *testing.T) {
+	for _, m := range []Mode{Blocking, NonBlocking} {
+		t.Run(m.String(), func(t *testing.T) {
+			r := newRig(t, testCfg(m))
+			r.send(0, 1000, 200)
+			r.run(1e6)
+			inOrder(t, r.toB, 0, 1000)
+			a, b := r.stats(&r.a), r.stats(&r.b)
+			if a.Protected != 1000 || a.ShimBytes != 8000 || b.Delivered != 1000 || b.LossesDetected != 0 || b.Duplicates != 0 {
+				t.Errorf("sender %+v\nreceiver %+v", a, b)
+			}
+			if a.TxBytes != 0 || a.TxFrames != 0 {
+				t.Errorf("Tx buffer not drained: %d bytes, %d frames", a.TxBytes, a.TxFrames)
+			}
+			if b.Expected != 1000 || a.Retransmitted != 0 {
+				t.Errorf("expected %d, retransmitted %d", b.Expected, a.Retransmitted)
+			}
+		})
+	}
+}
+
+func TestSingleAndConsecutiveLoss(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		lose []int
+	}{{"single", []int{10}}, {"consecutive", []int{10, 11, 12, 13, 14}}, {"two-runs", []int{3, 4, 90, 400, 401}}} {
+		for _, m := range []Mode{Blocking, NonBlocking} {
+			t.Run(c.name+"/"+m.String(), func(t *testing.T) {
+				r := newRig(t, testCfg(m))
+				r.lose = loseSeq(c.lose...)
+				r.send(0, 500, 200)
+				r.run(1e6)
+				if m == Blocking {
+					inOrder(t, r.toB, 0, 500)
+				} else {
+					once(t, r.toB, 0, 500)
+				}
+				a, b := r.stats(&r.a), r.stats(&r.b)
+				n := uint64(len(c.lose))
+				if b.LossesDetected != n || a.Retransmitted != n || b.Skipped != 0 || a.LossesNotified != n {
+					t.Errorf("lost %d: detected %d, notified %d, retransmitted %d, skipped %d",
+						n, b.LossesDetected, a.LossesNotified, a.Retransmitted, b.Skipped)
+				}
+				if r.now > 100e3 {
+					t.Errorf("took %d ns: recovery should not wait for a timeout", r.now)
+				}
+			})
+		}
+	}
+}
+
+// A lost tail is found by the dummy that follows it, not by a timeout
+// (§3.2).
+func TestTailLoss(t *testing.T) {
+	for _, m := range []Mode{Blocking, NonBlocking} {
+		t.Run(m.String(), func(t *testing.T) {
+			r := newRig(t, testCfg(m))
+			r.lose = loseSeq(4)
+			r.send(0, 5, 100)
+			r.run(1e6)
+			inOrder(t, r.toB, 0, 5)
+			a, b := r.stats(&r.a), r.stats(&r.b)
+			if a.Dummies == 0 || b.DummiesReceived == 0 || b.LossesDetected != 1 || a.Retransmitted != 1 {
+				t.Errorf("dummies %d/%d, detected %d, retransmitted %d", a.Dummies, b.DummiesReceived, b.LossesDetected, a.Retransmitted)
+			}
+			if r.now >= 50e3 {
+				t.Errorf("tail recovered after %d ns; want well within ack_timeout", r.now)
+			}
+		})
+	}
+}
+
+// With two copies, losing the original and one copy still recovers
+// (§3.4).
+func TestLostRetransmission(t *testing.T) {
+	cfg := testCfg(Blocking)
+	cfg.Copies = 2
+	r := newRig(t, cfg)
+	lostCopy := false
+	orig := loseSeq(20)
+	r.lose = func(dir int, f []byte) bool {
+		if orig(dir, f) {
+			return true
+		}
+		if s := shimOf(f); dir == 0 && s != nil && s.Type() == rocev2.ShimRetransmit && !lostCopy {
+			lostCopy = true
+			return true
+		}
+		return false
+	}
+	r.send(0, 100, 100)
+	r.run(1e6)
+	inOrder(t, r.toB, 0, 100)
+	a, b := r.stats(&r.a), r.stats(&r.b)
+	if !lostCopy || a.Copies != 2 || b.Skipped != 0 || b.NoticeRetries != 0 {
+		t.Errorf("copies %d, skipped %d, notice retries %d", a.Copies, b.Skipped, b.NoticeRetries)
+	}
+}
+
+// A lost notice, or every copy lost, is named again after NoticeRetry,
+// before ackNoTimeout gives up.
+func TestLostNotice(t *testing.T) {
+	r := newRig(t, testCfg(Blocking))
+	orig := loseSeq(30)
+	notices := 0
+	r.lose = func(dir int, f []byte) bool {
+		if orig(dir, f) {
+			return true
+		}
+		if dir == 1 && isType(f, rocev2.ShimLoss) {
+			notices++
+			return notices == 1
+		}
+		return false
+	}
+	r.send(0, 100, 100)
+	r.run(1e6)
+	inOrder(t, r.toB, 0, 100)
+	b := r.stats(&r.b)
+	if notices < 2 || b.NoticeRetries == 0 || b.Skipped != 0 {
+		t.Errorf("notices on the wire %d, retries %d, skipped %d", notices, b.NoticeRetries, b.Skipped)
+	}
+}
+
+// Lost ACKs only delay freeing the Tx buffer: the sender's dummies make
+// the receiver ACK again.
+func TestLostAcks(t *testing.T) {
+	r := newRig(t, testCfg(Blocking))
+	acks := 0
+	r.lose = func(dir int, f []byte) bool {
+		if dir == 1 && shimOf(f) != nil && acks < 20 {
+			acks++
+			return true
+		}
+		return false
+	}
+	r.send(0, 50, 100)
+	r.run(2e6)
+	inOrder(t, r.toB, 0, 50)
+	a := r.stats(&r.a)
+	if acks != 20 || a.TxBytes != 0 || a.TxFrames != 0 || a.Retransmitted != 0 {
+		t.Errorf("lost %d ACK carriers; Tx buffer %d bytes %d frames; retransmitted %d", acks, a.TxBytes, a.TxFrames, a.Retransmitted)
+	}
+}
+
+// A wire that delivers everything twice: each frame reaches the host
+// once (Algorithm 1's de-duplication).
+func TestDuplicates(t *testing.T) {
+	for _, m := range []Mode{Blocking, NonBlocking} {
+		t.Run(m.String(), func(t *testing.T) {
+			r := newRig(t, testCfg(m))
+			r.dup = func(int, []byte) bool { return true }
+			r.lose = loseSeq(7, 8, 50)
+			r.send(0, 300, 100)
+			r.run(1e6)
+			if m == Blocking {
+				inOrder(t, r.toB, 0, 300)
+			} else {
+				once(t, r.toB, 0, 300)
+			}
+			if b := r.stats(&r.b); b.Duplicates < 300 {
+				t.Errorf("duplicates dropped %d, want ≥ 300", b.Duplicates)
+			}
+		})
+	}
+}
+
+// ackNoTimeout skips a sequence whose every retransmission is lost, so
+// the link does not stall (§3.5).
+func TestAckTimeoutSkip(t *testing.T) {
+	for _, m := range []Mode{Blocking, NonBlocking} {
+		t.Run(m.String(), func(t *testing.T) {
+			cfg := testCfg(m)
+			r := newRig(t, cfg)
+			r.lose = func(dir int, f []byte) bool {
+				s := shimOf(f)
+				return dir == 0 && s != nil && s.Type() <= rocev2.ShimRetransmit && s.Seq() == 40
+			}
+			r.send(0, 100, 100)
+			r.run(5e6)
+			want := make([]uint32, 0, 99)
+			for i := uint32(0); i < 100; i++ {
+				if i != 40 {
+					want = append(want, i)
+				}
+			}
+			if m == Blocking {
+				if len(r.toB) != 99 {
+					t.Fatalf("delivered %d, want 99", len(r.toB))
+				}
+				for i := range want {
+					if r.toB[i] != want[i] {
+						t.Fatalf("frame %d is PSN %d, want %d", i, r.toB[i], want[i])
+					}
+				}
+			} else if len(r.toB) != 99 {
+				t.Fatalf("delivered %d, want 99", len(r.toB))
+			}
+			a, b := r.stats(&r.a), r.stats(&r.b)
+			if b.Skipped != 1 || b.AckTimeouts != 1 || a.TxFrames != 0 {
+				t.Errorf("skipped %d in %d timeouts; sender still holds %d", b.Skipped, b.AckTimeouts, a.TxFrames)
+			}
+			if got := b.EffectiveLoss(); got != 1.0/100 {
+				t.Errorf("effective loss %g, want 0.01", got)
+			}
+		})
+	}
+}
+
+// In non-blocking mode frames after a loss are forwarded at once; the
+// retransmission comes later, out of order (ProtegoNB).
+func TestNBOrder(t *testing.T) {
+	r := newRig(t, testCfg(NonBlocking))
+	r.lose = loseSeq(5)
+	r.send(0, 20, 100)
+	r.run(1e6)
+	once(t, r.toB, 0, 20)
+	if r.toB[5] == 5 {
+		t.Errorf("PSN 5 delivered in order in NB mode: %v", r.toB)
+	}
+	if b := r.stats(&r.b); b.Held != 0 || b.RxBytesMax != 0 {
+		t.Errorf("NB held %d frames, %d bytes", b.Held, b.RxBytesMax)
+	}
+}
+
+// The reordering buffer pauses the sender's data queue at Pause and
+// resumes it at Resume, once each (Algorithm 2); retransmit, control and
+// idle queues are never paused.
+func TestPauseResume(t *testing.T) {
+	cfg := testCfg(Blocking)
+	cfg.RxBuffer, cfg.Pause, cfg.Resume = 64<<10, 16<<10, 4<<10
+	cfg.AckTimeout, cfg.NoticeRetry = 10e6, 100e3
+	r := newRig(t, cfg)
+	// Lose 10 and its retransmissions until 500 µs.
+	r.lose = func(dir int, f []byte) bool {
+		s := shimOf(f)
+		return dir == 0 && s != nil && s.Type() <= rocev2.ShimRetransmit && s.Seq() == 10 && r.now < 500e3
+	}
+	r.send(0, 200, 1000)
+	sawPause := false
+	for i := 0; i < 20000 && !r.quiet(); i++ {
+		r.step(1000)
+		e := r.a.w.Egress(1)
+		if e.Paused(r.now, 2) {
+			sawPause = true
+			for _, q := range []int{0, 1, 3} {
+				if e.Paused(r.now, q) {
+					t.Fatalf("queue %s paused", e.QueueName(q))
+				}
+			}
+		}
+	}
+	inOrder(t, r.toB, 0, 200)
+	b := r.stats(&r.b)
+	if !sawPause || b.PauseSent == 0 || b.ResumeSent != 1 {
+		t.Errorf("paused %v: pause frames %d, resume frames %d", sawPause, b.PauseSent, b.ResumeSent)
+	}
+	if b.RxBytesMax > cfg.RxBuffer || b.RxBytesMax < cfg.Pause {
+		t.Errorf("reorder high-water %d, want in [%d, %d]", b.RxBytesMax, cfg.Pause, cfg.RxBuffer)
+	}
+}
+
+// Budgets hold under heavy random loss in both directions, with small
+// buffers.
+func TestBudgets(t *testing.T) {
+	cfg := testCfg(Blocking)
+	cfg.TxBuffer, cfg.RxBuffer, cfg.Pause, cfg.Resume = 32<<10, 32<<10, 24<<10, 8<<10
+	r := newRig(t, cfg)
+	rng := rand.New(rand.NewPCG(1, 2))
+	r.lose = func(int, []byte) bool { return rng.Float64() < 0.05 }
+	r.send(0, 5000, 700)
+	r.run(50e6)
+	for _, s := range []*side{&r.a, &r.b} {
+		p := r.stats(s)
+		if p.TxBytesMax > cfg.TxBuffer || p.RxBytesMax > cfg.RxBuffer {
+			t.Errorf("Tx %d of %d, Rx %d of %d", p.TxBytesMax, cfg.TxBuffer, p.RxBytesMax, cfg.RxBuffer)
+		}
+	}
+	// Frames beyond the Tx budget go unprotected: they may be lost for
+	// good, but each arrives at most once and the protected ones in order.
+	seen := map[uint32]bool{}
+	for _, g := range r.toB {
+		if seen[g] {
+			t.Fatalf("PSN %d twice", g)
+		}
+		seen[g] = true
+	}
+	a := r.stats(&r.a)
+	t.Logf("protected %d, unprotected (tx full) %d, delivered %d of 5000", a.Protected, a.UnprotectedTxFull, len(r.toB))
+}
+
+// 200,000 packets wrap the 16-bit sequence three times (era bit); with
+// random loss and duplication every frame still arrives once and in
+// order.
+func TestEraWrap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	for _, m := range []Mode{Blocking, NonBlocking} {
+		t.Run(m.String(), func(t *testing.T) {
+			// The rig sends 64 frames a microsecond: a Tx buffer for that
+			// rate times a lost notice's NoticeRetry.
+			cfg := testCfg(m)
+			cfg.TxBuffer, cfg.RxBuffer = 4<<20, 4<<20
+			r := newRig(t, cfg)
+			rng := rand.New(rand.NewPCG(3, 4))
+			r.lose = func(int, []byte) bool { return rng.Float64() < 0.005 }
+			r.dup = func(int, []byte) bool { return rng.Float64() < 0.001 }
+			const n = 200000
+			r.send(0, n, 60)
+			r.run(100e6)
+			t.Logf("now %d sender %+v\nreceiver %+v", r.now, r.stats(&r.a), r.stats(&r.b))
+			if m == Blocking {
+				inOrder(t, r.toB, 0, n)
+			} else {
+				once(t, r.toB, 0, n)
+			}
+			a, b := r.stats(&r.a), r.stats(&r.b)
+			if a.Protected != n || a.UnprotectedTxFull != 0 || b.Skipped != 0 || a.TxFrames != 0 {
+				t.Errorf("protected %d, skipped %d, held %d", a.Protected, b.Skipped, a.TxFrames)
+			}
+			if l := r.a.lp.l; l.next != psn.Link(n%(1<<psn.LinkBits)) || l.next.Era() != ((n/65536)%2 == 1) {
+				t.Errorf("sender at %d (era %v) after %d", l.next.Seq(), l.next.Era(), n)
+			}
+			t.Logf("measured loss %.4f, effective %.g, copies %d", b.MeasuredLoss(), b.EffectiveLoss(), a.Copies)
+		})
+	}
+}
+
+func TestCopies(t *testing.T) {
+	for _, c := range []struct {
+		target, actual float64
+		want           int
+	}{{1e-8, 1e-4, 1}, {1e-8, 1e-3, 2}, {1e-8, 1e-5, 1}, {1e-9, 0, 1}, {1e-9, 0.5, 8}, {1e-9, 1e-2, 4}} {
+		if got := Copies(c.target, c.actual); got != c.want {
+			t.Errorf("Copies(%g, %g) = %d, want %d", c.target, c.actual, got, c.want)
+		}
+	}
+}
+
+func TestAllocs(t *testing.T) {
+	r := newRig(t, testCfg(Blocking))
+	r.keep = false
+	f := frame(t, 1, 200)
+	r.send(0, 100, 200)
+	r.run(1e6)
+	n := testing.AllocsPerRun(100, func() {
+		for k := 0; k < dataplane.BatchSize; k++ {
+			r.a.host.Inject(f)
+		}
+		r.step(1000)
+		r.step(1000)
+	})
+	if n != 0 {
+		t.Errorf("%v allocations per batch", n)
+	}
+}

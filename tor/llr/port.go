@@ -1,0 +1,287 @@
+package llr
+
+import (
+	"encoding/binary"
+
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+)
+
+// Port is a protected port: it wraps the port the worker would otherwise
+// poll and runs the link half of the protocol where the link is, in wire
+// order.
+//
+// Receive takes the frames of the inner port and hands the worker only
+// what the rest of the pipeline should see: protected frames of the
+// neighbour de-duplicated (Algorithm 1), in sequence in Blocking mode
+// (held out-of-order frames are released from the reordering buffer into
+// later batches as the head of line arrives or is skipped), always with
+// the shim stripped; unprotected frames (PFC, ARP, frames sent
+// unprotected) as they are. It consumes the neighbour's dummies, explicit
+// ACKs and loss notices, and the ACK every shim carries. Everything that
+// needs a clock or must send a frame (loss notices, retransmissions,
+// explicit ACKs, dummies, PFC, ackNoTimeout) is left to the Stage's Poll,
+// which runs in the same worker loop before transmission.
+//
+// Transmit stamps the receiver's current ackNo into the shim of every
+// frame leaving by the port (the piggybacked ACK, §3.1) and hands the
+// frames to the inner port.
+//
+// Frames it consumes (duplicates, control shims) go straight back to Mem;
+// frames it holds are copies in the reordering buffer (its byte budget,
+// Config.RxBuffer), so it holds no frame of Mem between calls. Like every
+// port it belongs to the worker's thread.
+type Port struct {
+	inner dataplane.Port
+	mem   *dataplane.Mem
+	l     *link
+	sc    dataplane.Batch
+}
+
+// Inner returns the wrapped port.
+func (p *Port) Inner() dataplane.Port { return p.inner }
+
+// Name implements dataplane.Port.
+func (p *Port) Name() string { return p.inner.Name() }
+
+// MAC implements dataplane.Port.
+func (p *Port) MAC() rocev2.MAC { return p.inner.MAC() }
+
+// TxRoom implements dataplane.Port.
+func (p *Port) TxRoom() int { return p.inner.TxRoom() }
+
+// Service implements dataplane.Port.
+func (p *Port) Service() { p.inner.Service() }
+
+// Fd implements dataplane.Port.
+func (p *Port) Fd() int { return p.inner.Fd() }
+
+// Stats implements dataplane.Port.
+func (p *Port) Stats() dataplane.PortStats { return p.inner.Stats() }
+
+// Close implements dataplane.Port. The reordering buffer holds copies,
+// not frames, so there is nothing of Mem to give back.
+func (p *Port) Close() error { return p.inner.Close() }
+
+// shimAt returns the offset of the shim (14, or 18 behind an 802.1Q tag)
+// when f carries one, else 0.
+func shimAt(f []byte) int {
+	if len(f) < rocev2.EthernetLen {
+		return 0
+	}
+	off, et := rocev2.EthernetLen, binary.BigEndian.Uint16(f[12:14])
+	if et == rocev2.EtherTypeVLAN && len(f) >= rocev2.EthernetLen+rocev2.VLANTagLen {
+		off, et = off+rocev2.VLANTagLen, binary.BigEndian.Uint16(f[16:18])
+	}
+	if et != rocev2.EtherTypeShim || len(f) < off+rocev2.ShimLen {
+		return 0
+	}
+	return off
+}
+
+// Receive implements dataplane.Port.
+func (p *Port) Receive(b *dataplane.Batch) int {
+	n0 := b.N
+	l := p.l
+	if l.rx != nil {
+		p.drain(b)
+	}
+	// Every frame taken from the inner port may need a place in b, so
+	// take no more than b has room for.
+	if room := dataplane.BatchSize - b.N; room > 0 {
+		first := dataplane.BatchSize - room
+		p.sc.N = first
+		p.inner.Receive(&p.sc)
+		for j := first; j < p.sc.N; j++ {
+			p.one(b, &p.sc.Pkts[j])
+		}
+		if l.rx != nil {
+			p.drain(b)
+		}
+	}
+	return b.N - n0
+}
+
+func (p *Port) deliver(b *dataplane.Batch, addr uint64, n uint16) {
+	b.Pkts[b.N] = dataplane.Packet{Addr: addr, Len: n}
+	b.N++
+}
+
+// one handles a frame from the wire.
+func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
+	l, st := p.l, p.l.st
+	f := p.mem.Frame(pk)
+	off := shimAt(f)
+	if off == 0 {
+		if len(f) >= rocev2.EthernetLen {
+			if et := binary.BigEndian.Uint16(f[12:14]); et == rocev2.EtherTypeShim || et == rocev2.EtherTypeVLAN && len(f) >= 18 && binary.BigEndian.Uint16(f[16:18]) == rocev2.EtherTypeShim {
+				st.RxMalformed++ // a shim cut short
+				p.mem.Release(pk.Addr)
+				return
+			}
+		}
+		st.RxUnprotected++
+		p.deliver(b, pk.Addr, pk.Len)
+		return
+	}
+	sh := rocev2.Shim(f[off : off+rocev2.ShimLen])
+	copy(l.peer[:], f[6:12])
+	if sh.HasAck() {
+		l.ack(sh.Ack())
+	}
+	switch sh.Type() {
+	case rocev2.ShimOriginal, rocev2.ShimRetransmit:
+		p.data(b, pk, f, off, sh.Seq())
+		return
+	case rocev2.ShimDummy:
+		st.DummiesReceived++
+		l.saw(sh.Seq(), sh.Seq())
+		l.pending = true // the neighbour still probes: it lacks our ACK
+	case rocev2.ShimAck:
+		st.AcksReceived++
+	case rocev2.ShimLoss:
+		if sh.Count() == 0 {
+			st.RxMalformed++
+		} else {
+			l.request(sh.Seq(), int(sh.Count()))
+		}
+	default:
+		st.RxMalformed++
+	}
+	p.mem.Release(pk.Addr)
+}
+
+// data runs Algorithm 1 on a protected frame with sequence s.
+func (p *Port) data(b *dataplane.Batch, pk *dataplane.Packet, f []byte, off int, s psn.Link) {
+	l, st := p.l, p.l.st
+	st.RxProtected++
+	d := s.Diff(l.ackNo)
+	if d >= Window || d < -Window {
+		// Far from anything in flight: the neighbour restarted, or this
+		// switch did. Start over from s.
+		l.resync(s)
+		d = 0
+	}
+	if d < 0 || l.has(s) {
+		st.Duplicates++
+		l.pending = true
+		p.mem.Release(pk.Addr)
+		return
+	}
+	isNew := s.Diff(l.high) >= 0
+	l.saw(s, s.Add(1))
+	l.pending = true
+	if l.rx == nil || d == 0 {
+		// In order, or non-blocking: forward now.
+		strip(f, off)
+		p.deliver(b, pk.Addr+rocev2.ShimLen, pk.Len-rocev2.ShimLen)
+		st.Delivered++
+		if d == 0 {
+			l.ackNo = l.ackNo.Add(1)
+		} else {
+			l.mark(s)
+		}
+		if l.rx == nil {
+			for l.has(l.ackNo) {
+				l.unmark(l.ackNo)
+				l.ackNo = l.ackNo.Add(1)
+			}
+		}
+		return
+	}
+	h, ok := l.rx.put(f)
+	p.mem.Release(pk.Addr)
+	if !ok {
+		st.RxBufferFull++
+		if isNew {
+			// Lost here rather than on the wire: ask for it again.
+			l.addHole(s, 1, false)
+		}
+		return
+	}
+	l.mark(s)
+	l.slot[s&(Window-1)] = h
+	st.Held++
+	p.rxLevel()
+}
+
+func (p *Port) rxLevel() {
+	st := p.l.st
+	st.RxBytes = p.l.rx.span()
+	st.RxBytesMax = max(st.RxBytesMax, st.RxBytes)
+}
+
+// strip removes the shim at off in place: the addresses (and tag) move 8
+// bytes on and end where the shim's InnerType is, which becomes the
+// frame's EtherType. The frame then starts at f[ShimLen:].
+func strip(f []byte, off int) {
+	copy(f[rocev2.ShimLen:off-2+rocev2.ShimLen], f[:off-2])
+}
+
+// drain releases held frames from ackNo on, in sequence, while b has
+// room and Mem has frames (Blocking).
+func (p *Port) drain(b *dataplane.Batch) {
+	l, st := p.l, p.l.st
+	moved := false
+	for b.N < dataplane.BatchSize && l.has(l.ackNo) {
+		i := l.ackNo & (Window - 1)
+		addr, ok := p.mem.Alloc()
+		if !ok {
+			st.NoFrame++
+			break
+		}
+		src := l.rx.get(l.slot[i])
+		off := shimAt(src)
+		room := p.mem.Room(addr)
+		copy(room, src[:off-2])
+		n := copy(room[off-2:], src[off+rocev2.ShimLen-2:]) + off - 2
+		l.rx.free(l.slot[i])
+		l.slot[i] = noEntry
+		l.unmark(l.ackNo)
+		l.ackNo = l.ackNo.Add(1)
+		p.deliver(b, addr, uint16(n))
+		st.Released++
+		st.Delivered++
+		moved = true
+	}
+	if moved {
+		p.rxLevel()
+	}
+}
+
+// resync starts the receiver over at s, dropping what it holds.
+func (l *link) resync(s psn.Link) {
+	l.st.Resyncs++
+	if l.rx != nil {
+		for i := range l.slot {
+			if l.slot[i] != noEntry {
+				l.rx.free(l.slot[i])
+				l.slot[i] = noEntry
+			}
+		}
+		l.st.RxBytes = l.rx.span()
+	}
+	clear(l.got)
+	l.hN, l.hHead, l.fresh = 0, 0, 0
+	l.ackNo, l.high = s, s
+}
+
+// Transmit implements dataplane.Port: the piggybacked ACK.
+func (p *Port) Transmit(pkts []dataplane.Packet) int {
+	l := p.l
+	shims := 0
+	for i := range pkts {
+		f := p.mem.Frame(&pkts[i])
+		if off := shimAt(f); off != 0 {
+			rocev2.Shim(f[off : off+rocev2.ShimLen]).SetAck(l.ackNo)
+			shims++
+		}
+	}
+	k := p.inner.Transmit(pkts)
+	if shims > 0 && k > 0 {
+		l.pending = false
+		l.st.AcksCarried += uint64(min(shims, k))
+	}
+	return k
+}

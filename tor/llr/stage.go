@@ -1,0 +1,459 @@
+package llr
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+)
+
+// Stage is the link-local retransmission stage of one worker: see the
+// package doc. It implements dataplane.Stage (the sender half: sequence,
+// shim and Tx-buffer copy of the frames the pipeline sends out of a
+// protected port), dataplane.Source (Poll: retransmissions, loss notices,
+// explicit ACKs, dummies, PFC backpressure, ackNoTimeout) and
+// dataplane.Timed (timers only wake the worker for Poll's work). Wrap
+// gives the Port each protected port must be polled through.
+//
+// One worker owns each Stage and its Ports; only Snapshot may be called
+// from other goroutines. It holds copies, never frames of Mem, within
+// Config.TxBuffer and Config.RxBuffer per port, and allocates nothing
+// after NewStage. Its zero value is not usable.
+type Stage struct {
+	cfg   Config
+	links [MaxPorts]*link
+	calls uint64
+	st    Stats
+	pub   dataplane.Published[Stats]
+}
+
+// NewStage validates c and builds the per-port state of every protected
+// port.
+func NewStage(c Config) (*Stage, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Stage{cfg: c.WithDefaults()}
+	for m := c.Ports; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		s.links[i] = newLink(uint16(i), &s.cfg, &s.st.Ports[i])
+	}
+	return s, nil
+}
+
+// Name implements dataplane.Stage.
+func (s *Stage) Name() string { return "llr" }
+
+// Config returns the configuration in force, defaults filled in.
+func (s *Stage) Config() Config { return s.cfg }
+
+// Protected reports whether port i is protected.
+func (s *Stage) Protected(i int) bool { return i >= 0 && i < MaxPorts && s.links[i] != nil }
+
+// Wrap returns the port the worker must use for port index i, which must
+// be protected: p itself wrapped in a *Port that shares this stage's
+// state for the link. mem is the worker's frame memory.
+func (s *Stage) Wrap(i int, p dataplane.Port, mem *dataplane.Mem) (*Port, error) {
+	if !s.Protected(i) {
+		return nil, fmt.Errorf("llr: port %d (%s) is not protected", i, p.Name())
+	}
+	return &Port{inner: p, mem: mem, l: s.links[i]}, nil
+}
+
+// Stats returns the live counters; only from the worker's goroutine (or
+// after it stopped). Other goroutines use Snapshot.
+func (s *Stage) Stats() Stats { return s.st }
+
+// Snapshot returns the counters as last published, about once a
+// millisecond of worker time. It is safe from any goroutine.
+func (s *Stage) Snapshot() Stats { return s.pub.Load() }
+
+// resolve finds the queue indices of port l.port.
+func (s *Stage) resolve(c *dataplane.Ctx, l *link) bool {
+	if l.resolved {
+		return true
+	}
+	if int(l.port) >= c.NumPorts() {
+		return false
+	}
+	e := c.Egress(int(l.port))
+	l.dataQ, l.retxQ = e.QueueIndex(s.cfg.DataQueue), e.QueueIndex(s.cfg.RetransmitQueue)
+	l.ctrlQ, l.idleQ = e.QueueIndex(s.cfg.ControlQueue), e.QueueIndex(s.cfg.IdleQueue)
+	if l.dataQ < 0 || l.retxQ < 0 || l.ctrlQ < 0 || l.idleQ < 0 {
+		return false // counted as unprotected; tord checks the queues exist
+	}
+	l.resolved = true
+	return true
+}
+
+// Process implements dataplane.Stage: every frame the pipeline forwards
+// to a protected port's data queue gets the next sequence number, the
+// shim, and a copy in the Tx buffer (§3.1, appendix A.1).
+func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
+	s.calls++
+	for i := 0; i < b.N; i++ {
+		p := &b.Pkts[i]
+		if p.Verdict != dataplane.Forward || p.Out >= MaxPorts {
+			continue
+		}
+		if l := s.links[p.Out]; l != nil {
+			s.protect(c, l, p)
+		}
+	}
+}
+
+func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
+	st := l.st
+	if !s.resolve(c, l) || int(p.Queue) != l.dataQ {
+		st.UnprotectedQueue++
+		return
+	}
+	if l.batchCall != s.calls {
+		l.batchCall, l.batchBytes = s.calls, 0
+	}
+	n := int(p.Len) + rocev2.ShimLen
+	switch m := &p.Meta; {
+	case m.Kind == rocev2.KindMACControl || m.Kind == rocev2.KindLinkCtrl:
+		return
+	case m.ShimOff != 0:
+		st.UnprotectedShim++
+		return
+	case s.cfg.MaxFrame > 0 && n > s.cfg.MaxFrame:
+		st.UnprotectedTooBig++
+		l.batchBytes += int(p.Len)
+		return
+	}
+	// A frame the data queue will refuse is a congestion drop before the
+	// link, not Protego's to recover: leave it unsequenced.
+	e := c.Egress(int(l.port))
+	if depth, _ := e.Depth(l.dataQ); depth+l.batchBytes+n > e.Limit(l.dataQ) {
+		return
+	}
+	if l.inflight() >= len(l.txh)-1 || !l.tx.fits(n) {
+		st.UnprotectedTxFull++
+		l.batchBytes += int(p.Len)
+		return
+	}
+	fs := uint64(c.Mem.FrameSize())
+	off := p.Addr & (fs - 1)
+	head := off >= rocev2.ShimLen
+	if !head && fs-off-uint64(p.Len) < rocev2.ShimLen {
+		st.UnprotectedNoRoom++
+		l.batchBytes += int(p.Len)
+		return
+	}
+	f := c.Mem.Frame(p)
+	so := rocev2.EthernetLen
+	if p.Meta.VLAN {
+		so += rocev2.VLANTagLen
+	}
+	inner := binary.BigEndian.Uint16(f[so-2 : so])
+	// Make room: move the addresses back into the headroom, or the rest
+	// of the frame forward into the tailroom.
+	if head {
+		p.Addr -= rocev2.ShimLen
+		f = c.Mem.Bytes(p.Addr, n)
+		copy(f[:so-2], f[rocev2.ShimLen:rocev2.ShimLen+so-2])
+	} else {
+		f = c.Mem.Bytes(p.Addr, n)
+		copy(f[so+rocev2.ShimLen:], f[so:int(p.Len)])
+	}
+	binary.BigEndian.PutUint16(f[so-2:so], rocev2.EtherTypeShim)
+	seq := l.next
+	rocev2.Shim(f[so:so+rocev2.ShimLen]).Set(seq, rocev2.ShimOriginal, 0, inner)
+	h, _ := l.tx.put(f) // fits, checked above
+	l.txh[int(seq)&(len(l.txh)-1)] = h
+	l.next = seq.Add(1)
+	p.Len = uint16(n)
+	shiftMeta(&p.Meta, uint16(so), seq)
+	l.batchBytes += n
+	st.Protected++
+	st.ShimBytes += rocev2.ShimLen
+	st.TxBytes = l.tx.span()
+	st.TxBytesMax = max(st.TxBytesMax, st.TxBytes)
+	st.TxFrames = l.inflight()
+}
+
+// shiftMeta keeps a frame's parsed offsets true after the shim went in
+// at so, so that later stages (impair's filters) see the frame as the
+// classifier would.
+func shiftMeta(m *rocev2.Meta, so uint16, seq psn.Link) {
+	m.L3Off = shift(m.L3Off)
+	m.L4Off = shift(m.L4Off)
+	m.BTHOff = shift(m.BTHOff)
+	m.PayloadOff = shift(m.PayloadOff)
+	m.ICRCOff = shift(m.ICRCOff)
+	m.End = shift(m.End)
+	m.ShimOff, m.ShimType, m.LinkSeq = so, rocev2.ShimOriginal, seq
+}
+
+func shift(o uint16) uint16 {
+	if o == 0 {
+		return 0
+	}
+	return o + rocev2.ShimLen
+}
+
+// Poll implements dataplane.Source: the work of every protected port
+// that needs a clock or makes frames.
+func (s *Stage) Poll(c *dataplane.Ctx) int {
+	work := 0
+	for _, l := range s.links {
+		if l != nil {
+			work += s.service(c, l)
+		}
+	}
+	s.pub.Maybe(c.Now, &s.st)
+	return work
+}
+
+// Timer implements dataplane.Timed: arg is the port whose deadline came.
+func (s *Stage) Timer(c *dataplane.Ctx, arg uint64) {
+	if arg < MaxPorts && s.links[arg] != nil {
+		s.links[arg].dummyArmed = false
+		s.service(c, s.links[arg])
+	}
+}
+
+func (s *Stage) after(c *dataplane.Ctx, l *link, d int64) {
+	if !c.After(max(d, 1), uint64(l.port)) {
+		l.st.TimerFull++
+	}
+}
+
+func (s *Stage) service(c *dataplane.Ctx, l *link) int {
+	if !s.resolve(c, l) {
+		return 0
+	}
+	work := s.retransmit(c, l)
+	work += s.receiver(c, l)
+	s.backpressure(c, l)
+	work += s.idle(c, l)
+	l.st.TxFrames = l.inflight()
+	return work
+}
+
+// copies is Eq. 1 with the configured or the measured loss rate.
+func (s *Stage) copies(l *link) int {
+	if s.cfg.Copies > 0 {
+		return s.cfg.Copies
+	}
+	actual := s.cfg.ActualLoss
+	if actual == 0 && l.st.Protected > 0 {
+		actual = float64(l.st.LossesNotified) / float64(l.st.Protected)
+	}
+	return Copies(s.cfg.TargetLoss, actual)
+}
+
+// retransmit serves the loss notices: copies of each named sequence on
+// the retransmit queue (§3.4, appendix A.2).
+func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
+	work := 0
+	k := s.copies(l)
+	for l.reqN > 0 {
+		r := &l.reqs[l.reqHead]
+		for r.n > 0 {
+			seq := r.first
+			if seq.Diff(l.una) >= 0 && seq.Diff(l.next) < 0 { // else acknowledged meanwhile
+				src := l.tx.get(l.txh[int(seq)&(len(l.txh)-1)])
+				for j := 0; j < k; j++ {
+					addr, room, ok := c.Alloc()
+					if !ok {
+						// Out of frames: try again at the next Poll.
+						l.st.NoFrame++
+						return work
+					}
+					copy(room, src)
+					rocev2.Shim(room[shimAt(src):]).SetSeq(seq, rocev2.ShimRetransmit)
+					p := dataplane.Packet{Addr: addr, Len: uint16(len(src)), Out: l.port, Queue: uint8(l.retxQ)}
+					if !c.Emit(&p) {
+						l.st.RetxRefused++
+						continue
+					}
+					l.st.Copies++
+					work++
+				}
+				l.st.Retransmitted++
+			}
+			r.first, r.n = seq.Add(1), r.n-1
+		}
+		l.reqHead = (l.reqHead + 1) % reqCap
+		l.reqN--
+	}
+	return work
+}
+
+// ctrl builds one of llr's own minimum-size frames (loss notice, ACK,
+// dummy) and queues it on q.
+func (s *Stage) ctrl(c *dataplane.Ctx, l *link, typ uint8, seq psn.Link, count uint8, q int) bool {
+	addr, room, ok := c.Alloc()
+	if !ok {
+		l.st.NoFrame++
+		return false
+	}
+	const n = 60
+	f := room[:n]
+	clear(f)
+	copy(f[0:6], l.peer[:])
+	src := c.Port(int(l.port)).MAC()
+	copy(f[6:12], src[:])
+	binary.BigEndian.PutUint16(f[12:14], rocev2.EtherTypeShim)
+	sh := rocev2.Shim(f[14 : 14+rocev2.ShimLen])
+	sh.Set(seq, typ, count, 0)
+	sh.SetAck(l.ackNo) // stamped again on the way out
+	p := dataplane.Packet{Addr: addr, Len: n, Out: l.port, Queue: uint8(q)}
+	return c.Emit(&p)
+}
+
+// notice sends loss notices for the missing sequences of [first,
+// first+n), 255 at most per notice, on the control queue.
+func (s *Stage) notice(c *dataplane.Ctx, l *link, first psn.Link, n int) int {
+	sent := 0
+	for n > 0 {
+		// skip what arrived meanwhile
+		for n > 0 && l.has(first) {
+			first, n = first.Add(1), n-1
+		}
+		k := 0
+		for k < n && k < 255 && !l.has(first.Add(k)) {
+			k++
+		}
+		if k == 0 {
+			break
+		}
+		if s.ctrl(c, l, rocev2.ShimLoss, first, uint8(k), l.ctrlQ) {
+			l.st.NoticesSent++
+			sent++
+		}
+		first, n = first.Add(k), n-k
+	}
+	return sent
+}
+
+// receiver sends the notices of new holes, names a head of line again
+// when its notice seems lost, and skips it at ackNoTimeout (§3.5).
+func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
+	work := 0
+	now := c.Now
+	if l.fresh > 0 {
+		for i := l.hN - l.fresh; i < l.hN; i++ {
+			h := &l.holes[(l.hHead+i)%holeCap]
+			h.at, h.noticed, h.fresh = now, now, false
+			work += s.notice(c, l, h.first, h.n)
+		}
+		l.fresh = 0
+		s.after(c, l, s.cfg.NoticeRetry)
+		s.after(c, l, s.cfg.AckTimeout)
+	}
+	for l.hN > 0 {
+		h := &l.holes[l.hHead]
+		if h.first.Add(h.n).Diff(l.ackNo) <= 0 {
+			l.hHead = (l.hHead + 1) % holeCap
+			l.hN--
+			continue
+		}
+		if l.has(l.ackNo) || l.ackNo.Diff(h.first) < 0 {
+			break // the head of line is here (Blocking: being released) or not known lost
+		}
+		if now-h.at >= s.cfg.AckTimeout {
+			// ackNoTimeout: give up the missing run at the head.
+			l.st.AckTimeouts++
+			end := h.first.Add(h.n)
+			for l.ackNo.Diff(end) < 0 && !l.has(l.ackNo) {
+				l.ackNo = l.ackNo.Add(1)
+				l.st.Skipped++
+			}
+			if l.rx == nil {
+				for l.has(l.ackNo) {
+					l.unmark(l.ackNo)
+					l.ackNo = l.ackNo.Add(1)
+				}
+			}
+			l.pending = true
+			work++
+			continue
+		}
+		if now-h.noticed >= s.cfg.NoticeRetry {
+			h.noticed = now
+			n := h.first.Add(h.n).Diff(l.ackNo)
+			if k := s.notice(c, l, l.ackNo, min(n, 255)); k > 0 {
+				l.st.NoticeRetries += uint64(k)
+				work += k
+			}
+			s.after(c, l, s.cfg.NoticeRetry)
+		}
+		break
+	}
+	if l.high.Diff(l.ackNo) < 0 {
+		l.high = l.ackNo
+	}
+	return work
+}
+
+// pauseTime is the pause frames' time in quanta; llr refreshes a pause
+// at half its length while the buffer stays above Resume.
+const pauseTime = 0xffff
+
+// backpressure is Algorithm 2 on the reordering buffer's level.
+func (s *Stage) backpressure(c *dataplane.Ctx, l *link) {
+	if l.rx == nil {
+		return
+	}
+	q := l.rx.span()
+	prio := s.cfg.PFCPriority
+	var times [8]uint16
+	dur := int64(uint64(pauseTime) * 512 * 1e9 / max(c.Egress(int(l.port)).PauseRateBps(), 1))
+	switch {
+	case !l.paused && q >= s.cfg.Pause, l.paused && q > s.cfg.Resume && c.Now-l.pausAt >= dur/2:
+		times[prio] = pauseTime
+		if c.SendPFC(int(l.port), 1<<prio, times) {
+			l.paused, l.pausAt = true, c.Now
+			l.st.PauseSent++
+			s.after(c, l, dur/2)
+		}
+	case l.paused && q <= s.cfg.Resume:
+		if c.SendPFC(int(l.port), 1<<prio, times) {
+			l.paused = false
+			l.st.ResumeSent++
+		}
+	}
+}
+
+// idle keeps one frame of llr's own on the idle queue when there is
+// something to say: a dummy when frames are unacknowledged and the data
+// queue is empty (§3.2), else an explicit ACK when the neighbour's copy
+// of ackNo is stale (§3.1). The idle queue is served only when the
+// queues above it are empty or paused, so these frames take no bandwidth
+// from traffic; one at a time, they cannot flood.
+func (s *Stage) idle(c *dataplane.Ctx, l *link) int {
+	e := c.Egress(int(l.port))
+	if _, n := e.Depth(l.idleQ); n > 0 {
+		return 0
+	}
+	if l.inflight() > 0 {
+		if d, _ := e.Depth(l.dataQ); d == 0 {
+			if l.dummyPos != l.next || c.Now-l.dummyAt >= s.cfg.DummyInterval {
+				if s.ctrl(c, l, rocev2.ShimDummy, l.next, 0, l.idleQ) {
+					l.dummyPos, l.dummyAt = l.next, c.Now
+					l.st.Dummies++
+					return 1
+				}
+				return 0
+			}
+			if !l.dummyArmed {
+				l.dummyArmed = true
+				s.after(c, l, s.cfg.DummyInterval-(c.Now-l.dummyAt))
+			}
+		}
+	}
+	if l.pending {
+		if s.ctrl(c, l, rocev2.ShimAck, 0, 0, l.idleQ) {
+			l.st.Acks++
+			return 1
+		}
+	}
+	return 0
+}

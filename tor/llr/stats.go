@@ -1,0 +1,127 @@
+package llr
+
+// PortStats are the counters of one protected port (never per flow).
+// Gauges say "now"; the rest count since the stage was made. The port is
+// both the sender towards its neighbour (first block) and the receiver
+// from it (second block).
+type PortStats struct {
+	// Sender.
+	Protected uint64 // frames given a sequence number and a Tx-buffer copy (shim type original)
+	ShimBytes uint64 // bytes the shim added to protected frames (8 each)
+	// Frames the pipeline sent out of the port unprotected, by reason.
+	UnprotectedQueue  uint64 // on another queue than the data queue (sequence follows one FIFO)
+	UnprotectedTooBig uint64 // Config.MaxFrame would be exceeded with the shim
+	UnprotectedNoRoom uint64 // the frame memory has no 8 bytes before or after the frame
+	UnprotectedTxFull uint64 // the Tx buffer's bytes, records or the Window of sequences are spent
+	UnprotectedShim   uint64 // already carries a shim (from a port that is not protected here)
+	TxBytes           int    // Tx buffer bytes held now; never above Config.TxBuffer
+	TxBytesMax        int    // high-water mark of TxBytes
+	TxFrames          int    // sequences sent and not yet acknowledged, now
+	NoticesReceived   uint64 // loss notices from the neighbour
+	NoticesStale      uint64 // of which naming nothing still in the Tx buffer
+	LossesNotified    uint64 // sequences the notices asked for (the measured loss rate's numerator)
+	RequestsDropped   uint64 // notices not served: the request ring was full
+	Retransmitted     uint64 // sequences retransmitted (one per named sequence)
+	Copies            uint64 // retransmitted frames (Eq. 1 copies of each)
+	RetxRefused       uint64 // copies the retransmit queue refused
+	Dummies           uint64 // dummies sent from the idle queue (§3.2)
+	Resyncs           uint64 // sequence restarts after the neighbour (or this switch) restarted
+
+	// Receiver.
+	RxProtected     uint64 // protected frames (original or retransmit) received
+	RxUnprotected   uint64 // frames without a shim, passed as they are
+	RxMalformed     uint64 // shims cut short, unknown types, empty loss notices: dropped
+	Delivered       uint64 // protected frames handed to the pipeline, shim stripped
+	Held            uint64 // of which held first in the reordering buffer (Blocking)
+	Released        uint64 // of which released from it in sequence
+	Duplicates      uint64 // copies of sequences already delivered or held: dropped (Algorithm 1)
+	Expected        uint64 // sequences the neighbour is known to have sent (the loss rates' denominator)
+	LossesDetected  uint64 // sequences found missing (gaps, and dummies beyond the last seen)
+	HolesMerged     uint64 // missing runs merged into the previous one for want of table room
+	NoticesSent     uint64 // loss notices sent (each names up to 255 sequences)
+	NoticeRetries   uint64 // of which naming a head of line again after Config.NoticeRetry
+	AckTimeouts     uint64 // ackNoTimeout expiries (§3.5)
+	Skipped         uint64 // sequences skipped by them: lost for good (the effective loss rate)
+	RxBytes         int    // reordering buffer bytes now; never above Config.RxBuffer
+	RxBytesMax      int    // high-water mark of RxBytes
+	RxBufferFull    uint64 // out-of-order frames dropped for want of buffer room (asked for again)
+	PauseSent       uint64 // PFC pause frames sent to the neighbour (Algorithm 2), refreshes included
+	ResumeSent      uint64 // PFC resume frames sent
+	Acks            uint64 // explicit ACKs sent from the idle queue (§3.1)
+	AcksCarried     uint64 // frames that left carrying the ACK (piggybacked, explicit or on a dummy)
+	DummiesReceived uint64 // dummies from the neighbour
+	AcksReceived    uint64 // explicit ACKs from the neighbour
+	NoFrame         uint64 // frames llr could not build or release: frame memory exhausted
+	TimerFull       uint64 // timers the worker refused
+}
+
+// Stats are the counters of one Stage, per worker port index.
+type Stats struct {
+	Ports [MaxPorts]PortStats
+}
+
+// MeasuredLoss is the link's loss rate as the receiver measures it over
+// the stage's life: sequences found missing over sequences expected.
+func (p *PortStats) MeasuredLoss() float64 {
+	if p.Expected == 0 {
+		return 0
+	}
+	return float64(p.LossesDetected) / float64(p.Expected)
+}
+
+// EffectiveLoss is the loss rate left after recovery: sequences skipped
+// by ackNoTimeout over sequences expected.
+func (p *PortStats) EffectiveLoss() float64 {
+	if p.Expected == 0 {
+		return 0
+	}
+	return float64(p.Skipped) / float64(p.Expected)
+}
+
+// Add adds q's counters to p's (gauges too: the collector sums workers).
+func (p *PortStats) Add(q *PortStats) {
+	p.Protected += q.Protected
+	p.ShimBytes += q.ShimBytes
+	p.UnprotectedQueue += q.UnprotectedQueue
+	p.UnprotectedTooBig += q.UnprotectedTooBig
+	p.UnprotectedNoRoom += q.UnprotectedNoRoom
+	p.UnprotectedTxFull += q.UnprotectedTxFull
+	p.UnprotectedShim += q.UnprotectedShim
+	p.TxBytes += q.TxBytes
+	p.TxBytesMax += q.TxBytesMax
+	p.TxFrames += q.TxFrames
+	p.NoticesReceived += q.NoticesReceived
+	p.NoticesStale += q.NoticesStale
+	p.LossesNotified += q.LossesNotified
+	p.RequestsDropped += q.RequestsDropped
+	p.Retransmitted += q.Retransmitted
+	p.Copies += q.Copies
+	p.RetxRefused += q.RetxRefused
+	p.Dummies += q.Dummies
+	p.Resyncs += q.Resyncs
+	p.RxProtected += q.RxProtected
+	p.RxUnprotected += q.RxUnprotected
+	p.RxMalformed += q.RxMalformed
+	p.Delivered += q.Delivered
+	p.Held += q.Held
+	p.Released += q.Released
+	p.Duplicates += q.Duplicates
+	p.Expected += q.Expected
+	p.LossesDetected += q.LossesDetected
+	p.HolesMerged += q.HolesMerged
+	p.NoticesSent += q.NoticesSent
+	p.NoticeRetries += q.NoticeRetries
+	p.AckTimeouts += q.AckTimeouts
+	p.Skipped += q.Skipped
+	p.RxBytes += q.RxBytes
+	p.RxBytesMax += q.RxBytesMax
+	p.RxBufferFull += q.RxBufferFull
+	p.PauseSent += q.PauseSent
+	p.ResumeSent += q.ResumeSent
+	p.Acks += q.Acks
+	p.AcksCarried += q.AcksCarried
+	p.DummiesReceived += q.DummiesReceived
+	p.AcksReceived += q.AcksReceived
+	p.NoFrame += q.NoFrame
+	p.TimerFull += q.TimerFull
+}
