@@ -25,6 +25,24 @@ func fabricOf(t *testing.T, o Options) *fakeFabric {
 	return f
 }
 
+// runFake parses args into exp, sets it up and runs it on a fake fabric
+// of the topology it asks for.
+func runFake(t *testing.T, exp Experiment, args ...string) (*fakeFabric, *fakePerf, *Results) {
+	t.Helper()
+	parseExperiment(t, exp, args...)
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := fabricOf(t, o)
+	perf := &fakePerf{fab: fab}
+	res := newResults(exp, fab.plan, "testbed run "+exp.Name()+" "+strings.Join(args, " "))
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
+		t.Fatal(err)
+	}
+	return fab, perf, res
+}
+
 // cellsOf returns the JSON array --json would write.
 func cellsOf(t *testing.T, res *Results) []map[string]any {
 	t.Helper()
@@ -49,18 +67,7 @@ func hasKeys(t *testing.T, c map[string]any, keys ...string) {
 }
 
 func TestDCPLossWithFakes(t *testing.T) {
-	exp := newDCPLoss()
-	parseExperiment(t, exp, "--losses", "0.001,0.05", "--count", "5")
-	o, err := exp.Setup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fab := fabricOf(t, o)
-	perf := &fakePerf{fab: fab}
-	res := newResults(exp, fab.plan, "")
-	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
-		t.Fatal(err)
-	}
+	fab, perf, res := runFake(t, newDCPLoss(), "--losses", "0.001,0.05", "--count", "5")
 	// DCP with trimming and GBN with dropping at each loss rate, then
 	// the lossless DCP reference.
 	var got []string
@@ -84,20 +91,9 @@ func TestDCPLossWithFakes(t *testing.T) {
 }
 
 func TestDCPIncastWithFakes(t *testing.T) {
-	exp := newDCPIncast()
-	parseExperiment(t, exp, "--senders", "2,3", "--incast-degree", "3")
-	o, err := exp.Setup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Topology != "dumbbell" || o.Senders != 3 || o.Receivers != 3 || !o.Trim || o.IncastDegree != 3 {
-		t.Fatalf("Setup() = %+v", o)
-	}
-	fab := fabricOf(t, o)
-	perf := &fakePerf{fab: fab}
-	res := newResults(exp, fab.plan, "")
-	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
-		t.Fatal(err)
+	fab, perf, res := runFake(t, newDCPIncast(), "--senders", "2,3", "--incast-degree", "3")
+	if o := fab.plan.Options; o.Topology != "dumbbell" || o.Senders != 3 || o.Receivers != 3 || o.IncastDegree != 3 {
+		t.Fatalf("options %+v", o)
 	}
 	if len(perf.transfers) != 2*(2+3) {
 		t.Fatalf("%d transfers, want 10", len(perf.transfers))
@@ -127,17 +123,7 @@ func TestDCPIncastWithFakes(t *testing.T) {
 }
 
 func TestDCPARWithFakes(t *testing.T) {
-	exp := newDCPAR()
-	parseExperiment(t, exp, "--ratios", "1,10")
-	o, err := exp.Setup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fab := fabricOf(t, o)
-	res := newResults(exp, fab.plan, "")
-	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: &fakePerf{fab: fab}}, res); err != nil {
-		t.Fatal(err)
-	}
+	fab, _, res := runFake(t, newDCPAR(), "--ratios", "1,10")
 	var modes []string
 	for _, r := range fab.reconfigs {
 		modes = append(modes, r.Multipath+" "+strings.Join(r.PathRates, "/"))
@@ -159,17 +145,7 @@ func TestDCPARWithFakes(t *testing.T) {
 
 // testbed plot draws a record's plots again, with the recorded flags.
 func TestPlotFromRecord(t *testing.T) {
-	exp := newDCPIncast()
-	parseExperiment(t, exp, "--senders", "2,3")
-	o, err := exp.Setup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fab := fabricOf(t, o)
-	res := newResults(exp, fab.plan, "testbed run dcp-incast --senders 2,3")
-	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: &fakePerf{fab: fab}}, res); err != nil {
-		t.Fatal(err)
-	}
+	_, _, res := runFake(t, newDCPIncast(), "--senders", "2,3")
 	dir := t.TempDir()
 	record := filepath.Join(dir, "record.json")
 	if err := res.WriteJSON(record); err != nil {

@@ -49,6 +49,8 @@ var experiments = map[string]func() Experiment{
 	"dcp-loss":        func() Experiment { return newDCPLoss() },
 	"dcp-incast":      func() Experiment { return newDCPIncast() },
 	"dcp-ar":          func() Experiment { return newDCPAR() },
+	"llr-loss":        func() Experiment { return newLLRLoss() },
+	"llr-tail":        func() Experiment { return newLLRTail() },
 }
 
 func experimentNames() []string {

@@ -435,3 +435,57 @@ func TestMultipathDCP(t *testing.T) {
 		t.Logf("GBN beside it: %s", g.Error)
 	}
 }
+
+// TestLinkLLR is Protego's promise on the link topology: 1e-3
+// corruption on tor1's port toward tor2, blocking link-local
+// retransmission on both ends, and no loss reaches the endpoints: no
+// packet skipped, no end-to-end retransmission, every byte verified.
+func TestLinkLLR(t *testing.T) {
+	requireRoot(t)
+	bin, haveRoceperf := buildBin(t)
+	if !haveRoceperf {
+		t.Fatal("cmd/roceperf does not build")
+	}
+	stateDir := t.TempDir()
+	prefix := testPrefix("l")
+	cleanupPrefix(t, stateDir, prefix)
+	record := filepath.Join(t.TempDir(), "record.json")
+	const size, count = 1 << 20, 40
+	args := []string{"run", "llr-loss", "--losses", "1e-3", "--modes", "blocking", "--size", strconv.Itoa(size),
+		"--count", strconv.Itoa(count), "--timeout", "60s", "--record", record, "--prefix", prefix, "--state", stateDir, "--bin", bin}
+	code, out, stderr := runCLI(args...)
+	t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
+	if code != 0 {
+		t.Fatalf("llr-loss exited %d", code)
+	}
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Runs  []Run         `json:"runs"`
+		Cells []llrLossCell `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 || len(res.Cells) != 1 {
+		t.Fatalf("%d runs, %d cells; want the clean reference and one blocking run", len(res.Runs), len(res.Cells))
+	}
+	r := res.Runs[1]
+	if r.Error != "" || r.Perf == nil {
+		t.Fatalf("blocking run: %s", r.Error)
+	}
+	s := r.Perf.Client
+	if s.Messages != count || s.Corrupt != 0 || s.VerifiedBytes != size*count {
+		t.Errorf("%d messages, %d corrupt, %d bytes verified; want %d, 0, %d", s.Messages, s.Corrupt, s.VerifiedBytes, count, size*count)
+	}
+	c := res.Cells[0]
+	if r.ImpairDrops() == 0 || c.Unrecovered != 0 || c.E2ERetx != 0 || s.Timeouts != 0 {
+		t.Errorf("%v frames corrupted, %v unrecovered, %d end-to-end retransmissions, %d timeouts; want some, 0, 0, 0",
+			r.ImpairDrops(), c.Unrecovered, c.E2ERetx, s.Timeouts)
+	}
+	if c.Packets < float64(count*1000) {
+		t.Errorf("%v protected packets, want every data packet of the run", c.Packets)
+	}
+}

@@ -37,6 +37,7 @@ type TordConfig struct {
 	NetRT  *NetRTSection `yaml:"netrt,omitempty"`
 	Trim   *TrimSection  `yaml:"trim,omitempty"`
 	DCP    bool          `yaml:"dcp,omitempty"`
+	LLR    *LLRSection   `yaml:"llr,omitempty"`
 }
 
 // TrimSection is tord's trim: section (tor/trim, DCP's lossless control
@@ -248,6 +249,7 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 			c.Trim = &TrimSection{Threshold: o.TrimThreshold, IncastDegree: o.IncastDegree}
 		}
 		c.DCP = o.DCP
+		c.LLR = p.LLR(n.Name)
 		if n.Name == "tor1" && len(o.PathRates) > 0 {
 			// Unequal paths: tor1's port toward core k is shaped to
 			// the k-th rate, where adaptive routing sees the queues.

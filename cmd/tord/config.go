@@ -80,6 +80,10 @@ type Config struct {
 	// Trimming, and impair rules that trim, turn it on by themselves.
 	// Off, DSCPs whose low bits are set are ordinary traffic classes.
 	DCP bool `yaml:"dcp"`
+
+	// LLR is link-local retransmission (tor/llr, Protego) on the
+	// switch-to-switch links it names; see cmd/tord/llr.go.
+	LLR LLRConfig `yaml:"llr"`
 }
 
 // dcp reports whether the classifier must parse DCP headers.
@@ -217,6 +221,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := c.NetRT.validate(c.Ports); err != nil {
+		return err
+	}
+	if err := c.LLR.validate(c); err != nil {
 		return err
 	}
 	if t := c.Trim; t != nil {

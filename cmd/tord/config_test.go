@@ -239,3 +239,41 @@ func TestConfigTrimErrors(t *testing.T) {
 		t.Error("a misspelt trim key was accepted")
 	}
 }
+
+func TestLLRConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tord.yaml")
+	os.WriteFile(path, []byte(`
+ports: [h1, up]
+llr: {ports: [up], mode: nb, tx_buffer: 128KiB, ack_timeout: 2ms, target_loss: 1e-8}
+`), 0o644)
+	c, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	lc, err := c.LLR.stageConfig(c.Ports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc.Ports != 2 || lc.TxBuffer != 128<<10 || lc.AckTimeout != 2e6 || lc.TargetLoss != 1e-8 {
+		t.Errorf("stage config %+v", lc)
+	}
+	for _, bad := range []struct{ yaml, field string }{
+		{"llr: {ports: [c]}", "llr.ports"},
+		{"llr: {ports: [b], mode: eager}", "llr.mode"},
+		{"llr: {ports: [b]}\nworkers: 2", "llr"},
+		{"llr: {ports: [b], pause: 1KiB, resume: 2KiB}", "llr"},
+	} {
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(p, []byte("ports: [a, b]\n"+bad.yaml), 0o644)
+		cfg, err := LoadConfig(p)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), bad.field) {
+			t.Errorf("%q: %v, want an ErrConfig naming %s", bad.yaml, err, bad.field)
+		}
+	}
+}

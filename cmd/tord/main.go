@@ -168,6 +168,9 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 	if len(sw.srcs) > 0 {
 		reg.MustRegister(&netrtCollector{ports: cfg.Ports, srcs: sw.srcs, dsts: sw.dsts})
 	}
+	if sw.llr != nil {
+		reg.MustRegister(&llrCollector{ports: cfg.Ports, stage: sw.llr})
+	}
 	if len(sw.trims) > 0 {
 		reg.MustRegister(newTrimCollector(cfg, sw.trims))
 	}

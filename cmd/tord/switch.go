@@ -22,6 +22,7 @@ import (
 	"rocetor/rocev2"
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
+	"rocetor/tor/llr"
 	"rocetor/tor/netrt"
 	"rocetor/tor/trim"
 )
@@ -39,6 +40,7 @@ type Switch struct {
 	stages  []*fwd.Stage
 	impairs []*impair.Stage
 	trims   []*trim.Stage
+	llr     *llr.Stage // workers: 1 when on
 	srcs    []*netrt.SrcToR
 	dsts    []*netrt.DstToR
 	fib     *fwd.FIB
@@ -178,6 +180,38 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			}
 			s.trims = append(s.trims, ts)
 			stages = append(stages, ts)
+		}
+		if cfg.LLR.On() {
+			// The sender half, after every stage that picks ports and
+			// queues (it numbers what the data queue of a protected
+			// port will carry) and before impair, whose loss on a
+			// protected port stands for the corrupting wire. The
+			// receiver half wraps the protected ports below, so frames
+			// reach the pipeline de-duplicated, in order and unshimmed.
+			lc, err := cfg.LLR.stageConfig(cfg.Ports)
+			if err != nil {
+				return nil, err
+			}
+			// A frame grown by the shim must still fit the link: the
+			// smallest MTU of the protected ports, plus Ethernet.
+			for i, name := range cfg.Ports {
+				if ifi, err := net.InterfaceByName(name); err == nil && lc.Ports&(1<<i) != 0 {
+					if f := ifi.MTU + 14; lc.MaxFrame == 0 || f < lc.MaxFrame {
+						lc.MaxFrame = f
+					}
+				}
+			}
+			if s.llr, err = llr.NewStage(lc); err != nil {
+				return nil, err
+			}
+			for i := range ports {
+				if s.llr.Protected(i) {
+					if ports[i], err = s.llr.Wrap(i, ports[i], mem); err != nil {
+						return nil, err
+					}
+				}
+			}
+			stages = append(stages, s.llr)
 		}
 		if ictl != nil {
 			// After fwd: egress rules act on the port fwd chose.
@@ -365,6 +399,9 @@ func (s *Switch) StageNames() []string {
 	}
 	if len(s.trims) > 0 {
 		names = append(names, "trim")
+	}
+	if s.llr != nil {
+		names = append(names, "llr")
 	}
 	if len(s.impairs) > 0 {
 		names = append(names, "impair")

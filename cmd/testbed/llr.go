@@ -1,0 +1,374 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"math"
+	"strconv"
+	"time"
+)
+
+// The Protego experiments (seed 003, §5): corruption loss on the link
+// between tor1 and tor2 of the link topology, with link-local
+// retransmission off, non-blocking (nb) or blocking on both ends of it.
+// llr-loss measures how much loss reaches the endpoints and what it
+// costs (Fig. 8, Fig. 12); llr-tail the tail FCT of short WRITEs (Fig. 10,
+// Fig. 11, Table 2).
+
+// llrModes are the link modes the experiments compare.
+var llrModes = []string{"off", "nb", "blocking"}
+
+// LLRSection is tord's llr: section as testbed writes it (tor/llr).
+type LLRSection struct {
+	Ports []string `yaml:"ports"`
+	Mode  string   `yaml:"mode"`
+}
+
+// LLR returns the llr section of a switch: every port toward another
+// switch is protected, in the options' mode; nil when it is off.
+func (p *Plan) LLR(node string) *LLRSection {
+	if p.Options.LLR == "" || p.Options.LLR == "off" || p.Node(node).Kind != SwitchNode {
+		return nil
+	}
+	s := &LLRSection{Mode: p.Options.LLR}
+	for _, l := range p.Links {
+		for _, e := range [][2]End{{l.A, l.B}, {l.B, l.A}} {
+			if e[0].Node == node && p.Node(e[1].Node).Kind == SwitchNode {
+				s.Ports = append(s.Ports, e[0].Iface)
+			}
+		}
+	}
+	if len(s.Ports) == 0 {
+		return nil
+	}
+	return s
+}
+
+// llrFigures are what the switches counted of one run: protected
+// packets and what the link layer could not recover, from the sending
+// and receiving ends of the impaired link.
+type llrFigures struct {
+	Packets, Unrecovered, TxPeak, RxPeak float64
+	Copies                               float64 // retransmitted frames per lost one
+}
+
+func llrOf(r *Run) llrFigures {
+	return llrFigures{
+		Packets:     sum(r, "rocetor_llr_protected_packets_total"),
+		Unrecovered: sum(r, "rocetor_llr_ack_timeouts_total"),
+		Copies:      sum(r, "rocetor_llr_copies_total") / max(sum(r, "rocetor_llr_retransmitted_total"), 1),
+		TxPeak:      maxOf(r, "rocetor_llr_tx_buffer_peak_bytes"),
+		RxPeak:      maxOf(r, "rocetor_llr_reorder_buffer_peak_bytes"),
+	}
+}
+
+// maxOf is a gauge's largest value over a run's switches.
+func maxOf(r *Run, metric string) float64 {
+	var m float64
+	for _, s := range r.Switches {
+		m = max(m, s.Sum(metric))
+	}
+	return m
+}
+
+// ---- llr-loss ----
+
+type llrLoss struct {
+	dcpFlags // size, count, mtu, depth, host rate, timeout
+	losses   string
+	modes    string
+	lossList []float64
+	modeList []string
+}
+
+// llrLossCell is one (loss, mode) of llr-loss's JSON.
+type llrLossCell struct {
+	Loss          float64 `json:"loss"`
+	Mode          string  `json:"mode"`
+	Packets       float64 `json:"packets"`
+	Unrecovered   float64 `json:"unrecovered"`
+	EffectiveLoss float64 `json:"effective_loss"`
+	GoodputRatio  float64 `json:"goodput_ratio"`
+	Copies        float64 `json:"copies"`
+	TxPeak        float64 `json:"tx_buffer_peak_bytes"`
+	RxPeak        float64 `json:"rx_buffer_peak_bytes"`
+	E2ERetx       int64   `json:"e2e_retx"`
+	Error         string  `json:"error,omitempty"`
+}
+
+func newLLRLoss() *llrLoss { return &llrLoss{losses: "1e-5,1e-4,1e-3,1e-2", modes: "off,nb,blocking"} }
+
+func (e *llrLoss) Name() string { return "llr-loss" }
+func (e *llrLoss) Synopsis() string {
+	return "Protego's Fig. 8/12: corruption on the tor1→tor2 link, link-local retransmission off, nb or blocking: effective loss, goodput, buffers"
+}
+
+func (e *llrLoss) Flags(fs *flag.FlagSet) {
+	e.opts = DefaultOptions("link")
+	e.register(fs, 1<<20, 1000)
+	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated corruption rates on tor1's port toward tor2")
+	fs.StringVar(&e.modes, "modes", e.modes, "comma-separated link modes: off, nb, blocking")
+}
+
+func (e *llrLoss) Setup() (Options, error) {
+	var err error
+	if e.lossList, err = rates(e.losses); err != nil {
+		return Options{}, err
+	}
+	if e.modeList, err = modes(e.modes); err != nil {
+		return Options{}, err
+	}
+	if err := e.check(); err != nil {
+		return Options{}, err
+	}
+	o := e.opts
+	o.Topology, o.LLR = "link", ""
+	return o, nil
+}
+
+// rates parses a list of loss rates in (0, 1).
+func rates(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range splitList(s) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0 && v < 1) {
+			return nil, usagef("%q is not a loss rate in (0, 1)", f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, usagef("no loss rate given")
+	}
+	return out, nil
+}
+
+// modes parses a list of link modes.
+func modes(s string) ([]string, error) {
+	var out []string
+	for _, m := range splitList(s) {
+		switch m {
+		case "off", "nb", "blocking":
+			out = append(out, m)
+		default:
+			return nil, usagef("mode %q: want off, nb or blocking", m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("no mode given")
+	}
+	return out, nil
+}
+
+// setLink puts the link in mode and the corruption rate on it.
+func setLink(ctx context.Context, env *Env, mode string, loss float64) error {
+	o := env.Fabric.Plan().Options
+	o.LLR = mode
+	if err := env.Fabric.Reconfigure(ctx, o); err != nil {
+		return err
+	}
+	m := env.Fabric.Impairment()
+	m.Loss, m.Corrupt = 0, loss
+	return env.Fabric.SetImpairment(ctx, m)
+}
+
+func (e *llrLoss) Run(ctx context.Context, env *Env, res *Results) error {
+	plan := env.Fabric.Plan()
+	from, to := plan.ByRole(RoleSender)[0], plan.ByRole(RoleReceiver)[0]
+	res.Params = e.params(map[string]string{"losses": e.losses, "modes": e.modes})
+	var cells []llrLossCell
+	defer func() {
+		res.Cells = cells
+		res.Table = llrLossTable(cells)
+	}()
+	measure := func(mode string, loss float64) (*Run, error) {
+		if err := setLink(ctx, env, mode, loss); err != nil {
+			return nil, err
+		}
+		point := map[string]string{"loss": strconv.FormatFloat(loss, 'g', -1, 64), "mode": mode}
+		run := env.Measure(ctx, point, 1, e.transfer(plan, from, to, "gbn"))
+		res.Runs = append(res.Runs, run)
+		progress(env, &run)
+		return &res.Runs[len(res.Runs)-1], ctx.Err()
+	}
+	clean, err := measure("off", 0)
+	if err != nil {
+		return err
+	}
+	for _, loss := range e.lossList {
+		for _, mode := range e.modeList {
+			r, err := measure(mode, loss)
+			if err != nil {
+				return err
+			}
+			f := llrOf(r)
+			c := llrLossCell{Loss: loss, Mode: mode, Packets: f.Packets, Unrecovered: f.Unrecovered, Copies: f.Copies,
+				TxPeak: f.TxPeak, RxPeak: f.RxPeak, GoodputRatio: goodput(r) / goodput(clean), Error: firstLine(r.Error)}
+			if mode == "off" {
+				// Unprotected, every corrupted frame is a loss the
+				// endpoints see.
+				c.Unrecovered = r.ImpairDrops()
+				if r.Perf != nil {
+					c.Packets = float64(r.Perf.Client.PacketsSent)
+				}
+			}
+			if c.Packets > 0 {
+				c.EffectiveLoss = c.Unrecovered / c.Packets
+			}
+			if r.Perf != nil {
+				c.E2ERetx = r.Perf.Client.RetxPackets
+			}
+			cells = append(cells, c)
+		}
+	}
+	return nil
+}
+
+func llrLossTable(cells []llrLossCell) Table {
+	t := Table{Columns: []string{"loss", "mode", "packets", "unrecovered", "effective loss", "goodput vs no loss",
+		"copies", "Tx buffer peak (KiB)", "Rx buffer peak (KiB)", "e2e retx"}}
+	for _, c := range cells {
+		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss, 'g', -1, 64), c.Mode, fmtInt(c.Packets),
+			fmtInt(c.Unrecovered), strconv.FormatFloat(c.EffectiveLoss, 'g', 3, 64), fmtFloat(c.GoodputRatio*100, 1) + "%",
+			fmtFloat(c.Copies, 1), fmtFloat(c.TxPeak/1024, 1), fmtFloat(c.RxPeak/1024, 1), strconv.FormatInt(c.E2ERetx, 10)})
+	}
+	return t
+}
+
+func (e *llrLoss) Plots() []PlotSpec {
+	loss := func(g *Group) float64 {
+		v, _ := strconv.ParseFloat(g.Point["loss"], 64)
+		if v == 0 {
+			return math.NaN()
+		}
+		return math.Log10(v)
+	}
+	return []PlotSpec{{File: "goodput.png", Title: "llr-loss: goodput under corruption", XLabel: "log10(corruption rate)",
+		YLabel: "goodput (Gbit/s)", X: loss, Y: func(g *Group) float64 { return g.Median(goodput) },
+		Series: func(g *Group) string { return g.Point["mode"] }}}
+}
+
+// ---- llr-tail ----
+
+type llrTail struct {
+	dcpFlags
+	sizes    string
+	loss     float64
+	modes    string
+	sizeList []int
+	modeList []string
+}
+
+// llrTailCell is one (size, mode) of llr-tail's JSON.
+type llrTailCell struct {
+	Size int    `json:"size"`
+	Mode string `json:"mode"`
+	FCT  struct {
+		P50   float64 `json:"p50"`
+		P99   float64 `json:"p99"`
+		P999  float64 `json:"p999"`
+		P9999 float64 `json:"p9999"`
+	} `json:"fct_us"`
+	E2ERetx  int64  `json:"e2e_retx"`
+	Timeouts int64  `json:"timeouts"`
+	Error    string `json:"error,omitempty"`
+}
+
+func newLLRTail() *llrTail {
+	return &llrTail{sizes: "143,24387", loss: 1e-3, modes: "noloss,off,nb,blocking"}
+}
+
+func (e *llrTail) Name() string { return "llr-tail" }
+func (e *llrTail) Synopsis() string {
+	return "Protego's Fig. 10/11: tail FCT of 1- and 17-packet WRITEs at 1e-3 corruption on the tor1→tor2 link, protection off, nb, blocking"
+}
+
+func (e *llrTail) Flags(fs *flag.FlagSet) {
+	e.opts = DefaultOptions("link")
+	fabricFlags(fs, &e.opts, false)
+	e.count, e.mtu, e.timeout = 10000, 1024, 5*time.Minute
+	fs.IntVar(&e.count, "count", e.count, "WRITEs per size and mode (p99.99 needs 10,000)")
+	fs.IntVar(&e.depth, "depth", e.depth, "WRITEs in flight (0: roceperf's)")
+	fs.DurationVar(&e.timeout, "timeout", e.timeout, "roceperf's --timeout per run")
+	fs.StringVar(&e.sizes, "sizes", e.sizes, "comma-separated WRITE sizes in bytes (143: one packet, 24387: 17 at MTU 1024 with DCP-free headers)")
+	fs.Float64Var(&e.loss, "loss", e.loss, "corruption rate on tor1's port toward tor2")
+	fs.StringVar(&e.modes, "modes", e.modes, "comma-separated: noloss, off, nb, blocking")
+}
+
+func (e *llrTail) Setup() (Options, error) {
+	e.sizeList = nil
+	for _, s := range splitList(e.sizes) {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return Options{}, usagef("--sizes: %q is not a size in bytes", s)
+		}
+		e.sizeList = append(e.sizeList, v)
+	}
+	e.modeList = nil
+	for _, m := range splitList(e.modes) {
+		switch m {
+		case "noloss", "off", "nb", "blocking":
+			e.modeList = append(e.modeList, m)
+		default:
+			return Options{}, usagef("--modes: %q: want noloss, off, nb or blocking", m)
+		}
+	}
+	if len(e.sizeList) == 0 || len(e.modeList) == 0 || !(e.loss > 0 && e.loss < 1) {
+		return Options{}, usagef("--sizes, --modes and --loss in (0, 1) are needed")
+	}
+	if e.count < 1 || e.timeout <= 0 {
+		return Options{}, usagef("--count must be ≥ 1 and --timeout > 0")
+	}
+	o := e.opts
+	o.Topology = "link"
+	return o, nil
+}
+
+func (e *llrTail) Run(ctx context.Context, env *Env, res *Results) error {
+	plan := env.Fabric.Plan()
+	from, to := plan.ByRole(RoleSender)[0], plan.ByRole(RoleReceiver)[0]
+	res.Params = e.params(map[string]string{"sizes": e.sizes, "modes": e.modes, "loss": strconv.FormatFloat(e.loss, 'g', -1, 64)})
+	var cells []llrTailCell
+	defer func() {
+		res.Cells = cells
+		res.Table = llrTailTable(cells)
+	}()
+	for _, mode := range e.modeList {
+		link, loss := mode, e.loss
+		if mode == "noloss" {
+			link, loss = "off", 0
+		}
+		if err := setLink(ctx, env, link, loss); err != nil {
+			return err
+		}
+		for _, size := range e.sizeList {
+			t := e.transfer(plan, from, to, "gbn")
+			t.Size = size
+			point := map[string]string{"size": strconv.Itoa(size), "mode": mode}
+			run := env.Measure(ctx, point, 1, t)
+			res.Runs = append(res.Runs, run)
+			progress(env, &run)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			c := llrTailCell{Size: size, Mode: mode, Error: firstLine(run.Error)}
+			if run.Perf != nil {
+				s := &run.Perf.Client
+				c.FCT.P50, c.FCT.P99, c.FCT.P999, c.FCT.P9999 = s.FCT.P50, s.FCT.P99, s.FCT.P999, s.FCT.P9999
+				c.E2ERetx, c.Timeouts = s.RetxPackets, s.Timeouts
+			}
+			cells = append(cells, c)
+		}
+	}
+	return nil
+}
+
+func llrTailTable(cells []llrTailCell) Table {
+	t := Table{Columns: []string{"size (B)", "mode", "FCT p50 (µs)", "p99", "p99.9", "p99.99", "e2e retx", "timeouts"}}
+	for _, c := range cells {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(c.Size), c.Mode, fmtInt(c.FCT.P50), fmtInt(c.FCT.P99),
+			fmtInt(c.FCT.P999), fmtInt(c.FCT.P9999), strconv.FormatInt(c.E2ERetx, 10), strconv.FormatInt(c.Timeouts, 10)})
+	}
+	return t
+}
+
+func (e *llrTail) Plots() []PlotSpec { return nil }
