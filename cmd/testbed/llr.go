@@ -20,8 +20,10 @@ var llrModes = []string{"off", "nb", "blocking"}
 
 // LLRSection is tord's llr: section as testbed writes it (tor/llr).
 type LLRSection struct {
-	Ports []string `yaml:"ports"`
-	Mode  string   `yaml:"mode"`
+	Ports      []string `yaml:"ports"`
+	Mode       string   `yaml:"mode"`
+	TxBuffer   string   `yaml:"tx_buffer"`
+	AckTimeout string   `yaml:"ack_timeout"`
 }
 
 // LLR returns the llr section of a switch: every port toward another
@@ -30,7 +32,13 @@ func (p *Plan) LLR(node string) *LLRSection {
 	if p.Options.LLR == "" || p.Options.LLR == "off" || p.Node(node).Kind != SwitchNode {
 		return nil
 	}
-	s := &LLRSection{Mode: p.Options.LLR}
+	// The Tx buffer also holds frames still queued for the link (tor/llr
+	// numbers frames as they are queued), so it covers tord's 1 MiB data
+	// queue and a round trip: with 256 KiB, frames beyond it went
+	// unprotected and 37 of 10^6 reached the hosts at 1e-3. ackNoTimeout
+	// must outlast a retransmission on two busy CPUs, and stay below the
+	// hosts' 16 ms RTO.
+	s := &LLRSection{Mode: p.Options.LLR, TxBuffer: "2MiB", AckTimeout: "8ms"}
 	for _, l := range p.Links {
 		for _, e := range [][2]End{{l.A, l.B}, {l.B, l.A}} {
 			if e[0].Node == node && p.Node(e[1].Node).Kind == SwitchNode {
