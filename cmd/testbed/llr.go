@@ -293,9 +293,12 @@ func (e *llrTail) Synopsis() string {
 func (e *llrTail) Flags(fs *flag.FlagSet) {
 	e.opts = DefaultOptions("link")
 	fabricFlags(fs, &e.opts, false)
-	e.count, e.mtu, e.timeout = 10000, 1024, 5*time.Minute
+	// One WRITE in flight: each is a flow of its own, as in the paper,
+	// so a lost last packet waits for the sender's RTO; with several in
+	// flight the next one's packets reveal the gap at once.
+	e.count, e.mtu, e.depth, e.timeout = 10000, 1024, 1, 5*time.Minute
 	fs.IntVar(&e.count, "count", e.count, "WRITEs per size and mode (p99.99 needs 10,000)")
-	fs.IntVar(&e.depth, "depth", e.depth, "WRITEs in flight (0: roceperf's)")
+	fs.IntVar(&e.depth, "depth", e.depth, "WRITEs in flight")
 	fs.DurationVar(&e.timeout, "timeout", e.timeout, "roceperf's --timeout per run")
 	fs.StringVar(&e.sizes, "sizes", e.sizes, "comma-separated WRITE sizes in bytes (143: one packet, 24387: 17 at MTU 1024 with DCP-free headers)")
 	fs.Float64Var(&e.loss, "loss", e.loss, "corruption rate on tor1's port toward tor2")
