@@ -17,7 +17,7 @@ import (
 type LLRConfig struct {
 	Ports      []string        `yaml:"ports"`       // protected links
 	Mode       string          `yaml:"mode"`        // blocking (default) or nb
-	TxBuffer   dataplane.Bytes `yaml:"tx_buffer"`   // copies kept until ACKed, per port
+	TxBuffer   dataplane.Bytes `yaml:"tx_buffer"`   // copies kept until ACKed, per port; default 2 × egress.queue_limit, at least 256KiB
 	RxBuffer   dataplane.Bytes `yaml:"rx_buffer"`   // reordering buffer per port (blocking)
 	Pause      dataplane.Bytes `yaml:"pause"`       // reorder bytes that pause the upstream switch
 	Resume     dataplane.Bytes `yaml:"resume"`      // ... and resume it

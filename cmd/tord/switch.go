@@ -192,6 +192,12 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			if err != nil {
 				return nil, err
 			}
+			if lc.TxBuffer == 0 {
+				// Frames are numbered, and kept, as they are queued:
+				// the Tx buffer must hold the data queue and a round
+				// trip, or frames past it cross unprotected.
+				lc.TxBuffer = max(2*int(cfg.Egress.QueueLimit), llr.DefaultTxBuffer)
+			}
 			// A frame grown by the shim must still fit the link: the
 			// smallest MTU of the protected ports, plus Ethernet.
 			for i, name := range cfg.Ports {
