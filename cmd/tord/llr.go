@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +28,7 @@ type LLRConfig struct {
 	TargetLoss float64         `yaml:"target_loss"` // Eq. 1's target
 	ActualLoss float64         `yaml:"actual_loss"` // Eq. 1's loss estimate; 0: measured
 	Copies     int             `yaml:"copies"`      // copies per lost packet; 0: Eq. 1
+	Dormant    bool            `yaml:"dormant"`     // senders start off; POST /llr on the admin listener turns them on
 }
 
 // On reports whether the section protects any port.
@@ -33,7 +37,8 @@ func (l *LLRConfig) On() bool { return len(l.Ports) > 0 }
 // stageConfig turns the section into tor/llr's configuration.
 func (l *LLRConfig) stageConfig(ports []string) (llr.Config, error) {
 	c := llr.Config{TxBuffer: int(l.TxBuffer), RxBuffer: int(l.RxBuffer), Pause: int(l.Pause), Resume: int(l.Resume),
-		AckTimeout: int64(l.AckTimeout), TargetLoss: l.TargetLoss, ActualLoss: l.ActualLoss, Copies: l.Copies}
+		AckTimeout: int64(l.AckTimeout), TargetLoss: l.TargetLoss, ActualLoss: l.ActualLoss, Copies: l.Copies,
+		Dormant: l.Dormant}
 	mode := l.Mode
 	if mode == "" {
 		mode = "blocking"
@@ -83,7 +88,7 @@ var llrMetrics = []struct {
 	{lDesc("protected_packets_total", "Frames sent on the link with a sequence number and a Tx-buffer copy."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.Protected) }},
 	{lDesc("shim_bytes_total", "Bytes the link shim added."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.ShimBytes) }},
 	{lDesc("unprotected_packets_total", "Frames sent on the protected link without protection (other queues, no room, Tx buffer full)."), prometheus.CounterValue, func(p *llr.PortStats) float64 {
-		return float64(p.UnprotectedQueue + p.UnprotectedTooBig + p.UnprotectedNoRoom + p.UnprotectedTxFull + p.UnprotectedShim)
+		return float64(p.UnprotectedQueue + p.UnprotectedTooBig + p.UnprotectedNoRoom + p.UnprotectedTxFull + p.UnprotectedShim + p.UnprotectedOff)
 	}},
 	{lDesc("tx_buffer_bytes", "Bytes of copies kept until acknowledged."), prometheus.GaugeValue, func(p *llr.PortStats) float64 { return float64(p.TxBytes) }},
 	{lDesc("tx_buffer_peak_bytes", "High-water mark of tx_buffer_bytes."), prometheus.GaugeValue, func(p *llr.PortStats) float64 { return float64(p.TxBytesMax) }},
@@ -109,10 +114,13 @@ func lDesc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc("rocetor_llr_"+name, help, []string{"port"}, nil)
 }
 
+var descLLRActive = lDesc("active", "1 while the port's sender protects what it sends; 0 while it is switched off (dormant).")
+
 func (c *llrCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range llrMetrics {
 		ch <- m.desc
 	}
+	ch <- descLLRActive
 }
 
 func (c *llrCollector) Collect(ch chan<- prometheus.Metric) {
@@ -125,5 +133,43 @@ func (c *llrCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, m := range llrMetrics {
 			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.get(p), name)
 		}
+		ch <- prometheus.MustNewConstMetric(descLLRActive, prometheus.GaugeValue, b2f(c.stage.Active(i)), name)
+	}
+}
+
+// llrStatus is one protected port as GET /llr shows it.
+type llrStatus struct {
+	Port          string  `json:"port"`
+	Active        bool    `json:"active"`
+	Mode          string  `json:"mode"`
+	Protected     uint64  `json:"protected_packets"`
+	MeasuredLoss  float64 `json:"measured_loss"`
+	EffectiveLoss float64 `json:"effective_loss"`
+}
+
+// llrHandler serves the admin API's /llr: GET lists the protected ports,
+// POST /llr?port=NAME&on=true|false switches a port's sender.
+func llrHandler(ports []string, stage *llr.Stage) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			i := slices.Index(ports, r.URL.Query().Get("port"))
+			on, err := strconv.ParseBool(r.URL.Query().Get("on"))
+			if err != nil || !stage.SetActive(i, on) {
+				http.Error(w, "want port=<a protected port>&on=true|false", http.StatusBadRequest)
+				return
+			}
+		}
+		st := stage.Snapshot()
+		out := []llrStatus{}
+		for i, name := range ports {
+			if !stage.Protected(i) {
+				continue
+			}
+			p := &st.Ports[i]
+			out = append(out, llrStatus{Port: name, Active: stage.Active(i), Mode: stage.Config().Mode.String(),
+				Protected: p.Protected, MeasuredLoss: p.MeasuredLoss(), EffectiveLoss: p.EffectiveLoss()})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(out)
 	}
 }

@@ -201,6 +201,9 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 		a.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		a.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		a.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if sw.llr != nil {
+			a.HandleFunc("/llr", llrHandler(cfg.Ports, sw.llr))
+		}
 		if len(sw.dsts) > 0 {
 			a.HandleFunc("/netrt/flows", func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "application/json")

@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 
 	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
+	"rocetor/tor/llr"
 	"rocetor/tor/netrt"
 )
 
@@ -69,5 +72,37 @@ func TestBusiestFlows(t *testing.T) {
 	}
 	if b, err := json.Marshal(got); err != nil || len(b) == 0 {
 		t.Errorf("JSON: %s, %v", b, err)
+	}
+}
+
+// The admin API's /llr: GET lists the protected ports, POST switches a
+// port's sender, and a bad request changes nothing.
+func TestLLRHandler(t *testing.T) {
+	stage, err := llr.NewStage(llr.Config{Ports: 1 << 1, Dormant: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := llrHandler([]string{"h1", "up"}, stage)
+	get := func(method, query string) (int, []llrStatus) {
+		rec := httptest.NewRecorder()
+		h(rec, httptest.NewRequest(method, "/llr"+query, nil))
+		var out []llrStatus
+		if rec.Code == http.StatusOK {
+			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return rec.Code, out
+	}
+	if code, out := get("GET", ""); code != 200 || len(out) != 1 || out[0].Port != "up" || out[0].Active || out[0].Mode != "blocking" {
+		t.Fatalf("GET: %d %+v", code, out)
+	}
+	if code, out := get("POST", "?port=up&on=true"); code != 200 || !out[0].Active || !stage.Active(1) {
+		t.Fatalf("POST on: %d %+v", code, out)
+	}
+	for _, q := range []string{"?port=h1&on=true", "?port=up&on=maybe", "?port=nope&on=false"} {
+		if code, _ := get("POST", q); code != http.StatusBadRequest || !stage.Active(1) {
+			t.Errorf("POST %s: %d, active %v; want 400 and no change", q, code, stage.Active(1))
+		}
 	}
 }

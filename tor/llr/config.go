@@ -117,6 +117,11 @@ type Config struct {
 	// queue. (Priority 0 cannot be chosen: the data queue is never
 	// priority 0 in this project.)
 	PFCPriority int
+	// Dormant starts every protected port's sender switched off: the
+	// receivers run, the senders send frames as they are until
+	// Stage.SetActive turns them on (Protego lies dormant until a link
+	// corrupts, §2.3).
+	Dormant bool
 	// Queue names, resolved per port at the first batch; empty means the
 	// DefaultEgress names. Only frames the pipeline puts on DataQueue
 	// are protected: see the package doc.

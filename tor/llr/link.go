@@ -3,6 +3,7 @@ package llr
 import (
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
+	"sync/atomic"
 )
 
 // hole is a run of missing sequences found in one go: the receiver saw
@@ -44,6 +45,13 @@ type link struct {
 	resolved                   bool
 
 	// Sender (§3.1–§3.3, appendix A.2).
+	// off switches the sender off (Stage.SetActive): frames cross the
+	// link as they are, as on an unprotected one, until it is switched
+	// on again. Numbering resumes where it stopped, so the receiver,
+	// which passes unshimmed frames through, sees no gap. Protego lies
+	// dormant until a link needs it (§2.3, appendix C); an operator or
+	// a monitor turns it on. Set from any goroutine.
+	off     atomic.Bool
 	next    psn.Link // sequence of the next protected frame (seqNo)
 	una     psn.Link // oldest sequence not yet acknowledged
 	tx      *arena

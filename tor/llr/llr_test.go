@@ -388,3 +388,47 @@ func TestAllocs(t *testing.T) {
 		t.Errorf("%v allocations per batch", n)
 	}
 }
+
+// A dormant sender sends frames as they are and the receiver passes them
+// through; switched on, it numbers from where it stopped, so the first
+// loss after that is recovered like any other.
+func TestSetActive(t *testing.T) {
+	for _, m := range []Mode{Blocking, NonBlocking} {
+		t.Run(m.String(), func(t *testing.T) {
+			cfg := testCfg(m)
+			cfg.Dormant = true
+			r := newRig(t, cfg)
+			if r.a.st.Active(1) || r.a.st.SetActive(0, true) {
+				t.Fatal("dormant port active, or an unprotected port switched")
+			}
+			r.send(0, 100, 200)
+			r.run(1e6)
+			inOrder(t, r.toB, 0, 100)
+			a, b := r.stats(&r.a), r.stats(&r.b)
+			if a.Protected != 0 || a.UnprotectedOff != 100 || b.RxUnprotected != 100 {
+				t.Fatalf("dormant: protected %d, sent off %d, received unprotected %d; want 0, 100, 100",
+					a.Protected, a.UnprotectedOff, b.RxUnprotected)
+			}
+			r.a.st.SetActive(1, true)
+			r.lose = loseSeq(10) // the 11th frame numbered
+			r.send(100, 100, 200)
+			r.run(1e6)
+			if m == Blocking {
+				inOrder(t, r.toB, 0, 200)
+			} else {
+				once(t, r.toB, 0, 200)
+			}
+			a, b = r.stats(&r.a), r.stats(&r.b)
+			if a.Protected != 100 || b.LossesDetected != 1 || a.Retransmitted != 1 || b.Skipped != 0 {
+				t.Errorf("active: protected %d, detected %d, retransmitted %d, skipped %d; want 100, 1, 1, 0",
+					a.Protected, b.LossesDetected, a.Retransmitted, b.Skipped)
+			}
+			r.a.st.SetActive(1, false)
+			r.send(200, 10, 200)
+			r.run(1e6)
+			if a = r.stats(&r.a); a.UnprotectedOff != 110 || len(r.toB) != 210 {
+				t.Errorf("off again: %d sent unprotected, %d delivered; want 110, 210", a.UnprotectedOff, len(r.toB))
+			}
+		})
+	}
+}

@@ -40,6 +40,7 @@ func NewStage(c Config) (*Stage, error) {
 	for m := c.Ports; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
 		s.links[i] = newLink(uint16(i), &s.cfg, &s.st.Ports[i])
+		s.links[i].off.Store(c.Dormant)
 	}
 	return s, nil
 }
@@ -49,6 +50,22 @@ func (s *Stage) Name() string { return "llr" }
 
 // Config returns the configuration in force, defaults filled in.
 func (s *Stage) Config() Config { return s.cfg }
+
+// SetActive switches the sender of protected port i on or off; false
+// when i is not protected. Safe from any goroutine: the worker sees it
+// at its next packet. Off, frames cross unprotected (the receiver at
+// the other end passes them through); the frames already numbered are
+// still recovered and acknowledged.
+func (s *Stage) SetActive(i int, on bool) bool {
+	if !s.Protected(i) {
+		return false
+	}
+	s.links[i].off.Store(!on)
+	return true
+}
+
+// Active reports whether the sender of port i protects what it sends.
+func (s *Stage) Active(i int) bool { return s.Protected(i) && !s.links[i].off.Load() }
 
 // Protected reports whether port i is protected.
 func (s *Stage) Protected(i int) bool { return i >= 0 && i < MaxPorts && s.links[i] != nil }
@@ -107,6 +124,10 @@ func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 
 func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 	st := l.st
+	if l.off.Load() {
+		st.UnprotectedOff++
+		return
+	}
 	if !s.resolve(c, l) || int(p.Queue) != l.dataQ {
 		st.UnprotectedQueue++
 		return

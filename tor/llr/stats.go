@@ -14,6 +14,7 @@ type PortStats struct {
 	UnprotectedNoRoom uint64 // the frame memory has no 8 bytes before or after the frame
 	UnprotectedTxFull uint64 // the Tx buffer's bytes, records or the Window of sequences are spent
 	UnprotectedShim   uint64 // already carries a shim (from a port that is not protected here)
+	UnprotectedOff    uint64 // sent while the sender was switched off (Stage.SetActive, Config.Dormant)
 	TxBytes           int    // Tx buffer bytes held now; never above Config.TxBuffer
 	TxBytesMax        int    // high-water mark of TxBytes
 	TxFrames          int    // sequences sent and not yet acknowledged, now
@@ -87,6 +88,7 @@ func (p *PortStats) Add(q *PortStats) {
 	p.UnprotectedNoRoom += q.UnprotectedNoRoom
 	p.UnprotectedTxFull += q.UnprotectedTxFull
 	p.UnprotectedShim += q.UnprotectedShim
+	p.UnprotectedOff += q.UnprotectedOff
 	p.TxBytes += q.TxBytes
 	p.TxBytesMax += q.TxBytesMax
 	p.TxFrames += q.TxFrames
