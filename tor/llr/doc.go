@@ -69,6 +69,17 @@
 // in Stage.Poll, in the same worker loop, before transmission; timers
 // only wake a sleeping worker.
 //
+// # Dormant links
+//
+// Protego lies dormant until a link corrupts (§2.3, appendix C).
+// Config.Dormant starts every sender switched off and Stage.SetActive
+// switches one on or off at run time, from any goroutine (tord: POST
+// /llr on its admin listener). An idle sender sends frames as they are,
+// counted as UnprotectedOff; the receiver at the other end passes
+// unshimmed frames through, so a link can be switched on one side at a
+// time. Numbering resumes where it stopped: the receiver sees no gap.
+// Deciding when (the corruption monitor of appendix C) is not here yet.
+//
 // # Frames that cannot grow
 //
 // The shim takes 8 bytes from the frame's headroom (an AF_XDP frame has
