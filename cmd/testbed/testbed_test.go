@@ -314,39 +314,47 @@ func TestUpCancelled(t *testing.T) {
 	}
 }
 
-// TestChainNetRT is NetRT's promise on the real chain: with 1% loss at
-// core, GBN endpoints see losses (and go back N) without NetRT, and see
-// none with it: no end-to-end retransmission, every byte verified,
-// every loss repaired by tor1 from its pool on tor2's request.
-func TestChainNetRT(t *testing.T) {
+// runRecorded runs testbed run EXPERIMENT args on a testbed of its own
+// (removed at the end, also on failure), fails the test unless it exits
+// 0, and decodes its --record file into rec.
+func runRecorded(t *testing.T, tag string, rec any, args ...string) {
+	t.Helper()
 	requireRoot(t)
 	bin, haveRoceperf := buildBin(t)
 	if !haveRoceperf {
 		t.Fatal("cmd/roceperf does not build")
 	}
 	stateDir := t.TempDir()
-	prefix := testPrefix("n")
+	prefix := testPrefix(tag)
 	cleanupPrefix(t, stateDir, prefix)
-	results := filepath.Join(t.TempDir(), "netrt.json")
-	const size, count = 100000, 30
-	args := []string{"run", "netrt-loss", "--losses", "0.01", "--sizes", strconv.Itoa(size), "--count", strconv.Itoa(count),
-		"--timeout", "60s", "--record", results, "--prefix", prefix, "--state", stateDir, "--bin", bin}
+	record := filepath.Join(t.TempDir(), "record.json")
+	args = append(append([]string{"run"}, args...), "--record", record, "--prefix", prefix, "--state", stateDir, "--bin", bin)
 	code, out, stderr := runCLI(args...)
 	t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
 	if code != 0 {
-		t.Fatalf("netrt-loss exited %d", code)
+		t.Fatalf("%s exited %d", args[1], code)
 	}
-	b, err := os.ReadFile(results)
+	b, err := os.ReadFile(record)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := json.Unmarshal(b, rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestChainNetRT is NetRT's promise on the real chain: with 1% loss at
+// core, GBN endpoints see losses (and go back N) without NetRT, and see
+// none with it: no end-to-end retransmission, every byte verified,
+// every loss repaired by tor1 from its pool on tor2's request.
+func TestChainNetRT(t *testing.T) {
+	const size, count = 100000, 30
 	var res struct {
 		Runs  []Run       `json:"runs"`
 		Cells []netrtCell `json:"cells"`
 	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	runRecorded(t, "n", &res, "netrt-loss", "--losses", "0.01", "--sizes", strconv.Itoa(size), "--count", strconv.Itoa(count),
+		"--timeout", "60s")
 	if len(res.Runs) != 2 || len(res.Cells) != 1 {
 		t.Fatalf("%d runs, %d cells; want 2 and 1", len(res.Runs), len(res.Cells))
 	}
@@ -386,31 +394,10 @@ func TestChainNetRT(t *testing.T) {
 // intact, both paths must carry data, and Go-Back-N on the same fabric
 // is measured beside it.
 func TestMultipathDCP(t *testing.T) {
-	requireRoot(t)
-	bin, haveRoceperf := buildBin(t)
-	if !haveRoceperf {
-		t.Fatal("cmd/roceperf does not build")
-	}
-	stateDir := t.TempDir()
-	prefix := testPrefix("d")
-	cleanupPrefix(t, stateDir, prefix)
-	record := filepath.Join(t.TempDir(), "record.json")
 	const size, count = 262144, 20
-	args := []string{"run", "dcp-ar", "--ratios", "4", "--size", strconv.Itoa(size), "--count", strconv.Itoa(count),
-		"--timeout", "60s", "--record", record, "--prefix", prefix, "--state", stateDir, "--bin", bin}
-	code, out, stderr := runCLI(args...)
-	t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
-	if code != 0 {
-		t.Fatalf("dcp-ar exited %d", code)
-	}
-	b, err := os.ReadFile(record)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var res Results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	runRecorded(t, "d", &res, "dcp-ar", "--ratios", "4", "--size", strconv.Itoa(size), "--count", strconv.Itoa(count),
+		"--timeout", "60s")
 	if len(res.Runs) != 2 {
 		t.Fatalf("%d runs, want dcp and gbn", len(res.Runs))
 	}
@@ -441,34 +428,13 @@ func TestMultipathDCP(t *testing.T) {
 // retransmission on both ends, and no loss reaches the endpoints: no
 // packet skipped, no end-to-end retransmission, every byte verified.
 func TestLinkLLR(t *testing.T) {
-	requireRoot(t)
-	bin, haveRoceperf := buildBin(t)
-	if !haveRoceperf {
-		t.Fatal("cmd/roceperf does not build")
-	}
-	stateDir := t.TempDir()
-	prefix := testPrefix("l")
-	cleanupPrefix(t, stateDir, prefix)
-	record := filepath.Join(t.TempDir(), "record.json")
 	const size, count = 1 << 20, 40
-	args := []string{"run", "llr-loss", "--losses", "1e-3", "--modes", "blocking", "--size", strconv.Itoa(size),
-		"--count", strconv.Itoa(count), "--timeout", "60s", "--record", record, "--prefix", prefix, "--state", stateDir, "--bin", bin}
-	code, out, stderr := runCLI(args...)
-	t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
-	if code != 0 {
-		t.Fatalf("llr-loss exited %d", code)
-	}
-	b, err := os.ReadFile(record)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var res struct {
 		Runs  []Run         `json:"runs"`
 		Cells []llrLossCell `json:"cells"`
 	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	runRecorded(t, "l", &res, "llr-loss", "--losses", "1e-3", "--modes", "blocking", "--size", strconv.Itoa(size),
+		"--count", strconv.Itoa(count), "--timeout", "60s")
 	if len(res.Runs) != 2 || len(res.Cells) != 1 {
 		t.Fatalf("%d runs, %d cells; want the clean reference and one blocking run", len(res.Runs), len(res.Cells))
 	}

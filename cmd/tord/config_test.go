@@ -8,6 +8,29 @@ import (
 	"testing"
 )
 
+// loadAndValidate writes yaml to a file, loads it and validates it, as
+// tord does at start.
+func loadAndValidate(t *testing.T, yaml string) (Config, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path)
+	if err == nil {
+		err = c.Validate()
+	}
+	return c, err
+}
+
+// wantConfigErr checks that yaml is refused with an ErrConfig naming want.
+func wantConfigErr(t *testing.T, yaml, want string) {
+	t.Helper()
+	if _, err := loadAndValidate(t, yaml); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%q: err = %v, want an ErrConfig naming %s", yaml, err, want)
+	}
+}
+
 func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tord.yaml")
@@ -52,15 +75,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"ports: [a, b]\negress: {port_rates: {c: 1G}}", "egress.port_rates"},
 	}
 	for _, c := range cases {
-		path := filepath.Join(t.TempDir(), "c.yaml")
-		os.WriteFile(path, []byte(c.yaml), 0o644)
-		cfg, err := LoadConfig(path)
-		if err == nil {
-			err = cfg.Validate()
-		}
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.field+":") {
-			t.Errorf("%q: err = %v, want an ErrConfig naming %s", c.yaml, err, c.field)
-		}
+		wantConfigErr(t, c.yaml, c.field+":")
 	}
 }
 
@@ -149,15 +164,7 @@ func TestNetRTConfigErrors(t *testing.T) {
 		{"netrt: {fabric: [b], max_requests: 1000}", "netrt:"},
 		{"netrt: {fabric: [b]}\nxdp: {frames: 8192}", "xdp.frames"},
 	} {
-		path := filepath.Join(t.TempDir(), "c.yaml")
-		os.WriteFile(path, []byte("ports: [a, b]\n"+c.yaml), 0o644)
-		cfg, err := LoadConfig(path)
-		if err == nil {
-			err = cfg.Validate()
-		}
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: err = %v, want an ErrConfig naming %s", c.yaml, err, c.want)
-		}
+		wantConfigErr(t, "ports: [a, b]\n"+c.yaml, c.want)
 	}
 	path := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(path, []byte("ports: [a, b]\nnetrt: {fabric: [b], prefixes: [10.0.0.0/33]}"), 0o644)
@@ -197,12 +204,7 @@ trim:
 		yaml string
 		on   bool
 	}{{"ports: [a, b]\ntrim: {}", true}, {"ports: [a, b]", false}, {"ports: [a, b]\nimpair: {rules: [{port: a, direction: egress, loss: 0.1, trim: true}]}", false}} {
-		path := filepath.Join(t.TempDir(), "c.yaml")
-		os.WriteFile(path, []byte(y.yaml), 0o644)
-		c, err := LoadConfig(path)
-		if err == nil {
-			err = c.Validate()
-		}
+		c, err := loadAndValidate(t, y.yaml)
 		if err != nil || (c.Trim != nil) != y.on {
 			t.Errorf("%q: trim %+v, %v; want on=%v", y.yaml, c.Trim, err, y.on)
 		}
@@ -223,15 +225,7 @@ func TestConfigTrimErrors(t *testing.T) {
 		{"trim: {}\negress: {queue_limit: 64KiB}", "trim.threshold:"},
 		{"trim: {}\nforwarding: {queue: retransmit}", "trim:"},
 	} {
-		path := filepath.Join(t.TempDir(), "c.yaml")
-		os.WriteFile(path, []byte("ports: [a, b]\n"+c.yaml), 0o644)
-		cfg, err := LoadConfig(path)
-		if err == nil {
-			err = cfg.Validate()
-		}
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: err = %v, want an ErrConfig naming %s", c.yaml, err, c.want)
-		}
+		wantConfigErr(t, "ports: [a, b]\n"+c.yaml, c.want)
 	}
 	path := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(path, []byte("ports: [a, b]\ntrim: {treshold: 1000}"), 0o644)
@@ -266,14 +260,6 @@ llr: {ports: [up], mode: nb, tx_buffer: 128KiB, ack_timeout: 2ms, target_loss: 1
 		{"llr: {ports: [b]}\nworkers: 2", "llr"},
 		{"llr: {ports: [b], pause: 1KiB, resume: 2KiB}", "llr"},
 	} {
-		p := filepath.Join(t.TempDir(), "c.yaml")
-		os.WriteFile(p, []byte("ports: [a, b]\n"+bad.yaml), 0o644)
-		cfg, err := LoadConfig(p)
-		if err == nil {
-			err = cfg.Validate()
-		}
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), bad.field) {
-			t.Errorf("%q: %v, want an ErrConfig naming %s", bad.yaml, err, bad.field)
-		}
+		wantConfigErr(t, "ports: [a, b]\n"+bad.yaml, bad.field)
 	}
 }
