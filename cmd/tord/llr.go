@@ -80,41 +80,33 @@ type llrCollector struct {
 	stage *llr.Stage
 }
 
-var llrMetrics = []struct {
-	desc *prometheus.Desc
-	kind prometheus.ValueType
-	get  func(*llr.PortStats) float64
-}{
-	{lDesc("protected_packets_total", "Frames sent on the link with a sequence number and a Tx-buffer copy."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.Protected) }},
-	{lDesc("shim_bytes_total", "Bytes the link shim added."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.ShimBytes) }},
-	{lDesc("unprotected_packets_total", "Frames sent on the protected link without protection (other queues, no room, Tx buffer full)."), prometheus.CounterValue, func(p *llr.PortStats) float64 {
+var llrMetrics = []portMetric[llr.PortStats]{
+	counterOf("llr_protected_packets_total", "Frames sent on the link with a sequence number and a Tx-buffer copy.", func(p *llr.PortStats) float64 { return float64(p.Protected) }),
+	counterOf("llr_shim_bytes_total", "Bytes the link shim added.", func(p *llr.PortStats) float64 { return float64(p.ShimBytes) }),
+	counterOf("llr_unprotected_packets_total", "Frames sent on the protected link without protection (other queues, no room, Tx buffer full).", func(p *llr.PortStats) float64 {
 		return float64(p.UnprotectedQueue + p.UnprotectedTooBig + p.UnprotectedNoRoom + p.UnprotectedTxFull + p.UnprotectedShim + p.UnprotectedOff)
-	}},
-	{lDesc("tx_buffer_bytes", "Bytes of copies kept until acknowledged."), prometheus.GaugeValue, func(p *llr.PortStats) float64 { return float64(p.TxBytes) }},
-	{lDesc("tx_buffer_peak_bytes", "High-water mark of tx_buffer_bytes."), prometheus.GaugeValue, func(p *llr.PortStats) float64 { return float64(p.TxBytesMax) }},
-	{lDesc("loss_notices_received_total", "Loss notices from the receiver at the other end."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.NoticesReceived) }},
-	{lDesc("retransmitted_total", "Lost frames sent again (each once, however many copies)."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.Retransmitted) }},
-	{lDesc("copies_total", "Retransmitted frames, every copy (Eq. 1): copies_total / retransmitted_total is the copies per loss."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.Copies) }},
-	{lDesc("dummies_total", "Dummy frames sent so a lost tail is seen without a timeout."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.Dummies) }},
-	{lDesc("received_packets_total", "Protected frames received from the link."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.RxProtected) }},
-	{lDesc("losses_detected_total", "Sequence numbers found missing."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.LossesDetected) }},
-	{lDesc("loss_notices_sent_total", "Loss notices sent to the sender (retries included)."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.NoticesSent) }},
-	{lDesc("duplicates_total", "Copies dropped as duplicates."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.Duplicates) }},
-	{lDesc("reorder_buffer_bytes", "Bytes held for in-order release (blocking mode)."), prometheus.GaugeValue, func(p *llr.PortStats) float64 { return float64(p.RxBytes) }},
-	{lDesc("reorder_buffer_peak_bytes", "High-water mark of reorder_buffer_bytes."), prometheus.GaugeValue, func(p *llr.PortStats) float64 { return float64(p.RxBytesMax) }},
-	{lDesc("pause_frames_total", "PFC pause frames sent upstream at the pause threshold."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.PauseSent) }},
-	{lDesc("resume_frames_total", "PFC resume frames sent upstream at the resume threshold."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.ResumeSent) }},
-	{lDesc("ack_timeouts_total", "Missing frames skipped by ackNoTimeout: losses the link did not recover."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.Skipped) }},
-	{lDesc("explicit_acks_total", "Explicit ACK frames sent when no reverse traffic carried the ACK."), prometheus.CounterValue, func(p *llr.PortStats) float64 { return float64(p.Acks) }},
-	{lDesc("measured_loss_ratio", "Losses detected over sequence numbers expected, over tord's life."), prometheus.GaugeValue, func(p *llr.PortStats) float64 { return p.MeasuredLoss() }},
-	{lDesc("effective_loss_ratio", "Frames skipped over sequence numbers expected: the loss left after recovery."), prometheus.GaugeValue, func(p *llr.PortStats) float64 { return p.EffectiveLoss() }},
+	}),
+	gaugeOf("llr_tx_buffer_bytes", "Bytes of copies kept until acknowledged.", func(p *llr.PortStats) float64 { return float64(p.TxBytes) }),
+	gaugeOf("llr_tx_buffer_peak_bytes", "High-water mark of tx_buffer_bytes.", func(p *llr.PortStats) float64 { return float64(p.TxBytesMax) }),
+	counterOf("llr_loss_notices_received_total", "Loss notices from the receiver at the other end.", func(p *llr.PortStats) float64 { return float64(p.NoticesReceived) }),
+	counterOf("llr_retransmitted_total", "Lost frames sent again (each once, however many copies).", func(p *llr.PortStats) float64 { return float64(p.Retransmitted) }),
+	counterOf("llr_copies_total", "Retransmitted frames, every copy (Eq. 1): copies_total / retransmitted_total is the copies per loss.", func(p *llr.PortStats) float64 { return float64(p.Copies) }),
+	counterOf("llr_dummies_total", "Dummy frames sent so a lost tail is seen without a timeout.", func(p *llr.PortStats) float64 { return float64(p.Dummies) }),
+	counterOf("llr_received_packets_total", "Protected frames received from the link.", func(p *llr.PortStats) float64 { return float64(p.RxProtected) }),
+	counterOf("llr_losses_detected_total", "Sequence numbers found missing.", func(p *llr.PortStats) float64 { return float64(p.LossesDetected) }),
+	counterOf("llr_loss_notices_sent_total", "Loss notices sent to the sender (retries included).", func(p *llr.PortStats) float64 { return float64(p.NoticesSent) }),
+	counterOf("llr_duplicates_total", "Copies dropped as duplicates.", func(p *llr.PortStats) float64 { return float64(p.Duplicates) }),
+	gaugeOf("llr_reorder_buffer_bytes", "Bytes held for in-order release (blocking mode).", func(p *llr.PortStats) float64 { return float64(p.RxBytes) }),
+	gaugeOf("llr_reorder_buffer_peak_bytes", "High-water mark of reorder_buffer_bytes.", func(p *llr.PortStats) float64 { return float64(p.RxBytesMax) }),
+	counterOf("llr_pause_frames_total", "PFC pause frames sent upstream at the pause threshold.", func(p *llr.PortStats) float64 { return float64(p.PauseSent) }),
+	counterOf("llr_resume_frames_total", "PFC resume frames sent upstream at the resume threshold.", func(p *llr.PortStats) float64 { return float64(p.ResumeSent) }),
+	counterOf("llr_ack_timeouts_total", "Missing frames skipped by ackNoTimeout: losses the link did not recover.", func(p *llr.PortStats) float64 { return float64(p.Skipped) }),
+	counterOf("llr_explicit_acks_total", "Explicit ACK frames sent when no reverse traffic carried the ACK.", func(p *llr.PortStats) float64 { return float64(p.Acks) }),
+	gaugeOf("llr_measured_loss_ratio", "Losses detected over sequence numbers expected, over tord's life.", func(p *llr.PortStats) float64 { return p.MeasuredLoss() }),
+	gaugeOf("llr_effective_loss_ratio", "Frames skipped over sequence numbers expected: the loss left after recovery.", func(p *llr.PortStats) float64 { return p.EffectiveLoss() }),
 }
 
-func lDesc(name, help string) *prometheus.Desc {
-	return prometheus.NewDesc("rocetor_llr_"+name, help, []string{"port"}, nil)
-}
-
-var descLLRActive = lDesc("active", "1 while the port's sender protects what it sends; 0 while it is switched off (dormant).")
+var descLLRActive = newDesc("llr_active", "1 while the port's sender protects what it sends; 0 while it is switched off (dormant).")
 
 func (c *llrCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range llrMetrics {

@@ -16,25 +16,6 @@ type netrtCollector struct {
 	dsts  []*netrt.DstToR
 }
 
-// portMetric is one per-port series family and how to read it.
-type portMetric[T any] struct {
-	desc *prometheus.Desc
-	kind prometheus.ValueType
-	get  func(*T) float64
-}
-
-func newDesc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc("rocetor_netrt_"+name, help, append([]string{"port"}, labels...), nil)
-}
-
-func gaugeOf[T any](name, help string, get func(*T) float64) portMetric[T] {
-	return portMetric[T]{newDesc(name, help), prometheus.GaugeValue, get}
-}
-
-func counterOf[T any](name, help string, get func(*T) float64) portMetric[T] {
-	return portMetric[T]{newDesc(name, help), prometheus.CounterValue, get}
-}
-
 type (
 	srcPort = netrt.SrcPortStats
 	dstPort = netrt.DstPortStats
@@ -42,50 +23,50 @@ type (
 
 // The source ToR's series, on fabric ports (pause frames on host ports).
 var srcMetrics = []portMetric[srcPort]{
-	gaugeOf("pool_bytes", "Bytes in the duplicate pool of the fabric port.", func(p *srcPort) float64 { return float64(p.Bytes) }),
-	gaugeOf("pool_entries", "Duplicates in the pool of the fabric port.", func(p *srcPort) float64 { return float64(p.Frames) }),
-	gaugeOf("pool_peak_bytes", "High-water mark of pool_bytes since tord started.", func(p *srcPort) float64 { return float64(p.MaxBytes) }),
-	gaugeOf("pool_hold_only_peak_bytes", "What pool_peak_bytes would have been had ACKs not retired duplicates early.", func(p *srcPort) float64 { return float64(p.HoldOnlyPeak) }),
-	counterOf("pool_byte_seconds_total", "Integral of pool_bytes over time; its rate is the mean pool occupancy in bytes.", func(p *srcPort) float64 { return p.ByteSeconds }),
-	counterOf("pool_admitted_total", "Duplicates admitted to the pool.", func(p *srcPort) float64 { return float64(p.Pooled) }),
-	counterOf("pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
-	counterOf("requests_received_total", "Retransmission requests consumed, by the fabric port they came in on.", func(p *srcPort) float64 { return float64(p.Requests) }),
-	counterOf("retransmitted_total", "Duplicates retransmitted from the pool, at once or paced.", func(p *srcPort) float64 { return float64(p.Retrans + p.Paced) }),
-	counterOf("tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent, unacknowledged after tail_probe.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
-	counterOf("retransmitted_paced_total", "Of retransmitted_total, those paced at R_r because requested data exceeded K_l.", func(p *srcPort) float64 { return float64(p.Paced) }),
-	counterOf("retransmit_failed_total", "Retransmissions not sent for want of a frame or queue room.", func(p *srcPort) float64 { return float64(p.RetxFailed) }),
-	counterOf("paced_skipped_total", "Paced retransmissions dropped from the queue because their duplicate was retired first.", func(p *srcPort) float64 { return float64(p.PacedSkips) }),
-	gaugeOf("pace_queue", "Duplicates waiting to be retransmitted at R_r.", func(p *srcPort) float64 { return float64(p.PaceQueued) }),
-	gaugeOf("retransmit_rate_bps", "R_r of the last paced retransmission, bit/s.", func(p *srcPort) float64 { return float64(p.RateBps) }),
-	counterOf("unfulfilled_sent_total", "Unfulfilled notices sent: a requested packet was not in the pool.", func(p *srcPort) float64 { return float64(p.Unfulfill) }),
-	counterOf("pause_frames_total", "PFC pause frames sent to hosts on the port (first and refreshes) while requested data exceeds K_l.", func(p *srcPort) float64 { return float64(p.Pauses) }),
-	counterOf("resume_frames_total", "PFC resume frames sent to hosts on the port.", func(p *srcPort) float64 { return float64(p.Resumes) }),
-	counterOf("pfc_failed_total", "PFC pause or resume frames the port refused (retried at the next tick).", func(p *srcPort) float64 { return float64(p.PFCFailed) }),
-	gaugeOf("paused", "1 while NetRT holds the hosts on the port paused.", func(p *srcPort) float64 { return b2f(p.PausedNow) }),
+	gaugeOf("netrt_pool_bytes", "Bytes in the duplicate pool of the fabric port.", func(p *srcPort) float64 { return float64(p.Bytes) }),
+	gaugeOf("netrt_pool_entries", "Duplicates in the pool of the fabric port.", func(p *srcPort) float64 { return float64(p.Frames) }),
+	gaugeOf("netrt_pool_peak_bytes", "High-water mark of pool_bytes since tord started.", func(p *srcPort) float64 { return float64(p.MaxBytes) }),
+	gaugeOf("netrt_pool_hold_only_peak_bytes", "What pool_peak_bytes would have been had ACKs not retired duplicates early.", func(p *srcPort) float64 { return float64(p.HoldOnlyPeak) }),
+	counterOf("netrt_pool_byte_seconds_total", "Integral of pool_bytes over time; its rate is the mean pool occupancy in bytes.", func(p *srcPort) float64 { return p.ByteSeconds }),
+	counterOf("netrt_pool_admitted_total", "Duplicates admitted to the pool.", func(p *srcPort) float64 { return float64(p.Pooled) }),
+	counterOf("netrt_pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
+	counterOf("netrt_requests_received_total", "Retransmission requests consumed, by the fabric port they came in on.", func(p *srcPort) float64 { return float64(p.Requests) }),
+	counterOf("netrt_retransmitted_total", "Duplicates retransmitted from the pool, at once or paced.", func(p *srcPort) float64 { return float64(p.Retrans + p.Paced) }),
+	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent, unacknowledged after tail_probe.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
+	counterOf("netrt_retransmitted_paced_total", "Of retransmitted_total, those paced at R_r because requested data exceeded K_l.", func(p *srcPort) float64 { return float64(p.Paced) }),
+	counterOf("netrt_retransmit_failed_total", "Retransmissions not sent for want of a frame or queue room.", func(p *srcPort) float64 { return float64(p.RetxFailed) }),
+	counterOf("netrt_paced_skipped_total", "Paced retransmissions dropped from the queue because their duplicate was retired first.", func(p *srcPort) float64 { return float64(p.PacedSkips) }),
+	gaugeOf("netrt_pace_queue", "Duplicates waiting to be retransmitted at R_r.", func(p *srcPort) float64 { return float64(p.PaceQueued) }),
+	gaugeOf("netrt_retransmit_rate_bps", "R_r of the last paced retransmission, bit/s.", func(p *srcPort) float64 { return float64(p.RateBps) }),
+	counterOf("netrt_unfulfilled_sent_total", "Unfulfilled notices sent: a requested packet was not in the pool.", func(p *srcPort) float64 { return float64(p.Unfulfill) }),
+	counterOf("netrt_pause_frames_total", "PFC pause frames sent to hosts on the port (first and refreshes) while requested data exceeds K_l.", func(p *srcPort) float64 { return float64(p.Pauses) }),
+	counterOf("netrt_resume_frames_total", "PFC resume frames sent to hosts on the port.", func(p *srcPort) float64 { return float64(p.Resumes) }),
+	counterOf("netrt_pfc_failed_total", "PFC pause or resume frames the port refused (retried at the next tick).", func(p *srcPort) float64 { return float64(p.PFCFailed) }),
+	gaugeOf("netrt_paused", "1 while NetRT holds the hosts on the port paused.", func(p *srcPort) float64 { return b2f(p.PausedNow) }),
 }
 
-var descPoolRetired = newDesc("pool_retired_total", "Duplicates that left the pool, by cause: lfu (evicted for room), age (Hold ran out), ack (acknowledged).", "cause")
+var descPoolRetired = newDesc("netrt_pool_retired_total", "Duplicates that left the pool, by cause: lfu (evicted for room), age (Hold ran out), ack (acknowledged).", "cause")
 
 // The destination ToR's series, on host ports.
 var dstMetrics = []portMetric[dstPort]{
-	gaugeOf("reorder_bytes", "Bytes in the reordering buffer of the host port.", func(p *dstPort) float64 { return float64(p.Bytes) }),
-	gaugeOf("reorder_packets", "Packets in the reordering buffer of the host port.", func(p *dstPort) float64 { return float64(p.Frames) }),
-	gaugeOf("reorder_peak_bytes", "High-water mark of reorder_bytes since tord started.", func(p *dstPort) float64 { return float64(p.MaxBytes) }),
-	counterOf("reorder_byte_seconds_total", "Integral of reorder_bytes over time; its rate is the mean occupancy in bytes.", func(p *dstPort) float64 { return p.ByteSeconds }),
-	counterOf("held_total", "Out-of-order packets taken into the reordering buffer.", func(p *dstPort) float64 { return float64(p.Held) }),
-	counterOf("released_total", "Held packets released in order as holes filled.", func(p *dstPort) float64 { return float64(p.Released) }),
-	counterOf("flushed_total", "Held packets forwarded on entering Waiting, for the hosts' go-back-N.", func(p *dstPort) float64 { return float64(p.Flushed) }),
-	counterOf("duplicates_dropped_total", "Packets dropped because the buffer already held their PSN.", func(p *dstPort) float64 { return float64(p.Duplicates) }),
-	counterOf("gaps_total", "Flows entering ReTx: a gap held and a request sent.", func(p *dstPort) float64 { return float64(p.Gaps) }),
-	counterOf("recovered_total", "Flows back to Ordered from ReTx: the hole filled in the network.", func(p *dstPort) float64 { return float64(p.Recovered) }),
-	counterOf("resyncs_total", "Flows whose ePSN moved to the PSN a host's sequence NAK named (the host lost packets after the switch).", func(p *dstPort) float64 { return float64(p.Resyncs) }),
-	counterOf("requests_sent_total", "Retransmission requests sent (first and repeated).", func(p *dstPort) float64 { return float64(p.Requests) }),
-	counterOf("requests_failed_total", "Requests not sent for want of a frame or queue room.", func(p *dstPort) float64 { return float64(p.SendFailed) }),
+	gaugeOf("netrt_reorder_bytes", "Bytes in the reordering buffer of the host port.", func(p *dstPort) float64 { return float64(p.Bytes) }),
+	gaugeOf("netrt_reorder_packets", "Packets in the reordering buffer of the host port.", func(p *dstPort) float64 { return float64(p.Frames) }),
+	gaugeOf("netrt_reorder_peak_bytes", "High-water mark of reorder_bytes since tord started.", func(p *dstPort) float64 { return float64(p.MaxBytes) }),
+	counterOf("netrt_reorder_byte_seconds_total", "Integral of reorder_bytes over time; its rate is the mean occupancy in bytes.", func(p *dstPort) float64 { return p.ByteSeconds }),
+	counterOf("netrt_held_total", "Out-of-order packets taken into the reordering buffer.", func(p *dstPort) float64 { return float64(p.Held) }),
+	counterOf("netrt_released_total", "Held packets released in order as holes filled.", func(p *dstPort) float64 { return float64(p.Released) }),
+	counterOf("netrt_flushed_total", "Held packets forwarded on entering Waiting, for the hosts' go-back-N.", func(p *dstPort) float64 { return float64(p.Flushed) }),
+	counterOf("netrt_duplicates_dropped_total", "Packets dropped because the buffer already held their PSN.", func(p *dstPort) float64 { return float64(p.Duplicates) }),
+	counterOf("netrt_gaps_total", "Flows entering ReTx: a gap held and a request sent.", func(p *dstPort) float64 { return float64(p.Gaps) }),
+	counterOf("netrt_recovered_total", "Flows back to Ordered from ReTx: the hole filled in the network.", func(p *dstPort) float64 { return float64(p.Recovered) }),
+	counterOf("netrt_resyncs_total", "Flows whose ePSN moved to the PSN a host's sequence NAK named (the host lost packets after the switch).", func(p *dstPort) float64 { return float64(p.Resyncs) }),
+	counterOf("netrt_requests_sent_total", "Retransmission requests sent (first and repeated).", func(p *dstPort) float64 { return float64(p.Requests) }),
+	counterOf("netrt_requests_failed_total", "Requests not sent for want of a frame or queue room.", func(p *dstPort) float64 { return float64(p.SendFailed) }),
 }
 
 var (
-	descWaits = newDesc("waits_total", "Flows entering Waiting (end-to-end recovery), by cause: unfulfilled, gave_up, budget, span, backoff.", "cause")
-	descData  = newDesc("data_packets_total", "Data packets toward the host port, by outcome: in_order, late, passed (Waiting), beyond (span), full (budget), held.", "outcome")
+	descWaits = newDesc("netrt_waits_total", "Flows entering Waiting (end-to-end recovery), by cause: unfulfilled, gave_up, budget, span, backoff.", "cause")
+	descData  = newDesc("netrt_data_packets_total", "Data packets toward the host port, by outcome: in_order, late, passed (Waiting), beyond (span), full (budget), held.", "outcome")
 	descFlows = prometheus.NewDesc("rocetor_netrt_flows", "Flows the destination ToR tracks, by state: ordered, retx, waiting.", []string{"state"}, nil)
 )
 
