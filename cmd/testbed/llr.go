@@ -39,14 +39,7 @@ func (p *Plan) LLR(node string) *LLRSection {
 	// must outlast a retransmission on two busy CPUs, and stay below the
 	// hosts' 16 ms RTO.
 	s := &LLRSection{Mode: p.Options.LLR, TxBuffer: "2MiB", AckTimeout: "8ms"}
-	for _, l := range p.Links {
-		for _, e := range [][2]End{{l.A, l.B}, {l.B, l.A}} {
-			if e[0].Node == node && p.Node(e[1].Node).Kind == SwitchNode {
-				s.Ports = append(s.Ports, e[0].Iface)
-			}
-		}
-	}
-	if len(s.Ports) == 0 {
+	if s.Ports = p.switchPorts(node); len(s.Ports) == 0 {
 		return nil
 	}
 	return s

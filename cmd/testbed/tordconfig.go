@@ -97,14 +97,21 @@ func (p *Plan) NetRT(node string) *NetRTSection {
 	if o := p.Options; o.Skew > 0 && len(p.Sites) > 1 {
 		n.RequestDelay = (time.Duration(len(p.Sites)-1)*o.Skew + 200*time.Microsecond).String()
 	}
+	n.Fabric = p.switchPorts(node)
+	return n
+}
+
+// switchPorts returns a node's ports whose links lead to another switch.
+func (p *Plan) switchPorts(node string) []string {
+	var out []string
 	for _, l := range p.Links {
 		for _, e := range [][2]End{{l.A, l.B}, {l.B, l.A}} {
 			if e[0].Node == node && p.Node(e[1].Node).Kind == SwitchNode {
-				n.Fabric = append(n.Fabric, e[0].Iface)
+				out = append(out, e[0].Iface)
 			}
 		}
 	}
-	return n
+	return out
 }
 
 // ImpairConfig is tord's impair: section as testbed writes it: the
