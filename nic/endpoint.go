@@ -147,7 +147,8 @@ type Endpoint struct {
 	port  uint16
 	dataQ uint8
 	ctrlQ uint8
-	limit int // data queue budget in bytes
+	sack  bool // the transport's ACKs carry a SACKETH (Classifier.SACK)
+	limit int  // data queue budget in bytes
 	qps   []QP
 	nqp   int
 	mrs   []mr
@@ -227,6 +228,9 @@ func NewEndpoint(c Config) (*Endpoint, error) {
 	}
 	e.dec, _ = c.Transport.(Decorator)
 	e.adec, _ = c.Transport.(AckDecorator)
+	if x, ok := c.Transport.(Classifying); ok {
+		e.sack = x.Classifier(rocev2.Classifier{}).SACK
+	}
 	e.host.sq = make([]uint16, c.MaxQPs)
 	e.host.rq = make([]uint16, c.MaxQPs)
 	e.c.e = e
@@ -318,6 +322,10 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 	if off := m.ExtOff(rocev2.ExtAETH); off != 0 {
 		a := rocev2.AETH(f[off:])
 		k.Syndrome, k.MSN = a.Syndrome(), a.MSN()
+	}
+	if off := m.ExtOff(rocev2.ExtSACK); off != 0 {
+		x := rocev2.SACKETH(f[off:])
+		k.HasSACK, k.SACK, k.SACKFlags, k.LostCnt = true, x.PSN(), x.Flags(), x.LostCnt()
 	}
 	k.Payload = f[m.PayloadOff : int(m.PayloadOff)+m.PayloadLen()]
 	if m.ECN == 3 {
@@ -516,11 +524,13 @@ func (e *Endpoint) sendCNP(c *Ctx, q *QP) {
 	}
 }
 
-// header fills e.spec with q's addressing and returns it.
+// header fills e.spec with q's addressing and returns it. In a SACK
+// fabric every RC ACK carries a SACKETH (Build ignores SACK for other
+// opcodes).
 func (e *Endpoint) header(q *QP) *rocev2.Spec {
 	s := &e.spec
 	*s = rocev2.Spec{Src: e.cfg.MAC, Dst: q.rmac, SrcIP: e.cfg.IP, DstIP: q.rip, DSCP: e.cfg.DSCP, ECN: ectZero,
-		SrcPort: q.sport, DestQP: q.rqpn}
+		SrcPort: q.sport, DestQP: q.rqpn, SACK: e.sack}
 	return s
 }
 

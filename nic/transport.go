@@ -64,13 +64,23 @@ type Decorator interface {
 // a transport's acknowledgements can say what its protocol does: DCP
 // tags them 01 and carries eMSN and rRetryNo in its extension header,
 // with the PSN of the last packet eMSN covers (seed 002 §4.5).
+//
+// In a SACK fabric (the transport's Classifying sets Classifier.SACK)
+// s.SACK is already set, so every ACK carries a SACKETH, zero unless the
+// transport fills s.SACKPSN, s.SACKFlags and s.LostCnt here. DecorateAck
+// runs synchronously inside SendAck, so a value for one ACK — IRN's
+// triggering PSN of a NACK — can be left in the transport's per-QP state
+// (or a field it sets just before calling SendAck) and read here; a
+// coalesced ACK reads the per-QP state as it is at the end of the batch.
 type AckDecorator interface {
 	DecorateAck(q *QP, s *rocev2.Spec)
 }
 
 // Classifying is an optional interface of a Transport whose packets the
 // worker must parse with other classifier settings: DCP's carry an
-// extension header that only rocev2.Classifier{DCP: true} finds.
+// extension header that only rocev2.Classifier{DCP: true} finds; IRN's
+// and FaSR's ACKs a SACKETH that rocev2.Classifier{SACK: true} finds (the
+// endpoint then writes one into every ACK it builds, and fills Pkt.SACK).
 // Whoever builds the endpoint's worker asks Endpoint.Classifier for its
 // classifier.
 type Classifying interface {
@@ -134,10 +144,18 @@ type Pkt struct {
 	VA       uint64          // RETH
 	RKey     uint32          // RETH
 	DMALen   uint32          // RETH
-	Payload  []byte
-	Frame    []byte
-	Meta     *rocev2.Meta
-	p        *dataplane.Packet
+	// The SACKETH of an RC ACK, when the transport asked for
+	// Classifier.SACK (HasSACK): the SACK PSN (IRN's triggering PSN,
+	// FaSR's SACK or FNACK PSN), the flags (rocev2.SACKFNACK,
+	// rocev2.SACKLostOverflow) and FaSR's lost-cnt.
+	HasSACK   bool
+	SACKFlags uint8
+	LostCnt   uint8
+	SACK      psn.PSN
+	Payload   []byte
+	Frame     []byte
+	Meta      *rocev2.Meta
+	p         *dataplane.Packet
 }
 
 // noCC lets every QP send at once.

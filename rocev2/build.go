@@ -9,7 +9,7 @@ import (
 
 // Spec describes a RoCEv2 frame for Build. The opcode decides which
 // extension headers are written (Opcode.Ext, or Opcode.DCPExt when DCP is
-// set); the fields of headers the opcode does not carry are ignored. The
+// set, then Opcode.SACKExt when SACK is set); the fields of headers the opcode does not carry are ignored. The
 // zero values of TTL, PKey and SrcPort select sensible defaults.
 type Spec struct {
 	Src, Dst MAC
@@ -50,6 +50,13 @@ type Spec struct {
 	OrigData uint64   // AtomicAckETH
 	FETH     uint32   // FETH
 
+	// SACK writes a SACKETH after the AETH of an RC ACK (Opcode.SACKExt);
+	// other opcodes ignore it.
+	SACK      bool
+	SACKPSN   psn.PSN // SACKETH: the SACK PSN
+	SACKFlags uint8   // SACKETH: SACKFNACK, SACKLostOverflow
+	LostCnt   uint8   // SACKETH: FaSR's lost-cnt
+
 	NetRTType uint8     // NetRT: NetRTRequest or NetRTUnfulfilled
 	NetRTPSN  psn.PSN   // NetRT: ePSN or unfulfilled PSN
 	Bitmap    Bitmap128 // NetRT request
@@ -73,6 +80,9 @@ func Build(b []byte, s *Spec) (int, error) {
 			return 0, ErrDCPTag
 		}
 		ext = s.Opcode.DCPExt(tag)
+	}
+	if s.SACK {
+		ext = s.Opcode.SACKExt(ext)
 	}
 	extLen := ext.Len()
 	if ext&ExtNetRT != 0 {
@@ -194,6 +204,8 @@ func Build(b []byte, s *Spec) (int, error) {
 			IETH(p).Set(s.RKey)
 		case ExtFETH:
 			FETH(p).Set(s.FETH)
+		case ExtSACK:
+			SACKETH(p).Set(s.SACKPSN, s.SACKFlags, s.LostCnt)
 		}
 		off += int(extLens[extIndex(x)])
 	}

@@ -112,7 +112,7 @@ type Meta struct {
 	Opcode   Opcode
 	PadCount uint8
 	AckReq   bool
-	Ext      Ext // extension headers present, including ExtDCP in DCP mode
+	Ext      Ext // extension headers present, including ExtDCP in DCP mode and ExtSACK in SACK mode
 	PSN      psn.PSN
 }
 
@@ -137,6 +137,11 @@ type Classifier struct {
 	// packets with a DCP extension header (seed 002, §4.2–§4.4). Enable it
 	// in a DCP fabric, where the tag bits are reserved for DCP.
 	DCP bool
+	// SACK expects a SACKETH after the AETH of every RC ACK (IRN, seed
+	// 004 §3.1; FaSR, seed 001 §III-B). Enable it where the endpoints'
+	// transport acknowledges selectively: every RC ACK they exchange
+	// carries one, and one without is ReasonBadLength.
+	SACK bool
 }
 
 // Classify parses frame b into m in one pass. It never panics and never
@@ -175,8 +180,8 @@ func (c Classifier) Classify(b []byte, m *Meta) {
 		s := Shim(b[off : off+ShimLen])
 		m.ShimOff, m.ShimType, m.LinkSeq = uint16(off), s.Type(), s.Seq()
 		switch m.ShimType {
-		case ShimOriginal, ShimRetransmit:
-		case ShimDummy, ShimAck, ShimLoss:
+		case ShimOriginal, ShimRetransmit, ShimWatch:
+		case ShimDummy, ShimAck, ShimLoss, ShimProtect:
 			m.Kind = KindLinkCtrl
 			return
 		default:
@@ -310,6 +315,9 @@ func (c Classifier) udp(b []byte, off, end int, m *Meta) {
 	m.Ext = m.Opcode.Ext()
 	if c.DCP && m.Tag != DCPNone {
 		m.Ext = m.Opcode.DCPExt(m.Tag)
+	}
+	if c.SACK {
+		m.Ext = m.Opcode.SACKExt(m.Ext)
 	}
 	extEnd := bth + BTHLen + m.Ext.Len()
 	if m.Ext&ExtNetRT != 0 {

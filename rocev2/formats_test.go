@@ -42,6 +42,72 @@ func TestDCPETH(t *testing.T) {
 }
 
 // fxWrapShim inserts a link shim between the Ethernet header (and tag) and
+// TestSACKETH pins the SACK header's byte layout (docs/wire-formats.md).
+func TestSACKETH(t *testing.T) {
+	b := bytes.Repeat([]byte{0xee}, rocev2.SACKLen)
+	x := rocev2.SACKETH(b)
+	x.Set(0xabcdef, rocev2.SACKFNACK|rocev2.SACKLostOverflow, 7)
+	if x.PSN() != 0xabcdef || x.Flags() != 3 || x.LostCnt() != 7 {
+		t.Fatalf("SACKETH read back %v %#x %d", x.PSN(), x.Flags(), x.LostCnt())
+	}
+	if want := []byte{0xab, 0xcd, 0xef, 0x03, 0x07, 0, 0, 0}; !bytes.Equal(b, want) {
+		t.Fatalf("SACKETH bytes % x, want % x", b, want)
+	}
+}
+
+// TestSACKMode checks what SACK mode changes: an RC ACK or NAK, DCP ACKs
+// included, carries the SACKETH after its AETH; a returned DCP
+// header-only packet (RC ACK without AETH), a read response (AETH, other
+// opcode) and an atomic ACK do not; a standard ACK without the 8 bytes is
+// ReasonBadLength in SACK mode, and a SACK ACK read without SACK mode is a
+// standard ACK with 8 payload bytes.
+func TestSACKMode(t *testing.T) {
+	for _, c := range []struct {
+		op   rocev2.Opcode
+		tag  rocev2.DCPTag
+		want bool
+	}{
+		{rocev2.RCAck, rocev2.DCPNone, true},
+		{rocev2.RCAck, rocev2.DCPAck, true},
+		{rocev2.RCAck, rocev2.DCPHeaderOnly, false},
+		{rocev2.RCReadResponseFirst, rocev2.DCPNone, false},
+		{rocev2.RCAtomicAck, rocev2.DCPNone, false},
+		{rocev2.RCWriteFirst, rocev2.DCPNone, false},
+	} {
+		n := 0
+		if c.op.HasPayload() && c.tag != rocev2.DCPHeaderOnly {
+			n = 5
+		}
+		s := fxSpec(c.op, false, false, n)
+		s.SACK = true
+		if c.tag != rocev2.DCPNone {
+			s.DCP, s.DSCP = true, rocev2.WithTag(24, c.tag)
+		}
+		b := fxBuild(t, s)
+		m := fxCheck(t, rocev2.Classifier{DCP: s.DCP, SACK: true, VerifyICRC: true}, b, len(b), s)
+		if got := m.Ext&rocev2.ExtSACK != 0; got != c.want {
+			t.Errorf("%v tag %v: SACKETH %v, want %v", c.op, c.tag, got, c.want)
+		}
+		if !c.want {
+			continue
+		}
+		if off := m.ExtOff(rocev2.ExtSACK); off != m.ExtOff(rocev2.ExtAETH)+rocev2.AETHLen {
+			t.Errorf("%v tag %v: SACKETH at %d, AETH at %d", c.op, c.tag, off, m.ExtOff(rocev2.ExtAETH))
+		}
+		var std rocev2.Meta
+		rocev2.Classifier{DCP: s.DCP, VerifyICRC: true}.Classify(b, &std)
+		if std.Reason != rocev2.ReasonNone || std.Ext&rocev2.ExtSACK != 0 || std.PayloadLen() != rocev2.SACKLen {
+			t.Errorf("%v tag %v without SACK mode: %v, ext %v, %d payload bytes", c.op, c.tag, std.Reason, std.Ext, std.PayloadLen())
+		}
+		s.SACK = false
+		b = fxBuild(t, s)
+		rocev2.Classifier{DCP: s.DCP, SACK: true}.Classify(b, &std)
+		if std.Reason != rocev2.ReasonBadLength {
+			t.Errorf("%v tag %v: ACK without SACKETH in SACK mode: %v, want bad_length", c.op, c.tag, std.Reason)
+		}
+	}
+}
+
 // the L3 header of frame.
 func fxWrapShim(frame []byte, seq psn.Link, typ uint8) []byte {
 	l2 := rocev2.Ethernet(frame).HeaderLen()
@@ -347,7 +413,7 @@ func TestShim(t *testing.T) {
 			check("SetSeq without ACK", s, w)
 		}
 	}
-	names := []string{"original", "retransmit", "dummy", "ack", "loss", "type5", "type6", "type7"}
+	names := []string{"original", "retransmit", "dummy", "ack", "loss", "watch", "protect", "type7"}
 	for i, n := range names {
 		if rocev2.ShimTypeName(uint8(i)) != n || rocev2.ShimTypeName(uint8(i+8)) != n {
 			t.Errorf("ShimTypeName(%d) = %q, want %q", i, rocev2.ShimTypeName(uint8(i)), n)
@@ -396,12 +462,12 @@ func TestShimClassify(t *testing.T) {
 		rocev2.Shim(b[14:]).Set(psn.LinkOf(9, false), typ, 5, 0)
 		rocev2.Classifier{}.Classify(b, &w)
 		switch typ {
-		case rocev2.ShimOriginal, rocev2.ShimRetransmit:
+		case rocev2.ShimOriginal, rocev2.ShimRetransmit, rocev2.ShimWatch:
 			// Inner type 0: a frame the switch does not know.
 			if w.Kind != rocev2.KindOther || w.Reason != rocev2.ReasonNone || w.ShimOff != 14 {
 				t.Errorf("type %d, inner 0: %v/%v", typ, w.Kind, w.Reason)
 			}
-		case rocev2.ShimDummy, rocev2.ShimAck, rocev2.ShimLoss:
+		case rocev2.ShimDummy, rocev2.ShimAck, rocev2.ShimLoss, rocev2.ShimProtect:
 			if w.Kind != rocev2.KindLinkCtrl || w.Reason != rocev2.ReasonNone || w.ShimType != typ || w.LinkSeq != 9 || w.ShimOff != 14 {
 				t.Errorf("type %d: %+v, want link-ctrl", typ, w)
 			}
@@ -434,5 +500,22 @@ func TestTrimIPv4Options(t *testing.T) {
 		if fresh != m || fresh.Reason != rocev2.ReasonNone || rocev2.IPv4(b[14:]).HeaderLen() != 20+opt {
 			t.Errorf("%d bytes of options: trimmed frame %+v, Trim's Meta %+v", opt, fresh, m)
 		}
+	}
+}
+
+func TestLossCode(t *testing.T) {
+	for _, c := range []struct {
+		rate float64
+		code uint8
+	}{{1e-3, 30}, {1e-8, 80}, {0.5, 3}, {1, 1}, {1e-30, 255}, {0, 255}, {2e-5, 47}} {
+		if got := rocev2.LossCode(c.rate); got != c.code {
+			t.Errorf("LossCode(%g) = %d, want %d", c.rate, got, c.code)
+		}
+	}
+	if got := rocev2.LossOfCode(30); got < 0.999e-3 || got > 1.001e-3 {
+		t.Errorf("LossOfCode(30) = %g, want 1e-3", got)
+	}
+	if rocev2.LossOfCode(0) != 0 {
+		t.Error("LossOfCode(0) != 0")
 	}
 }

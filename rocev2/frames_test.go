@@ -37,6 +37,7 @@ var (
 	fxFETH   = rocev2.ExtFETH
 	fxNetRT  = rocev2.ExtNetRT
 	fxDCP    = rocev2.ExtDCP
+	fxSACK   = rocev2.ExtSACK
 )
 
 func fxExts(e ...rocev2.Ext) []rocev2.Ext { return e }
@@ -105,7 +106,7 @@ func fxIsWrite(op rocev2.Opcode) bool {
 // fxExtLen gives header lengths from the IBA, not from the package.
 func fxExtLen(x rocev2.Ext, netrtType uint8) int {
 	switch x {
-	case fxDCP:
+	case fxDCP, fxSACK:
 		return 8
 	case fxDETH:
 		return 8
@@ -131,8 +132,16 @@ func fxExtLen(x rocev2.Ext, netrtType uint8) int {
 // fxWireExt returns the headers a packet with opcode op carries, in wire
 // order: the standard ones, or for a DCP packet (tag != 0) the DCP header
 // first, a RETH in every WRITE, and only the DCP header in a header-only
-// packet.
-func fxWireExt(o fxOp, dcp bool, tag rocev2.DCPTag) []rocev2.Ext {
+// packet; with sack, an RC ACK that has an AETH gets the SACKETH after it.
+func fxWireExt(o fxOp, dcp, sack bool, tag rocev2.DCPTag) []rocev2.Ext {
+	e := fxWireExtNoSACK(o, dcp, tag)
+	if sack && o.op == rocev2.RCAck && len(e) > 0 && e[len(e)-1] == fxAETH {
+		e = append(append([]rocev2.Ext(nil), e...), fxSACK)
+	}
+	return e
+}
+
+func fxWireExtNoSACK(o fxOp, dcp bool, tag rocev2.DCPTag) []rocev2.Ext {
 	if !dcp || tag == rocev2.DCPNone {
 		return o.ext
 	}
@@ -180,6 +189,7 @@ func fxSpec(op rocev2.Opcode, v6, vlan bool, payload int) *rocev2.Spec {
 		Imm: 0xdeadbeef, QKey: 0x11110000, SrcQP: 0xc0ffee,
 		SwapAdd: 0x0102030405060708, Compare: 0x8070605040302010,
 		OrigData: 0xcafef00dcafef00d, FETH: 0x00000003,
+		SACKPSN: 0xabcdef, SACKFlags: rocev2.SACKFNACK | rocev2.SACKLostOverflow, LostCnt: 5,
 		NetRTType: rocev2.NetRTRequest, NetRTPSN: 0x00ff00,
 		Bitmap:  rocev2.Bitmap128{}.Set(0).Set(63).Set(64).Set(127),
 		Payload: fxPayload(payload),
@@ -235,7 +245,7 @@ func fxRefICRC(frame []byte) uint32 {
 // fxCheck asserts that frame, n bytes long as Build returned, classifies
 // (with c) into exactly what s describes: offsets, flow key, every header
 // field, the extension headers at their offsets, payload, pad and a valid
-// ICRC. c.DCP must equal s.DCP. It returns the Meta.
+// ICRC. c.DCP must equal s.DCP, c.SACK s.SACK. It returns the Meta.
 func fxCheck(tb testing.TB, c rocev2.Classifier, frame []byte, n int, s *rocev2.Spec) rocev2.Meta {
 	tb.Helper()
 	var m rocev2.Meta
@@ -249,7 +259,7 @@ func fxCheck(tb testing.TB, c rocev2.Classifier, frame []byte, n int, s *rocev2.
 	}
 	v6 := s.SrcIP.Is6() && !s.SrcIP.Is4In6()
 	tag := rocev2.DCPTag(s.DSCP & 3)
-	exts := fxWireExt(o, s.DCP, tag)
+	exts := fxWireExt(o, s.DCP, s.SACK, tag)
 	extLen := 0
 	for _, x := range exts {
 		extLen += fxExtLen(x, s.NetRTType)
@@ -424,6 +434,13 @@ func fxCheck(tb testing.TB, c rocev2.Classifier, frame []byte, n int, s *rocev2.
 			fields = append(fields, field{"ImmDt", rocev2.ImmDt(p).Value(), s.Imm})
 		case fxIETH:
 			fields = append(fields, field{"IETH.RKey", rocev2.IETH(p).RKey(), s.RKey})
+		case fxSACK:
+			x := rocev2.SACKETH(p)
+			fields = append(fields,
+				field{"SACKETH.PSN", x.PSN(), psn.New(uint32(s.SACKPSN))},
+				field{"SACKETH.Flags", x.Flags(), s.SACKFlags},
+				field{"SACKETH.LostCnt", x.LostCnt(), s.LostCnt},
+				field{"SACKETH.reserved", [3]byte(p[5:8]), [3]byte{}})
 		case fxFETH:
 			fields = append(fields, field{"FETH", rocev2.FETH(p).Selectivity(), s.FETH})
 		case fxNetRT:

@@ -38,6 +38,14 @@ func fxSeedFrames(tb testing.TB) [][]byte {
 			out = append(out, fxBuild(tb, s))
 		}
 	}
+	for _, dcp := range []bool{false, true} {
+		s := fxSpec(rocev2.RCAck, dcp, !dcp, 0)
+		s.SACK = true
+		if dcp {
+			s.DCP, s.DSCP = true, rocev2.WithTag(8, rocev2.DCPAck)
+		}
+		out = append(out, fxBuild(tb, s))
+	}
 	s := fxSpec(rocev2.NetRTOpcode, false, false, 0)
 	s.NetRTType = rocev2.NetRTUnfulfilled
 	out = append(out, fxBuild(tb, s))
@@ -60,7 +68,8 @@ func fxSeedFrames(tb testing.TB) [][]byte {
 	return append(out, pfc, pause, arp)
 }
 
-var fxClassifiers = []rocev2.Classifier{{}, {VerifyICRC: true}, {DCP: true}, {DCP: true, VerifyICRC: true}}
+var fxClassifiers = []rocev2.Classifier{{}, {VerifyICRC: true}, {DCP: true}, {DCP: true, VerifyICRC: true},
+	{SACK: true}, {SACK: true, VerifyICRC: true}, {DCP: true, SACK: true}}
 
 // fxCheckMeta asserts what a well-formed Meta promises about frame b:
 // every offset inside the frame and in order, every extension header
@@ -80,7 +89,7 @@ func fxCheckMeta(t *testing.T, c rocev2.Classifier, b []byte, m *rocev2.Meta) {
 	}
 	switch m.Kind {
 	case rocev2.KindLinkCtrl:
-		if m.ShimOff == 0 || m.ShimType < rocev2.ShimDummy || m.ShimType > rocev2.ShimLoss {
+		if m.ShimOff == 0 || m.ShimType < rocev2.ShimDummy || m.ShimType > rocev2.ShimProtect || m.ShimType == rocev2.ShimWatch {
 			t.Fatalf("link control frame: %+v", m)
 		}
 	case rocev2.KindMACControl:
@@ -115,6 +124,9 @@ func fxCheckMeta(t *testing.T, c rocev2.Classifier, b []byte, m *rocev2.Meta) {
 	want := m.Opcode.Ext()
 	if c.DCP && m.Tag != rocev2.DCPNone {
 		want = m.Opcode.DCPExt(m.Tag)
+	}
+	if c.SACK && m.Opcode == rocev2.RCAck && want&rocev2.ExtAETH != 0 {
+		want |= rocev2.ExtSACK
 	}
 	if !m.Opcode.Known() || m.Ext != want || m.PadCount > 3 {
 		t.Fatalf("opcode %v with ext %v, want %v", m.Opcode, m.Ext, want)
@@ -268,6 +280,7 @@ func fxSpecFrom(cfg, payload []byte) (s *rocev2.Spec, mixed bool) {
 	s.SwapAdd, s.Compare, s.OrigData, s.FETH = r.u64(), r.u64(), r.u64(), r.u32()
 	s.NetRTType, s.NetRTPSN = r.u8(), psn.PSN(r.u32())
 	s.Bitmap = rocev2.Bitmap128{Hi: r.u64(), Lo: r.u64()}
+	s.SACK, s.SACKPSN, s.SACKFlags, s.LostCnt = r.bool(), psn.PSN(r.u32()), r.u8(), r.u8()
 	s.Payload = payload
 	return s, mixed
 }
@@ -312,13 +325,14 @@ func FuzzBuild(f *testing.F) {
 		case err != nil:
 			t.Fatalf("Build: %v", err)
 		}
-		fxCheck(t, rocev2.Classifier{DCP: s.DCP}, buf, n, s)
+		fxCheck(t, rocev2.Classifier{DCP: s.DCP, SACK: s.SACK}, buf, n, s)
 		if !bytes.Equal(buf[n:n+2], stale[n:n+2]) {
 			t.Fatalf("Build wrote past its frame")
 		}
-		// The other DCP mode must not panic.
+		// The other DCP and SACK modes must not panic.
 		var m rocev2.Meta
-		rocev2.Classifier{DCP: !s.DCP, VerifyICRC: true}.Classify(buf[:n], &m)
+		rocev2.Classifier{DCP: !s.DCP, SACK: !s.SACK, VerifyICRC: true}.Classify(buf[:n], &m)
+		rocev2.Classifier{DCP: s.DCP, SACK: !s.SACK, VerifyICRC: true}.Classify(buf[:n], &m)
 	})
 }
 
@@ -573,6 +587,14 @@ func FuzzViews(f *testing.F) {
 			t.Fatal("DCPETH")
 		}
 		guard("DCPETH", b, g0, g1)
+		b = raw(rocev2.SACKLen)
+		g0, g1 = b[0], b[len(b)-1]
+		rocev2.SACKETH(b[1:9]).Set(psn.PSN(u32), u8, ^u8)
+		if x := rocev2.SACKETH(b[1:9]); x.PSN() != psn.PSN(u32&0xffffff) || x.Flags() != u8 || x.LostCnt() != ^u8 ||
+			b[6] != 0 || b[7] != 0 || b[8] != 0 {
+			t.Fatal("SACKETH")
+		}
+		guard("SACKETH", b, g0, g1)
 		b = raw(8)
 		g0, g1 = b[0], b[len(b)-1]
 		rocev2.AtomicAck(b[1:9]).Set(u64)

@@ -70,7 +70,9 @@ const (
 // Ext is a set of extension headers. The order of the constants is the
 // order the headers follow the BTH on the wire (IBA §9.2; a FLUSH carries
 // its FETH before its RETH, as the 1.5 release and Linux rxe place them);
-// DCPExt, the project's own, comes first of all when present.
+// DCPExt, the project's own, comes first of all when present; SACKETH,
+// also the project's, follows the AETH of an RC ACK. ExtNetRT stays last:
+// Build and the tests loop over the fixed-size headers below it.
 type Ext uint16
 
 // Extension headers.
@@ -84,6 +86,7 @@ const (
 	ExtAtomicAck                 // atomic ACK extended transport header, 8 bytes
 	ExtImmDt                     // immediate data, 4 bytes
 	ExtIETH                      // invalidate extended transport header, 4 bytes
+	ExtSACK                      // selective-ACK extension header of an RC ACK (project format), 8 bytes
 	ExtNetRT                     // NetRT message header (project format), 4 or 20 bytes
 	extCount     = iota
 )
@@ -100,13 +103,14 @@ const (
 	ImmDtLen     = 4
 	IETHLen      = 4
 	FETHLen      = 4
+	SACKLen      = 8
 	ICRCLen      = 4
 	CNPLen       = 16 // reserved bytes a CNP carries after the BTH
 )
 
-var extLens = [extCount]uint8{DCPLen, DETHLen, FETHLen, RETHLen, AtomicETHLen, AETHLen, AtomicAckLen, ImmDtLen, IETHLen, 0}
+var extLens = [extCount]uint8{DCPLen, DETHLen, FETHLen, RETHLen, AtomicETHLen, AETHLen, AtomicAckLen, ImmDtLen, IETHLen, SACKLen, 0}
 
-var extNames = [extCount]string{"DCPETH", "DETH", "FETH", "RETH", "AtomicETH", "AETH", "AtomicAckETH", "ImmDt", "IETH", "NetRT"}
+var extNames = [extCount]string{"DCPETH", "DETH", "FETH", "RETH", "AtomicETH", "AETH", "AtomicAckETH", "ImmDt", "IETH", "SACKETH", "NetRT"}
 
 // String lists the headers in the set in wire order, joined by '+'.
 func (e Ext) String() string {
@@ -127,7 +131,7 @@ func (e Ext) String() string {
 // table lookup: Classify and ExtOff call it per packet.
 func (e Ext) Len() int { return int(extSetLens[e&(1<<extCount-1)]) }
 
-// extSetLens holds Len of every set of the extCount headers (at most 84).
+// extSetLens holds Len of every set of the extCount headers (at most 92).
 var extSetLens = func() (t [1 << extCount]uint8) {
 	for e := range t {
 		for i := 0; i < extCount; i++ {
@@ -254,6 +258,18 @@ func (op Opcode) IsSend() bool { return opTable[op].flags&opSend != 0 }
 
 // HasImmediate reports whether the packet carries immediate data.
 func (op Opcode) HasImmediate() bool { return opTable[op].flags&opImmediate != 0 }
+
+// SACKExt returns the extension headers of a packet with this opcode that
+// would carry the set e in a fabric whose acknowledgements carry SACK
+// information (Classifier.SACK): an RC ACK with an AETH gets the SACKETH
+// after it. Every other packet, and a DCP header-only packet returned as
+// an ACK (no AETH), keeps e.
+func (op Opcode) SACKExt(e Ext) Ext {
+	if op == RCAck && e&ExtAETH != 0 {
+		return e | ExtSACK
+	}
+	return e
+}
 
 // DCPExt returns the extension headers of a DCP packet with this opcode and
 // tag (seed 002, §4.4): the DCP header first; a RETH in every WRITE packet,

@@ -85,11 +85,28 @@ func TestDCPExt(t *testing.T) {
 	for _, o := range fxOps {
 		for tag := rocev2.DCPTag(0); tag < 4; tag++ {
 			var want rocev2.Ext
-			for _, x := range fxWireExt(o, true, tag) {
+			for _, x := range fxWireExt(o, true, false, tag) {
 				want |= x
 			}
 			if got := o.op.DCPExt(tag); got != want {
 				t.Errorf("%v.DCPExt(%v) = %v, want %v", o.op, tag, got, want)
+			}
+		}
+	}
+}
+
+func TestSACKExt(t *testing.T) {
+	for _, o := range fxOps {
+		for tag := rocev2.DCPTag(0); tag < 4; tag++ {
+			var base, want rocev2.Ext
+			for _, x := range fxWireExt(o, true, false, tag) {
+				base |= x
+			}
+			for _, x := range fxWireExt(o, true, true, tag) {
+				want |= x
+			}
+			if got := o.op.SACKExt(base); got != want {
+				t.Errorf("%v.SACKExt(%v) = %v, want %v", o.op, base, got, want)
 			}
 		}
 	}
@@ -111,6 +128,8 @@ func TestExtStringLen(t *testing.T) {
 		{rocev2.ExtAtomicETH, "AtomicETH", 28, nil},
 		{rocev2.ExtIETH, "IETH", 4, nil},
 		{rocev2.ExtDCP | rocev2.ExtNetRT, "DCPETH+NetRT", 8, nil},
+		{rocev2.ExtAETH | rocev2.ExtSACK, "AETH+SACKETH", 12, nil},
+		{rocev2.ExtDCP | rocev2.ExtAETH | rocev2.ExtSACK, "DCPETH+AETH+SACKETH", 20, nil},
 	}
 	for _, c := range cases {
 		if c.e.String() != c.s || c.e.Len() != c.n {

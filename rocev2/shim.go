@@ -2,6 +2,7 @@ package rocev2
 
 import (
 	"encoding/binary"
+	"math"
 
 	"rocetor/rocev2/psn"
 )
@@ -13,12 +14,36 @@ const (
 	ShimDummy      = 2 // idle filler from the sender's lowest-priority queue
 	ShimAck        = 3 // explicit ACK when no reverse traffic carries one
 	ShimLoss       = 4 // loss notice naming Count sequences from Seq
+	// ShimWatch numbers a frame of a dormant sender that keeps no copy:
+	// the receiver counts the gaps, the link's loss rate, and asks for
+	// nothing (rocetor's corruption monitor, beside seed 003 appendix C).
+	ShimWatch = 5
+	// ShimProtect asks the neighbour to protect what it sends on the
+	// link; Count carries the loss rate the asker measured, LossCode.
+	ShimProtect = 6
 )
+
+// LossCode encodes a loss rate for ShimProtect's Count byte in tenths of
+// a decade: round(−10·log10(rate)), 1 to 255 (1e-3 is 30, 1e-8 is 80).
+func LossCode(rate float64) uint8 {
+	if !(rate > 0) {
+		return 255
+	}
+	return uint8(min(max(math.Round(-10*math.Log10(rate)), 1), 255))
+}
+
+// LossOfCode is LossCode's inverse: 10^(−code/10); 0 for code 0.
+func LossOfCode(code uint8) float64 {
+	if code == 0 {
+		return 0
+	}
+	return math.Pow(10, -float64(code)/10)
+}
 
 // ShimLen is the length of the link shim.
 const ShimLen = 8
 
-var shimTypeNames = [8]string{"original", "retransmit", "dummy", "ack", "loss", "type5", "type6", "type7"}
+var shimTypeNames = [8]string{"original", "retransmit", "dummy", "ack", "loss", "watch", "protect", "type7"}
 
 // ShimTypeName names a shim packet type.
 func ShimTypeName(t uint8) string { return shimTypeNames[t&7] }
@@ -30,7 +55,8 @@ func ShimTypeName(t uint8) string { return shimTypeNames[t&7] }
 //	byte  2    E(1) A(1) AE(1) reserved(2) Type(3)
 //	           E: era of Seq; A: Ack is valid; AE: era of Ack
 //	byte  3    Count      loss notice: consecutive missing sequences from
-//	                      Seq (1–255); 0 otherwise
+//	                      Seq (1–255); protection request: LossCode of
+//	                      the measured loss rate; 0 otherwise
 //	bytes 4-5  Ack        piggybacked cumulative ACK (16 bits): the
 //	                      receiver's ackNo, the next sequence it expects
 //	bytes 6-7  InnerType  EtherType of the carried frame's payload; 0 for
@@ -42,7 +68,7 @@ type Shim []byte
 // Seq returns the link sequence (number and era).
 func (s Shim) Seq() psn.Link { return psn.LinkOf(binary.BigEndian.Uint16(s[0:2]), s[2]&0x80 != 0) }
 
-// Type returns the packet type (ShimOriginal … ShimLoss).
+// Type returns the packet type (ShimOriginal … ShimProtect).
 func (s Shim) Type() uint8 { return s[2] & 7 }
 
 // HasAck reports whether Ack carries a cumulative ACK.

@@ -16,7 +16,7 @@ import (
 type Shim struct {
 	layers.BaseLayer
 	Seq       psn.Link // link sequence: number and era
-	Type      uint8    // rocev2.ShimOriginal … rocev2.ShimLoss
+	Type      uint8    // rocev2.ShimOriginal … rocev2.ShimProtect
 	HasAck    bool     // Ack carries a cumulative ACK
 	Ack       psn.Link // piggybacked cumulative ACK: number and era
 	Count     uint8    // loss notice: missing sequences from Seq
@@ -36,7 +36,7 @@ func (s *Shim) NextLayerType() gopacket.LayerType {
 }
 
 func (s *Shim) carries() bool {
-	return s.Type == rocev2.ShimOriginal || s.Type == rocev2.ShimRetransmit
+	return s.Type == rocev2.ShimOriginal || s.Type == rocev2.ShimRetransmit || s.Type == rocev2.ShimWatch
 }
 
 // TypeName names the packet type: "original", "ack", ….
@@ -49,7 +49,7 @@ func (s *Shim) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h := rocev2.Shim(data)
 	s.Seq, s.Type, s.HasAck, s.Ack = h.Seq(), h.Type(), h.HasAck(), h.Ack()
 	s.Count, s.InnerType = h.Count(), layers.EthernetType(h.InnerType())
-	if s.Type > rocev2.ShimLoss {
+	if s.Type > rocev2.ShimProtect {
 		return fail(LayerTypeShim, rocev2.ReasonBadShim, df)
 	}
 	if s.carries() && len(s.Payload) == 0 {

@@ -12,7 +12,7 @@
 --
 --   * The link-retransmission shim (rocev2/shim.go; seed 003, §3.5 and
 --     appendix A) under EtherType 0x88b5. The frame behind an original or
---     retransmitted shim goes to the "ethertype" table with the shim's inner
+--     retransmitted (or watched) shim goes to the "ethertype" table with the shim's inner
 --     EtherType, so the IP/RoCEv2 inside decodes as usual.
 --   * NetRT messages (rocev2/netrt.go; seed 000, §III-C/D): RoCEv2 packets
 --     with BTH opcode 0xc0.
@@ -22,6 +22,12 @@
 --     standard extension headers of the opcode with a RETH in every WRITE
 --     packet, payload and ICRC. Header-only packets (tag 11) carry only BTH
 --     and DCP header.
+--   * SACK ACKs (rocev2/sack.go; IRN, seed 004 §3.1; FaSR, seed 001
+--     §III-B), only when the preference "rocetor.sack" is on: an RC
+--     ACKNOWLEDGE with exactly the 8 bytes of a SACKETH after its AETH (and
+--     no pad). Other RC ACKs, standard ones, still go to Wireshark's
+--     dissector. Turn both preferences on for a DCP capture that has SACK
+--     ACKs too: a DCP ACK is as long as a SACK ACK.
 --
 -- It replaces Wireshark's RoCEv2 dissector on UDP port 4791 and hands every
 -- other packet to that dissector unchanged, so standard RoCEv2 still shows
@@ -35,8 +41,10 @@
 --   rocetor.shim.ack_valid    ack carries a cumulative ACK
 --   rocetor.shim.ack_era      era bit of ack
 --   rocetor.shim.reserved     two reserved bits, 0
---   rocetor.shim.type         0 original, 1 retransmit, 2 dummy, 3 ack, 4 loss
---   rocetor.shim.count        loss notice: number of missing sequences from seq
+--   rocetor.shim.type         0 original, 1 retransmit, 2 dummy, 3 ack, 4 loss,
+--                             5 watch, 6 protect
+--   rocetor.shim.count        loss notice: number of missing sequences from seq;
+--                             protect: the loss code (tenths of a decade)
 --   rocetor.shim.ack          piggybacked cumulative ACK (next expected seq)
 --   rocetor.shim.inner_type   EtherType of the carried frame (0: none)
 --   rocetor.shim.link_seq     generated: era<<16 | seq, the 17-bit psn.Link
@@ -56,6 +64,12 @@
 --   rocetor.dcp.ssn           send sequence number
 --   rocetor.dcp.reserved      reserved byte, 0
 --   rocetor.dcp.header_only   generated: true for a trimmed packet
+--   rocetor.sack.psn          SACKETH: the SACK (triggering, FNACK) PSN
+--   rocetor.sack.flags        SACKETH flag byte
+--   rocetor.sack.fnack        flag bit 0: FaSR FNACK
+--   rocetor.sack.lost_overflow flag bit 1: FaSR lost-cnt overflow
+--   rocetor.sack.lost_cnt     FaSR lost-cnt
+--   rocetor.sack.reserved     bytes 5-7, 0
 --   rocetor.deth.qkey .srcqp, rocetor.feth, rocetor.reth.va .rkey .dmalen,
 --   rocetor.atomiceth.va .rkey .swapadd .compare, rocetor.aeth.syndrome
 --   .type .value .msn, rocetor.atomicack.origdata, rocetor.immdt,
@@ -68,18 +82,22 @@
 
 local bit = bit32
 
-local rocetor = Proto("rocetor", "rocetor RoCEv2 (NetRT, DCP)")
+local rocetor = Proto("rocetor", "rocetor RoCEv2 (NetRT, DCP, SACK)")
 local shim = Proto("rocetor.shim", "rocetor link-retransmission shim")
 
 rocetor.prefs.dcp = Pref.bool("DCP fabric", false,
 	"Dissect RoCEv2 packets whose two low DSCP bits are non-zero as DCP " ..
 	"packets (DCP extension header after the BTH). Turn on only for " ..
 	"captures from a DCP fabric, where those bits are reserved for DCP.")
+rocetor.prefs.sack = Pref.bool("SACK fabric", false,
+	"Dissect RC ACKs with exactly 8 bytes after the AETH as carrying a " ..
+	"SACK extension header (IRN, FaSR). Turn on only for captures of " ..
+	"transports that acknowledge selectively.")
 
 ---------------------------------------------------------------------------
 -- Link shim
 
-local shim_types = { [0] = "original", [1] = "retransmit", [2] = "dummy", [3] = "ack", [4] = "loss" }
+local shim_types = { [0] = "original", [1] = "retransmit", [2] = "dummy", [3] = "ack", [4] = "loss", [5] = "watch", [6] = "protect" }
 local ethertypes = { [0x0000] = "none", [0x0800] = "IPv4", [0x86dd] = "IPv6", [0x8808] = "MAC Control", [0x8100] = "802.1Q" }
 
 local sf = {
@@ -148,7 +166,7 @@ function shim.dissector(tvb, pinfo, tree)
 	item:append_text(", " .. summary)
 
 	local consumed = 8
-	if (typ == 0 or typ == 1) and inner ~= 0 and tvb:len() > 8 then
+	if (typ == 0 or typ == 1 or typ == 5) and inner ~= 0 and tvb:len() > 8 then
 		local sub = tvb(8):tvb()
 		local n = ethertype_table:try(inner, sub, pinfo, tree)
 		if n == nil or n <= 0 then
@@ -170,11 +188,11 @@ ethertype_table:add(0x88b5, shim)
 -- RoCEv2: NetRT and DCP
 
 -- Extension headers, in the order they follow the BTH (rocev2/opcode.go).
-local DCP, DETH, FETH, RETH, ATOMICETH, AETH, ATOMICACK, IMMDT, IETH, NETRT =
-	1, 2, 4, 8, 16, 32, 64, 128, 256, 512
-local ext_order = { DCP, DETH, FETH, RETH, ATOMICETH, AETH, ATOMICACK, IMMDT, IETH, NETRT }
+local DCP, DETH, FETH, RETH, ATOMICETH, AETH, ATOMICACK, IMMDT, IETH, SACK, NETRT =
+	1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024
+local ext_order = { DCP, DETH, FETH, RETH, ATOMICETH, AETH, ATOMICACK, IMMDT, IETH, SACK, NETRT }
 local ext_len = { [DCP] = 8, [DETH] = 8, [FETH] = 4, [RETH] = 16, [ATOMICETH] = 28,
-	[AETH] = 4, [ATOMICACK] = 8, [IMMDT] = 4, [IETH] = 4, [NETRT] = 0 }
+	[AETH] = 4, [ATOMICACK] = 8, [IMMDT] = 4, [IETH] = 4, [SACK] = 8, [NETRT] = 0 }
 
 -- The opcode table of rocev2/opcode.go: name, extension headers, WRITE.
 local ops = {
@@ -254,6 +272,13 @@ local f = {
 	ssn        = ProtoField.uint24("rocetor.dcp.ssn", "SSN", base.DEC),
 	dcp_rsv    = ProtoField.uint8("rocetor.dcp.reserved", "Reserved", base.HEX),
 	ho         = ProtoField.bool("rocetor.dcp.header_only", "Header-only (payload trimmed)"),
+
+	sack_psn   = ProtoField.uint24("rocetor.sack.psn", "SACK PSN", base.DEC),
+	sack_flags = ProtoField.uint8("rocetor.sack.flags", "Flags", base.HEX),
+	sack_fnack = ProtoField.bool("rocetor.sack.fnack", "FNACK", 8, nil, 0x01),
+	sack_ovf   = ProtoField.bool("rocetor.sack.lost_overflow", "Lost-cnt overflow", 8, nil, 0x02),
+	lost_cnt   = ProtoField.uint8("rocetor.sack.lost_cnt", "Lost-cnt", base.DEC),
+	sack_rsv   = ProtoField.uint24("rocetor.sack.reserved", "Reserved", base.HEX),
 
 	qkey       = ProtoField.uint32("rocetor.deth.qkey", "Q_Key", base.HEX),
 	srcqp      = ProtoField.uint24("rocetor.deth.srcqp", "Source QP", base.HEX),
@@ -385,9 +410,10 @@ end
 -- returns nil), so the table is the only way to reach it.
 local original = DissectorTable.get("udp.port"):get_dissector(4791) or data_dissector
 
--- own dissects a NetRT or DCP packet. tag is the DCP tag (0 when the
--- packet is not treated as DCP).
-local function own(tvb, pinfo, tree, ip, tag)
+-- own dissects a NetRT, DCP or SACK packet. tag is the DCP tag (0 when
+-- the packet is not treated as DCP); sack is true for an RC ACK read as
+-- carrying a SACKETH.
+local function own(tvb, pinfo, tree, ip, tag, sack)
 	local len = tvb:len()
 	local top = tree:add(rocetor, tvb())
 	if len < 12 + 4 then
@@ -429,6 +455,7 @@ local function own(tvb, pinfo, tree, ip, tag)
 		ext = bit.bor(ext, DCP)
 		if info[3] then ext = bit.bor(ext, RETH) end
 	end
+	if sack and bit.band(ext, AETH) ~= 0 then ext = bit.bor(ext, SACK) end
 
 	local icrc_off = len - 4
 	local off = 12
@@ -523,6 +550,17 @@ local function own(tvb, pinfo, tree, ip, tag)
 					sub:add(f.syn_type, tvb(off, 1))
 					sub:add(f.syn_value, tvb(off, 1))
 					sub:add(f.aeth_msn, tvb(off + 1, 3))
+				elseif x == SACK then
+					local sub = top:add(rocetor, r, "SACK extension header")
+					sub:add(f.sack_psn, tvb(off, 3))
+					sub:add(f.sack_flags, tvb(off + 3, 1))
+					sub:add(f.sack_fnack, tvb(off + 3, 1))
+					sub:add(f.sack_ovf, tvb(off + 3, 1))
+					sub:add(f.lost_cnt, tvb(off + 4, 1))
+					sub:add(f.sack_rsv, tvb(off + 5, 3))
+					local sp = tvb(off, 3):uint()
+					sub:append_text(string.format(": SACK PSN %d, lost-cnt %d", sp, tvb(off + 4, 1):uint()))
+					summary = summary .. string.format(" SACK=%d", sp)
 				elseif x == ATOMICACK then
 					top:add(f.origdata, r)
 				elseif x == IMMDT then
@@ -575,10 +613,18 @@ function rocetor.dissector(tvb, pinfo, tree)
 	if rocetor.prefs.dcp and ip ~= nil then
 		tag = bit.band(ip.dscp, 3)
 	end
-	if op ~= 0xc0 and tag == 0 then
+	-- A SACK ACK: BTH, the DCP header of a DCP ACK, AETH, SACKETH, ICRC,
+	-- no pad.
+	local sack = false
+	if rocetor.prefs.sack and op == 0x11 and tag ~= 3 then
+		local n = 12 + 4 + 8 + 4
+		if tag ~= 0 then n = n + 8 end
+		sack = tvb:len() == n and bit.band(tvb(1, 1):uint(), 0x30) == 0
+	end
+	if op ~= 0xc0 and tag == 0 and not sack then
 		return original:call(tvb, pinfo, tree)
 	end
-	return own(tvb, pinfo, tree, ip, tag)
+	return own(tvb, pinfo, tree, ip, tag, sack)
 end
 
 DissectorTable.get("udp.port"):add(4791, rocetor)
