@@ -122,6 +122,14 @@ type Config struct {
 	// Stage.SetActive turns them on (Protego lies dormant until a link
 	// corrupts, §2.3).
 	Dormant bool
+	// Watch makes a sender that is switched off still number what it
+	// sends (shim type watch: 8 bytes a frame, no copy, no
+	// retransmission), so the receiver counts the link's losses while
+	// it lies dormant and the corruption monitor can see a link start
+	// to corrupt where no interface counter does (veth, software
+	// links). Both ends should agree; a receiver of either setting
+	// understands both.
+	Watch bool
 	// Queue names, resolved per port at the first batch; empty means the
 	// DefaultEgress names. Only frames the pipeline puts on DataQueue
 	// are protected: see the package doc.

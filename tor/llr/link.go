@@ -51,7 +51,20 @@ type link struct {
 	// which passes unshimmed frames through, sees no gap. Protego lies
 	// dormant until a link needs it (§2.3, appendix C); an operator or
 	// a monitor turns it on. Set from any goroutine.
-	off     atomic.Bool
+	off atomic.Bool
+	// pinned: an operator chose on or off (Stage.SetActive); the
+	// neighbour's protection requests change nothing until
+	// Stage.Release. Set from any goroutine.
+	pinned atomic.Bool
+	// lossCode is the loss rate (rocev2.LossCode) of the neighbour's
+	// last protection request, 0 before any; neighbourLoss the same,
+	// decoded once for Eq. 1. The port wrapper sets both.
+	lossCode      atomic.Uint32
+	neighbourLoss float64
+	// ask is the LossCode of a protection request for the stage to send
+	// the neighbour, 0 for none (Stage.RequestProtection, from the
+	// monitor's goroutine).
+	ask     atomic.Uint32
 	next    psn.Link // sequence of the next protected frame (seqNo)
 	una     psn.Link // oldest sequence not yet acknowledged
 	tx      *arena

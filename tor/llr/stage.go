@@ -51,17 +51,58 @@ func (s *Stage) Name() string { return "llr" }
 // Config returns the configuration in force, defaults filled in.
 func (s *Stage) Config() Config { return s.cfg }
 
-// SetActive switches the sender of protected port i on or off; false
-// when i is not protected. Safe from any goroutine: the worker sees it
-// at its next packet. Off, frames cross unprotected (the receiver at
-// the other end passes them through); the frames already numbered are
-// still recovered and acknowledged.
+// SetActive switches the sender of protected port i on or off, as an
+// operator's override: the neighbour's protection requests change
+// nothing until Release. False when i is not protected. Safe from any
+// goroutine: the worker sees it at its next packet. Off, frames cross
+// unprotected (the receiver at the other end passes them through) or
+// watched (Config.Watch); the frames already numbered are still
+// recovered and acknowledged.
 func (s *Stage) SetActive(i int, on bool) bool {
 	if !s.Protected(i) {
 		return false
 	}
+	s.links[i].pinned.Store(true)
 	s.links[i].off.Store(!on)
 	return true
+}
+
+// Release ends an operator's override of port i: the sender keeps its
+// state, and the neighbour's protection requests switch it on again.
+// False when i is not protected. Safe from any goroutine.
+func (s *Stage) Release(i int) bool {
+	if !s.Protected(i) {
+		return false
+	}
+	s.links[i].pinned.Store(false)
+	return true
+}
+
+// Pinned reports whether an operator's override holds port i's sender.
+func (s *Stage) Pinned(i int) bool { return s.Protected(i) && s.links[i].pinned.Load() }
+
+// RequestProtection asks the neighbour at the other end of port i to
+// protect what it sends on the link, which this switch measured losing
+// a fraction loss of it: one ShimProtect frame at the worker's next
+// poll, carrying the rate for the neighbour's Eq. 1. The corruption
+// monitor calls it once per interval while the link corrupts; a lost
+// request is made good by the next. False when i is not protected. Safe
+// from any goroutine.
+func (s *Stage) RequestProtection(i int, loss float64) bool {
+	if !s.Protected(i) {
+		return false
+	}
+	s.links[i].ask.Store(uint32(rocev2.LossCode(loss)))
+	return true
+}
+
+// NeighbourLoss returns the loss rate the neighbour reported in its
+// last protection request for port i, 0 before any.
+func (s *Stage) NeighbourLoss(i int) float64 {
+	if !s.Protected(i) {
+		return 0
+	}
+	return rocev2.LossOfCode(uint8(s.links[i].lossCode.Load()))
 }
 
 // Active reports whether the sender of port i protects what it sends.
@@ -124,9 +165,17 @@ func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 
 func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 	st := l.st
+	// A sender switched off numbers its frames only with Config.Watch,
+	// and only once nothing it protected is still unacknowledged: a
+	// watched frame keeps no copy, so it must not sit among
+	// sequences that may be asked for.
+	watch := false
 	if l.off.Load() {
-		st.UnprotectedOff++
-		return
+		if !s.cfg.Watch || l.inflight() > 0 {
+			st.UnprotectedOff++
+			return
+		}
+		watch = true
 	}
 	if !s.resolve(c, l) || int(p.Queue) != l.dataQ {
 		st.UnprotectedQueue++
@@ -153,7 +202,7 @@ func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 	if depth, _ := e.Depth(l.dataQ); depth+l.batchBytes+n > e.Limit(l.dataQ) {
 		return
 	}
-	if l.inflight() >= len(l.txh)-1 || !l.tx.fits(n) {
+	if !watch && (l.inflight() >= len(l.txh)-1 || !l.tx.fits(n)) {
 		st.UnprotectedTxFull++
 		l.batchBytes += int(p.Len)
 		return
@@ -184,15 +233,21 @@ func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 	}
 	binary.BigEndian.PutUint16(f[so-2:so], rocev2.EtherTypeShim)
 	seq := l.next
-	rocev2.Shim(f[so:so+rocev2.ShimLen]).Set(seq, rocev2.ShimOriginal, 0, inner)
-	h, _ := l.tx.put(f) // fits, checked above
-	l.txh[int(seq)&(len(l.txh)-1)] = h
-	l.next = seq.Add(1)
 	p.Len = uint16(n)
 	shiftMeta(&p.Meta, uint16(so), seq)
 	l.batchBytes += n
-	st.Protected++
 	st.ShimBytes += rocev2.ShimLen
+	l.next = seq.Add(1)
+	if watch {
+		rocev2.Shim(f[so:so+rocev2.ShimLen]).Set(seq, rocev2.ShimWatch, 0, inner)
+		l.una = l.next // nothing to acknowledge
+		st.Watched++
+		return
+	}
+	rocev2.Shim(f[so:so+rocev2.ShimLen]).Set(seq, rocev2.ShimOriginal, 0, inner)
+	h, _ := l.tx.put(f) // fits, checked above
+	l.txh[int(seq)&(len(l.txh)-1)] = h
+	st.Protected++
 	st.TxBytes = l.tx.span()
 	st.TxBytesMax = max(st.TxBytesMax, st.TxBytes)
 	st.TxFrames = l.inflight()
@@ -250,6 +305,14 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 		return 0
 	}
 	work := s.retransmit(c, l)
+	if code := l.ask.Swap(0); code != 0 {
+		if s.ctrl(c, l, rocev2.ShimProtect, 0, uint8(code), l.ctrlQ) {
+			l.st.ProtectAsked++
+			work++
+		} else {
+			l.ask.CompareAndSwap(0, code) // no frame now: at the next poll
+		}
+	}
 	work += s.receiver(c, l)
 	s.backpressure(c, l)
 	work += s.idle(c, l)
@@ -257,12 +320,17 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 	return work
 }
 
-// copies is Eq. 1 with the configured or the measured loss rate.
+// copies is Eq. 1 with the configured loss rate, else the one the
+// neighbour's protection request reported, else the one the sender
+// measures.
 func (s *Stage) copies(l *link) int {
 	if s.cfg.Copies > 0 {
 		return s.cfg.Copies
 	}
 	actual := s.cfg.ActualLoss
+	if actual == 0 {
+		actual = l.neighbourLoss
+	}
 	if actual == 0 && l.st.Protected > 0 {
 		actual = float64(l.st.LossesNotified) / float64(l.st.Protected)
 	}

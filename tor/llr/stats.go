@@ -27,10 +27,16 @@ type PortStats struct {
 	RetxRefused       uint64 // copies the retransmit queue refused
 	Dummies           uint64 // dummies sent from the idle queue (§3.2)
 	Resyncs           uint64 // sequence restarts after the neighbour (or this switch) restarted
+	Watched           uint64 // frames numbered while switched off, without a copy (Config.Watch)
+	ProtectAsked      uint64 // protection requests sent to the neighbour (Stage.RequestProtection)
+	ProtectRequests   uint64 // protection requests from the neighbour
+	Activations       uint64 // of which switched the sender on
+	ProtectIgnored    uint64 // of which ignored: an operator's override held the sender
 
 	// Receiver.
 	RxProtected     uint64 // protected frames (original or retransmit) received
 	RxUnprotected   uint64 // frames without a shim, passed as they are
+	RxWatched       uint64 // numbered frames of a sender switched off (Config.Watch), passed at once
 	RxMalformed     uint64 // shims cut short, unknown types, empty loss notices: dropped
 	Delivered       uint64 // protected frames handed to the pipeline, shim stripped
 	Held            uint64 // of which held first in the reordering buffer (Blocking)
@@ -101,8 +107,14 @@ func (p *PortStats) Add(q *PortStats) {
 	p.RetxRefused += q.RetxRefused
 	p.Dummies += q.Dummies
 	p.Resyncs += q.Resyncs
+	p.Watched += q.Watched
+	p.ProtectAsked += q.ProtectAsked
+	p.ProtectRequests += q.ProtectRequests
+	p.Activations += q.Activations
+	p.ProtectIgnored += q.ProtectIgnored
 	p.RxProtected += q.RxProtected
 	p.RxUnprotected += q.RxUnprotected
+	p.RxWatched += q.RxWatched
 	p.RxMalformed += q.RxMalformed
 	p.Delivered += q.Delivered
 	p.Held += q.Held
