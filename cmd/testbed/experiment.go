@@ -51,6 +51,7 @@ var experiments = map[string]func() Experiment{
 	"dcp-ar":          func() Experiment { return newDCPAR() },
 	"llr-loss":        func() Experiment { return newLLRLoss() },
 	"llr-tail":        func() Experiment { return newLLRTail() },
+	"llr-monitor":     func() Experiment { return newLLRMonitor() },
 }
 
 func experimentNames() []string {

@@ -20,10 +20,19 @@ var llrModes = []string{"off", "nb", "blocking"}
 
 // LLRSection is tord's llr: section as testbed writes it (tor/llr).
 type LLRSection struct {
-	Ports      []string `yaml:"ports"`
-	Mode       string   `yaml:"mode"`
-	TxBuffer   string   `yaml:"tx_buffer"`
-	AckTimeout string   `yaml:"ack_timeout"`
+	Ports      []string        `yaml:"ports"`
+	Mode       string          `yaml:"mode"`
+	TxBuffer   string          `yaml:"tx_buffer"`
+	AckTimeout string          `yaml:"ack_timeout"`
+	Dormant    bool            `yaml:"dormant,omitempty"`
+	Watch      bool            `yaml:"watch,omitempty"`
+	Monitor    *MonitorSection `yaml:"monitor,omitempty"`
+}
+
+// MonitorSection is tord's llr.monitor: section. The testbed reads every
+// 100 ms rather than every second: its runs last seconds, not hours.
+type MonitorSection struct {
+	Interval string `yaml:"interval"`
 }
 
 // LLR returns the llr section of a switch: every port toward another
@@ -41,6 +50,9 @@ func (p *Plan) LLR(node string) *LLRSection {
 	s := &LLRSection{Mode: p.Options.LLR, TxBuffer: "2MiB", AckTimeout: "8ms"}
 	if s.Ports = p.switchPorts(node); len(s.Ports) == 0 {
 		return nil
+	}
+	if p.Options.LLRMonitor {
+		s.Dormant, s.Watch, s.Monitor = true, true, &MonitorSection{Interval: "100ms"}
 	}
 	return s
 }
@@ -107,6 +119,7 @@ func (e *llrLoss) Synopsis() string {
 func (e *llrLoss) Flags(fs *flag.FlagSet) {
 	e.opts = DefaultOptions("link")
 	e.register(fs, 1<<20, 1000)
+	fs.StringVar(&e.opts.Topology, "topology", e.opts.Topology, "link (corruption on tor1's port toward tor2) or chain (on core's port toward tor2)")
 	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated corruption rates on tor1's port toward tor2")
 	fs.StringVar(&e.modes, "modes", e.modes, "comma-separated link modes: off, nb, blocking")
 }
@@ -123,7 +136,10 @@ func (e *llrLoss) Setup() (Options, error) {
 		return Options{}, err
 	}
 	o := e.opts
-	o.Topology, o.LLR = "link", ""
+	if o.Topology != "link" && o.Topology != "chain" {
+		return Options{}, usagef("--topology %q: want link or chain", o.Topology)
+	}
+	o.LLR, o.LLRMonitor = "", false
 	return o, nil
 }
 
@@ -376,3 +392,142 @@ func llrTailTable(cells []llrTailCell) Table {
 }
 
 func (e *llrTail) Plots() []PlotSpec { return nil }
+
+// ---- llr-monitor ----
+
+// llrMonitor shows the corruption monitor at work (seed 003, appendix
+// C): the link starts dormant, its senders only numbering frames
+// (watch); corruption starts; the first run shows the receiving switch's
+// monitor find the loss rate and the sending switch turn protection on,
+// with the copies Eq. 1 asks for at the rate measured; the second run
+// crosses the protected link.
+type llrMonitor struct {
+	dcpFlags
+	losses   string
+	mode     string
+	lossList []float64
+}
+
+// llrMonitorCell is one loss rate of llr-monitor's JSON.
+type llrMonitorCell struct {
+	Loss             float64 `json:"loss"`
+	Mode             string  `json:"mode"`
+	Activated        bool    `json:"activated"`       // tor1's sender protects after the first run
+	WatchedPackets   float64 `json:"watched_packets"` // frames tor1 sent numbered before protection came on
+	MeasuredLoss     float64 `json:"measured_loss"`   // tor2's monitor, from the gaps
+	Requests         float64 `json:"requests"`        // protection requests tor2 sent
+	Copies           float64 `json:"copies"`          // copies per retransmitted frame in the protected run
+	E2ERetxDetect    int64   `json:"e2e_retx_detect"` // end-to-end retransmissions in the first run
+	E2ERetxProtected int64   `json:"e2e_retx"`        // … in the protected run
+	Unrecovered      float64 `json:"unrecovered"`     // ackNo timeouts in the protected run
+	GoodputRatio     float64 `json:"goodput_ratio"`   // protected run against the clean reference
+	Error            string  `json:"error,omitempty"`
+}
+
+func newLLRMonitor() *llrMonitor { return &llrMonitor{losses: "1e-4,1e-3", mode: "blocking"} }
+
+func (e *llrMonitor) Name() string { return "llr-monitor" }
+func (e *llrMonitor) Synopsis() string {
+	return "Protego's appendix C: dormant links, corruption starts, the monitor turns link-local retransmission on"
+}
+
+func (e *llrMonitor) Flags(fs *flag.FlagSet) {
+	e.opts = DefaultOptions("link")
+	e.register(fs, 1<<20, 200)
+	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated corruption rates on tor1's port toward tor2")
+	fs.StringVar(&e.mode, "mode", e.mode, "link mode once protected: nb or blocking")
+}
+
+func (e *llrMonitor) Setup() (Options, error) {
+	var err error
+	if e.lossList, err = rates(e.losses); err != nil {
+		return Options{}, err
+	}
+	if e.mode != "nb" && e.mode != "blocking" {
+		return Options{}, usagef("--mode %q: want nb or blocking", e.mode)
+	}
+	if err := e.check(); err != nil {
+		return Options{}, err
+	}
+	o := e.opts
+	o.Topology, o.LLR, o.LLRMonitor = "link", "", false
+	return o, nil
+}
+
+func (e *llrMonitor) Run(ctx context.Context, env *Env, res *Results) error {
+	plan := env.Fabric.Plan()
+	from, to := plan.ByRole(RoleSender)[0], plan.ByRole(RoleReceiver)[0]
+	res.Params = e.params(map[string]string{"losses": e.losses, "mode": e.mode})
+	var cells []llrMonitorCell
+	defer func() {
+		res.Cells = cells
+		res.Table = llrMonitorTable(cells)
+	}()
+	measure := func(point map[string]string) *Run {
+		run := env.Measure(ctx, point, 1, e.transfer(plan, from, to, "gbn"))
+		res.Runs = append(res.Runs, run)
+		progress(env, &run)
+		return &res.Runs[len(res.Runs)-1]
+	}
+	if err := setLink(ctx, env, "off", 0); err != nil {
+		return err
+	}
+	clean := measure(map[string]string{"loss": "0", "phase": "clean"})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, loss := range e.lossList {
+		// Fresh switches for each rate: dormant, watching.
+		o := env.Fabric.Plan().Options
+		o.LLR, o.LLRMonitor = e.mode, true
+		if err := env.Fabric.Reconfigure(ctx, o); err != nil {
+			return err
+		}
+		m := env.Fabric.Impairment()
+		m.Loss, m.Corrupt = 0, loss
+		if err := env.Fabric.SetImpairment(ctx, m); err != nil {
+			return err
+		}
+		l := strconv.FormatFloat(loss, 'g', -1, 64)
+		detect := measure(map[string]string{"loss": l, "phase": "detect"})
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		prot := measure(map[string]string{"loss": l, "phase": "protected"})
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t1, t2 := detect.Switches["tor1"], detect.Switches["tor2"]
+		c := llrMonitorCell{Loss: loss, Mode: e.mode,
+			Activated:      prot.Switches["tor1"].Sum("rocetor_llr_active", `port="tor2"`) == 1,
+			WatchedPackets: t1.Sum("rocetor_llr_watched_packets_total", `port="tor2"`),
+			MeasuredLoss:   t2.Sum("rocetor_llr_monitor_loss_ratio", `port="tor1"`, `source="gaps"`),
+			Requests:       t2.Sum("rocetor_llr_protect_requests_sent_total", `port="tor1"`),
+			Unrecovered:    sum(prot, "rocetor_llr_ack_timeouts_total"),
+			Copies:         llrOf(prot).Copies,
+			GoodputRatio:   goodput(prot) / goodput(clean),
+			Error:          firstLine(detect.Error + prot.Error)}
+		if detect.Perf != nil {
+			c.E2ERetxDetect = detect.Perf.Client.RetxPackets
+		}
+		if prot.Perf != nil {
+			c.E2ERetxProtected = prot.Perf.Client.RetxPackets
+		}
+		cells = append(cells, c)
+	}
+	return nil
+}
+
+func llrMonitorTable(cells []llrMonitorCell) Table {
+	t := Table{Columns: []string{"loss", "mode", "activated", "watched before", "measured loss", "requests", "copies",
+		"e2e retx (detect)", "e2e retx (protected)", "unrecovered", "goodput vs no loss"}}
+	for _, c := range cells {
+		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss, 'g', -1, 64), c.Mode, strconv.FormatBool(c.Activated),
+			fmtInt(c.WatchedPackets), strconv.FormatFloat(c.MeasuredLoss, 'g', 3, 64), fmtInt(c.Requests), fmtFloat(c.Copies, 1),
+			strconv.FormatInt(c.E2ERetxDetect, 10), strconv.FormatInt(c.E2ERetxProtected, 10), fmtInt(c.Unrecovered),
+			fmtFloat(c.GoodputRatio*100, 1) + "%"})
+	}
+	return t
+}
+
+func (e *llrMonitor) Plots() []PlotSpec { return nil }

@@ -139,6 +139,7 @@ func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.StringVar(&o.Multipath, "multipath", o.Multipath, "tord's multipath mode: ecmp, spray or adaptive")
 	fs.BoolVar(&o.NetRT, "netrt", o.NetRT, "tor1 and tor2 run NetRT: in-network retransmission between the ToRs")
 	fs.StringVar(&o.LLR, "llr", o.LLR, "link-local retransmission on every switch-to-switch link: off, nb or blocking")
+	fs.BoolVar(&o.LLRMonitor, "llr-monitor", o.LLRMonitor, "with --llr: links start dormant and the corruption monitor turns protection on")
 	fs.BoolVar(&o.Trim, "trim", o.Trim, "every switch trims DCP data to header-only packets above --trim-threshold (DCP's lossless control plane)")
 	fs.StringVar(&o.TrimThreshold, "trim-threshold", o.TrimThreshold, "data-queue depth above which DCP data is trimmed (default: tord's)")
 	fs.IntVar(&o.IncastDegree, "incast-degree", o.IncastDegree, "incast degree N the control queue's WRR weight is set for (default: tord's)")

@@ -44,6 +44,7 @@ type Options struct {
 	Trim          bool          `json:"trim,omitempty"`           // every switch trims DCP data above the threshold (tor/trim)
 	DCP           bool          `json:"dcp,omitempty"`            // every switch parses DCP headers (a DCP fabric; implied by Trim)
 	LLR           string        `json:"llr,omitempty"`            // link-local retransmission on every switch-to-switch link: "", off, nb or blocking
+	LLRMonitor    bool          `json:"llr_monitor,omitempty"`    // llr starts dormant, watching; the corruption monitor switches it on
 	TrimThreshold string        `json:"trim_threshold,omitempty"` // data-queue depth that trims, e.g. 64KiB; "": tord's default
 	IncastDegree  int           `json:"incast_degree,omitempty"`  // N of the WRR weight; 0: tord's default
 	PathRates     []string      `json:"path_rates,omitempty"`     // multipath: tor1's rate toward core k, for unequal paths
@@ -140,6 +141,9 @@ func (o *Options) Validate() error {
 	case "", "off", "nb", "blocking":
 	default:
 		return usagef("--llr %q: want off, nb or blocking", o.LLR)
+	}
+	if o.LLRMonitor && (o.LLR == "" || o.LLR == "off") {
+		return usagef("--llr-monitor needs --llr nb or blocking")
 	}
 	if o.IncastDegree < 0 || o.IncastDegree > 256 {
 		return usagef("--incast-degree %d: want 1 to 256", o.IncastDegree)

@@ -455,3 +455,103 @@ func TestLinkLLR(t *testing.T) {
 		t.Errorf("%v protected packets, want every data packet of the run", c.Packets)
 	}
 }
+
+// TestLinkLLRMonitor is the corruption monitor on the real link: the
+// link starts dormant, corruption at 1e-3 starts, tor2's monitor finds it
+// and tor1 turns protection on with Eq. 1's copies; the next run loses
+// nothing end to end.
+func TestLinkLLRMonitor(t *testing.T) {
+	var res struct {
+		Runs  []Run            `json:"runs"`
+		Cells []llrMonitorCell `json:"cells"`
+	}
+	runRecorded(t, "m", &res, "llr-monitor", "--losses", "1e-3", "--count", "60", "--timeout", "60s")
+	if len(res.Runs) != 3 || len(res.Cells) != 1 {
+		t.Fatalf("%d runs, %d cells; want clean, detect, protected and one cell", len(res.Runs), len(res.Cells))
+	}
+	c := res.Cells[0]
+	if !c.Activated || c.Requests < 1 || c.WatchedPackets == 0 {
+		t.Fatalf("activated %v after %v watched packets, %v requests; want protection on", c.Activated, c.WatchedPackets, c.Requests)
+	}
+	if c.MeasuredLoss < 2e-4 || c.MeasuredLoss > 5e-3 {
+		t.Errorf("measured loss %g, want about 1e-3", c.MeasuredLoss)
+	}
+	if c.E2ERetxProtected != 0 || c.Unrecovered != 0 || c.Copies != 2 {
+		t.Errorf("protected run: %d end-to-end retransmissions, %v unrecovered, %v copies; want 0, 0, 2 (Eq. 1 at 1e-3 for 1e-9)",
+			c.E2ERetxProtected, c.Unrecovered, c.Copies)
+	}
+	if s := res.Runs[2].Perf; s == nil || s.Client.Corrupt != 0 || s.Client.VerifiedBytes != s.Client.Bytes {
+		t.Errorf("protected run's data: %+v", s)
+	}
+}
+
+// TestTorctlLLR drives a live tord's link-local retransmission with
+// torctl: status, pinning on and off, handing back to the monitor, and
+// a clear error for a port llr does not protect.
+func TestTorctlLLR(t *testing.T) {
+	requireRoot(t)
+	bin, _ := buildBin(t)
+	src, err := findModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := binaries(context.Background(), "", src, bin, nil, "torctl"); err != nil {
+		t.Fatal(err)
+	}
+	stateDir := t.TempDir()
+	prefix := testPrefix("t")
+	cleanupPrefix(t, stateDir, prefix)
+	code, out, stderr := runCLI("up", "link", "--llr", "blocking", "--llr-monitor", "--prefix", prefix, "--state", stateDir, "--bin", bin)
+	if code != 0 {
+		t.Fatalf("testbed up link: exit %d\n%s%s", code, out, stderr)
+	}
+	tb, err := Open(stateDir, prefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := tb.Plan().Node("tor1").Netns
+	torctl := func(args ...string) (int, string) {
+		cmd := exec.Command("ip", append([]string{"netns", "exec", ns, filepath.Join(bin, "torctl"), "--admin", "127.0.0.1:9479"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, string(out)
+	}
+	active := func() (on, pinned float64) {
+		ss, err := tb.Scrape(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ss["tor1"].Sum("rocetor_llr_active", `port="tor2"`), ss["tor1"].Sum("rocetor_llr_pinned", `port="tor2"`)
+	}
+	if code, out := torctl("llr", "status"); code != 0 || !strings.Contains(out, "tor2") || !strings.Contains(out, "off (auto)") {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	if code, out := torctl("llr", "on", "tor2"); code != 0 || !strings.Contains(out, "on (pinned)") {
+		t.Fatalf("on: exit %d\n%s", code, out)
+	}
+	if on, pinned := active(); on != 1 || pinned != 1 {
+		t.Errorf("after llr on: active %v, pinned %v", on, pinned)
+	}
+	code, out = torctl("-o", "json", "llr", "auto", "tor2")
+	var st []struct {
+		Port           string
+		Active, Pinned bool
+	}
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || len(st) != 1 || !st[0].Active || st[0].Pinned {
+		t.Errorf("auto: exit %d, %v\n%s", code, err, out)
+	}
+	if code, out := torctl("llr", "off", "h1"); code != 1 || !strings.Contains(out, "not protected") {
+		t.Errorf("off on a host port: exit %d\n%s", code, out)
+	}
+	if code, out := torctl("llr", "sideways", "tor2"); code != 2 {
+		t.Errorf("bad verb: exit %d\n%s", code, out)
+	}
+	if on, pinned := active(); on != 1 || pinned != 0 {
+		t.Errorf("after the refused requests: active %v, pinned %v; want still on, auto", on, pinned)
+	}
+}

@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vishvananda/netlink"
 
 	"rocetor/dataplane"
 	"rocetor/tor/llr"
@@ -28,7 +31,24 @@ type LLRConfig struct {
 	TargetLoss float64         `yaml:"target_loss"` // Eq. 1's target
 	ActualLoss float64         `yaml:"actual_loss"` // Eq. 1's loss estimate; 0: measured
 	Copies     int             `yaml:"copies"`      // copies per lost packet; 0: Eq. 1
-	Dormant    bool            `yaml:"dormant"`     // senders start off; POST /llr on the admin listener turns them on
+	Dormant    bool            `yaml:"dormant"`     // senders start off; the neighbour's monitor or torctl llr on turns them on
+	Watch      bool            `yaml:"watch"`       // senders switched off still number frames, so the neighbour's monitor sees losses
+	// Monitor, when present, runs the corruption monitor on every
+	// protected port: it asks the neighbour to protect the link once the
+	// loss rate measured here reaches the threshold.
+	Monitor *LLRMonitorConfig `yaml:"monitor"`
+}
+
+// LLRMonitorConfig is the llr.monitor: section (tor/llr.Monitor, seed 003
+// appendix C); zero fields take the defaults.
+type LLRMonitorConfig struct {
+	Interval  time.Duration `yaml:"interval"`  // between readings; default 1s
+	Window    uint64        `yaml:"window"`    // frames the loss rate is estimated over; default 100000000
+	Threshold float64       `yaml:"threshold"` // loss rate that makes a link corrupting; default 1e-8
+}
+
+func (m *LLRMonitorConfig) config() llr.MonitorConfig {
+	return llr.MonitorConfig{Interval: m.Interval, Window: m.Window, Threshold: m.Threshold}
 }
 
 // On reports whether the section protects any port.
@@ -38,7 +58,7 @@ func (l *LLRConfig) On() bool { return len(l.Ports) > 0 }
 func (l *LLRConfig) stageConfig(ports []string) (llr.Config, error) {
 	c := llr.Config{TxBuffer: int(l.TxBuffer), RxBuffer: int(l.RxBuffer), Pause: int(l.Pause), Resume: int(l.Resume),
 		AckTimeout: int64(l.AckTimeout), TargetLoss: l.TargetLoss, ActualLoss: l.ActualLoss, Copies: l.Copies,
-		Dormant: l.Dormant}
+		Dormant: l.Dormant, Watch: l.Watch}
 	mode := l.Mode
 	if mode == "" {
 		mode = "blocking"
@@ -57,6 +77,11 @@ func (l *LLRConfig) stageConfig(ports []string) (llr.Config, error) {
 	if err := c.Validate(); err != nil {
 		return c, bad("llr", "%v", err)
 	}
+	if m := l.Monitor; m != nil {
+		if m.Interval < 0 || m.Threshold < 0 || m.Threshold >= 1 {
+			return c, bad("llr.monitor", "interval %v, threshold %g: want a positive interval and a threshold in [0, 1)", m.Interval, m.Threshold)
+		}
+	}
 	return c, nil
 }
 
@@ -74,10 +99,24 @@ func (l *LLRConfig) validate(c *Config) error {
 	return err
 }
 
+// ifCounters reads a port's interface counters through netlink for the
+// corruption monitor: frames received intact, and frames received with
+// errors (rx_errors, which drivers count for FCS, framing and length
+// errors).
+func ifCounters(port string) (rx, errs uint64, ok bool) {
+	l, err := netlink.LinkByName(port)
+	if err != nil || l.Attrs().Statistics == nil {
+		return 0, 0, false
+	}
+	st := l.Attrs().Statistics
+	return st.RxPackets, st.RxErrors, true
+}
+
 // llrCollector exports tor/llr's counters per protected port.
 type llrCollector struct {
-	ports []string
-	stage *llr.Stage
+	ports   []string
+	stage   *llr.Stage
+	monitor *llr.Monitor // nil without llr.monitor
 }
 
 var llrMetrics = []portMetric[llr.PortStats]{
@@ -102,17 +141,36 @@ var llrMetrics = []portMetric[llr.PortStats]{
 	counterOf("llr_resume_frames_total", "PFC resume frames sent upstream at the resume threshold.", func(p *llr.PortStats) float64 { return float64(p.ResumeSent) }),
 	counterOf("llr_ack_timeouts_total", "Missing frames skipped by ackNoTimeout: losses the link did not recover.", func(p *llr.PortStats) float64 { return float64(p.Skipped) }),
 	counterOf("llr_explicit_acks_total", "Explicit ACK frames sent when no reverse traffic carried the ACK.", func(p *llr.PortStats) float64 { return float64(p.Acks) }),
+	counterOf("llr_watched_packets_total", "Frames numbered while the sender was switched off, without a copy (watch), so the neighbour can measure the link.", func(p *llr.PortStats) float64 { return float64(p.Watched) }),
+	counterOf("llr_protect_requests_sent_total", "Protection requests sent to the neighbour by the corruption monitor.", func(p *llr.PortStats) float64 { return float64(p.ProtectAsked) }),
+	counterOf("llr_protect_requests_received_total", "Protection requests from the neighbour's corruption monitor.", func(p *llr.PortStats) float64 { return float64(p.ProtectRequests) }),
+	counterOf("llr_activations_total", "Protection requests that switched the sender on.", func(p *llr.PortStats) float64 { return float64(p.Activations) }),
+	counterOf("llr_protect_requests_ignored_total", "Protection requests ignored because an operator pinned the sender (torctl llr on|off).", func(p *llr.PortStats) float64 { return float64(p.ProtectIgnored) }),
 	gaugeOf("llr_measured_loss_ratio", "Losses detected over sequence numbers expected, over tord's life.", func(p *llr.PortStats) float64 { return p.MeasuredLoss() }),
 	gaugeOf("llr_effective_loss_ratio", "Frames skipped over sequence numbers expected: the loss left after recovery.", func(p *llr.PortStats) float64 { return p.EffectiveLoss() }),
 }
 
-var descLLRActive = newDesc("llr_active", "1 while the port's sender protects what it sends; 0 while it is switched off (dormant).")
+var (
+	descLLRActive      = newDesc("llr_active", "1 while the port's sender protects what it sends; 0 while it is switched off (dormant).")
+	descLLRPinned      = newDesc("llr_pinned", "1 while an operator's override (torctl llr on|off) holds the port's sender.")
+	descLLRNeighbour   = newDesc("llr_neighbour_loss_ratio", "Loss rate the neighbour's monitor reported in its last protection request (Eq. 1's actual loss).")
+	descMonitorLoss    = newDesc("llr_monitor_loss_ratio", "Incoming loss rate the corruption monitor estimates over its window, by source (gaps, counters).", "source")
+	descMonitorFrames  = newDesc("llr_monitor_window_frames", "Frames the monitor's window covers, by source.", "source")
+	descMonitorCorrupt = newDesc("llr_monitor_corrupting", "1 while the monitor finds the incoming link at or above its loss threshold.")
+)
 
 func (c *llrCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range llrMetrics {
 		ch <- m.desc
 	}
-	ch <- descLLRActive
+	for _, d := range []*prometheus.Desc{descLLRActive, descLLRPinned, descLLRNeighbour} {
+		ch <- d
+	}
+	if c.monitor != nil {
+		for _, d := range []*prometheus.Desc{descMonitorLoss, descMonitorFrames, descMonitorCorrupt} {
+			ch <- d
+		}
+	}
 }
 
 func (c *llrCollector) Collect(ch chan<- prometheus.Metric) {
@@ -126,6 +184,18 @@ func (c *llrCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.get(p), name)
 		}
 		ch <- prometheus.MustNewConstMetric(descLLRActive, prometheus.GaugeValue, b2f(c.stage.Active(i)), name)
+		ch <- prometheus.MustNewConstMetric(descLLRPinned, prometheus.GaugeValue, b2f(c.stage.Pinned(i)), name)
+		ch <- prometheus.MustNewConstMetric(descLLRNeighbour, prometheus.GaugeValue, c.stage.NeighbourLoss(i), name)
+	}
+	if c.monitor == nil {
+		return
+	}
+	for _, s := range c.monitor.Status() {
+		ch <- prometheus.MustNewConstMetric(descMonitorLoss, prometheus.GaugeValue, s.GapLoss, s.Port, "gaps")
+		ch <- prometheus.MustNewConstMetric(descMonitorLoss, prometheus.GaugeValue, s.CounterLoss, s.Port, "counters")
+		ch <- prometheus.MustNewConstMetric(descMonitorFrames, prometheus.GaugeValue, float64(s.GapFrames), s.Port, "gaps")
+		ch <- prometheus.MustNewConstMetric(descMonitorFrames, prometheus.GaugeValue, float64(s.CounterFrames), s.Port, "counters")
+		ch <- prometheus.MustNewConstMetric(descMonitorCorrupt, prometheus.GaugeValue, b2f(s.Corrupting), s.Port)
 	}
 }
 
@@ -133,23 +203,56 @@ func (c *llrCollector) Collect(ch chan<- prometheus.Metric) {
 type llrStatus struct {
 	Port          string  `json:"port"`
 	Active        bool    `json:"active"`
+	Pinned        bool    `json:"pinned"` // an operator's override holds the sender
 	Mode          string  `json:"mode"`
 	Protected     uint64  `json:"protected_packets"`
-	MeasuredLoss  float64 `json:"measured_loss"`
-	EffectiveLoss float64 `json:"effective_loss"`
+	Watched       uint64  `json:"watched_packets"`
+	Copies        uint64  `json:"copies"`
+	Retransmitted uint64  `json:"retransmitted"`
+	MeasuredLoss  float64 `json:"measured_loss"`  // incoming, over tord's life
+	EffectiveLoss float64 `json:"effective_loss"` // incoming, left after recovery
+	NeighbourLoss float64 `json:"neighbour_loss"` // outgoing, as the neighbour's monitor reported it
+	// Monitor is the corruption monitor's view of the incoming link.
+	Monitor *llr.MonitorStatus `json:"monitor,omitempty"`
 }
 
-// llrHandler serves the admin API's /llr: GET lists the protected ports,
-// POST /llr?port=NAME&on=true|false switches a port's sender.
-func llrHandler(ports []string, stage *llr.Stage) http.HandlerFunc {
+// llrHandler serves the admin API's /llr: GET lists the protected ports;
+// POST /llr?port=NAME&state=on|off|auto pins the port's sender on or
+// off, or hands it back to the neighbour's monitor (on=true|false is
+// the older spelling of state).
+func llrHandler(ports []string, stage *llr.Stage, mon *llr.Monitor) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			i := slices.Index(ports, r.URL.Query().Get("port"))
-			on, err := strconv.ParseBool(r.URL.Query().Get("on"))
-			if err != nil || !stage.SetActive(i, on) {
-				http.Error(w, "want port=<a protected port>&on=true|false", http.StatusBadRequest)
+		switch r.Method {
+		case http.MethodGet:
+		case http.MethodPost:
+			q := r.URL.Query()
+			i := slices.Index(ports, q.Get("port"))
+			if !stage.Protected(i) {
+				http.Error(w, fmt.Sprintf("port %q is not protected by llr (protected: %s)", q.Get("port"), strings.Join(protectedPorts(ports, stage), ", ")), http.StatusNotFound)
 				return
 			}
+			state := q.Get("state")
+			if on := q.Get("on"); state == "" && on != "" {
+				if b, err := strconv.ParseBool(on); err == nil {
+					state = map[bool]string{true: "on", false: "off"}[b]
+				}
+			}
+			switch state {
+			case "on", "off":
+				stage.SetActive(i, state == "on")
+			case "auto":
+				stage.Release(i)
+			default:
+				http.Error(w, "want state=on|off|auto", http.StatusBadRequest)
+				return
+			}
+		default:
+			http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
+			return
+		}
+		var mons []llr.MonitorStatus
+		if mon != nil {
+			mons = mon.Status()
 		}
 		st := stage.Snapshot()
 		out := []llrStatus{}
@@ -158,10 +261,27 @@ func llrHandler(ports []string, stage *llr.Stage) http.HandlerFunc {
 				continue
 			}
 			p := &st.Ports[i]
-			out = append(out, llrStatus{Port: name, Active: stage.Active(i), Mode: stage.Config().Mode.String(),
-				Protected: p.Protected, MeasuredLoss: p.MeasuredLoss(), EffectiveLoss: p.EffectiveLoss()})
+			s := llrStatus{Port: name, Active: stage.Active(i), Pinned: stage.Pinned(i), Mode: stage.Config().Mode.String(),
+				Protected: p.Protected, Watched: p.Watched, Copies: p.Copies, Retransmitted: p.Retransmitted,
+				MeasuredLoss: p.MeasuredLoss(), EffectiveLoss: p.EffectiveLoss(), NeighbourLoss: stage.NeighbourLoss(i)}
+			for j := range mons {
+				if mons[j].Port == name {
+					s.Monitor = &mons[j]
+				}
+			}
+			out = append(out, s)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(out)
 	}
+}
+
+func protectedPorts(ports []string, stage *llr.Stage) []string {
+	var out []string
+	for i, p := range ports {
+		if stage.Protected(i) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

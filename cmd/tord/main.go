@@ -169,7 +169,7 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 		reg.MustRegister(&netrtCollector{ports: cfg.Ports, srcs: sw.srcs, dsts: sw.dsts})
 	}
 	if sw.llr != nil {
-		reg.MustRegister(&llrCollector{ports: cfg.Ports, stage: sw.llr})
+		reg.MustRegister(&llrCollector{ports: cfg.Ports, stage: sw.llr, monitor: sw.monitor})
 	}
 	if len(sw.trims) > 0 {
 		reg.MustRegister(newTrimCollector(cfg, sw.trims))
@@ -202,7 +202,7 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 		a.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		a.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		if sw.llr != nil {
-			a.HandleFunc("/llr", llrHandler(cfg.Ports, sw.llr))
+			a.HandleFunc("/llr", llrHandler(cfg.Ports, sw.llr, sw.monitor))
 		}
 		if len(sw.dsts) > 0 {
 			a.HandleFunc("/netrt/flows", func(w http.ResponseWriter, _ *http.Request) {

@@ -75,14 +75,19 @@ func TestBusiestFlows(t *testing.T) {
 	}
 }
 
-// The admin API's /llr: GET lists the protected ports, POST switches a
-// port's sender, and a bad request changes nothing.
+// The admin API's /llr: GET lists the protected ports with the
+// monitor's view, POST pins a port's sender on or off or releases it,
+// and a bad request changes nothing.
 func TestLLRHandler(t *testing.T) {
 	stage, err := llr.NewStage(llr.Config{Ports: 1 << 1, Dormant: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := llrHandler([]string{"h1", "up"}, stage)
+	mon, err := llr.NewMonitor(llr.MonitorConfig{}, stage, []string{"h1", "up"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := llrHandler([]string{"h1", "up"}, stage, mon)
 	get := func(method, query string) (int, []llrStatus) {
 		rec := httptest.NewRecorder()
 		h(rec, httptest.NewRequest(method, "/llr"+query, nil))
@@ -94,15 +99,28 @@ func TestLLRHandler(t *testing.T) {
 		}
 		return rec.Code, out
 	}
-	if code, out := get("GET", ""); code != 200 || len(out) != 1 || out[0].Port != "up" || out[0].Active || out[0].Mode != "blocking" {
+	if code, out := get("GET", ""); code != 200 || len(out) != 1 || out[0].Port != "up" || out[0].Active || out[0].Pinned ||
+		out[0].Mode != "blocking" || out[0].Monitor == nil || out[0].Monitor.Port != "up" {
 		t.Fatalf("GET: %d %+v", code, out)
 	}
-	if code, out := get("POST", "?port=up&on=true"); code != 200 || !out[0].Active || !stage.Active(1) {
+	if code, out := get("POST", "?port=up&state=on"); code != 200 || !out[0].Active || !out[0].Pinned || !stage.Active(1) {
 		t.Fatalf("POST on: %d %+v", code, out)
 	}
-	for _, q := range []string{"?port=h1&on=true", "?port=up&on=maybe", "?port=nope&on=false"} {
-		if code, _ := get("POST", q); code != http.StatusBadRequest || !stage.Active(1) {
-			t.Errorf("POST %s: %d, active %v; want 400 and no change", q, code, stage.Active(1))
+	for _, c := range []struct {
+		q    string
+		code int
+	}{{"?port=h1&state=on", 404}, {"?port=up&state=maybe", 400}, {"?port=nope&state=off", 404}, {"?port=up", 400}} {
+		if code, _ := get("POST", c.q); code != c.code || !stage.Active(1) {
+			t.Errorf("POST %s: %d, active %v; want %d and no change", c.q, code, stage.Active(1), c.code)
 		}
+	}
+	if code, _ := get("DELETE", "?port=up"); code != http.StatusMethodNotAllowed {
+		t.Errorf("DELETE: %d", code)
+	}
+	if code, out := get("POST", "?port=up&on=false"); code != 200 || out[0].Active || !out[0].Pinned {
+		t.Fatalf("POST on=false: %d %+v", code, out)
+	}
+	if code, out := get("POST", "?port=up&state=auto"); code != 200 || out[0].Active || out[0].Pinned {
+		t.Fatalf("POST auto: %d %+v", code, out)
 	}
 }

@@ -41,6 +41,7 @@ type Switch struct {
 	impairs []*impair.Stage
 	trims   []*trim.Stage
 	llr     *llr.Stage // workers: 1 when on
+	monitor *llr.Monitor
 	srcs    []*netrt.SrcToR
 	dsts    []*netrt.DstToR
 	fib     *fwd.FIB
@@ -218,6 +219,11 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 				}
 			}
 			stages = append(stages, s.llr)
+			if m := cfg.LLR.Monitor; m != nil {
+				if s.monitor, err = llr.NewMonitor(m.config(), s.llr, cfg.Ports, ifCounters, log.Named("llr-monitor")); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if ictl != nil {
 			// After fwd: egress rules act on the port fwd chose.
@@ -307,6 +313,13 @@ func (s *Switch) Run(ctx context.Context, ready func()) error {
 		go func() {
 			defer wg.Done()
 			w.Run(ctx)
+		}()
+	}
+	if s.monitor != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.monitor.Run(ctx)
 		}()
 	}
 	ready()
