@@ -477,7 +477,12 @@ func (e *llrMonitor) Run(ctx context.Context, env *Env, res *Results) error {
 		return err
 	}
 	for _, loss := range e.lossList {
-		// Fresh switches for each rate: dormant, watching.
+		// Fresh switches for each rate, dormant and watching: a
+		// monitor that saw the last rate would switch the new tor1 on
+		// at once.
+		if err := setLink(ctx, env, "off", 0); err != nil {
+			return err
+		}
 		o := env.Fabric.Plan().Options
 		o.LLR, o.LLRMonitor = e.mode, true
 		if err := env.Fabric.Reconfigure(ctx, o); err != nil {

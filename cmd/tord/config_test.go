@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // loadAndValidate writes yaml to a file, loads it and validates it, as
@@ -238,7 +239,8 @@ func TestLLRConfig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tord.yaml")
 	os.WriteFile(path, []byte(`
 ports: [h1, up]
-llr: {ports: [up], mode: nb, tx_buffer: 128KiB, ack_timeout: 2ms, target_loss: 1e-8}
+llr: {ports: [up], mode: nb, tx_buffer: 128KiB, ack_timeout: 2ms, target_loss: 1e-8, dormant: true, watch: true,
+  monitor: {interval: 200ms, threshold: 1e-6}}
 `), 0o644)
 	c, err := LoadConfig(path)
 	if err != nil {
@@ -251,14 +253,19 @@ llr: {ports: [up], mode: nb, tx_buffer: 128KiB, ack_timeout: 2ms, target_loss: 1
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lc.Ports != 2 || lc.TxBuffer != 128<<10 || lc.AckTimeout != 2e6 || lc.TargetLoss != 1e-8 {
+	if lc.Ports != 2 || lc.TxBuffer != 128<<10 || lc.AckTimeout != 2e6 || lc.TargetLoss != 1e-8 || !lc.Dormant || !lc.Watch {
 		t.Errorf("stage config %+v", lc)
+	}
+	if m := c.LLR.Monitor.config(); m.Interval != 200*time.Millisecond || m.Threshold != 1e-6 || m.Window != 0 {
+		t.Errorf("monitor config %+v", m)
 	}
 	for _, bad := range []struct{ yaml, field string }{
 		{"llr: {ports: [c]}", "llr.ports"},
 		{"llr: {ports: [b], mode: eager}", "llr.mode"},
 		{"llr: {ports: [b]}\nworkers: 2", "llr"},
 		{"llr: {ports: [b], pause: 1KiB, resume: 2KiB}", "llr"},
+		{"llr: {ports: [b], monitor: {threshold: 2}}", "llr.monitor"},
+		{"llr: {ports: [b], monitor: {interval: -1s}}", "llr.monitor"},
 	} {
 		wantConfigErr(t, "ports: [a, b]\n"+bad.yaml, bad.field)
 	}

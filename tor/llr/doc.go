@@ -69,16 +69,30 @@
 // in Stage.Poll, in the same worker loop, before transmission; timers
 // only wake a sleeping worker.
 //
-// # Dormant links
+// # Dormant links and the corruption monitor
 //
 // Protego lies dormant until a link corrupts (§2.3, appendix C).
-// Config.Dormant starts every sender switched off and Stage.SetActive
-// switches one on or off at run time, from any goroutine (tord: POST
-// /llr on its admin listener). An idle sender sends frames as they are,
-// counted as UnprotectedOff; the receiver at the other end passes
-// unshimmed frames through, so a link can be switched on one side at a
-// time. Numbering resumes where it stopped: the receiver sees no gap.
-// Deciding when (the corruption monitor of appendix C) is not here yet.
+// Config.Dormant starts every sender switched off. An idle sender sends
+// frames as they are, counted as UnprotectedOff; the receiver at the
+// other end passes unshimmed frames through, so a link can be switched
+// on one side at a time. Numbering resumes where it stopped: the
+// receiver sees no gap. With Config.Watch an idle sender still numbers
+// its frames (shim type watch, 8 bytes each; no copy, no
+// retransmission, no dummy), once nothing it protected is
+// unacknowledged: the receiver counts the gaps of a dormant link as it
+// does those of a protected one.
+//
+// Monitor is appendix C's corruptd, run by each switch for the links it
+// receives on: it estimates the incoming loss rate over a moving window
+// of frames from the gaps and from the interface's error counters, and
+// while the rate is at or above the threshold asks the neighbour — the
+// sender whose frames are lost — to protect the link, with a ShimProtect
+// frame a interval carrying the rate (in-band, where corruptd used a
+// Redis channel). The neighbour switches its sender on and takes the rate
+// as Eq. 1's actual loss. Protection then stays on: a corrupting link is
+// repaired, not outgrown. Stage.SetActive is an operator's override
+// (tord: torctl llr on|off PORT), which requests do not change until
+// Stage.Release (torctl llr auto PORT).
 //
 // # Frames that cannot grow
 //
@@ -132,6 +146,12 @@
 //	  target_loss: 1e-9
 //	  actual_loss: 0      # 0: measured
 //	  copies: 0           # 0: Eq. 1
+//	  dormant: true       # off until the neighbour's monitor asks
+//	  watch: true         # number frames while off, so losses show
+//	  monitor:            # this side's corruption monitor
+//	    interval: 1s
+//	    window: 100000000 # frames
+//	    threshold: 1e-8
 //
 // and in Go:
 //
