@@ -9,7 +9,8 @@ import (
 
 // Spec describes a RoCEv2 frame for Build. The opcode decides which
 // extension headers are written (Opcode.Ext, or Opcode.DCPExt when DCP is
-// set, then Opcode.SACKExt when SACK is set); the fields of headers the opcode does not carry are ignored. The
+// set, then Opcode.OOOExt when OOO is set — except for a DCP header-only
+// packet — and Opcode.SACKExt when SACK is set); the fields of headers the opcode does not carry are ignored. The
 // zero values of TTL, PKey and SrcPort select sensible defaults.
 type Spec struct {
 	Src, Dst MAC
@@ -35,7 +36,7 @@ type Spec struct {
 	DCP    bool
 	MSN    uint32 // DCP: MSN (data) or eMSN (ACK)
 	Retry  uint8  // DCP: sRetryNo (data) or rRetryNo (ACK)
-	SSN    uint32 // DCP: send sequence number
+	SSN    uint32 // DCP and SETH: send sequence number
 	VA     uint64 // RETH and AtomicETH
 	RKey   uint32 // RETH, AtomicETH and IETH
 	DMALen uint32 // RETH
@@ -56,6 +57,11 @@ type Spec struct {
 	SACKPSN   psn.PSN // SACKETH: the SACK PSN
 	SACKFlags uint8   // SACKETH: SACKFNACK, SACKLostOverflow
 	LostCnt   uint8   // SACKETH: FaSR's lost-cnt
+
+	// OOO writes the OOO layout (Opcode.OOOExt): a RETH in every WRITE
+	// packet, a SETH (SSN and PktIndex) in every SEND packet.
+	OOO      bool
+	PktIndex uint32 // SETH: the packet's index in its message
 
 	NetRTType uint8     // NetRT: NetRTRequest or NetRTUnfulfilled
 	NetRTPSN  psn.PSN   // NetRT: ePSN or unfulfilled PSN
@@ -80,6 +86,9 @@ func Build(b []byte, s *Spec) (int, error) {
 			return 0, ErrDCPTag
 		}
 		ext = s.Opcode.DCPExt(tag)
+	}
+	if s.OOO && !(s.DCP && TagOfDSCP(s.DSCP) == DCPHeaderOnly) {
+		ext = s.Opcode.OOOExt(ext)
 	}
 	if s.SACK {
 		ext = s.Opcode.SACKExt(ext)
@@ -206,6 +215,8 @@ func Build(b []byte, s *Spec) (int, error) {
 			FETH(p).Set(s.FETH)
 		case ExtSACK:
 			SACKETH(p).Set(s.SACKPSN, s.SACKFlags, s.LostCnt)
+		case ExtSETH:
+			SETH(p).Set(s.SSN, s.PktIndex)
 		}
 		off += int(extLens[extIndex(x)])
 	}

@@ -31,6 +31,32 @@ func TestBuildClassify(t *testing.T) {
 	}
 }
 
+// TestBuildClassifyOOOSACK builds every opcode in the OOO layout with
+// SACK ACKs, over IPv4 and IPv6, and checks that Classify in OOO and SACK
+// mode reads back every field: the RETH of every WRITE, the SETH of every
+// SEND, the SACKETH of an ACK.
+func TestBuildClassifyOOOSACK(t *testing.T) {
+	for _, o := range fxOps {
+		for _, v6 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/v6=%v", o.name, v6), func(t *testing.T) {
+				lens := []int{0}
+				if o.payload {
+					lens = []int{0, 3, 1024}
+				}
+				for _, n := range lens {
+					s := fxSpec(o.op, v6, !v6, n)
+					s.OOO, s.SACK = true, true
+					b := fxBuild(t, s)
+					m := fxCheck(t, rocev2.Classifier{OOO: true, SACK: true}, b, len(b), s)
+					if o.op.IsSend() && m.Ext&rocev2.ExtSETH == 0 || o.op.IsWrite() && m.Ext&rocev2.ExtRETH == 0 {
+						t.Errorf("%v: ext %v", o.op, m.Ext)
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestBuildClassifyNetRTUnfulfilled covers the 4-byte NetRT message.
 func TestBuildClassifyNetRTUnfulfilled(t *testing.T) {
 	for _, v6 := range []bool{false, true} {

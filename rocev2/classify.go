@@ -112,7 +112,7 @@ type Meta struct {
 	Opcode   Opcode
 	PadCount uint8
 	AckReq   bool
-	Ext      Ext // extension headers present, including ExtDCP in DCP mode and ExtSACK in SACK mode
+	Ext      Ext // extension headers present, including ExtDCP in DCP mode, ExtSACK in SACK mode and the OOO layout's
 	PSN      psn.PSN
 }
 
@@ -142,6 +142,11 @@ type Classifier struct {
 	// transport acknowledges selectively: every RC ACK they exchange
 	// carries one, and one without is ReasonBadLength.
 	SACK bool
+	// OOO expects the OOO layout of requests (Opcode.OOOExt): a RETH in
+	// every WRITE packet and a SETH in every SEND packet, so that a
+	// receiver can place packets that arrive out of order (IRN, FaSR:
+	// seed 001 §IV-D). DCP header-only packets keep their DCPETH alone.
+	OOO bool
 }
 
 // Classify parses frame b into m in one pass. It never panics and never
@@ -315,6 +320,9 @@ func (c Classifier) udp(b []byte, off, end int, m *Meta) {
 	m.Ext = m.Opcode.Ext()
 	if c.DCP && m.Tag != DCPNone {
 		m.Ext = m.Opcode.DCPExt(m.Tag)
+	}
+	if c.OOO && !(c.DCP && m.Tag == DCPHeaderOnly) {
+		m.Ext = m.Opcode.OOOExt(m.Ext)
 	}
 	if c.SACK {
 		m.Ext = m.Opcode.SACKExt(m.Ext)

@@ -4,7 +4,10 @@
 // FETH) with their invariant CRC, 802.3x PAUSE and 802.1Qbb PFC frames, and
 // the formats the project adds: NetRT messages (seed 000, §III-C/D), the
 // DCP tag, extension header and header-only packet (seed 002, §4.2–§4.5),
-// and the link-retransmission shim (seed 003, §3.5 and appendix A).
+// the SACK header of selective-repeat ACKs (seed 004, §3.1; seed 001,
+// §III-B), the OOO request layout for out-of-order placement (seed 001,
+// §IV-D), and the link-retransmission shim (seed 003, §3.5 and appendix
+// A).
 // docs/wire-formats.md documents those byte by byte.
 //
 // Headers are views: a named []byte type (BTH, IPv4, Shim, …) with getters

@@ -55,6 +55,19 @@ func TestSACKETH(t *testing.T) {
 	}
 }
 
+// TestSETH pins the SEND placement header's byte layout.
+func TestSETH(t *testing.T) {
+	b := bytes.Repeat([]byte{0xee}, rocev2.SETHLen)
+	x := rocev2.SETH(b)
+	x.Set(0x123456, 0x0789ab)
+	if x.SSN() != 0x123456 || x.Index() != 0x0789ab {
+		t.Fatalf("SETH read back %#x %#x", x.SSN(), x.Index())
+	}
+	if want := []byte{0x12, 0x34, 0x56, 0x07, 0x89, 0xab, 0, 0}; !bytes.Equal(b, want) {
+		t.Fatalf("SETH bytes % x, want % x", b, want)
+	}
+}
+
 // TestSACKMode checks what SACK mode changes: an RC ACK or NAK, DCP ACKs
 // included, carries the SACKETH after its AETH; a returned DCP
 // header-only packet (RC ACK without AETH), a read response (AETH, other

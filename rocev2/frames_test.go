@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"rocetor/rocev2"
@@ -38,6 +39,7 @@ var (
 	fxNetRT  = rocev2.ExtNetRT
 	fxDCP    = rocev2.ExtDCP
 	fxSACK   = rocev2.ExtSACK
+	fxSETH   = rocev2.ExtSETH
 )
 
 func fxExts(e ...rocev2.Ext) []rocev2.Ext { return e }
@@ -103,10 +105,16 @@ func fxIsWrite(op rocev2.Opcode) bool {
 	return (op < 0x40) && low >= 0x06 && low <= 0x0b
 }
 
+// fxIsSend reports whether op is a SEND (RC, UC or UD), by number.
+func fxIsSend(op rocev2.Opcode) bool {
+	low := op & 0x1f
+	return op < 0x80 && op&0xe0 != 0x40 && (low <= 0x05 || op < 0x20 && (low == 0x16 || low == 0x17))
+}
+
 // fxExtLen gives header lengths from the IBA, not from the package.
 func fxExtLen(x rocev2.Ext, netrtType uint8) int {
 	switch x {
-	case fxDCP, fxSACK:
+	case fxDCP, fxSACK, fxSETH:
 		return 8
 	case fxDETH:
 		return 8
@@ -132,9 +140,24 @@ func fxExtLen(x rocev2.Ext, netrtType uint8) int {
 // fxWireExt returns the headers a packet with opcode op carries, in wire
 // order: the standard ones, or for a DCP packet (tag != 0) the DCP header
 // first, a RETH in every WRITE, and only the DCP header in a header-only
-// packet; with sack, an RC ACK that has an AETH gets the SACKETH after it.
-func fxWireExt(o fxOp, dcp, sack bool, tag rocev2.DCPTag) []rocev2.Ext {
+// packet; with ooo (the OOO layout), a RETH in every WRITE and a SETH
+// after the standard headers of every SEND, but for a header-only packet;
+// with sack, an RC ACK that has an AETH gets the SACKETH after it.
+func fxWireExt(o fxOp, dcp, sack, ooo bool, tag rocev2.DCPTag) []rocev2.Ext {
 	e := fxWireExtNoSACK(o, dcp, tag)
+	if ooo && !(dcp && tag == rocev2.DCPHeaderOnly) {
+		switch {
+		case fxIsWrite(o.op) && !slices.Contains(e, fxRETH):
+			// The RETH goes after a DCP header and before an ImmDt.
+			i := 0
+			if len(e) > 0 && e[0] == fxDCP {
+				i = 1
+			}
+			e = slices.Insert(slices.Clone(e), i, fxRETH)
+		case fxIsSend(o.op):
+			e = append(slices.Clone(e), fxSETH)
+		}
+	}
 	if sack && o.op == rocev2.RCAck && len(e) > 0 && e[len(e)-1] == fxAETH {
 		e = append(append([]rocev2.Ext(nil), e...), fxSACK)
 	}
@@ -189,7 +212,7 @@ func fxSpec(op rocev2.Opcode, v6, vlan bool, payload int) *rocev2.Spec {
 		Imm: 0xdeadbeef, QKey: 0x11110000, SrcQP: 0xc0ffee,
 		SwapAdd: 0x0102030405060708, Compare: 0x8070605040302010,
 		OrigData: 0xcafef00dcafef00d, FETH: 0x00000003,
-		SACKPSN: 0xabcdef, SACKFlags: rocev2.SACKFNACK | rocev2.SACKLostOverflow, LostCnt: 5,
+		PktIndex: 0x010203, SACKPSN: 0xabcdef, SACKFlags: rocev2.SACKFNACK | rocev2.SACKLostOverflow, LostCnt: 5,
 		NetRTType: rocev2.NetRTRequest, NetRTPSN: 0x00ff00,
 		Bitmap:  rocev2.Bitmap128{}.Set(0).Set(63).Set(64).Set(127),
 		Payload: fxPayload(payload),
@@ -245,7 +268,8 @@ func fxRefICRC(frame []byte) uint32 {
 // fxCheck asserts that frame, n bytes long as Build returned, classifies
 // (with c) into exactly what s describes: offsets, flow key, every header
 // field, the extension headers at their offsets, payload, pad and a valid
-// ICRC. c.DCP must equal s.DCP, c.SACK s.SACK. It returns the Meta.
+// ICRC. c.DCP must equal s.DCP, c.SACK s.SACK, c.OOO s.OOO. It returns
+// the Meta.
 func fxCheck(tb testing.TB, c rocev2.Classifier, frame []byte, n int, s *rocev2.Spec) rocev2.Meta {
 	tb.Helper()
 	var m rocev2.Meta
@@ -259,7 +283,7 @@ func fxCheck(tb testing.TB, c rocev2.Classifier, frame []byte, n int, s *rocev2.
 	}
 	v6 := s.SrcIP.Is6() && !s.SrcIP.Is4In6()
 	tag := rocev2.DCPTag(s.DSCP & 3)
-	exts := fxWireExt(o, s.DCP, s.SACK, tag)
+	exts := fxWireExt(o, s.DCP, s.SACK, s.OOO, tag)
 	extLen := 0
 	for _, x := range exts {
 		extLen += fxExtLen(x, s.NetRTType)
@@ -441,6 +465,12 @@ func fxCheck(tb testing.TB, c rocev2.Classifier, frame []byte, n int, s *rocev2.
 				field{"SACKETH.Flags", x.Flags(), s.SACKFlags},
 				field{"SACKETH.LostCnt", x.LostCnt(), s.LostCnt},
 				field{"SACKETH.reserved", [3]byte(p[5:8]), [3]byte{}})
+		case fxSETH:
+			x := rocev2.SETH(p)
+			fields = append(fields,
+				field{"SETH.SSN", x.SSN(), s.SSN & 0xffffff},
+				field{"SETH.Index", x.Index(), s.PktIndex & 0xffffff},
+				field{"SETH.reserved", [2]byte(p[6:8]), [2]byte{}})
 		case fxFETH:
 			fields = append(fields, field{"FETH", rocev2.FETH(p).Selectivity(), s.FETH})
 		case fxNetRT:

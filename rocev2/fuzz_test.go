@@ -38,6 +38,11 @@ func fxSeedFrames(tb testing.TB) [][]byte {
 			out = append(out, fxBuild(tb, s))
 		}
 	}
+	for _, op := range []rocev2.Opcode{rocev2.RCWriteMiddle, rocev2.RCSendLastImm, rocev2.RCSendOnlyInvalidate} {
+		s := fxSpec(op, false, true, 17)
+		s.OOO = true
+		out = append(out, fxBuild(tb, s))
+	}
 	for _, dcp := range []bool{false, true} {
 		s := fxSpec(rocev2.RCAck, dcp, !dcp, 0)
 		s.SACK = true
@@ -69,7 +74,8 @@ func fxSeedFrames(tb testing.TB) [][]byte {
 }
 
 var fxClassifiers = []rocev2.Classifier{{}, {VerifyICRC: true}, {DCP: true}, {DCP: true, VerifyICRC: true},
-	{SACK: true}, {SACK: true, VerifyICRC: true}, {DCP: true, SACK: true}}
+	{SACK: true}, {SACK: true, VerifyICRC: true}, {DCP: true, SACK: true},
+	{OOO: true, SACK: true}, {OOO: true, SACK: true, VerifyICRC: true}, {DCP: true, OOO: true}}
 
 // fxCheckMeta asserts what a well-formed Meta promises about frame b:
 // every offset inside the frame and in order, every extension header
@@ -124,6 +130,14 @@ func fxCheckMeta(t *testing.T, c rocev2.Classifier, b []byte, m *rocev2.Meta) {
 	want := m.Opcode.Ext()
 	if c.DCP && m.Tag != rocev2.DCPNone {
 		want = m.Opcode.DCPExt(m.Tag)
+	}
+	if c.OOO && !(c.DCP && m.Tag == rocev2.DCPHeaderOnly) {
+		switch {
+		case m.Opcode.IsWrite():
+			want |= rocev2.ExtRETH
+		case m.Opcode.IsSend():
+			want |= rocev2.ExtSETH
+		}
 	}
 	if c.SACK && m.Opcode == rocev2.RCAck && want&rocev2.ExtAETH != 0 {
 		want |= rocev2.ExtSACK
@@ -281,6 +295,7 @@ func fxSpecFrom(cfg, payload []byte) (s *rocev2.Spec, mixed bool) {
 	s.NetRTType, s.NetRTPSN = r.u8(), psn.PSN(r.u32())
 	s.Bitmap = rocev2.Bitmap128{Hi: r.u64(), Lo: r.u64()}
 	s.SACK, s.SACKPSN, s.SACKFlags, s.LostCnt = r.bool(), psn.PSN(r.u32()), r.u8(), r.u8()
+	s.OOO, s.PktIndex = r.bool(), r.u32()
 	s.Payload = payload
 	return s, mixed
 }
@@ -325,7 +340,7 @@ func FuzzBuild(f *testing.F) {
 		case err != nil:
 			t.Fatalf("Build: %v", err)
 		}
-		fxCheck(t, rocev2.Classifier{DCP: s.DCP, SACK: s.SACK}, buf, n, s)
+		fxCheck(t, rocev2.Classifier{DCP: s.DCP, SACK: s.SACK, OOO: s.OOO}, buf, n, s)
 		if !bytes.Equal(buf[n:n+2], stale[n:n+2]) {
 			t.Fatalf("Build wrote past its frame")
 		}
@@ -333,6 +348,7 @@ func FuzzBuild(f *testing.F) {
 		var m rocev2.Meta
 		rocev2.Classifier{DCP: !s.DCP, SACK: !s.SACK, VerifyICRC: true}.Classify(buf[:n], &m)
 		rocev2.Classifier{DCP: s.DCP, SACK: !s.SACK, VerifyICRC: true}.Classify(buf[:n], &m)
+		rocev2.Classifier{DCP: s.DCP, SACK: s.SACK, OOO: !s.OOO, VerifyICRC: true}.Classify(buf[:n], &m)
 	})
 }
 
@@ -595,6 +611,13 @@ func FuzzViews(f *testing.F) {
 			t.Fatal("SACKETH")
 		}
 		guard("SACKETH", b, g0, g1)
+		b = raw(rocev2.SETHLen)
+		g0, g1 = b[0], b[len(b)-1]
+		rocev2.SETH(b[1:9]).Set(u32, ^u32)
+		if x := rocev2.SETH(b[1:9]); x.SSN() != u32&0xffffff || x.Index() != ^u32&0xffffff || b[7] != 0 || b[8] != 0 {
+			t.Fatal("SETH")
+		}
+		guard("SETH", b, g0, g1)
 		b = raw(8)
 		g0, g1 = b[0], b[len(b)-1]
 		rocev2.AtomicAck(b[1:9]).Set(u64)

@@ -71,8 +71,10 @@ const (
 // order the headers follow the BTH on the wire (IBA §9.2; a FLUSH carries
 // its FETH before its RETH, as the 1.5 release and Linux rxe place them);
 // DCPExt, the project's own, comes first of all when present; SACKETH,
-// also the project's, follows the AETH of an RC ACK. ExtNetRT stays last:
-// Build and the tests loop over the fixed-size headers below it.
+// also the project's, follows the AETH of an RC ACK, and SETH, the
+// project's too, the standard headers of a SEND in the OOO layout.
+// ExtNetRT stays last: Build and the tests loop over the fixed-size
+// headers below it.
 type Ext uint16
 
 // Extension headers.
@@ -87,6 +89,7 @@ const (
 	ExtImmDt                     // immediate data, 4 bytes
 	ExtIETH                      // invalidate extended transport header, 4 bytes
 	ExtSACK                      // selective-ACK extension header of an RC ACK (project format), 8 bytes
+	ExtSETH                      // SEND placement header of the OOO layout (project format), 8 bytes
 	ExtNetRT                     // NetRT message header (project format), 4 or 20 bytes
 	extCount     = iota
 )
@@ -104,13 +107,14 @@ const (
 	IETHLen      = 4
 	FETHLen      = 4
 	SACKLen      = 8
+	SETHLen      = 8
 	ICRCLen      = 4
 	CNPLen       = 16 // reserved bytes a CNP carries after the BTH
 )
 
-var extLens = [extCount]uint8{DCPLen, DETHLen, FETHLen, RETHLen, AtomicETHLen, AETHLen, AtomicAckLen, ImmDtLen, IETHLen, SACKLen, 0}
+var extLens = [extCount]uint8{DCPLen, DETHLen, FETHLen, RETHLen, AtomicETHLen, AETHLen, AtomicAckLen, ImmDtLen, IETHLen, SACKLen, SETHLen, 0}
 
-var extNames = [extCount]string{"DCPETH", "DETH", "FETH", "RETH", "AtomicETH", "AETH", "AtomicAckETH", "ImmDt", "IETH", "SACKETH", "NetRT"}
+var extNames = [extCount]string{"DCPETH", "DETH", "FETH", "RETH", "AtomicETH", "AETH", "AtomicAckETH", "ImmDt", "IETH", "SACKETH", "SETH", "NetRT"}
 
 // String lists the headers in the set in wire order, joined by '+'.
 func (e Ext) String() string {
@@ -131,7 +135,7 @@ func (e Ext) String() string {
 // table lookup: Classify and ExtOff call it per packet.
 func (e Ext) Len() int { return int(extSetLens[e&(1<<extCount-1)]) }
 
-// extSetLens holds Len of every set of the extCount headers (at most 92).
+// extSetLens holds Len of every set of the extCount headers (at most 100).
 var extSetLens = func() (t [1 << extCount]uint8) {
 	for e := range t {
 		for i := 0; i < extCount; i++ {
@@ -267,6 +271,23 @@ func (op Opcode) HasImmediate() bool { return opTable[op].flags&opImmediate != 0
 func (op Opcode) SACKExt(e Ext) Ext {
 	if op == RCAck && e&ExtAETH != 0 {
 		return e | ExtSACK
+	}
+	return e
+}
+
+// OOOExt returns the extension headers of a packet with this opcode that
+// would carry the set e in the OOO layout (Classifier.OOO), whose
+// requests carry what a receiver needs to place each packet on arrival,
+// in any order (seed 001 §IV-D, for IRN and FaSR): a RETH in every WRITE
+// packet, as in DCP, and a SETH in every SEND packet. Other opcodes keep
+// e. A DCP header-only packet keeps its DCPETH alone: callers do not
+// apply the layout to it.
+func (op Opcode) OOOExt(e Ext) Ext {
+	switch f := opTable[op].flags; {
+	case f&opWrite != 0:
+		return e | ExtRETH
+	case f&opSend != 0:
+		return e | ExtSETH
 	}
 	return e
 }

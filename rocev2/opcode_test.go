@@ -85,7 +85,7 @@ func TestDCPExt(t *testing.T) {
 	for _, o := range fxOps {
 		for tag := rocev2.DCPTag(0); tag < 4; tag++ {
 			var want rocev2.Ext
-			for _, x := range fxWireExt(o, true, false, tag) {
+			for _, x := range fxWireExt(o, true, false, false, tag) {
 				want |= x
 			}
 			if got := o.op.DCPExt(tag); got != want {
@@ -95,14 +95,29 @@ func TestDCPExt(t *testing.T) {
 	}
 }
 
+func TestOOOExt(t *testing.T) {
+	for _, o := range fxOps {
+		var std, want rocev2.Ext
+		for _, x := range fxWireExt(o, false, false, false, 0) {
+			std |= x
+		}
+		for _, x := range fxWireExt(o, false, false, true, 0) {
+			want |= x
+		}
+		if got := o.op.OOOExt(std); got != want {
+			t.Errorf("%v.OOOExt(%v) = %v, want %v", o.op, std, got, want)
+		}
+	}
+}
+
 func TestSACKExt(t *testing.T) {
 	for _, o := range fxOps {
 		for tag := rocev2.DCPTag(0); tag < 4; tag++ {
 			var base, want rocev2.Ext
-			for _, x := range fxWireExt(o, true, false, tag) {
+			for _, x := range fxWireExt(o, true, false, false, tag) {
 				base |= x
 			}
-			for _, x := range fxWireExt(o, true, true, tag) {
+			for _, x := range fxWireExt(o, true, true, false, tag) {
 				want |= x
 			}
 			if got := o.op.SACKExt(base); got != want {
@@ -129,6 +144,7 @@ func TestExtStringLen(t *testing.T) {
 		{rocev2.ExtIETH, "IETH", 4, nil},
 		{rocev2.ExtDCP | rocev2.ExtNetRT, "DCPETH+NetRT", 8, nil},
 		{rocev2.ExtAETH | rocev2.ExtSACK, "AETH+SACKETH", 12, nil},
+		{rocev2.ExtImmDt | rocev2.ExtSETH, "ImmDt+SETH", 12, nil},
 		{rocev2.ExtDCP | rocev2.ExtAETH | rocev2.ExtSACK, "DCPETH+AETH+SACKETH", 20, nil},
 	}
 	for _, c := range cases {

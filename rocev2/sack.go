@@ -4,10 +4,11 @@ import "rocetor/rocev2/psn"
 
 // SACKETH flags (byte 3).
 const (
-	// SACKFNACK marks a FaSR FNACK (seed 001 §III-B): the receiver
-	// discarded the packet whose PSN the header names, a retransmission
-	// between RCV-NXT and sack-high that shows an earlier retransmission
-	// was lost.
+	// SACKFNACK marks a NACK for a packet the receiver discarded rather
+	// than placed, whose PSN the header names: FaSR's FNACK (seed 001
+	// §III-B), for a retransmission between RCV-NXT and sack-high that
+	// shows an earlier retransmission was lost; nic/irn's NACK of a READ
+	// request that arrived ahead of its turn.
 	SACKFNACK = 1 << 0
 	// SACKLostOverflow marks a FaSR lost-cnt that overflowed (seed 001
 	// §III-B, "Lost-cnt overflows"): LostCnt is no longer exact.

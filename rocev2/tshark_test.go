@@ -898,6 +898,16 @@ func tsharkCases(t *testing.T) []tsCase {
 	add("vlan-dcp-sack-ack", tsBuild(t, tsVLAN(rocev2.Spec{DCP: true, SACK: true, Opcode: rocev2.RCAck, DestQP: 0x000d0f,
 		PSN: 303, DSCP: 25, MSN: 21, Syndrome: rocev2.ACKSyndrome(31), AckMSN: 21, SACKPSN: 306, LostCnt: 1}, 9, 1)))
 
+	// The OOO layout (IRN, FaSR): a RETH in every WRITE packet, a SETH
+	// in every SEND packet. Neither dissector decodes it: Wireshark shows
+	// the extra header as the start of the payload.
+	ow := rocev2.Spec{OOO: true, Opcode: rocev2.RCWriteMiddle, DestQP: 0x000e0f, PSN: 500, DSCP: 24,
+		VA: 0x20400, RKey: 0xe0e0, DMALen: 4096, Payload: tsPayload(1024)}
+	add("ooo-write-middle", tsBuild(t, ow))
+	os := rocev2.Spec{OOO: true, Opcode: rocev2.RCSendLast, DestQP: 0x000e0f, PSN: 503, DSCP: 24,
+		SSN: 2, PktIndex: 3, Payload: tsPayload(100)}
+	add("ooo-send-last", tsBuild(t, os))
+
 	// The link shim around each kind of payload, and on its own.
 	ack5 := psn.LinkOf(5, false)
 	ackEra := psn.LinkOf(12, true)
@@ -945,7 +955,8 @@ func tsCheckCases(t *testing.T, cs []tsCase) {
 			t.Errorf("%s: header-only frame is %d bytes, want %d", c.name, len(c.frame), n)
 		}
 		var m rocev2.Meta
-		rocev2.Classifier{DCP: c.dcp, SACK: strings.Contains(c.name, "sack"), VerifyICRC: true}.Classify(c.frame, &m)
+		rocev2.Classifier{DCP: c.dcp, SACK: strings.Contains(c.name, "sack"), OOO: strings.Contains(c.name, "ooo"),
+			VerifyICRC: true}.Classify(c.frame, &m)
 		switch {
 		case c.name == "netrt-bad-type":
 			if m.Reason != rocev2.ReasonBadNetRT {

@@ -9,6 +9,7 @@ import (
 	"rocetor/nic"
 	"rocetor/nic/dcp"
 	"rocetor/nic/host"
+	"rocetor/nic/irn"
 	"rocetor/rocev2"
 )
 
@@ -82,8 +83,11 @@ func (h hostSession) Counters() counters {
 	snap := h.s.Worker().Snapshot()
 	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent}
 	c.QPContextBytes, c.QPQueueBytes = h.QPBytes()
-	if t, ok := h.Transport().(*dcp.Transport); ok {
+	switch t := h.Transport().(type) {
+	case *dcp.Transport:
 		c.DCP = dcpCountersOf(t)
+	case *irn.Transport:
+		c.IRN = irnCountersOf(t)
 	}
 	if len(snap.Ports) > 0 {
 		c.PacketsSent, c.PacketsReceived = snap.Ports[0].TxPackets, snap.Ports[0].RxPackets
@@ -107,4 +111,14 @@ func dcpCountersOf(t *dcp.Transport) *dcpCounters {
 		FallbackTimeouts: st.FallbackTimeouts, FallbackRetransmits: st.FallbackRetransmits,
 		Duplicates: st.Duplicates, Unanchored: st.Unanchored, Recounts: st.Recounts, Poisoned: st.Poisoned,
 		Deferred: st.Deferred, TrackingBytes: t.TrackingBytes()}
+}
+
+// irnCountersOf reads a stopped IRN endpoint's counters.
+func irnCountersOf(t *irn.Transport) *irnCounters {
+	st := t.Stats()
+	return &irnCounters{OutOfOrder: st.OutOfOrder, NACKsSent: st.NACKsSent, Duplicates: st.Duplicates,
+		BeyondWindow: st.BeyondWindow, EarlyReads: st.EarlyReads, NACKsReceived: st.NACKsRecv, SACKs: st.SACKs,
+		Recoveries: st.Recoveries, Retransmits: st.Retransmits, ReadReissues: st.ReadReissues,
+		TimeoutsLow: st.TimeoutsLow, TimeoutsHigh: st.TimeoutsHigh, WindowFull: st.WindowFull,
+		MaxInFlight: st.MaxInFlight, Window: t.Window(1024), BitmapBytes: t.BitmapBytes()}
 }

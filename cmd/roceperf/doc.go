@@ -8,7 +8,7 @@
 //
 //	roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB] [--rate 0]
 //	roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
-//	        [--qps 1] [--transport gbn|dcp] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
+//	        [--qps 1] [--transport gbn|dcp|irn] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
 //	        [--timeout 10s] [--json]
 //
 // The server listens on TCP port 18515 (perftest's) for clients; each run
@@ -30,9 +30,11 @@
 //	--size BYTES     message size, 1 B to 1 GiB (KiB/MiB/GiB suffixes)
 //	--count N        messages in all
 //	--qps Q          QPs (1 to 4096); message i goes on QP i mod Q
-//	--transport T    loss recovery of both ends: gbn, or dcp (nic/dcp:
+//	--transport T    loss recovery of both ends: gbn, dcp (nic/dcp:
 //	                 WRITE and SEND; the report adds a "dcp" object of
-//	                 its counters)
+//	                 its counters), or irn (nic/irn: selective repeat
+//	                 with BDP-FC; WRITE, SEND and READ; the report adds
+//	                 an "irn" object of its counters)
 //	--mtu M          path MTU: 256, 512, 1024 or 2048 (the interface MTU
 //	                 must carry M plus about 100 bytes of headers)
 //	--depth D        messages in flight per QP; 0 covers 256 KiB (two
@@ -42,7 +44,9 @@
 //	                 fast as the socket takes frames); serve's paces READ
 //	                 responses
 //	--rto D          first retransmission timeout of both ends (0: the
-//	                 transport's: 16 ms for gbn, 64 ms for dcp)
+//	                 transport's: 16 ms for gbn, 64 ms for dcp; for irn
+//	                 its RTO_high, 4 ms, with RTO_low 500 µs or --rto if
+//	                 shorter)
 //	--timeout D      connect, each protocol step, neighbour resolution, and
 //	                 the longest wait for a completion (serve: for the
 //	                 client's first line)

@@ -114,6 +114,24 @@ func TestExchangeDCP(t *testing.T) {
 	}
 }
 
+// TestExchangeIRN runs WRITE, SEND and READ with --transport irn through
+// the exchange (the fake fabric has no transport: nic/irn's tests run the
+// real one in memory).
+func TestExchangeIRN(t *testing.T) {
+	for _, op := range []string{"write", "send", "read"} {
+		n := newFakeNet()
+		addr, _, _ := fakeServer(t, n, serverOpts{})
+		code, out, errs := fakeClient(t, n, op, "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "100",
+			"--qps", "2", "--transport", "irn", "--json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s%s", op, code, out, errs)
+		}
+		if r := decode(t, out); r.Transport != "irn" || r.Messages != 100 || r.Corrupt != 0 {
+			t.Errorf("report %s", out)
+		}
+	}
+}
+
 // TestJSONNames pins the names testbed automation parses.
 func TestJSONNames(t *testing.T) {
 	n := newFakeNet()
@@ -252,7 +270,7 @@ func TestServerRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	h := hello{Type: "hello", Version: protoVersion, Op: "write", Transport: "irn", QPs: 1, Size: 1, Count: 1,
+	h := hello{Type: "hello", Version: protoVersion, Op: "write", Transport: "tcp", QPs: 1, Size: 1, Count: 1,
 		MTU: 1024, Depth: 1, TimeoutMS: 1000, QP: []qpWire{{QPN: 0x100, PSN: 1, IP: "192.0.2.2", MAC: "02:00:00:00:00:02"}}}
 	b, _ := json.Marshal(h)
 	c.Write(append(b, '\n'))
@@ -262,7 +280,7 @@ func TestServerRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m errorMsg
-	if json.Unmarshal([]byte(reply), &m); m.Type != "error" || !strings.Contains(m.Error, `unknown transport "irn"`) {
+	if json.Unmarshal([]byte(reply), &m); m.Type != "error" || !strings.Contains(m.Error, `unknown transport "tcp"`) {
 		t.Errorf("reply %q", reply)
 	}
 }

@@ -119,6 +119,29 @@ type counters struct {
 	QPQueueBytes   int `json:"qp_queue_bytes,omitempty"`
 	// DCP's counters, with --transport dcp.
 	DCP *dcpCounters `json:"dcp,omitempty"`
+	// IRN's counters, with --transport irn.
+	IRN *irnCounters `json:"irn,omitempty"`
+}
+
+// irnCounters are an IRN endpoint's counters (nic/irn.Stats) and its
+// BDP-FC window.
+type irnCounters struct {
+	OutOfOrder    uint64 `json:"out_of_order"`         // receiver: data packets placed ahead of the expected PSN
+	NACKsSent     uint64 `json:"nacks_sent"`           // receiver: NACKs with a SACK
+	Duplicates    uint64 `json:"duplicates"`           // receiver: data packets that had arrived before
+	BeyondWindow  uint64 `json:"beyond_window"`        // receiver: packets beyond the bitmap, dropped
+	EarlyReads    uint64 `json:"early_reads"`          // receiver: READ requests ahead of the expected PSN, discarded
+	NACKsReceived uint64 `json:"nacks_received"`       // sender: NACKs received
+	SACKs         uint64 `json:"sacks"`                // sender: PSNs marked selectively acknowledged
+	Recoveries    uint64 `json:"recoveries"`           // sender: loss recovery entered (NACK or timeout)
+	Retransmits   uint64 `json:"recovery_retransmits"` // sender: packets resent in loss recovery
+	ReadReissues  uint64 `json:"read_reissues"`        // sender: READs re-issued from a missing response
+	TimeoutsLow   uint64 `json:"timeouts_low"`         // sender: RTO_low expiries (few packets in flight)
+	TimeoutsHigh  uint64 `json:"timeouts_high"`        // sender: RTO_high expiries
+	WindowFull    uint64 `json:"window_full"`          // sender: times BDP-FC held back a packet
+	MaxInFlight   uint64 `json:"max_in_flight"`        // sender: most packets in flight on a QP
+	Window        int    `json:"window_packets"`       // BDP-FC cap at MTU 1024
+	BitmapBytes   int    `json:"bitmap_bytes_per_qp"`  // the four bitmaps' bytes per QP
 }
 
 // dcpCounters are a DCP endpoint's counters (nic/dcp.Stats) and its

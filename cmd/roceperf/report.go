@@ -112,6 +112,11 @@ func (r *report) writeTable(w io.Writer) error {
 		fmt.Fprintf(tw, "  DCP sender\tHO returned %d (stale %d, duplicate %d)  HO retransmits %d  RetransQ overflows %d  fallback timeouts %d (%d packets)\n",
 			d.HOReturned, d.HOStale, d.HODuplicates, d.HORetransmits, d.RetransQOverflows, d.FallbackTimeouts, d.FallbackRetransmits)
 	}
+	if d := r.IRN; d != nil {
+		fmt.Fprintf(tw, "  IRN sender	NACKs %d (SACKs %d)  recoveries %d  retransmits %d  timeouts low %d high %d  READ re-issues %d  window %d (max in flight %d, full %d times)\n",
+			d.NACKsReceived, d.SACKs, d.Recoveries, d.Retransmits, d.TimeoutsLow, d.TimeoutsHigh, d.ReadReissues,
+			d.Window, d.MaxInFlight, d.WindowFull)
+	}
 	if s := r.Server; s != nil {
 		fmt.Fprintf(tw, "  server\tsent %d  received %d  retransmitted %d  timeouts %d  NAKs sent %d\n",
 			s.PacketsSent, s.PacketsReceived, s.RetxPackets, s.Timeouts, s.NAKsSent)
@@ -119,11 +124,18 @@ func (r *report) writeTable(w io.Writer) error {
 			fmt.Fprintf(tw, "  DCP receiver\tHO bounced %d  unanchored %d  duplicates %d  recounts %d  poisoned %d  deferred %d\n",
 				d.HOBounced, d.Unanchored, d.Duplicates, d.Recounts, d.Poisoned, d.Deferred)
 		}
+		if d := s.IRN; d != nil {
+			fmt.Fprintf(tw, "  IRN receiver	out of order %d  NACKs sent %d  duplicates %d  beyond window %d  early READs %d\n",
+				d.OutOfOrder, d.NACKsSent, d.Duplicates, d.BeyondWindow, d.EarlyReads)
+		}
 	}
 	if r.QPContextBytes > 0 {
 		fmt.Fprintf(tw, "  memory per QP\t%d B context, %d B queues", r.QPContextBytes, r.QPQueueBytes)
 		if r.DCP != nil {
 			fmt.Fprintf(tw, " (DCP tracking %d B)", r.DCP.TrackingBytes)
+		}
+		if r.IRN != nil {
+			fmt.Fprintf(tw, " (IRN bitmaps %d B)", r.IRN.BitmapBytes)
 		}
 		fmt.Fprintln(tw)
 	}

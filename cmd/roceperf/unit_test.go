@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rocetor/nic/irn"
 )
 
 func TestParseClient(t *testing.T) {
@@ -19,6 +21,10 @@ func TestParseClient(t *testing.T) {
 	}
 	if o, err := parseClient("send", append(base, "--transport", "dcp"), &bytes.Buffer{}); err != nil || o.transport != "dcp" {
 		t.Errorf("send over dcp: %+v, %v", o, err)
+	}
+	if o, err := parseClient("read", append(base, "--transport", "irn", "--rto", "2ms"), &bytes.Buffer{}); err != nil ||
+		o.transport != "irn" || o.rto != 2*time.Millisecond {
+		t.Errorf("read over irn: %+v, %v", o, err)
 	}
 	if _, err := parseClient("read", append(base, "--transport", "dcp"), &bytes.Buffer{}); err == nil ||
 		!strings.Contains(err.Error(), "does not do read") {
@@ -40,7 +46,7 @@ func TestParseClient(t *testing.T) {
 		{append(base[:4:4], "--size", "0", "--count", "1"), "--size 0"},
 		{append(base[:4:4], "--size", "2GiB", "--count", "1"), "--size 2147483648"},
 		{append(base[:4:4], "--size", "lots", "--count", "1"), "invalid value"},
-		{append(base, "--transport", "irn"), `unknown transport "irn"`},
+		{append(base, "--transport", "tcp"), `unknown transport "tcp"`},
 		{append(base, "--mtu", "1500"), "--mtu 1500"},
 		{append(base, "--qps", "0"), "--qps 0"},
 		{append(base, "--count", "0"), "--count 0"},
@@ -192,4 +198,52 @@ func TestReportDCP(t *testing.T) {
 		}
 	}
 	t.Log(table.String())
+}
+
+// TestReportIRN pins the IRN names of the JSON report and the table.
+func TestReportIRN(t *testing.T) {
+	d := &irnCounters{OutOfOrder: 1, NACKsSent: 2, NACKsReceived: 3, SACKs: 4, Recoveries: 5, Retransmits: 6,
+		TimeoutsLow: 7, TimeoutsHigh: 8, WindowFull: 9, MaxInFlight: 128, Window: 128, BitmapBytes: 64}
+	r := &report{Transport: "irn", counters: counters{QPContextBytes: 552, QPQueueBytes: 4608, IRN: d},
+		Server: &counters{IRN: d}}
+	var js, table bytes.Buffer
+	r.writeJSON(&js)
+	r.writeTable(&table)
+	for _, k := range []string{`"irn":{`, `"out_of_order":1`, `"nacks_sent":2`, `"nacks_received":3`, `"sacks":4`,
+		`"recoveries":5`, `"recovery_retransmits":6`, `"timeouts_low":7`, `"timeouts_high":8`, `"window_full":9`,
+		`"max_in_flight":128`, `"window_packets":128`, `"bitmap_bytes_per_qp":64`, `"early_reads":0`,
+		`"read_reissues":0`, `"beyond_window":0`, `"duplicates":0`} {
+		if !strings.Contains(js.String(), k) {
+			t.Errorf("JSON lacks %s: %s", k, js.String())
+		}
+	}
+	for _, k := range []string{"NACKs 3 (SACKs 4)", "recoveries 5", "timeouts low 7 high 8", "window 128",
+		"out of order 1", "NACKs sent 2", "IRN bitmaps 64 B"} {
+		if !strings.Contains(table.String(), k) {
+			t.Errorf("table lacks %q:\n%s", k, table.String())
+		}
+	}
+	t.Log(table.String())
+}
+
+// TestNewIRN checks how --rto maps onto IRN's two timeouts.
+func TestNewIRN(t *testing.T) {
+	for _, c := range []struct {
+		rto             time.Duration
+		low, high, maxr int64
+	}{
+		{0, 500_000, 4_000_000, 64_000_000},
+		{2 * time.Millisecond, 500_000, 2_000_000, 64_000_000},
+		{100 * time.Microsecond, 100_000, 100_000, 64_000_000},
+		{16 * time.Millisecond, 500_000, 16_000_000, 256_000_000},
+	} {
+		tr, err := newIRN(c.rto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := tr.(*irn.Transport).Config()
+		if cfg.RTOLow != c.low || cfg.RTOHigh != c.high || cfg.MaxRTO != c.maxr {
+			t.Errorf("--rto %v: low %d high %d max %d", c.rto, cfg.RTOLow, cfg.RTOHigh, cfg.MaxRTO)
+		}
+	}
 }
