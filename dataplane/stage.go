@@ -59,7 +59,12 @@ func (c *Ctx) Classifier() rocev2.Classifier { return c.w.cfg.Classifier }
 // Emit queues a packet the stage owns (one it took earlier or built) on
 // port p.Out, queue p.Queue. It returns false when the queue refused it;
 // the frame has then been freed and the drop counted.
-func (c *Ctx) Emit(p *Packet) bool { return c.w.enqueue(p) }
+func (c *Ctx) Emit(p *Packet) bool {
+	if cp := c.w.cap; cp != nil && cp.Point == CaptureStage && cp.Stage == int(c.stage) && int(p.Out) == cp.Port {
+		cp.add(c.w.mem.Frame(p))
+	}
+	return c.w.enqueue(p)
+}
 
 // Discard frees a frame the stage owns and counts the drop under r.
 func (c *Ctx) Discard(p *Packet, r Reason) { c.w.drop(p.Addr, r) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -101,6 +102,11 @@ type Worker struct {
 	lastPub int64
 	pubMu   sync.Mutex
 	pub     Snapshot
+
+	// capture is armed by the control plane (Worker.Capture); cap is
+	// its value for the current loop.
+	capture atomic.Pointer[Capture]
+	cap     *Capture
 }
 
 // ErrWorkerConfig wraps every worker configuration error.
@@ -168,6 +174,7 @@ func (w *Worker) Egress(i int) *Egress { return w.egress[i] }
 func (w *Worker) Step(now int64) int {
 	work := 0
 	w.ctx.Now = now
+	w.cap = w.capture.Load()
 	for i, p := range w.ports {
 		b := &w.batch
 		b.N = 0
@@ -183,6 +190,9 @@ func (w *Worker) Step(now int64) int {
 			w.st.Stages[s].Calls++
 			w.st.Stages[s].Packets += uint64(n)
 			st.Process(&w.ctx, b)
+			if w.cap != nil && w.cap.Point == CaptureStage && w.cap.Stage == s {
+				w.captureStage(b)
+			}
 		}
 		w.dispatch(b)
 	}
@@ -207,6 +217,13 @@ func (w *Worker) Step(now int64) int {
 			if room := min(p.TxRoom(), BatchSize); room > 0 {
 				k := e.Dequeue(now, w.out[:room])
 				sent := p.Transmit(w.out[:k])
+				if w.cap != nil && w.cap.Point == CaptureTx && w.cap.Port == i {
+					// The frames are the kernel's until their
+					// completion, but nothing rewrites them meanwhile.
+					for j := 0; j < sent; j++ {
+						w.cap.add(w.mem.Frame(&w.out[j]))
+					}
+				}
 				pc := &w.st.Ports[i]
 				for j := 0; j < sent; j++ {
 					pc.TxPackets++
@@ -235,8 +252,12 @@ func (w *Worker) Step(now int64) int {
 // MAC control frames, which act on this port's egress.
 func (w *Worker) receive(in int, b *Batch) {
 	pc := &w.st.Ports[in]
+	rx := w.cap != nil && w.cap.Point == CaptureRx && w.cap.Port == in
 	for j := 0; j < b.N; j++ {
 		p := &b.Pkts[j]
+		if rx {
+			w.cap.add(w.mem.Frame(p))
+		}
 		p.In, p.Out, p.Queue, p.Verdict = uint16(in), NoPort, 0, Forward
 		pc.RxPackets++
 		pc.RxBytes += uint64(p.Len)
@@ -266,6 +287,16 @@ func (w *Worker) receive(in int, b *Batch) {
 			// not dropped.
 			w.mem.Release(p.Addr)
 			p.Verdict = Taken
+		}
+	}
+}
+
+// captureStage copies the packets of b the current stage left to
+// forward out of the captured port.
+func (w *Worker) captureStage(b *Batch) {
+	for j := 0; j < b.N; j++ {
+		if p := &b.Pkts[j]; p.Verdict == Forward && int(p.Out) == w.cap.Port {
+			w.cap.add(w.mem.Frame(p))
 		}
 	}
 }

@@ -36,7 +36,7 @@ func llrCmd(c *client, args []string) error {
 		if len(args) > 2 {
 			return fmt.Errorf("%w: llr status [PORT]", errUsage)
 		}
-		if err := c.do("GET", "/llr", nil, &ports); err != nil {
+		if err := c.do("GET", "/api/v1/llr", nil, &ports); err != nil {
 			return err
 		}
 		if len(args) == 2 {
@@ -55,7 +55,7 @@ func llrCmd(c *client, args []string) error {
 		if len(args) != 2 {
 			return fmt.Errorf("%w: llr %s PORT", errUsage, verb)
 		}
-		if err := c.do("POST", "/llr", url.Values{"port": {args[1]}, "state": {verb}}, &ports); err != nil {
+		if err := c.do("POST", "/api/v1/llr", url.Values{"port": {args[1]}, "state": {verb}}, &ports); err != nil {
 			return err
 		}
 	default:

@@ -1,12 +1,11 @@
-// Command torctl operates a running tord through its admin API: it turns
-// link-local retransmission on and off per port and shows what the
-// corruption monitor measures.
+// Command torctl operates a running tord through its admin API
+// (docs/operations.md, "Admin API"): what the switch is doing — ports,
+// queues, workers, stages, drops, busiest flows, link-local
+// retransmission — and what an operator changes while it runs — stages
+// per port, parameters, a configuration reload, a packet capture.
 //
-//	torctl [--admin 127.0.0.1:9479] [-o table|json] llr status [PORT]
-//	torctl [--admin ADDR] llr on|off|auto PORT
+//	torctl [--admin 127.0.0.1:9479] [--token-file F] [-o table|json] COMMAND
 //
-// on and off pin the port's sender (the neighbour's protection requests
-// are then ignored); auto hands it back to the neighbour's monitor.
 // Exit status: 0 done, 1 tord refused or could not be reached, 2 bad
 // usage.
 package main
@@ -27,10 +26,22 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-const usage = `usage: torctl [--admin ADDR] [-o table|json] COMMAND
+const usage = `usage: torctl [--admin ADDR] [--token-file FILE] [-o table|json] COMMAND
 commands:
-  llr status [PORT]       link-local retransmission per protected port
-  llr on|off|auto PORT    pin the port's sender on or off, or hand it to the neighbour's monitor
+  status                          version, uptime, ports, workers, stages
+  ports                           per-port packets, bytes, PFC, AF_XDP ring drops
+  queues [PORT]                   egress queues: depth, limit, drops, pause
+  workers                         poll loops, busy ratio, frames, batch sizes
+  stages                          per-stage calls, packets, mean batch, per-port switches
+  stage on|off STAGE PORT         switch trim or impair on or off at a port
+  drops                           dropped frames by reason
+  flows [N]                       NetRT's busiest flows
+  llr status [PORT]               link-local retransmission per protected port
+  llr on|off|auto PORT            pin the port's llr sender on or off, or hand it to the neighbour's monitor
+  log-level [LEVEL]               show or set the log level (debug, info, warn, error)
+  reload                          re-read tord's configuration; refused whole if invalid or if it needs a restart
+  capture --port P [--point rx|tx|stage] [--stage S] [--count N] [--snaplen L] [--timeout D] -w FILE
+                                  a pcap of what the port received or sent, or a stage forwarded toward it
 `
 
 // errUsage marks a command line torctl cannot act on.
@@ -42,7 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	admin := fs.String("admin", "127.0.0.1:9479", "tord's admin address (tord --admin-addr)")
 	out := fs.String("o", "table", "output: table or json")
-	timeout := fs.Duration("timeout", 5*time.Second, "give up on tord after this long")
+	timeout := fs.Duration("timeout", 5*time.Second, "give up on tord after this long (captures wait for their own --timeout too)")
+	tokenFile := fs.String("token-file", "", "file whose first line is tord's admin token (tord --admin-token-file)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -53,7 +65,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "torctl: -o %q: want table or json\n", *out)
 		return 2
 	}
-	c := &client{base: "http://" + *admin, http: &http.Client{Timeout: *timeout}, json: *out == "json", out: stdout}
+	c := &client{base: "http://" + *admin, http: &http.Client{Timeout: *timeout}, json: *out == "json", out: stdout, wait: *timeout}
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "torctl:", err)
+			return 2
+		}
+		tok, _, _ := strings.Cut(string(b), "\n")
+		c.token = strings.TrimSpace(tok)
+	}
 	err := dispatch(c, fs.Args())
 	switch {
 	case err == nil:
@@ -71,49 +92,74 @@ func dispatch(c *client, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: no command", errUsage)
 	}
-	switch args[0] {
-	case "llr":
-		return llrCmd(c, args[1:])
+	cmd, rest := args[0], args[1:]
+	if f, ok := commands[cmd]; ok {
+		return f(c, rest)
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 }
 
 // client talks to one tord's admin API.
 type client struct {
-	base string
-	http *http.Client
-	json bool // print tord's JSON as it is
-	out  io.Writer
+	base  string
+	token string
+	http  *http.Client
+	wait  time.Duration
+	json  bool // print tord's JSON as it is
+	out   io.Writer
+}
+
+// request sends a request with the token; body may be nil.
+func (c *client) request(method, path string, q url.Values, body io.Reader) (*http.Response, error) {
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequest(method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reach tord: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		var e struct{ Error string }
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(b))
+		}
+		return nil, fmt.Errorf("tord: %s %s: %s", method, path, e.Error)
+	}
+	return resp, nil
 }
 
 // do sends a request and decodes the JSON answer into v; an answer other
 // than 200 is an error carrying tord's reason.
 func (c *client) do(method, path string, q url.Values, v any) error {
-	u := c.base + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequest(method, u, nil)
+	return c.send(method, path, q, nil, v)
+}
+
+// send is do with a request body.
+func (c *client) send(method, path string, q url.Values, body io.Reader, v any) error {
+	resp, err := c.request(method, path, q, body)
 	if err != nil {
 		return err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("reach tord: %w", err)
-	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
 		return fmt.Errorf("read tord's answer: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("tord: %s %s: %s", method, path, strings.TrimSpace(string(body)))
-	}
 	if c.json {
-		_, err := c.out.Write(body)
+		_, err := c.out.Write(b)
 		return err
 	}
-	return json.Unmarshal(body, v)
+	return json.Unmarshal(b, v)
 }
 
 func (c *client) table() *tabwriter.Writer { return tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0) }

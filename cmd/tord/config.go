@@ -19,12 +19,18 @@ import (
 // Config is tord's configuration: a YAML file, overridden by flags. Every
 // field has a default; docs/operations.md lists them with their units.
 type Config struct {
+	// File is the configuration file tord read, if any (--config).
+	File string `yaml:"-"`
+
 	Ports       []string `yaml:"ports"`        // interfaces the switch owns
 	Workers     int      `yaml:"workers"`      // poll-mode workers; each owns queue w of every port
 	Poll        string   `yaml:"poll"`         // busy, adaptive or interrupt
 	MetricsAddr string   `yaml:"metrics_addr"` // Prometheus /metrics, /healthz, /readyz
-	AdminAddr   string   `yaml:"admin_addr"`   // pprof; loopback only
-	LogLevel    string   `yaml:"log_level"`    // debug, info, warn, error
+	AdminAddr   string   `yaml:"admin_addr"`   // admin API and pprof; loopback unless admin_token_file is set
+	// AdminTokenFile holds the bearer token every admin request must
+	// carry; required for an admin_addr that is not loopback.
+	AdminTokenFile string `yaml:"admin_token_file"`
+	LogLevel       string `yaml:"log_level"` // debug, info, warn, error
 
 	XDP struct {
 		Mode      string `yaml:"mode"`       // auto, native or generic attach
@@ -169,8 +175,13 @@ func (c *Config) Validate() error {
 			return bad(a.field, "%q is not host:port", a.addr)
 		}
 	}
-	if host, _, _ := net.SplitHostPort(c.AdminAddr); c.AdminAddr != "" && !isLoopback(host) {
-		return bad("admin_addr", "%q is not a loopback address; the admin listener serves pprof", c.AdminAddr)
+	if host, _, _ := net.SplitHostPort(c.AdminAddr); c.AdminAddr != "" && !isLoopback(host) && c.AdminTokenFile == "" {
+		return bad("admin_addr", "%q is not a loopback address: the admin API changes the switch, so it needs admin_token_file (--admin-token-file) to listen there", c.AdminAddr)
+	}
+	if c.AdminTokenFile != "" {
+		if _, err := readToken(c.AdminTokenFile); err != nil {
+			return bad("admin_token_file", "%v", err)
+		}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

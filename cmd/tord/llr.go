@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -216,7 +214,7 @@ type llrStatus struct {
 	Monitor *llr.MonitorStatus `json:"monitor,omitempty"`
 }
 
-// llrHandler serves the admin API's /llr: GET lists the protected ports;
+// llrHandler serves the admin API's /api/v1/llr: GET lists the protected ports;
 // POST /llr?port=NAME&state=on|off|auto pins the port's sender on or
 // off, or hands it back to the neighbour's monitor (on=true|false is
 // the older spelling of state).
@@ -228,7 +226,7 @@ func llrHandler(ports []string, stage *llr.Stage, mon *llr.Monitor) http.Handler
 			q := r.URL.Query()
 			i := slices.Index(ports, q.Get("port"))
 			if !stage.Protected(i) {
-				http.Error(w, fmt.Sprintf("port %q is not protected by llr (protected: %s)", q.Get("port"), strings.Join(protectedPorts(ports, stage), ", ")), http.StatusNotFound)
+				fail(w, http.StatusNotFound, "port %q is not protected by llr (protected: %s)", q.Get("port"), strings.Join(protectedPorts(ports, stage), ", "))
 				return
 			}
 			state := q.Get("state")
@@ -243,11 +241,11 @@ func llrHandler(ports []string, stage *llr.Stage, mon *llr.Monitor) http.Handler
 			case "auto":
 				stage.Release(i)
 			default:
-				http.Error(w, "want state=on|off|auto", http.StatusBadRequest)
+				fail(w, http.StatusBadRequest, "want state=on|off|auto")
 				return
 			}
 		default:
-			http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
+			fail(w, http.StatusMethodNotAllowed, "GET or POST")
 			return
 		}
 		var mons []llr.MonitorStatus
@@ -271,8 +269,7 @@ func llrHandler(ports []string, stage *llr.Stage, mon *llr.Monitor) http.Handler
 			}
 			out = append(out, s)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(out)
+		reply(w, out)
 	}
 }
 

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -39,7 +37,12 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tord:", err)
 		return 2
 	}
-	log, err := newLogger(cfg.LogLevel, stderr)
+	level, err := zap.ParseAtomicLevel(cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "tord:", err)
+		return 2
+	}
+	log, err := newLogger(level, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "tord:", err)
 		return 2
@@ -52,17 +55,40 @@ func run(args []string, stderr io.Writer) int {
 	sw, err := OpenSwitch(cfg, log)
 	if err != nil {
 		log.Error("cannot start", zap.Error(err))
+		if errors.Is(err, ErrPreflight) {
+			return 2
+		}
 		return 1
 	}
 	defer sw.Close()
 
+	// A reload reads the file and applies the flags exactly as at start.
+	reload := func() (Config, error) { return parseFlags(args, io.Discard) }
+	adm, err := newAdmin(cfg, sw, level, log.Named("admin"), reload)
+	if err != nil {
+		log.Error("admin API", zap.Error(err))
+		return 1
+	}
 	var ready atomic.Bool
-	srv, err := serve(cfg, sw, &ready, log)
+	srv, err := serve(cfg, sw, adm, &ready, log)
 	if err != nil {
 		log.Error("cannot serve metrics", zap.Error(err))
 		return 1
 	}
 	defer srv.close()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-hup:
+				adm.reloadAndLog()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 
 	// Not ready from the moment a stop is asked for, so a load balancer or
 	// orchestrator stops sending before the listener goes away.
@@ -87,7 +113,8 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	workers := fs.Int("workers", def.Workers, "poll-mode workers; each needs its own rx queue on every port")
 	poll := fs.String("poll", def.Poll, "worker polling: busy, adaptive or interrupt")
 	metricsAddr := fs.String("metrics-addr", def.MetricsAddr, "listen address of /metrics, /healthz and /readyz")
-	adminAddr := fs.String("admin-addr", def.AdminAddr, "loopback listen address of pprof (empty disables)")
+	adminAddr := fs.String("admin-addr", def.AdminAddr, "listen address of the admin API and pprof (empty disables); loopback unless --admin-token-file")
+	tokenFile := fs.String("admin-token-file", "", "file whose first line is the bearer token every admin request must carry")
 	logLevel := fs.String("log-level", def.LogLevel, "debug, info, warn or error")
 	xdpMode := fs.String("xdp-mode", def.XDP.Mode, "XDP attach mode: auto, native or generic")
 	rate := fs.String("rate", "0", "shaped egress rate per port, e.g. 10G (0: unshaped)")
@@ -104,6 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 		if cfg, err = LoadConfig(*path); err != nil {
 			return cfg, err
 		}
+		cfg.File = *path
 	}
 	var rerr error
 	fs.Visit(func(f *flag.Flag) {
@@ -118,6 +146,8 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 			cfg.MetricsAddr = *metricsAddr
 		case "admin-addr":
 			cfg.AdminAddr = *adminAddr
+		case "admin-token-file":
+			cfg.AdminTokenFile = *tokenFile
 		case "log-level":
 			cfg.LogLevel = *logLevel
 		case "xdp-mode":
@@ -134,11 +164,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	return cfg, cfg.Validate()
 }
 
-func newLogger(level string, w io.Writer) (*zap.Logger, error) {
-	lvl, err := zapcore.ParseLevel(level)
-	if err != nil {
-		return nil, err
-	}
+// newLogger logs JSON lines to w at level, which the admin API may
+// change while tord runs.
+func newLogger(lvl zap.AtomicLevel, w io.Writer) (*zap.Logger, error) {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(w), lvl)
@@ -155,8 +183,8 @@ func (s *servers) close() {
 	}
 }
 
-// serve starts the metrics listener and, on loopback, the admin listener.
-func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*servers, error) {
+// serve starts the metrics listener and the admin listener.
+func serve(cfg Config, sw *Switch, adm *admin, ready *atomic.Bool, log *zap.Logger) (*servers, error) {
 	reg := prometheus.NewRegistry()
 	srcs := make([]metrics.Source, len(sw.Workers()))
 	for i, w := range sw.Workers() {
@@ -195,22 +223,7 @@ func serve(cfg Config, sw *Switch, ready *atomic.Bool, log *zap.Logger) (*server
 		return nil, err
 	}
 	if cfg.AdminAddr != "" {
-		a := http.NewServeMux()
-		a.HandleFunc("/debug/pprof/", pprof.Index)
-		a.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		a.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		a.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		a.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		if sw.llr != nil {
-			a.HandleFunc("/llr", llrHandler(cfg.Ports, sw.llr, sw.monitor))
-		}
-		if len(sw.dsts) > 0 {
-			a.HandleFunc("/netrt/flows", func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				json.NewEncoder(w).Encode(busiestFlows(cfg.Ports, sw.dsts))
-			})
-		}
-		if err := listen(s, cfg.AdminAddr, a, log); err != nil {
+		if err := listen(s, cfg.AdminAddr, adm.handler(), log); err != nil {
 			s.close()
 			return nil, err
 		}

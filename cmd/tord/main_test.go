@@ -57,15 +57,16 @@ func TestRunHelpExit0(t *testing.T) {
 	}
 }
 
-// TestRunUnknownInterfaceExit1 names interfaces that do not exist. As
+// TestRunUnknownInterfaceExit2 names interfaces that do not exist. As
 // root (or with the capabilities) preflight reports the missing
 // interface; without them it stops earlier, at the privilege check,
-// which is what an unprivileged user sees first.
-func TestRunUnknownInterfaceExit1(t *testing.T) {
+// which is what an unprivileged user sees first. Either is exit 2: a
+// restart would not help, so a service manager should not retry.
+func TestRunUnknownInterfaceExit2(t *testing.T) {
 	var out strings.Builder
 	args := []string{"--ports", "nxrocetor0,nxrocetor1", "--metrics-addr", "127.0.0.1:0", "--admin-addr", ""}
-	if code := run(args, &out); code != 1 {
-		t.Fatalf("run %q = %d, want 1; output:\n%s", args, code, out.String())
+	if code := run(args, &out); code != 2 {
+		t.Fatalf("run %q = %d, want 2; output:\n%s", args, code, out.String())
 	}
 	want := []string{"port nxrocetor0", "no such interface"}
 	if os.Geteuid() != 0 && !hasCaps() {

@@ -39,6 +39,7 @@ type Switch struct {
 	workers []*dataplane.Worker
 	stages  []*fwd.Stage
 	impairs []*impair.Stage
+	impair  *impair.Control // nil without impair rules
 	trims   []*trim.Stage
 	llr     *llr.Stage // workers: 1 when on
 	monitor *llr.Monitor
@@ -61,11 +62,13 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		}
 	}()
 	if err := preflight(cfg); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
 	// Kernels before 5.11 charge BPF maps and AF_XDP UMEM to RLIMIT_MEMLOCK.
+	// The probe behind it calls bpf(2), so a missing CAP_BPF or a seccomp
+	// filter shows here first.
 	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, fmt.Errorf("raise RLIMIT_MEMLOCK (needs CAP_SYS_RESOURCE or a memlock limit of unlimited): %w", err)
+		return nil, fmt.Errorf("%w: bpf(2) refused: CAP_BPF missing or bpf blocked by a seccomp filter (or, before Linux 5.11, a memlock limit too low without CAP_SYS_RESOURCE): %w", ErrPreflight, err)
 	}
 	local, err := localAddrs()
 	if err != nil {
@@ -104,6 +107,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		if ictl, err = impair.NewControl(cfg.Impair, cfg.Ports); err != nil {
 			return nil, err
 		}
+		s.impair = ictl
 	}
 	var nc netrt.Config
 	if cfg.NetRT.On() {
@@ -431,10 +435,15 @@ func (s *Switch) StageNames() []string {
 // Workers returns the workers, for the metrics collector.
 func (s *Switch) Workers() []*dataplane.Worker { return s.workers }
 
+// ErrPreflight marks a start refused for want of privileges or ports: a
+// restart will not help (tord exits 2, which deploy/systemd/tord.service
+// does not restart).
+var ErrPreflight = errors.New("cannot run here")
+
 // preflight turns the usual failures into messages that say what to do.
 func preflight(cfg Config) error {
 	if os.Geteuid() != 0 && !hasCaps() {
-		return errors.New("tord needs root or the capabilities CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_SYS_ADMIN (see deploy/tord.service)")
+		return errors.New("tord needs root or the capabilities CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF, and CAP_IPC_LOCK or a memlock limit above the UMEM (see deploy/README.md)")
 	}
 	for _, name := range cfg.Ports {
 		if _, err := net.InterfaceByName(name); err != nil {
@@ -454,7 +463,7 @@ func rxQueues(name string) int {
 }
 
 // hasCaps reports whether the process holds CAP_NET_ADMIN (12), CAP_NET_RAW
-// (13), CAP_SYS_ADMIN (21) and CAP_BPF (39) in its effective set.
+// (13) and CAP_BPF (39) in its effective set.
 func hasCaps() bool {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
@@ -466,7 +475,10 @@ func hasCaps() bool {
 			break
 		}
 	}
-	const need = 1<<12 | 1<<13 | 1<<21 | 1<<39
+	// CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF: what deploy/README.md found
+	// needed, one capability removed at a time. CAP_IPC_LOCK (or a
+	// memlock limit above the UMEM) is checked where the UMEM registers.
+	const need = 1<<12 | 1<<13 | 1<<39
 	return eff&need == need
 }
 

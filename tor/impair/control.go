@@ -1,6 +1,7 @@
 package impair
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -14,6 +15,8 @@ type Control struct {
 	ports []string
 	mu    sync.Mutex // orders Updates, so generations increase
 	gen   uint64
+	cfg   Config          // the configuration in force, with every rule
+	off   map[string]bool // ports whose rules are switched off (SetPort)
 	cur   atomic.Pointer[plan]
 }
 
@@ -40,13 +43,56 @@ func (x *Control) Update(c Config) error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.gen++
-	x.cur.Store(compile(c.clone(), x.gen))
+	x.cfg = c.clone()
+	x.publish()
 	return nil
 }
 
-// Config returns a copy of the configuration in force.
-func (x *Control) Config() Config { return x.cur.Load().cfg.clone() }
+// SetPort switches the rules of port (ingress and egress) off or back on
+// at run time, an operator's toggle that later Updates keep; false when
+// port is not one of the switch's. Like Update, it restarts the per-rule
+// state of every rule.
+func (x *Control) SetPort(port string, on bool) bool {
+	if x.ports != nil && !slices.Contains(x.ports, port) {
+		return false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.off == nil {
+		x.off = map[string]bool{}
+	}
+	if on {
+		delete(x.off, port)
+	} else {
+		x.off[port] = true
+	}
+	x.publish()
+	return true
+}
+
+// PortOn reports whether port's rules apply (SetPort).
+func (x *Control) PortOn(port string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return !x.off[port]
+}
+
+// publish compiles the configuration without the rules of switched-off
+// ports; x.mu is held.
+func (x *Control) publish() {
+	c := x.cfg.clone()
+	c.Rules = slices.DeleteFunc(c.Rules, func(r Rule) bool { return x.off[r.Port] })
+	x.gen++
+	x.cur.Store(compile(c, x.gen))
+}
+
+// Config returns a copy of the configuration in force, with the rules
+// of switched-off ports.
+func (x *Control) Config() Config {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.cfg.clone()
+}
 
 func (x *Control) load() *plan { return x.cur.Load() }
 

@@ -132,3 +132,32 @@ func TestUpdate(t *testing.T) {
 	}
 	r.noLeak()
 }
+
+// SetPort switches a port's rules off and on; Updates keep the toggle.
+func TestSetPort(t *testing.T) {
+	f := roce(t, rocev2.RCWriteMiddle, 0, 64)
+	r := newRig(t, single(Rule{Port: "p1", Direction: "egress", Loss: 1}), rigOpt{})
+	if r.ctl.SetPort("p9", false) {
+		t.Fatal("an unknown port switched")
+	}
+	if !r.ctl.SetPort("p1", false) || r.ctl.PortOn("p1") {
+		t.Fatal("p1 not switched off")
+	}
+	r.stream(f, 50, 10, 1000)
+	if len(r.seq[1]) != 50 {
+		t.Fatalf("%d of 50 delivered with the lossy rule switched off", len(r.seq[1]))
+	}
+	if err := r.ctl.Update(single(Rule{Port: "p1", Direction: "egress", Loss: 1})); err != nil {
+		t.Fatal(err)
+	}
+	r.stream(f, 50, 10, 1000)
+	if len(r.seq[1]) != 100 || len(r.ctl.Config().Rules) != 1 {
+		t.Fatalf("after an update: %d of 100 delivered, config %+v", len(r.seq[1]), r.ctl.Config())
+	}
+	r.ctl.SetPort("p1", true)
+	r.stream(f, 50, 10, 1000)
+	if len(r.seq[1]) != 100 || !r.ctl.PortOn("p1") {
+		t.Fatalf("switched on again: %d delivered, want the 100 from before", len(r.seq[1]))
+	}
+	r.noLeak()
+}

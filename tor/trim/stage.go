@@ -2,6 +2,7 @@ package trim
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"rocetor/dataplane"
 	"rocetor/rocev2"
@@ -29,6 +30,10 @@ type Stage struct {
 	ready  bool
 	nports int
 	on     [MaxPorts]bool
+	// off switches trimming off per port at run time (SetPort), bit i
+	// for port i: set from the control plane, loaded once per batch.
+	off    atomic.Uint64
+	offNow uint64
 	data   [MaxPorts]uint8 // the data queue's index per port
 	ctrl   [MaxPorts]uint8 // the control queue's index per port
 	// pend counts the bytes this batch has left on each port's data
@@ -76,6 +81,30 @@ func (s *Stage) resolve(c *dataplane.Ctx) {
 // knows only after its first batch.
 func (s *Stage) Trimming(i int) bool { return i < MaxPorts && s.on[i] }
 
+// SetPort switches trimming at port i on or off at run time (an
+// operator's toggle; off, the port forwards as a plain tail-drop
+// switch); false when i is out of range. Safe from any goroutine: the
+// worker sees it at its next batch.
+func (s *Stage) SetPort(i int, on bool) bool {
+	if i < 0 || i >= MaxPorts {
+		return false
+	}
+	for {
+		old := s.off.Load()
+		n := old | 1<<i
+		if on {
+			n = old &^ (1 << i)
+		}
+		if s.off.CompareAndSwap(old, n) {
+			return true
+		}
+	}
+}
+
+// PortOn reports whether trimming at port i is switched on (SetPort);
+// safe from any goroutine.
+func (s *Stage) PortOn(i int) bool { return i >= 0 && i < MaxPorts && s.off.Load()&(1<<i) == 0 }
+
 // Process implements dataplane.Stage: every packet still marked Forward
 // to a trimming port goes to the data queue fwd chose, is trimmed onto the
 // control queue, or is dropped.
@@ -84,6 +113,7 @@ func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 		s.resolve(c)
 	}
 	clear(s.pend[:s.nports])
+	s.offNow = s.off.Load()
 	for i := 0; i < b.N; i++ {
 		if p := &b.Pkts[i]; p.Verdict == dataplane.Forward {
 			s.packet(c, p)
@@ -96,7 +126,7 @@ func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 // whose egress port is chosen.
 func (s *Stage) packet(c *dataplane.Ctx, p *dataplane.Packet) {
 	out := int(p.Out)
-	if out >= s.nports || !s.on[out] {
+	if out >= s.nports || !s.on[out] || s.offNow&(1<<out) != 0 {
 		return
 	}
 	ps := &s.st.Ports[out]

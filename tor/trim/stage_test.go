@@ -293,3 +293,25 @@ func TestAllocs(t *testing.T) {
 		t.Errorf("stats %+v: some path never ran", ps)
 	}
 }
+
+// An operator's SetPort switches trimming off at a port: above the
+// threshold the data queue then takes the packet (or tail-drops it) as a
+// plain switch's would; switched on again, it trims.
+func TestSetPort(t *testing.T) {
+	f := dcpData(t, 1, 1024)
+	r := newRig(t, Config{}, rigOpt{})
+	r.hold(true)
+	r.preload(r.data, 64<<10)
+	if !r.st.SetPort(1, false) || r.st.PortOn(1) || r.st.SetPort(MaxPorts, false) {
+		t.Fatal("SetPort")
+	}
+	r.send(f)
+	if ps := r.port(); ps.Trimmed != 0 || r.depth(r.ctrl) != 0 {
+		t.Fatalf("switched off: %+v, control %d bytes; want no trim", ps, r.depth(r.ctrl))
+	}
+	r.st.SetPort(1, true)
+	r.send(f)
+	if ps := r.port(); ps.Trimmed != 1 || !r.st.PortOn(1) {
+		t.Fatalf("switched on: %+v; want one trim", ps)
+	}
+}

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// commands are torctl's commands by name.
+var commands = map[string]func(c *client, args []string) error{
+	"status":    statusCmd,
+	"ports":     portsCmd,
+	"queues":    queuesCmd,
+	"workers":   workersCmd,
+	"stages":    stagesCmd,
+	"stage":     stageCmd,
+	"drops":     dropsCmd,
+	"flows":     flowsCmd,
+	"llr":       llrCmd,
+	"log-level": logLevelCmd,
+	"reload":    reloadCmd,
+	"capture":   captureCmd,
+}
+
+func noArgs(name string, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%w: %s takes no arguments", errUsage, name)
+	}
+	return nil
+}
+
+func statusCmd(c *client, args []string) error {
+	if err := noArgs("status", args); err != nil {
+		return err
+	}
+	var s struct {
+		Version       string   `json:"version"`
+		UptimeSeconds float64  `json:"uptime_seconds"`
+		Ports         []string `json:"ports"`
+		Workers       int      `json:"workers"`
+		Poll          string   `json:"poll"`
+		Stages        []string `json:"stages"`
+		LogLevel      string   `json:"log_level"`
+		ConfigFile    string   `json:"config_file"`
+	}
+	if err := c.do("GET", "/api/v1/status", nil, &s); err != nil || c.json {
+		return err
+	}
+	t := c.table()
+	fmt.Fprintf(t, "version\t%s\n", s.Version)
+	fmt.Fprintf(t, "uptime\t%s\n", (time.Duration(s.UptimeSeconds) * time.Second).String())
+	fmt.Fprintf(t, "config\t%s\n", or(s.ConfigFile, "(flags only)"))
+	fmt.Fprintf(t, "ports\t%s\n", strings.Join(s.Ports, ", "))
+	fmt.Fprintf(t, "workers\t%d (%s polling)\n", s.Workers, s.Poll)
+	fmt.Fprintf(t, "pipeline\t%s\n", strings.Join(s.Stages, " → "))
+	fmt.Fprintf(t, "log level\t%s\n", s.LogLevel)
+	return t.Flush()
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func portsCmd(c *client, args []string) error {
+	if err := noArgs("ports", args); err != nil {
+		return err
+	}
+	var ps []struct {
+		Name                 string `json:"name"`
+		XDPMode              string `json:"xdp_mode"`
+		ZeroCopy             bool   `json:"zero_copy"`
+		RxPackets, RxBytes   uint64
+		TxPackets, TxBytes   uint64
+		PFCRx, PFCTx         uint64
+		RxDropped, TxRefused uint64
+	}
+	if err := c.do("GET", "/api/v1/ports", nil, &jsonFields{&ps}); err != nil || c.json {
+		return err
+	}
+	t := c.table()
+	fmt.Fprintln(t, "PORT\tXDP\tRX PKTS\tRX BYTES\tTX PKTS\tTX BYTES\tPFC RX\tPFC TX\tRX RING DROPS\tTX REFUSED")
+	for _, p := range ps {
+		mode := p.XDPMode
+		if p.ZeroCopy {
+			mode += "/zc"
+		}
+		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, mode, p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes,
+			p.PFCRx, p.PFCTx, p.RxDropped, p.TxRefused)
+	}
+	return t.Flush()
+}
+
+// jsonFields decodes tord's snake_case keys into a slice of structs whose
+// fields are named in CamelCase without tags: rx_packets → RxPackets,
+// pfc_rx → PFCRx (matching is case-insensitive once the underscores go).
+type jsonFields struct{ v any }
+
+func (j *jsonFields) UnmarshalJSON(b []byte) error {
+	var raw []map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for _, m := range raw {
+		for k, v := range m {
+			if n := strings.ReplaceAll(k, "_", ""); n != k {
+				delete(m, k)
+				m[n] = v
+			}
+		}
+	}
+	re, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(re, j.v)
+}
+
+func queuesCmd(c *client, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("%w: queues [PORT]", errUsage)
+	}
+	var q url.Values
+	if len(args) == 1 {
+		q = url.Values{"port": {args[0]}}
+	}
+	var qs []struct {
+		Port, Queue                                         string
+		DepthBytes, DepthPackets, LimitBytes, MaxDepthBytes int
+		Paused                                              bool
+		Enqueued, Dequeued, Drops                           uint64
+	}
+	if err := c.do("GET", "/api/v1/queues", q, &jsonFields{&qs}); err != nil || c.json {
+		return err
+	}
+	t := c.table()
+	fmt.Fprintln(t, "PORT\tQUEUE\tDEPTH (B)\tPKTS\tLIMIT (B)\tPEAK (B)\tPAUSED\tENQUEUED\tDEQUEUED\tDROPS")
+	for _, x := range qs {
+		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\n", x.Port, x.Queue, x.DepthBytes, x.DepthPackets, x.LimitBytes,
+			x.MaxDepthBytes, x.Paused, x.Enqueued, x.Dequeued, x.Drops)
+	}
+	return t.Flush()
+}
+
+func workersCmd(c *client, args []string) error {
+	if err := noArgs("workers", args); err != nil {
+		return err
+	}
+	var ws []struct {
+		Worker                       int
+		BusyPolls, IdlePolls, Sleeps uint64
+		BusyRatio                    float64
+		FramesInUse, Frames, Timers  int
+		Batches                      []uint64
+	}
+	if err := c.do("GET", "/api/v1/workers", nil, &jsonFields{&ws}); err != nil || c.json {
+		return err
+	}
+	t := c.table()
+	fmt.Fprintln(t, "WORKER\tBUSY LOOPS\tIDLE LOOPS\tSLEEPS\tBUSY\tFRAMES USED\tTIMERS\tBATCHES 1|2-3|4-7|8-15|16-31|32-63|64")
+	for _, w := range ws {
+		var b []string
+		for _, n := range w.Batches {
+			b = append(b, strconv.FormatUint(n, 10))
+		}
+		fmt.Fprintf(t, "%d\t%d\t%d\t%d\t%.1f%%\t%d/%d\t%d\t%s\n", w.Worker, w.BusyPolls, w.IdlePolls, w.Sleeps, 100*w.BusyRatio,
+			w.FramesInUse, w.Frames, w.Timers, strings.Join(b, "|"))
+	}
+	return t.Flush()
+}
+
+type stageView struct {
+	Name      string          `json:"name"`
+	Calls     uint64          `json:"calls"`
+	Packets   uint64          `json:"packets"`
+	MeanBatch float64         `json:"mean_batch"`
+	Ports     map[string]bool `json:"ports"`
+}
+
+func printStages(c *client, ss []stageView) error {
+	t := c.table()
+	fmt.Fprintln(t, "STAGE\tCALLS\tPACKETS\tMEAN BATCH\tPORTS")
+	for _, s := range ss {
+		var ports []string
+		for p, on := range s.Ports {
+			ports = append(ports, p+"="+map[bool]string{true: "on", false: "off"}[on])
+		}
+		sort.Strings(ports)
+		fmt.Fprintf(t, "%s\t%d\t%d\t%.1f\t%s\n", s.Name, s.Calls, s.Packets, s.MeanBatch, or(strings.Join(ports, " "), "-"))
+	}
+	return t.Flush()
+}
+
+func stagesCmd(c *client, args []string) error {
+	if err := noArgs("stages", args); err != nil {
+		return err
+	}
+	var ss []stageView
+	if err := c.do("GET", "/api/v1/stages", nil, &ss); err != nil || c.json {
+		return err
+	}
+	return printStages(c, ss)
+}
+
+func stageCmd(c *client, args []string) error {
+	if len(args) != 3 || (args[0] != "on" && args[0] != "off") {
+		return fmt.Errorf("%w: stage on|off STAGE PORT", errUsage)
+	}
+	var ss []stageView
+	path := "/api/v1/stages/" + url.PathEscape(args[1]) + "/ports/" + url.PathEscape(args[2])
+	if err := c.do("POST", path, url.Values{"state": {args[0]}}, &ss); err != nil || c.json {
+		return err
+	}
+	return printStages(c, ss)
+}
+
+func dropsCmd(c *client, args []string) error {
+	if err := noArgs("drops", args); err != nil {
+		return err
+	}
+	var d map[string]uint64
+	if err := c.do("GET", "/api/v1/drops", nil, &d); err != nil || c.json {
+		return err
+	}
+	reasons := make([]string, 0, len(d))
+	for r := range d {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool { return d[reasons[i]] > d[reasons[j]] })
+	t := c.table()
+	fmt.Fprintln(t, "REASON\tFRAMES")
+	for _, r := range reasons {
+		fmt.Fprintf(t, "%s\t%d\n", r, d[r])
+	}
+	return t.Flush()
+}
+
+func flowsCmd(c *client, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("%w: flows [N]", errUsage)
+	}
+	var q url.Values
+	if len(args) == 1 {
+		if _, err := strconv.Atoi(args[0]); err != nil {
+			return fmt.Errorf("%w: flows %q: N is a number", errUsage, args[0])
+		}
+		q = url.Values{"n": {args[0]}}
+	}
+	var fs []map[string]any
+	if err := c.do("GET", "/api/v1/flows", q, &fs); err != nil || c.json {
+		return err
+	}
+	t := c.table()
+	fmt.Fprintln(t, "PORT\tSRC\tDST\tQP\tSTATE\tEPSN\tHELD\tHELD BYTES\tREQUESTS")
+	for _, f := range fs {
+		fmt.Fprintf(t, "%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\n", f["port"], f["src"], f["dst"], f["qp"], f["state"], f["epsn"],
+			f["held"], f["held_bytes"], f["requests"])
+	}
+	return t.Flush()
+}
+
+func logLevelCmd(c *client, args []string) error {
+	var p struct {
+		LogLevel string `json:"log_level"`
+	}
+	var err error
+	switch len(args) {
+	case 0:
+		err = c.do("GET", "/api/v1/params", nil, &p)
+	case 1:
+		b, _ := json.Marshal(map[string]string{"log_level": args[0]})
+		err = c.send("PUT", "/api/v1/params", nil, bytes.NewReader(b), &p)
+	default:
+		return fmt.Errorf("%w: log-level [LEVEL]", errUsage)
+	}
+	if err != nil || c.json {
+		return err
+	}
+	fmt.Fprintln(c.out, p.LogLevel)
+	return nil
+}
+
+func reloadCmd(c *client, args []string) error {
+	if err := noArgs("reload", args); err != nil {
+		return err
+	}
+	var r struct {
+		Applied []string `json:"applied"`
+	}
+	if err := c.do("POST", "/api/v1/reload", nil, &r); err != nil || c.json {
+		return err
+	}
+	if len(r.Applied) == 0 {
+		fmt.Fprintln(c.out, "reloaded: nothing changed")
+		return nil
+	}
+	fmt.Fprintln(c.out, "reloaded:", strings.Join(r.Applied, ", "), "applied")
+	return nil
+}
+
+func captureCmd(c *client, args []string) error {
+	fs := flag.NewFlagSet("capture", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	port := fs.String("port", "", "port to capture on")
+	point := fs.String("point", "", "rx, tx or stage (default rx, or stage with --stage)")
+	stage := fs.String("stage", "", "stage whose output toward the port to capture")
+	count := fs.Int("count", 100, "frames to capture")
+	snap := fs.Int("snaplen", 0, "bytes kept of each frame (0: whole frames)")
+	timeout := fs.Duration("timeout", 10*time.Second, "stop after this long with what was captured")
+	file := fs.String("w", "", "pcap file to write")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: capture: %v", errUsage, err)
+	}
+	if *port == "" || *file == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: capture needs --port and -w FILE", errUsage)
+	}
+	q := url.Values{"port": {*port}, "count": {strconv.Itoa(*count)}, "timeout": {timeout.String()}}
+	if *point != "" {
+		q.Set("point", *point)
+	}
+	if *stage != "" {
+		q.Set("stage", *stage)
+	}
+	if *snap > 0 {
+		q.Set("snaplen", strconv.Itoa(*snap))
+	}
+	c.http.Timeout = *timeout + c.wait
+	resp, err := c.request("POST", "/api/v1/capture", q, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(*file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", *file, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "torctl: %s frames written to %s\n", resp.Header.Get("X-Rocetor-Frames"), *file)
+	return nil
+}
