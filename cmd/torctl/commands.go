@@ -77,15 +77,19 @@ func portsCmd(c *client, args []string) error {
 		return err
 	}
 	var ps []struct {
-		Name                 string `json:"name"`
-		XDPMode              string `json:"xdp_mode"`
-		ZeroCopy             bool   `json:"zero_copy"`
-		RxPackets, RxBytes   uint64
-		TxPackets, TxBytes   uint64
-		PFCRx, PFCTx         uint64
-		RxDropped, TxRefused uint64
+		Name      string `json:"name"`
+		XDPMode   string `json:"xdp_mode"`
+		ZeroCopy  bool   `json:"zero_copy"`
+		RxPackets uint64 `json:"rx_packets"`
+		RxBytes   uint64 `json:"rx_bytes"`
+		TxPackets uint64 `json:"tx_packets"`
+		TxBytes   uint64 `json:"tx_bytes"`
+		PFCRx     uint64 `json:"pfc_rx"`
+		PFCTx     uint64 `json:"pfc_tx"`
+		RxDropped uint64 `json:"rx_ring_dropped"`
+		TxRefused uint64 `json:"tx_refused"`
 	}
-	if err := c.do("GET", "/api/v1/ports", nil, &jsonFields{&ps}); err != nil || c.json {
+	if err := c.do("GET", "/api/v1/ports", nil, &ps); err != nil || c.json {
 		return err
 	}
 	t := c.table()
@@ -101,31 +105,6 @@ func portsCmd(c *client, args []string) error {
 	return t.Flush()
 }
 
-// jsonFields decodes tord's snake_case keys into a slice of structs whose
-// fields are named in CamelCase without tags: rx_packets → RxPackets,
-// pfc_rx → PFCRx (matching is case-insensitive once the underscores go).
-type jsonFields struct{ v any }
-
-func (j *jsonFields) UnmarshalJSON(b []byte) error {
-	var raw []map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	for _, m := range raw {
-		for k, v := range m {
-			if n := strings.ReplaceAll(k, "_", ""); n != k {
-				delete(m, k)
-				m[n] = v
-			}
-		}
-	}
-	re, err := json.Marshal(raw)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(re, j.v)
-}
-
 func queuesCmd(c *client, args []string) error {
 	if len(args) > 1 {
 		return fmt.Errorf("%w: queues [PORT]", errUsage)
@@ -135,12 +114,18 @@ func queuesCmd(c *client, args []string) error {
 		q = url.Values{"port": {args[0]}}
 	}
 	var qs []struct {
-		Port, Queue                                         string
-		DepthBytes, DepthPackets, LimitBytes, MaxDepthBytes int
-		Paused                                              bool
-		Enqueued, Dequeued, Drops                           uint64
+		Port          string `json:"port"`
+		Queue         string `json:"queue"`
+		DepthBytes    int    `json:"depth_bytes"`
+		DepthPackets  int    `json:"depth_packets"`
+		LimitBytes    int    `json:"limit_bytes"`
+		MaxDepthBytes int    `json:"max_depth_bytes"`
+		Paused        bool   `json:"paused"`
+		Enqueued      uint64 `json:"enqueued"`
+		Dequeued      uint64 `json:"dequeued"`
+		Drops         uint64 `json:"drops"`
 	}
-	if err := c.do("GET", "/api/v1/queues", q, &jsonFields{&qs}); err != nil || c.json {
+	if err := c.do("GET", "/api/v1/queues", q, &qs); err != nil || c.json {
 		return err
 	}
 	t := c.table()
@@ -157,13 +142,17 @@ func workersCmd(c *client, args []string) error {
 		return err
 	}
 	var ws []struct {
-		Worker                       int
-		BusyPolls, IdlePolls, Sleeps uint64
-		BusyRatio                    float64
-		FramesInUse, Frames, Timers  int
-		Batches                      []uint64
+		Worker      int      `json:"worker"`
+		BusyPolls   uint64   `json:"busy_polls"`
+		IdlePolls   uint64   `json:"idle_polls"`
+		Sleeps      uint64   `json:"sleeps"`
+		BusyRatio   float64  `json:"busy_ratio"`
+		FramesInUse int      `json:"frames_in_use"`
+		Frames      int      `json:"frames"`
+		Timers      int      `json:"timers"`
+		Batches     []uint64 `json:"batches"`
 	}
-	if err := c.do("GET", "/api/v1/workers", nil, &jsonFields{&ws}); err != nil || c.json {
+	if err := c.do("GET", "/api/v1/workers", nil, &ws); err != nil || c.json {
 		return err
 	}
 	t := c.table()
