@@ -2,7 +2,7 @@
 // endpoints that run as a dataplane stage, for hosts that have no RDMA
 // NIC. The reliability logic is pluggable (Transport): nic/gbn is the
 // commodity Go-Back-N baseline, nic/dcp is DCP's RNIC (seed 002),
-// nic/irn is IRN (seed 004); fasr follows. Congestion
+// nic/irn is IRN (seed 004), nic/fasr is FaSR (seed 001). Congestion
 // control is a separate plug (CC); nic/cc holds the fixed-rate pacer.
 // nic/nictest runs endpoints in memory for tests.
 //

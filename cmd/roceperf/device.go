@@ -8,6 +8,7 @@ import (
 	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/nic/dcp"
+	"rocetor/nic/fasr"
 	"rocetor/nic/host"
 	"rocetor/nic/irn"
 	"rocetor/rocev2"
@@ -88,6 +89,8 @@ func (h hostSession) Counters() counters {
 		c.DCP = dcpCountersOf(t)
 	case *irn.Transport:
 		c.IRN = irnCountersOf(t)
+	case *fasr.Transport:
+		c.FaSR = fasrCountersOf(t)
 	}
 	if len(snap.Ports) > 0 {
 		c.PacketsSent, c.PacketsReceived = snap.Ports[0].TxPackets, snap.Ports[0].RxPackets

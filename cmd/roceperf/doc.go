@@ -8,7 +8,7 @@
 //
 //	roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB] [--rate 0]
 //	roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
-//	        [--qps 1] [--transport gbn|dcp|irn] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
+//	        [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
 //	        [--timeout 10s] [--json]
 //
 // The server listens on TCP port 18515 (perftest's) for clients; each run
@@ -34,7 +34,10 @@
 //	                 WRITE and SEND; the report adds a "dcp" object of
 //	                 its counters), or irn (nic/irn: selective repeat
 //	                 with BDP-FC; WRITE, SEND and READ; the report adds
-//	                 an "irn" object of its counters)
+//	                 an "irn" object of its counters), or fasr (nic/fasr:
+//	                 selective retransmission with fast and slow paths
+//	                 and a shared SR pool; WRITE, SEND and READ; a "fasr"
+//	                 object)
 //	--mtu M          path MTU: 256, 512, 1024 or 2048 (the interface MTU
 //	                 must carry M plus about 100 bytes of headers)
 //	--depth D        messages in flight per QP; 0 covers 256 KiB (two
@@ -44,7 +47,7 @@
 //	                 fast as the socket takes frames); serve's paces READ
 //	                 responses
 //	--rto D          first retransmission timeout of both ends (0: the
-//	                 transport's: 16 ms for gbn, 64 ms for dcp; for irn
+//	                 transport's: 16 ms for gbn and fasr, 64 ms for dcp; for irn
 //	                 its RTO_high, 4 ms, with RTO_low 500 µs or --rto if
 //	                 shorter)
 //	--timeout D      connect, each protocol step, neighbour resolution, and

@@ -15,6 +15,7 @@ import (
 	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/nic/dcp"
+	"rocetor/nic/fasr"
 	"rocetor/nic/gbn"
 	"rocetor/nic/irn"
 )
@@ -42,9 +43,10 @@ const (
 // first retransmission timeout the client asked for (0: the transport's
 // default).
 var transports = map[string]func(rto time.Duration) (nic.Transport, error){
-	"gbn": func(rto time.Duration) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
-	"dcp": func(rto time.Duration) (nic.Transport, error) { return dcp.New(dcp.Config{RTO: int64(rto)}) },
-	"irn": newIRN,
+	"gbn":  func(rto time.Duration) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
+	"dcp":  func(rto time.Duration) (nic.Transport, error) { return dcp.New(dcp.Config{RTO: int64(rto)}) },
+	"irn":  newIRN,
+	"fasr": func(rto time.Duration) (nic.Transport, error) { return fasr.New(fasr.Config{RTO: int64(rto)}) },
 }
 
 // newIRN builds IRN with --rto as its RTO_high, the timeout with a window
@@ -69,7 +71,7 @@ func supports(t string, op nic.Op) bool { return t != "dcp" || op != nic.OpRead 
 // order, so that a late packet of a message could land after the next
 // message written to the same place — unless that one starts after the
 // first completed (client.setup limits the depth for it).
-func orderTolerant(t string) bool { return t == "dcp" || t == "irn" }
+func orderTolerant(t string) bool { return t == "dcp" || t == "irn" || t == "fasr" }
 
 func transportNames() string {
 	var names []string
@@ -112,7 +114,7 @@ type serverOpts struct {
 const usageText = `usage:
   roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB]
   roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
-          [--qps 1] [--transport gbn|dcp|irn] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
+          [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
           [--timeout 10s] [--json]
 `
 
@@ -189,7 +191,7 @@ func parseClient(op string, args []string, stderr io.Writer) (clientOpts, error)
 	fs.StringVar(&o.transport, "transport", o.transport, "loss recovery: "+transportNames())
 	fs.IntVar(&o.mtu, "mtu", o.mtu, "path MTU: 256, 512, 1024 or 2048")
 	fs.Var(rateFlag{&o.rate}, "rate", "pace the endpoint to `RATE` bit/s (K, M, G suffixes; 0: unpaced)")
-	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's: 16ms for gbn, 64ms for dcp, irn's RTO_high 4ms)")
+	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's: 16ms for gbn and fasr, 64ms for dcp, irn's RTO_high 4ms)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "connect, protocol, resolution and completion timeout")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	if err := fs.Parse(args); err != nil {

@@ -121,6 +121,8 @@ type counters struct {
 	DCP *dcpCounters `json:"dcp,omitempty"`
 	// IRN's counters, with --transport irn.
 	IRN *irnCounters `json:"irn,omitempty"`
+	// FaSR's counters, with --transport fasr.
+	FaSR *fasrCounters `json:"fasr,omitempty"`
 }
 
 // irnCounters are an IRN endpoint's counters (nic/irn.Stats) and its

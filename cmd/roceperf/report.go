@@ -117,6 +117,11 @@ func (r *report) writeTable(w io.Writer) error {
 			d.NACKsReceived, d.SACKs, d.Recoveries, d.Retransmits, d.TimeoutsLow, d.TimeoutsHigh, d.ReadReissues,
 			d.Window, d.MaxInFlight, d.WindowFull)
 	}
+	if d := r.FaSR; d != nil {
+		fmt.Fprintf(tw, "  FaSR sender\tSACKs %d (gaps lost %d, SACK loss %d)  SACK retransmits %d  FNACKs %d (acted on %d)  timeouts by lost-cnt 0/1/>1 %d/%d/%d  Go-Back-N %d\n",
+			d.SACKs, d.LostGaps, d.SACKLossGaps, d.SACKRetransmits, d.FNACKsReceived, d.FNACKRestarts,
+			d.Timeouts0, d.Timeouts1, d.TimeoutsN, d.TxGBNFallbacks+d.GBNRewinds)
+	}
 	if s := r.Server; s != nil {
 		fmt.Fprintf(tw, "  server\tsent %d  received %d  retransmitted %d  timeouts %d  NAKs sent %d\n",
 			s.PacketsSent, s.PacketsReceived, s.RetxPackets, s.Timeouts, s.NAKsSent)
@@ -128,6 +133,11 @@ func (r *report) writeTable(w io.Writer) error {
 			fmt.Fprintf(tw, "  IRN receiver	out of order %d  NACKs sent %d  duplicates %d  beyond window %d  early READs %d\n",
 				d.OutOfOrder, d.NACKsSent, d.Duplicates, d.BeyondWindow, d.EarlyReads)
 		}
+		if d := s.FaSR; d != nil {
+			fmt.Fprintf(tw, "  FaSR receiver\trecoveries %d (fast %d, slow %d; fast-path ratio %.2f)  FNACKs %d  lost-cnt overflows %d  Go-Back-N %d  pool peak %d/%d units %d/%d blocks\n",
+				d.Recoveries, d.FastEntries, d.SlowEntries, d.FastPathRatio, d.FNACKsSent, d.LostOverflows, d.GBNFallbacks,
+				d.PeakUnits, d.Units, d.PeakBlocks, d.Blocks)
+		}
 	}
 	if r.QPContextBytes > 0 {
 		fmt.Fprintf(tw, "  memory per QP\t%d B context, %d B queues", r.QPContextBytes, r.QPQueueBytes)
@@ -136,6 +146,9 @@ func (r *report) writeTable(w io.Writer) error {
 		}
 		if r.IRN != nil {
 			fmt.Fprintf(tw, " (IRN bitmaps %d B)", r.IRN.BitmapBytes)
+		}
+		if r.FaSR != nil {
+			fmt.Fprintf(tw, " (FaSR %d B; shared pool %d B)", r.FaSR.StateBytes, r.FaSR.SharedBytes)
 		}
 		fmt.Fprintln(tw)
 	}
