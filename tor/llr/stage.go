@@ -305,7 +305,10 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 		return 0
 	}
 	work := s.retransmit(c, l)
-	if code := l.ask.Swap(0); code != 0 {
+	// A plain load first: the swap, a locked instruction, only when the
+	// monitor asked (once a second at most).
+	if l.ask.Load() != 0 {
+		code := l.ask.Swap(0)
 		if s.ctrl(c, l, rocev2.ShimProtect, 0, uint8(code), l.ctrlQ) {
 			l.st.ProtectAsked++
 			work++
