@@ -145,8 +145,10 @@ func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.IntVar(&o.IncastDegree, "incast-degree", o.IncastDegree, "incast degree N the control queue's WRR weight is set for (default: tord's)")
 	fs.StringVar(&o.Poll, "poll", o.Poll, "tord's worker polling: adaptive (right for a few cores), busy or interrupt")
 	fs.BoolVar(&o.IPv6, "ipv6", o.IPv6, "IPv6 addresses and routes beside IPv4")
-	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "tord's /metrics port on loopback in each switch namespace (pprof on the next)")
+	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "tord's /metrics port in each switch namespace, on loopback or with --mgmt the management address (pprof on the next, on loopback)")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "tord's log level")
+	fs.Var(mgmtFlag{&o.Mgmt}, "mgmt", "a management network: a veth from the host to each switch, a /30 each out of "+DefaultMgmtNet.String()+
+		" (--mgmt=NET/24 for another), tord's metrics on the switch's address there")
 }
 
 // commonFlags are the flags every command that finds testbeds takes.
@@ -355,6 +357,9 @@ func printTestbed(w io.Writer, st *State) {
 		netrt = "; NetRT on tor1, tor2"
 	}
 	fmt.Fprintf(w, "  switch egress %s, multipath %s, poll %s; impairment: %s%s\n", p.Options.Rate, p.Options.Multipath, p.Options.Poll, imp, netrt)
+	if p.Options.Mgmt != "" {
+		fmt.Fprintf(w, "  management network %s: a veth from the host to each switch, tord's metrics on the switch's end\n", p.Options.Mgmt)
+	}
 	for _, n := range p.Nodes {
 		if n.Kind != HostNode {
 			continue
@@ -376,6 +381,11 @@ func printTestbed(w io.Writer, st *State) {
 			pid = "pid " + strconv.Itoa(sw.PID)
 		}
 		fmt.Fprintf(w, "  switch %-6s netns %-22s tord %s, ports %s\n", n.Name, n.Netns, pid, strings.Join(p.Ports(n.Name), ","))
+		if m := p.MgmtOf(n.Name); m != nil {
+			fmt.Fprintf(w, "         mgmt: %s %s (host) — %s %s (switch)\n", m.HostIface, m.HostAddr, m.Iface, m.Addr)
+			fmt.Fprintf(w, "         metrics: curl -s %s\n", sw.MetricsURL)
+			continue
+		}
 		fmt.Fprintf(w, "         metrics: %s\n", sw.Curl())
 	}
 }

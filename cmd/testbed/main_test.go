@@ -53,7 +53,7 @@ func TestCLIListAndHelp(t *testing.T) {
 		}
 	}
 	code, out, _ = runCLI("help", "up")
-	for _, flag := range []string{"-loss", "-burst", "-senders", "-paths", "-multipath", "-prefix", "-state"} {
+	for _, flag := range []string{"-loss", "-burst", "-senders", "-paths", "-multipath", "-prefix", "-state", "-mgmt"} {
 		if code != 0 || !strings.Contains(out, flag) {
 			t.Errorf("help up lacks %s (exit %d)", flag, code)
 		}

@@ -52,6 +52,7 @@ type Options struct {
 	IPv6          bool          `json:"ipv6"`                     // IPv6 addresses and routes beside IPv4
 	MetricsPort   int           `json:"metrics_port"`             // tord's /metrics port in each switch namespace
 	LogLevel      string        `json:"log_level"`                // tord's log level
+	Mgmt          string        `json:"mgmt,omitempty"`           // the management network's IPv4 /24 (mgmt.go); "": none, metrics on loopback
 }
 
 // DefaultOptions are the flags' defaults.
@@ -226,11 +227,12 @@ var DefaultImpairSite = Site{Node: "core", Port: "tor2"}
 // Plan is a whole topology as data: what testbed up creates, in order.
 // It is a pure function of Options, so it is tested without root.
 type Plan struct {
-	Options Options `json:"options"`
-	Nodes   []Node  `json:"nodes"`
-	Links   []Link  `json:"links"`
-	Routes  []Route `json:"routes"`
-	Sites   []Site  `json:"impair_sites"`
+	Options Options    `json:"options"`
+	Nodes   []Node     `json:"nodes"`
+	Links   []Link     `json:"links"`
+	Routes  []Route    `json:"routes"`
+	Sites   []Site     `json:"impair_sites"`
+	Mgmt    []MgmtLink `json:"mgmt,omitempty"` // with --mgmt: a veth from the host to each switch
 }
 
 // Node returns the named node, or nil.
@@ -493,6 +495,10 @@ func NewPlan(o Options) (*Plan, error) {
 	}
 	for _, c := range coreNames {
 		p.Sites = append(p.Sites, Site{Node: c, Port: "tor2"})
+	}
+	var err error
+	if p.Mgmt, err = p.mgmtLinks(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -59,7 +59,7 @@ func Up(ctx context.Context, o Options, uc UpConfig) (tb *Testbed, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFree(uc.StateDir, plan); err != nil {
+	if err := checkFree(ctx, uc.StateDir, plan); err != nil {
 		return nil, err
 	}
 	name := stateName(o.Prefix)
@@ -90,7 +90,7 @@ func Up(ctx context.Context, o Options, uc UpConfig) (tb *Testbed, err error) {
 	}
 
 	tb.logf("building %s: %s", name, plan.Shape())
-	for _, c := range plan.SetupCommands() {
+	for _, c := range append(plan.SetupCommands(), plan.MgmtCommands()...) {
 		if err := ctx.Err(); err != nil {
 			return tb, err
 		}
@@ -128,9 +128,10 @@ func Up(ctx context.Context, o Options, uc UpConfig) (tb *Testbed, err error) {
 	return tb, nil
 }
 
-// checkFree refuses a plan whose namespaces exist or whose prefix
-// overlaps another testbed's (down finds namespaces by prefix).
-func checkFree(stateDir string, plan *Plan) error {
+// checkFree refuses a plan whose namespaces exist, whose prefix
+// overlaps another testbed's (down finds namespaces by prefix), or whose
+// management network overlaps another testbed's or the host's.
+func checkFree(ctx context.Context, stateDir string, plan *Plan) error {
 	prefix := plan.Options.Prefix
 	sts, _ := listStates(stateDir)
 	for _, st := range sts {
@@ -145,7 +146,7 @@ func checkFree(stateDir string, plan *Plan) error {
 			return usagef("network namespace %s exists already: testbed down --prefix %s removes what a testbed left", n.Netns, prefix)
 		}
 	}
-	return nil
+	return checkMgmtFree(ctx, plan, sts)
 }
 
 // Open returns the testbed with this prefix that is up.
@@ -416,7 +417,8 @@ func (tb *Testbed) SetImpairment(ctx context.Context, m Impairment) error {
 func (tb *Testbed) Reconfigure(ctx context.Context, o Options) error {
 	cur := tb.st.Plan.Options
 	if o.Topology != cur.Topology || o.Prefix != cur.Prefix || o.Senders != cur.Senders ||
-		o.Receivers != cur.Receivers || o.Paths != cur.Paths || o.IPv6 != cur.IPv6 || o.MetricsPort != cur.MetricsPort {
+		o.Receivers != cur.Receivers || o.Paths != cur.Paths || o.IPv6 != cur.IPv6 || o.MetricsPort != cur.MetricsPort ||
+		o.Mgmt != cur.Mgmt {
 		return usagef("reconfigure: the topology cannot change on a running testbed")
 	}
 	tb.st.Plan.Options = o
@@ -546,6 +548,9 @@ func down(stateDir, prefix string, out io.Writer) error {
 			errs = append(errs, err)
 		}
 	}
+	// The management veths' host ends go with their namespaces; one
+	// left behind (the kernel is slow, or something held it) is removed.
+	errs = append(errs, removeMgmtLinks(names)...)
 	if len(names) > 0 {
 		logf("removed %d namespace(s) with prefix %s", len(names), prefix)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,7 +224,8 @@ func TestChainEndToEnd(t *testing.T) {
 
 // TestDownAfterCrash: a testbed whose state file is gone (testbed
 // killed, state removed) is still found by its prefix: down stops the
-// tords by the namespace they run in and removes the namespaces.
+// tords by the namespace they run in and removes the namespaces, and
+// with them the management network's interfaces in the host's.
 func TestDownAfterCrash(t *testing.T) {
 	requireRoot(t)
 	bin, _ := buildBin(t)
@@ -232,6 +234,7 @@ func TestDownAfterCrash(t *testing.T) {
 	cleanupPrefix(t, stateDir, prefix)
 	o := DefaultOptions("link")
 	o.Prefix = prefix
+	o.Mgmt = "198.19.75.0/24"
 	tb, err := Up(context.Background(), o, UpConfig{StateDir: stateDir, Bin: bin})
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +260,14 @@ func TestDownAfterCrash(t *testing.T) {
 	}
 	if _, err := os.Stat(tb.st.Dir); !os.IsNotExist(err) {
 		t.Errorf("testbed folder %s left: %v", tb.st.Dir, err)
+	}
+	if len(tb.Plan().Mgmt) != 2 {
+		t.Errorf("management links %+v, want one per switch", tb.Plan().Mgmt)
+	}
+	for _, m := range tb.Plan().Mgmt {
+		if _, err := net.InterfaceByName(m.HostIface); err == nil {
+			t.Errorf("management interface %s left in the host's namespace", m.HostIface)
+		}
 	}
 }
 

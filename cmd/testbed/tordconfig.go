@@ -244,7 +244,7 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 			Ports:       p.Ports(n.Name),
 			Workers:     1,
 			Poll:        o.Poll,
-			MetricsAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(o.MetricsPort)),
+			MetricsAddr: net.JoinHostPort(p.metricsHost(n.Name), strconv.Itoa(o.MetricsPort)),
 			AdminAddr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(o.MetricsPort+1)),
 			LogLevel:    o.LogLevel,
 		}
@@ -272,6 +272,16 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 		out[n.Name] = c
 	}
 	return out
+}
+
+// metricsHost is where a switch's tord serves /metrics: its management
+// address with --mgmt, loopback otherwise. The admin API stays on
+// loopback either way.
+func (p *Plan) metricsHost(node string) string {
+	if m := p.MgmtOf(node); m != nil {
+		return m.Addr.Addr().String()
+	}
+	return "127.0.0.1"
 }
 
 // xdpSizes keeps tord's UMEM at 8192 frames of 4 KiB (32 MiB) where its
