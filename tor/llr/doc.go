@@ -165,5 +165,8 @@
 // share of the link and the neighbour could not tell the streams apart.
 // A restarted neighbour is resynchronised (Resyncs): the receiver starts
 // over at a sequence far from its window, and a sender whose
-// neighbour's ACK runs ahead of it continues from that ACK.
+// neighbour's ACK runs ahead of it continues from that ACK. A restarted
+// receiver takes the first numbered frame it gets, if more than 256
+// beyond its start, as the neighbour's position: before, it counted the
+// neighbour's whole history as lost and waited out ackNoTimeout.
 package llr

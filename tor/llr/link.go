@@ -26,9 +26,13 @@ type span struct {
 }
 
 const (
-	holeCap = 256 // holes tracked per link; more are counted and left to ackNoTimeout
-	reqCap  = 256 // retransmission requests waiting for the stage
-	noEntry = ^uint32(0)
+	// syncSlack is how far beyond the receiver's start the first
+	// numbered frame may be and still count what lies before it as
+	// lost; further, the receiver adopts the neighbour's position.
+	syncSlack = 256
+	holeCap   = 256 // holes tracked per link; more are counted and left to ackNoTimeout
+	reqCap    = 256 // retransmission requests waiting for the stage
+	noEntry   = ^uint32(0)
 )
 
 // link is the state of one protected port: it is the sender towards the
@@ -80,6 +84,7 @@ type link struct {
 	batchBytes int // bytes this batch added to the data queue (not yet queued)
 
 	// Receiver (§3.1, §3.3–§3.5, Algorithms 1 and 2).
+	synced  bool     // a numbered frame came since this switch started
 	ackNo   psn.Link // next sequence to forward; the cumulative ACK
 	high    psn.Link // one past the highest sequence known sent
 	got     []uint64 // arrival bitmap for [ackNo, ackNo+Window), bit seq & (Window−1)

@@ -130,6 +130,19 @@ func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
 	if sh.HasAck() {
 		l.ack(sh.Ack())
 	}
+	switch t := sh.Type(); {
+	case !l.synced && (t == rocev2.ShimOriginal || t == rocev2.ShimRetransmit || t == rocev2.ShimWatch || t == rocev2.ShimDummy):
+		// The first numbered frame since this switch started. Far
+		// beyond where the receiver starts, the neighbour has been
+		// numbering for a while (this switch restarted, or came up
+		// later): start from its position rather than take everything
+		// before it for lost and wait out ackNoTimeout. Close by, it
+		// is the start of the stream with its first frames lost.
+		l.synced = true
+		if d := sh.Seq().Diff(l.ackNo); d > syncSlack || d < 0 {
+			l.resync(sh.Seq())
+		}
+	}
 	switch sh.Type() {
 	case rocev2.ShimOriginal, rocev2.ShimRetransmit:
 		p.data(b, pk, f, off, sh.Seq())
