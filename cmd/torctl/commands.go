@@ -245,15 +245,24 @@ func flowsCmd(c *client, args []string) error {
 		}
 		q = url.Values{"n": {args[0]}}
 	}
-	var fs []map[string]any
+	var fs []struct {
+		Port      string `json:"port"`
+		Src       string `json:"src"`
+		Dst       string `json:"dst"`
+		QP        uint32 `json:"qp"`
+		State     string `json:"state"`
+		EPSN      uint32 `json:"epsn"`
+		Held      int    `json:"held_packets"`
+		HeldBytes int    `json:"held_bytes"`
+		Requests  int    `json:"requests"`
+	}
 	if err := c.do("GET", "/api/v1/flows", q, &fs); err != nil || c.json {
 		return err
 	}
 	t := c.table()
 	fmt.Fprintln(t, "PORT\tSRC\tDST\tQP\tSTATE\tEPSN\tHELD\tHELD BYTES\tREQUESTS")
 	for _, f := range fs {
-		fmt.Fprintf(t, "%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\n", f["port"], f["src"], f["dst"], f["qp"], f["state"], f["epsn"],
-			f["held"], f["held_bytes"], f["requests"])
+		fmt.Fprintf(t, "%s\t%s\t%s\t%#x\t%s\t%d\t%d\t%d\t%d\n", f.Port, f.Src, f.Dst, f.QP, f.State, f.EPSN, f.Held, f.HeldBytes, f.Requests)
 	}
 	return t.Flush()
 }

@@ -94,13 +94,18 @@ type series struct {
 // (deploy/prometheus/prometheus.yml adds role).
 var targetLabels = []string{"job", "instance", "role"}
 
-// exported returns every metric family tord can register, by name, with
-// histograms' _bucket, _sum and _count series. It describes every
-// collector serve registers, and collects those that run without a
-// switch, which gives the label values of the closed sets (reasons,
-// queues, causes, states, outcomes, classes, directions).
-func exported(t *testing.T) map[string]*series {
-	t.Helper()
+// tordCollector is one collector serve registers, built with minimal
+// inputs, and the configuration that makes serve register it.
+type tordCollector struct {
+	when     string // the configuration that registers it, as docs/operations.md says it
+	c        prometheus.Collector
+	collects bool // collects without a switch; false: Describe only
+}
+
+// tordCollectors returns every collector serve registers, on two ports
+// p0 and p1 with one stage, fwd. The llr collector comes twice, without
+// and with a monitor, whose series only llr.monitor adds.
+func tordCollectors() []tordCollector {
 	ports := []string{"p0", "p1"}
 	var queues []dataplane.QueueSnapshot
 	for _, q := range dataplane.DefaultEgress(0, 1).Queues {
@@ -108,17 +113,36 @@ func exported(t *testing.T) map[string]*series {
 	}
 	snap := dataplane.Snapshot{Ports: make([]dataplane.PortCounters, len(ports)), PortStats: make([]dataplane.PortStats, len(ports)),
 		Queues: [][]dataplane.QueueSnapshot{queues, queues}, Stages: make([]dataplane.StageCounters, 1)}
-	runnable := []prometheus.Collector{
-		metrics.New(ports, []string{"fwd"}, fakeSource{snap}),
-		&netrtCollector{ports: ports},
-		&trimCollector{ports: ports, on: []bool{true, true}},
-		&adaptiveCollector{ports: ports},
-		&impairTrimCollector{ports: ports},
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	return []tordCollector{
+		{"always", metrics.New(ports, []string{"fwd"}, fakeSource{snap}), true},
+		// xdp and llr need a live XDP program or stage to collect.
+		{"always", xdpCollector{}, false},
+		{"always", collectors.NewGoCollector(), true},
+		{"always", collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), true},
+		{"with a `netrt:` section", &netrtCollector{ports: ports}, true},
+		{"with an `llr:` section", &llrCollector{}, false},
+		{"with `llr.monitor`", &llrCollector{monitor: new(llr.Monitor)}, false},
+		{"with a `trim:` section", &trimCollector{ports: ports, on: []bool{true, true}}, true},
+		{"with `forwarding.multipath: adaptive`", &adaptiveCollector{ports: ports}, true},
+		{"with an impair rule that has `trim: true`", &impairTrimCollector{ports: ports}, true},
 	}
-	// These need a live stage or XDP program to collect.
-	describeOnly := []prometheus.Collector{xdpCollector{}, &llrCollector{monitor: new(llr.Monitor)}}
+}
+
+// exported returns every metric family tord can register, by name, with
+// histograms' _bucket, _sum and _count series. It describes every
+// collector serve registers, and collects those that run without a
+// switch, which gives the label values of the closed sets (reasons,
+// queues, causes, states, outcomes, classes, directions).
+func exported(t *testing.T) map[string]*series {
+	t.Helper()
+	var runnable, describeOnly []prometheus.Collector
+	for _, c := range tordCollectors() {
+		if c.collects {
+			runnable = append(runnable, c.c)
+		} else {
+			describeOnly = append(describeOnly, c.c)
+		}
+	}
 
 	out := map[string]*series{}
 	add := func(name string) *series {
