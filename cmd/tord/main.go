@@ -21,6 +21,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"golang.org/x/sys/unix"
+
+	"rocetor/afxdp"
+	"rocetor/bpf"
 	"rocetor/dataplane/metrics"
 )
 
@@ -55,7 +59,7 @@ func run(args []string, stderr io.Writer) int {
 	sw, err := OpenSwitch(cfg, log)
 	if err != nil {
 		log.Error("cannot start", zap.Error(err))
-		if errors.Is(err, ErrPreflight) {
+		if lasting(err) {
 			return 2
 		}
 		return 1
@@ -162,6 +166,15 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 		return cfg, fmt.Errorf("--rate: %w", rerr)
 	}
 	return cfg, cfg.Validate()
+}
+
+// lasting reports whether a start failure will fail the same way on a
+// retry: missing privileges or ports, a port another XDP program holds,
+// frame memory above the memlock limit, zero-copy the driver lacks. tord
+// exits 2 for them, which deploy/systemd/tord.service does not restart.
+func lasting(err error) bool {
+	return errors.Is(err, ErrPreflight) || errors.Is(err, bpf.ErrBusy) || errors.Is(err, afxdp.ErrZeroCopy) ||
+		errors.Is(err, unix.ENOBUFS) // register umem: above RLIMIT_MEMLOCK without CAP_IPC_LOCK
 }
 
 // newLogger logs JSON lines to w at level, which the admin API may

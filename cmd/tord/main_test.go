@@ -1,9 +1,16 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"rocetor/afxdp"
+	"rocetor/bpf"
 )
 
 // These run run() in-process and need no privileges: every case fails
@@ -75,6 +82,25 @@ func TestRunUnknownInterfaceExit2(t *testing.T) {
 	for _, w := range want {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output does not say %q:\n%s", w, out.String())
+		}
+	}
+}
+
+// Start failures that a retry meets again exit 2, the others 1.
+func TestLasting(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("%w: no such interface", ErrPreflight), true},
+		{fmt.Errorf("attach xdp to s1: %w", &bpf.BusyError{Interface: "s1"}), true},
+		{fmt.Errorf("open AF_XDP socket: register umem (33554432 bytes): %w", unix.ENOBUFS), true},
+		{fmt.Errorf("bind s1: %w", afxdp.ErrZeroCopy), true},
+		{fmt.Errorf("listen on 127.0.0.1:9478: %w", unix.EADDRINUSE), false},
+		{errors.New("kernel mirror: netlink"), false},
+	} {
+		if got := lasting(c.err); got != c.want {
+			t.Errorf("lasting(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
 }
