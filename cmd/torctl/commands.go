@@ -349,6 +349,6 @@ func captureCmd(c *client, args []string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "torctl: %s frames written to %s\n", resp.Header.Get("X-Rocetor-Frames"), *file)
+	fmt.Fprintf(c.errs, "torctl: %s frames written to %s\n", resp.Header.Get("X-Rocetor-Frames"), *file)
 	return nil
 }

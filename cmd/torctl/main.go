@@ -65,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "torctl: -o %q: want table or json\n", *out)
 		return 2
 	}
-	c := &client{base: "http://" + *admin, http: &http.Client{Timeout: *timeout}, json: *out == "json", out: stdout, wait: *timeout}
+	c := &client{base: "http://" + *admin, http: &http.Client{Timeout: *timeout}, json: *out == "json", out: stdout, errs: stderr, wait: *timeout}
 	if *tokenFile != "" {
 		b, err := os.ReadFile(*tokenFile)
 		if err != nil {
@@ -107,6 +107,7 @@ type client struct {
 	wait  time.Duration
 	json  bool // print tord's JSON as it is
 	out   io.Writer
+	errs  io.Writer // notes that are not the answer
 }
 
 // request sends a request with the token; body may be nil.
