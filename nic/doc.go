@@ -19,7 +19,12 @@
 //     are coalesced into one per QP at the end of the batch.
 //   - Poll takes new work from the command ring and lets QPs with work
 //     send, round robin, Burst packets per turn: read responses first,
-//     then the transport's next request. It stops while the egress
+//     then the transport's next request. A QP that heard of a loss (a
+//     NAK, a SACK), that was idle and got a response, or whose timer
+//     expired goes ahead of the round, first come first served, and a
+//     turn the full queue cut short is finished first: with thousands
+//     of QPs a round outlasts any retransmission timeout (TestManyQPsPaced).
+//     It stops while the egress
 //     "data" queue is within a frame of its byte budget — the NIC's
 //     transmit backpressure — so a PFC pause of the data priority (3 in
 //     dataplane.DefaultEgress), which the worker applies on receipt,
@@ -135,8 +140,10 @@
 // extension, a RETH in every WRITE packet), AckDecorator to ACKs and
 // NAKs (DCP's tag and eMSN), Classifying asks for other classifier
 // settings (Endpoint.Classifier gives them to whoever builds the worker;
-// DCP's Classifier.DCP), and HostMemory reports per-QP queues kept
-// outside the QP context (DCP's RetransQ). A new transport is a package
+// DCP's Classifier.DCP), HostMemory reports per-QP queues kept
+// outside the QP context (DCP's RetransQ), and SharedMemory state shared
+// by every QP of the endpoint (FaSR's SR pool; Endpoint.SRBytes adds it
+// to the per-QP StateBytes). A new transport is a package
 // of its own under nic that implements the interface; nothing in nic
 // changes.
 //

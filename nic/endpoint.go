@@ -160,9 +160,7 @@ type Endpoint struct {
 	spec      rocev2.Spec
 	out       dataplane.Packet
 	cmd       cmd
-	act       []uint32 // active ring of QP indices
-	actHead   int
-	actN      int
+	sched     sched    // the active QPs, in the order they send
 	acks      []uint32 // QPs with a coalesced ACK due
 	txBlocked bool     // a frame could not be made or queued this loop
 	running   bool
@@ -221,7 +219,7 @@ func NewEndpoint(c Config) (*Endpoint, error) {
 	e := &Endpoint{cfg: c, t: c.Transport, cc: c.CC, base: c.BaseQPN, port: uint16(c.Port),
 		dataQ: uint8(dq), ctrlQ: uint8(cq), limit: limit,
 		qps: make([]QP, c.MaxQPs), mrs: make([]mr, 0, c.MaxMRs),
-		act: make([]uint32, c.MaxQPs), acks: make([]uint32, 0, c.MaxQPs),
+		sched: newSched(c.MaxQPs), acks: make([]uint32, 0, c.MaxQPs),
 		cmds: newSPSC[cmd](c.CQDepth), cq: newSPSC[Completion](c.CQDepth)}
 	if e.cc == nil {
 		e.cc = noCC{}
@@ -363,7 +361,18 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 		p.Verdict = dataplane.Taken
 		dc.Mem.Release(p.Addr)
 	}
-	e.wake(q)
+	if op.IsResponse() && (!q.active || lossSignal(k)) {
+		e.wakeUrgent(q)
+	} else {
+		e.wake(q)
+	}
+}
+
+// lossSignal reports whether a response says the peer misses packets: a
+// NAK, or a SACKETH whose PSN or flags differ from a plain cumulative
+// ACK's (IRN's NACK, FaSR's SACK or FNACK).
+func lossSignal(k *Pkt) bool {
+	return k.Syndrome.IsNAK() || k.HasSACK && (k.SACK != k.PSN || k.SACKFlags != 0)
 }
 
 // Timer kinds, in the top two bits of a timer's argument; the QP index is
@@ -401,7 +410,7 @@ func (e *Endpoint) Timer(dc *dataplane.Ctx, arg uint64) {
 			q.rtoOn = false
 			e.st.Timeouts++
 			e.t.Timeout(c, q)
-			e.wake(q)
+			e.wakeUrgent(q)
 		}
 	case timerWake:
 		q.parked = false
@@ -410,23 +419,136 @@ func (e *Endpoint) Timer(dc *dataplane.Ctx, arg uint64) {
 	e.end()
 }
 
-// wake puts q in the active ring unless it is there, parked, or not
-// ready to send.
+// wake puts q at the back of the active QPs unless it is active, parked,
+// or not ready to send.
 func (e *Endpoint) wake(q *QP) {
 	if q.active || q.parked || q.state != stateRTS {
 		return
 	}
 	q.active = true
-	e.act[(e.actHead+e.actN)%len(e.act)] = q.idx
-	e.actN++
+	e.sched.push(listRound, q.idx)
 }
 
-func (e *Endpoint) popActive() *QP {
-	q := &e.qps[e.act[e.actHead]]
-	e.actHead = (e.actHead + 1) % len(e.act)
-	e.actN--
+// wakeUrgent puts q in the urgent list, served before the others, unless
+// it is parked, not ready to send, urgent or resuming already; an active
+// q moves there from the round. Process calls it for a QP that was idle
+// and heard from its peer, or that was active and heard of a loss
+// (lossSignal), and Timer when q's timer expired: what q has to send
+// then — a retransmission, or what an acknowledgement let go — is what
+// the peer waits for. (An active QP that only got an ACK keeps its place
+// in the round, so busy QPs still share the port in turn.) At the back
+// of the round it would wait for every other active QP: with 5,000 QPs
+// at a few hundred Mbit/s a round is most of a second, longer than any
+// retransmission timeout, so timers expired again and again with the
+// retransmission unsent, IRN ran out of retries and FaSR's recoveries
+// held its shared units for whole rounds (sr-concurrency,
+// docs/experiments.md). The urgent list is first in, first out, so a QP
+// woken early is not pushed back by later ones.
+func (e *Endpoint) wakeUrgent(q *QP) {
+	if q.parked || q.state != stateRTS {
+		return
+	}
+	switch e.sched.in[q.idx] {
+	case listUrgent, listResume:
+		return
+	case listRound:
+		e.sched.remove(q.idx)
+	}
+	q.active = true
+	e.sched.push(listUrgent, q.idx)
+}
+
+// nextActive takes the QP to serve next and the packets its turn allows:
+// the one whose turn was cut short, then the urgent list, then the round;
+// nil when none is active.
+func (e *Endpoint) nextActive() (*QP, int) {
+	i, burst, ok := e.sched.pop(e.cfg.Burst)
+	if !ok {
+		return nil, 0
+	}
+	q := &e.qps[i]
 	q.active = false
-	return q
+	return q, burst
+}
+
+// The lists of sched.
+const (
+	listNone   uint8 = iota
+	listRound        // active QPs, round robin
+	listUrgent       // woken by a response or their timer
+	listResume       // the one whose turn was cut short
+)
+
+// sched orders the active QPs: the one whose turn was cut short first,
+// then the urgent list, then the round, each first in, first out. The
+// lists are linked through per-QP indices, so a QP moves from the round
+// to the urgent list in constant time; a QP is in one list at most.
+type sched struct {
+	next, prev []int32
+	in         []uint8
+	head, tail [listResume]int32 // of listRound and listUrgent, −1 when empty
+	resume     int32             // the QP of listResume, −1 for none
+	left       int               // packets left of its turn
+}
+
+func newSched(n int) sched {
+	s := sched{next: make([]int32, n), prev: make([]int32, n), in: make([]uint8, n), resume: -1}
+	for l := range s.head {
+		s.head[l], s.tail[l] = -1, -1
+	}
+	return s
+}
+
+// push appends QP i to list l (listRound or listUrgent).
+func (s *sched) push(l uint8, i uint32) {
+	k := l - 1
+	s.in[i], s.next[i], s.prev[i] = l, -1, s.tail[k]
+	if s.tail[k] >= 0 {
+		s.next[s.tail[k]] = int32(i)
+	} else {
+		s.head[k] = int32(i)
+	}
+	s.tail[k] = int32(i)
+}
+
+// remove takes QP i out of the list it is in (listRound or listUrgent).
+func (s *sched) remove(i uint32) {
+	k := s.in[i] - 1
+	n, p := s.next[i], s.prev[i]
+	if p >= 0 {
+		s.next[p] = n
+	} else {
+		s.head[k] = n
+	}
+	if n >= 0 {
+		s.prev[n] = p
+	} else {
+		s.tail[k] = p
+	}
+	s.in[i] = listNone
+}
+
+// cut makes QP i the one whose turn was cut short, with left packets of
+// it to go.
+func (s *sched) cut(i uint32, left int) {
+	s.in[i], s.resume, s.left = listResume, int32(i), left
+}
+
+// pop takes the next QP and the packets of its turn (burst, or what was
+// left of a cut one); ok is false when no QP is active.
+func (s *sched) pop(burst int) (i uint32, n int, ok bool) {
+	if s.resume >= 0 {
+		i, n = uint32(s.resume), s.left
+		s.resume, s.in[i] = -1, listNone
+		return i, n, true
+	}
+	for l := listUrgent; l >= listRound; l-- {
+		if h := s.head[l-1]; h >= 0 {
+			s.remove(uint32(h))
+			return uint32(h), burst, true
+		}
+	}
+	return 0, 0, false
 }
 
 // dataFull reports whether the data queue is too full for another frame.
@@ -440,18 +562,25 @@ func (e *Endpoint) dataFull(dc *dataplane.Ctx) bool {
 // transport's next request — up to Burst packets per QP per turn and a
 // worker batch in all, while the data queue has room for a frame and
 // congestion control allows. A QP that must wait for its congestion
-// control is parked until the time it names.
+// control is parked until the time it names. QPs woken by a response or
+// their timer go before the others (wakeUrgent), and a QP whose turn the
+// full data queue, the socket or the batch cut short goes first in the
+// next Poll with the rest of its burst: at the back of the ring it would
+// wait a whole round with part of a message sent and unacknowledged.
 func (e *Endpoint) Poll(dc *dataplane.Ctx) int {
 	c := e.begin(dc)
 	e.ingest(c)
 	made := 0
-	for made < dataplane.BatchSize && e.actN > 0 && !e.txBlocked && !e.dataFull(dc) {
-		q := e.popActive()
+	for made < dataplane.BatchSize && !e.txBlocked && !e.dataFull(dc) {
+		q, burst := e.nextActive()
+		if q == nil {
+			break
+		}
 		if q.state != stateRTS {
 			continue
 		}
-		more := true
-		for k := 0; k < e.cfg.Burst; k++ {
+		more, k := true, 0
+		for ; k < burst; k++ {
 			if made == dataplane.BatchSize || e.dataFull(dc) {
 				break
 			}
@@ -466,7 +595,13 @@ func (e *Endpoint) Poll(dc *dataplane.Ctx) int {
 			}
 			made++
 		}
-		if more {
+		switch {
+		case !more:
+		case k < burst:
+			// Cut short: the rest of the turn comes first next time.
+			q.active = true
+			e.sched.cut(q.idx, burst-k)
+		default:
 			e.wake(q)
 		}
 	}
@@ -564,6 +699,19 @@ func (e *Endpoint) QPBytes() (ctx, queues int) {
 		queues += h.QueueBytes()
 	}
 	return qpSize + e.t.StateBytes() + e.cc.StateBytes(), queues
+}
+
+// SRBytes returns the transport's loss-recovery (selective
+// retransmission) state as allocated for this endpoint: perQP is the
+// transport's per-QP state (Transport.StateBytes, part of QPBytes'
+// context), qps the QPs it is sized for (Config.MaxQPs), and shared what
+// the transport keeps for the whole endpoint (SharedMemory; 0 without
+// it). The endpoint's total is perQP × qps + shared.
+func (e *Endpoint) SRBytes() (perQP, qps, shared int) {
+	if s, ok := e.t.(SharedMemory); ok {
+		shared = s.SharedBytes()
+	}
+	return e.t.StateBytes(), e.cfg.MaxQPs, shared
 }
 
 // Sizes of the per-QP structures, measured by reflection (unsafe stays in

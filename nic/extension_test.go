@@ -221,3 +221,35 @@ func TestSACKExtension(t *testing.T) {
 			a.acks, a.withSACK, a.wrong, b.wrong, bs.SeqNAKsSent)
 	}
 }
+
+// pooled is Go-Back-N with a pool shared by every QP, as FaSR's.
+type pooled struct{ *gbn.Transport }
+
+func (pooled) SharedBytes() int { return 784 }
+
+// TestSRBytes: an endpoint's loss-recovery state is the transport's
+// per-QP state for every QP it is sized for, plus what a SharedMemory
+// transport keeps for all of them; a transport without it shares nothing.
+func TestSRBytes(t *testing.T) {
+	newGBN := func() *gbn.Transport {
+		g, err := gbn.New(gbn.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	for _, c := range []struct {
+		name   string
+		tr     func() nic.Transport
+		shared int
+	}{
+		{"gbn", func() nic.Transport { return newGBN() }, 0},
+		{"gbn with a pool", func() nic.Transport { return pooled{newGBN()} }, 784},
+	} {
+		p := nictest.New(t, nictest.Options{Transport: c.tr})
+		per, qps, shared := p.A.E.SRBytes()
+		if want := newGBN().StateBytes(); per != want || qps < 1 || shared != c.shared {
+			t.Errorf("%s: %d B per QP × %d QPs + %d B shared; want %d per QP, %d shared", c.name, per, qps, shared, want, c.shared)
+		}
+	}
+}

@@ -97,6 +97,16 @@ type HostMemory interface {
 	QueueBytes() int
 }
 
+// SharedMemory is an optional interface of a Transport that keeps loss-
+// recovery state shared by all the QPs of its endpoint, beside the per-QP
+// state StateBytes reports (FaSR's two-level SR pool, seed 001 §III-C):
+// Endpoint.SRBytes counts it. A transport without it shares nothing.
+type SharedMemory interface {
+	// SharedBytes returns the bytes of such state per endpoint, the same
+	// whatever the number of QPs.
+	SharedBytes() int
+}
+
 // Request describes the request packet being built, for a Decorator.
 type Request struct {
 	Op         Op

@@ -190,7 +190,8 @@ func addrOf(a net.Addr) netip.Addr {
 func randomPSN() psn.PSN { return psn.New(rand.Uint32()) }
 
 // randomBase picks a base QPN for a run, so that a late packet of an
-// earlier run between the same hosts finds no QP rather than a new one.
+// earlier run between the same hosts finds no QP rather than a new one;
+// base + maxQPs stays within the 24-bit QPN space.
 func randomBase() uint32 {
-	return 0x100 + uint32(rand.IntN(2048))*maxQPs
+	return 0x100 + uint32(rand.IntN(min(2048, (1<<24-0x100)/maxQPs)))*maxQPs
 }

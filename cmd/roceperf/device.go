@@ -84,6 +84,7 @@ func (h hostSession) Counters() counters {
 	snap := h.s.Worker().Snapshot()
 	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent}
 	c.QPContextBytes, c.QPQueueBytes = h.QPBytes()
+	c.setSR(h.SRBytes())
 	switch t := h.Transport().(type) {
 	case *dcp.Transport:
 		c.DCP = dcpCountersOf(t)
@@ -104,6 +105,12 @@ func (h hostSession) Counters() counters {
 		}
 	}
 	return c
+}
+
+// setSR fills the loss-recovery memory figures from
+// nic.Endpoint.SRBytes: perQP bytes for each of qps QPs, plus shared.
+func (c *counters) setSR(perQP, qps, shared int) {
+	c.SRStateBytesPerQP, c.SRSharedBytes, c.SRMemoryBytes = perQP, shared, perQP*qps+shared
 }
 
 // dcpCountersOf reads a stopped DCP endpoint's counters.

@@ -29,7 +29,7 @@
 //	--to HOST[:PORT] the server (port 18515 unless given; [v6]:port)
 //	--size BYTES     message size, 1 B to 1 GiB (KiB/MiB/GiB suffixes)
 //	--count N        messages in all
-//	--qps Q          QPs (1 to 4096); message i goes on QP i mod Q
+//	--qps Q          QPs (1 to 8192); message i goes on QP i mod Q
 //	--transport T    loss recovery of both ends: gbn, dcp (nic/dcp:
 //	                 WRITE and SEND; the report adds a "dcp" object of
 //	                 its counters), or irn (nic/irn: selective repeat

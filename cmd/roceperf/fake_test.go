@@ -41,7 +41,14 @@ func (d fakeDevice) NextHop(context.Context, netip.Addr, time.Duration) (rocev2.
 }
 
 func (d fakeDevice) open(c sessionConfig) (session, error) {
-	return &fakeSession{n: d.n, start: time.Now()}, nil
+	s := &fakeSession{n: d.n, start: time.Now()}
+	// The loss-recovery memory as nic.Endpoint.SRBytes gives it.
+	shared := 0
+	if m, ok := c.transport.(nic.SharedMemory); ok {
+		shared = m.SharedBytes()
+	}
+	s.st.setSR(c.transport.StateBytes(), c.qps, shared)
+	return s, nil
 }
 
 type fakeQP struct {

@@ -39,8 +39,14 @@ func TestExchangeFaSR(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s%s", op, code, out, errs)
 		}
-		if r := decode(t, out); r.Transport != "fasr" || r.Messages != 100 || r.Corrupt != 0 {
+		r := decode(t, out)
+		if r.Transport != "fasr" || r.Messages != 100 || r.Corrupt != 0 {
 			t.Errorf("report %s", out)
+		}
+		// The SR memory of both ends, the server's through the result
+		// line: 2 QPs × 36 B and the pool.
+		if r.SRMemoryBytes != 2*36+784 || r.Server == nil || r.Server.SRMemoryBytes != r.SRMemoryBytes || r.Server.SRSharedBytes != 784 {
+			t.Errorf("SR memory: %s", out)
 		}
 	}
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"net/netip"
 	"runtime"
+	"strings"
 	"testing"
 
 	"rocetor/dataplane"
@@ -73,6 +76,46 @@ func TestMemoryPerQP(t *testing.T) {
 		t.Logf("%s: %d QPs take %.2f MiB of heap, %.0f bytes per QP", c.name, qps, float64(many)/(1<<20), per)
 		if per > 16<<10 {
 			t.Errorf("%s: %.0f bytes per QP", c.name, per)
+		}
+	}
+}
+
+// TestSRMemory: every transport's loss-recovery memory, per QP and
+// shared, from a real endpoint sized for 5,000 QPs, as the report gives
+// it — FaSR's pool once, whatever the QPs; the others nothing shared.
+func TestSRMemory(t *testing.T) {
+	const qps = 5000
+	want := map[string]struct{ perQP, shared int }{"gbn": {12, 0}, "irn": {176, 0}, "fasr": {36, 784}, "dcp": {356, 0}}
+	for name, w := range want {
+		tr, err := transports[name](0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := sessionConfig{ip: netip.MustParseAddr("192.0.2.1"), transport: tr, qps: qps, sq: 1, rq: 1, cq: qps, mtu: 1024, baseQPN: 0x100}
+		ec := sc.endpoint()
+		ec.Egress = dataplane.DefaultEgress(0, 64<<10)
+		e, err := nic.NewEndpoint(ec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c counters
+		c.setSR(e.SRBytes())
+		t.Logf("%s: %d B per QP × %d + %d B shared = %d B", name, c.SRStateBytesPerQP, qps, c.SRSharedBytes, c.SRMemoryBytes)
+		if c.SRStateBytesPerQP != w.perQP || c.SRSharedBytes != w.shared || c.SRMemoryBytes != w.perQP*qps+w.shared {
+			t.Errorf("%s: %+v; want %d per QP, %d shared (the package docs' figures)", name, c, w.perQP, w.shared)
+		}
+		r := &report{Transport: name, QPs: qps, counters: c, Server: &c}
+		var js, table bytes.Buffer
+		r.writeJSON(&js)
+		r.writeTable(&table)
+		for _, k := range []string{fmt.Sprintf(`"sr_state_bytes_per_qp":%d`, w.perQP), fmt.Sprintf(`"sr_shared_bytes":%d`, w.shared),
+			fmt.Sprintf(`"sr_memory_bytes":%d`, c.SRMemoryBytes)} {
+			if strings.Count(js.String(), k) != 2 {
+				t.Errorf("%s: JSON lacks %s for client and server: %s", name, k, js.String())
+			}
+		}
+		if line := fmt.Sprintf("SR memory  %d B (%d B per QP × %d QPs + %d B shared); server", c.SRMemoryBytes, w.perQP, qps, w.shared); !strings.Contains(table.String(), line) {
+			t.Errorf("%s: table lacks %q:\n%s", name, line, table.String())
 		}
 	}
 }

@@ -20,8 +20,8 @@ import (
 // not expect at that step.
 const protoVersion = 1
 
-// maxLine bounds one protocol line: a hello for 4096 QPs is about
-// 400 KB.
+// maxLine bounds one protocol line: a hello for 8192 QPs is about
+// 800 KB.
 const maxLine = 4 << 20
 
 // qpWire is one QP's connection parameters. MAC is the sender's
@@ -117,6 +117,13 @@ type counters struct {
 	// RetransQ).
 	QPContextBytes int `json:"qp_context_bytes,omitempty"`
 	QPQueueBytes   int `json:"qp_queue_bytes,omitempty"`
+	// The endpoint's loss-recovery (SR) state (nic.Endpoint.SRBytes):
+	// the transport's per-QP state (part of qp_context_bytes), what it
+	// keeps for all QPs at once (FaSR's SR pool; 0 for the others), and
+	// the total for the run's QPs, per-QP × QPs + shared.
+	SRStateBytesPerQP int `json:"sr_state_bytes_per_qp"`
+	SRSharedBytes     int `json:"sr_shared_bytes"`
+	SRMemoryBytes     int `json:"sr_memory_bytes"`
 	// DCP's counters, with --transport dcp.
 	DCP *dcpCounters `json:"dcp,omitempty"`
 	// IRN's counters, with --transport irn.

@@ -152,6 +152,13 @@ func (r *report) writeTable(w io.Writer) error {
 		}
 		fmt.Fprintln(tw)
 	}
+	if r.SRMemoryBytes > 0 {
+		fmt.Fprintf(tw, "  SR memory\t%s", srText(&r.counters, r.QPs))
+		if r.Server != nil && r.Server.SRMemoryBytes > 0 {
+			fmt.Fprintf(tw, "; server %s", srText(r.Server, r.QPs))
+		}
+		fmt.Fprintln(tw)
+	}
 	fmt.Fprintf(tw, "  verified\t%d bytes, %d corrupt\n", r.VerifiedBytes, r.Corrupt)
 	if d := dropsText(r.Drops); d != "" {
 		fmt.Fprintf(tw, "  drops\t%s\n", d)
@@ -160,6 +167,11 @@ func (r *report) writeTable(w io.Writer) error {
 		fmt.Fprintf(tw, "  error\t%s\n", r.Error)
 	}
 	return tw.Flush()
+}
+
+// srText is an endpoint's loss-recovery memory: per QP × QPs + shared.
+func srText(c *counters, qps int) string {
+	return fmt.Sprintf("%d B (%d B per QP × %d QPs + %d B shared)", c.SRMemoryBytes, c.SRStateBytesPerQP, qps, c.SRSharedBytes)
 }
 
 func dropsText(d map[string]uint64) string {

@@ -49,6 +49,7 @@ func TestParseClient(t *testing.T) {
 		{append(base, "--transport", "tcp"), `unknown transport "tcp"`},
 		{append(base, "--mtu", "1500"), "--mtu 1500"},
 		{append(base, "--qps", "0"), "--qps 0"},
+		{append(base, "--qps", "8193"), "--qps 8193"},
 		{append(base, "--count", "0"), "--count 0"},
 		{append(base, "--timeout", "0s"), "--timeout"},
 		{append(base, "--rate", "fast"), "invalid value"},
@@ -60,6 +61,21 @@ func TestParseClient(t *testing.T) {
 		_, err := parseClient("write", tc.args, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestManyQPs: 5,000 QPs (FaSR's concurrency, seed 001 §V-C) parse with
+// one 4 KiB message in flight each, and every run's QPNs stay within 24
+// bits whatever base it draws.
+func TestManyQPs(t *testing.T) {
+	o, err := parseClient("write", []string{"--dev", "e", "--to", "h", "--size", "4KiB", "--count", "20000", "--qps", "5000"}, &bytes.Buffer{})
+	if err != nil || o.depth != 1 {
+		t.Fatalf("5000 QPs: %+v, %v", o, err)
+	}
+	for range 10000 {
+		if b := randomBase(); b < 0x100 || uint64(b)+maxQPs > 1<<24 {
+			t.Fatalf("base QPN %#x: %d QPs from it leave the 24-bit space", b, maxQPs)
 		}
 	}
 }

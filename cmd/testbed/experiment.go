@@ -52,6 +52,8 @@ var experiments = map[string]func() Experiment{
 	"llr-loss":        func() Experiment { return newLLRLoss() },
 	"llr-tail":        func() Experiment { return newLLRTail() },
 	"llr-monitor":     func() Experiment { return newLLRMonitor() },
+	"sr-loss":         func() Experiment { return newSRLoss() },
+	"sr-concurrency":  func() Experiment { return newSRConcurrency() },
 }
 
 func experimentNames() []string {

@@ -24,6 +24,13 @@ type PlotSpec struct {
 	X, Y   func(*Group) float64 // NaN leaves the point out
 	Series func(*Group) string  // one line per distinct value
 	Only   func(*Group) bool    // the groups plotted; nil: all
+	// Prepare, when set, sees every group before X and Y are asked for
+	// any: a spec whose points depend on other groups (a goodput as a
+	// share of the lossless run's) reads them here.
+	Prepare func(groups []Group)
+	// LegendBottom puts the legend bottom left, for lines that fall to
+	// the right.
+	LegendBottom bool
 }
 
 // writePlots renders each spec as a PNG into dir and returns the files.
@@ -31,6 +38,9 @@ func writePlots(dir string, specs []PlotSpec, groups []Group) ([]string, error) 
 	var files []string
 	var errs []error
 	for _, s := range specs {
+		if s.Prepare != nil {
+			s.Prepare(groups)
+		}
 		path := filepath.Join(dir, s.File)
 		if err := renderPlot(path, s, groups); err != nil {
 			errs = append(errs, fmt.Errorf("plot %s: %w", s.File, err))
@@ -90,7 +100,7 @@ func renderPlot(path string, s PlotSpec, groups []Group) error {
 		p.Legend.Add(n, l, sc)
 	}
 	// Top left: the lines of these plots mostly rise to the right.
-	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.Top, p.Legend.Left = !s.LegendBottom, true
 	p.Legend.TextStyle.Color = color.Black
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }

@@ -714,4 +714,5 @@ var (
 	_ nic.AckDecorator = (*Transport)(nil)
 	_ nic.Classifying  = (*Transport)(nil)
 	_ nic.HostMemory   = (*Transport)(nil)
+	_ nic.SharedMemory = (*Transport)(nil)
 )

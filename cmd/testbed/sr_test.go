@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// srPerf is fakePerf whose summaries carry the endpoints' SR memory as
+// roceperf reports it (per QP × QPs + shared, client and server) and,
+// for fasr, the receiver's fast-path share; gbn's goodput suffers more
+// from loss than the others'.
+type srPerf struct{ fakePerf }
+
+func (p *srPerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
+	r, err := p.fakePerf.Transfer(ctx, t)
+	if err != nil {
+		return r, err
+	}
+	if t.Transport == "gbn" && !p.fab.netrt {
+		r.Client.GoodputGbps = 1 - 40*p.fab.imp.Loss
+	}
+	per, shared := map[string]int{"gbn": 12, "irn": 176, "fasr": 36, "dcp": 356}[t.Transport], 0
+	end := map[string]any{"sr_state_bytes_per_qp": per, "sr_shared_bytes": shared}
+	if t.Transport == "fasr" {
+		shared = 784
+		end["sr_shared_bytes"] = shared
+		end["fasr"] = map[string]any{"fast_path_ratio": 0.9, "peak_units": 3, "units_exhausted": 0}
+	}
+	end["sr_memory_bytes"] = per*t.QPs + shared
+	var raw map[string]any
+	if err := json.Unmarshal(r.ClientRaw, &raw); err != nil {
+		return nil, err
+	}
+	server := map[string]any{}
+	for k, v := range end {
+		raw[k], server[k] = v, v
+	}
+	raw["server"] = server
+	r.ClientRaw, _ = json.Marshal(raw)
+	return r, nil
+}
+
+func runFakeSR(t *testing.T, exp Experiment, args ...string) (*fakeFabric, *srPerf, *Results) {
+	t.Helper()
+	parseExperiment(t, exp, args...)
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := fabricOf(t, o)
+	perf := &srPerf{fakePerf{fab: fab}}
+	res := newResults(exp, fab.plan, "testbed run "+exp.Name())
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
+		t.Fatal(err)
+	}
+	return fab, perf, res
+}
+
+func TestSRLossWithFakes(t *testing.T) {
+	fab, perf, res := runFakeSR(t, newSRLoss(), "--transports", "gbn,fasr,netrt,dcp", "--losses", "0.001,0.01", "--count", "50")
+	// Per transport: its fabric, the lossy rates, then the lossless
+	// reference (not a cell: 0 is not in --losses).
+	var got []string
+	for i, tr := range perf.transfers {
+		set := fab.sets[i]
+		got = append(got, tr.Transport+"@"+strconv.FormatFloat(set.Loss, 'g', -1, 64))
+		if tr.Size != 8192 || tr.QPs != 1 || tr.Count != 50 || tr.Rate != srHostRate {
+			t.Errorf("transfer %d: %+v", i, tr)
+		}
+		if set.Trim != (i >= 9 && set.Loss > 0) {
+			t.Errorf("transfer %d (%s): impairment %+v: trimming is DCP's, dropping the others'", i, tr.Transport, set)
+		}
+	}
+	want := []string{"gbn@0.001", "gbn@0.01", "gbn@0", "fasr@0.001", "fasr@0.01", "fasr@0",
+		"gbn@0.001", "gbn@0.01", "gbn@0", "dcp@0.001", "dcp@0.01", "dcp@0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("transfers %v\nwant %v", got, want)
+	}
+	var fabrics []string
+	for _, o := range fab.reconfigs {
+		fabrics = append(fabrics, strconv.FormatBool(o.NetRT)+"/"+strconv.FormatBool(o.DCP))
+	}
+	if !slices.Equal(fabrics, []string{"false/false", "false/false", "true/false", "false/true"}) {
+		t.Errorf("fabrics (netrt/dcp) %v", fabrics)
+	}
+	cells := cellsOf(t, res)
+	if len(cells) != 8 {
+		t.Fatalf("%d cells, want 4 transports × 2 losses", len(cells))
+	}
+	hasKeys(t, cells[0], "transport", "loss", "goodput_gbps", "lossless_goodput_gbps", "goodput_ratio", "retx_packets",
+		"timeouts", "lost_packets")
+	gbn1, fasr1 := cells[1], cells[3]
+	if gbn1["transport"] != "gbn" || gbn1["loss"] != 0.01 || fasr1["transport"] != "fasr" || fasr1["loss"] != 0.01 {
+		t.Fatalf("cells %v", cells)
+	}
+	if r := fasr1["goodput_ratio"].(float64); r != 0.9 || fasr1["lossless_goodput_gbps"] != 1.0 {
+		t.Errorf("fasr at 1%%: %v", fasr1)
+	}
+	if r := gbn1["goodput_ratio"].(float64); r > 0.61 || r < 0.59 {
+		t.Errorf("gbn at 1%%: ratio %v, want 0.6 of its own lossless", r)
+	}
+	if _, ok := cells[5]["tor_retx"]; !ok || cells[5]["transport"] != "netrt" {
+		t.Errorf("netrt cell lacks tor_retx: %v", cells[5])
+	}
+	if len(res.Table.Rows) != 8 || res.Table.Rows[3][4] != "90.0%" {
+		t.Errorf("table %v", res.Table.Rows)
+	}
+	if last := fab.sets[len(fab.sets)-1]; last.Loss != 0 || last.Trim {
+		t.Errorf("impairment left at %+v", last)
+	}
+	// The ratio plot reads each transport's lossless run.
+	dir := t.TempDir()
+	files, err := writePlots(dir, newSRLoss().Plots(), GroupRuns(res.Runs))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("plots %v: %v", files, err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "goodput.png")); err != nil || st.Size() == 0 {
+		t.Errorf("goodput.png: %v", err)
+	}
+}
+
+func TestSRLossFlags(t *testing.T) {
+	for _, args := range [][]string{{"--transports", "tcp"}, {"--losses", "1.5"}, {"--losses", ""}, {"--count", "0"}} {
+		exp := newSRLoss()
+		parseExperiment(t, exp, args...)
+		if _, err := exp.Setup(); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	// 0 listed: the lossless runs are cells too, ratio 1.
+	_, _, res := runFakeSR(t, newSRLoss(), "--transports", "irn", "--losses", "0,0.02", "--count", "5")
+	cells := cellsOf(t, res)
+	if len(cells) != 2 || cells[0]["loss"] != 0.0 || cells[0]["goodput_ratio"] != 1.0 || cells[1]["loss"] != 0.02 {
+		t.Errorf("cells %v", cells)
+	}
+}
+
+func TestSRConcurrencyWithFakes(t *testing.T) {
+	fab, perf, res := runFakeSR(t, newSRConcurrency(), "--qps", "16,5000", "--losses", "0,0.01")
+	// Lossy first, the lossless reference last; every transport at
+	// every QP count; at least --per-qp messages per QP.
+	if n := len(perf.transfers); n != 12 {
+		t.Fatalf("%d transfers, want 3 transports × 2 QP counts × 2 losses", n)
+	}
+	for i, tr := range perf.transfers {
+		lossy := i < 6
+		if (fab.sets[min(i/6, len(fab.sets)-1)].Loss > 0) != lossy {
+			t.Errorf("transfer %d at %+v", i, fab.sets)
+		}
+		if tr.Size != 4096 || tr.Count < 4*tr.QPs || tr.Count < 20000 || tr.Depth != 0 || tr.From != "h1" || tr.To != "h2" {
+			t.Errorf("transfer %d: %+v", i, tr)
+		}
+	}
+	cells := cellsOf(t, res)
+	if len(cells) != 12 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	hasKeys(t, cells[0], "transport", "qps", "loss", "goodput_gbps", "sr_memory_bytes", "client_sr_memory_bytes",
+		"lossless_goodput_gbps", "goodput_ratio")
+	byKey := map[string]map[string]any{}
+	for _, c := range cells {
+		byKey[c["transport"].(string)+"/"+strconv.Itoa(int(c["qps"].(float64)))+"/"+strconv.FormatFloat(c["loss"].(float64), 'g', -1, 64)] = c
+	}
+	fasr, irn := byKey["fasr/5000/0.01"], byKey["irn/5000/0.01"]
+	if fasr["sr_memory_bytes"] != float64(5000*36+784) || irn["sr_memory_bytes"] != float64(5000*176) {
+		t.Errorf("SR memory at 5,000 QPs: fasr %v, irn %v", fasr["sr_memory_bytes"], irn["sr_memory_bytes"])
+	}
+	if fasr["fast_path_ratio"] != 0.9 || fasr["goodput_ratio"] != 0.9 {
+		t.Errorf("fasr cell %v", fasr)
+	}
+	if _, ok := irn["fast_path_ratio"]; ok {
+		t.Errorf("irn has a fast-path ratio: %v", irn)
+	}
+	if len(res.Table.Rows) != 12 {
+		t.Errorf("table %v", res.Table.Rows)
+	}
+	files, err := writePlots(t.TempDir(), newSRConcurrency().Plots(), GroupRuns(res.Runs))
+	if err != nil || len(files) != 3 {
+		t.Errorf("plots %v: %v", files, err)
+	}
+}
+
+func TestSRConcurrencyFlags(t *testing.T) {
+	for _, args := range [][]string{{"--transports", "dcp"}, {"--qps", "0"}, {"--qps", "9000"}, {"--losses", "x"}, {"--per-qp", "0"}} {
+		exp := newSRConcurrency()
+		parseExperiment(t, exp, args...)
+		if _, err := exp.Setup(); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	e := newSRConcurrency()
+	parseExperiment(t, e, "--per-qp", "3", "--min-count", "100")
+	if _, err := e.Setup(); err != nil || e.count(16) != 100 || e.count(5000) != 15000 {
+		t.Errorf("counts %d %d: %v", e.count(16), e.count(5000), err)
+	}
+}
+
+// TestChainSRLoss is selective retransmission on the real chain: one QP
+// of 8 KiB WRITEs at 1 % loss at core with gbn, irn and fasr endpoints.
+// Every byte arrives intact with each; IRN and FaSR resend about what
+// core dropped and keep most of their lossless goodput, while Go-Back-N
+// resends whole windows.
+func TestChainSRLoss(t *testing.T) {
+	const size, count = 8192, 1000
+	var res struct {
+		Runs  []Run        `json:"runs"`
+		Cells []srLossCell `json:"cells"`
+	}
+	runRecorded(t, "r", &res, "sr-loss", "--transports", "gbn,irn,fasr", "--losses", "0.01", "--count", strconv.Itoa(count),
+		"--timeout", "60s")
+	if len(res.Runs) != 6 || len(res.Cells) != 3 {
+		t.Fatalf("%d runs, %d cells; want a lossy and a lossless run per transport, a cell per transport", len(res.Runs), len(res.Cells))
+	}
+	for _, r := range res.Runs {
+		if r.Error != "" || r.Perf == nil {
+			t.Fatalf("run %v failed: %s", r.Point, r.Error)
+		}
+		s := r.Perf.Client
+		if s.Messages != count || s.Corrupt != 0 || s.VerifiedBytes != size*count {
+			t.Errorf("run %v: %d messages, %d corrupt, %d bytes verified; want %d, 0, %d", r.Point, s.Messages, s.Corrupt,
+				s.VerifiedBytes, count, size*count)
+		}
+	}
+	cell := map[string]srLossCell{}
+	for _, c := range res.Cells {
+		cell[c.Transport] = c
+		t.Logf("%s at 1%%: %.3f of %.3f Gbit/s (%.0f%%), %d retransmitted for %.0f lost, %d timeouts", c.Transport, c.Goodput,
+			c.Lossless, 100*c.Ratio, c.Retx, c.Lost, c.Timeouts)
+		if c.Lost < 20 {
+			t.Errorf("%s: %v packets lost at core, want about 80", c.Transport, c.Lost)
+		}
+	}
+	for _, tr := range []string{"irn", "fasr"} {
+		c := cell[tr]
+		// A spurious RTO resends a packet or a few (IRN's RTO_low is
+		// 500 µs); a lost retransmission is lost again.
+		if float64(c.Retx) < c.Lost || float64(c.Retx) > 1.5*c.Lost+20 {
+			t.Errorf("%s: %d retransmissions for %v losses: want about one each", tr, c.Retx, c.Lost)
+		}
+		if c.Retx*5 > cell["gbn"].Retx {
+			t.Errorf("%s: %d retransmissions, gbn %d: selective repeat should resend far less", tr, c.Retx, cell["gbn"].Retx)
+		}
+		if c.Ratio < 0.75 {
+			t.Errorf("%s: %.0f%% of its lossless goodput at 1%% loss", tr, 100*c.Ratio)
+		}
+	}
+}
