@@ -195,7 +195,7 @@ func parseClient(op string, args []string, stderr io.Writer) (clientOpts, error)
 	fs.StringVar(&o.transport, "transport", o.transport, "loss recovery: "+transportNames())
 	fs.IntVar(&o.mtu, "mtu", o.mtu, "path MTU: 256, 512, 1024 or 2048")
 	fs.Var(rateFlag{&o.rate}, "rate", "pace the endpoint to `RATE` bit/s (K, M, G suffixes; 0: unpaced)")
-	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's: 16ms for gbn and fasr, 64ms for dcp, irn's RTO_high 4ms)")
+	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's: 16ms for gbn and fasr, 64ms for dcp, irn's RTO_high 8ms)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "connect, protocol, resolution and completion timeout")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	if err := fs.Parse(args); err != nil {

@@ -185,8 +185,8 @@
 //
 //	t, err := irn.New(irn.Config{
 //		BDP:        128 << 10, // BDP-FC: ceil(BDP/MTU) packets in flight (or Window: 128)
-//		RTOLow:     500e3,     // 500 µs with at most N packets in flight
-//		RTOHigh:    4e6,       // 4 ms otherwise
+//		RTOLow:     2e6,       // 2 ms with at most N packets in flight
+//		RTOHigh:    8e6,       // 8 ms otherwise
 //		N:          3,
 //		MaxRTO:     64e6, // backoff cap
 //		RetryLimit: 10,
