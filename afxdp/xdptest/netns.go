@@ -67,6 +67,15 @@ func (n *Netns) Do(f func() error) error {
 	go func() {
 		runtime.LockOSThread()
 		// No UnlockOSThread: see above.
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread never exits (the runtime parks it), so it
+			// would stay in the namespace, and /proc/<pid>/net, which
+			// follows it, with it. Hold it and use another thread.
+			err := n.Do(f)
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
 		fd, err := unix.Open("/run/netns/"+n.Name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			errc <- fmt.Errorf("open netns %s: %w", n.Name, err)

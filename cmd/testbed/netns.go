@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // netnsDir is where ip(8) keeps named network namespaces.
@@ -52,6 +53,15 @@ func inNetns(name string, f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // no Unlock: see above
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread never exits (the runtime parks it), so it
+			// would stay in the namespace, and /proc/<pid>/net, which
+			// follows it, with it. Hold it and use another thread.
+			err := inNetns(name, f)
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
 		h, err := netns.GetFromName(name)
 		if err != nil {
 			errc <- fmt.Errorf("open netns %s: %w", name, err)
