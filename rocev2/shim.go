@@ -23,6 +23,13 @@ const (
 	ShimProtect = 6
 )
 
+// DummySkip in a dummy's Count says that no sequence before the dummy's
+// Seq will be sent again: Seq is the sender's oldest unacknowledged one,
+// not its next. A sender sends it when a loss notice names sequences
+// already acknowledged (the receiver restarted and took the neighbour's
+// history for a gap).
+const DummySkip = 1
+
 // LossCode encodes a loss rate for ShimProtect's Count byte in tenths of
 // a decade: round(−10·log10(rate)), 1 to 255 (1e-3 is 30, 1e-8 is 80).
 func LossCode(rate float64) uint8 {
@@ -56,7 +63,8 @@ func ShimTypeName(t uint8) string { return shimTypeNames[t&7] }
 //	           E: era of Seq; A: Ack is valid; AE: era of Ack
 //	byte  3    Count      loss notice: consecutive missing sequences from
 //	                      Seq (1–255); protection request: LossCode of
-//	                      the measured loss rate; 0 otherwise
+//	                      the measured loss rate; dummy: DummySkip or 0;
+//	                      0 otherwise
 //	bytes 4-5  Ack        piggybacked cumulative ACK (16 bits): the
 //	                      receiver's ackNo, the next sequence it expects
 //	bytes 6-7  InnerType  EtherType of the carried frame's payload; 0 for

@@ -137,6 +137,8 @@ var llrMetrics = []portMetric[llr.PortStats]{
 	gaugeOf("llr_reorder_buffer_peak_bytes", "High-water mark of reorder_buffer_bytes.", func(p *llr.PortStats) float64 { return float64(p.RxBytesMax) }),
 	counterOf("llr_pause_frames_total", "PFC pause frames sent upstream at the pause threshold.", func(p *llr.PortStats) float64 { return float64(p.PauseSent) }),
 	counterOf("llr_resume_frames_total", "PFC resume frames sent upstream at the resume threshold.", func(p *llr.PortStats) float64 { return float64(p.ResumeSent) }),
+	counterOf("llr_resync_skipped_total", "Sequences a restarted receiver took for a gap and skipped when the neighbour said it would not send them again: not losses.", func(p *llr.PortStats) float64 { return float64(p.ResyncSkipped) }),
+	counterOf("llr_skips_sent_total", "Skip dummies sent: the neighbour asked for sequences already acknowledged (it restarted).", func(p *llr.PortStats) float64 { return float64(p.SkipsSent) }),
 	counterOf("llr_ack_timeouts_total", "Missing frames skipped by ackNoTimeout: losses the link did not recover.", func(p *llr.PortStats) float64 { return float64(p.Skipped) }),
 	counterOf("llr_explicit_acks_total", "Explicit ACK frames sent when no reverse traffic carried the ACK.", func(p *llr.PortStats) float64 { return float64(p.Acks) }),
 	counterOf("llr_watched_packets_total", "Frames numbered while the sender was switched off, without a copy (watch), so the neighbour can measure the link.", func(p *llr.PortStats) float64 { return float64(p.Watched) }),

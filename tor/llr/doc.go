@@ -167,6 +167,10 @@
 // over at a sequence far from its window, and a sender whose
 // neighbour's ACK runs ahead of it continues from that ACK. A restarted
 // receiver takes the first numbered frame it gets, if more than 256
-// beyond its start, as the neighbour's position: before, it counted the
-// neighbour's whole history as lost and waited out ackNoTimeout.
+// beyond its start, as the neighbour's position; closer, it names the
+// gap in a loss notice, and the neighbour, finding the sequences
+// acknowledged already, answers with a skip dummy (rocev2.DummySkip:
+// nothing before its oldest unacknowledged sequence will come again),
+// on which the receiver passes the gap at once, counted in
+// ResyncSkipped and not as lost (PortStats.Lost, Sent).
 package llr

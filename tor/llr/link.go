@@ -76,6 +76,7 @@ type link struct {
 	reqs    [reqCap]span
 	reqHead int
 	reqN    int
+	skipAsk bool // a notice named acknowledged sequences: send a skip dummy
 	// dummies: position of the last one and when it was queued
 	dummyPos   psn.Link
 	dummyAt    int64
@@ -84,19 +85,23 @@ type link struct {
 	batchBytes int // bytes this batch added to the data queue (not yet queued)
 
 	// Receiver (§3.1, §3.3–§3.5, Algorithms 1 and 2).
-	synced  bool     // a numbered frame came since this switch started
-	ackNo   psn.Link // next sequence to forward; the cumulative ACK
-	high    psn.Link // one past the highest sequence known sent
-	got     []uint64 // arrival bitmap for [ackNo, ackNo+Window), bit seq & (Window−1)
-	slot    []uint32 // Blocking: reorder-buffer handle per sequence, or noEntry
-	rx      *arena   // Blocking: the reordering buffer
-	holes   [holeCap]hole
-	hHead   int
-	hN      int
-	fresh   int  // holes not yet stamped by the stage
-	pending bool // the neighbour's copy of ackNo is stale (pendingAck)
-	paused  bool // curr_pfc_state == pause
-	pausAt  int64
+	synced bool // a numbered frame came since this switch started
+	// skipTo: the neighbour said no sequence before it will come again
+	// (a skip dummy); skipping while ackNo is short of it.
+	skipTo   psn.Link
+	skipping bool
+	ackNo    psn.Link // next sequence to forward; the cumulative ACK
+	high     psn.Link // one past the highest sequence known sent
+	got      []uint64 // arrival bitmap for [ackNo, ackNo+Window), bit seq & (Window−1)
+	slot     []uint32 // Blocking: reorder-buffer handle per sequence, or noEntry
+	rx       *arena   // Blocking: the reordering buffer
+	holes    [holeCap]hole
+	hHead    int
+	hN       int
+	fresh    int  // holes not yet stamped by the stage
+	pending  bool // the neighbour's copy of ackNo is stale (pendingAck)
+	paused   bool // curr_pfc_state == pause
+	pausAt   int64
 }
 
 func newLink(port uint16, cfg *Config, st *PortStats) *link {
@@ -162,6 +167,9 @@ func (l *link) freeTx() {
 func (l *link) request(first psn.Link, n int) {
 	l.st.NoticesReceived++
 	if d := first.Diff(l.una); d < 0 {
+		// Already acknowledged: the receiver has lost its state (it
+		// restarted) and waits for what it will never get. Say so.
+		l.skipAsk = true
 		n += d
 		first = l.una
 	}

@@ -20,7 +20,7 @@ import (
 // Two sources, the larger rate wins:
 //
 //   - gaps: sequences the port's receiver found missing over sequences
-//     expected (PortStats.LossesDetected, Expected), whenever the
+//     the neighbour sent (PortStats.Lost, Sent), whenever the
 //     neighbour numbers its frames — protected, or watched while
 //     dormant (Config.Watch);
 //   - counters: the port's interface counters, frames received with
@@ -162,10 +162,13 @@ func (m *Monitor) Step(now time.Time) {
 	for i := range m.ports {
 		p := &m.ports[i]
 		ps := &snap.Ports[p.idx]
-		if p.primedGaps {
-			p.gaps.add(ps.Expected-p.lastExp, ps.LossesDetected-p.lastLost)
+		// Lost can go back: a gap first counted lost may turn out a
+		// restart's (PortStats.ResyncSkipped).
+		sent, lost := ps.Sent(), ps.Lost()
+		if p.primedGaps && sent >= p.lastExp && lost >= p.lastLost {
+			p.gaps.add(sent-p.lastExp, lost-p.lastLost)
 		}
-		p.lastExp, p.lastLost, p.primedGaps = ps.Expected, ps.LossesDetected, true
+		p.lastExp, p.lastLost, p.primedGaps = sent, lost, true
 		if m.counters != nil {
 			if rx, errs, ok := m.counters(p.st.Port); ok {
 				// Counters that went back (the interface was

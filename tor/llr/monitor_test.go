@@ -289,3 +289,43 @@ func TestReceiverRestart(t *testing.T) {
 		})
 	}
 }
+
+// A receiver that restarts close behind its neighbour's position takes
+// the neighbour's recent history for a gap and names it in a loss
+// notice; the neighbour, whose copies are acknowledged and gone, answers
+// with a skip dummy, and the receiver moves on at once: no ackNoTimeout,
+// nothing counted lost.
+func TestReceiverRestartNear(t *testing.T) {
+	for _, m := range []Mode{Blocking, NonBlocking} {
+		t.Run(m.String(), func(t *testing.T) {
+			cfg := testCfg(m)
+			r := newRig(t, cfg)
+			r.send(0, 100, 200)
+			r.run(1e6)
+			r.b = newSide(t, cfg, 0xb, 16384)
+			r.a.link.OnTransmit = func(f []byte) { r.b.link.Inject(f) }
+			r.b.link.OnTransmit = func(f []byte) { r.a.link.Inject(f) }
+			var got []uint32
+			var meta rocev2.Meta
+			r.b.host.OnTransmit = func(f []byte) {
+				rocev2.Classifier{}.Classify(f, &meta)
+				got = append(got, uint32(meta.PSN))
+			}
+			start := r.now
+			r.send(100, 100, 200)
+			r.run(2e6)
+			inOrder(t, got, 100, 100)
+			a, b := r.stats(&r.a), r.stats(&r.b)
+			if a.SkipsSent == 0 || b.SkipsReceived == 0 || b.ResyncSkipped != 100 || b.Skipped != 0 || b.AckTimeouts != 0 {
+				t.Errorf("skips sent %d, received %d, resync-skipped %d, skipped %d, ackNo timeouts %d; want some, some, 100, 0, 0",
+					a.SkipsSent, b.SkipsReceived, b.ResyncSkipped, b.Skipped, b.AckTimeouts)
+			}
+			if b.Lost() != 0 || b.Sent() != 100 || b.MeasuredLoss() != 0 || b.EffectiveLoss() != 0 {
+				t.Errorf("lost %d of %d sent, measured %g, effective %g; want 0 of 100", b.Lost(), b.Sent(), b.MeasuredLoss(), b.EffectiveLoss())
+			}
+			if r.now-start >= cfg.AckTimeout {
+				t.Errorf("took %d ns, an ackNoTimeout (%d) or more", r.now-start, cfg.AckTimeout)
+			}
+		})
+	}
+}

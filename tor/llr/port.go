@@ -167,6 +167,13 @@ func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
 		}
 	case rocev2.ShimDummy:
 		st.DummiesReceived++
+		if sh.Count() == rocev2.DummySkip {
+			st.SkipsReceived++
+			if d := sh.Seq().Diff(l.ackNo); d > 0 && d < Window && (!l.skipping || sh.Seq().Diff(l.skipTo) > 0) {
+				l.skipTo, l.skipping = sh.Seq(), true
+			}
+			break
+		}
 		l.saw(sh.Seq(), sh.Seq())
 		l.pending = true // the neighbour still probes: it lacks our ACK
 	case rocev2.ShimAck:

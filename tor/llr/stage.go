@@ -305,6 +305,13 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 		return 0
 	}
 	work := s.retransmit(c, l)
+	if l.skipAsk {
+		if s.ctrl(c, l, rocev2.ShimDummy, l.una, rocev2.DummySkip, l.ctrlQ) {
+			l.skipAsk = false
+			l.st.SkipsSent++
+			work++
+		}
+	}
 	// A plain load first: the swap, a locked instruction, only when the
 	// monitor asked (once a second at most).
 	if l.ask.Load() != 0 {
@@ -450,6 +457,22 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 		if l.has(l.ackNo) || l.ackNo.Diff(h.first) < 0 {
 			break // the head of line is here (Blocking: being released) or not known lost
 		}
+		if l.skipping && l.ackNo.Diff(l.skipTo) < 0 {
+			// The neighbour will not send these again: they are the
+			// gap a restart made, not losses.
+			end := h.first.Add(h.n)
+			if end.Diff(l.skipTo) > 0 {
+				end = l.skipTo
+			}
+			for l.ackNo.Diff(end) < 0 && !l.has(l.ackNo) {
+				l.ackNo = l.ackNo.Add(1)
+				l.st.ResyncSkipped++
+			}
+			l.unmarkDelivered()
+			l.pending = true
+			work++
+			continue
+		}
 		if now-h.at >= s.cfg.AckTimeout {
 			// ackNoTimeout: give up the missing run at the head.
 			l.st.AckTimeouts++
@@ -458,12 +481,7 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 				l.ackNo = l.ackNo.Add(1)
 				l.st.Skipped++
 			}
-			if l.rx == nil {
-				for l.has(l.ackNo) {
-					l.unmark(l.ackNo)
-					l.ackNo = l.ackNo.Add(1)
-				}
-			}
+			l.unmarkDelivered()
 			l.pending = true
 			work++
 			continue
@@ -479,10 +497,25 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 		}
 		break
 	}
+	if l.skipping && l.ackNo.Diff(l.skipTo) >= 0 {
+		l.skipping = false
+	}
 	if l.high.Diff(l.ackNo) < 0 {
 		l.high = l.ackNo
 	}
 	return work
+}
+
+// unmarkDelivered moves ackNo past the sequences that NonBlocking mode
+// forwarded ahead of it; Blocking mode releases them from the buffer.
+func (l *link) unmarkDelivered() {
+	if l.rx != nil {
+		return
+	}
+	for l.has(l.ackNo) {
+		l.unmark(l.ackNo)
+		l.ackNo = l.ackNo.Add(1)
+	}
 }
 
 // pauseTime is the pause frames' time in quanta; llr refreshes a pause

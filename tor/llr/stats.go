@@ -26,6 +26,7 @@ type PortStats struct {
 	Copies            uint64 // retransmitted frames (Eq. 1 copies of each)
 	RetxRefused       uint64 // copies the retransmit queue refused
 	Dummies           uint64 // dummies sent from the idle queue (§3.2)
+	SkipsSent         uint64 // skip dummies sent: a loss notice named sequences already acknowledged
 	Resyncs           uint64 // sequence restarts after the neighbour (or this switch) restarted
 	Watched           uint64 // frames numbered while switched off, without a copy (Config.Watch)
 	ProtectAsked      uint64 // protection requests sent to the neighbour (Stage.RequestProtection)
@@ -49,6 +50,8 @@ type PortStats struct {
 	NoticeRetries   uint64 // of which naming a head of line again after Config.NoticeRetry
 	AckTimeouts     uint64 // ackNoTimeout expiries (§3.5)
 	Skipped         uint64 // sequences skipped by them: lost for good (the effective loss rate)
+	ResyncSkipped   uint64 // sequences skipped on a skip dummy: a restarted receiver's gap, never lost
+	SkipsReceived   uint64 // skip dummies from the neighbour
 	RxBytes         int    // reordering buffer bytes now; never above Config.RxBuffer
 	RxBytesMax      int    // high-water mark of RxBytes
 	RxBufferFull    uint64 // out-of-order frames dropped for want of buffer room (asked for again)
@@ -67,22 +70,31 @@ type Stats struct {
 	Ports [MaxPorts]PortStats
 }
 
+// Lost returns the sequences the link lost: those found missing, less
+// those a restarted receiver took for a gap and skipped on its
+// neighbour's word (ResyncSkipped), which were never lost.
+func (p *PortStats) Lost() uint64 { return p.LossesDetected - min(p.ResyncSkipped, p.LossesDetected) }
+
+// Sent returns the sequences the neighbour sent on the link since the
+// receiver started: those expected, less those skipped on a resync.
+func (p *PortStats) Sent() uint64 { return p.Expected - min(p.ResyncSkipped, p.Expected) }
+
 // MeasuredLoss is the link's loss rate as the receiver measures it over
-// the stage's life: sequences found missing over sequences expected.
+// the stage's life: Lost over Sent.
 func (p *PortStats) MeasuredLoss() float64 {
-	if p.Expected == 0 {
+	if p.Sent() == 0 {
 		return 0
 	}
-	return float64(p.LossesDetected) / float64(p.Expected)
+	return float64(p.Lost()) / float64(p.Sent())
 }
 
 // EffectiveLoss is the loss rate left after recovery: sequences skipped
-// by ackNoTimeout over sequences expected.
+// by ackNoTimeout over Sent.
 func (p *PortStats) EffectiveLoss() float64 {
-	if p.Expected == 0 {
+	if p.Sent() == 0 {
 		return 0
 	}
-	return float64(p.Skipped) / float64(p.Expected)
+	return float64(p.Skipped) / float64(p.Sent())
 }
 
 // Add adds q's counters to p's (gauges too: the collector sums workers).
@@ -107,6 +119,7 @@ func (p *PortStats) Add(q *PortStats) {
 	p.RetxRefused += q.RetxRefused
 	p.Dummies += q.Dummies
 	p.Resyncs += q.Resyncs
+	p.SkipsSent += q.SkipsSent
 	p.Watched += q.Watched
 	p.ProtectAsked += q.ProtectAsked
 	p.ProtectRequests += q.ProtectRequests
@@ -115,6 +128,8 @@ func (p *PortStats) Add(q *PortStats) {
 	p.RxProtected += q.RxProtected
 	p.RxUnprotected += q.RxUnprotected
 	p.RxWatched += q.RxWatched
+	p.ResyncSkipped += q.ResyncSkipped
+	p.SkipsReceived += q.SkipsReceived
 	p.RxMalformed += q.RxMalformed
 	p.Delivered += q.Delivered
 	p.Held += q.Held
