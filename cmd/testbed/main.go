@@ -24,7 +24,7 @@ const usage = `usage:
   testbed metrics [--prefix P] NODE [FILTER]
                                    print a switch's nonzero rocetor_ metrics
   testbed down [--prefix P]        remove testbeds (default: all, and every rtb-* namespace)
-  testbed run EXPERIMENT [flags]   run an experiment: demo, loss-sweep, netrt-loss, netrt-multipath, dcp-loss, dcp-incast, dcp-ar
+  testbed run EXPERIMENT [flags]   run an experiment (testbed list names and describes them)
   testbed plot RECORD DIR          draw an experiment's plots again from its --record file
   testbed list                     describe the experiments
   testbed help COMMAND             the flags of up, run EXPERIMENT, ...
