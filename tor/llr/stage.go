@@ -304,6 +304,13 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 	if !s.resolve(c, l) {
 		return 0
 	}
+	if l.inflight() == 0 && !l.pending && l.reqN == 0 && l.hN == 0 && l.fresh == 0 && !l.skipAsk && !l.paused &&
+		(l.rx == nil || l.rx.span() == 0) && l.ask.Load() == 0 {
+		// Nothing sent unacknowledged, nothing to acknowledge, ask
+		// for, release or send: an idle link, polled in every loop.
+		l.st.TxFrames = 0
+		return 0
+	}
 	work := s.retransmit(c, l)
 	if l.skipAsk {
 		if s.ctrl(c, l, rocev2.ShimDummy, l.una, rocev2.DummySkip, l.ctrlQ) {
@@ -350,6 +357,12 @@ func (s *Stage) copies(l *link) int {
 // retransmit serves the loss notices: copies of each named sequence on
 // the retransmit queue (§3.4, appendix A.2).
 func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
+	if l.reqN == 0 {
+		// Eq. 1 takes two logarithms: only when there is something to
+		// send (computed every poll, it was 15 % of a protecting
+		// tord's CPU at 0.6 Gbit/s).
+		return 0
+	}
 	work := 0
 	k := s.copies(l)
 	for l.reqN > 0 {
@@ -528,6 +541,9 @@ func (s *Stage) backpressure(c *dataplane.Ctx, l *link) {
 		return
 	}
 	q := l.rx.span()
+	if !l.paused && q < s.cfg.Pause {
+		return // the common case, every poll: no division
+	}
 	prio := s.cfg.PFCPriority
 	var times [8]uint16
 	dur := int64(uint64(pauseTime) * 512 * 1e9 / max(c.Egress(int(l.port)).PauseRateBps(), 1))
