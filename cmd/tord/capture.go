@@ -90,6 +90,12 @@ func (a *admin) captureHandler(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	// One at a time, decided before the slots are allocated.
+	if !a.capture.TryLock() {
+		fail(w, http.StatusConflict, "a capture is running already; one at a time")
+		return
+	}
+	defer a.capture.Unlock()
 	workers := a.sw.Workers()
 	caps := make([]*dataplane.Capture, len(workers))
 	for i := range caps {
@@ -98,11 +104,6 @@ func (a *admin) captureHandler(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !a.capture.TryLock() {
-		fail(w, http.StatusConflict, "a capture is running already; one at a time")
-		return
-	}
-	defer a.capture.Unlock()
 	for i, wk := range workers {
 		wk.Capture(caps[i])
 	}
