@@ -298,48 +298,18 @@ func TestQPBytes(t *testing.T) {
 	}
 }
 
-// stream keeps WRITEs of size bytes outstanding on A's QP 0.
-type stream struct {
-	p    *nictest.Pair
-	size int
-	cq   [64]nic.Completion
-	id   uint64
-}
-
-func (s *stream) fill(tb testing.TB, depth int) {
-	for s.p.A.E.Outstanding() < depth {
-		s.id++
-		if err := s.p.A.Post(nic.OpWrite, 0, s.id, 0, 0, s.size); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
-func (s *stream) tick(tb testing.TB) {
-	s.p.Tick()
-	for n := s.p.A.E.PollCQ(s.cq[:]); n > 0; n = s.p.A.E.PollCQ(s.cq[:]) {
-		for _, c := range s.cq[:n] {
-			if c.Status != nic.StatusOK {
-				tb.Fatalf("completion %+v", c)
-			}
-		}
-	}
-	s.fill(tb, 8)
-}
-
 // TestAllocs asserts that a steady WRITE stream through two endpoints —
 // workers, endpoints, link, Post and PollCQ — allocates nothing.
 func TestAllocs(t *testing.T) {
-	s := &stream{p: newPair(t, nictest.Options{}), size: 64 << 10}
-	s.fill(t, 8)
+	s := nictest.NewStream(t, newPair(t, nictest.Options{}))
 	for i := 0; i < 20000; i++ { // past the first publications and queue growth
-		s.tick(t)
+		s.Tick(t)
 	}
-	before := s.p.A.E.LiveStats().Requests
-	if allocs := testing.AllocsPerRun(2000, func() { s.tick(t) }); allocs != 0 {
+	before := s.P.A.E.LiveStats().Requests
+	if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
 		t.Fatalf("%.2f allocations per loop", allocs)
 	}
-	if s.p.A.E.LiveStats().Requests-before < 10000 {
+	if s.P.A.E.LiveStats().Requests-before < 10000 {
 		t.Fatal("the stream did not flow while measuring")
 	}
 }
@@ -349,22 +319,7 @@ func TestAllocs(t *testing.T) {
 // one 1 KiB data packet through requester and responder (build with
 // ICRC, classify with ICRC check, place, ACK).
 func BenchmarkWriteStream(b *testing.B) {
-	s := &stream{p: newPair(b, nictest.Options{}), size: 64 << 10}
-	s.fill(b, 8)
-	for i := 0; i < 1000; i++ {
-		s.tick(b)
-	}
-	b.ReportAllocs()
-	b.SetBytes(1024)
-	start := s.p.A.E.LiveStats().Requests
-	b.ResetTimer()
-	for s.p.A.E.LiveStats().Requests-start < uint64(b.N) {
-		s.tick(b)
-	}
-	b.StopTimer()
-	pkts := float64(s.p.A.E.LiveStats().Requests - start)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/pkts, "ns/pkt")
-	b.ReportMetric(pkts/b.Elapsed().Seconds(), "pkt/s")
+	nictest.NewStream(b, newPair(b, nictest.Options{})).Bench(b)
 }
 
 // TestConcurrentPost runs both workers on one goroutine and posts and

@@ -3,11 +3,8 @@ package fasr_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"net/netip"
-	"runtime"
 	"testing"
 
-	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/nic/fasr"
 	"rocetor/nic/gbn"
@@ -254,82 +251,24 @@ func TestStateBytes(t *testing.T) {
 	if tr.StateBytes() != 36 || tr.QueueBytes() != 256*12 || tr.SharedBytes() != 20*24+8+70*2*2+2*8 {
 		t.Errorf("state %d bytes, shared %d", tr.StateBytes(), tr.SharedBytes())
 	}
-	measure := func(n int) uint64 {
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
+	per := nictest.HeapPerQP(t, func() nic.Transport {
 		tr, _ := fasr.New(fasr.Config{})
-		e, err := nic.NewEndpoint(nic.Config{Transport: tr, IP: netip.MustParseAddr("10.0.0.1"),
-			Egress: dataplane.DefaultEgress(0, 64<<10), MaxQPs: n, CQDepth: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < n; i++ {
-			q, err := e.CreateQP(nic.QPOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := e.Connect(q.QPN, nic.QPInfo{QPN: 7, MTU: 1024, IP: netip.MustParseAddr("10.0.0.2")}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		runtime.ReadMemStats(&m1)
-		runtime.KeepAlive(e)
-		return m1.TotalAlloc - m0.TotalAlloc
-	}
-	per := float64(measure(2049)-measure(1)) / 2048
+		return tr
+	})
 	t.Logf("measured: %.0f bytes per QP", per)
 	if per > float64(ctx+queues)*1.25 {
 		t.Errorf("measured %.0f bytes per QP, the type sizes say %d", per, ctx+queues)
 	}
 }
 
-// stream keeps WRITEs outstanding on A's QP 0 through a link that loses
-// one data packet in 50, without allocating.
-type stream struct {
-	p  *nictest.Pair
-	cq [64]nic.Completion
-	id uint64
-	k  int
-}
-
-func newStream(tb testing.TB, lossy bool) *stream {
+// newStream keeps WRITEs outstanding on A's QP 0, through a link that
+// (lossy) does drop one data packet in 50.
+func newStream(tb testing.TB, lossy bool) *nictest.Stream {
 	p, _, _ := newPair(tb, nictest.Options{}, fasr.Config{})
-	s := &stream{p: p}
 	if lossy {
-		p.AB.Filter = func(_ []byte, m *rocev2.Meta) nictest.Action {
-			if !request(m) {
-				return nictest.Pass
-			}
-			if s.k++; s.k%50 == 0 {
-				return nictest.Drop
-			}
-			return nictest.Pass
-		}
+		p.AB.Filter = nictest.EveryNth(request, 50, nictest.Drop, 0)
 	}
-	s.fill(tb)
-	return s
-}
-
-func (s *stream) fill(tb testing.TB) {
-	for s.p.A.E.Outstanding() < 8 {
-		s.id++
-		if err := s.p.A.Post(nic.OpWrite, 0, s.id, 0, 0, 64<<10); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
-func (s *stream) tick(tb testing.TB) {
-	s.p.Tick()
-	for n := s.p.A.E.PollCQ(s.cq[:]); n > 0; n = s.p.A.E.PollCQ(s.cq[:]) {
-		for _, c := range s.cq[:n] {
-			if c.Status != nic.StatusOK {
-				tb.Fatalf("completion %+v", c)
-			}
-		}
-	}
-	s.fill(tb)
+	return nictest.NewStream(tb, p)
 }
 
 // TestAllocs asserts that a WRITE stream with losses, SACKs, both SR
@@ -337,13 +276,13 @@ func (s *stream) tick(tb testing.TB) {
 func TestAllocs(t *testing.T) {
 	s := newStream(t, true)
 	for i := 0; i < 20000; i++ {
-		s.tick(t)
+		s.Tick(t)
 	}
-	before := s.p.A.E.LiveStats().Retransmits
-	if allocs := testing.AllocsPerRun(2000, func() { s.tick(t) }); allocs != 0 {
+	before := s.P.A.E.LiveStats().Retransmits
+	if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
 		t.Fatalf("%.2f allocations per loop", allocs)
 	}
-	if s.p.A.E.LiveStats().Retransmits-before < 50 {
+	if s.P.A.E.LiveStats().Retransmits-before < 50 {
 		t.Fatal("nothing was retransmitted while measuring")
 	}
 }
@@ -361,21 +300,7 @@ func BenchmarkWriteStream(b *testing.B) {
 			name = "loss2%"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := newStream(b, lossy)
-			for i := 0; i < 1000; i++ {
-				s.tick(b)
-			}
-			b.ReportAllocs()
-			b.SetBytes(1024)
-			start := s.p.A.E.LiveStats().Requests
-			b.ResetTimer()
-			for s.p.A.E.LiveStats().Requests-start < uint64(b.N) {
-				s.tick(b)
-			}
-			b.StopTimer()
-			pkts := float64(s.p.A.E.LiveStats().Requests - start)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/pkts, "ns/pkt")
-			b.ReportMetric(pkts/b.Elapsed().Seconds(), "pkt/s")
+			newStream(b, lossy).Bench(b)
 		})
 	}
 }

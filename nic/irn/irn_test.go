@@ -25,36 +25,16 @@ func newPair(t testing.TB, o nictest.Options, cfg irn.Config) (*nictest.Pair, *i
 	if cfg.RTOLow == 0 {
 		cfg.RTOLow, cfg.RTOHigh = rtoLow, rtoHigh
 	}
-	var ts []*irn.Transport
-	o.Transport = func() nic.Transport {
-		tr, err := irn.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts = append(ts, tr)
-		return tr
-	}
-	p := nictest.New(t, o)
-	return p, ts[0], ts[1]
+	return nictest.NewWith(t, o, func() (*irn.Transport, error) { return irn.New(cfg) })
 }
 
 // run runs p until A has want completions, or fails.
 func run(t testing.TB, p *nictest.Pair, want int) {
 	t.Helper()
-	if !p.Run(func() bool { return p.A.Done() >= want }, 2e9) {
-		t.Fatalf("A completed %d of %d work requests in 2 s of simulated time\nA: %+v\nB: %+v",
-			p.A.Done(), want, p.A.E.LiveStats(), p.B.E.LiveStats())
-	}
+	p.MustComplete(t, want, 2e9)
 }
 
-func wantOK(t testing.TB, cq []nic.Completion) {
-	t.Helper()
-	for i, c := range cq {
-		if c.Status != nic.StatusOK {
-			t.Fatalf("completion %d: %+v", i, c)
-		}
-	}
-}
+var wantOK = nictest.WantOK
 
 // data reports whether m is a request packet.
 func data(m *rocev2.Meta) bool { return m.Kind == rocev2.KindRoCE && m.Opcode.IsRequest() }

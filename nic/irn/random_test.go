@@ -2,11 +2,8 @@ package irn_test
 
 import (
 	"math/rand/v2"
-	"net/netip"
-	"runtime"
 	"testing"
 
-	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/nic/irn"
 	"rocetor/nic/nictest"
@@ -253,86 +250,24 @@ func TestStateBytes(t *testing.T) {
 	if tr.BitmapBytes() != 4*128/8 || tr.QueueBytes() != 2*256*4 || tr.StateBytes() > 200 {
 		t.Errorf("state %d, bitmaps %d, queues %d bytes", tr.StateBytes(), tr.BitmapBytes(), tr.QueueBytes())
 	}
-	measure := func(n int) uint64 {
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
+	per := nictest.HeapPerQP(t, func() nic.Transport {
 		tr, _ := irn.New(irn.Config{})
-		e, err := nic.NewEndpoint(nic.Config{Transport: tr, IP: netip.MustParseAddr("10.0.0.1"),
-			Egress: dataplane.DefaultEgress(0, 64<<10), MaxQPs: n, CQDepth: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < n; i++ {
-			q, err := e.CreateQP(nic.QPOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := e.Connect(q.QPN, nic.QPInfo{QPN: 7, MTU: 1024, IP: netip.MustParseAddr("10.0.0.2")}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		runtime.ReadMemStats(&m1)
-		runtime.KeepAlive(e)
-		return m1.TotalAlloc - m0.TotalAlloc
-	}
-	per := float64(measure(2049)-measure(1)) / 2048
+		return tr
+	})
 	t.Logf("measured: %.0f bytes per QP", per)
 	if per > float64(ctx+queues)*1.25 || per < float64(ctx+queues)*0.8 {
 		t.Errorf("measured %.0f bytes per QP, the type sizes say %d", per, ctx+queues)
 	}
 }
 
-// stream keeps WRITEs outstanding on A's QP 0 through a link that drops
-// one data packet in 50 and delays one in 10, without allocating.
-type stream struct {
-	p  *nictest.Pair
-	cq [64]nic.Completion
-	id uint64
-	k  int
-}
-
-func newStream(tb testing.TB, lossy bool) *stream {
+// newStream keeps WRITEs outstanding on A's QP 0, through a link that
+// (lossy) does drop one data packet in 50 and delays one in 10.
+func newStream(tb testing.TB, lossy bool) *nictest.Stream {
 	p, _, _ := newPair(tb, nictest.Options{}, irn.Config{})
-	s := &stream{p: p}
 	if lossy {
-		p.AB.Filter = func(_ []byte, m *rocev2.Meta) nictest.Action {
-			if !data(m) {
-				return nictest.Pass
-			}
-			s.k++
-			switch {
-			case s.k%50 == 0:
-				return nictest.Drop
-			case s.k%10 == 3:
-				return nictest.Late
-			}
-			return nictest.Pass
-		}
+		p.AB.Filter = nictest.EveryNth(data, 50, nictest.Drop, 10)
 	}
-	s.fill(tb)
-	return s
-}
-
-func (s *stream) fill(tb testing.TB) {
-	for s.p.A.E.Outstanding() < 8 {
-		s.id++
-		if err := s.p.A.Post(nic.OpWrite, 0, s.id, 0, 0, 64<<10); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
-func (s *stream) tick(tb testing.TB) {
-	s.p.Tick()
-	for n := s.p.A.E.PollCQ(s.cq[:]); n > 0; n = s.p.A.E.PollCQ(s.cq[:]) {
-		for _, c := range s.cq[:n] {
-			if c.Status != nic.StatusOK {
-				tb.Fatalf("completion %+v", c)
-			}
-		}
-	}
-	s.fill(tb)
+	return nictest.NewStream(tb, p)
 }
 
 // TestAllocs asserts that a WRITE stream with losses, NACKs, loss
@@ -340,13 +275,13 @@ func (s *stream) tick(tb testing.TB) {
 func TestAllocs(t *testing.T) {
 	s := newStream(t, true)
 	for i := 0; i < 20000; i++ {
-		s.tick(t)
+		s.Tick(t)
 	}
-	before := s.p.A.E.LiveStats().Retransmits
-	if allocs := testing.AllocsPerRun(2000, func() { s.tick(t) }); allocs != 0 {
+	before := s.P.A.E.LiveStats().Retransmits
+	if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
 		t.Fatalf("%.2f allocations per loop", allocs)
 	}
-	if s.p.A.E.LiveStats().Retransmits-before < 50 {
+	if s.P.A.E.LiveStats().Retransmits-before < 50 {
 		t.Fatal("nothing was retransmitted while measuring")
 	}
 }
@@ -364,21 +299,7 @@ func BenchmarkWriteStream(b *testing.B) {
 			name = "loss2%-late10%"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := newStream(b, lossy)
-			for i := 0; i < 1000; i++ {
-				s.tick(b)
-			}
-			b.ReportAllocs()
-			b.SetBytes(1024)
-			start := s.p.A.E.LiveStats().Requests
-			b.ResetTimer()
-			for s.p.A.E.LiveStats().Requests-start < uint64(b.N) {
-				s.tick(b)
-			}
-			b.StopTimer()
-			pkts := float64(s.p.A.E.LiveStats().Requests - start)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/pkts, "ns/pkt")
-			b.ReportMetric(pkts/b.Elapsed().Seconds(), "pkt/s")
+			newStream(b, lossy).Bench(b)
 		})
 	}
 }
