@@ -2,9 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,43 +82,9 @@ func TestReportFaSR(t *testing.T) {
 // endpoints, every byte checked, and FaSR's counters in both reports.
 // (Nothing is lost here: nic/fasr's tests lose in memory.)
 func TestDirectFaSR(t *testing.T) {
-	requireTools(t)
-	bin := build(t)
-	h := newTwoHosts(t)
-	for _, c := range []struct {
-		op, size string
-		count    int
-		qps      int
-		to       string
-	}{
+	runDirect(t, "fasr", []directCase{
 		{"write", "1MiB", 20, 1, "198.18.7.2"},
 		{"send", "64KiB", 50, 2, "[2001:db8:7::2]:18515"},
 		{"read", "256KiB", 20, 2, "198.18.7.2"},
-	} {
-		t.Run(fmt.Sprintf("%s/%sx%d/%dqps", c.op, c.size, c.count, c.qps), func(t *testing.T) {
-			srv := serveOnce(t, h.h2, bin, h.dev2)
-			code, out, errs := runIn(t, h.h1, 60*time.Second, bin, c.op, "--dev", h.dev1, "--to", c.to,
-				"--size", c.size, "--count", strconv.Itoa(c.count), "--qps", strconv.Itoa(c.qps), "--transport", "fasr", "--json")
-			if code != exitOK {
-				t.Fatalf("client exit %d\nstdout: %s\nstderr: %s\nserver: %s", code, out, errs, srv.errb.String())
-			}
-			var r report
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatalf("output is not JSON: %v\n%s", err, out)
-			}
-			t.Logf("%s %s × %d on %d QPs over fasr: %.2f Gbit/s, FCT p50 %.0f µs p99 %.0f µs, retx %d, timeouts %d; QP %d+%d B, pool %d B",
-				c.op, c.size, c.count, c.qps, r.GoodputGbps, r.FCT.P50, r.FCT.P99, r.RetxPackets, r.Timeouts,
-				r.QPContextBytes, r.QPQueueBytes, r.FaSR.SharedBytes)
-			if r.Transport != "fasr" || r.Messages != c.count || r.Corrupt != 0 || r.VerifiedBytes != int64(r.Size)*int64(c.count) ||
-				r.FaSR == nil || r.Server == nil || r.Server.FaSR == nil || r.FaSR.SharedBytes == 0 || r.QPQueueBytes == 0 {
-				t.Errorf("report %s", out)
-			}
-			if r.Drops["nic_invalid_request"]+r.Server.Drops["nic_invalid_request"] != 0 {
-				t.Errorf("invalid requests: %s", out)
-			}
-			if sc := srv.wait(t, 10*time.Second); sc != exitOK {
-				t.Errorf("server exit %d: %s", sc, srv.errb.String())
-			}
-		})
-	}
+	}, func(r *report) bool { return r.FaSR != nil && r.Server.FaSR != nil && r.FaSR.SharedBytes != 0 })
 }

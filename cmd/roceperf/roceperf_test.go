@@ -263,29 +263,28 @@ func TestDirect(t *testing.T) {
 	})
 }
 
-// TestDirectDCP runs WRITE and SEND with --transport dcp between two
-// namespaces on one veth: DCP data packets, DCP ACKs and the DCP
-// classifier on both real endpoints, every byte checked, and the DCP
-// counters and per-QP memory in both reports. (No switch trims here:
-// nic/dcp's tests trim, reorder and lose in memory.)
-func TestDirectDCP(t *testing.T) {
+// directCase is one run of a TestDirect test: count messages of size
+// by op on qps QPs from h1 to to.
+type directCase struct {
+	op, size string
+	count    int
+	qps      int
+	to       string
+}
+
+// runDirect runs each case with --transport tr between two namespaces on
+// one veth and checks what holds for every transport — the exit status,
+// the JSON, every byte verified, no invalid request, a clean server exit —
+// and, with ok, the transport's own fields of the report.
+func runDirect(t *testing.T, tr string, cases []directCase, ok func(r *report) bool) {
 	requireTools(t)
 	bin := build(t)
 	h := newTwoHosts(t)
-	for _, c := range []struct {
-		op, size string
-		count    int
-		qps      int
-		to       string
-	}{
-		{"write", "1MiB", 20, 1, "198.18.7.2"},
-		{"write", "4KiB", 200, 4, "[2001:db8:7::2]:18515"},
-		{"send", "64KiB", 50, 2, "198.18.7.2"},
-	} {
+	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%sx%d/%dqps", c.op, c.size, c.count, c.qps), func(t *testing.T) {
 			srv := serveOnce(t, h.h2, bin, h.dev2)
 			code, out, errs := runIn(t, h.h1, 60*time.Second, bin, c.op, "--dev", h.dev1, "--to", c.to,
-				"--size", c.size, "--count", strconv.Itoa(c.count), "--qps", strconv.Itoa(c.qps), "--transport", "dcp", "--json")
+				"--size", c.size, "--count", strconv.Itoa(c.count), "--qps", strconv.Itoa(c.qps), "--transport", tr, "--json")
 			if code != exitOK {
 				t.Fatalf("client exit %d\nstdout: %s\nstderr: %s\nserver: %s", code, out, errs, srv.errb.String())
 			}
@@ -293,14 +292,14 @@ func TestDirectDCP(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatalf("output is not JSON: %v\n%s", err, out)
 			}
-			t.Logf("%s %s × %d on %d QPs over dcp: %.2f Gbit/s, FCT p50 %.0f µs p99 %.0f µs, retx %d, timeouts %d; QP %d+%d B",
-				c.op, c.size, c.count, c.qps, r.GoodputGbps, r.FCT.P50, r.FCT.P99, r.RetxPackets, r.Timeouts,
+			t.Logf("%s %s × %d on %d QPs over %s: %.2f Gbit/s, FCT p50 %.0f µs p99 %.0f µs, retx %d, timeouts %d; QP %d+%d B",
+				c.op, c.size, c.count, c.qps, tr, r.GoodputGbps, r.FCT.P50, r.FCT.P99, r.RetxPackets, r.Timeouts,
 				r.QPContextBytes, r.QPQueueBytes)
-			if r.Transport != "dcp" || r.Messages != c.count || r.Corrupt != 0 || r.VerifiedBytes != int64(r.Size)*int64(c.count) ||
-				r.DCP == nil || r.Server == nil || r.Server.DCP == nil || r.DCP.TrackingBytes == 0 || r.QPQueueBytes == 0 {
+			if r.Transport != tr || r.Messages != c.count || r.Corrupt != 0 || r.VerifiedBytes != int64(r.Size)*int64(c.count) ||
+				r.Server == nil || r.QPQueueBytes == 0 || !ok(&r) {
 				t.Errorf("report %s", out)
 			}
-			if r.Drops["nic_invalid_request"]+r.Server.Drops["nic_invalid_request"] != 0 {
+			if r.Server != nil && r.Drops["nic_invalid_request"]+r.Server.Drops["nic_invalid_request"] != 0 {
 				t.Errorf("invalid requests: %s", out)
 			}
 			if sc := srv.wait(t, 10*time.Second); sc != exitOK {
@@ -310,6 +309,19 @@ func TestDirectDCP(t *testing.T) {
 	}
 }
 
+// TestDirectDCP runs WRITE and SEND with --transport dcp between two
+// namespaces on one veth: DCP data packets, DCP ACKs and the DCP
+// classifier on both real endpoints, every byte checked, and the DCP
+// counters and per-QP memory in both reports. (No switch trims here:
+// nic/dcp's tests trim, reorder and lose in memory.)
+func TestDirectDCP(t *testing.T) {
+	runDirect(t, "dcp", []directCase{
+		{"write", "1MiB", 20, 1, "198.18.7.2"},
+		{"write", "4KiB", 200, 4, "[2001:db8:7::2]:18515"},
+		{"send", "64KiB", 50, 2, "198.18.7.2"},
+	}, func(r *report) bool { return r.DCP != nil && r.Server.DCP != nil && r.DCP.TrackingBytes != 0 })
+}
+
 // TestDirectIRN runs WRITE, SEND and READ with --transport irn between
 // two namespaces on one veth: the OOO layout (a RETH in every WRITE
 // packet, a SETH in every SEND packet) and SACK ACKs on both real
@@ -317,45 +329,11 @@ func TestDirectDCP(t *testing.T) {
 // (Nothing is lost here: nic/irn's tests lose, duplicate and reorder in
 // memory.)
 func TestDirectIRN(t *testing.T) {
-	requireTools(t)
-	bin := build(t)
-	h := newTwoHosts(t)
-	for _, c := range []struct {
-		op, size string
-		count    int
-		qps      int
-		to       string
-	}{
+	runDirect(t, "irn", []directCase{
 		{"write", "1MiB", 20, 1, "198.18.7.2"},
 		{"send", "64KiB", 50, 2, "[2001:db8:7::2]:18515"},
 		{"read", "256KiB", 20, 2, "198.18.7.2"},
-	} {
-		t.Run(fmt.Sprintf("%s/%sx%d/%dqps", c.op, c.size, c.count, c.qps), func(t *testing.T) {
-			srv := serveOnce(t, h.h2, bin, h.dev2)
-			code, out, errs := runIn(t, h.h1, 60*time.Second, bin, c.op, "--dev", h.dev1, "--to", c.to,
-				"--size", c.size, "--count", strconv.Itoa(c.count), "--qps", strconv.Itoa(c.qps), "--transport", "irn", "--json")
-			if code != exitOK {
-				t.Fatalf("client exit %d\nstdout: %s\nstderr: %s\nserver: %s", code, out, errs, srv.errb.String())
-			}
-			var r report
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatalf("output is not JSON: %v\n%s", err, out)
-			}
-			t.Logf("%s %s × %d on %d QPs over irn: %.2f Gbit/s, FCT p50 %.0f µs p99 %.0f µs, retx %d, timeouts %d; QP %d+%d B",
-				c.op, c.size, c.count, c.qps, r.GoodputGbps, r.FCT.P50, r.FCT.P99, r.RetxPackets, r.Timeouts,
-				r.QPContextBytes, r.QPQueueBytes)
-			if r.Transport != "irn" || r.Messages != c.count || r.Corrupt != 0 || r.VerifiedBytes != int64(r.Size)*int64(c.count) ||
-				r.IRN == nil || r.Server == nil || r.Server.IRN == nil || r.IRN.BitmapBytes == 0 || r.QPQueueBytes == 0 {
-				t.Errorf("report %s", out)
-			}
-			if r.Drops["nic_invalid_request"]+r.Server.Drops["nic_invalid_request"] != 0 {
-				t.Errorf("invalid requests: %s", out)
-			}
-			if sc := srv.wait(t, 10*time.Second); sc != exitOK {
-				t.Errorf("server exit %d: %s", sc, srv.errb.String())
-			}
-		})
-	}
+	}, func(r *report) bool { return r.IRN != nil && r.Server.IRN != nil && r.IRN.BitmapBytes != 0 })
 }
 
 // TestThroughTord runs a WRITE from h1 to h2 through tord (h1 — sw — h2,
