@@ -255,6 +255,21 @@ func TestWatchTransitions(t *testing.T) {
 	}
 }
 
+// restartB replaces b with a fresh switch on the same wires and returns
+// the PSNs its host will receive.
+func (r *rig) restartB(cfg Config) *[]uint32 {
+	r.b = newSide(r.t, cfg, 0xb, 16384)
+	r.a.link.OnTransmit = func(f []byte) { r.b.link.Inject(f) }
+	r.b.link.OnTransmit = func(f []byte) { r.a.link.Inject(f) }
+	got := new([]uint32)
+	var meta rocev2.Meta
+	r.b.host.OnTransmit = func(f []byte) {
+		rocev2.Classifier{}.Classify(f, &meta)
+		*got = append(*got, uint32(meta.PSN))
+	}
+	return got
+}
+
 // A receiver that restarts while its neighbour keeps numbering starts
 // from the neighbour's position: nothing before it counts as lost, no
 // ackNoTimeout skips it, and the sender's copies drain.
@@ -265,19 +280,10 @@ func TestReceiverRestart(t *testing.T) {
 			r := newRig(t, cfg)
 			r.send(0, 1000, 200)
 			r.run(1e6)
-			// b restarts: fresh state, same wires.
-			r.b = newSide(t, cfg, 0xb, 16384)
-			r.a.link.OnTransmit = func(f []byte) { r.b.link.Inject(f) }
-			r.b.link.OnTransmit = func(f []byte) { r.a.link.Inject(f) }
-			var got []uint32
-			var meta rocev2.Meta
-			r.b.host.OnTransmit = func(f []byte) {
-				rocev2.Classifier{}.Classify(f, &meta)
-				got = append(got, uint32(meta.PSN))
-			}
+			got := r.restartB(cfg)
 			r.send(1000, 100, 200)
 			r.run(2e6)
-			inOrder(t, got, 1000, 100)
+			inOrder(t, *got, 1000, 100)
 			a, b := r.stats(&r.a), r.stats(&r.b)
 			if b.Resyncs != 1 || b.LossesDetected != 0 || b.Skipped != 0 || b.NoticesSent != 0 {
 				t.Errorf("restarted receiver: resyncs %d, lost %d, skipped %d, notices %d; want 1, 0, 0, 0",
@@ -302,19 +308,11 @@ func TestReceiverRestartNear(t *testing.T) {
 			r := newRig(t, cfg)
 			r.send(0, 100, 200)
 			r.run(1e6)
-			r.b = newSide(t, cfg, 0xb, 16384)
-			r.a.link.OnTransmit = func(f []byte) { r.b.link.Inject(f) }
-			r.b.link.OnTransmit = func(f []byte) { r.a.link.Inject(f) }
-			var got []uint32
-			var meta rocev2.Meta
-			r.b.host.OnTransmit = func(f []byte) {
-				rocev2.Classifier{}.Classify(f, &meta)
-				got = append(got, uint32(meta.PSN))
-			}
+			got := r.restartB(cfg)
 			start := r.now
 			r.send(100, 100, 200)
 			r.run(2e6)
-			inOrder(t, got, 100, 100)
+			inOrder(t, *got, 100, 100)
 			a, b := r.stats(&r.a), r.stats(&r.b)
 			if a.SkipsSent == 0 || b.SkipsReceived == 0 || b.ResyncSkipped != 100 || b.Skipped != 0 || b.AckTimeouts != 0 {
 				t.Errorf("skips sent %d, received %d, resync-skipped %d, skipped %d, ackNo timeouts %d; want some, some, 100, 0, 0",
