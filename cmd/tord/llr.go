@@ -3,7 +3,6 @@ package main
 import (
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -217,9 +216,8 @@ type llrStatus struct {
 }
 
 // llrHandler serves the admin API's /api/v1/llr: GET lists the protected ports;
-// POST /llr?port=NAME&state=on|off|auto pins the port's sender on or
-// off, or hands it back to the neighbour's monitor (on=true|false is
-// the older spelling of state).
+// POST ?port=NAME&state=on|off|auto pins the port's sender on or
+// off, or hands it back to the neighbour's monitor.
 func llrHandler(ports []string, stage *llr.Stage, mon *llr.Monitor) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -232,11 +230,6 @@ func llrHandler(ports []string, stage *llr.Stage, mon *llr.Monitor) http.Handler
 				return
 			}
 			state := q.Get("state")
-			if on := q.Get("on"); state == "" && on != "" {
-				if b, err := strconv.ParseBool(on); err == nil {
-					state = map[bool]string{true: "on", false: "off"}[b]
-				}
-			}
 			switch state {
 			case "on", "off":
 				stage.SetActive(i, state == "on")

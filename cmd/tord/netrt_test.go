@@ -117,8 +117,8 @@ func TestLLRHandler(t *testing.T) {
 	if code, _ := get("DELETE", "?port=up"); code != http.StatusMethodNotAllowed {
 		t.Errorf("DELETE: %d", code)
 	}
-	if code, out := get("POST", "?port=up&on=false"); code != 200 || out[0].Active || !out[0].Pinned {
-		t.Fatalf("POST on=false: %d %+v", code, out)
+	if code, out := get("POST", "?port=up&state=off"); code != 200 || out[0].Active || !out[0].Pinned {
+		t.Fatalf("POST off: %d %+v", code, out)
 	}
 	if code, out := get("POST", "?port=up&state=auto"); code != 200 || out[0].Active || out[0].Pinned {
 		t.Fatalf("POST auto: %d %+v", code, out)
