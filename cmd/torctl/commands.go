@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"rocetor/cmd/tord/api"
 )
 
 // commands are torctl's commands by name.
@@ -41,16 +43,7 @@ func statusCmd(c *client, args []string) error {
 	if err := noArgs("status", args); err != nil {
 		return err
 	}
-	var s struct {
-		Version       string   `json:"version"`
-		UptimeSeconds float64  `json:"uptime_seconds"`
-		Ports         []string `json:"ports"`
-		Workers       int      `json:"workers"`
-		Poll          string   `json:"poll"`
-		Stages        []string `json:"stages"`
-		LogLevel      string   `json:"log_level"`
-		ConfigFile    string   `json:"config_file"`
-	}
+	var s api.Status
 	if err := c.do("GET", "/api/v1/status", nil, &s); err != nil || c.json {
 		return err
 	}
@@ -76,19 +69,7 @@ func portsCmd(c *client, args []string) error {
 	if err := noArgs("ports", args); err != nil {
 		return err
 	}
-	var ps []struct {
-		Name      string `json:"name"`
-		XDPMode   string `json:"xdp_mode"`
-		ZeroCopy  bool   `json:"zero_copy"`
-		RxPackets uint64 `json:"rx_packets"`
-		RxBytes   uint64 `json:"rx_bytes"`
-		TxPackets uint64 `json:"tx_packets"`
-		TxBytes   uint64 `json:"tx_bytes"`
-		PFCRx     uint64 `json:"pfc_rx"`
-		PFCTx     uint64 `json:"pfc_tx"`
-		RxDropped uint64 `json:"rx_ring_dropped"`
-		TxRefused uint64 `json:"tx_refused"`
-	}
+	var ps []api.Port
 	if err := c.do("GET", "/api/v1/ports", nil, &ps); err != nil || c.json {
 		return err
 	}
@@ -113,18 +94,7 @@ func queuesCmd(c *client, args []string) error {
 	if len(args) == 1 {
 		q = url.Values{"port": {args[0]}}
 	}
-	var qs []struct {
-		Port          string `json:"port"`
-		Queue         string `json:"queue"`
-		DepthBytes    int    `json:"depth_bytes"`
-		DepthPackets  int    `json:"depth_packets"`
-		LimitBytes    int    `json:"limit_bytes"`
-		MaxDepthBytes int    `json:"max_depth_bytes"`
-		Paused        bool   `json:"paused"`
-		Enqueued      uint64 `json:"enqueued"`
-		Dequeued      uint64 `json:"dequeued"`
-		Drops         uint64 `json:"drops"`
-	}
+	var qs []api.Queue
 	if err := c.do("GET", "/api/v1/queues", q, &qs); err != nil || c.json {
 		return err
 	}
@@ -141,17 +111,7 @@ func workersCmd(c *client, args []string) error {
 	if err := noArgs("workers", args); err != nil {
 		return err
 	}
-	var ws []struct {
-		Worker      int      `json:"worker"`
-		BusyPolls   uint64   `json:"busy_polls"`
-		IdlePolls   uint64   `json:"idle_polls"`
-		Sleeps      uint64   `json:"sleeps"`
-		BusyRatio   float64  `json:"busy_ratio"`
-		FramesInUse int      `json:"frames_in_use"`
-		Frames      int      `json:"frames"`
-		Timers      int      `json:"timers"`
-		Batches     []uint64 `json:"batches"`
-	}
+	var ws []api.Worker
 	if err := c.do("GET", "/api/v1/workers", nil, &ws); err != nil || c.json {
 		return err
 	}
@@ -163,20 +123,12 @@ func workersCmd(c *client, args []string) error {
 			b = append(b, strconv.FormatUint(n, 10))
 		}
 		fmt.Fprintf(t, "%d\t%d\t%d\t%d\t%.1f%%\t%d/%d\t%d\t%s\n", w.Worker, w.BusyPolls, w.IdlePolls, w.Sleeps, 100*w.BusyRatio,
-			w.FramesInUse, w.Frames, w.Timers, strings.Join(b, "|"))
+			w.FramesUsed, w.Frames, w.Timers, strings.Join(b, "|"))
 	}
 	return t.Flush()
 }
 
-type stageView struct {
-	Name      string          `json:"name"`
-	Calls     uint64          `json:"calls"`
-	Packets   uint64          `json:"packets"`
-	MeanBatch float64         `json:"mean_batch"`
-	Ports     map[string]bool `json:"ports"`
-}
-
-func printStages(c *client, ss []stageView) error {
+func printStages(c *client, ss []api.Stage) error {
 	t := c.table()
 	fmt.Fprintln(t, "STAGE\tCALLS\tPACKETS\tMEAN BATCH\tPORTS")
 	for _, s := range ss {
@@ -194,7 +146,7 @@ func stagesCmd(c *client, args []string) error {
 	if err := noArgs("stages", args); err != nil {
 		return err
 	}
-	var ss []stageView
+	var ss []api.Stage
 	if err := c.do("GET", "/api/v1/stages", nil, &ss); err != nil || c.json {
 		return err
 	}
@@ -205,7 +157,7 @@ func stageCmd(c *client, args []string) error {
 	if len(args) != 3 || (args[0] != "on" && args[0] != "off") {
 		return fmt.Errorf("%w: stage on|off STAGE PORT", errUsage)
 	}
-	var ss []stageView
+	var ss []api.Stage
 	path := "/api/v1/stages/" + url.PathEscape(args[1]) + "/ports/" + url.PathEscape(args[2])
 	if err := c.do("POST", path, url.Values{"state": {args[0]}}, &ss); err != nil || c.json {
 		return err
@@ -245,17 +197,7 @@ func flowsCmd(c *client, args []string) error {
 		}
 		q = url.Values{"n": {args[0]}}
 	}
-	var fs []struct {
-		Port      string `json:"port"`
-		Src       string `json:"src"`
-		Dst       string `json:"dst"`
-		QP        uint32 `json:"qp"`
-		State     string `json:"state"`
-		EPSN      uint32 `json:"epsn"`
-		Held      int    `json:"held_packets"`
-		HeldBytes int    `json:"held_bytes"`
-		Requests  int    `json:"requests"`
-	}
+	var fs []api.Flow
 	if err := c.do("GET", "/api/v1/flows", q, &fs); err != nil || c.json {
 		return err
 	}
@@ -268,9 +210,7 @@ func flowsCmd(c *client, args []string) error {
 }
 
 func logLevelCmd(c *client, args []string) error {
-	var p struct {
-		LogLevel string `json:"log_level"`
-	}
+	var p api.Params
 	var err error
 	switch len(args) {
 	case 0:
@@ -292,9 +232,7 @@ func reloadCmd(c *client, args []string) error {
 	if err := noArgs("reload", args); err != nil {
 		return err
 	}
-	var r struct {
-		Applied []string `json:"applied"`
-	}
+	var r api.Reload
 	if err := c.do("POST", "/api/v1/reload", nil, &r); err != nil || c.json {
 		return err
 	}

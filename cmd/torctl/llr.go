@@ -4,33 +4,15 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-)
 
-// llrPort is one protected port as tord's GET /llr shows it.
-type llrPort struct {
-	Port          string  `json:"port"`
-	Active        bool    `json:"active"`
-	Pinned        bool    `json:"pinned"`
-	Mode          string  `json:"mode"`
-	Protected     uint64  `json:"protected_packets"`
-	Watched       uint64  `json:"watched_packets"`
-	Copies        uint64  `json:"copies"`
-	Retransmitted uint64  `json:"retransmitted"`
-	MeasuredLoss  float64 `json:"measured_loss"`
-	EffectiveLoss float64 `json:"effective_loss"`
-	NeighbourLoss float64 `json:"neighbour_loss"`
-	Monitor       *struct {
-		Loss       float64 `json:"loss"`
-		Corrupting bool    `json:"corrupting"`
-		Requests   uint64  `json:"requests"`
-	} `json:"monitor"`
-}
+	"rocetor/cmd/tord/api"
+)
 
 func llrCmd(c *client, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: llr needs status, on, off or auto", errUsage)
 	}
-	var ports []llrPort
+	var ports []api.LLRPort
 	switch verb := args[0]; verb {
 	case "status":
 		if len(args) > 2 {
@@ -40,7 +22,7 @@ func llrCmd(c *client, args []string) error {
 			return err
 		}
 		if len(args) == 2 {
-			var one []llrPort
+			var one []api.LLRPort
 			for _, p := range ports {
 				if p.Port == args[1] {
 					one = append(one, p)

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"rocetor/cmd/tord/api"
 	"rocetor/dataplane"
 	"rocetor/tor/impair"
 )
@@ -118,7 +119,7 @@ func (a *admin) config() *Config { return a.cfg.Load() }
 func fail(w http.ResponseWriter, code int, format string, args ...any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf(format, args...)})
+	json.NewEncoder(w).Encode(api.Error{Error: fmt.Sprintf(format, args...)})
 }
 
 func reply(w http.ResponseWriter, v any) {
@@ -136,20 +137,9 @@ func (a *admin) portIndex(w http.ResponseWriter, name string) (int, bool) {
 	return -1, false
 }
 
-type statusView struct {
-	Version       string   `json:"version"`
-	UptimeSeconds float64  `json:"uptime_seconds"`
-	Ports         []string `json:"ports"`
-	Workers       int      `json:"workers"`
-	Poll          string   `json:"poll"`
-	Stages        []string `json:"stages"`
-	LogLevel      string   `json:"log_level"`
-	ConfigFile    string   `json:"config_file,omitempty"`
-}
-
 func (a *admin) status(w http.ResponseWriter, _ *http.Request) {
 	c := a.config()
-	reply(w, statusView{Version: version(), UptimeSeconds: time.Since(a.started).Seconds(), Ports: c.Ports, Workers: c.Workers,
+	reply(w, api.Status{Version: version(), UptimeSeconds: time.Since(a.started).Seconds(), Ports: c.Ports, Workers: c.Workers,
 		Poll: c.Poll, Stages: a.sw.StageNames(), LogLevel: a.level.Level().String(), ConfigFile: c.File})
 }
 
@@ -161,26 +151,11 @@ func (a *admin) snapshots() []dataplane.Snapshot {
 	return out
 }
 
-type portView struct {
-	Name      string `json:"name"`
-	Index     int    `json:"index"`
-	XDPMode   string `json:"xdp_mode"`
-	ZeroCopy  bool   `json:"zero_copy"`
-	RxPackets uint64 `json:"rx_packets"`
-	RxBytes   uint64 `json:"rx_bytes"`
-	TxPackets uint64 `json:"tx_packets"`
-	TxBytes   uint64 `json:"tx_bytes"`
-	PFCRx     uint64 `json:"pfc_rx"`
-	PFCTx     uint64 `json:"pfc_tx"`
-	RxDropped uint64 `json:"rx_ring_dropped"` // the kernel found no room in the rx ring
-	TxRefused uint64 `json:"tx_refused"`
-}
-
 func (a *admin) ports(w http.ResponseWriter, _ *http.Request) {
 	snaps := a.snapshots()
-	out := []portView{}
+	out := []api.Port{}
 	for i, name := range a.config().Ports {
-		v := portView{Name: name, Index: i}
+		v := api.Port{Name: name, Index: i}
 		if i < len(a.sw.modes) {
 			v.XDPMode = a.sw.modes[i].String()
 		}
@@ -204,19 +179,6 @@ func (a *admin) ports(w http.ResponseWriter, _ *http.Request) {
 	reply(w, out)
 }
 
-type queueView struct {
-	Port          string `json:"port"`
-	Queue         string `json:"queue"`
-	DepthBytes    int    `json:"depth_bytes"`
-	DepthPackets  int    `json:"depth_packets"`
-	LimitBytes    int    `json:"limit_bytes"`
-	MaxDepthBytes int    `json:"max_depth_bytes"`
-	Paused        bool   `json:"paused"`
-	Enqueued      uint64 `json:"enqueued"`
-	Dequeued      uint64 `json:"dequeued"`
-	Drops         uint64 `json:"drops"`
-}
-
 func (a *admin) queues(w http.ResponseWriter, r *http.Request) {
 	snaps := a.snapshots()
 	only := r.URL.Query().Get("port")
@@ -225,19 +187,19 @@ func (a *admin) queues(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out := []queueView{}
+	out := []api.Queue{}
 	for i, name := range a.config().Ports {
 		if only != "" && name != only {
 			continue
 		}
-		var qs []queueView
+		var qs []api.Queue
 		for _, s := range snaps {
 			if i >= len(s.Queues) {
 				continue
 			}
 			for k, q := range s.Queues[i] {
 				if k == len(qs) {
-					qs = append(qs, queueView{Port: name, Queue: q.Name})
+					qs = append(qs, api.Queue{Port: name, Queue: q.Name})
 				}
 				v := &qs[k]
 				v.DepthBytes += q.DepthBytes
@@ -255,25 +217,11 @@ func (a *admin) queues(w http.ResponseWriter, r *http.Request) {
 	reply(w, out)
 }
 
-type workerView struct {
-	Worker     int     `json:"worker"`
-	BusyPolls  uint64  `json:"busy_polls"`
-	IdlePolls  uint64  `json:"idle_polls"`
-	Sleeps     uint64  `json:"sleeps"`
-	BusyRatio  float64 `json:"busy_ratio"` // loops that moved something over all loops
-	FramesUsed int     `json:"frames_in_use"`
-	Frames     int     `json:"frames"`
-	Timers     int     `json:"timers"`
-	// Batches counts received batches by size: bucket k holds 2^k to
-	// 2^(k+1)−1 packets.
-	Batches [dataplane.HistBuckets]uint64 `json:"batches"`
-}
-
 func (a *admin) workers(w http.ResponseWriter, _ *http.Request) {
-	out := []workerView{}
+	out := []api.Worker{}
 	for _, s := range a.snapshots() {
-		v := workerView{Worker: s.Worker, BusyPolls: s.BusyPolls, IdlePolls: s.IdlePolls, Sleeps: s.Sleeps,
-			FramesUsed: s.FramesUse, Frames: s.Frames, Timers: s.Timers, Batches: s.Batches}
+		v := api.Worker{Worker: s.Worker, BusyPolls: s.BusyPolls, IdlePolls: s.IdlePolls, Sleeps: s.Sleeps,
+			FramesUsed: s.FramesUse, Frames: s.Frames, Timers: s.Timers, Batches: s.Batches[:]}
 		if n := s.BusyPolls + s.IdlePolls; n > 0 {
 			v.BusyRatio = float64(s.BusyPolls) / float64(n)
 		}
@@ -282,19 +230,9 @@ func (a *admin) workers(w http.ResponseWriter, _ *http.Request) {
 	reply(w, out)
 }
 
-type stageView struct {
-	Name      string  `json:"name"`
-	Calls     uint64  `json:"calls"`
-	Packets   uint64  `json:"packets"`
-	MeanBatch float64 `json:"mean_batch"`
-	// Ports says, for stages that can be switched per port (trim,
-	// impair), whether each port has the stage on.
-	Ports map[string]bool `json:"ports,omitempty"`
-}
-
 func (a *admin) stages(w http.ResponseWriter, _ *http.Request) {
 	names := a.sw.StageNames()
-	out := make([]stageView, len(names))
+	out := make([]api.Stage, len(names))
 	for i, n := range names {
 		out[i].Name = n
 		if t := a.toggles(n); t != nil {
@@ -416,14 +354,9 @@ func (a *admin) flows(w http.ResponseWriter, r *http.Request) {
 	reply(w, fs)
 }
 
-// paramsView are the parameters safe to change while tord runs.
-type paramsView struct {
-	LogLevel string `json:"log_level"`
-}
-
 func (a *admin) params(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPut {
-		var p paramsView
+		var p api.Params
 		d := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 		d.DisallowUnknownFields()
 		if err := d.Decode(&p); err != nil {
@@ -438,7 +371,7 @@ func (a *admin) params(w http.ResponseWriter, r *http.Request) {
 			a.log.Info("log level changed", zap.String("level", p.LogLevel))
 		}
 	}
-	reply(w, paramsView{LogLevel: a.level.Level().String()})
+	reply(w, api.Params{LogLevel: a.level.Level().String()})
 }
 
 // errRestart marks a reload whose changes need a restart.

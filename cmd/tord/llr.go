@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vishvananda/netlink"
 
+	"rocetor/cmd/tord/api"
 	"rocetor/dataplane"
 	"rocetor/tor/llr"
 )
@@ -198,23 +199,6 @@ func (c *llrCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// llrStatus is one protected port as GET /llr shows it.
-type llrStatus struct {
-	Port          string  `json:"port"`
-	Active        bool    `json:"active"`
-	Pinned        bool    `json:"pinned"` // an operator's override holds the sender
-	Mode          string  `json:"mode"`
-	Protected     uint64  `json:"protected_packets"`
-	Watched       uint64  `json:"watched_packets"`
-	Copies        uint64  `json:"copies"`
-	Retransmitted uint64  `json:"retransmitted"`
-	MeasuredLoss  float64 `json:"measured_loss"`  // incoming, over tord's life
-	EffectiveLoss float64 `json:"effective_loss"` // incoming, left after recovery
-	NeighbourLoss float64 `json:"neighbour_loss"` // outgoing, as the neighbour's monitor reported it
-	// Monitor is the corruption monitor's view of the incoming link.
-	Monitor *llr.MonitorStatus `json:"monitor,omitempty"`
-}
-
 // llrHandler serves the admin API's /api/v1/llr: GET lists the protected ports;
 // POST ?port=NAME&state=on|off|auto pins the port's sender on or
 // off, or hands it back to the neighbour's monitor.
@@ -248,13 +232,13 @@ func llrHandler(ports []string, stage *llr.Stage, mon *llr.Monitor) http.Handler
 			mons = mon.Status()
 		}
 		st := stage.Snapshot()
-		out := []llrStatus{}
+		out := []api.LLRPort{}
 		for i, name := range ports {
 			if !stage.Protected(i) {
 				continue
 			}
 			p := &st.Ports[i]
-			s := llrStatus{Port: name, Active: stage.Active(i), Pinned: stage.Pinned(i), Mode: stage.Config().Mode.String(),
+			s := api.LLRPort{Port: name, Active: stage.Active(i), Pinned: stage.Pinned(i), Mode: stage.Config().Mode.String(),
 				Protected: p.Protected, Watched: p.Watched, Copies: p.Copies, Retransmitted: p.Retransmitted,
 				MeasuredLoss: p.MeasuredLoss(), EffectiveLoss: p.EffectiveLoss(), NeighbourLoss: stage.NeighbourLoss(i)}
 			for j := range mons {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"rocetor/cmd/tord/api"
 	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/tor/fwd"
@@ -124,29 +125,15 @@ func (n *NetRTConfig) stageConfig(ports []string, fib *fwd.FIB) (netrt.Config, e
 	return c, c.Validate()
 }
 
-// flowView is one busy flow as the admin API shows it.
-type flowView struct {
-	Worker    int    `json:"worker"`
-	Src       string `json:"src"`
-	Dst       string `json:"dst"`
-	QP        uint32 `json:"qp"`
-	State     string `json:"state"`
-	Port      string `json:"port"` // the host port its packets leave by
-	EPSN      uint32 `json:"epsn"`
-	Held      int    `json:"held_packets"`
-	HeldBytes int    `json:"held_bytes"`
-	Requests  int    `json:"requests"` // sent for the current ePSN
-}
-
 var stateNames = [...]string{netrt.Ordered: "ordered", netrt.ReTx: "retx", netrt.Waiting: "waiting"}
 
 // busiestFlows lists every worker's busiest flows (tor/netrt
 // DstToR.Busiest), most held bytes first.
-func busiestFlows(ports []string, dsts []*netrt.DstToR) []flowView {
-	out := []flowView{}
+func busiestFlows(ports []string, dsts []*netrt.DstToR) []api.Flow {
+	out := []api.Flow{}
 	for w, d := range dsts {
 		for _, f := range d.Busiest() {
-			v := flowView{Worker: w, Src: netip.AddrFrom16(f.Key.Src).Unmap().String(),
+			v := api.Flow{Worker: w, Src: netip.AddrFrom16(f.Key.Src).Unmap().String(),
 				Dst: netip.AddrFrom16(f.Key.Dst).Unmap().String(), QP: f.Key.QP, State: "unknown",
 				EPSN: uint32(f.EPSN), Held: f.Held, HeldBytes: f.HeldBytes, Requests: f.Requests}
 			if int(f.State) < len(stateNames) {
@@ -158,6 +145,6 @@ func busiestFlows(ports []string, dsts []*netrt.DstToR) []flowView {
 			out = append(out, v)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b flowView) int { return b.HeldBytes - a.HeldBytes })
+	slices.SortStableFunc(out, func(a, b api.Flow) int { return b.HeldBytes - a.HeldBytes })
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"rocetor/cmd/tord/api"
 	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
@@ -88,10 +89,10 @@ func TestLLRHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := llrHandler([]string{"h1", "up"}, stage, mon)
-	get := func(method, query string) (int, []llrStatus) {
+	get := func(method, query string) (int, []api.LLRPort) {
 		rec := httptest.NewRecorder()
 		h(rec, httptest.NewRequest(method, "/llr"+query, nil))
-		var out []llrStatus
+		var out []api.LLRPort
 		if rec.Code == http.StatusOK {
 			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 				t.Fatal(err)

@@ -10,16 +10,13 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"rocetor/cmd/tord/api"
 )
 
 // liveFields are the top-level configuration fields a reload applies to
 // the running switch; a change to any other needs a restart.
 var liveFields = []string{"log_level", "impair"}
-
-// reloadResult is what a reload did.
-type reloadResult struct {
-	Applied []string `json:"applied"` // fields that changed and took effect
-}
 
 // changedFields names the top-level fields (by YAML key) that differ
 // between two configurations.
@@ -44,15 +41,15 @@ func changedFields(old, cur *Config) []string {
 // and the impair rules. A file that does not validate, or that changes a
 // field that needs a restart, is refused whole: the running
 // configuration stays.
-func (a *admin) doReload() (reloadResult, error) {
+func (a *admin) doReload() (api.Reload, error) {
 	a.reloads.Lock()
 	defer a.reloads.Unlock()
 	if a.reload == nil {
-		return reloadResult{}, errors.New("reload is not available")
+		return api.Reload{}, errors.New("reload is not available")
 	}
 	cur, err := a.reload()
 	if err != nil {
-		return reloadResult{}, err
+		return api.Reload{}, err
 	}
 	old := a.config()
 	changed := changedFields(old, &cur)
@@ -68,18 +65,18 @@ func (a *admin) doReload() (reloadResult, error) {
 		restart = append(restart, "impair (tord started without rules)")
 	}
 	if len(restart) > 0 {
-		return reloadResult{}, fmt.Errorf("%w: %s changed; nothing was applied", errRestart, strings.Join(restart, ", "))
+		return api.Reload{}, fmt.Errorf("%w: %s changed; nothing was applied", errRestart, strings.Join(restart, ", "))
 	}
-	res := reloadResult{Applied: []string{}}
+	res := api.Reload{Applied: []string{}}
 	if slices.Contains(changed, "impair") && a.sw.impair != nil {
 		if err := a.sw.impair.Update(cur.Impair); err != nil {
-			return reloadResult{}, err
+			return api.Reload{}, err
 		}
 		res.Applied = append(res.Applied, "impair")
 	}
 	if slices.Contains(changed, "log_level") {
 		if err := a.level.UnmarshalText([]byte(cur.LogLevel)); err != nil {
-			return reloadResult{}, err
+			return api.Reload{}, err
 		}
 		res.Applied = append(res.Applied, "log_level")
 	}
