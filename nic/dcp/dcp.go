@@ -234,11 +234,7 @@ func (t *Transport) rxOf(i int) []rxMsg { return t.rx[i*int(t.w) : (i+1)*int(t.w
 
 // rto returns the timeout in force for s.
 func (t *Transport) rto(s *qstate) int64 {
-	d := t.cfg.RTO << s.backoff
-	if d > t.cfg.MaxRTO || d <= 0 {
-		d = t.cfg.MaxRTO
-	}
-	return d
+	return nic.Backoff(t.cfg.RTO, s.backoff, t.cfg.MaxRTO)
 }
 
 // Decorate implements nic.Decorator: every request is a DCP data packet

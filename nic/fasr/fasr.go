@@ -68,13 +68,12 @@ type Transport struct {
 // side needs lives in its SR state unit, to which tx and rx point.
 type qstate struct {
 	// requester
-	rtxNext psn.PSN // retransmission cursor: the PSNs in [rtxNext, rtxEnd) not known
-	rtxEnd  psn.PSN // to have arrived go before new data
-	smsn    psn.PSN // MSN of the next message to start (its SSN is assigned then)
-	sssn    uint32  // SSN of the next SEND to start
-	tx      uint16  // SR state unit, or none
-	retries uint8   // expiries since the last progress
-	backoff uint8   // RTO doublings in force
+	rtxNext psn.PSN       // retransmission cursor: the PSNs in [rtxNext, rtxEnd) not known
+	rtxEnd  psn.PSN       // to have arrived go before new data
+	order   nic.SendOrder // SENDs numbered as they start
+	tx      uint16        // SR state unit, or none
+	retries uint8         // expiries since the last progress
+	backoff uint8         // RTO doublings in force
 	tflags  uint8
 
 	// responder
@@ -291,11 +290,7 @@ func (t *Transport) fail(c *nic.Ctx, q *nic.QP, st nic.Status) {
 
 // rto returns the timeout in force for s.
 func (t *Transport) rto(s *qstate) int64 {
-	d := t.cfg.RTO << s.backoff
-	if d > t.cfg.MaxRTO || d <= 0 {
-		d = t.cfg.MaxRTO
-	}
-	return d
+	return nic.Backoff(t.cfg.RTO, s.backoff, t.cfg.MaxRTO)
 }
 
 // Decorate implements nic.Decorator: every request uses the OOO layout
@@ -306,19 +301,7 @@ func (t *Transport) rto(s *qstate) int64 {
 func (t *Transport) Decorate(q *nic.QP, r *nic.Request, sp *rocev2.Spec) {
 	i := q.Index()
 	s := &t.qs[i]
-	msn := psn.New(r.MSN)
-	slot := &t.ssn[i][uint32(msn)&(t.tab-1)]
-	if msn == s.smsn && r.Index == 0 {
-		if r.Op == nic.OpSend {
-			*slot = s.sssn
-			s.sssn = (s.sssn + 1) & psn.Mask
-		}
-		s.smsn = s.smsn.Add(1)
-	}
-	sp.OOO = true
-	if r.Op == nic.OpSend {
-		sp.SSN, sp.PktIndex = *slot, uint32(r.Index)
-	}
+	s.order.Decorate(t.ssn[i], r, sp)
 }
 
 // DecorateAck implements nic.AckDecorator: the cumulative ACK is RCV-NXT

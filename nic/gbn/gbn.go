@@ -94,11 +94,7 @@ func (t *Transport) Open(q *nic.QP) { t.st[q.Index()] = state{send: q.Una()} }
 
 // rto returns the timeout in force for s.
 func (t *Transport) rto(s *state) int64 {
-	d := t.cfg.RTO << s.backoff
-	if d > t.cfg.MaxRTO || d <= 0 {
-		d = t.cfg.MaxRTO
-	}
-	return d
+	return nic.Backoff(t.cfg.RTO, s.backoff, t.cfg.MaxRTO)
 }
 
 // Next implements nic.Transport: send the PSN after the last one sent,

@@ -94,18 +94,17 @@ const (
 // qstate is a QP's scalar state, both sides: 72 bytes.
 type qstate struct {
 	// requester
-	next    psn.PSN // next new PSN
-	cum     psn.PSN // the responder's expected PSN, as last acknowledged (≥ Una)
-	high    psn.PSN // one past the highest selectively acknowledged PSN (meaningful when above cum)
-	rtx     psn.PSN // loss recovery: the next PSN to consider for retransmission
-	recSeq  psn.PSN // loss recovery: the last new packet sent before entering it
-	smsn    psn.PSN // MSN of the next message to start (SSNs are assigned then)
-	ssn     uint32  // SSN of the next SEND to start
-	t0      int64   // the timer's base: last progress, or the first send after a quiet spell
-	w       uint32  // BDP-FC cap in packets
-	retries uint8   // expiries since the last progress
-	backoff uint8   // RTO doublings in force
-	flags   uint8   // fRecovery, …
+	next    psn.PSN       // next new PSN
+	cum     psn.PSN       // the responder's expected PSN, as last acknowledged (≥ Una)
+	high    psn.PSN       // one past the highest selectively acknowledged PSN (meaningful when above cum)
+	rtx     psn.PSN       // loss recovery: the next PSN to consider for retransmission
+	recSeq  psn.PSN       // loss recovery: the last new packet sent before entering it
+	order   nic.SendOrder // SENDs numbered as they start
+	t0      int64         // the timer's base: last progress, or the first send after a quiet spell
+	w       uint32        // BDP-FC cap in packets
+	retries uint8         // expiries since the last progress
+	backoff uint8         // RTO doublings in force
+	flags   uint8         // fRecovery, …
 
 	// responder
 	sinceAck uint16  // in-order packets since the last ACK asked for
@@ -304,11 +303,7 @@ func (t *Transport) rto(q *nic.QP, s *qstate) int64 {
 	if q.SndMax().Diff(q.Una()) <= t.cfg.N {
 		d = t.cfg.RTOLow
 	}
-	d <<= s.backoff
-	if d > t.cfg.MaxRTO || d <= 0 {
-		d = t.cfg.MaxRTO
-	}
-	return d
+	return nic.Backoff(d, s.backoff, t.cfg.MaxRTO)
 }
 
 // arm sets q's timer to its base plus the timeout in force, or stops it
@@ -338,21 +333,7 @@ func (t *Transport) progress(c *nic.Ctx, q *nic.QP, s *qstate) {
 func (t *Transport) Decorate(q *nic.QP, r *nic.Request, sp *rocev2.Spec) {
 	i := q.Index()
 	s := &t.st[i]
-	msn := psn.New(r.MSN)
-	slot := &t.ssn[i][uint32(msn)&(t.tab-1)]
-	if msn == s.smsn && r.Index == 0 {
-		// The message's first transmission: SENDs are numbered in the
-		// order they start, which is the order of the receives they take.
-		if r.Op == nic.OpSend {
-			*slot = s.ssn
-			s.ssn = (s.ssn + 1) & psn.Mask
-		}
-		s.smsn = s.smsn.Add(1)
-	}
-	sp.OOO = true
-	if r.Op == nic.OpSend {
-		sp.SSN, sp.PktIndex = *slot, uint32(r.Index)
-	}
+	s.order.Decorate(t.ssn[i], r, sp)
 	if r.Retransmit || sp.PSN.Add(1).Diff(q.Una()) >= int(s.w) {
 		sp.AckReq = true
 	}
