@@ -56,14 +56,20 @@ func (c *Ctx) Egress(i int) *Egress { return c.w.egress[i] }
 // frame they rewrote.
 func (c *Ctx) Classifier() rocev2.Classifier { return c.w.cfg.Classifier }
 
-// Emit queues a packet the stage owns (one it took earlier or built) on
-// port p.Out, queue p.Queue. It returns false when the queue refused it;
-// the frame has then been freed and the drop counted.
+// Emit sends a packet the stage owns (one it took earlier or built)
+// toward port p.Out, queue p.Queue, through the stages after the calling
+// one, as if it had left the calling stage in a batch: a NetRT
+// retransmission meets trimming and is numbered by llr like any frame
+// bound for that queue. The frame is classified again first (stages need
+// not fill Meta for frames they build). Emit returns false when a later
+// stage dropped the packet or its queue refused it; the frame has then
+// been freed and the drop counted. It returns true when the packet was
+// queued or a later stage took it.
 func (c *Ctx) Emit(p *Packet) bool {
 	if cp := c.w.cap; cp != nil && cp.Point == CaptureStage && cp.Stage == int(c.stage) && int(p.Out) == cp.Port {
 		cp.add(c.w.mem.Frame(p))
 	}
-	return c.w.enqueue(p)
+	return c.w.emit(c.stage, p)
 }
 
 // Discard frees a frame the stage owns and counts the drop under r.

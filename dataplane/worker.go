@@ -94,10 +94,14 @@ type Worker struct {
 	timers *Timers
 	clock  func() int64
 	batch  Batch
-	out    [BatchSize]Packet
-	ctx    Ctx
-	st     workerStats
-	pfd    []unix.PollFd
+	// emitted[s] is the one-packet batch in which a frame stage s emits
+	// meets the stages after s. One per stage, because a later stage may
+	// emit in turn while its Process runs on an earlier stage's batch.
+	emitted []Batch
+	out     [BatchSize]Packet
+	ctx     Ctx
+	st      workerStats
+	pfd     []unix.PollFd
 
 	lastPub int64
 	pubMu   sync.Mutex
@@ -157,6 +161,7 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 			w.pfd = append(w.pfd, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 		}
 	}
+	w.emitted = make([]Batch, len(c.Stages))
 	w.st.Ports = make([]PortCounters, len(c.Ports))
 	w.st.Stages = make([]StageCounters, len(c.Stages))
 	w.ctx = Ctx{Mem: w.mem, w: w}
@@ -185,15 +190,7 @@ func (w *Worker) Step(now int64) int {
 		work += n
 		w.st.batch(n)
 		w.receive(i, b)
-		for s, st := range w.stages {
-			w.ctx.stage = uint16(s)
-			w.st.Stages[s].Calls++
-			w.st.Stages[s].Packets += uint64(n)
-			st.Process(&w.ctx, b)
-			if w.cap != nil && w.cap.Point == CaptureStage && w.cap.Stage == s {
-				w.captureStage(b)
-			}
-		}
+		w.process(0, b)
 		w.dispatch(b)
 	}
 	for {
@@ -289,6 +286,47 @@ func (w *Worker) receive(in int, b *Batch) {
 			p.Verdict = Taken
 		}
 	}
+}
+
+// process runs stages from, from+1, … over b.
+func (w *Worker) process(from int, b *Batch) {
+	for s := from; s < len(w.stages); s++ {
+		w.ctx.stage = uint16(s)
+		w.st.Stages[s].Calls++
+		w.st.Stages[s].Packets += uint64(b.N)
+		w.stages[s].Process(&w.ctx, b)
+		if w.cap != nil && w.cap.Point == CaptureStage && w.cap.Stage == s {
+			w.captureStage(b)
+		}
+	}
+}
+
+// emit runs a packet stage s emitted through the stages after s and
+// queues it if they leave it to forward. The stage's own frame is
+// re-classified, since a stage may have built or rewritten it.
+func (w *Worker) emit(s uint16, p *Packet) bool {
+	if int(s)+1 >= len(w.stages) {
+		return w.enqueue(p)
+	}
+	b := &w.emitted[s]
+	b.N = 1
+	q := &b.Pkts[0]
+	*q = *p
+	q.Verdict, q.Reason = Forward, 0
+	if w.cfg.Classifier.Classify(w.mem.Frame(q), &q.Meta); q.Meta.Reason != rocev2.ReasonNone {
+		w.drop(q.Addr, Malformed(q.Meta.Reason)) // a stage's bug, counted like the wire's
+		return false
+	}
+	w.process(int(s)+1, b)
+	w.ctx.stage = s
+	switch q.Verdict {
+	case Forward:
+		return w.enqueue(q)
+	case Drop:
+		w.drop(q.Addr, q.Reason)
+		return false
+	}
+	return true // a later stage took it
 }
 
 // captureStage copies the packets of b the current stage left to

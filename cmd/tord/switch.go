@@ -157,8 +157,9 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		stages := []dataplane.Stage{st}
 		if cfg.NetRT.On() {
 			// After fwd, which picks the ports both stages key on;
-			// DstToR before impair, since the packets it holds and
-			// releases skip the stages after it.
+			// before trim and llr, which the packets NetRT emits
+			// later (retransmissions, released packets) pass through
+			// like any other (dataplane.Ctx.Emit).
 			src, err := netrt.NewSrcToR(nc)
 			if err != nil {
 				return nil, err
@@ -174,9 +175,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			// After fwd, which chooses the port and queue the trimming
 			// decision reads. After NetRT: SrcToR pools a host's packet
 			// whole before this ToR may trim it (a pooled copy must
-			// carry the payload a retransmission restores), and DstToR
-			// releases held packets straight to their queues, so it
-			// cannot act on what trim decides anyway. Before impair,
+			// carry the payload a retransmission restores). Before impair,
 			// whose loss stands for the wire beyond this switch's
 			// queues: an HO packet made here can still meet it.
 			ts, err := trim.NewStage(*cfg.Trim)

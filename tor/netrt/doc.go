@@ -83,8 +83,9 @@
 // most, for the admin API.
 //
 // Released and flushed packets keep the egress port and queue the
-// pipeline chose for them, so both stages run after fwd; DstToR should
-// run last, since the packets it holds skip the stages after it.
+// pipeline chose for them, so both stages run after fwd. What they emit
+// later (retransmissions, released and flushed packets, messages) passes
+// the stages after them (trim, llr) as a batch would (dataplane.Ctx.Emit).
 //
 // NetRT messages are RoCEv2 packets with opcode 0xc0 and the NetRT header
 // of rocev2.NetRT, sent on queue "control". A request travels on the

@@ -68,7 +68,7 @@ type heldPkt struct {
 // It holds at most Config.BufferBytes bytes of frames per host port (the
 // port they will leave by) and Config.BufferFrames frames in all. It
 // must run after fwd (it releases packets to the egress the pipeline
-// chose) and should run last: held packets skip the stages after it. One
+// chose). One
 // DstToR per worker; it is not safe for concurrent use except Snapshot
 // and Busiest. Build it with NewDstToR.
 type DstToR struct {
