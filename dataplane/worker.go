@@ -231,9 +231,11 @@ func (w *Worker) Step(now int64) int {
 				}
 				for j := sent; j < k; j++ {
 					// The queues keep no Meta: parse the frame again,
-					// on this drop path only, to tell a header-only one.
-					o := &w.out[j]
-					w.cfg.Classifier.Classify(w.mem.Frame(o), &o.Meta)
+					// on this drop path only, to tell a header-only
+					// one; the ICRC was checked on receipt.
+					o, cls := &w.out[j], w.cfg.Classifier
+					cls.VerifyICRC = false
+					cls.Classify(w.mem.Frame(o), &o.Meta)
 					w.dropPacket(o, ReasonTxFull)
 				}
 				work += k
