@@ -65,7 +65,8 @@ func dcpFrames(t testing.TB) (data, ho []byte) {
 // each place the worker frees frames — no egress chosen, a bad port, a
 // full queue (data or control), a stage's drop verdict, a stage's
 // Discard, a tx ring that refuses — and checks that both count in Drops
-// and the header-only one, alone, in HODrops under the same reason.
+// and the header-only one, alone, in HODrops under the same reason,
+// allocating nothing.
 func TestWorkerHODrops(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -113,6 +114,15 @@ func TestWorkerHODrops(t *testing.T) {
 			}
 			if ho1 != 1 || mem.InUse() != 0 {
 				t.Fatalf("%d header-only drops in all, %d frames in use; want 1 and 0", ho1, mem.InUse())
+			}
+			now := int64(2e6)
+			if a := testing.AllocsPerRun(50, func() {
+				in.Inject(data)
+				in.Inject(ho)
+				now += 1000
+				w.Step(now)
+			}); a != 0 {
+				t.Errorf("%.1f allocations per step", a)
 			}
 		})
 	}
