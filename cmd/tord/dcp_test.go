@@ -11,10 +11,9 @@ import (
 	"rocetor/tor/trim"
 )
 
-// TestHOControlEveryPort builds tord's pipeline (fwd from fwdConfig, trim
-// when configured) over in-memory ports and sends a DCP data packet and
-// a header-only packet out of up1 while up1's data queue is full: on a
-// dcp-only switch, on a trimming switch whose trimming ports exclude up1,
+// TestHOControlEveryPort builds tord's pipeline over in-memory ports
+// (newMemSwitch) and sends a DCP data packet and a header-only packet out
+// of up1 while up1's data queue is full: on a dcp-only switch, on a trimming switch whose trimming ports exclude up1,
 // and on one where up1's trimming is switched off at run time. Each time
 // the data packet is tail-dropped and the header-only packet takes the
 // control queue and leaves first.
@@ -36,58 +35,17 @@ func TestHOControlEveryPort(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			fc, err := fwdConfig(&cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ports []dataplane.Port
-			var mps []*dataplane.MemPort
-			var egs []dataplane.EgressConfig
-			for i, name := range cfg.Ports {
-				p := dataplane.NewMemPort(name, rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, mem, 1024)
-				ports, mps = append(ports, p), append(mps, p)
-				eg := dataplane.DefaultEgress(0, 64<<10)
-				if cfg.Trim != nil && cfg.Trim.Trims(name) {
-					if eg, err = cfg.Trim.WRR(eg); err != nil {
-						t.Fatal(err)
-					}
-				}
-				egs = append(egs, eg)
-			}
-			fib := &fwd.FIB{}
-			tab, err := fwd.NewTable(&fwd.TableConfig{
+			sw := newMemSwitch(t, cfg, 0, &fwd.TableConfig{
 				Routes:     []fwd.Route{{Prefix: netip.MustParsePrefix("10.0.2.0/24"), NextHops: []fwd.NextHop{{Port: 1, Gateway: netip.MustParseAddr("10.9.1.1")}}}},
 				Neighbours: []fwd.Neighbour{{Port: 1, Addr: netip.MustParseAddr("10.9.1.1"), MAC: rocev2.MAC{2, 1}}},
 			})
-			if err != nil {
-				t.Fatal(err)
+			if sw.trim != nil {
+				sw.trim.SetPort(1, !tc.off)
 			}
-			fib.Store(tab)
-			fs, err := fwd.NewStage(fc, fib, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stages := []dataplane.Stage{fs}
-			if cfg.Trim != nil {
-				ts, err := trim.NewStage(*cfg.Trim)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ts.SetPort(1, !tc.off)
-				stages = append(stages, ts)
-			}
+			w, mem, mps := sw.w, sw.mem, sw.ports
 			var sent [][]byte
 			mps[1].OnTransmit = func(f []byte) { sent = append(sent, append([]byte(nil), f...)) }
 			mps[1].SetTxRoom(0)
-			w, err := dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: egs,
-				Stages: stages, Classifier: rocev2.Classifier{DCP: cfg.dcp()}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			eg := w.Egress(1)
 			data, ctrl := eg.QueueIndex(trim.DataQueue), eg.QueueIndex(trim.ControlQueue)
 			for n := 0; n+1500 <= eg.Limit(data); n += 1500 {
