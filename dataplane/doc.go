@@ -19,6 +19,12 @@
 // is the layout the stages expect: control, retransmit, data, idle.
 //
 // Drops are counted by Reason; stages register their own with NewReason.
+// Among them, the worker counts apart (Snapshot.HODrops) the DCP
+// header-only packets (rocev2.Meta.HeaderOnly, seed 002 §4.2) it frees,
+// wherever they die: no egress, a full queue, a tx ring that refused
+// them (parsed again on that path, since queues keep no Meta), a stage's
+// drop verdict or Discard — a software RNIC's stage included. A lost
+// header-only packet costs its sender the coarse timeout (§4.5).
 // Counters are plain fields the worker publishes about once a millisecond
 // (Snapshot), which dataplane/metrics exports to Prometheus.
 //

@@ -72,8 +72,9 @@ func (c *Ctx) Emit(p *Packet) bool {
 	return c.w.emit(c.stage, p)
 }
 
-// Discard frees a frame the stage owns and counts the drop under r.
-func (c *Ctx) Discard(p *Packet, r Reason) { c.w.drop(p.Addr, r) }
+// Discard frees a frame the stage owns and counts the drop under r (and
+// as a header-only packet's when p.Meta says it is one).
+func (c *Ctx) Discard(p *Packet, r Reason) { c.w.dropPacket(p, r) }
 
 // Alloc takes a free frame for a packet the stage builds. The returned
 // slice is the whole frame, aliasing Mem. ok is false, with the shortage

@@ -39,6 +39,11 @@ type Snapshot struct {
 	Queues    [][]QueueSnapshot
 	Stages    []StageCounters
 	Drops     [MaxReasons]uint64
+	// HODrops counts, by the same reasons and among Drops, the DCP
+	// header-only packets (rocev2.Meta.HeaderOnly) that died here: each
+	// costs its sender the coarse timeout instead of a retransmission
+	// within a round trip (seed 002 §4.3, §4.5), wherever it died.
+	HODrops   [MaxReasons]uint64
 	BusyPolls uint64 // loops that moved at least one packet or timer
 	IdlePolls uint64 // loops that found nothing to do
 	Sleeps    uint64 // times the worker slept in poll
@@ -54,6 +59,7 @@ type workerStats struct {
 	Ports     []PortCounters
 	Stages    []StageCounters
 	Drops     [MaxReasons]uint64
+	HODrops   [MaxReasons]uint64
 	BusyPolls uint64
 	IdlePolls uint64
 	Sleeps    uint64

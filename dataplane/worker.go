@@ -227,7 +227,13 @@ func (w *Worker) Step(now int64) int {
 					pc.TxBytes += uint64(w.out[j].Len)
 				}
 				for j := sent; j < k; j++ {
-					w.drop(w.out[j].Addr, ReasonTxFull)
+					// The queues keep no Meta: parse the frame again,
+					// on this drop path only, to tell a header-only
+					// one; the ICRC was checked on receipt.
+					o, cls := &w.out[j], w.cfg.Classifier
+					cls.VerifyICRC = false
+					cls.Classify(w.mem.Frame(o), &o.Meta)
+					w.dropPacket(o, ReasonTxFull)
 				}
 				work += k
 			}
@@ -348,7 +354,7 @@ func (w *Worker) dispatch(b *Batch) {
 		case Forward:
 			w.enqueue(p)
 		case Drop:
-			w.drop(p.Addr, p.Reason)
+			w.dropPacket(p, p.Reason)
 		}
 	}
 }
@@ -356,15 +362,24 @@ func (w *Worker) dispatch(b *Batch) {
 func (w *Worker) enqueue(p *Packet) bool {
 	switch {
 	case p.Out == NoPort:
-		w.drop(p.Addr, ReasonUnrouted)
+		w.dropPacket(p, ReasonUnrouted)
 	case int(p.Out) >= len(w.egress) || int(p.Queue) >= w.egress[p.Out].NumQueues():
-		w.drop(p.Addr, ReasonBadPort)
+		w.dropPacket(p, ReasonBadPort)
 	case !w.egress[p.Out].Enqueue(int(p.Queue), p.Addr, int(p.Len)):
-		w.drop(p.Addr, ReasonQueueFull)
+		w.dropPacket(p, ReasonQueueFull)
 	default:
 		return true
 	}
 	return false
+}
+
+// dropPacket frees p's frame and counts the drop under r, and under
+// HODrops too when p is a DCP header-only packet.
+func (w *Worker) dropPacket(p *Packet, r Reason) {
+	if p.Meta.HeaderOnly() {
+		w.st.HODrops[r]++
+	}
+	w.drop(p.Addr, r)
 }
 
 func (w *Worker) drop(addr uint64, r Reason) {
@@ -454,7 +469,7 @@ func (w *Worker) publish(now int64) {
 	s.Worker = w.cfg.ID
 	s.Ports = append(s.Ports[:0], w.st.Ports...)
 	s.Stages = append(s.Stages[:0], w.st.Stages...)
-	s.Drops = w.st.Drops
+	s.Drops, s.HODrops = w.st.Drops, w.st.HODrops
 	s.BusyPolls, s.IdlePolls, s.Sleeps = w.st.BusyPolls, w.st.IdlePolls, w.st.Sleeps
 	s.Batches = w.st.Batches
 	s.Timers, s.TimerFull = w.timers.Len(), w.timers.Refused

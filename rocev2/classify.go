@@ -119,6 +119,14 @@ type Meta struct {
 // PayloadLen returns the length of the RoCEv2 payload, without pad bytes.
 func (m *Meta) PayloadLen() int { return int(m.ICRCOff) - int(m.PayloadOff) - int(m.PadCount) }
 
+// HeaderOnly reports whether m is a DCP header-only packet (tag 11, seed
+// 002 §4.2) as a classifier with DCP parsing sees it: RoCEv2, well formed,
+// carrying the DCP extension header. In a fabric that does not parse DCP
+// the tag bits are an ordinary traffic class, and it reports false.
+func (m *Meta) HeaderOnly() bool {
+	return m.Kind == KindRoCE && m.Reason == ReasonNone && m.Tag == DCPHeaderOnly && m.Ext&ExtDCP != 0
+}
+
 // ExtOff returns the offset of extension header x, or 0 if absent.
 func (m *Meta) ExtOff(x Ext) int {
 	if m.Ext&x == 0 {

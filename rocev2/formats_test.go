@@ -198,6 +198,12 @@ func fxTrimOne(t *testing.T, op rocev2.Opcode, v6, vlan, shim bool) {
 	if fresh.Tag != rocev2.DCPHeaderOnly || fresh.Ext != rocev2.ExtDCP || fresh.PayloadLen() != 0 || fresh.PadCount != 0 {
 		t.Errorf("header-only packet: tag %v ext %v payload %d pad %d", fresh.Tag, fresh.Ext, fresh.PayloadLen(), fresh.PadCount)
 	}
+	var plain rocev2.Meta
+	rocev2.Classifier{}.Classify(b[:n], &plain)
+	if !fresh.HeaderOnly() || before.HeaderOnly() || plain.HeaderOnly() {
+		t.Errorf("HeaderOnly: trimmed %v, data %v, trimmed without DCP parsing %v; want true, false, false",
+			fresh.HeaderOnly(), before.HeaderOnly(), plain.HeaderOnly())
+	}
 	// What the sender needs from a header-only packet survives: flow,
 	// opcode, PSN, the DCP header and the class bits of the DSCP.
 	if fresh.Flow != before.Flow || fresh.Opcode != op || fresh.PSN != before.PSN || fresh.AckReq != before.AckReq ||

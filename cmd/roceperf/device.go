@@ -96,15 +96,23 @@ func (h hostSession) Counters() counters {
 	if len(snap.Ports) > 0 {
 		c.PacketsSent, c.PacketsReceived = snap.Ports[0].TxPackets, snap.Ports[0].RxPackets
 	}
-	for r, n := range snap.Drops {
+	c.Drops, c.HODrops = byReason(&snap.Drops), byReason(&snap.HODrops)
+	return c
+}
+
+// byReason names the nonzero counts of a worker's per-reason counters;
+// nil when there are none.
+func byReason(counts *[dataplane.MaxReasons]uint64) map[string]uint64 {
+	var m map[string]uint64
+	for r, n := range counts {
 		if n > 0 {
-			if c.Drops == nil {
-				c.Drops = map[string]uint64{}
+			if m == nil {
+				m = map[string]uint64{}
 			}
-			c.Drops[dataplane.Reason(r).String()] = n
+			m[dataplane.Reason(r).String()] = n
 		}
 	}
-	return c
+	return m
 }
 
 // setSR fills the loss-recovery memory figures from
@@ -116,7 +124,7 @@ func (c *counters) setSR(perQP, qps, shared int) {
 // dcpCountersOf reads a stopped DCP endpoint's counters.
 func dcpCountersOf(t *dcp.Transport) *dcpCounters {
 	st := t.Stats()
-	return &dcpCounters{HOBounced: st.HOBounced, HOReturned: st.HOReturned, HORetransmits: st.HORetransmits,
+	return &dcpCounters{HOBounced: st.HOBounced, HONotReturned: st.HONotReturned, HOReturned: st.HOReturned, HORetransmits: st.HORetransmits,
 		HOStale: st.HOStale, HODuplicates: st.HODuplicates, RetransQOverflows: st.RetransQOverflows,
 		FallbackTimeouts: st.FallbackTimeouts, FallbackRetransmits: st.FallbackRetransmits,
 		Duplicates: st.Duplicates, Unanchored: st.Unanchored, Recounts: st.Recounts, Poisoned: st.Poisoned,

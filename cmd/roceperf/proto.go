@@ -111,6 +111,9 @@ type counters struct {
 	PacketsSent     uint64            `json:"packets_sent"`
 	PacketsReceived uint64            `json:"packets_received"`
 	Drops           map[string]uint64 `json:"drops,omitempty"`
+	// HODrops are the DCP header-only packets among Drops, by reason
+	// (dataplane.Snapshot.HODrops).
+	HODrops map[string]uint64 `json:"ho_drops,omitempty"`
 	// Per-QP memory of the endpoint (nic.Endpoint.QPBytes): the QP
 	// context — framework, transport, congestion control — and the
 	// queues a NIC keeps in host memory (send and receive queues, DCP's
@@ -157,6 +160,7 @@ type irnCounters struct {
 // per-QP tracking state.
 type dcpCounters struct {
 	HOBounced           uint64 `json:"ho_bounced"`            // receiver: header-only packets returned to their sender
+	HONotReturned       uint64 `json:"ho_not_returned"`       // receiver: header-only packets it could not return, dropped
 	HOReturned          uint64 `json:"ho_returned"`           // sender: returned header-only packets received
 	HORetransmits       uint64 `json:"ho_retransmits"`        // sender: packets resent for them
 	HOStale             uint64 `json:"ho_stale"`              // sender: returned header-only packets for finished messages or older rounds

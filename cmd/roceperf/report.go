@@ -126,8 +126,8 @@ func (r *report) writeTable(w io.Writer) error {
 		fmt.Fprintf(tw, "  server\tsent %d  received %d  retransmitted %d  timeouts %d  NAKs sent %d\n",
 			s.PacketsSent, s.PacketsReceived, s.RetxPackets, s.Timeouts, s.NAKsSent)
 		if d := s.DCP; d != nil {
-			fmt.Fprintf(tw, "  DCP receiver\tHO bounced %d  unanchored %d  duplicates %d  recounts %d  poisoned %d  deferred %d\n",
-				d.HOBounced, d.Unanchored, d.Duplicates, d.Recounts, d.Poisoned, d.Deferred)
+			fmt.Fprintf(tw, "  DCP receiver\tHO bounced %d (not returned %d)  unanchored %d  duplicates %d  recounts %d  poisoned %d  deferred %d\n",
+				d.HOBounced, d.HONotReturned, d.Unanchored, d.Duplicates, d.Recounts, d.Poisoned, d.Deferred)
 		}
 		if d := s.IRN; d != nil {
 			fmt.Fprintf(tw, "  IRN receiver	out of order %d  NACKs sent %d  duplicates %d  beyond window %d  early READs %d\n",
@@ -162,6 +162,9 @@ func (r *report) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "  verified\t%d bytes, %d corrupt\n", r.VerifiedBytes, r.Corrupt)
 	if d := dropsText(r.Drops); d != "" {
 		fmt.Fprintf(tw, "  drops\t%s\n", d)
+	}
+	if d := dropsText(r.HODrops); d != "" {
+		fmt.Fprintf(tw, "  HO drops\t%s\n", d)
 	}
 	if r.Error != "" {
 		fmt.Fprintf(tw, "  error\t%s\n", r.Error)

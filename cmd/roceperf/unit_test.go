@@ -193,8 +193,9 @@ func TestPattern(t *testing.T) {
 // TestReportDCP pins the DCP names of the JSON report and the table.
 func TestReportDCP(t *testing.T) {
 	d := &dcpCounters{HOBounced: 1, HOReturned: 2, HORetransmits: 3, FallbackTimeouts: 4, RetransQOverflows: 5,
-		Duplicates: 6, TrackingBytes: 192}
-	r := &report{Transport: "dcp", counters: counters{QPContextBytes: 732, QPQueueBytes: 2184, DCP: d},
+		Duplicates: 6, TrackingBytes: 192, HONotReturned: 7}
+	r := &report{Transport: "dcp", counters: counters{QPContextBytes: 732, QPQueueBytes: 2184, DCP: d,
+		Drops: map[string]uint64{"dcp_retransq_full": 5}, HODrops: map[string]uint64{"dcp_retransq_full": 5}},
 		Server: &counters{DCP: d}}
 	var js, table bytes.Buffer
 	r.writeJSON(&js)
@@ -202,13 +203,14 @@ func TestReportDCP(t *testing.T) {
 	for _, k := range []string{`"qp_context_bytes":732`, `"qp_queue_bytes":2184`, `"dcp":{`, `"ho_bounced":1`,
 		`"ho_returned":2`, `"ho_retransmits":3`, `"ho_stale":0`, `"ho_duplicates":0`, `"retransq_overflows":5`,
 		`"fallback_timeouts":4`, `"fallback_retransmits":0`, `"duplicates":6`, `"unanchored":0`, `"recounts":0`,
-		`"poisoned":0`, `"deferred":0`, `"tracking_bytes_per_qp":192`, `"server":{`} {
+		`"poisoned":0`, `"deferred":0`, `"tracking_bytes_per_qp":192`, `"server":{`, `"ho_not_returned":7`,
+		`"ho_drops":{"dcp_retransq_full":5}`} {
 		if !strings.Contains(js.String(), k) {
 			t.Errorf("JSON lacks %s: %s", k, js.String())
 		}
 	}
 	for _, k := range []string{"HO returned 2", "HO retransmits 3", "RetransQ overflows 5", "fallback timeouts 4",
-		"HO bounced 1", "duplicates 6", "732 B context, 2184 B queues (DCP tracking 192 B)"} {
+		"HO bounced 1 (not returned 7)", "HO drops ", "duplicates 6", "732 B context, 2184 B queues (DCP tracking 192 B)"} {
 		if !strings.Contains(table.String(), k) {
 			t.Errorf("table lacks %q:\n%s", k, table.String())
 		}

@@ -119,6 +119,33 @@ func sum(r *Run, metric string, match ...string) float64 {
 	return t
 }
 
+// hoDrops counts the header-only packets a run lost, each one a packet
+// whose sender waits for the coarse timeout (seed 002 §4.5): every
+// switch's rocetor_dcp_ho_drops_total, whatever queue, tx ring or stage
+// dropped them, and what each endpoint could not take (roceperf's
+// ho_drops) — except the stale and duplicate ones a sender ignores,
+// whose packet needs no retransmission.
+func hoDrops(r *Run) float64 {
+	t := sum(r, "rocetor_dcp_ho_drops_total")
+	add := func(e *EndpointDrops) {
+		if e == nil {
+			return
+		}
+		for reason, n := range e.HODrops {
+			if reason != "nic_stale" && reason != "nic_duplicate" {
+				t += float64(n)
+			}
+		}
+	}
+	for _, f := range append(slices.Clip(r.Flows), r.Perf) {
+		if f != nil {
+			add(&f.Client.EndpointDrops)
+			add(f.Client.Server)
+		}
+	}
+	return t
+}
+
 // progress is the line a DCP run prints.
 func progress(env *Env, r *Run) {
 	if r.Error != "" {
@@ -126,8 +153,7 @@ func progress(env *Env, r *Run) {
 		return
 	}
 	env.printf("run %s: goodput %.3f Gbit/s, trimmed %.0f, HO drops %.0f\n", pointKey(r.Point), goodput(r),
-		sum(r, "rocetor_trim_trimmed_packets_total")+sum(r, "rocetor_impair_trimmed_total"),
-		sum(r, "rocetor_queue_drops_total", `queue="control"`))
+		sum(r, "rocetor_trim_trimmed_packets_total")+sum(r, "rocetor_impair_trimmed_total"), hoDrops(r))
 }
 
 // ---- dcp-loss ----
@@ -157,6 +183,7 @@ type dcpLossCell struct {
 	GBNRetx       int64   `json:"gbn_retx_packets"`
 	Trimmed       float64 `json:"trimmed"`
 	QueueTrims    float64 `json:"queue_trims"` // DCP packets the switches trimmed for queue depth, beside core's loss
+	HODrops       float64 `json:"ho_drops"`    // header-only packets lost, at the switches or the endpoints (hoDrops)
 	GBNQueueDrops float64 `json:"gbn_queue_drops"`
 	DCPTimeouts   int64   `json:"dcp_timeouts"`
 	DCPError      string  `json:"dcp_error,omitempty"`
@@ -245,7 +272,7 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 			return err
 		}
 		c := dcpLossCell{Loss: loss, DCPGoodput: goodput(d), GBNGoodput: goodput(g),
-			Trimmed: sum(d, "rocetor_impair_trimmed_total"), QueueTrims: sum(d, "rocetor_trim_trimmed_packets_total"),
+			Trimmed: sum(d, "rocetor_impair_trimmed_total"), QueueTrims: sum(d, "rocetor_trim_trimmed_packets_total"), HODrops: hoDrops(d),
 			GBNQueueDrops: sum(g, "rocetor_queue_drops_total"), DCPError: firstLine(d.Error), GBNErr: firstLine(g.Error)}
 		c.Ratio = c.DCPGoodput / c.GBNGoodput
 		if d.Perf != nil {
@@ -271,12 +298,12 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 
 func dcpLossTable(cells []dcpLossCell) Table {
 	t := Table{Columns: []string{"loss", "DCP goodput (Gbit/s)", "of lossless", "GBN goodput (Gbit/s)", "DCP / GBN",
-		"DCP retx", "GBN retx", "trimmed at core", "trimmed for depth", "DCP timeouts", "GBN queue drops"}}
+		"DCP retx", "GBN retx", "trimmed at core", "trimmed for depth", "HO drops", "DCP timeouts", "GBN queue drops"}}
 	for _, c := range cells {
 		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%", fmtFloat(c.DCPGoodput, 3),
 			fmtFloat(c.DCPOfLossless*100, 0) + "%", fmtFloat(c.GBNGoodput, 3), fmtFloat(c.Ratio, 1) + "×",
 			strconv.FormatInt(c.DCPRetx, 10), strconv.FormatInt(c.GBNRetx, 10), fmtInt(c.Trimmed), fmtInt(c.QueueTrims),
-			strconv.FormatInt(c.DCPTimeouts, 10), fmtInt(c.GBNQueueDrops)})
+			fmtInt(c.HODrops), strconv.FormatInt(c.DCPTimeouts, 10), fmtInt(c.GBNQueueDrops)})
 	}
 	return t
 }
@@ -390,7 +417,7 @@ func (e *dcpIncast) Run(ctx context.Context, env *Env, res *Results) error {
 			}
 			p50, p99 := flowFCT(&run)
 			if transport == "dcp" {
-				c.HODrops = sum(&run, "rocetor_queue_drops_total", `queue="control"`)
+				c.HODrops = hoDrops(&run)
 				c.HOPackets = sum(&run, "rocetor_trim_trimmed_packets_total")
 				c.Goodput, c.FCT.P50, c.FCT.P99, c.Error = goodput(&run), p50, p99, firstLine(run.Error)
 			} else {

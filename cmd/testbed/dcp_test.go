@@ -162,3 +162,29 @@ func TestPlotFromRecord(t *testing.T) {
 		t.Errorf("one argument: %v", err)
 	}
 }
+
+// TestHODrops counts a run's lost header-only packets from every place
+// they die: the switches' rocetor_dcp_ho_drops_total (any queue, the tx
+// ring, a stage) and both endpoints' ho_drops, leaving out the stale and
+// duplicate ones a sender ignores; the control queue's drops of other
+// frames do not count.
+func TestHODrops(t *testing.T) {
+	r := Run{
+		Switches: map[string]Sample{
+			"tor1": {`rocetor_dcp_ho_drops_total{reason="queue_full"}`: 2, `rocetor_queue_drops_total{port="s1",queue="control"}`: 9},
+			"core": {`rocetor_dcp_ho_drops_total{reason="tx_full"}`: 1},
+		},
+		Flows: []*PerfResult{
+			{Client: Summary{EndpointDrops: EndpointDrops{HODrops: map[string]int64{"dcp_retransq_full": 3, "nic_stale": 5, "nic_duplicate": 4}},
+				Server: &EndpointDrops{HODrops: map[string]int64{"dcp_ho_not_returned": 1}}}},
+			nil, // a failed flow
+		},
+	}
+	if got := hoDrops(&r); got != 7 {
+		t.Errorf("hoDrops = %v, want 7 (2 + 1 at the switches, 3 + 1 at the endpoints)", got)
+	}
+	r.Perf, r.Flows, r.Switches = r.Flows[0], nil, nil
+	if got := hoDrops(&r); got != 4 {
+		t.Errorf("single transfer, no switch drops: hoDrops = %v, want 4", got)
+	}
+}

@@ -62,6 +62,15 @@ type Summary struct {
 	PacketsReceived int64   `json:"packets_received"`
 	VerifiedBytes   int64   `json:"verified_bytes"`
 	Corrupt         int64   `json:"corrupt"`
+	EndpointDrops
+	// Server is what the client reports of the server's endpoint.
+	Server *EndpointDrops `json:"server,omitempty"`
+}
+
+// EndpointDrops are an endpoint's drops of DCP header-only packets, by
+// reason (roceperf's ho_drops).
+type EndpointDrops struct {
+	HODrops map[string]int64 `json:"ho_drops,omitempty"`
 }
 
 // PerfResult is what one Transfer gave.

@@ -84,7 +84,10 @@ type Config struct {
 	// only forwards DCP traffic needs it too: a header-only packet of a
 	// WRITE First has no RETH, and without DCP parsing it is malformed.
 	// Trimming, and impair rules that trim, turn it on by themselves.
-	// Off, DSCPs whose low bits are set are ordinary traffic classes.
+	// With it, header-only packets take the control queue of every port,
+	// trimming or not (tor/fwd, seed 002 §4.2), and their drops are
+	// counted apart (rocetor_dcp_ho_drops_total). Off, DSCPs whose low
+	// bits are set are ordinary traffic classes.
 	DCP bool `yaml:"dcp"`
 
 	// LLR is link-local retransmission (tor/llr, Protego) on the

@@ -215,6 +215,9 @@ func serve(cfg Config, sw *Switch, adm *admin, ready *atomic.Bool, log *zap.Logg
 	if len(sw.trims) > 0 {
 		reg.MustRegister(newTrimCollector(cfg, sw.trims))
 	}
+	if cfg.dcp() {
+		reg.MustRegister(&hoDropCollector{sources: srcs})
+	}
 	if cfg.Forwarding.Multipath == "adaptive" {
 		reg.MustRegister(&adaptiveCollector{ports: cfg.Ports, stages: sw.stages})
 	}

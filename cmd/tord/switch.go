@@ -92,14 +92,8 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		log.Info("attached XDP program", zap.String("port", name), zap.Stringer("mode", got))
 	}
 	bind := map[string]afxdp.BindMode{"auto": afxdp.BindAuto, "zerocopy": afxdp.BindZeroCopy, "copy": afxdp.BindCopy}[cfg.XDP.Bind]
-	fc := fwd.DefaultConfig()
-	fc.Queue = dataplane.DefaultEgress(0, 1).QueueIndexByName(cfg.Forwarding.Queue)
-	fc.DSCPQueue = map[uint8]int{}
-	for d, q := range cfg.Forwarding.DSCPQueues {
-		fc.DSCPQueue[uint8(d)] = dataplane.DefaultEgress(0, 1).QueueIndexByName(q)
-	}
-	fc.Multipath = fwd.Multipath{Bias: int(cfg.Forwarding.AdaptiveBias)}
-	if fc.Multipath.Mode, err = fwd.ParseMode(cfg.Forwarding.Multipath); err != nil {
+	fc, err := fwdConfig(&cfg)
+	if err != nil {
 		return nil, err
 	}
 	var ictl *impair.Control
@@ -495,4 +489,21 @@ func localAddrs() ([]netip.Addr, error) {
 		}
 	}
 	return out, nil
+}
+
+// fwdConfig derives the forwarding stage's configuration from tord's.
+func fwdConfig(cfg *Config) (fwd.Config, error) {
+	fc := fwd.DefaultConfig()
+	fc.Queue = dataplane.DefaultEgress(0, 1).QueueIndexByName(cfg.Forwarding.Queue)
+	fc.DSCPQueue = map[uint8]int{}
+	for d, q := range cfg.Forwarding.DSCPQueues {
+		fc.DSCPQueue[uint8(d)] = dataplane.DefaultEgress(0, 1).QueueIndexByName(q)
+	}
+	// Every switch that parses DCP keeps header-only packets on the
+	// control queue of every port, trimming or not (tor/fwd).
+	fc.DCP, fc.HOQueue = cfg.dcp(), dataplane.DefaultEgress(0, 1).QueueIndexByName(trim.ControlQueue)
+	fc.Multipath = fwd.Multipath{Bias: int(cfg.Forwarding.AdaptiveBias)}
+	var err error
+	fc.Multipath.Mode, err = fwd.ParseMode(cfg.Forwarding.Multipath)
+	return fc, err
 }

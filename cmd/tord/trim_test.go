@@ -31,6 +31,68 @@ func scrape(t *testing.T, cs ...prometheus.Collector) map[string]float64 {
 	return ms
 }
 
+// memSwitch is tord's pipeline over in-memory ports, the worker built as
+// OpenSwitch builds it: fwd from fwdConfig, trim with a trim: section
+// (and its WRR on the trimming ports), then any further stages, the
+// classifier parsing DCP as cfg says.
+type memSwitch struct {
+	w     *dataplane.Worker
+	mem   *dataplane.Mem
+	ports []*dataplane.MemPort
+	fwd   *fwd.Stage
+	trim  *trim.Stage // nil without a trim: section
+}
+
+// newMemSwitch builds a memSwitch for the validated cfg, its ports
+// shaped to rate (0: unshaped) with cfg's queue limit, tab in its FIB.
+func newMemSwitch(t *testing.T, cfg Config, rate uint64, tab *fwd.TableConfig, more ...dataplane.Stage) *memSwitch {
+	t.Helper()
+	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &memSwitch{mem: mem}
+	var ports []dataplane.Port
+	var egs []dataplane.EgressConfig
+	for i, name := range cfg.Ports {
+		p := dataplane.NewMemPort(name, rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, mem, 1024)
+		ports, sw.ports = append(ports, p), append(sw.ports, p)
+		eg := dataplane.DefaultEgress(rate, int(cfg.Egress.QueueLimit))
+		if cfg.Trim != nil && cfg.Trim.Trims(name) {
+			if eg, err = cfg.Trim.WRR(eg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		egs = append(egs, eg)
+	}
+	fib := &fwd.FIB{}
+	tb, err := fwd.NewTable(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fib.Store(tb)
+	fc, err := fwdConfig(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.fwd, err = fwd.NewStage(fc, fib, nil); err != nil {
+		t.Fatal(err)
+	}
+	stages := []dataplane.Stage{sw.fwd}
+	if cfg.Trim != nil {
+		if sw.trim, err = trim.NewStage(*cfg.Trim); err != nil {
+			t.Fatal(err)
+		}
+		stages = append(stages, sw.trim)
+	}
+	sw.w, err = dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: egs,
+		Stages: append(stages, more...), Classifier: rocev2.Classifier{DCP: cfg.dcp()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sw
+}
+
 // dcpFrame is a DCP WRITE middle (tag 10) of payload bytes to dst.
 func dcpFrame(t *testing.T, dst string, dscp uint8, seq uint32, payload int) []byte {
 	t.Helper()
@@ -46,9 +108,9 @@ func dcpFrame(t *testing.T, dst string, dscp uint8, seq uint32, payload int) []b
 
 // TestTrimMetrics runs tord's pipeline — fwd with an adaptive group over
 // up1 and up2, trim on both, impair trimming on up2 — over in-memory
-// ports, the worker built as OpenSwitch builds it, and checks the series
-// the collectors export: rocetor_trim_*, rocetor_fwd_adaptive_choices_total
-// and rocetor_impair_trimmed_total.
+// ports (newMemSwitch), and checks the series the collectors export:
+// rocetor_trim_*, rocetor_fwd_adaptive_choices_total and
+// rocetor_impair_trimmed_total.
 func TestTrimMetrics(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Ports = []string{"h1", "up1", "up2"}
@@ -59,55 +121,19 @@ func TestTrimMetrics(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ports []dataplane.Port
-	var mps []*dataplane.MemPort
-	var egs []dataplane.EgressConfig
-	for i, name := range cfg.Ports {
-		p := dataplane.NewMemPort(name, rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, mem, 1024)
-		ports, mps = append(ports, p), append(mps, p)
-		eg := dataplane.DefaultEgress(1e9, int(cfg.Egress.QueueLimit))
-		if cfg.Trim.Trims(name) {
-			eg, err = cfg.Trim.WRR(eg)
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		egs = append(egs, eg)
-	}
-	fib := &fwd.FIB{}
-	tab, err := fwd.NewTable(&fwd.TableConfig{
-		Routes: []fwd.Route{{Prefix: netip.MustParsePrefix("10.0.2.0/24"), NextHops: []fwd.NextHop{
-			{Port: 1, Gateway: netip.MustParseAddr("10.9.1.1")}, {Port: 2, Gateway: netip.MustParseAddr("10.9.2.1")}}}},
-		Neighbours: []fwd.Neighbour{{Port: 1, Addr: netip.MustParseAddr("10.9.1.1"), MAC: rocev2.MAC{2, 1}},
-			{Port: 2, Addr: netip.MustParseAddr("10.9.2.1"), MAC: rocev2.MAC{2, 2}}},
-		Multipath: fwd.Multipath{Mode: fwd.Adaptive},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fib.Store(tab)
-	fs, err := fwd.NewStage(fwd.DefaultConfig(), fib, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := trim.NewStage(*cfg.Trim)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctl, err := impair.NewControl(cfg.Impair, cfg.Ports)
 	if err != nil {
 		t.Fatal(err)
 	}
 	im := impair.NewStage(ctl, 0)
-	w, err := dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: egs,
-		Stages: []dataplane.Stage{fs, ts, im}, Classifier: rocev2.Classifier{DCP: cfg.dcp()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sw := newMemSwitch(t, cfg, 1e9, &fwd.TableConfig{
+		Routes: []fwd.Route{{Prefix: netip.MustParsePrefix("10.0.2.0/24"), NextHops: []fwd.NextHop{
+			{Port: 1, Gateway: netip.MustParseAddr("10.9.1.1")}, {Port: 2, Gateway: netip.MustParseAddr("10.9.2.1")}}}},
+		Neighbours: []fwd.Neighbour{{Port: 1, Addr: netip.MustParseAddr("10.9.1.1"), MAC: rocev2.MAC{2, 1}},
+			{Port: 2, Addr: netip.MustParseAddr("10.9.2.1"), MAC: rocev2.MAC{2, 2}}},
+		Multipath: fwd.Multipath{Mode: fwd.Adaptive},
+	}, im)
+	w, mps, fs, ts := sw.w, sw.ports, sw.fwd, sw.trim
 	// 600 DCP data packets and 100 non-DCP, in batches of 70 at once:
 	// 1 Gb/s drains 8.6 KB per 70 µs step, so the queues pass 8 KiB.
 	now := int64(0)

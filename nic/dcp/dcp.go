@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
@@ -41,6 +42,19 @@ type Config struct {
 	// byte).
 	RetryLimit int
 }
+
+// Drop reasons of the transport, counted by the endpoint's worker (and,
+// the packets being header-only, in its Snapshot.HODrops as well).
+var (
+	// ReasonRetransQFull: a returned header-only packet found its QP's
+	// RetransQ full (Stats.RetransQOverflows); the coarse timeout
+	// recovers the packet it names.
+	ReasonRetransQFull = dataplane.NewReason("dcp_retransq_full")
+	// ReasonNotReturned: the receiver could not return a header-only
+	// packet to its sender — no free frame, or its control queue full
+	// (Stats.HONotReturned); the coarse timeout recovers the packet.
+	ReasonNotReturned = dataplane.NewReason("dcp_ho_not_returned")
+)
 
 // Transport is DCP's RNIC side for one endpoint. Create it with New and
 // hand it to nic.Config; it belongs to that endpoint's worker.
@@ -128,19 +142,20 @@ const maxPackets = 1 << 22
 // worker stopped.
 type Stats struct {
 	// receiver
-	HOBounced  uint64 // header-only packets returned to their sender, swapped (§4.1 ②)
-	Unanchored uint64 // SEND packets returned like a header-only packet: their message's first PSN, hence their offset, was not known yet
-	Duplicates uint64 // data packets of a completed message or an older retry round, dropped (nic_duplicate)
-	Recounts   uint64 // retry rounds adopted: a packet of the eMSN-th message with sRetryNo > rRetryNo reset its counter (§4.5)
-	Poisoned   uint64 // messages whose counter reached their size with a wrong PSN sum, or passed it: a duplicate was counted; they wait for a retry round
-	Deferred   uint64 // messages complete before an earlier one, whose completion waited for eMSN (§4.5)
+	HOBounced     uint64 // header-only packets returned to their sender, swapped (§4.1 ②)
+	HONotReturned uint64 // header-only packets the receiver could not return (no frame, control queue full), dropped (dcp_ho_not_returned)
+	Unanchored    uint64 // SEND packets returned like a header-only packet: their message's first PSN, hence their offset, was not known yet
+	Duplicates    uint64 // data packets of a completed message or an older retry round, dropped (nic_duplicate)
+	Recounts      uint64 // retry rounds adopted: a packet of the eMSN-th message with sRetryNo > rRetryNo reset its counter (§4.5)
+	Poisoned      uint64 // messages whose counter reached their size with a wrong PSN sum, or passed it: a duplicate was counted; they wait for a retry round
+	Deferred      uint64 // messages complete before an earlier one, whose completion waited for eMSN (§4.5)
 
 	// sender
 	HOReturned          uint64 // returned header-only packets received
 	HORetransmits       uint64 // packets retransmitted from RetransQ entries (§4.3)
 	HOStale             uint64 // returned header-only packets or RetransQ entries for a completed message or an older retry round, ignored
 	HODuplicates        uint64 // returned header-only packets already in the RetransQ, ignored
-	RetransQOverflows   uint64 // returned header-only packets dropped because the RetransQ was full (the timeout recovers them)
+	RetransQOverflows   uint64 // returned header-only packets dropped because the RetransQ was full (dcp_retransq_full; the timeout recovers them)
 	FallbackTimeouts    uint64 // coarse timeouts: sRetryNo incremented and the unaMSN-th message resent (§4.5)
 	FallbackRetransmits uint64 // packets resent by those timeouts
 }
@@ -431,6 +446,7 @@ func (t *Transport) returned(c *nic.Ctx, q *nic.QP, p *nic.Pkt, i int, s *qstate
 	}
 	if int(s.rtLen) == len(rq) {
 		t.stats.RetransQOverflows++
+		c.Drop(p, ReasonRetransQFull)
 		return
 	}
 	rq[(int(s.rtHead)+int(s.rtLen))%len(rq)] = e

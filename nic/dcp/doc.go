@@ -96,19 +96,32 @@
 //
 // Drops: nic_duplicate (the cases above), nic_out_of_order (an
 // unanchored SEND packet, returned), nic_invalid_request (a non-DCP
-// packet, a message beyond the window, sizes or offsets that do not add
-// up: NAKed, the QP fails, as in gbn), nic_access_error (a bad rkey or
-// range: NAKed, the QP fails), nic_rnr (no receive for the SSN: RNR NAK,
-// the SEND fails at the sender).
+// packet, a message beyond the window — MSN ≥ eMSN + Messages, which a
+// peer with the same Messages never sends, since it starts a message
+// only within Messages of unaMSN ≤ eMSN —, sizes or offsets that do not
+// add up: NAKed, the QP fails, as in gbn; and, dropped without a NAK, a
+// later message's packet carrying a retry round, which no peer sends
+// either), nic_access_error (a bad rkey or range: NAKed, the QP fails),
+// nic_rnr (no receive for the SSN: RNR NAK, the SEND fails at the
+// sender), dcp_ho_not_returned (a header-only packet the receiver could
+// not return, for want of a frame or of room on its control queue:
+// Stats.HONotReturned; the sender's coarse timeout recovers the packet).
 //
 // # Sender: HO-based retransmission
 //
 // A returned HO packet becomes a RetransQ entry (MSN, PSN and the retry
 // round it names: §4.3's retransmission entry) in the QP's bounded queue
 // (Config.RetransQ, default 256 entries). Entries for a message already
-// acknowledged or for an older retry round are stale and ignored; one
-// that finds the queue full is dropped and counted
-// (Stats.RetransQOverflows), and the coarse timeout recovers its packet.
+// acknowledged or for an older retry round are stale and ignored
+// (nic_stale), copies of a queued one too (nic_duplicate); one that
+// finds the queue full is dropped (dcp_retransq_full,
+// Stats.RetransQOverflows), and the coarse timeout recovers its packet.
+//
+// Every header-only packet the endpoint drops, for whatever reason, is
+// also counted apart by its worker (dataplane.Snapshot.HODrops; roceperf
+// reports it as ho_drops), as the switches count theirs
+// (rocetor_dcp_ho_drops_total): the header-only packets that die
+// anywhere are the losses that cost a coarse timeout.
 //
 // Next sends, in this order: the resends of a timeout round, the
 // RetransQ's entries, then new data. The framework asks the congestion

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/nic/cc"
 	"rocetor/nic/dcp"
@@ -423,6 +424,88 @@ func TestRetransQOverflow(t *testing.T) {
 	t.Logf("A %+v", as)
 	if as.RetransQOverflows == 0 || as.HORetransmits+as.RetransQOverflows != 40 || as.FallbackTimeouts != 1 {
 		t.Errorf("A %+v", as)
+	}
+	// Each overflow is a drop of a header-only packet, with its reason.
+	ws := snapshot(p, p.A)
+	if d, h := ws.Drops[dcp.ReasonRetransQFull], ws.HODrops[dcp.ReasonRetransQFull]; d != as.RetransQOverflows || h != d {
+		t.Errorf("A's worker: %d dcp_retransq_full drops, %d of them header-only; want %d", d, h, as.RetransQOverflows)
+	}
+}
+
+// snapshot returns s's worker counters, published after a few more
+// milliseconds of simulated time.
+func snapshot(p *nictest.Pair, s *nictest.Side) dataplane.Snapshot {
+	p.Run(func() bool { return false }, 2e6)
+	return s.W.Snapshot()
+}
+
+// TestHONotReturned fills the receiver's control queue, with its tx
+// stopped, when a trimmed packet's header-only packet arrives: the
+// receiver cannot return it, counts the drop (dcp_ho_not_returned, a
+// header-only drop), and the sender's coarse timeout recovers.
+func TestHONotReturned(t *testing.T) {
+	p, a, b := newPair(t, nictest.Options{}, dcp.Config{})
+	p.AB.Filter = once(nictest.Trim, 10)
+	eg := p.B.W.Egress(0)
+	ctrl := eg.QueueIndex("control")
+	p.B.Port.SetTxRoom(0)
+	for _, n := range []int{1500, 64} { // to the last 63 bytes: no room for a 66-byte HO packet
+		for {
+			addr, ok := p.B.Mem.Alloc()
+			if !ok {
+				t.Fatal("out of frames")
+			}
+			if !eg.Enqueue(ctrl, addr, n) {
+				p.B.Mem.Release(addr)
+				break
+			}
+		}
+	}
+	nictest.Fill(p.A.Buf[:64<<10], 7)
+	if err := p.A.Post(nic.OpWrite, 0, 1, 0, 0, 64<<10); err != nil {
+		t.Fatal(err)
+	}
+	p.Run(func() bool { return false }, 500e3) // every packet reached B
+	p.B.Port.SetTxRoom(dataplane.BatchSize)    // the filler goes, as junk A drops
+	run(t, p, 1)
+	wantOK(t, p.A.CQ)
+	if err := nictest.Check(p.B.Buf[:64<<10], 7); err != nil {
+		t.Fatal(err)
+	}
+	as, bs := a.Stats(), b.Stats()
+	ws := snapshot(p, p.B)
+	if bs.HONotReturned != 1 || bs.HOBounced != 0 || as.FallbackTimeouts == 0 || as.HOReturned != 0 {
+		t.Errorf("B %+v, A %+v: want one header-only packet not returned, recovered by timeout", bs, as)
+	}
+	if d, h := ws.Drops[dcp.ReasonNotReturned], ws.HODrops[dcp.ReasonNotReturned]; d != 1 || h != 1 {
+		t.Errorf("B's worker: %d dcp_ho_not_returned drops, %d of them header-only; want 1 and 1", d, h)
+	}
+}
+
+// TestBeyondWindow has a sender tracking 16 messages talk to a receiver
+// tracking 8, with the first message's packet lost: the ninth message
+// is beyond the receiver's window, which NAKs it as an invalid request
+// and fails the QP, as the package doc says, rather than dropping it
+// unseen.
+func TestBeyondWindow(t *testing.T) {
+	msgs := []int{16, 8}
+	p, _, _ := nictest.NewWith(t, nictest.Options{}, func() (*dcp.Transport, error) {
+		m := msgs[0]
+		msgs = msgs[1:]
+		return dcp.New(dcp.Config{Messages: m, RTO: rto})
+	})
+	p.AB.Filter = once(nictest.Drop, 0)
+	for i := range 12 {
+		if err := p.A.Post(nic.OpWrite, 0, uint64(i), i*1024, i*1024, 1024); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.MustComplete(t, 1, 1e9)
+	if st := p.B.E.LiveStats(); st.NAKsSent != 1 || st.InvalidReqs != 1 {
+		t.Errorf("B sent %d NAKs, refused %d invalid requests; want 1 and 1", st.NAKsSent, st.InvalidReqs)
+	}
+	if c := p.A.CQ[0]; c.Status != nic.StatusRemoteInvalid {
+		t.Errorf("A's first completion %+v, want remote invalid request", c)
 	}
 }
 

@@ -21,6 +21,11 @@ func (t *Transport) Request(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 	if p.Meta.Tag == rocev2.DCPHeaderOnly {
 		if t.bounce(c, q, p, d) {
 			t.stats.HOBounced++
+		} else {
+			// The packet it names is lost until the coarse timeout:
+			// count it as the header-only drop it is.
+			t.stats.HONotReturned++
+			c.Drop(p, ReasonNotReturned)
 		}
 		return
 	}
@@ -43,7 +48,12 @@ func (t *Transport) Request(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		c.ScheduleAck(q)
 		return
 	case k >= int(t.w):
-		c.Drop(p, nic.ReasonInvalid) // the sender passed the message window
+		// The sender passed the message window: a peer configured
+		// with more Messages than ours, or a broken one. Nothing tracks
+		// the message, and a silent drop would only be retried by
+		// timeouts once the window reaches it: fail the QP, as for
+		// every invalid request.
+		t.fatal(c, q, p, rocev2.NakInvalidReq, nic.ReasonInvalid)
 		return
 	case k == 0 && retry < s.rRetry:
 		t.duplicate(c, p) // a packet of an older retry round

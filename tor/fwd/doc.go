@@ -24,7 +24,8 @@
 //     incremental IPv4 checksum update or the hop limit — both masked
 //     out of the RoCE ICRC, so the ICRC stays valid — and forwards the
 //     packet to the next hop's port, on the configured queue (or the
-//     queue its DSCP maps to).
+//     queue its DSCP maps to; with DCP, a header-only packet on the
+//     control queue, below).
 //
 // Ports: any ingress; egress is the port of the chosen next hop. The
 // stage never holds a packet, never arms a timer and allocates nothing.
@@ -72,6 +73,30 @@
 // Weighted kernel next hops (ip route … nexthop … weight w) take w slots
 // of the group, so all three modes honour weights.
 //
+// # DCP's control plane on every port
+//
+// With Config.DCP (tord sets it on every switch that parses DCP: with
+// trim: or dcp: true), a DCP header-only packet (tag 11, seed 002 §4.2)
+// goes to Config.HOQueue, "control", on whatever port it leaves by and
+// whatever queue its DSCP maps to. DCP's sender learns of a trimmed
+// packet only from its HO packet (§4.1, §4.3), so losing one costs the
+// coarse timeout (64 ms, nic/dcp); the paper's switches trim on every
+// port, and their control queue is what keeps HO packets (§4.2). Here a
+// switch may trim on some ports, switch trimming off at run time, or only
+// forward DCP: on such ports the control queue is a strict-priority level
+// above the data queue, so HO packets (66 bytes per trimmed packet
+// upstream) pass a full, tail-dropping data queue; on a trimming port
+// tor/trim shares the level with the data queue by WRR as §4.2 says.
+//
+// The choice is made here rather than in tor/trim because fwd runs on
+// every switch and already picks the queue (dscp_queue): a DCP switch
+// that does not trim needs no trimming stage for it, a port switched off
+// in tor/trim keeps its control plane, and adaptive routing weighs the
+// members of a group by the queue the packet will join. HO packets on
+// the control queue cross a tor/llr protected port unprotected, as they
+// do from a trimming port. The test is one branch on the classifier's
+// Meta (rocev2.Meta.HeaderOnly); nothing allocates.
+//
 // # Tables and the FIB
 //
 // A Table is an immutable snapshot: two multibit tries (stride 8, leaf
@@ -116,6 +141,8 @@
 //	fwd:
 //	  queue: 2                 # egress queue index ("data" in DefaultEgress)
 //	  dscp_queue: {48: 0}      # DSCP 48 (CS6) to the "control" queue
+//	  dcp: true                # DCP header-only packets to ho_queue (needs the classifier's DCP parsing)
+//	  ho_queue: 0              # the "control" queue
 //	  hash_seed: 0x5eed0001    # differs per switch tier
 //	  miss_interval: 100ms     # per-address report interval to the mirror
 //	  multipath:

@@ -29,6 +29,15 @@ type Config struct {
 	Queue int `yaml:"queue"`
 	// DSCPQueue overrides Queue for packets with these DSCP values.
 	DSCPQueue map[uint8]int `yaml:"dscp_queue"`
+	// DCP puts every DCP header-only packet (tag 11, as
+	// rocev2.Meta.HeaderOnly sees it: the worker's classifier must
+	// parse DCP) on HOQueue, whatever its DSCP says and whether or not
+	// the egress port trims: seed 002 §4.2's control plane on every port
+	// of a DCP switch (see the package doc).
+	DCP bool `yaml:"dcp"`
+	// HOQueue is the egress queue index of header-only packets when DCP
+	// is set; 0 is "control" in dataplane.DefaultEgress.
+	HOQueue int `yaml:"ho_queue"`
 	// HashSeed perturbs the ECMP hash. Give each switch tier its own
 	// seed: switches that hash alike split traffic alike, and the
 	// second tier then sees only a fraction of the flows' variety
@@ -52,6 +61,9 @@ const maxQueues = 16
 func (c *Config) Validate() error {
 	if c.Queue < 0 || c.Queue >= maxQueues {
 		return fmt.Errorf("%w: queue %d: want 0–%d", ErrConfig, c.Queue, maxQueues-1)
+	}
+	if c.HOQueue < 0 || c.HOQueue >= maxQueues {
+		return fmt.Errorf("%w: ho_queue %d: want 0–%d", ErrConfig, c.HOQueue, maxQueues-1)
 	}
 	for d, q := range c.DSCPQueue {
 		if d > 63 {
@@ -116,6 +128,8 @@ type Stage struct {
 	fib       *FIB
 	misses    *Misses
 	queue     [64]uint8 // egress queue by DSCP
+	dcp       bool      // header-only packets to hoQueue (Config.DCP)
+	hoQueue   uint8
 	seed      uint64
 	missEvery int64
 
@@ -145,7 +159,8 @@ func NewStage(c Config, fib *FIB, misses *Misses) (*Stage, error) {
 	if fib == nil {
 		return nil, fmt.Errorf("%w: no FIB", ErrConfig)
 	}
-	s := &Stage{fib: fib, misses: misses, seed: c.HashSeed, missEvery: int64(c.MissInterval)}
+	s := &Stage{fib: fib, misses: misses, seed: c.HashSeed, missEvery: int64(c.MissInterval),
+		dcp: c.DCP, hoQueue: uint8(c.HOQueue)}
 	if s.missEvery == 0 {
 		s.missEvery = int64(100 * time.Millisecond)
 	}
@@ -230,6 +245,11 @@ func (s *Stage) forward(c *dataplane.Ctx, t *Table, p *dataplane.Packet) {
 	}
 	f := c.Mem.Frame(p)
 	q := s.queue[m.DSCP&63]
+	if s.dcp && m.HeaderOnly() {
+		// Chosen before the next hop, so that adaptive routing weighs
+		// the members by the queue the packet will join.
+		q = s.hoQueue
+	}
 	k := uint32(0)
 	if r.n > 1 {
 		k = s.pick(c, t, r, ri, m, f, q)

@@ -55,7 +55,7 @@ func newRig(t testing.TB, n int, cfg Config, tc *TableConfig) *rig {
 		t.Fatal(err)
 	}
 	r.w, err = dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: eg,
-		Stages: []dataplane.Stage{r.stage}, Classifier: rocev2.Classifier{VerifyICRC: true}})
+		Stages: []dataplane.Stage{r.stage}, Classifier: rocev2.Classifier{VerifyICRC: true, DCP: cfg.DCP}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,7 +606,7 @@ func TestPolicy(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	for _, c := range []Config{
-		{Queue: -1}, {Queue: 16}, {DSCPQueue: map[uint8]int{64: 1}}, {DSCPQueue: map[uint8]int{1: 20}},
+		{Queue: -1}, {Queue: 16}, {DSCPQueue: map[uint8]int{64: 1}}, {DSCPQueue: map[uint8]int{1: 20}}, {HOQueue: 16},
 		{Multipath: Multipath{Bias: -1}}, {Multipath: Multipath{Groups: []Policy{{Mode: Spray}}}},
 	} {
 		if _, err := NewStage(c, &FIB{}, nil); err == nil {
@@ -623,17 +623,20 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestAllocs checks that forwarding allocates nothing per packet in every
-// mode and on the miss path.
+// mode, on the miss path and for DCP's header-only packets.
 func TestAllocs(t *testing.T) {
 	for _, mode := range []Mode{ECMP, Spray, Adaptive} {
 		tc := multiTable(mode, 1500, 1, 2, 3)
 		tc.Routes = append(tc.Routes, baseTable().Routes...)
 		tc.Neighbours = append(tc.Neighbours, baseTable().Neighbours...)
-		r := newRig(t, 4, DefaultConfig(), tc)
+		cfg := DefaultConfig()
+		cfg.DCP = true
+		r := newRig(t, 4, cfg, tc)
 		for _, p := range r.ports {
 			p.OnTransmit = nil
 		}
 		frames := [][]byte{
+			dcpFrame(t, "10.1.0.1", false), dcpFrame(t, "10.1.0.1", true), // DCP data and header-only
 			build(t, frame{dst: "10.1.0.1", qp: 1}), build(t, frame{dst: "10.1.0.1", qp: 2}),
 			build(t, frame{dst: "10.0.2.5"}), build(t, frame{dst: "10.0.2.99"}), // connected, hit and miss
 			build(t, frame{dst: "10.0.3.1"}), build(t, frame{dst: "10.1.0.1", udpPort: 80}),
@@ -665,6 +668,8 @@ func TestConfigYAML(t *testing.T) {
 	const doc = `
 queue: 2
 dscp_queue: {48: 0}
+dcp: true
+ho_queue: 0
 hash_seed: 0x5eed0001
 miss_interval: 100ms
 multipath:
@@ -680,7 +685,7 @@ multipath:
 	if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Queue: 2, DSCPQueue: map[uint8]int{48: 0}, HashSeed: 0x5eed0001, MissInterval: 100 * time.Millisecond,
+	want := Config{Queue: 2, DSCPQueue: map[uint8]int{48: 0}, DCP: true, HashSeed: 0x5eed0001, MissInterval: 100 * time.Millisecond,
 		Multipath: Multipath{Mode: ECMP, Groups: []Policy{
 			{Prefix: netip.MustParsePrefix("10.1.0.0/16"), Mode: Adaptive, Bias: 3000},
 			{Prefix: netip.MustParsePrefix("10.2.0.0/16"), Mode: Spray},

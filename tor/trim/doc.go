@@ -14,7 +14,8 @@
 // must run with Classifier.DCP so that DCP headers are parsed):
 //
 //  1. an HO packet (tag 11, RoCEv2) goes to the control queue, always:
-//     it was trimmed upstream;
+//     it was trimmed upstream (fwd, with fwd.Config.DCP, has put it there
+//     already; the stage counts it);
 //  2. a packet fwd put on another queue than "data" (a dscp_queues
 //     override) passes untouched;
 //  3. if the data queue's depth plus the packet stays within Threshold,
@@ -59,6 +60,17 @@
 // few and paced) and idle below; NetRT's messages, which also use the
 // control queue, then share the control queue's weight.
 //
+// Ports that do not trim — not in Config.Ports, or switched off at run
+// time (SetPort, the admin API) — and every port of a switch that only
+// forwards DCP (tord's dcp: true) keep a control plane too: fwd puts HO
+// packets on their control queue (fwd.Config.DCP, see tor/fwd), a
+// strict-priority level above the data queue on a port without this
+// WRR; a port switched off keeps its WRR, so its HO packets still share
+// the data queue's level by weight rather than join its tail. The paper
+// trims on every port (§4.2, §5), so it needs no such rule; here an HO
+// packet trimmed upstream would otherwise meet a full data queue on a
+// plain port and cost its sender the 64 ms coarse timeout (nic/dcp).
+//
 // # Drops
 //
 // Counted by the worker, labelled by reason:
@@ -71,6 +83,11 @@
 // queue (queue_full), and counted per queue by
 // rocetor_queue_drops_total{queue="control"}: the signal that the control
 // plane was not lossless (the sender then recovers by timeout, §4.5).
+// The worker counts every HO packet it drops apart, wherever it dies —
+// a control or data queue, the tx ring, any stage — by reason
+// (dataplane.Snapshot.HODrops, exported as
+// rocetor_dcp_ho_drops_total{reason}); the endpoints count theirs the
+// same way (nic/dcp).
 //
 // # Counters
 //
@@ -89,6 +106,7 @@
 //	rocetor_queue_dequeued_packets_total{port, queue}   (WRR service)
 //	rocetor_queue_dequeued_bytes_total{port, queue}
 //	rocetor_queue_drops_total{port, queue="control"}    (lossless-control-plane failures)
+//	rocetor_dcp_ho_drops_total{reason}                  (every HO packet dropped, any port, any cause)
 //
 // # Configuration
 //

@@ -82,8 +82,9 @@ func (s *Stage) resolve(c *dataplane.Ctx) {
 func (s *Stage) Trimming(i int) bool { return i < MaxPorts && s.on[i] }
 
 // SetPort switches trimming at port i on or off at run time (an
-// operator's toggle; off, the port forwards as a plain tail-drop
-// switch); false when i is out of range. Safe from any goroutine: the
+// operator's toggle; off, the port's data queue tail-drops as a plain
+// switch's, while header-only packets keep the control queue fwd gives
+// them); false when i is out of range. Safe from any goroutine: the
 // worker sees it at its next batch.
 func (s *Stage) SetPort(i int, on bool) bool {
 	if i < 0 || i >= MaxPorts {
