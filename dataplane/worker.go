@@ -320,7 +320,7 @@ func (w *Worker) emit(s uint16, p *Packet) bool {
 	*q = *p
 	q.Verdict, q.Reason = Forward, 0
 	if w.cfg.Classifier.Classify(w.mem.Frame(q), &q.Meta); q.Meta.Reason != rocev2.ReasonNone {
-		w.drop(q.Addr, Malformed(q.Meta.Reason)) // a stage's bug, counted like the wire's
+		w.dropPacket(q, Malformed(q.Meta.Reason)) // a stage's bug, counted like the wire's
 		return false
 	}
 	w.process(int(s)+1, b)
@@ -329,7 +329,7 @@ func (w *Worker) emit(s uint16, p *Packet) bool {
 	case Forward:
 		return w.enqueue(q)
 	case Drop:
-		w.drop(q.Addr, q.Reason)
+		w.dropPacket(q, q.Reason)
 		return false
 	}
 	return true // a later stage took it
