@@ -108,8 +108,8 @@ type plan struct {
 // rule is a compiled Rule: probabilities as thresholds on 53 random bits
 // (see chance), durations in nanoseconds.
 type rule struct {
-	port string
-	dir  Direction
+	port   string
+	dir    Direction
 	roce   bool
 	fabric bool
 	ops    *[4]uint64 // opcode bitmap; nil matches every opcode
