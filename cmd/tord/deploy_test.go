@@ -124,7 +124,7 @@ func tordCollectors() []tordCollector {
 		{"with `llr.monitor`", &llrCollector{monitor: new(llr.Monitor)}, false},
 		{"with a `trim:` section", &trimCollector{ports: ports, on: []bool{true, true}}, true},
 		{"with `forwarding.multipath: adaptive`", &adaptiveCollector{ports: ports}, true},
-		{"with an impair rule that has `trim: true`", &impairTrimCollector{ports: ports}, true},
+		{"with `impair:` rules", &impairCollector{ports: ports}, true},
 	}
 }
 

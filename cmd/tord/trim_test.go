@@ -48,7 +48,7 @@ func dcpFrame(t *testing.T, dst string, dscp uint8, seq uint32, payload int) []b
 // up1 and up2, trim on both, impair trimming on up2 — over in-memory
 // ports, the worker built as OpenSwitch builds it, and checks the series
 // the collectors export: rocetor_trim_*, rocetor_fwd_adaptive_choices_total
-// and rocetor_impair_trimmed_total.
+// and rocetor_impair_*.
 func TestTrimMetrics(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Ports = []string{"h1", "up1", "up2"}
@@ -102,15 +102,21 @@ func TestTrimMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := impair.NewStage(ctl, 0)
+	now := int64(0)
+	clock := func() int64 { return now }
+	cls := rocev2.Classifier{DCP: cfg.dcp()}
+	var ips []*impair.Port
+	for i := range ports {
+		ips = append(ips, ctl.Wrap(ports[i], impair.PortConfig{Mem: mem, Clock: clock, Classifier: cls}))
+		ports[i] = ips[i]
+	}
 	w, err := dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: egs,
-		Stages: []dataplane.Stage{fs, ts, im}, Classifier: rocev2.Classifier{DCP: cfg.dcp()}})
+		Stages: []dataplane.Stage{fs, ts}, Classifier: cls, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 600 DCP data packets and 100 non-DCP, in batches of 70 at once:
 	// 1 Gb/s drains 8.6 KB per 70 µs step, so the queues pass 8 KiB.
-	now := int64(0)
 	for i := 0; i < 10; i++ {
 		for k := 0; k < 60; k++ {
 			mps[0].Inject(dcpFrame(t, "10.0.2.2", 26, uint32(i*60+k), 1024))
@@ -130,11 +136,11 @@ func TestTrimMetrics(t *testing.T) {
 		w.Step(now)
 	}
 	ms := scrape(t, newTrimCollector(cfg, []*trim.Stage{ts}), &adaptiveCollector{ports: cfg.Ports, stages: []*fwd.Stage{fs}},
-		&impairTrimCollector{ports: cfg.Ports, impairs: []*impair.Stage{im}})
+		&impairCollector{ports: cfg.Ports, impairs: ips})
 	t.Logf("%s", pick(ms, "rocetor_trim_trimmed_packets_total", "rocetor_trim_ho_packets_total", "rocetor_trim_dropped_total",
-		"rocetor_fwd_adaptive_choices_total", "rocetor_impair_trimmed_total"))
+		"rocetor_fwd_adaptive_choices_total", "rocetor_impair_trimmed_total", "rocetor_impair_destroyed_total"))
 	st := ts.Snapshot()
-	ist := im.Snapshot().Rules[0]
+	ist := ips[2].Snapshot().Dir[impair.Egress]
 	for _, c := range []struct {
 		series string
 		want   uint64
@@ -148,6 +154,9 @@ func TestTrimMetrics(t *testing.T) {
 		{`rocetor_fwd_adaptive_choices_total{port="h1"}`, 0},
 		{`rocetor_impair_trimmed_total{direction="egress",port="up2"}`, ist.Trimmed},
 		{`rocetor_impair_trimmed_total{direction="egress",port="up1"}`, 0},
+		{`rocetor_impair_destroyed_total{cause="loss",class="data",direction="egress",port="up2"}`, ist.Destroyed[impair.ClassData][impair.CauseLoss]},
+		{`rocetor_impair_destroyed_total{cause="loss",class="control",direction="egress",port="up2"}`, ist.Destroyed[impair.ClassControl][impair.CauseLoss]},
+		{`rocetor_impair_matched_total{direction="egress",port="up2"}`, ist.Matched},
 	} {
 		v, ok := ms[c.series]
 		if !ok || v != float64(c.want) {
