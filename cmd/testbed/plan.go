@@ -235,6 +235,19 @@ type Plan struct {
 	Mgmt    []MgmtLink `json:"mgmt,omitempty"` // with --mgmt: a veth from the host to each switch
 }
 
+// Peer returns the end of the link at the other side of node's iface.
+func (p *Plan) Peer(node, iface string) (End, bool) {
+	for _, l := range p.Links {
+		switch {
+		case l.A.Node == node && l.A.Iface == iface:
+			return l.B, true
+		case l.B.Node == node && l.B.Iface == iface:
+			return l.A, true
+		}
+	}
+	return End{}, false
+}
+
 // Node returns the named node, or nil.
 func (p *Plan) Node(name string) *Node {
 	for i := range p.Nodes {
