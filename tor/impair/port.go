@@ -135,6 +135,7 @@ func (p *Port) adopt() {
 	p.rules = [2][]uint16{}
 	p.state = make([]ruleState, len(pl.rules))
 	now := p.cfg.Clock()
+	var room [2]int
 	for ri := range pl.rules {
 		r := &pl.rules[ri]
 		if r.port != p.name {
@@ -142,16 +143,21 @@ func (p *Port) adopt() {
 		}
 		p.rules[r.dir] = append(p.rules[r.dir], uint16(ri))
 		p.state[ri] = ruleState{tokens: r.bucket, last: now}
-		// Room for the budget in minimum-size (60-byte) frames, never
-		// more entries than the worker has frames. A rule that never
-		// holds still parks copies and refused frames for a call.
-		n := 2 * txScratch
+		// Room for the budget in minimum-size (60-byte) frames. Any
+		// rule, in either direction, may park copies and frames the
+		// inner port refused for a call.
+		room[Ingress], room[Egress] = max(room[Ingress], 2*txScratch), max(room[Egress], 2*txScratch)
 		if r.holds || r.reorder > 0 {
-			n = pl.holdBytes/60 + 1
+			room[r.dir] = max(room[r.dir], pl.holdBytes/60+1)
 		}
-		p.q[r.dir].reserve(min(n, p.cfg.Mem.Frames()))
+	}
+	for d := range p.q {
+		// never more entries than the worker has frames
+		p.q[d].reserve(min(room[d], p.cfg.Mem.Frames()))
 	}
 	p.st.Sets++
+	// Published now: a port left without rules stops publishing.
+	p.publish(p.lastPub)
 }
 
 // Receive implements dataplane.Port: held frames that are due come

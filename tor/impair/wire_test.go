@@ -218,3 +218,31 @@ func TestDeadline(t *testing.T) {
 	}
 	r.noLeak()
 }
+
+// TestLinksDrawApart: each port draws its own stream, so what one link
+// decides does not depend on the traffic of another.
+func TestLinksDrawApart(t *testing.T) {
+	cfg := Config{Seed: 3, Rules: []Rule{
+		{Port: "p1", Direction: "egress", Loss: 0.1, Duplicate: 0.05},
+		{Port: "p0", Direction: "egress", Loss: 0.1},
+	}}
+	f := roce(t, rocev2.RCWriteMiddle, 0, 64)
+	run := func(reverse bool) []uint32 {
+		r := newRig(t, cfg, rigOpt{})
+		for s := 0; s < 2000; s++ {
+			r.inject(0, f, uint32(s))
+			if reverse {
+				r.inject(1, f, uint32(s))
+			}
+			if s%16 == 15 {
+				r.step(1000)
+			}
+		}
+		r.drain()
+		r.noLeak()
+		return r.seq[1]
+	}
+	if !slices.Equal(run(false), run(true)) {
+		t.Fatal("traffic on p0's link changed what p1's link decided")
+	}
+}
