@@ -152,7 +152,7 @@ func (o *Options) Validate() error {
 	if o.Skew < 0 || o.Skew > time.Second {
 		return usagef("--skew %v: want 0 to 1s", o.Skew)
 	}
-	// The impair stage validates its own rules: build one and ask it.
+	// tor/impair validates its own rules: build a Control and ask it.
 	cfg := o.Impair(DefaultImpairSite)
 	if err := cfg.Validate(nil); err != nil {
 		return usagef("--loss/--burst/--corrupt: %v", err)

@@ -33,7 +33,7 @@ func TestTorctl(t *testing.T) {
 	}
 	tp := newTopo(t)
 	cfg := filepath.Join(t.TempDir(), "tord.yaml")
-	// ICMP toward h2 is lost at s2 until the impair stage is switched
+	// ICMP toward h2 is lost at s2 until impairment is switched
 	// off there (dscp: 0 matches IP only, so ARP still resolves h2).
 	write := func(body string) {
 		t.Helper()
