@@ -45,7 +45,10 @@
 //     which goes on the wire in its place, as DCP's testbed switch did ("the P4 switch executes the packet trimming module for
 //     DCP traffic, while it simply drops packets for CX5 traffic", seed
 //     002 §6.1); every other packet picked is dropped as before. The
-//     header-only packet gets no further impairment from that rule. It
+//     header-only packet gets no further impairment from that rule. The
+//     wire has no queue: where DCP's switch puts the packet on its
+//     control queue (seed 002 §4.2), here it takes its frame's place
+//     on the wire at once. It
 //     needs the classifier's DCP mode (tord turns it on when a rule
 //     trims); without it tagged data cannot be trimmed and is dropped.
 //
