@@ -27,7 +27,7 @@ var (
 	dImpairHeld       = prometheus.NewDesc("rocetor_impair_held_frames", "Frames an impaired port holds now (both directions).", []string{"port"}, nil)
 	dImpairHeldBytes  = prometheus.NewDesc("rocetor_impair_held_bytes", "Bytes an impaired port holds now; each worker's share stays within impair.hold_bytes.", []string{"port"}, nil)
 	dImpairHeldMax    = prometheus.NewDesc("rocetor_impair_held_bytes_max", "High-water mark of the bytes an impaired port held, summed over the workers' marks.", []string{"port"}, nil)
-	dImpairReleased   = prometheus.NewDesc("rocetor_impair_released_total", "Held frames sent on (egress) or delivered (ingress) at their deadline.", []string{"port"}, nil)
+	dImpairReleased   = prometheus.NewDesc("rocetor_impair_released_total", "Held frames taken out at their deadline to be sent on (egress) or delivered (ingress); one the port's tx ring then refuses waits and counts again.", []string{"port"}, nil)
 	dImpairFlushed    = prometheus.NewDesc("rocetor_impair_flushed_total", "Held frames freed when the workers stopped.", []string{"port"}, nil)
 	dImpairSets       = prometheus.NewDesc("rocetor_impair_rule_sets_total", "Rule sets an impaired port adopted (start, reloads, stage on/off), summed over the workers.", []string{"port"}, nil)
 )

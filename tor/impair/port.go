@@ -213,12 +213,7 @@ func (p *Port) Transmit(pkts []dataplane.Packet) int {
 	}
 	now := p.cfg.Clock()
 	k := p.releaseDue(now)
-	if len(p.rules[Egress]) == 0 {
-		for i := range pkts {
-			k = p.queue(now, k, pkts[i].Addr, pkts[i].Len)
-		}
-	}
-	for i := 0; len(p.rules[Egress]) > 0 && i < len(pkts); i++ {
+	for i := range pkts {
 		pk := &pkts[i]
 		f, ok := p.impair(Egress, now, pk.Addr, pk.Len)
 		switch {

@@ -122,10 +122,13 @@ type Stats struct {
 	// including those held under a rule set since replaced; HeldBytes
 	// never exceeds hold_bytes.
 	Held, HeldBytes int
-	MaxHeldBytes    int    // high-water mark of HeldBytes
-	Released        uint64 // held frames sent on (egress) or delivered (ingress)
-	Flushed         uint64 // held frames freed by Flush
-	Sets            uint64 // rule sets adopted
+	MaxHeldBytes    int // high-water mark of HeldBytes
+	// Released counts held frames taken out at their deadline to be
+	// sent on (egress) or delivered (ingress); a frame the inner port
+	// then refuses is held again and released again.
+	Released uint64
+	Flushed  uint64 // held frames freed by Flush
+	Sets     uint64 // rule sets adopted
 }
 
 // Counters returns the live counters. Call it only from the worker's
