@@ -52,7 +52,7 @@ func TestLLRLinkLoss(t *testing.T) {
 	r := &Run{Switches: map[string]Sample{
 		"tor1": {`rocetor_queue_dequeued_packets_total{port="tor2",queue="data"}`: 1000,
 			`rocetor_queue_dequeued_packets_total{port="tor2",queue="retransmit"}`: 40,
-			`rocetor_queue_dequeued_packets_total{port="h1",queue="data"}`: 500},
+			`rocetor_queue_dequeued_packets_total{port="h1",queue="data"}`:         500},
 		"tor2": {`rocetor_port_rx_packets_total{port="tor1"}`: 995, `rocetor_port_pfc_rx_frames_total{port="tor1"}`: 2,
 			`rocetor_port_rx_packets_total{port="h2"}`: 500},
 	}}
