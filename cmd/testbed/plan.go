@@ -34,7 +34,7 @@ type Options struct {
 	Paths     int `json:"paths,omitempty"`     // multipath: parallel core switches
 
 	Rate          string        `json:"rate"`                     // every switch port's egress rate, e.g. 1G; "0" unshaped
-	Loss          float64       `json:"loss,omitempty"`           // drop probability at the impair sites (RoCEv2 only)
+	Loss          float64       `json:"loss,omitempty"`           // drop probability at the impair sites (the fabric's frames: RoCEv2, link shim, PFC)
 	Burst         float64       `json:"burst,omitempty"`          // mean burst length in packets: Gilbert–Elliott instead of Bernoulli
 	Corrupt       float64       `json:"corrupt,omitempty"`        // FCS-error probability at the impair sites
 	Skew          time.Duration `json:"skew,omitempty"`           // extra delay per impair site: site k delays k × skew

@@ -152,7 +152,7 @@ type Impairment struct {
 	Loss    float64       `json:"loss"`
 	Burst   float64       `json:"burst,omitempty"` // mean burst length in packets; 0 = independent losses
 	Corrupt float64       `json:"corrupt,omitempty"`
-	Skew    time.Duration `json:"skew,omitempty"` // site k (from 0, in plan order) delays RoCEv2 frames by k × Skew
+	Skew    time.Duration `json:"skew,omitempty"` // site k (from 0, in plan order) delays the fabric's frames by k × Skew
 	Trim    bool          `json:"trim,omitempty"` // DCP data packets picked for loss are trimmed to header-only packets
 	Seed    uint64        `json:"seed"`
 }
