@@ -33,6 +33,21 @@ type Port interface {
 	Close() error
 }
 
+// Holder is implemented by ports that hold frames until a time of the
+// worker's clock, as an impairing port (tor/impair) delays them: a worker
+// about to sleep wakes by the earliest Deadline. The worker looks for it
+// through Wrapper, so an outer wrapper need not pass it on.
+type Holder interface {
+	// Deadline returns the earliest time a held frame is due, if any.
+	Deadline() (at int64, ok bool)
+}
+
+// Wrapper is implemented by ports built on another port (tor/llr's
+// receiver, tor/impair's impairment).
+type Wrapper interface {
+	Inner() Port
+}
+
 // PortStats are counters a port keeps itself (the worker counts rx/tx
 // packets and bytes). Fields a port cannot know stay zero.
 type PortStats struct {

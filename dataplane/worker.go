@@ -89,6 +89,7 @@ type Worker struct {
 	egress []*Egress
 	stages []Stage
 	timed  []Timed
+	hold   []Holder // ports, or the ports under them, that hold frames
 	srcs   []Source
 	srcIdx []uint16
 	timers *Timers
@@ -159,6 +160,16 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	for _, p := range c.Ports {
 		if fd := p.Fd(); fd >= 0 {
 			w.pfd = append(w.pfd, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		}
+		for q := p; q != nil; {
+			if h, ok := q.(Holder); ok {
+				w.hold = append(w.hold, h)
+			}
+			u, ok := q.(Wrapper)
+			if !ok {
+				break
+			}
+			q = u.Inner()
 		}
 	}
 	w.emitted = make([]Batch, len(c.Stages))
@@ -435,8 +446,8 @@ func (w *Worker) drain() {
 	}
 }
 
-// sleep waits in poll(2) until a port has frames, the next timer is due,
-// or MaxSleep passes. A worker with queued frames does not sleep: the
+// sleep waits in poll(2) until a port has frames, the next timer or
+// held frame (Holder) is due, or MaxSleep passes. A worker with queued frames does not sleep: the
 // shaper will release them within microseconds.
 func (w *Worker) sleep(now int64) {
 	for _, e := range w.egress {
@@ -447,6 +458,11 @@ func (w *Worker) sleep(now int64) {
 	d := int64(w.cfg.MaxSleep)
 	if at, ok := w.timers.Next(); ok {
 		d = min(d, at-now)
+	}
+	for _, h := range w.hold {
+		if at, ok := h.Deadline(); ok {
+			d = min(d, at-now)
+		}
 	}
 	if d <= 0 {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"time"
 
 	"rocetor/rocev2"
 )
@@ -386,5 +387,57 @@ func TestEmitPassesLaterStages(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per emitted frame, want 0", allocs)
+	}
+}
+
+// holdingPort holds a frame due at a fixed time (as an impairing port
+// does) and stops the worker once it is polled after a sleep.
+type holdingPort struct {
+	*MemPort
+	polls int
+	stop  func()
+}
+
+func (p *holdingPort) Deadline() (int64, bool) { return int64(time.Millisecond), true }
+func (p *holdingPort) Receive(b *Batch) int {
+	if p.polls++; p.polls == 2 {
+		p.stop()
+	}
+	return 0
+}
+
+// outerPort wraps another port, as llr's receiver wraps an impairing one.
+type outerPort struct{ Port }
+
+func (p outerPort) Inner() Port { return p.Port }
+
+// TestWorkerSleepWakesForHeld: a worker with nothing to do sleeps no
+// longer than until the deadline of a frame a port holds, even under an
+// outer wrapper, not for MaxSleep (an hour here).
+func TestWorkerSleepWakesForHeld(t *testing.T) {
+	mem, err := NewMem(make([]byte, 16*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hp := &holdingPort{MemPort: NewMemPort("p0", rocev2.MAC{2}, mem, 4), stop: cancel}
+	w, err := NewWorker(WorkerConfig{Mem: mem, Ports: []Port{outerPort{hp}}, Egress: []EgressConfig{DefaultEgress(0, 1<<20)},
+		Mode: Interrupt, MaxSleep: time.Hour, Clock: func() int64 { return 0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		w.Run(ctx)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker slept past the held frame's deadline")
+	}
+	if s := w.Snapshot(); s.Sleeps == 0 || hp.polls != 2 {
+		t.Fatalf("%d sleeps, %d polls; want a sleep between two polls", s.Sleeps, hp.polls)
 	}
 }

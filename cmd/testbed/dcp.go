@@ -186,8 +186,11 @@ type dcpLossCell struct {
 	HODrops       float64 `json:"ho_drops"`    // header-only packets lost, at the switches or the endpoints (hoDrops)
 	GBNQueueDrops float64 `json:"gbn_queue_drops"`
 	DCPTimeouts   int64   `json:"dcp_timeouts"`
-	DCPError      string  `json:"dcp_error,omitempty"`
-	GBNErr        string  `json:"gbn_error,omitempty"`
+	// DCPDestroyed is what the impairment destroyed in the DCP run, by
+	// class: header-only packets and ACKs are control.
+	DCPDestroyed WireLoss `json:"dcp_destroyed"`
+	DCPError     string   `json:"dcp_error,omitempty"`
+	GBNErr       string   `json:"gbn_error,omitempty"`
 }
 
 func newDCPLoss() *dcpLoss { return &dcpLoss{losses: "0.0001,0.001,0.01,0.05"} }
@@ -273,7 +276,8 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 		}
 		c := dcpLossCell{Loss: loss, DCPGoodput: goodput(d), GBNGoodput: goodput(g),
 			Trimmed: sum(d, "rocetor_impair_trimmed_total"), QueueTrims: sum(d, "rocetor_trim_trimmed_packets_total"), HODrops: hoDrops(d),
-			GBNQueueDrops: sum(g, "rocetor_queue_drops_total"), DCPError: firstLine(d.Error), GBNErr: firstLine(g.Error)}
+			GBNQueueDrops: sum(g, "rocetor_queue_drops_total"), DCPError: firstLine(d.Error), GBNErr: firstLine(g.Error),
+			DCPDestroyed: wireLoss(d)}
 		c.Ratio = c.DCPGoodput / c.GBNGoodput
 		if d.Perf != nil {
 			c.DCPRetx, c.DCPTimeouts = d.Perf.Client.RetxPackets, d.Perf.Client.Timeouts
@@ -298,12 +302,12 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 
 func dcpLossTable(cells []dcpLossCell) Table {
 	t := Table{Columns: []string{"loss", "DCP goodput (Gbit/s)", "of lossless", "GBN goodput (Gbit/s)", "DCP / GBN",
-		"DCP retx", "GBN retx", "trimmed at core", "trimmed for depth", "HO drops", "DCP timeouts", "GBN queue drops"}}
+		"DCP retx", "GBN retx", "trimmed at core", "trimmed for depth", "HO drops", "DCP timeouts", "GBN queue drops", "DCP " + wireColumns[0]}}
 	for _, c := range cells {
 		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%", fmtFloat(c.DCPGoodput, 3),
 			fmtFloat(c.DCPOfLossless*100, 0) + "%", fmtFloat(c.GBNGoodput, 3), fmtFloat(c.Ratio, 1) + "×",
 			strconv.FormatInt(c.DCPRetx, 10), strconv.FormatInt(c.GBNRetx, 10), fmtInt(c.Trimmed), fmtInt(c.QueueTrims),
-			fmtInt(c.HODrops), strconv.FormatInt(c.DCPTimeouts, 10), fmtInt(c.GBNQueueDrops)})
+			fmtInt(c.HODrops), strconv.FormatInt(c.DCPTimeouts, 10), fmtInt(c.GBNQueueDrops), fmtInt(c.DCPDestroyed.Control)})
 	}
 	return t
 }

@@ -68,6 +68,10 @@ func (d *demo) Run(ctx context.Context, env *Env, res *Results) error {
 		}
 		env.printf("  %-5s rx packets: %s; tx packets: %s; drops: %s\n", sw.Name,
 			strings.Join(rx, ", "), strings.Join(tx, ", "), strings.Join(drops, ", "))
+		if v := s.ImpairDrops(); v > 0 {
+			env.printf("        impaired wire: %.0f frames destroyed (%.0f data, %.0f control)\n", v,
+				s.Destroyed("data"), s.Destroyed("control"))
+		}
 		if v := s.Sum("rocetor_netrt_requests_sent_total"); v > 0 {
 			env.printf("        NetRT: %.0f packets held out of order, %.0f requests sent to tor1\n",
 				s.Sum("rocetor_netrt_held_total"), v)

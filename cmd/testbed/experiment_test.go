@@ -75,7 +75,7 @@ func (f *fakeFabric) Scrape(ctx context.Context) (map[string]Sample, error) {
 			c[fmt.Sprintf(`rocetor_port_tx_packets_total{port="%s"}`, port)] += 100
 		}
 		if n.Name == "core" {
-			c[`rocetor_drops_total{reason="impair_loss"}`] += f.imp.Loss * 1000
+			c[`rocetor_impair_destroyed_total{cause="loss",class="data",direction="egress",port="tor2"}`] += f.imp.Loss * 1000
 		}
 		c[`rocetor_drops_total{reason="no_neighbour"}`] += 1
 		c[`rocetor_queue_depth_bytes{port="x",queue="data"}`] = 5
@@ -238,7 +238,7 @@ func TestLossSweepWithFakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if back.Schema != resultsSchema || len(back.Runs) != 12 || back.Runs[4].Perf.Client.FCT.P99 != 300 ||
-		back.Runs[4].Switches["core"][`rocetor_drops_total{reason="impair_loss"}`] != 1 {
+		back.Runs[4].Switches["core"][`rocetor_impair_destroyed_total{cause="loss",class="data",direction="egress",port="tor2"}`] != 1 {
 		t.Errorf("results JSON did not round-trip: schema %d, %d runs, run 4 %+v", back.Schema, len(back.Runs), back.Runs[4])
 	}
 	md, _ := os.ReadFile(rc.MD)
@@ -333,7 +333,7 @@ func TestDemoWithFakes(t *testing.T) {
 		"ip netns exec rtb-chain-core curl -s http://127.0.0.1:9478/metrics",
 		"ip netns exec rtb-chain-tor1 curl",
 		"core  rx packets: tor1 100, tor2 100",
-		`{reason="impair_loss"} 10`,
+		"impaired wire: 10 frames destroyed (10 data, 0 control)",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, s)

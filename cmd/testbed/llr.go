@@ -75,6 +75,36 @@ func llrOf(r *Run) llrFigures {
 	}
 }
 
+// linkLoss is what a run lost on the impaired link (the plan's first
+// impair site and the switch port at its other end), protected or not:
+// the frames the near switch's pipeline sent into the link — its data
+// queue toward the far switch, every original, numbered or not (llr's
+// copies, dummies, ACKs and notices leave by other queues) — that the
+// far switch's pipeline never received: the frames its port handed the
+// worker, which llr's receiver counts after de-duplicating them and
+// consuming its own control frames, less PFC and PAUSE, which end at the
+// port. Unprotected, that is what the impairment destroyed of the data;
+// protected, what llr did not recover, whichever frame the loss struck
+// (an original, a copy, a notice, an ACK) and whether or not the frame
+// was numbered. A run that ended in flight would count its last frames:
+// the runs end only when every transfer has completed.
+func linkLoss(p *Plan, r *Run) (sent, lost float64) {
+	if len(p.Sites) == 0 {
+		return 0, 0
+	}
+	site := p.Sites[0]
+	far, ok := p.Peer(site.Node, site.Port)
+	if !ok {
+		return 0, 0
+	}
+	near, fs := r.Switches[site.Node], r.Switches[far.Node]
+	sent = near.Sum("rocetor_queue_dequeued_packets_total", `port="`+site.Port+`"`, `queue="data"`)
+	port := `port="` + far.Iface + `"`
+	got := fs.Sum("rocetor_port_rx_packets_total", port) - fs.Sum("rocetor_port_pfc_rx_frames_total", port) -
+		fs.Sum("rocetor_port_pause_rx_frames_total", port)
+	return sent, max(sent-got, 0)
+}
+
 // maxOf is a gauge's largest value over a run's switches.
 func maxOf(r *Run, metric string) float64 {
 	var m float64
@@ -98,15 +128,20 @@ type llrLoss struct {
 type llrLossCell struct {
 	Loss          float64 `json:"loss"`
 	Mode          string  `json:"mode"`
-	Packets       float64 `json:"packets"`
-	Unrecovered   float64 `json:"unrecovered"`
+	Packets       float64 `json:"packets"`     // frames sent into the link (linkLoss)
+	Unrecovered   float64 `json:"unrecovered"` // of them, never received beyond it (linkLoss)
 	EffectiveLoss float64 `json:"effective_loss"`
-	GoodputRatio  float64 `json:"goodput_ratio"`
-	Copies        float64 `json:"copies"`
-	TxPeak        float64 `json:"tx_buffer_peak_bytes"`
-	RxPeak        float64 `json:"rx_buffer_peak_bytes"`
-	E2ERetx       int64   `json:"e2e_retx"`
-	Error         string  `json:"error,omitempty"`
+	// Protected are the frames llr numbered and kept (0 when off).
+	Protected float64 `json:"protected"`
+	// AckTimeouts are the sequences llr's receivers gave up on.
+	AckTimeouts  float64  `json:"ack_timeouts"`
+	Destroyed    WireLoss `json:"destroyed"` // what the impairment destroyed, by class
+	GoodputRatio float64  `json:"goodput_ratio"`
+	Copies       float64  `json:"copies"`
+	TxPeak       float64  `json:"tx_buffer_peak_bytes"`
+	RxPeak       float64  `json:"rx_buffer_peak_bytes"`
+	E2ERetx      int64    `json:"e2e_retx"`
+	Error        string   `json:"error,omitempty"`
 }
 
 func newLLRLoss() *llrLoss { return &llrLoss{losses: "1e-5,1e-4,1e-3,1e-2", modes: "off,nb,blocking"} }
@@ -218,16 +253,10 @@ func (e *llrLoss) Run(ctx context.Context, env *Env, res *Results) error {
 				return err
 			}
 			f := llrOf(r)
-			c := llrLossCell{Loss: loss, Mode: mode, Packets: f.Packets, Unrecovered: f.Unrecovered, Copies: f.Copies,
-				TxPeak: f.TxPeak, RxPeak: f.RxPeak, GoodputRatio: goodput(r) / goodput(clean), Error: firstLine(r.Error)}
-			if mode == "off" {
-				// Unprotected, every corrupted frame is a loss the
-				// endpoints see.
-				c.Unrecovered = r.ImpairDrops()
-				if r.Perf != nil {
-					c.Packets = float64(r.Perf.Client.PacketsSent)
-				}
-			}
+			c := llrLossCell{Loss: loss, Mode: mode, Protected: f.Packets, AckTimeouts: f.Unrecovered, Copies: f.Copies,
+				TxPeak: f.TxPeak, RxPeak: f.RxPeak, GoodputRatio: goodput(r) / goodput(clean), Error: firstLine(r.Error),
+				Destroyed: wireLoss(r)}
+			c.Packets, c.Unrecovered = linkLoss(plan, r)
 			if c.Packets > 0 {
 				c.EffectiveLoss = c.Unrecovered / c.Packets
 			}
@@ -241,12 +270,13 @@ func (e *llrLoss) Run(ctx context.Context, env *Env, res *Results) error {
 }
 
 func llrLossTable(cells []llrLossCell) Table {
-	t := Table{Columns: []string{"loss", "mode", "packets", "unrecovered", "effective loss", "goodput vs no loss",
-		"copies", "Tx buffer peak (KiB)", "Rx buffer peak (KiB)", "e2e retx"}}
+	t := Table{Columns: append([]string{"loss", "mode", "packets", "unrecovered", "effective loss", "goodput vs no loss",
+		"copies", "Tx buffer peak (KiB)", "Rx buffer peak (KiB)", "e2e retx"}, wireColumns...)}
 	for _, c := range cells {
-		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss, 'g', -1, 64), c.Mode, fmtInt(c.Packets),
+		t.Rows = append(t.Rows, append([]string{strconv.FormatFloat(c.Loss, 'g', -1, 64), c.Mode, fmtInt(c.Packets),
 			fmtInt(c.Unrecovered), strconv.FormatFloat(c.EffectiveLoss, 'g', 3, 64), fmtFloat(c.GoodputRatio*100, 1) + "%",
-			fmtFloat(c.Copies, 1), fmtFloat(c.TxPeak/1024, 1), fmtFloat(c.RxPeak/1024, 1), strconv.FormatInt(c.E2ERetx, 10)})
+			fmtFloat(c.Copies, 1), fmtFloat(c.TxPeak/1024, 1), fmtFloat(c.RxPeak/1024, 1), strconv.FormatInt(c.E2ERetx, 10)},
+			c.Destroyed.cells()...))
 	}
 	return t
 }
@@ -285,9 +315,11 @@ type llrTailCell struct {
 		P999  float64 `json:"p999"`
 		P9999 float64 `json:"p9999"`
 	} `json:"fct_us"`
-	E2ERetx  int64  `json:"e2e_retx"`
-	Timeouts int64  `json:"timeouts"`
-	Error    string `json:"error,omitempty"`
+	E2ERetx     int64    `json:"e2e_retx"`
+	Timeouts    int64    `json:"timeouts"`
+	Unrecovered float64  `json:"unrecovered"` // frames the link lost for good (linkLoss)
+	Destroyed   WireLoss `json:"destroyed"`   // what the impairment destroyed, by class
+	Error       string   `json:"error,omitempty"`
 }
 
 func newLLRTail() *llrTail {
@@ -370,7 +402,8 @@ func (e *llrTail) Run(ctx context.Context, env *Env, res *Results) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			c := llrTailCell{Size: size, Mode: mode, Error: firstLine(run.Error)}
+			c := llrTailCell{Size: size, Mode: mode, Error: firstLine(run.Error), Destroyed: wireLoss(&run)}
+			_, c.Unrecovered = linkLoss(plan, &run)
 			if run.Perf != nil {
 				s := &run.Perf.Client
 				c.FCT.P50, c.FCT.P99, c.FCT.P999, c.FCT.P9999 = s.FCT.P50, s.FCT.P99, s.FCT.P999, s.FCT.P9999
@@ -383,10 +416,12 @@ func (e *llrTail) Run(ctx context.Context, env *Env, res *Results) error {
 }
 
 func llrTailTable(cells []llrTailCell) Table {
-	t := Table{Columns: []string{"size (B)", "mode", "FCT p50 (µs)", "p99", "p99.9", "p99.99", "e2e retx", "timeouts"}}
+	t := Table{Columns: append([]string{"size (B)", "mode", "FCT p50 (µs)", "p99", "p99.9", "p99.99", "e2e retx", "timeouts",
+		"unrecovered"}, wireColumns...)}
 	for _, c := range cells {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(c.Size), c.Mode, fmtInt(c.FCT.P50), fmtInt(c.FCT.P99),
-			fmtInt(c.FCT.P999), fmtInt(c.FCT.P9999), strconv.FormatInt(c.E2ERetx, 10), strconv.FormatInt(c.Timeouts, 10)})
+		t.Rows = append(t.Rows, append([]string{strconv.Itoa(c.Size), c.Mode, fmtInt(c.FCT.P50), fmtInt(c.FCT.P99),
+			fmtInt(c.FCT.P999), fmtInt(c.FCT.P9999), strconv.FormatInt(c.E2ERetx, 10), strconv.FormatInt(c.Timeouts, 10),
+			fmtInt(c.Unrecovered)}, c.Destroyed.cells()...))
 	}
 	return t
 }
@@ -410,18 +445,20 @@ type llrMonitor struct {
 
 // llrMonitorCell is one loss rate of llr-monitor's JSON.
 type llrMonitorCell struct {
-	Loss             float64 `json:"loss"`
-	Mode             string  `json:"mode"`
-	Activated        bool    `json:"activated"`       // tor1's sender protects after the first run
-	WatchedPackets   float64 `json:"watched_packets"` // frames tor1 sent numbered before protection came on
-	MeasuredLoss     float64 `json:"measured_loss"`   // tor2's monitor, from the gaps
-	Requests         float64 `json:"requests"`        // protection requests tor2 sent
-	Copies           float64 `json:"copies"`          // copies per retransmitted frame in the protected run
-	E2ERetxDetect    int64   `json:"e2e_retx_detect"` // end-to-end retransmissions in the first run
-	E2ERetxProtected int64   `json:"e2e_retx"`        // … in the protected run
-	Unrecovered      float64 `json:"unrecovered"`     // ackNo timeouts in the protected run
-	GoodputRatio     float64 `json:"goodput_ratio"`   // protected run against the clean reference
-	Error            string  `json:"error,omitempty"`
+	Loss             float64  `json:"loss"`
+	Mode             string   `json:"mode"`
+	Activated        bool     `json:"activated"`       // tor1's sender protects after the first run
+	WatchedPackets   float64  `json:"watched_packets"` // frames tor1 sent numbered before protection came on
+	MeasuredLoss     float64  `json:"measured_loss"`   // tor2's monitor, from the gaps
+	Requests         float64  `json:"requests"`        // protection requests tor2 sent
+	Copies           float64  `json:"copies"`          // copies per retransmitted frame in the protected run
+	E2ERetxDetect    int64    `json:"e2e_retx_detect"` // end-to-end retransmissions in the first run
+	E2ERetxProtected int64    `json:"e2e_retx"`        // … in the protected run
+	Unrecovered      float64  `json:"unrecovered"`     // frames the link lost for good in the protected run (linkLoss)
+	AckTimeouts      float64  `json:"ack_timeouts"`    // sequences llr gave up on in the protected run
+	Destroyed        WireLoss `json:"destroyed"`       // what the impairment destroyed in the protected run, by class
+	GoodputRatio     float64  `json:"goodput_ratio"`   // protected run against the clean reference
+	Error            string   `json:"error,omitempty"`
 }
 
 func newLLRMonitor() *llrMonitor { return &llrMonitor{losses: "1e-4,1e-3", mode: "blocking"} }
@@ -508,10 +545,12 @@ func (e *llrMonitor) Run(ctx context.Context, env *Env, res *Results) error {
 			WatchedPackets: t1.Sum("rocetor_llr_watched_packets_total", `port="tor2"`),
 			MeasuredLoss:   t2.Sum("rocetor_llr_monitor_loss_ratio", `port="tor1"`, `source="gaps"`),
 			Requests:       t2.Sum("rocetor_llr_protect_requests_sent_total", `port="tor1"`),
-			Unrecovered:    sum(prot, "rocetor_llr_ack_timeouts_total"),
+			AckTimeouts:    sum(prot, "rocetor_llr_ack_timeouts_total"),
+			Destroyed:      wireLoss(prot),
 			Copies:         llrOf(prot).Copies,
 			GoodputRatio:   goodput(prot) / goodput(clean),
 			Error:          firstLine(detect.Error + prot.Error)}
+		_, c.Unrecovered = linkLoss(plan, prot)
 		if detect.Perf != nil {
 			c.E2ERetxDetect = detect.Perf.Client.RetxPackets
 		}
@@ -526,11 +565,13 @@ func (e *llrMonitor) Run(ctx context.Context, env *Env, res *Results) error {
 func llrMonitorTable(cells []llrMonitorCell) Table {
 	t := Table{Columns: []string{"loss", "mode", "activated", "watched before", "measured loss", "requests", "copies",
 		"e2e retx (detect)", "e2e retx (protected)", "unrecovered", "goodput vs no loss"}}
+	t.Columns = append(t.Columns, wireColumns...)
 	for _, c := range cells {
 		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss, 'g', -1, 64), c.Mode, strconv.FormatBool(c.Activated),
 			fmtInt(c.WatchedPackets), strconv.FormatFloat(c.MeasuredLoss, 'g', 3, 64), fmtInt(c.Requests), fmtFloat(c.Copies, 1),
 			strconv.FormatInt(c.E2ERetxDetect, 10), strconv.FormatInt(c.E2ERetxProtected, 10), fmtInt(c.Unrecovered),
 			fmtFloat(c.GoodputRatio*100, 1) + "%"})
+		t.Rows[len(t.Rows)-1] = append(t.Rows[len(t.Rows)-1], c.Destroyed.cells()...)
 	}
 	return t
 }

@@ -37,7 +37,28 @@ func TestLLRLossWithFakes(t *testing.T) {
 		t.Fatalf("%d cells", len(cells))
 	}
 	hasKeys(t, cells[1], "loss", "mode", "packets", "unrecovered", "effective_loss", "goodput_ratio", "copies",
-		"tx_buffer_peak_bytes", "rx_buffer_peak_bytes")
+		"tx_buffer_peak_bytes", "rx_buffer_peak_bytes", "protected", "ack_timeouts", "destroyed")
+}
+
+// TestLLRLinkLoss: what the link lost is what tor1's pipeline sent toward
+// tor2 (its data queue) less what tor2's pipeline received from tor1,
+// not counting PFC frames, which end at the port; whichever frames the
+// impairment destroyed and llr recovered or not.
+func TestLLRLinkLoss(t *testing.T) {
+	p := mustPlan(t, "link", nil)
+	if len(p.Sites) == 0 || p.Sites[0] != (Site{Node: "tor1", Port: "tor2"}) {
+		t.Fatalf("impair sites %+v", p.Sites)
+	}
+	r := &Run{Switches: map[string]Sample{
+		"tor1": {`rocetor_queue_dequeued_packets_total{port="tor2",queue="data"}`: 1000,
+			`rocetor_queue_dequeued_packets_total{port="tor2",queue="retransmit"}`: 40,
+			`rocetor_queue_dequeued_packets_total{port="h1",queue="data"}`:         500},
+		"tor2": {`rocetor_port_rx_packets_total{port="tor1"}`: 995, `rocetor_port_pfc_rx_frames_total{port="tor1"}`: 2,
+			`rocetor_port_rx_packets_total{port="h2"}`: 500},
+	}}
+	if sent, lost := linkLoss(p, r); sent != 1000 || lost != 7 {
+		t.Errorf("sent %v, lost %v; want 1000 and 7", sent, lost)
+	}
 }
 
 func TestLLRTailWithFakes(t *testing.T) {

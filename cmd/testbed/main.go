@@ -130,12 +130,12 @@ func parseWithName(fs *flag.FlagSet, args []string) (string, []string, error) {
 func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.StringVar(&o.Rate, "rate", o.Rate, "egress rate of every switch port, e.g. 1G, 100M (0: unshaped)")
 	if impair {
-		fs.Float64Var(&o.Loss, "loss", o.Loss, "loss probability of RoCEv2 frames at the impair sites (chain: core toward tor2)")
-		fs.Float64Var(&o.Corrupt, "corrupt", o.Corrupt, "FCS-corruption probability of RoCEv2 frames at the impair sites")
-		fs.DurationVar(&o.Skew, "skew", o.Skew, "extra delay of RoCEv2 frames per impair site: site k (multipath: core k+1) delays k × skew")
+		fs.Float64Var(&o.Loss, "loss", o.Loss, "loss probability of the fabric's frames (RoCEv2, link shim, PFC) at the impair sites (chain: core toward tor2)")
+		fs.Float64Var(&o.Corrupt, "corrupt", o.Corrupt, "FCS-corruption probability of the fabric's frames at the impair sites")
+		fs.DurationVar(&o.Skew, "skew", o.Skew, "extra delay of the fabric's frames per impair site: site k (multipath: core k+1) delays k × skew")
 	}
 	fs.Float64Var(&o.Burst, "burst", o.Burst, "mean loss burst length in packets: Gilbert–Elliott loss at the --loss rate (0: independent losses)")
-	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the impair stage's random decisions")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the impairment's random decisions")
 	fs.StringVar(&o.Multipath, "multipath", o.Multipath, "tord's multipath mode: ecmp, spray or adaptive")
 	fs.BoolVar(&o.NetRT, "netrt", o.NetRT, "tor1 and tor2 run NetRT: in-network retransmission between the ToRs")
 	fs.StringVar(&o.LLR, "llr", o.LLR, "link-local retransmission on every switch-to-switch link: off, nb or blocking")

@@ -12,7 +12,7 @@ import (
 )
 
 // Sample is one scrape of a switch's rocetor_ series, keyed by name and
-// sorted labels: rocetor_drops_total{reason="impair_loss"}.
+// sorted labels: rocetor_drops_total{reason="queue_full"}.
 type Sample map[string]float64
 
 // scrape reads and parses url's Prometheus text.
@@ -93,26 +93,26 @@ func (s Sample) Drops() map[string]float64 {
 	return out
 }
 
-// ImpairDrops returns the drops the impair stage made (every reason
-// impair_*).
-func (s Sample) ImpairDrops() float64 {
-	var t float64
-	for r, v := range s.Drops() {
-		if strings.HasPrefix(r, "impair_") {
-			t += v
-		}
+// Destroyed returns the frames of a class (data, retransmission,
+// control, other; "" for all) that the switch's impaired ports destroyed
+// on the wire, for any cause (tor/impair).
+func (s Sample) Destroyed(class string) float64 {
+	if class == "" {
+		return s.Sum("rocetor_impair_destroyed_total")
 	}
-	return t
+	return s.Sum("rocetor_impair_destroyed_total", `class="`+class+`"`)
 }
 
-// OtherDrops returns the drops for any reason but impair_*: what the
-// fabric lost on its own (queue_full, no_neighbour, ...).
+// ImpairDrops returns every frame the impaired ports destroyed.
+func (s Sample) ImpairDrops() float64 { return s.Destroyed("") }
+
+// OtherDrops returns the drops the workers counted (by reason): what the
+// fabric lost on its own (queue_full, no_neighbour, ...). The impairment
+// is the wire's and counts apart.
 func (s Sample) OtherDrops() float64 {
 	var t float64
-	for r, v := range s.Drops() {
-		if !strings.HasPrefix(r, "impair_") {
-			t += v
-		}
+	for _, v := range s.Drops() {
+		t += v
 	}
 	return t
 }

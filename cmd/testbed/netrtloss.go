@@ -114,10 +114,11 @@ type netrtMode struct {
 		P50  float64 `json:"p50"`
 		P99  float64 `json:"p99"`
 	} `json:"fct_us"`
-	E2ERetx  int64   `json:"e2e_retx"`
-	Goodput  float64 `json:"goodput_gbps"`
-	Timeouts int64   `json:"timeouts"`
-	Error    string  `json:"error,omitempty"`
+	E2ERetx   int64    `json:"e2e_retx"`
+	Goodput   float64  `json:"goodput_gbps"`
+	Timeouts  int64    `json:"timeouts"`
+	Destroyed WireLoss `json:"destroyed"` // what the impairment destroyed, by class
+	Error     string   `json:"error,omitempty"`
 }
 
 // netrtCell is one (loss, size) cell of netrt-loss's JSON.
@@ -140,7 +141,7 @@ type netrtCell struct {
 }
 
 func modeOf(r *Run) netrtMode {
-	var m netrtMode
+	m := netrtMode{Destroyed: wireLoss(r)}
 	if r.Error != "" {
 		m.Error = firstLine(r.Error)
 	}
@@ -230,7 +231,8 @@ func (e *netrtLoss) Run(ctx context.Context, env *Env, res *Results) error {
 // netrtTable is the Markdown table of the cells.
 func netrtTable(cells []netrtCell) Table {
 	t := Table{Columns: []string{"loss", "size (B)", "GBN FCT mean/p50/p99 (µs)", "GBN e2e retx",
-		"NetRT FCT mean/p50/p99 (µs)", "NetRT e2e retx", "FCT reduction", "pool peak/mean (KiB)", "reorder peak/mean (KiB)", "requests", "ToR retx"}}
+		"NetRT FCT mean/p50/p99 (µs)", "NetRT e2e retx", "FCT reduction", "pool peak/mean (KiB)", "reorder peak/mean (KiB)", "requests", "ToR retx",
+		"NetRT " + wireColumns[0]}}
 	fct := func(m netrtMode) string {
 		if m.Error != "" {
 			return "failed: " + m.Error
@@ -242,7 +244,7 @@ func netrtTable(cells []netrtCell) Table {
 		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%", strconv.Itoa(c.Size),
 			fct(c.Baseline), strconv.FormatInt(c.Baseline.E2ERetx, 10), fct(c.NetRT), strconv.FormatInt(c.NetRT.E2ERetx, 10),
 			fmtFloat(c.FCTReduction*100, 0) + "%", kib(c.PoolPeakBytes, c.PoolMeanBytes), kib(c.ReorderPeakBytes, c.ReorderMeanBytes),
-			fmtInt(c.Requests), fmtInt(c.Retransmits)})
+			fmtInt(c.Requests), fmtInt(c.Retransmits), fmtInt(c.NetRT.Destroyed.Control)})
 	}
 	return t
 }

@@ -34,7 +34,7 @@ type Options struct {
 	Paths     int `json:"paths,omitempty"`     // multipath: parallel core switches
 
 	Rate          string        `json:"rate"`                     // every switch port's egress rate, e.g. 1G; "0" unshaped
-	Loss          float64       `json:"loss,omitempty"`           // drop probability at the impair sites (RoCEv2 only)
+	Loss          float64       `json:"loss,omitempty"`           // drop probability at the impair sites (the fabric's frames: RoCEv2, link shim, PFC)
 	Burst         float64       `json:"burst,omitempty"`          // mean burst length in packets: Gilbert–Elliott instead of Bernoulli
 	Corrupt       float64       `json:"corrupt,omitempty"`        // FCS-error probability at the impair sites
 	Skew          time.Duration `json:"skew,omitempty"`           // extra delay per impair site: site k delays k × skew
@@ -152,7 +152,7 @@ func (o *Options) Validate() error {
 	if o.Skew < 0 || o.Skew > time.Second {
 		return usagef("--skew %v: want 0 to 1s", o.Skew)
 	}
-	// The impair stage validates its own rules: build one and ask it.
+	// tor/impair validates its own rules: build a Control and ask it.
 	cfg := o.Impair(DefaultImpairSite)
 	if err := cfg.Validate(nil); err != nil {
 		return usagef("--loss/--burst/--corrupt: %v", err)
@@ -233,6 +233,19 @@ type Plan struct {
 	Routes  []Route    `json:"routes"`
 	Sites   []Site     `json:"impair_sites"`
 	Mgmt    []MgmtLink `json:"mgmt,omitempty"` // with --mgmt: a veth from the host to each switch
+}
+
+// Peer returns the end of the link at the other side of node's iface.
+func (p *Plan) Peer(node, iface string) (End, bool) {
+	for _, l := range p.Links {
+		switch {
+		case l.A.Node == node && l.A.Iface == iface:
+			return l.B, true
+		case l.B.Node == node && l.B.Iface == iface:
+			return l.A, true
+		}
+	}
+	return End{}, false
 }
 
 // Node returns the named node, or nil.

@@ -139,7 +139,7 @@ func TestPrometheusE2E(t *testing.T) {
 	// NetRT repairs core's losses between the ToRs.
 	d := phase(chain, "gbn", [][2]string{{"tor1", "h1"}, {"core", "tor1"}, {"tor2", "core"}})
 	for _, c := range []struct{ node, metric, match, what string }{
-		{"core", "rocetor_drops_total", `reason="impair_loss"`, "impair_loss drops at core, with 1% loss there"},
+		{"core", "rocetor_impair_destroyed_total", `cause="loss"`, "frames lost on core's impaired port, with 1% loss there"},
 		{"tor1", "rocetor_netrt_pool_admitted_total", "", "duplicates pooled at tor1"},
 		{"tor2", "rocetor_netrt_gaps_total", "", "gaps seen at tor2"},
 		{"tor2", "rocetor_netrt_requests_sent_total", "", "NetRT requests from tor2"},
@@ -155,7 +155,7 @@ func TestPrometheusE2E(t *testing.T) {
 	// tor2; the impair rule trims the DCP data its loss picks.
 	d = phase(link, "dcp", [][2]string{{"tor1", "h1"}, {"tor2", "tor1"}})
 	for _, c := range []struct{ node, metric, match, what string }{
-		{"tor1", "rocetor_drops_total", `reason="impair_corrupt"`, "frames corrupted by tor1's impair rule"},
+		{"tor1", "rocetor_impair_destroyed_total", `cause="corrupt"`, "frames corrupted by tor1's impair rule"},
 		{"tor1", "rocetor_impair_trimmed_total", `port="tor2"`, "DCP data trimmed by tor1's impair rule"},
 		{"tor1", "rocetor_llr_protected_packets_total", `port="tor2"`, "packets protected toward tor2"},
 		{"tor2", "rocetor_llr_losses_detected_total", `port="tor1"`, "losses detected by tor2"},
@@ -723,7 +723,7 @@ func checkDropReasons(t *testing.T, p *prometheus, beds []*bed) {
 		if !slices.Equal(got[node], want) {
 			t.Errorf("%s: Prometheus has drop reasons %q, tord exports %q", node, got[node], want)
 		}
-		for _, r := range []string{"impair_loss", "queue_full", "no_route", "no_neighbour", "no_frame", "tx_full"} {
+		for _, r := range []string{"queue_full", "no_route", "no_neighbour", "no_frame", "tx_full"} {
 			if !slices.Contains(want, r) {
 				t.Errorf("%s exports no drop reason %s", node, r)
 			}

@@ -69,6 +69,37 @@ func (r *Run) ImpairDrops() float64 {
 	return t
 }
 
+// Destroyed sums over all switches the frames of a class the impaired
+// ports destroyed ("" for all).
+func (r *Run) Destroyed(class string) float64 {
+	var t float64
+	for _, s := range r.Switches {
+		t += s.Destroyed(class)
+	}
+	return t
+}
+
+// WireLoss is what the impaired links destroyed during a run, by class:
+// whether a recovery mechanism's own frames met the loss it recovers
+// from (tor/impair impairs every frame on the wire, not only the data).
+type WireLoss struct {
+	Data float64 `json:"data"` // originals (NetRT's pool retransmissions look the same)
+	// Retransmitted are link-shim retransmitted copies (llr).
+	Retransmitted float64 `json:"retransmitted"`
+	// Control are llr dummies, ACKs, notices; NetRT requests and
+	// notices; DCP header-only packets and ACKs; RoCE ACK/NAK/CNP; PFC.
+	Control float64 `json:"control"`
+}
+
+func wireLoss(r *Run) WireLoss {
+	return WireLoss{Data: r.Destroyed("data"), Retransmitted: r.Destroyed("retransmission"), Control: r.Destroyed("control")}
+}
+
+// wireColumns are the table columns of a WireLoss.
+var wireColumns = []string{"ctl destroyed", "retx destroyed"}
+
+func (w WireLoss) cells() []string { return []string{fmtInt(w.Control), fmtInt(w.Retransmitted)} }
+
 // OtherDrops sums the other drops over all switches.
 func (r *Run) OtherDrops() float64 {
 	var t float64

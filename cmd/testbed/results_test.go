@@ -62,10 +62,13 @@ func TestGroupRunsAndMedian(t *testing.T) {
 
 const metricsText = `# HELP rocetor_drops_total Frames dropped, by reason.
 # TYPE rocetor_drops_total counter
-rocetor_drops_total{reason="impair_loss"} 12
-rocetor_drops_total{reason="impair_burst"} 3
 rocetor_drops_total{reason="queue_full"} 2
 rocetor_drops_total{reason="no_route"} 0
+# HELP rocetor_impair_destroyed_total Frames the impairment destroyed on the wire.
+# TYPE rocetor_impair_destroyed_total counter
+rocetor_impair_destroyed_total{cause="loss",class="data",direction="egress",port="tor2"} 12
+rocetor_impair_destroyed_total{cause="burst",class="control",direction="egress",port="tor2"} 3
+rocetor_impair_destroyed_total{cause="loss",class="retransmission",direction="egress",port="tor2"} 0
 # HELP rocetor_port_rx_packets_total Frames received on the port.
 # TYPE rocetor_port_rx_packets_total counter
 rocetor_port_rx_packets_total{port="tor1"} 1000
@@ -92,6 +95,9 @@ func TestParseMetricsAndSample(t *testing.T) {
 	if v := s.ImpairDrops(); v != 15 {
 		t.Errorf("ImpairDrops = %v, want 15", v)
 	}
+	if v := s.Destroyed("control"); v != 3 {
+		t.Errorf("Destroyed(control) = %v, want 3", v)
+	}
 	if v := s.OtherDrops(); v != 2 {
 		t.Errorf("OtherDrops = %v, want 2", v)
 	}
@@ -101,7 +107,7 @@ func TestParseMetricsAndSample(t *testing.T) {
 	if v := s.Sum("rocetor_port_rx_packets_total", `port="tor2"`); v != 40 {
 		t.Errorf("Sum of rx on tor2 = %v", v)
 	}
-	if lines := s.Nonzero("drops"); len(lines) != 3 || lines[0] != `rocetor_drops_total{reason="impair_burst"} 3` {
+	if lines := s.Nonzero("destroyed"); len(lines) != 2 || lines[0] != `rocetor_impair_destroyed_total{cause="burst",class="control",direction="egress",port="tor2"} 3` {
 		t.Errorf("Nonzero(drops) = %q", lines)
 	}
 
@@ -109,11 +115,11 @@ func TestParseMetricsAndSample(t *testing.T) {
 	for k, v := range s {
 		after[k] = v
 	}
-	after[`rocetor_drops_total{reason="impair_loss"}`] = 20
+	after[`rocetor_drops_total{reason="queue_full"}`] = 10
 	after[`rocetor_queue_depth_bytes{port="tor2",queue="data"}`] = 0
 	after[`rocetor_port_rx_packets_total{port="tor2"}`] = 5 // restarted: counts from zero
 	d := Delta(s, after)
-	want := Sample{`rocetor_drops_total{reason="impair_loss"}`: 8, `rocetor_port_rx_packets_total{port="tor2"}`: 5}
+	want := Sample{`rocetor_drops_total{reason="queue_full"}`: 8, `rocetor_port_rx_packets_total{port="tor2"}`: 5}
 	if len(d) != len(want) {
 		t.Errorf("Delta = %v, want %v", d, want)
 	}

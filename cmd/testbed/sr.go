@@ -169,6 +169,7 @@ type srLossCell struct {
 	Timeouts  int64    `json:"timeouts"`
 	Lost      float64  `json:"lost_packets"`       // what core dropped (trimmed, for dcp) during the run
 	TorRetx   *float64 `json:"tor_retx,omitempty"` // netrt: what tor1 resent from its pool
+	Destroyed WireLoss `json:"destroyed"`          // what the impairment destroyed, by class
 	Error     string   `json:"error,omitempty"`
 }
 
@@ -256,7 +257,8 @@ func (e *srLoss) Run(ctx context.Context, env *Env, res *Results) error {
 			point := map[string]string{"transport": tr, "loss": strconv.FormatFloat(loss, 'g', -1, 64)}
 			res.Runs = append(res.Runs, env.Measure(ctx, point, 1, e.transfer(plan, endpoints)))
 			r := &res.Runs[len(res.Runs)-1]
-			c := srLossCell{Transport: tr, Loss: loss, Goodput: finite(goodput(r)), Lost: lostAt(r), Error: firstLine(r.Error)}
+			c := srLossCell{Transport: tr, Loss: loss, Goodput: finite(goodput(r)), Lost: lostAt(r), Error: firstLine(r.Error),
+				Destroyed: wireLoss(r)}
 			if r.Perf != nil {
 				c.Retx, c.Timeouts = r.Perf.Client.RetxPackets, r.Perf.Client.Timeouts
 			}
@@ -307,7 +309,7 @@ func errSuffix(e string) string {
 
 func srLossTable(cells []srLossCell) Table {
 	t := Table{Columns: []string{"transport", "loss", "goodput (Gbit/s)", "lossless (Gbit/s)", "of lossless",
-		"lost at core", "retx", "retx per loss", "timeouts"}}
+		"lost at core", "retx", "retx per loss", "timeouts", wireColumns[0]}}
 	for _, c := range cells {
 		perLoss := "–"
 		if c.Lost > 0 {
@@ -318,7 +320,7 @@ func srLossTable(cells []srLossCell) Table {
 		}
 		t.Rows = append(t.Rows, []string{c.Transport, strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%",
 			fmtFloat(c.Goodput, 3), fmtFloat(c.Lossless, 3), fmtFloat(c.Ratio*100, 1) + "%", fmtInt(c.Lost),
-			strconv.FormatInt(c.Retx, 10), perLoss, strconv.FormatInt(c.Timeouts, 10)})
+			strconv.FormatInt(c.Retx, 10), perLoss, strconv.FormatInt(c.Timeouts, 10), fmtInt(c.Destroyed.Control)})
 	}
 	return t
 }

@@ -110,11 +110,13 @@ func TestChainEndToEnd(t *testing.T) {
 				t.Errorf("%s: %v packets received, want the warm-up's", node, rx)
 			}
 		}
-		if _, ok := ss["core"][`rocetor_stage_packets_total{stage="impair"}`]; !ok {
-			t.Error("core runs no impair stage")
+		// The impair site: core's port toward tor2 is impaired.
+		const sets = `rocetor_impair_rule_sets_total{port="tor2"}`
+		if ss["core"][sets] == 0 {
+			t.Error("core impairs no port")
 		}
-		code, out, stderr := runCLI(append([]string{"metrics", "core", "stage_packets"}, common[:4]...)...)
-		if code != 0 || !strings.Contains(out, `rocetor_stage_packets_total{stage="impair"}`) {
+		code, out, stderr := runCLI(append([]string{"metrics", "core", "impair_rule_sets"}, common[:4]...)...)
+		if code != 0 || !strings.Contains(out, sets) {
 			t.Errorf("testbed metrics core: exit %d\n%s%s", code, out, stderr)
 		}
 	})
@@ -185,7 +187,7 @@ func TestChainEndToEnd(t *testing.T) {
 			if s.Messages != 20 || s.Corrupt != 0 {
 				t.Errorf("run %v: %d messages, %d corrupt; want 20 and 0", r.Point, s.Messages, s.Corrupt)
 			}
-			drops := r.ImpairDrops()
+			drops := r.Destroyed("data")
 			switch r.Point["loss"] {
 			case "0":
 				if drops != 0 {
@@ -390,9 +392,9 @@ func TestChainNetRT(t *testing.T) {
 		t.Errorf("with NetRT: %d end-to-end retransmissions, %d timeouts; want none", c.NetRT.E2ERetx, c.NetRT.Timeouts)
 	}
 	netrtRun := res.Runs[1]
-	if c.Requests == 0 || c.Retransmits < netrtRun.ImpairDrops() {
+	if c.Requests == 0 || c.Retransmits < netrtRun.Destroyed("data") {
 		t.Errorf("with NetRT: %v requests, %v retransmissions for %v losses; want every loss retransmitted by tor1",
-			c.Requests, c.Retransmits, netrtRun.ImpairDrops())
+			c.Requests, c.Retransmits, netrtRun.Destroyed("data"))
 	}
 	if c.PoolPeakBytes == 0 || c.ReorderPeakBytes == 0 {
 		t.Errorf("pool peak %v, reorder peak %v: want both used", c.PoolPeakBytes, c.ReorderPeakBytes)
@@ -459,8 +461,11 @@ func TestLinkLLR(t *testing.T) {
 	}
 	c := res.Cells[0]
 	if r.ImpairDrops() == 0 || c.Unrecovered != 0 || c.E2ERetx != 0 || s.Timeouts != 0 {
-		t.Errorf("%v frames corrupted, %v unrecovered, %d end-to-end retransmissions, %d timeouts; want some, 0, 0, 0",
-			r.ImpairDrops(), c.Unrecovered, c.E2ERetx, s.Timeouts)
+		t.Errorf("%v frames corrupted (%+v), %v unrecovered (%v ackNo timeouts), %d end-to-end retransmissions, %d timeouts; want some, 0, 0, 0",
+			r.ImpairDrops(), c.Destroyed, c.Unrecovered, c.AckTimeouts, c.E2ERetx, s.Timeouts)
+		for node, sw := range r.Switches {
+			t.Logf("%s: %s", node, strings.Join(append(sw.Nonzero("rocetor_llr_"), sw.Nonzero("rocetor_impair_")...), "\n  "))
+		}
 	}
 	if c.Packets < float64(count*1000) {
 		t.Errorf("%v protected packets, want every data packet of the run", c.Packets)

@@ -152,7 +152,7 @@ type Impairment struct {
 	Loss    float64       `json:"loss"`
 	Burst   float64       `json:"burst,omitempty"` // mean burst length in packets; 0 = independent losses
 	Corrupt float64       `json:"corrupt,omitempty"`
-	Skew    time.Duration `json:"skew,omitempty"` // site k (from 0, in plan order) delays RoCEv2 frames by k × Skew
+	Skew    time.Duration `json:"skew,omitempty"` // site k (from 0, in plan order) delays the fabric's frames by k × Skew
 	Trim    bool          `json:"trim,omitempty"` // DCP data packets picked for loss are trimmed to header-only packets
 	Seed    uint64        `json:"seed"`
 }
@@ -166,13 +166,15 @@ func (o *Options) Impairment() Impairment {
 func (m Impairment) Zero() bool { return m.Loss == 0 && m.Corrupt == 0 && m.Skew == 0 }
 
 // Rule returns the impair rule for site k, port port, or nil when it
-// does nothing there. Only RoCEv2 frames are impaired, so ARP, ND and the
-// experiment's own TCP control connections pass.
+// does nothing there. The fabric's frames are impaired — RoCEv2, the link
+// shim's frames, PFC — so a recovery mechanism's own copies and control
+// frames meet the loss too; ARP, ND and the experiment's own TCP control
+// connections pass.
 func (m Impairment) Rule(port string, k int) *ImpairRule {
 	if m.Loss == 0 && m.Corrupt == 0 && (m.Skew == 0 || k == 0) {
 		return nil
 	}
-	r := &ImpairRule{Port: port, Direction: "egress", Match: "roce", Corrupt: m.Corrupt, Trim: m.Trim && m.Loss > 0}
+	r := &ImpairRule{Port: port, Direction: "egress", Match: "fabric", Corrupt: m.Corrupt, Trim: m.Trim && m.Loss > 0}
 	if m.Skew > 0 && k > 0 {
 		r.Delay = &ImpairDelay{Mean: (time.Duration(k) * m.Skew).String()}
 	}

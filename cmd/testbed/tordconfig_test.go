@@ -42,7 +42,7 @@ func TestChainTordConfigs(t *testing.T) {
 		t.Fatalf("core: %d impair rules, want 1", len(ic.Rules))
 	}
 	r := ic.Rules[0]
-	if r.Port != "tor2" || r.Direction != "egress" || r.Match != "roce" || r.Loss != 0.01 || r.Burst != nil {
+	if r.Port != "tor2" || r.Direction != "egress" || r.Match != "fabric" || r.Loss != 0.01 || r.Burst != nil {
 		t.Errorf("core's rule %+v, want egress tor2, roce, loss 0.01", r)
 	}
 }

@@ -232,6 +232,11 @@ func (a *admin) workers(w http.ResponseWriter, _ *http.Request) {
 
 func (a *admin) stages(w http.ResponseWriter, _ *http.Request) {
 	names := a.sw.StageNames()
+	if a.sw.impair != nil {
+		// Not in the pipeline (it impairs the ports themselves, so it
+		// has no calls), but switched per port like a stage.
+		names = append(names, "impair")
+	}
 	out := make([]api.Stage, len(names))
 	for i, n := range names {
 		out[i].Name = n
@@ -299,11 +304,12 @@ func (a *admin) toggles(stage string) *toggle {
 // toggle serves POST /api/v1/stages/{stage}/ports/{port}?state=on|off.
 func (a *admin) toggle(w http.ResponseWriter, r *http.Request) {
 	stage, port := r.PathValue("stage"), r.PathValue("port")
-	if !slices.Contains(a.sw.StageNames(), stage) {
+	t := a.toggles(stage)
+	// impair is no pipeline stage but the wire's, switched like one.
+	if !slices.Contains(a.sw.StageNames(), stage) && (stage != "impair" || t == nil) {
 		fail(w, http.StatusNotFound, "no stage %q in the pipeline (stages: %s)", stage, strings.Join(a.sw.StageNames(), ", "))
 		return
 	}
-	t := a.toggles(stage)
 	if t == nil {
 		fail(w, http.StatusBadRequest, "stage %q cannot be switched per port (trim and impair can; llr through /api/v1/llr)", stage)
 		return

@@ -58,7 +58,8 @@ type Config struct {
 	VerifyICRC bool `yaml:"verify_icrc"` // drop RoCEv2 frames with a bad ICRC (costs a CRC per frame)
 
 	// Impair injects loss, corruption, reordering and delay for testbeds
-	// (tor/impair); no rules, no stage.
+	// on the wire of the ports it names (tor/impair); no rules, no
+	// impaired ports.
 	Impair impair.Config `yaml:"impair"`
 
 	// NetRT recovers losses between this ToR and the remote ToRs

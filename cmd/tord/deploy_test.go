@@ -125,7 +125,7 @@ func tordCollectors() []tordCollector {
 		{"with a `trim:` section", &trimCollector{ports: ports, on: []bool{true, true}}, true},
 		{"with `dcp: true`, a `trim:` section or an impair rule that has `trim: true`", &hoDropCollector{sources: []metrics.Source{fakeSource{snap}}}, true},
 		{"with `forwarding.multipath: adaptive`", &adaptiveCollector{ports: ports}, true},
-		{"with an impair rule that has `trim: true`", &impairTrimCollector{ports: ports}, true},
+		{"with `impair:` rules", &impairCollector{ports: ports}, true},
 	}
 }
 

@@ -221,8 +221,8 @@ func serve(cfg Config, sw *Switch, adm *admin, ready *atomic.Bool, log *zap.Logg
 	if cfg.Forwarding.Multipath == "adaptive" {
 		reg.MustRegister(&adaptiveCollector{ports: cfg.Ports, stages: sw.stages})
 	}
-	if len(sw.impairs) > 0 && hasImpairTrim(cfg) {
-		reg.MustRegister(&impairTrimCollector{ports: cfg.Ports, impairs: sw.impairs})
+	if len(sw.impairs) > 0 {
+		reg.MustRegister(&impairCollector{ports: cfg.Ports, impairs: sw.impairs})
 	}
 	m := http.NewServeMux()
 	m.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))

@@ -162,7 +162,7 @@ func zeroDefaults() map[string]string {
 // fieldNotes describe the fields whose source has no comment (or one
 // that does not read on its own).
 var fieldNotes = map[string]string{
-	"impair.seed":                  "Seeds the random decisions; each worker derives its own stream from it, so a seed, a worker and a packet sequence give the same decisions on every run.",
+	"impair.seed":                  "Seeds the random decisions; each port of each worker derives its own stream from it, so a seed, a worker, a port and a frame sequence give the same decisions on every run.",
 	"llr.resume":                   "Reorder bytes at which the upstream switch is resumed.",
 	"impair.rules[].burst.p":       "Gilbert–Elliott: probability of moving from the good to the bad state after a packet.",
 	"impair.rules[].burst.r":       "Probability of moving from the bad to the good state.",
@@ -709,11 +709,6 @@ var dropMeanings = []struct{ reason, where, meaning string }{
 	{"netrt_duplicate", "tor/netrt", "The destination ToR already held a packet with this PSN."},
 	{"trim_non_dcp", "tor/trim", "Over the trim threshold and not DCP data (DCP tag 00, or not RoCEv2), so it cannot be trimmed."},
 	{"trim_ack", "tor/trim", "Over the trim threshold and a DCP ACK (tag 01), which is not trimmed."},
-	{"impair_loss", "tor/impair", "An impair rule's Bernoulli loss."},
-	{"impair_burst", "tor/impair", "An impair rule's Gilbert–Elliott burst loss."},
-	{"impair_corrupt", "tor/impair", "An impair rule's simulated FCS error."},
-	{"impair_policed", "tor/impair", "Over an impair rule's rate."},
-	{"impair_overflow", "tor/impair", "A frame (or copy) the impair stage should hold when the held frames already take `impair.hold_bytes`."},
 }
 
 // malformedMeanings reads the comment on each rocev2.Reason constant, in

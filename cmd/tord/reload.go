@@ -59,8 +59,8 @@ func (a *admin) doReload() (api.Reload, error) {
 			restart = append(restart, f)
 		}
 	}
-	// The impair stage is in the pipeline only if tord started with
-	// rules; adding the first rule needs a restart.
+	// Ports are impaired (wrapped) only if tord started with rules;
+	// adding the first rule needs a restart.
 	if slices.Contains(changed, "impair") && a.sw.impair == nil && len(cur.Impair.Rules) > 0 {
 		restart = append(restart, "impair (tord started without rules)")
 	}

@@ -38,7 +38,7 @@ type Switch struct {
 	ports   [][]*dataplane.XDPPort // [worker][port]
 	workers []*dataplane.Worker
 	stages  []*fwd.Stage
-	impairs []*impair.Stage
+	impairs []*impair.Port  // every worker's ports, wrapped when impair has rules
 	impair  *impair.Control // nil without impair rules
 	trims   []*trim.Stage
 	llr     *llr.Stage // workers: 1 when on
@@ -143,6 +143,26 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			}
 		}
 		s.ports = append(s.ports, xports)
+		// The worker's clock, which impaired ports share: their
+		// deadlines and policers run on the time the worker steps at.
+		start := time.Now()
+		clock := func() int64 { return int64(time.Since(start)) }
+		// DCP headers are parsed only in a DCP fabric: elsewhere the
+		// DSCP bits they would read are an ordinary traffic class.
+		cls := rocev2.Classifier{VerifyICRC: cfg.VerifyICRC, DCP: cfg.dcp()}
+		if ictl != nil {
+			// Impairment is the wire's: every port is wrapped right on
+			// its socket, under llr's receiver (wrapped below), so
+			// every frame that leaves or arrives meets the rules,
+			// whichever stage or timer sent it. Ports without rules
+			// pass frames straight through, and a reload may give
+			// them rules.
+			for i := range ports {
+				ip := ictl.Wrap(ports[i], impair.PortConfig{Worker: w, Mem: mem, Clock: clock, Classifier: cls})
+				s.impairs = append(s.impairs, ip)
+				ports[i] = ip
+			}
+		}
 		st, err := fwd.NewStage(fc, s.fib, s.misses)
 		if err != nil {
 			return nil, err
@@ -169,9 +189,8 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			// After fwd, which chooses the port and queue the trimming
 			// decision reads. After NetRT: SrcToR pools a host's packet
 			// whole before this ToR may trim it (a pooled copy must
-			// carry the payload a retransmission restores). Before impair,
-			// whose loss stands for the wire beyond this switch's
-			// queues: an HO packet made here can still meet it.
+			// carry the payload a retransmission restores). An HO
+			// packet made here still meets an impaired port's loss.
 			ts, err := trim.NewStage(*cfg.Trim)
 			if err != nil {
 				return nil, err
@@ -182,10 +201,11 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		if cfg.LLR.On() {
 			// The sender half, after every stage that picks ports and
 			// queues (it numbers what the data queue of a protected
-			// port will carry) and before impair, whose loss on a
-			// protected port stands for the corrupting wire. The
-			// receiver half wraps the protected ports below, so frames
-			// reach the pipeline de-duplicated, in order and unshimmed.
+			// port will carry). The receiver half wraps the protected
+			// ports below, outside any impairment, so frames reach the
+			// pipeline de-duplicated, in order and unshimmed, and
+			// everything llr sends, copies and control alike, meets
+			// the impaired wire.
 			lc, err := cfg.LLR.stageConfig(cfg.Ports)
 			if err != nil {
 				return nil, err
@@ -222,12 +242,6 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 				}
 			}
 		}
-		if ictl != nil {
-			// After fwd: egress rules act on the port fwd chose.
-			im := impair.NewStage(ictl, w)
-			s.impairs = append(s.impairs, im)
-			stages = append(stages, im)
-		}
 		// Each worker shapes its share of the link: with W workers, W
 		// shapers at rate/W add up to the configured rate.
 		eg := dataplane.DefaultEgress(uint64(cfg.Egress.Rate)/uint64(cfg.Workers), int(cfg.Egress.QueueLimit))
@@ -246,10 +260,8 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			}
 		}
 		pm, _ := dataplane.ParsePollMode(cfg.Poll)
-		// DCP headers are parsed only in a DCP fabric: elsewhere the
-		// DSCP bits they would read are an ordinary traffic class.
 		wk, err := dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
-			Stages: stages, Mode: pm, Classifier: rocev2.Classifier{VerifyICRC: cfg.VerifyICRC, DCP: cfg.dcp()}})
+			Stages: stages, Mode: pm, Classifier: cls, Clock: clock})
 		if err != nil {
 			return nil, err
 		}
@@ -321,10 +333,10 @@ func (s *Switch) Run(ctx context.Context, ready func()) error {
 	}
 	ready()
 	wg.Wait()
-	// The workers have stopped: frames the stages still hold go back to
-	// frame memory.
-	for _, im := range s.impairs {
-		im.Close()
+	// The workers have stopped: frames the stages and impaired ports
+	// still hold go back to frame memory.
+	for _, ip := range s.impairs {
+		ip.Flush()
 	}
 	for i := range s.srcs {
 		s.srcs[i].Close()
@@ -418,9 +430,6 @@ func (s *Switch) StageNames() []string {
 	}
 	if s.llr != nil {
 		names = append(names, "llr")
-	}
-	if len(s.impairs) > 0 {
-		names = append(names, "impair")
 	}
 	return names
 }

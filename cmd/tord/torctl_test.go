@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,7 +33,7 @@ func TestTorctl(t *testing.T) {
 	}
 	tp := newTopo(t)
 	cfg := filepath.Join(t.TempDir(), "tord.yaml")
-	// ICMP toward h2 is lost at s2 until the impair stage is switched
+	// ICMP toward h2 is lost at s2 until impairment is switched
 	// off there (dscp: 0 matches IP only, so ARP still resolves h2).
 	write := func(body string) {
 		t.Helper()
@@ -58,7 +59,8 @@ func TestTorctl(t *testing.T) {
 
 	t.Run("status", func(t *testing.T) {
 		code, out := torctl("status")
-		if code != 0 || !strings.Contains(out, "fwd → impair") || !strings.Contains(out, cfg) {
+		// impair is the wire's, not a pipeline stage
+		if code != 0 || !regexp.MustCompile(`pipeline\s+fwd\n`).MatchString(out) || !strings.Contains(out, cfg) {
 			t.Errorf("status: exit %d\n%s", code, out)
 		}
 		for _, cmd := range []string{"ports", "queues", "workers", "stages", "drops"} {

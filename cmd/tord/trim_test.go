@@ -34,13 +34,16 @@ func scrape(t *testing.T, cs ...prometheus.Collector) map[string]float64 {
 // memSwitch is tord's pipeline over in-memory ports, the worker built as
 // OpenSwitch builds it: fwd from fwdConfig, trim with a trim: section
 // (and its WRR on the trimming ports), then any further stages, the
-// classifier parsing DCP as cfg says.
+// classifier parsing DCP as cfg says, every port wrapped by impair when
+// cfg has impair rules.
 type memSwitch struct {
-	w     *dataplane.Worker
-	mem   *dataplane.Mem
-	ports []*dataplane.MemPort
-	fwd   *fwd.Stage
-	trim  *trim.Stage // nil without a trim: section
+	w       *dataplane.Worker
+	mem     *dataplane.Mem
+	ports   []*dataplane.MemPort
+	impairs []*impair.Port // every port, wrapped when impair: has rules
+	fwd     *fwd.Stage
+	trim    *trim.Stage // nil without a trim: section
+	now     int64       // the worker's and the ports' clock
 }
 
 // newMemSwitch builds a memSwitch for the validated cfg, its ports
@@ -85,8 +88,19 @@ func newMemSwitch(t *testing.T, cfg Config, rate uint64, tab *fwd.TableConfig, m
 		}
 		stages = append(stages, sw.trim)
 	}
+	clock, cls := func() int64 { return sw.now }, rocev2.Classifier{DCP: cfg.dcp()}
+	if len(cfg.Impair.Rules) > 0 {
+		ctl, err := impair.NewControl(cfg.Impair, cfg.Ports)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range ports {
+			ip := ctl.Wrap(ports[i], impair.PortConfig{Mem: mem, Clock: clock, Classifier: cls})
+			ports[i], sw.impairs = ip, append(sw.impairs, ip)
+		}
+	}
 	sw.w, err = dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: egs,
-		Stages: append(stages, more...), Classifier: rocev2.Classifier{DCP: cfg.dcp()}})
+		Stages: append(stages, more...), Classifier: cls, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +123,7 @@ func dcpFrame(t *testing.T, dst string, dscp uint8, seq uint32, payload int) []b
 // TestTrimMetrics runs tord's pipeline — fwd with an adaptive group over
 // up1 and up2, trim on both, impair trimming on up2 — over in-memory
 // ports (newMemSwitch), and checks the series the collectors export:
-// rocetor_trim_*, rocetor_fwd_adaptive_choices_total and
-// rocetor_impair_trimmed_total.
+// rocetor_trim_*, rocetor_fwd_adaptive_choices_total and rocetor_impair_*.
 func TestTrimMetrics(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Ports = []string{"h1", "up1", "up2"}
@@ -121,22 +134,16 @@ func TestTrimMetrics(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	ctl, err := impair.NewControl(cfg.Impair, cfg.Ports)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im := impair.NewStage(ctl, 0)
 	sw := newMemSwitch(t, cfg, 1e9, &fwd.TableConfig{
 		Routes: []fwd.Route{{Prefix: netip.MustParsePrefix("10.0.2.0/24"), NextHops: []fwd.NextHop{
 			{Port: 1, Gateway: netip.MustParseAddr("10.9.1.1")}, {Port: 2, Gateway: netip.MustParseAddr("10.9.2.1")}}}},
 		Neighbours: []fwd.Neighbour{{Port: 1, Addr: netip.MustParseAddr("10.9.1.1"), MAC: rocev2.MAC{2, 1}},
 			{Port: 2, Addr: netip.MustParseAddr("10.9.2.1"), MAC: rocev2.MAC{2, 2}}},
 		Multipath: fwd.Multipath{Mode: fwd.Adaptive},
-	}, im)
-	w, mps, fs, ts := sw.w, sw.ports, sw.fwd, sw.trim
+	})
+	w, mps, fs, ts, ips, now := sw.w, sw.ports, sw.fwd, sw.trim, sw.impairs, &sw.now
 	// 600 DCP data packets and 100 non-DCP, in batches of 70 at once:
 	// 1 Gb/s drains 8.6 KB per 70 µs step, so the queues pass 8 KiB.
-	now := int64(0)
 	for i := 0; i < 10; i++ {
 		for k := 0; k < 60; k++ {
 			mps[0].Inject(dcpFrame(t, "10.0.2.2", 26, uint32(i*60+k), 1024))
@@ -145,22 +152,22 @@ func TestTrimMetrics(t *testing.T) {
 			mps[0].Inject(dcpFrame(t, "10.0.2.2", 24, uint32(k), 1024))
 		}
 		for mps[0].Pending() > 0 {
-			now += 1000
-			w.Step(now)
+			*now += 1000
+			w.Step(*now)
 		}
-		now += 70_000
-		w.Step(now)
+		*now += 70_000
+		w.Step(*now)
 	}
 	for k := 0; k < 100; k++ {
-		now += 1_000_000
-		w.Step(now)
+		*now += 1_000_000
+		w.Step(*now)
 	}
 	ms := scrape(t, newTrimCollector(cfg, []*trim.Stage{ts}), &adaptiveCollector{ports: cfg.Ports, stages: []*fwd.Stage{fs}},
-		&impairTrimCollector{ports: cfg.Ports, impairs: []*impair.Stage{im}})
+		&impairCollector{ports: cfg.Ports, impairs: ips})
 	t.Logf("%s", pick(ms, "rocetor_trim_trimmed_packets_total", "rocetor_trim_ho_packets_total", "rocetor_trim_dropped_total",
-		"rocetor_fwd_adaptive_choices_total", "rocetor_impair_trimmed_total"))
+		"rocetor_fwd_adaptive_choices_total", "rocetor_impair_trimmed_total", "rocetor_impair_destroyed_total"))
 	st := ts.Snapshot()
-	ist := im.Snapshot().Rules[0]
+	ist := ips[2].Snapshot().Dir[impair.Egress]
 	for _, c := range []struct {
 		series string
 		want   uint64
@@ -174,6 +181,9 @@ func TestTrimMetrics(t *testing.T) {
 		{`rocetor_fwd_adaptive_choices_total{port="h1"}`, 0},
 		{`rocetor_impair_trimmed_total{direction="egress",port="up2"}`, ist.Trimmed},
 		{`rocetor_impair_trimmed_total{direction="egress",port="up1"}`, 0},
+		{`rocetor_impair_destroyed_total{cause="loss",class="data",direction="egress",port="up2"}`, ist.Destroyed[impair.ClassData][impair.CauseLoss]},
+		{`rocetor_impair_destroyed_total{cause="loss",class="control",direction="egress",port="up2"}`, ist.Destroyed[impair.ClassControl][impair.CauseLoss]},
+		{`rocetor_impair_matched_total{direction="egress",port="up2"}`, ist.Matched},
 	} {
 		v, ok := ms[c.series]
 		if !ok || v != float64(c.want) {

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"rocetor/tor/impair"
 	"rocetor/tor/trim"
 )
 
@@ -64,39 +63,5 @@ func (c *trimCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(dHO, prometheus.CounterValue, float64(p.HeaderOnly), port)
 		ch <- prometheus.MustNewConstMetric(dTrimDropped, prometheus.CounterValue, float64(p.DropNonDCP), port, "non_dcp")
 		ch <- prometheus.MustNewConstMetric(dTrimDropped, prometheus.CounterValue, float64(p.DropAck), port, "ack")
-	}
-}
-
-// impairTrimCollector exports, per port and direction, the DCP data
-// packets that impair rules with trim: true turned into header-only
-// packets instead of dropping them (tor/impair); their drops are in
-// rocetor_drops_total{reason="impair_loss"|"impair_burst"}.
-type impairTrimCollector struct {
-	ports   []string
-	impairs []*impair.Stage
-}
-
-var dImpairTrimmed = prometheus.NewDesc("rocetor_impair_trimmed_total",
-	"DCP data packets that an impair rule's loss or burst picked and trimmed to header-only packets instead of dropping.",
-	[]string{"port", "direction"}, nil)
-
-func (c *impairTrimCollector) Describe(ch chan<- *prometheus.Desc) { ch <- dImpairTrimmed }
-
-func (c *impairTrimCollector) Collect(ch chan<- prometheus.Metric) {
-	type key struct {
-		port string
-		dir  impair.Direction
-	}
-	sum := map[key]uint64{}
-	for _, port := range c.ports {
-		sum[key{port, impair.Ingress}], sum[key{port, impair.Egress}] = 0, 0
-	}
-	for _, s := range c.impairs {
-		for _, r := range s.Snapshot().Rules {
-			sum[key{r.Port, r.Direction}] += r.Trimmed
-		}
-	}
-	for k, v := range sum {
-		ch <- prometheus.MustNewConstMetric(dImpairTrimmed, prometheus.CounterValue, float64(v), k.port, k.dir.String())
 	}
 }

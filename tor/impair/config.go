@@ -28,9 +28,9 @@ type Config struct {
 	// Seed seeds the random decisions; see the package doc for how each
 	// worker derives its own stream from it.
 	Seed uint64 `yaml:"seed"`
-	// HoldBytes bounds the bytes one worker holds for reorder and delay;
-	// 0 means DefaultHoldBytes. Frames beyond it are dropped as
-	// impair_overflow.
+	// HoldBytes bounds the bytes one port of one worker holds for
+	// reorder and delay, both directions together; 0 means
+	// DefaultHoldBytes. Frames beyond it are destroyed, cause overflow.
 	HoldBytes dataplane.Bytes `yaml:"hold_bytes"`
 	// Rules are tried in order; a packet meets at most one ingress rule
 	// and one egress rule, the first whose port, direction and filter
@@ -43,10 +43,13 @@ type Config struct {
 type Rule struct {
 	// Port is the interface name, as in tord's ports list.
 	Port string `yaml:"port"`
-	// Direction is "ingress" (frames received on Port) or "egress"
-	// (frames the pipeline forwards out of Port).
+	// Direction is "ingress" (frames that arrive on Port) or "egress"
+	// (frames that leave by Port), whatever sent them.
 	Direction string `yaml:"direction"`
-	// Match is "all" (the default) or "roce" (RoCEv2 packets only).
+	// Match is "all" (the default: every frame on the wire), "roce"
+	// (RoCEv2 packets only) or "fabric" (RoCEv2, frames carrying the
+	// link shim and PFC/PAUSE: what switches and RNICs exchange, but
+	// not ARP, ND, LLDP or other IP).
 	Match string `yaml:"match"`
 	// Opcodes narrows a roce match to these BTH opcodes, by name
 	// (RC_RDMA_WRITE_MIDDLE, as rocev2.Opcode.String spells them) or
@@ -69,9 +72,9 @@ type Rule struct {
 	// Delay holds every matching frame.
 	Delay *Delay `yaml:"delay"`
 	// Trim turns the DCP data packets (tag 10) that loss or burst picks
-	// into header-only packets on the egress port's control queue
-	// instead of dropping them, as DCP's testbed switch did (seed 002
-	// §6.1); other packets picked are still dropped. It needs the
+	// into header-only packets, sent on the wire in their place,
+	// instead of destroying them, as DCP's testbed switch did (seed 002
+	// §6.1); other packets picked are still destroyed. It needs the
 	// classifier's DCP mode (tord turns it on).
 	Trim bool `yaml:"trim"`
 	// Rate polices the matching frames to this many bits per second (0
@@ -121,8 +124,8 @@ type Direction uint8
 
 // Directions.
 const (
-	Ingress Direction = iota // frames received on the port
-	Egress                   // frames forwarded out of the port
+	Ingress Direction = iota // frames that arrive on the port
+	Egress                   // frames that leave by the port
 )
 
 func (d Direction) String() string {
@@ -198,9 +201,9 @@ func (r *Rule) validate(at string, ports []string) error {
 		return bad(at+".direction", "%q: want ingress or egress", r.Direction)
 	}
 	switch r.Match {
-	case "", "all", "roce":
+	case "", "all", "roce", "fabric":
 	default:
-		return bad(at+".match", "%q: want all or roce", r.Match)
+		return bad(at+".match", "%q: want all, roce or fabric", r.Match)
 	}
 	if len(r.Opcodes) > 0 && r.Match != "roce" {
 		return bad(at+".opcodes", "need match: roce")

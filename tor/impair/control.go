@@ -6,10 +6,10 @@ import (
 	"sync/atomic"
 )
 
-// Control publishes the rule set that every worker's Stage applies. It is
+// Control publishes the rule set that every impaired Port applies. It is
 // safe for concurrent use: the control plane (tord at start, the admin
-// API at run time) calls Update from its own goroutine, and each worker
-// loads the current set once per batch with one atomic load. Its zero
+// API at run time) calls Update from its own goroutine, and each Port
+// loads the current set with one atomic load per call of the worker. Its zero
 // value is not usable; see NewControl.
 type Control struct {
 	ports []string
@@ -32,11 +32,11 @@ func NewControl(c Config, ports []string) (*Control, error) {
 }
 
 // Update replaces the rule set. It validates c first and changes nothing
-// when c is invalid. Each worker adopts the new set at its next batch:
-// per-rule state (Gilbert–Elliott state, policer buckets) and per-rule
-// counters start afresh and the random stream is reseeded, so the same
-// seed and packets after an Update give the same decisions. Frames
-// already held keep their deadlines.
+// when c is invalid. Each Port adopts the new set at its worker's next
+// call: per-rule state (Gilbert–Elliott state, policer buckets) starts
+// afresh and the random stream is reseeded, so the same seed and frames
+// after an Update give the same decisions; the counters keep counting.
+// Frames already held keep their deadlines.
 func (x *Control) Update(c Config) error {
 	if err := c.Validate(x.ports); err != nil {
 		return err
@@ -97,7 +97,7 @@ func (x *Control) Config() Config {
 func (x *Control) load() *plan { return x.cur.Load() }
 
 // plan is a compiled, immutable rule set shared by all workers. Mutable
-// per-rule state lives in each worker's Stage, indexed like rules.
+// per-rule state lives in each Port, indexed like rules.
 type plan struct {
 	cfg       Config
 	gen       uint64
@@ -108,11 +108,12 @@ type plan struct {
 // rule is a compiled Rule: probabilities as thresholds on 53 random bits
 // (see chance), durations in nanoseconds.
 type rule struct {
-	port string
-	dir  Direction
-	roce bool
-	ops  *[4]uint64 // opcode bitmap; nil matches every opcode
-	dscp int16      // -1 matches any
+	port   string
+	dir    Direction
+	roce   bool
+	fabric bool
+	ops    *[4]uint64 // opcode bitmap; nil matches every opcode
+	dscp   int16      // -1 matches any
 
 	loss, corrupt, dup uint64
 	trim               bool // DCP data picked by loss or burst is trimmed, not dropped
@@ -144,7 +145,7 @@ func compile(c Config, gen uint64) *plan {
 
 func compileRule(r *Rule) rule {
 	d, _ := parseDirection(r.Direction)
-	k := rule{port: r.Port, dir: d, roce: r.Match == "roce", dscp: -1,
+	k := rule{port: r.Port, dir: d, roce: r.Match == "roce", fabric: r.Match == "fabric", dscp: -1,
 		loss: threshold(r.Loss), corrupt: threshold(r.Corrupt), dup: threshold(r.Duplicate), trim: r.Trim}
 	if len(r.Opcodes) > 0 {
 		k.ops = new([4]uint64)

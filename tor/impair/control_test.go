@@ -107,7 +107,7 @@ func TestValidateNamesTheField(t *testing.T) {
 }
 
 // TestUpdate swaps the rule set from another goroutine while the worker
-// runs: the next batch applies it, per-rule counters restart, and an
+// runs: the next batch applies it, the counters go on counting, and an
 // invalid update changes nothing.
 func TestUpdate(t *testing.T) {
 	f := roce(t, rocev2.RCWriteMiddle, 0, 64)
@@ -126,8 +126,8 @@ func TestUpdate(t *testing.T) {
 		t.Fatalf("invalid update: err %v, config now %+v", err, r.ctl.Config())
 	}
 	r.stream(f, 100, 10, 1000)
-	st := r.st.Stats()
-	if len(r.seq[1]) != 100 || st.Sets != 2 || st.Rules[0].Matched != 100 || st.Rules[0].Lost != 100 {
+	st := r.ip[1].Counters()
+	if d := st.Dir[Egress]; len(r.seq[1]) != 100 || st.Sets != 2 || d.Matched != 200 || d.Caused(CauseLoss) != 100 {
 		t.Fatalf("after the update: %d delivered, %+v", len(r.seq[1]), st)
 	}
 	r.noLeak()

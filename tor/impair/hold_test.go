@@ -50,7 +50,7 @@ func TestDuplicateMakesExactCopies(t *testing.T) {
 		}
 		dups += c - 1
 	}
-	rs := r.st.Stats().Rules[0]
+	rs := r.dir(1, Egress)
 	if uint64(dups) != rs.Duplicated {
 		t.Fatalf("%d copies arrived, %d counted", dups, rs.Duplicated)
 	}
@@ -85,7 +85,7 @@ func TestReorder(t *testing.T) {
 		}
 		top = max(top, s)
 	}
-	rs := r.st.Stats().Rules[0]
+	rs := r.dir(0, Ingress)
 	if late == 0 || uint64(late) != rs.Reordered {
 		t.Fatalf("%d frames overtaken, %d held back", late, rs.Reordered)
 	}
@@ -130,7 +130,7 @@ func TestDelay(t *testing.T) {
 		if inverted != c.reorder {
 			t.Fatalf("jitter %v: reordered %v", c.jitter, inverted)
 		}
-		if rs := r.st.Stats().Rules[0]; rs.Delayed != n {
+		if rs := r.dir(1, Egress); rs.Delayed != n {
 			t.Fatalf("delayed %d of %d", rs.Delayed, n)
 		}
 		r.noLeak()
@@ -178,18 +178,19 @@ func TestHoldBudget(t *testing.T) {
 		if s%64 == 63 {
 			r.step(10_000)
 		}
-		if hb := r.st.Stats().HeldBytes; hb > budget {
+		if hb := r.ip[1].Counters().HeldBytes; hb > budget {
 			t.Fatalf("holding %d bytes, budget %d", hb, budget)
 		}
 	}
 	r.drain()
-	st, sn := r.st.Stats(), r.snapshot()
-	rs := st.Rules[0]
-	if rs.Overflow == 0 || sn.Drops[ReasonOverflow] != rs.Overflow {
-		t.Fatalf("overflow %d, worker impair_overflow %d", rs.Overflow, sn.Drops[ReasonOverflow])
+	st := r.ip[1].Counters()
+	rs := st.Dir[Egress]
+	over := rs.Caused(CauseOverflow)
+	if over == 0 || rs.Of(ClassData) != over {
+		t.Fatalf("overflow %d, %d of them data", over, rs.Of(ClassData))
 	}
-	if got := uint64(len(r.seq[1])) + rs.Overflow; got != uint64(r.sent)+rs.Duplicated {
-		t.Fatalf("delivered %d + overflow %d ≠ sent %d + copies %d", len(r.seq[1]), rs.Overflow, r.sent, rs.Duplicated)
+	if got := uint64(len(r.seq[1])) + over; got != uint64(r.sent)+rs.Duplicated {
+		t.Fatalf("delivered %d + overflow %d ≠ sent %d + copies %d", len(r.seq[1]), over, r.sent, rs.Duplicated)
 	}
 	if st.MaxHeldBytes > budget || st.MaxHeldBytes < budget-len(f) {
 		t.Fatalf("high-water mark %d, budget %d", st.MaxHeldBytes, budget)
@@ -197,37 +198,24 @@ func TestHoldBudget(t *testing.T) {
 	r.noLeak()
 }
 
-// TestCloseFreesHeld stops a worker with frames held: Close frees them.
-func TestCloseFreesHeld(t *testing.T) {
+// TestFlushFreesHeld stops a worker with frames held: Flush frees them.
+func TestFlushFreesHeld(t *testing.T) {
 	r := newRig(t, single(Rule{Port: "p1", Direction: "egress", Delay: &Delay{Mean: time.Second}}), rigOpt{})
 	for s := 0; s < 100; s++ {
 		r.inject(0, roce(t, rocev2.RCWriteMiddle, 0, 64), uint32(s))
 	}
 	r.step(1000)
 	r.step(1000)
-	if st := r.st.Stats(); st.Held != 100 || r.mem.InUse() != 100 {
+	if st := r.ip[1].Counters(); st.Held != 100 || r.mem.InUse() != 100 {
 		t.Fatalf("held %d, in use %d; want 100", st.Held, r.mem.InUse())
 	}
-	r.st.Close()
-	if st := r.st.Snapshot(); st.Held != 0 || st.HeldBytes != 0 || st.Flushed != 100 || st.Rules[0].Held != 0 {
-		t.Fatalf("after Close: %+v", st)
+	r.ip[1].Flush()
+	if st := r.ip[1].Snapshot(); st.Held != 0 || st.HeldBytes != 0 || st.Flushed != 100 || st.Released != 0 {
+		t.Fatalf("after Flush: %+v", st)
 	}
 	if n := r.mem.InUse(); n != 0 {
-		t.Fatalf("%d frames still in use after Close", n)
+		t.Fatalf("%d frames still in use after Flush", n)
 	}
-}
-
-// TestUnrouted places impair ahead of the forwarding stage: it cannot
-// hold or copy a frame without an egress port, so it passes it on and
-// counts it.
-func TestUnrouted(t *testing.T) {
-	r := newRig(t, single(Rule{Port: "p0", Direction: "ingress", Duplicate: 1, Delay: &Delay{Mean: 1000}}), rigOpt{before: true})
-	r.stream(roce(t, rocev2.RCWriteMiddle, 0, 64), 100, 10, 1000)
-	once(t, r.seq[1], 100)
-	if rs := r.st.Stats().Rules[0]; rs.Unrouted != 100 || rs.Duplicated != 0 || rs.Delayed != 0 {
-		t.Fatalf("%+v", rs)
-	}
-	r.noLeak()
 }
 
 // TestIngressAndEgressHold holds a frame under both its rules: the holds
@@ -245,8 +233,8 @@ func TestIngressAndEgressHold(t *testing.T) {
 	if lat := r.at[1][0] - 100; lat != 15_000 {
 		t.Fatalf("held %d ns, want 15000", lat)
 	}
-	if st := r.st.Stats(); st.Rules[0].Delayed != 1 || st.Rules[1].Delayed != 1 || st.Rules[1].Held != 0 || st.Held != 0 {
-		t.Fatalf("%+v", st)
+	if r.dir(0, Ingress).Delayed != 1 || r.dir(1, Egress).Delayed != 1 || r.held() != 0 {
+		t.Fatalf("%+v %+v", r.ip[0].Counters(), r.ip[1].Counters())
 	}
 	r.noLeak()
 }

@@ -19,11 +19,10 @@ func TestBernoulliLoss(t *testing.T) {
 	// 5 binomial standard deviations (±0.0016 here): a fixed seed makes
 	// the test reproducible, the margin makes any seed pass.
 	within(t, "loss rate", rate, p, 5*math.Sqrt(p*(1-p)/n))
-	s := r.snapshot()
-	rs := r.st.Stats().Rules[0]
-	if rs.Matched != n || rs.Lost != uint64(n-len(r.seq[1])) || s.Drops[ReasonLoss] != rs.Lost {
-		t.Fatalf("matched %d lost %d, worker impair_loss %d, delivered %d of %d",
-			rs.Matched, rs.Lost, s.Drops[ReasonLoss], len(r.seq[1]), n)
+	rs := r.dir(1, Egress)
+	if rs.Matched != n || rs.Caused(CauseLoss) != uint64(n-len(r.seq[1])) || rs.Of(ClassData) != rs.Caused(CauseLoss) {
+		t.Fatalf("matched %d lost %d (%d data), delivered %d of %d",
+			rs.Matched, rs.Caused(CauseLoss), rs.Of(ClassData), len(r.seq[1]), n)
 	}
 	r.noLeak()
 }
@@ -51,9 +50,8 @@ func TestGilbertElliottBursts(t *testing.T) {
 	within(t, "loss rate", got, rate, geMargin(p, q, 0, 1, n))
 	// Bursts are geometric with mean 1/r and variance (1−r)/r².
 	within(t, "mean burst length", mean(runs), length, 5*math.Sqrt((1-q)/(q*q)/float64(len(runs))))
-	s := r.snapshot()
-	if rs := r.st.Stats().Rules[0]; rs.BurstLost != uint64(n-len(r.seq[1])) || s.Drops[ReasonBurst] != rs.BurstLost {
-		t.Fatalf("burst_lost %d, worker impair_burst %d, lost %d", rs.BurstLost, s.Drops[ReasonBurst], n-len(r.seq[1]))
+	if rs := r.dir(1, Egress); rs.Caused(CauseBurst) != uint64(n-len(r.seq[1])) {
+		t.Fatalf("burst-lost %d, lost %d", rs.Caused(CauseBurst), n-len(r.seq[1]))
 	}
 	r.noLeak()
 
@@ -87,10 +85,9 @@ func TestCorruptionHasItsOwnReason(t *testing.T) {
 	r.stream(roce(t, rocev2.RCWriteMiddle, 0, 64), n, 64, 1000)
 	rate, _ := losses(r.seq[1], n)
 	within(t, "corruption rate", rate, p, 5*math.Sqrt(p*(1-p)/n))
-	s := r.snapshot()
-	rs := r.st.Stats().Rules[0]
-	if rs.Corrupted == 0 || s.Drops[ReasonCorrupt] != rs.Corrupted || s.Drops[ReasonLoss] != 0 || rs.Lost != 0 {
-		t.Fatalf("corrupted %d, impair_corrupt %d, impair_loss %d", rs.Corrupted, s.Drops[ReasonCorrupt], s.Drops[ReasonLoss])
+	rs := r.dir(0, Ingress)
+	if c := rs.Caused(CauseCorrupt); c == 0 || c != uint64(n-len(r.seq[1])) || rs.Caused(CauseLoss) != 0 {
+		t.Fatalf("corrupted %d, lost %d, %d missing", c, rs.Caused(CauseLoss), n-len(r.seq[1]))
 	}
 	r.noLeak()
 }

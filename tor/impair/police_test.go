@@ -26,10 +26,12 @@ func TestPolicer(t *testing.T) {
 		}
 		tput := (passed - bucket) * 8e9 / float64(elapsed)
 		within(t, dir+" throughput (b/s)", tput, rate, rate/100)
-		s := r.snapshot()
-		rs := r.st.Stats().Rules[0]
-		if rs.Policed != uint64(n-len(r.seq[1])) || s.Drops[ReasonPoliced] != rs.Policed {
-			t.Fatalf("%s: policed %d, worker impair_policed %d, lost %d", dir, rs.Policed, s.Drops[ReasonPoliced], n-len(r.seq[1]))
+		i, d := 1, Egress
+		if dir == "ingress" {
+			i, d = 0, Ingress
+		}
+		if rs := r.dir(i, d); rs.Caused(CausePoliced) != uint64(n-len(r.seq[1])) {
+			t.Fatalf("%s: policed %d, lost %d", dir, rs.Caused(CausePoliced), n-len(r.seq[1]))
 		}
 		r.noLeak()
 	}

@@ -12,23 +12,23 @@ func threshold(p float64) uint64 { return uint64(p * one) }
 // chance reports whether an event of threshold t happens. Certain and
 // impossible events draw nothing, so configuring p = 0 or 1 leaves the
 // stream of the other impairments as it was.
-func (s *Stage) chance(t uint64) bool {
+func (p *Port) chance(t uint64) bool {
 	switch {
 	case t == 0:
 		return false
 	case t >= one:
 		return true
 	}
-	return s.rng.Uint64()>>11 < t
+	return p.rng.Uint64()>>11 < t
 }
 
 // uniform returns a uniform integer in [0, n] (Lemire's multiply, whose
 // bias of at most n/2^64 is far below anything a test could see).
-func (s *Stage) uniform(n int64) int64 {
+func (p *Port) uniform(n int64) int64 {
 	if n <= 0 {
 		return 0
 	}
-	hi, _ := bits.Mul64(s.rng.Uint64(), uint64(n)+1)
+	hi, _ := bits.Mul64(p.rng.Uint64(), uint64(n)+1)
 	return int64(hi)
 }
 
@@ -42,7 +42,13 @@ func splitmix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// workerSeeds returns the two PCG seeds of a worker.
-func workerSeeds(seed uint64, worker int) (uint64, uint64) {
-	return splitmix64(seed), splitmix64(seed ^ splitmix64(uint64(worker)))
+// portSeeds returns the two PCG seeds of a port of a worker. The port
+// enters by name (FNV-1a), not by index, so a link's stream does not
+// depend on the order of the switch's ports list.
+func portSeeds(seed uint64, worker int, port string) (uint64, uint64) {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(port); i++ {
+		h = (h ^ uint64(port[i])) * 1099511628211
+	}
+	return splitmix64(seed), splitmix64(seed ^ splitmix64(uint64(worker)) ^ splitmix64(h))
 }

@@ -24,18 +24,18 @@ func (cross) Process(_ *dataplane.Ctx, b *dataplane.Batch) {
 	}
 }
 
-// rig is a two-port worker, p0 and p1, running cross then impair (or
-// impair then cross, with before), clocked by the test. Every frame
-// carries a sequence number in its last four bytes, which the classifier
-// does not check (ICRC verification is off); transmitted sequence numbers
-// and times are recorded per port.
+// rig is a two-port worker, p0 and p1, each an impaired Port on an
+// in-memory port, running cross (and any stages the test adds), clocked
+// by the test. Every frame carries a sequence number in its last four
+// bytes, which the classifier does not check (ICRC verification is off);
+// transmitted sequence numbers and times are recorded per port.
 type rig struct {
 	t     testing.TB
 	w     *dataplane.Worker
 	mem   *dataplane.Mem
 	ports [2]*dataplane.MemPort
+	ip    [2]*Port
 	ctl   *Control
-	st    *Stage
 	now   int64
 	seq   [2][]uint32 // sequence numbers sent per port
 	at    [2][]int64  // when
@@ -46,9 +46,12 @@ type rig struct {
 
 type rigOpt struct {
 	dcp    bool // the classifier parses DCP (Classifier.DCP)
-	before bool // impair ahead of cross
 	worker int
 	frames int // Mem frames; 0 means 4096
+	// stages run after cross.
+	stages []dataplane.Stage
+	// outer, if set, wraps each impaired port, as llr's receiver does.
+	outer func(dataplane.Port) dataplane.Port
 }
 
 func newRig(t testing.TB, cfg Config, o rigOpt) *rig {
@@ -65,7 +68,8 @@ func newRig(t testing.TB, cfg Config, o rigOpt) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.st = NewStage(r.ctl, o.worker)
+	cls := rocev2.Classifier{DCP: o.dcp}
+	var ports []dataplane.Port
 	for i := range r.ports {
 		r.ports[i] = dataplane.NewMemPort([]string{"p0", "p1"}[i], rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, mem, 8192)
 		r.ports[i].OnTransmit = func(f []byte) {
@@ -75,20 +79,29 @@ func newRig(t testing.TB, cfg Config, o rigOpt) *rig {
 				r.frame[i] = append(r.frame[i], append([]byte(nil), f...))
 			}
 		}
+		r.ip[i] = r.ctl.Wrap(r.ports[i], PortConfig{Worker: o.worker, Mem: mem, Clock: r.clock, Classifier: cls})
+		ports = append(ports, r.ip[i])
+		if o.outer != nil {
+			ports[i] = o.outer(r.ip[i])
+		}
 	}
-	stages := []dataplane.Stage{cross{}, r.st}
-	if o.before {
-		stages = []dataplane.Stage{r.st, cross{}}
-	}
+	stages := append([]dataplane.Stage{cross{}}, o.stages...)
 	eg := dataplane.DefaultEgress(0, 8<<20)
-	r.w, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: o.worker, Mem: mem,
-		Ports:  []dataplane.Port{r.ports[0], r.ports[1]},
-		Egress: []dataplane.EgressConfig{eg, eg}, Stages: stages, Classifier: rocev2.Classifier{DCP: o.dcp}})
+	r.w, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: o.worker, Mem: mem, Ports: ports,
+		Egress: []dataplane.EgressConfig{eg, eg}, Stages: stages, Classifier: cls, Clock: r.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
+
+func (r *rig) clock() int64 { return r.now }
+
+// dir returns the counters of port i in direction d.
+func (r *rig) dir(i int, d Direction) DirStats { return r.ip[i].Counters().Dir[d] }
+
+// held returns the frames both ports hold.
+func (r *rig) held() int { return r.ip[0].Counters().Held + r.ip[1].Counters().Held }
 
 // quiet stops recording, for allocation tests and benchmarks.
 func (r *rig) quiet() {
@@ -117,7 +130,7 @@ func (r *rig) step(dt int64) {
 func (r *rig) drain() {
 	r.t.Helper()
 	for i := 0; i < 1e7; i++ {
-		busy := r.st.Stats().Held > 0
+		busy := r.held() > 0
 		for k, p := range r.ports {
 			busy = busy || p.Pending() > 0 || r.w.Egress(k).Backlog() > 0
 		}

@@ -1,74 +1,153 @@
 package impair
 
-// RuleStats are the counters of one rule. Drops are also counted by the
-// worker under the Reason* values; these say which rule made them.
-type RuleStats struct {
-	Port      string
-	Direction Direction
+import "rocetor/rocev2"
 
-	Matched   uint64 // frames the rule's port, direction and filter matched
-	Lost      uint64 // Bernoulli losses (impair_loss)
-	BurstLost uint64 // Gilbert–Elliott losses (impair_burst)
-	Corrupted uint64 // FCS errors (impair_corrupt)
-	Policed   uint64 // over the rate (impair_policed)
-	Overflow  uint64 // frames, originals or copies, not held for want of budget (impair_overflow)
+// Class is what a destroyed frame was, so that an experiment can tell
+// whether a recovery mechanism's own frames met the loss.
+type Class uint8
+
+// Frame classes.
+const (
+	// ClassData is RoCEv2 data as an end host sent it: requests and
+	// READ responses, link-shimmed originals among them. A NetRT
+	// source ToR's pool retransmissions (seed 000 §III-B) are
+	// byte-identical copies of the original and count here too: the
+	// wire cannot tell them apart.
+	ClassData Class = iota
+	// ClassRetransmit is a frame the link shim marks as retransmitted
+	// (Protego's copies, seed 003 §3.2).
+	ClassRetransmit
+	// ClassControl is what recovery and flow control send besides data:
+	// the link shim's dummies, ACKs, loss notices and protect requests
+	// (seed 003 §3), NetRT requests and unfulfilled notices (seed 000
+	// §III-C), DCP header-only packets and ACKs (seed 002 §4), RoCE
+	// ACKs, NAKs and CNPs, and PFC or PAUSE frames.
+	ClassControl
+	// ClassOther is every other frame: ARP, ND, LLDP, IP that is not
+	// RoCEv2.
+	ClassOther
+	NumClasses
+)
+
+var classNames = [NumClasses]string{"data", "retransmission", "control", "other"}
+
+func (c Class) String() string { return classNames[c] }
+
+// Cause is the impairment that destroyed a frame.
+type Cause uint8
+
+// Causes, in the order the package doc gives.
+const (
+	CauseLoss     Cause = iota // Bernoulli loss
+	CauseBurst                 // Gilbert–Elliott loss
+	CauseCorrupt               // a simulated FCS error: the receiving MAC drops the frame
+	CausePoliced               // over the rule's rate
+	CauseOverflow              // a frame (or copy) to hold when the held frames already take hold_bytes
+	NumCauses
+)
+
+var causeNames = [NumCauses]string{"loss", "burst", "corrupt", "policed", "overflow"}
+
+func (c Cause) String() string { return causeNames[c] }
+
+// classOf says what the frame m describes is. dcp is the classifier's DCP
+// mode, without which DSCP bits are no DCP tag.
+func classOf(m *rocev2.Meta, dcp bool) Class {
+	if m.ShimOff != 0 {
+		switch m.ShimType {
+		case rocev2.ShimRetransmit:
+			return ClassRetransmit
+		case rocev2.ShimOriginal, rocev2.ShimWatch:
+			// a numbered frame: what it carries says the rest
+		default:
+			return ClassControl
+		}
+	}
+	switch m.Kind {
+	case rocev2.KindMACControl, rocev2.KindLinkCtrl:
+		return ClassControl
+	case rocev2.KindRoCE:
+		if dcp && (m.Tag == rocev2.DCPHeaderOnly || m.Tag == rocev2.DCPAck) {
+			return ClassControl
+		}
+		if m.Opcode != rocev2.NetRTOpcode && (m.Opcode.IsRequest() || m.Opcode.HasPayload()) {
+			return ClassData
+		}
+		return ClassControl
+	}
+	return ClassOther
+}
+
+// DirStats are the counters of one direction of a port. They only grow:
+// a new rule set (Control.Update, SetPort) starts no counter afresh, so
+// they export as Prometheus counters.
+type DirStats struct {
+	Matched uint64 // frames a rule's filter matched
+	// Destroyed counts the frames the impairment destroyed, by what they
+	// were and why.
+	Destroyed [NumClasses][NumCauses]uint64
 	// Trimmed counts DCP data packets that loss or burst picked and a
-	// trim rule turned into header-only packets instead of dropping
-	// them; they are not in Lost or BurstLost.
-	Trimmed uint64
-
+	// trim rule sent on as header-only packets instead of destroying
+	// them; they are not in Destroyed.
+	Trimmed    uint64
 	Duplicated uint64 // copies sent
-	DupFailed  uint64 // copies not made for want of a free frame (no_frame)
+	DupFailed  uint64 // copies not made for want of a free frame
 	Reordered  uint64 // frames held back by reorder
 	Delayed    uint64 // frames held by delay
-	// Unrouted counts frames the rule would have held or copied but
-	// that had no egress port yet (impair placed before fwd); they
-	// pass unimpaired.
-	Unrouted uint64
-
-	Held      int // frames held now under this rule
-	HeldBytes int // their bytes
 }
 
-// Stats are the counters of one Stage.
+// Caused returns the frames of every class destroyed for cause c.
+func (d *DirStats) Caused(c Cause) uint64 {
+	var n uint64
+	for k := range d.Destroyed {
+		n += d.Destroyed[k][c]
+	}
+	return n
+}
+
+// Of returns the frames of class k destroyed for any cause.
+func (d *DirStats) Of(k Class) uint64 {
+	var n uint64
+	for _, v := range d.Destroyed[k] {
+		n += v
+	}
+	return n
+}
+
+// Stats are the counters of one Port.
 type Stats struct {
-	// Rules are the counters of the rule set in force, index for index
-	// with Config.Rules. They start again at zero when a new rule set is
-	// adopted.
-	Rules []RuleStats
-	// Held and HeldBytes count every frame held now, including those
-	// held under a rule set since replaced; HeldBytes never exceeds
-	// hold_bytes.
+	Port string
+	Dir  [2]DirStats // by Direction
+	// Held and HeldBytes count the frames held now in both directions,
+	// including those held under a rule set since replaced; HeldBytes
+	// never exceeds hold_bytes.
 	Held, HeldBytes int
-	MaxHeldBytes    int    // high-water mark of HeldBytes
-	Released        uint64 // held frames sent on
-	Flushed         uint64 // held frames freed by Close
-	TimerFull       uint64 // timers the worker refused (releases then wait for the next batch)
-	Sets            uint64 // rule sets adopted
+	MaxHeldBytes    int // high-water mark of HeldBytes
+	// Released counts held frames taken out at their deadline to be
+	// sent on (egress) or delivered (ingress); a frame the inner port
+	// then refuses is held again and released again.
+	Released uint64
+	Flushed  uint64 // held frames freed by Flush
+	Sets     uint64 // rule sets adopted
 }
 
-// Stats returns the live counters, sharing Rules with the stage. Call it
-// only from the worker's goroutine (or after the worker stopped); other
-// goroutines use Snapshot.
-func (s *Stage) Stats() Stats { return s.st }
+// Counters returns the live counters. Call it only from the worker's
+// goroutine (or after the worker stopped); other goroutines use Snapshot.
+func (p *Port) Counters() Stats { return p.st }
 
 // publish copies the counters for Snapshot, about once a millisecond of
 // worker time, as the worker does with its own.
-func (s *Stage) publish(now int64) {
-	s.lastPub = now
-	s.pubMu.Lock()
-	rules := append(s.pub.Rules[:0], s.st.Rules...)
-	s.pub = s.st
-	s.pub.Rules = rules
-	s.pubMu.Unlock()
+func (p *Port) publish(now int64) {
+	p.lastPub = now
+	p.pubMu.Lock()
+	p.pub = p.st
+	p.pubMu.Unlock()
 }
 
 // Snapshot returns a copy of the counters as last published. It is safe
 // to call from any goroutine.
-func (s *Stage) Snapshot() Stats {
-	s.pubMu.Lock()
-	defer s.pubMu.Unlock()
-	st := s.pub
-	st.Rules = append([]RuleStats(nil), s.pub.Rules...)
-	return st
+func (p *Port) Snapshot() Stats {
+	p.pubMu.Lock()
+	defer p.pubMu.Unlock()
+	return p.pub
 }

@@ -83,24 +83,22 @@ func TestTrimRule(t *testing.T) {
 					plain++
 				}
 			}
-			rs := r.st.Stats().Rules[0]
-			s := r.snapshot()
+			rs := r.dir(1, Egress)
+			if c.rule.Direction == "ingress" {
+				rs = r.dir(0, Ingress)
+			}
 			if full+ho != n || uint64(ho) != rs.Trimmed {
 				t.Fatalf("DCP data: %d full + %d HO of %d sent; Trimmed %d", full, ho, n, rs.Trimmed)
 			}
 			lost := uint64(2*n - acks - plain)
-			if rs.Lost+rs.BurstLost != lost || s.Drops[ReasonLoss]+s.Drops[ReasonBurst] != lost {
-				t.Fatalf("ACK and plain: %d lost, rule counts %d+%d, worker %d+%d", lost, rs.Lost, rs.BurstLost,
-					s.Drops[ReasonLoss], s.Drops[ReasonBurst])
+			if rs.Caused(CauseLoss)+rs.Caused(CauseBurst) != lost || rs.Of(ClassData) != uint64(n-plain) || rs.Of(ClassControl) != uint64(n-acks) {
+				t.Fatalf("ACK and plain: %d lost, counted %d+%d, %d of them data, %d control", lost,
+					rs.Caused(CauseLoss), rs.Caused(CauseBurst), rs.Of(ClassData), rs.Of(ClassControl))
 			}
 			// 5 standard deviations of the burst case's loss rate
 			// (geMargin), which covers the Bernoulli cases' too.
 			p, q, _, _ := (&Burst{Loss: 0.3, Length: 3}).gilbert()
 			within(t, "trimmed fraction", float64(ho)/n, 0.3, geMargin(p, q, 0, 1, n))
-			ctrl := r.w.Egress(1).QueueIndex("control")
-			if q := r.w.Egress(1).Stats(ctrl); q.Dequeued != uint64(ho) {
-				t.Fatalf("control queue sent %d frames, want the %d HO packets", q.Dequeued, ho)
-			}
 			r.noLeak()
 		})
 	}
@@ -116,7 +114,7 @@ func TestTrimNeedsDCPClassifier(t *testing.T) {
 		r.ports[0].Inject(f)
 	}
 	r.drain()
-	if rs := r.st.Stats().Rules[0]; len(r.frame[1]) != 0 || rs.Lost != 10 || rs.Trimmed != 0 {
+	if rs := r.dir(1, Egress); len(r.frame[1]) != 0 || rs.Caused(CauseLoss) != 10 || rs.Trimmed != 0 {
 		t.Fatalf("%d frames out, %+v; want all 10 lost", len(r.frame[1]), rs)
 	}
 	r.noLeak()
@@ -146,7 +144,7 @@ func TestTrimAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(300, round); a != 0 {
 		t.Errorf("%.1f allocations per batch", a)
 	}
-	if r.st.Stats().Rules[0].Trimmed == 0 {
+	if r.dir(1, Egress).Trimmed == 0 {
 		t.Error("nothing trimmed")
 	}
 	r.noLeak()
