@@ -660,7 +660,7 @@ func (d promDelta) checkCovers(t *testing.T, b *bed, run Run) {
 
 // checkForwarded: the WRITEs' packets crossed every switch on their way
 // from h1 to h2 (hops: switch, the port they arrive on), less what the
-// switches before dropped.
+// switches before dropped or their impaired ports destroyed.
 func (d promDelta) checkForwarded(t *testing.T, b *bed, sent int64, hops [][2]string) {
 	t.Helper()
 	want := float64(sent)
@@ -670,7 +670,9 @@ func (d promDelta) checkForwarded(t *testing.T, b *bed, sent int64, hops [][2]st
 		if rx < want {
 			t.Errorf("%s received %v packets from %s, want at least %v (roceperf sent %d)", node, rx, hop[1], want, sent)
 		}
-		want -= d.get(node, "rocetor_drops_total", "")
+		// What the switch dropped, and what its impaired ports destroyed
+		// on the wire beyond its counters.
+		want -= d.get(node, "rocetor_drops_total", "") + d.get(node, "rocetor_impair_destroyed_total", `direction="egress"`)
 	}
 }
 
