@@ -78,6 +78,13 @@ func newRig(t testing.TB, cfg Config) *rig {
 	r := &rig{t: t, keep: true}
 	r.a = newSide(t, cfg, 0xa, 16384)
 	r.b = newSide(t, cfg, 0xb, 16384)
+	r.wire()
+	r.handshake()
+	return r
+}
+
+// wire connects the two sides' links and hosts to the rig.
+func (r *rig) wire() {
 	wire := func(dir int, to *dataplane.MemPort) func([]byte) {
 		return func(f []byte) {
 			if r.lose != nil && r.lose(dir, f) {
@@ -107,7 +114,33 @@ func newRig(t testing.TB, cfg Config) *rig {
 	}
 	r.b.host.OnTransmit = host(&r.toB)
 	r.a.host.OnTransmit = host(&r.toA)
-	return r
+}
+
+// handshake steps until both sides have their session, as tord does
+// before traffic comes; it fails the test after 10 ms of rig time.
+func (r *rig) handshake() {
+	r.t.Helper()
+	for end := r.now + 10e6; !r.a.lp.l.established || !r.b.lp.l.established; r.step(1000) {
+		if r.now >= end {
+			r.t.Fatalf("no session after 10 ms: a %v, b %v", r.a.lp.l.established, r.b.lp.l.established)
+		}
+	}
+}
+
+// restart replaces side s (&r.a or &r.b) with a fresh switch on the same
+// wires, with an epoch other than the old one (one restart in 65535
+// draws the same: see the package doc).
+func (r *rig) restart(s *side, cfg Config) {
+	old := s.lp.l.epoch
+	name := byte(0xa)
+	if s == &r.b {
+		name = 0xb
+	}
+	*s = newSide(r.t, cfg, name, 16384)
+	if s.lp.l.epoch == old {
+		s.lp.l.epoch = old%0xffff + 1
+	}
+	r.wire()
 }
 
 // step runs both workers once, dt nanoseconds after the last step.
@@ -133,7 +166,7 @@ func (r *rig) quiet() bool {
 	for _, s := range []*side{&r.a, &r.b} {
 		l := s.lp.l
 		if s.host.Pending() > 0 || s.link.Pending() > 0 || s.w.Egress(0).Backlog() > 0 || s.w.Egress(1).Backlog() > 0 ||
-			l.inflight() > 0 || l.has(l.ackNo) || l.reqN > 0 || l.fresh > 0 || l.pending {
+			l.inflight() > 0 || l.has(l.ackNo) || l.reqN > 0 || l.fresh > 0 || l.pending || !l.established || l.syncAsk {
 			return false
 		}
 		if l.rx != nil && l.rx.records() > 0 {

@@ -177,6 +177,13 @@ func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 		}
 		watch = true
 	}
+	if !l.established {
+		// The neighbour does not follow this side's numbering yet
+		// (either side just started): a numbered frame could pass
+		// for one of an old session. One round trip at most.
+		st.UnprotectedSync++
+		return
+	}
 	if !s.resolve(c, l) || int(p.Queue) != l.dataQ {
 		st.UnprotectedQueue++
 		return
@@ -304,21 +311,14 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 	if !s.resolve(c, l) {
 		return 0
 	}
-	if l.inflight() == 0 && !l.pending && l.reqN == 0 && l.hN == 0 && l.fresh == 0 && !l.skipAsk && !l.paused &&
+	if l.inflight() == 0 && !l.pending && l.reqN == 0 && l.hN == 0 && l.fresh == 0 && l.established && !l.syncAsk && !l.paused &&
 		(l.rx == nil || l.rx.span() == 0) && l.ask.Load() == 0 {
 		// Nothing sent unacknowledged, nothing to acknowledge, ask
 		// for, release or send: an idle link, polled in every loop.
 		l.st.TxFrames = 0
 		return 0
 	}
-	work := s.retransmit(c, l)
-	if l.skipAsk {
-		if s.ctrl(c, l, rocev2.ShimDummy, l.una, rocev2.DummySkip, l.ctrlQ) {
-			l.skipAsk = false
-			l.st.SkipsSent++
-			work++
-		}
-	}
+	work := s.session(c, l) + s.retransmit(c, l)
 	// A plain load first: the swap, a locked instruction, only when the
 	// monitor asked (once a second at most).
 	if l.ask.Load() != 0 {
@@ -335,6 +335,37 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 	work += s.idle(c, l)
 	l.st.TxFrames = l.inflight()
 	return work
+}
+
+// session sends the sync this side owes the neighbour, and while no
+// session is established, one every syncEvery, backing off.
+func (s *Stage) session(c *dataplane.Ctx, l *link) int {
+	due := !l.established && c.Now-l.syncAt >= l.syncEvery
+	if !l.syncAsk && !due {
+		return 0
+	}
+	p, sh, ok := s.frame(c, l, l.ctrlQ)
+	if !ok {
+		return 0
+	}
+	flags := uint8(0)
+	if !l.established {
+		flags = rocev2.SyncNeed
+	}
+	sh.SetSync(l.wireNext, flags, l.peerEpoch, l.epoch) // Seq stamped again as it leaves
+	if !c.Emit(&p) {
+		return 0
+	}
+	l.st.SyncsSent++
+	l.syncAsk = false
+	if !l.established {
+		if due {
+			l.syncEvery = min(2*l.syncEvery, maxSyncInterval)
+		}
+		l.syncAt = c.Now
+		s.after(c, l, l.syncEvery)
+	}
+	return 1
 }
 
 // copies is Eq. 1 with the configured loss rate, else the one the
@@ -398,13 +429,13 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 	return work
 }
 
-// ctrl builds one of llr's own minimum-size frames (loss notice, ACK,
-// dummy) and queues it on q.
-func (s *Stage) ctrl(c *dataplane.Ctx, l *link, typ uint8, seq psn.Link, count uint8, q int) bool {
+// frame builds one of llr's own minimum-size frames for queue q and
+// returns it with its shim for the caller to fill and emit.
+func (s *Stage) frame(c *dataplane.Ctx, l *link, q int) (dataplane.Packet, rocev2.Shim, bool) {
 	addr, room, ok := c.Alloc()
 	if !ok {
 		l.st.NoFrame++
-		return false
+		return dataplane.Packet{}, nil, false
 	}
 	const n = 60
 	f := room[:n]
@@ -413,10 +444,17 @@ func (s *Stage) ctrl(c *dataplane.Ctx, l *link, typ uint8, seq psn.Link, count u
 	src := c.Port(int(l.port)).MAC()
 	copy(f[6:12], src[:])
 	binary.BigEndian.PutUint16(f[12:14], rocev2.EtherTypeShim)
-	sh := rocev2.Shim(f[14 : 14+rocev2.ShimLen])
+	return dataplane.Packet{Addr: addr, Len: n, Out: l.port, Queue: uint8(q)}, rocev2.Shim(f[14 : 14+rocev2.ShimLen]), true
+}
+
+// ctrl builds one of llr's own frames (loss notice, ACK, dummy, protect
+// request) and queues it on q; the ACK is stamped as it leaves.
+func (s *Stage) ctrl(c *dataplane.Ctx, l *link, typ uint8, seq psn.Link, count uint8, q int) bool {
+	p, sh, ok := s.frame(c, l, q)
+	if !ok {
+		return false
+	}
 	sh.Set(seq, typ, count, 0)
-	sh.SetAck(l.ackNo) // stamped again on the way out
-	p := dataplane.Packet{Addr: addr, Len: n, Out: l.port, Queue: uint8(q)}
 	return c.Emit(&p)
 }
 
@@ -470,22 +508,6 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 		if l.has(l.ackNo) || l.ackNo.Diff(h.first) < 0 {
 			break // the head of line is here (Blocking: being released) or not known lost
 		}
-		if l.skipping && l.ackNo.Diff(l.skipTo) < 0 {
-			// The neighbour will not send these again: they are the
-			// gap a restart made, not losses.
-			end := h.first.Add(h.n)
-			if end.Diff(l.skipTo) > 0 {
-				end = l.skipTo
-			}
-			for l.ackNo.Diff(end) < 0 && !l.has(l.ackNo) {
-				l.ackNo = l.ackNo.Add(1)
-				l.st.ResyncSkipped++
-			}
-			l.unmarkDelivered()
-			l.pending = true
-			work++
-			continue
-		}
 		if now-h.at >= s.cfg.AckTimeout {
 			// ackNoTimeout: give up the missing run at the head.
 			l.st.AckTimeouts++
@@ -509,9 +531,6 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 			s.after(c, l, s.cfg.NoticeRetry)
 		}
 		break
-	}
-	if l.skipping && l.ackNo.Diff(l.skipTo) >= 0 {
-		l.skipping = false
 	}
 	if l.high.Diff(l.ackNo) < 0 {
 		l.high = l.ackNo
