@@ -25,6 +25,7 @@ type hole struct {
 type span struct {
 	first psn.Link
 	n     int
+	done  int // copies of first already sent (frame memory ran out)
 }
 
 const (
@@ -109,8 +110,14 @@ type link struct {
 	hN      int
 	fresh   int  // holes not yet stamped by the stage
 	pending bool // the neighbour's copy of ackNo is stale (pendingAck)
-	paused  bool // curr_pfc_state == pause
-	pausAt  int64
+	// carried is AcksCarried when the stage last looked; ackAt when an
+	// ACK last left or the ACK became stale; ackArmed: a timer is armed
+	// for the explicit ACK on the control queue.
+	carried  uint64
+	ackAt    int64
+	ackArmed bool
+	paused   bool // curr_pfc_state == pause
+	pausAt   int64
 }
 
 func newLink(port uint16, cfg *Config, st *PortStats) *link {
@@ -183,7 +190,7 @@ func (l *link) request(first psn.Link, n int) {
 		l.st.RequestsDropped++
 		return
 	}
-	l.reqs[(l.reqHead+l.reqN)%reqCap] = span{first, n}
+	l.reqs[(l.reqHead+l.reqN)%reqCap] = span{first: first, n: n}
 	l.reqN++
 }
 

@@ -37,6 +37,8 @@ type rig struct {
 	t    testing.TB
 	a, b side
 	now  int64
+	// start marks when a test's phase began, for lose functions.
+	start int64
 	// lose says whether the wire loses frame f going from a to b (dir
 	// 0) or from b to a (dir 1); dup whether it delivers it twice.
 	lose, dup func(dir int, f []byte) bool
@@ -49,6 +51,13 @@ type rig struct {
 const rigFrameSize = 2048
 
 func newSide(t testing.TB, cfg Config, name byte, frames int) side {
+	t.Helper()
+	return newShapedSide(t, cfg, name, frames, 0)
+}
+
+// newShapedSide is newSide with the link's egress shaped to rateBps (0:
+// unshaped).
+func newShapedSide(t testing.TB, cfg Config, name byte, frames int, rateBps uint64) side {
 	t.Helper()
 	mem, err := dataplane.NewMem(make([]byte, frames*rigFrameSize), rigFrameSize)
 	if err != nil {
@@ -66,7 +75,7 @@ func newSide(t testing.TB, cfg Config, name byte, frames int) side {
 	}
 	eg := dataplane.DefaultEgress(0, 4<<20)
 	s.w, err = dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: []dataplane.Port{s.host, s.lp},
-		Egress: []dataplane.EgressConfig{eg, eg}, Stages: []dataplane.Stage{cross{}, s.st}})
+		Egress: []dataplane.EgressConfig{eg, dataplane.DefaultEgress(rateBps, 4<<20)}, Stages: []dataplane.Stage{cross{}, s.st}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -296,7 +296,7 @@ func (s *Stage) Poll(c *dataplane.Ctx) int {
 // Timer implements dataplane.Timed: arg is the port whose deadline came.
 func (s *Stage) Timer(c *dataplane.Ctx, arg uint64) {
 	if arg < MaxPorts && s.links[arg] != nil {
-		s.links[arg].dummyArmed = false
+		s.links[arg].dummyArmed, s.links[arg].ackArmed = false, false
 		s.service(c, s.links[arg])
 	}
 }
@@ -332,7 +332,7 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 	}
 	work += s.receiver(c, l)
 	s.backpressure(c, l)
-	work += s.idle(c, l)
+	work += s.idle(c, l) + s.ackStale(c, l)
 	l.st.TxFrames = l.inflight()
 	return work
 }
@@ -402,10 +402,11 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 			seq := r.first
 			if seq.Diff(l.una) >= 0 && seq.Diff(l.next) < 0 { // else acknowledged meanwhile
 				src := l.tx.get(l.txh[int(seq)&(len(l.txh)-1)])
-				for j := 0; j < k; j++ {
+				for ; r.done < k; r.done++ {
 					addr, room, ok := c.Alloc()
 					if !ok {
-						// Out of frames: try again at the next Poll.
+						// Out of frames: the remaining copies at the
+						// next Poll, not all of them again.
 						l.st.NoFrame++
 						return work
 					}
@@ -421,7 +422,7 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 				}
 				l.st.Retransmitted++
 			}
-			r.first, r.n = seq.Add(1), r.n-1
+			r.first, r.n, r.done = seq.Add(1), r.n-1, 0
 		}
 		l.reqHead = (l.reqHead + 1) % reqCap
 		l.reqN--
@@ -550,11 +551,41 @@ func (l *link) unmarkDelivered() {
 	}
 }
 
-// pauseTime is the pause frames' time in quanta; llr refreshes a pause
-// at half its length while the buffer stays above Resume.
-const pauseTime = 0xffff
+// ackStale sends an explicit ACK on the control queue when the
+// neighbour's copy of ackNo has been stale for DummyInterval and no frame
+// carried one meanwhile: with the reverse data queue busy and its sender
+// off (or all its frames unshimmed), the idle queue never runs, and the
+// neighbour's Tx buffer would fill. One per DummyInterval at most, so
+// the control level cannot crowd out data.
+func (s *Stage) ackStale(c *dataplane.Ctx, l *link) int {
+	if l.st.AcksCarried != l.carried {
+		l.carried, l.ackAt = l.st.AcksCarried, c.Now
+	}
+	if !l.pending {
+		l.ackAt = c.Now
+		return 0
+	}
+	if wait := l.ackAt + s.cfg.DummyInterval - c.Now; wait > 0 {
+		if !l.ackArmed {
+			l.ackArmed = true
+			s.after(c, l, wait)
+		}
+		return 0
+	}
+	if !s.ctrl(c, l, rocev2.ShimAck, 0, 0, l.ctrlQ) {
+		return 0
+	}
+	l.ackAt = c.Now
+	l.st.AcksControl++
+	return 1
+}
 
-// backpressure is Algorithm 2 on the reordering buffer's level.
+// backpressure is Algorithm 2 on the reordering buffer's level. Pauses
+// are short, PauseTime, and refreshed at half their length while the
+// buffer stays above Resume, so that the loss of any one PFC frame costs
+// little: a lost pause is made good by the next refresh, a lost resume by
+// the pause running out (a 0xffff-quanta pause, as Algorithm 2 implies,
+// would stall the link for 33 ms at 1 Gbit/s).
 func (s *Stage) backpressure(c *dataplane.Ctx, l *link) {
 	if l.rx == nil {
 		return
@@ -565,10 +596,13 @@ func (s *Stage) backpressure(c *dataplane.Ctx, l *link) {
 	}
 	prio := s.cfg.PFCPriority
 	var times [8]uint16
-	dur := int64(uint64(pauseTime) * 512 * 1e9 / max(c.Egress(int(l.port)).PauseRateBps(), 1))
+	rate := max(c.Egress(int(l.port)).PauseRateBps(), 1)
+	quanta := uint64(s.cfg.PauseTime) * rate / 512 / 1e9
+	quanta = min(max(quanta, 1), 0xffff)
+	dur := int64(quanta * 512 * 1e9 / rate)
 	switch {
 	case !l.paused && q >= s.cfg.Pause, l.paused && q > s.cfg.Resume && c.Now-l.pausAt >= dur/2:
-		times[prio] = pauseTime
+		times[prio] = uint16(quanta)
 		if c.SendPFC(int(l.port), 1<<prio, times) {
 			l.paused, l.pausAt = true, c.Now
 			l.st.PauseSent++

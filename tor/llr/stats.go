@@ -61,6 +61,7 @@ type PortStats struct {
 	PauseSent       uint64 // PFC pause frames sent to the neighbour (Algorithm 2), refreshes included
 	ResumeSent      uint64 // PFC resume frames sent
 	Acks            uint64 // explicit ACKs sent from the idle queue (§3.1)
+	AcksControl     uint64 // explicit ACKs sent on the control queue: the ACK was stale for DummyInterval, nothing carried it
 	AcksCarried     uint64 // frames that left carrying the ACK (piggybacked, explicit or on a dummy)
 	DummiesReceived uint64 // dummies from the neighbour
 	AcksReceived    uint64 // explicit ACKs from the neighbour
@@ -152,6 +153,7 @@ func (p *PortStats) Add(q *PortStats) {
 	p.PauseSent += q.PauseSent
 	p.ResumeSent += q.ResumeSent
 	p.Acks += q.Acks
+	p.AcksControl += q.AcksControl
 	p.AcksCarried += q.AcksCarried
 	p.DummiesReceived += q.DummiesReceived
 	p.AcksReceived += q.AcksReceived
