@@ -99,15 +99,15 @@ func (l *LLRConfig) validate(c *Config) error {
 
 // ifCounters reads a port's interface counters through netlink for the
 // corruption monitor: frames received intact, and frames received with
-// errors (rx_errors, which drivers count for FCS, framing and length
-// errors).
+// CRC errors (rx_crc_errors; rx_errors also counts FIFO overruns and
+// missed frames, congestion rather than corruption).
 func ifCounters(port string) (rx, errs uint64, ok bool) {
 	l, err := netlink.LinkByName(port)
 	if err != nil || l.Attrs().Statistics == nil {
 		return 0, 0, false
 	}
 	st := l.Attrs().Statistics
-	return st.RxPackets, st.RxErrors, true
+	return st.RxPackets, st.RxCrcErrors, true
 }
 
 // llrCollector exports tor/llr's counters per protected port.

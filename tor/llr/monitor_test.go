@@ -254,3 +254,33 @@ func TestWatchTransitions(t *testing.T) {
 		})
 	}
 }
+
+// One stray error (an overrun the driver counted, a single corrupted
+// frame) in a window of far fewer than 1/Threshold frames does not make
+// the link corrupting; enough losses to be no accident do.
+func TestMonitorStrayError(t *testing.T) {
+	st, err := NewStage(Config{Ports: 1, Dormant: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rx, errs uint64
+	counters := func(string) (uint64, uint64, bool) { return rx, errs, true }
+	mon, err := NewMonitor(MonitorConfig{Window: 1e6, Threshold: 1e-6}, st, []string{"p0"}, counters, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(0, 0)
+	step := func(drx, derrs uint64) MonitorStatus {
+		rx, errs = rx+drx, errs+derrs
+		now = now.Add(time.Second)
+		mon.Step(now)
+		return mon.Status()[0]
+	}
+	step(0, 0)
+	if s := step(1000, 1); s.Corrupting || s.Requests != 0 {
+		t.Fatalf("1 error in 1000 frames at threshold 1e-6: %+v", s)
+	}
+	if s := step(1000, minLosses); !s.Corrupting || s.Requests != 1 {
+		t.Fatalf("%d more errors: %+v", minLosses, s)
+	}
+}

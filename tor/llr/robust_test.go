@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
 )
@@ -155,5 +156,128 @@ func TestAcksUnderBusyReverse(t *testing.T) {
 	}
 	if a.TxBytesMax > 32<<10 {
 		t.Errorf("Tx buffer peaked at %d bytes: ACKs came late", a.TxBytesMax)
+	}
+}
+
+// stingy is a port that takes room frames at most per Transmit.
+type stingy struct {
+	dataplane.Port
+	room int
+}
+
+func (s *stingy) TxRoom() int { return s.room }
+func (s *stingy) Transmit(p []dataplane.Packet) int {
+	return s.Port.Transmit(p[:min(len(p), s.room)])
+}
+
+// The ACK a frame carries reaches the neighbour only if the frame left:
+// one the inner port refused leaves the ACK pending.
+func TestAckPendingWhenRefused(t *testing.T) {
+	mem, err := dataplane.NewMem(make([]byte, 16*rigFrameSize), rigFrameSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := NewStage(Config{Ports: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := dataplane.NewMemPort("l", rocev2.MAC{2}, mem, 16)
+	lp, err := st.Wrap(0, &stingy{inner, 1}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := lp.l
+	l.peerEpoch, l.pending = 7, true
+	pkt := func(shim bool) dataplane.Packet {
+		addr, ok := mem.Alloc()
+		if !ok {
+			t.Fatal("no frame")
+		}
+		f := mem.Room(addr)[:60]
+		clear(f)
+		binary.BigEndian.PutUint16(f[12:14], 0x0800)
+		if shim {
+			binary.BigEndian.PutUint16(f[12:14], rocev2.EtherTypeShim)
+			rocev2.Shim(f[14:22]).Set(0, rocev2.ShimAck, 0, 0)
+		}
+		return dataplane.Packet{Addr: addr, Len: 60}
+	}
+	pkts := []dataplane.Packet{pkt(false), pkt(true)}
+	if k := lp.Transmit(pkts); k != 1 || !l.pending {
+		t.Fatalf("took %d, pending %v: the ACK's frame was refused, want it pending", k, l.pending)
+	}
+	if k := lp.Transmit(pkts[1:]); k != 1 || l.pending || l.st.AcksCarried != 1 {
+		t.Fatalf("took %d, pending %v, carried %d: want the ACK gone", k, l.pending, l.st.AcksCarried)
+	}
+}
+
+// Frame memory running out between two copies of a retransmission sends
+// the remaining copies at the next poll, not all of them again.
+func TestCopiesAfterNoFrame(t *testing.T) {
+	cfg := testCfg(Blocking)
+	cfg.Copies = 3
+	r := newRig(t, cfg)
+	copies := 0
+	r.lose = func(dir int, f []byte) bool {
+		if s := shimOf(f); dir == 0 && s != nil && s.Type() == rocev2.ShimRetransmit && s.Seq() == 10 {
+			copies++
+		}
+		return dir == 1 // no ACK: the copies stay
+	}
+	r.send(0, 20, 100)
+	r.step(1000)
+	var hog []uint64
+	for {
+		addr, ok := r.a.mem.Alloc()
+		if !ok {
+			break
+		}
+		hog = append(hog, addr)
+	}
+	r.a.mem.Release(hog[len(hog)-1]) // room for one copy
+	hog = hog[:len(hog)-1]
+	r.a.lp.l.request(10, 1)
+	r.step(1000)
+	if a := r.stats(&r.a); copies != 1 || a.NoFrame == 0 {
+		t.Fatalf("with one free frame: %d copies on the wire, no-frame %d", copies, a.NoFrame)
+	}
+	for _, h := range hog {
+		r.a.mem.Release(h)
+	}
+	r.step(1000)
+	r.step(1000)
+	if a := r.stats(&r.a); copies != 3 || a.Copies != 3 || a.Retransmitted != 1 {
+		t.Fatalf("%d copies on the wire, %d counted, %d retransmitted; want 3, 3, 1", copies, a.Copies, a.Retransmitted)
+	}
+}
+
+// A missing run merged into the newest hole for want of table room is
+// named in a notice: left unnamed, ackNoTimeout would skip sequences
+// nobody asked for.
+func TestHoleMergeNoticed(t *testing.T) {
+	r := newRig(t, testCfg(NonBlocking))
+	named := map[int]bool{}
+	r.lose = func(dir int, f []byte) bool {
+		if s := shimOf(f); dir == 1 && s != nil && s.Type() == rocev2.ShimLoss {
+			for i := 0; i < int(s.Count()); i++ {
+				named[int(s.Seq().Add(i))] = true
+			}
+		}
+		return false
+	}
+	l := r.b.lp.l
+	for i := 0; i < holeCap; i++ {
+		l.saw(psn.Link(2*i+1), psn.Link(2*i+2)) // hole [2i, 2i+1)
+	}
+	for range 4 {
+		r.step(1000) // each named once
+	}
+	last := 2*holeCap + 2
+	l.saw(psn.Link(last+1), psn.Link(last+2)) // [2·holeCap, last+1): merged
+	for range 4 {
+		r.step(1000)
+	}
+	if b := r.stats(&r.b); b.HolesMerged != 1 || !named[last] || !named[2*holeCap] {
+		t.Fatalf("merged %d; sequences %d and %d named: %v, %v", b.HolesMerged, 2*holeCap, last, named[2*holeCap], named[last])
 	}
 }
