@@ -495,6 +495,16 @@ func TestLinkLLRMonitor(t *testing.T) {
 	if c.E2ERetxProtected != 0 || c.Unrecovered != 0 || c.Copies < float64(lo) || c.Copies > float64(hi) {
 		t.Errorf("protected run: %d end-to-end retransmissions, %v unrecovered, %v copies; want 0, 0, %d to %d (Eq. 1 for 1e-9)",
 			c.E2ERetxProtected, c.Unrecovered, c.Copies, lo, hi)
+		if p := res.Runs[2].Perf; p != nil {
+			t.Logf("protected run's client: %+v", p.Client)
+		}
+		for _, sw := range []string{"tor1", "tor2"} {
+			for k, v := range res.Runs[2].Switches[sw] {
+				if strings.Contains(k, "llr") || strings.Contains(k, "drop") {
+					t.Logf("%s %s %g", sw, k, v)
+				}
+			}
+		}
 	}
 	if s := res.Runs[2].Perf; s == nil || s.Client.Corrupt != 0 || s.Client.VerifiedBytes != s.Client.Bytes {
 		t.Errorf("protected run's data: %+v", s)

@@ -174,11 +174,14 @@ func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
 		l.sync(sh.Seq(), sh.Count(), sh.SyncEcho(), sh.SyncEpoch())
 	case rocev2.ShimDummy:
 		st.DummiesReceived++
-		if d := sh.Seq().Diff(l.ackNo); d < 0 || d > Window {
-			st.RxMalformed++ // outside the window: no position of this session
-			break
+		switch d := sh.Seq().Diff(l.ackNo); {
+		case d > Window:
+			st.RxMalformed++ // beyond the window: no position of this session
+		case d >= 0:
+			l.saw(sh.Seq(), sh.Seq())
 		}
-		l.saw(sh.Seq(), sh.Seq())
+		// d < 0: queued before frames that overtook it on the data
+		// queue; nothing to learn but that the neighbour waits.
 		l.pending = true // the neighbour still probes: it lacks our ACK
 	case rocev2.ShimAck:
 		st.AcksReceived++
