@@ -98,7 +98,10 @@ type Config struct {
 	// DummyInterval spaces dummies that repeat the same sequence position
 	// (nothing new sent since the last one, still unacknowledged): a new
 	// position is announced at once (§3.2), a repeat only this often, so
-	// an idle link with a lost ACK is not flooded. 0 means AckTimeout/8.
+	// an idle link with a lost ACK is not flooded. It also bounds how
+	// long the neighbour's copy of ackNo stays stale: an explicit ACK
+	// goes on the control queue when nothing carried one for this long.
+	// 0 means AckTimeout/8.
 	DummyInterval int64
 	// PauseTime is how long (ns) one PFC pause of the reordering buffer
 	// lasts; the receiver refreshes it at half that while the buffer

@@ -144,7 +144,7 @@ func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
 		p.mem.Release(pk.Addr)
 		return
 	}
-	switch sh.Type() {
+	switch t {
 	case rocev2.ShimOriginal, rocev2.ShimRetransmit:
 		p.data(b, pk, f, off, sh.Seq())
 		return
