@@ -487,3 +487,36 @@ func TestRestart(t *testing.T) {
 		}
 	}
 }
+
+// A dormant link that watches (numbers without copies) survives a
+// restart of either side the same way: every frame arrives once and the
+// monitor's gap count sees no loss.
+func TestRestartWatching(t *testing.T) {
+	for _, who := range []string{"sender", "receiver"} {
+		t.Run(who, func(t *testing.T) {
+			cfg := watchCfg(Blocking)
+			r := newRig(t, cfg)
+			r.send(0, 600, 200)
+			r.step(1000)
+			s := &r.a
+			if who == "receiver" {
+				s = &r.b
+			}
+			r.restart(s, cfg)
+			r.toB = r.toB[:0]
+			r.send(1000, 600, 200)
+			r.run(5e6)
+			var after []uint32
+			for _, p := range r.toB {
+				if p >= 1000 {
+					after = append(after, p)
+				}
+			}
+			inOrder(t, after, 1000, 600)
+			a, b := r.stats(&r.a), r.stats(&r.b)
+			if b.LossesDetected != 0 || a.Watched == 0 {
+				t.Errorf("lost %d, watched %d; want 0 and some", b.LossesDetected, a.Watched)
+			}
+		})
+	}
+}
