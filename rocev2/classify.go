@@ -37,7 +37,7 @@ type Reason uint8
 const (
 	ReasonNone          Reason = iota
 	ReasonTruncated            // the frame ends inside a header it announces
-	ReasonBadShim              // link shim with an unknown type
+	ReasonBadShim              // link shim with reserved bits set (a later version)
 	ReasonBadIPVersion         // IP version does not match the EtherType
 	ReasonBadIPHeader          // IPv4 header length below 20 bytes
 	ReasonBadIPLength          // IP length shorter than its header or longer than the frame
@@ -192,9 +192,14 @@ func (c Classifier) Classify(b []byte, m *Meta) {
 		}
 		s := Shim(b[off : off+ShimLen])
 		m.ShimOff, m.ShimType, m.LinkSeq = uint16(off), s.Type(), s.Seq()
-		switch m.ShimType {
-		case ShimOriginal, ShimRetransmit, ShimWatch:
-		case ShimDummy, ShimAck, ShimLoss, ShimProtect:
+		switch {
+		case s.Reserved() != 0:
+			// Every type is taken; set reserved bits mean a shim
+			// of a later version this switch does not know.
+			m.Reason = ReasonBadShim
+			return
+		case m.ShimType == ShimOriginal, m.ShimType == ShimRetransmit, m.ShimType == ShimWatch:
+		case m.ShimType == ShimDummy, m.ShimType == ShimAck, m.ShimType == ShimLoss, m.ShimType == ShimProtect, m.ShimType == ShimSync:
 			m.Kind = KindLinkCtrl
 			return
 		default:

@@ -432,7 +432,7 @@ func TestShim(t *testing.T) {
 			check("SetSeq without ACK", s, w)
 		}
 	}
-	names := []string{"original", "retransmit", "dummy", "ack", "loss", "watch", "protect", "type7"}
+	names := []string{"original", "retransmit", "dummy", "ack", "loss", "watch", "protect", "sync"}
 	for i, n := range names {
 		if rocev2.ShimTypeName(uint8(i)) != n || rocev2.ShimTypeName(uint8(i+8)) != n {
 			t.Errorf("ShimTypeName(%d) = %q, want %q", i, rocev2.ShimTypeName(uint8(i)), n)
@@ -473,12 +473,15 @@ func TestShimClassify(t *testing.T) {
 			}
 		}
 	}
-	for typ := uint8(0); typ < 8; typ++ {
+	for typ := uint8(0); typ < 9; typ++ {
 		b := fxBuild(t, fxSpec(rocev2.RCSendOnly, false, false, 4))
 		var w rocev2.Meta
 		e := rocev2.Ethernet(b)
 		e.SetType(rocev2.EtherTypeShim)
-		rocev2.Shim(b[14:]).Set(psn.LinkOf(9, false), typ, 5, 0)
+		rocev2.Shim(b[14:]).Set(psn.LinkOf(9, false), typ&7, 5, 0)
+		if typ == 8 {
+			b[16] |= 0x08 // a reserved bit: a later version's shim
+		}
 		rocev2.Classifier{}.Classify(b, &w)
 		switch typ {
 		case rocev2.ShimOriginal, rocev2.ShimRetransmit, rocev2.ShimWatch:
@@ -486,7 +489,7 @@ func TestShimClassify(t *testing.T) {
 			if w.Kind != rocev2.KindOther || w.Reason != rocev2.ReasonNone || w.ShimOff != 14 {
 				t.Errorf("type %d, inner 0: %v/%v", typ, w.Kind, w.Reason)
 			}
-		case rocev2.ShimDummy, rocev2.ShimAck, rocev2.ShimLoss, rocev2.ShimProtect:
+		case rocev2.ShimDummy, rocev2.ShimAck, rocev2.ShimLoss, rocev2.ShimProtect, rocev2.ShimSync:
 			if w.Kind != rocev2.KindLinkCtrl || w.Reason != rocev2.ReasonNone || w.ShimType != typ || w.LinkSeq != 9 || w.ShimOff != 14 {
 				t.Errorf("type %d: %+v, want link-ctrl", typ, w)
 			}

@@ -95,7 +95,7 @@ func fxCheckMeta(t *testing.T, c rocev2.Classifier, b []byte, m *rocev2.Meta) {
 	}
 	switch m.Kind {
 	case rocev2.KindLinkCtrl:
-		if m.ShimOff == 0 || m.ShimType < rocev2.ShimDummy || m.ShimType > rocev2.ShimProtect || m.ShimType == rocev2.ShimWatch {
+		if m.ShimOff == 0 || m.ShimType < rocev2.ShimDummy || m.ShimType > rocev2.ShimSync || m.ShimType == rocev2.ShimWatch {
 			t.Fatalf("link control frame: %+v", m)
 		}
 	case rocev2.KindMACControl:

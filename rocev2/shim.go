@@ -21,14 +21,19 @@ const (
 	// ShimProtect asks the neighbour to protect what it sends on the
 	// link; Count carries the loss rate the asker measured, LossCode.
 	ShimProtect = 6
+	// ShimSync opens a link session (rocetor, beside seed 003 §3.5,
+	// which assumes both ends start together and never restart): Seq is
+	// the sender's position on the wire, the sequence of the next frame
+	// it numbers; bytes 4-5 echo the neighbour's epoch as last heard (0:
+	// none) and bytes 6-7 carry the sender's own epoch, drawn at random
+	// when it starts; Count holds SyncNeed. A sync carries no ACK.
+	ShimSync = 7
 )
 
-// DummySkip in a dummy's Count says that no sequence before the dummy's
-// Seq will be sent again: Seq is the sender's oldest unacknowledged one,
-// not its next. A sender sends it when a loss notice names sequences
-// already acknowledged (the receiver restarted and took the neighbour's
-// history for a gap).
-const DummySkip = 1
+// SyncNeed in a sync's Count says that its sender has no session the
+// neighbour confirmed (the echo it last heard was not its epoch): the
+// neighbour must answer with a sync of its own.
+const SyncNeed = 1
 
 // LossCode encodes a loss rate for ShimProtect's Count byte in tenths of
 // a decade: round(−10·log10(rate)), 1 to 255 (1e-3 is 30, 1e-8 is 80).
@@ -50,7 +55,7 @@ func LossOfCode(code uint8) float64 {
 // ShimLen is the length of the link shim.
 const ShimLen = 8
 
-var shimTypeNames = [8]string{"original", "retransmit", "dummy", "ack", "loss", "watch", "protect", "type7"}
+var shimTypeNames = [8]string{"original", "retransmit", "dummy", "ack", "loss", "watch", "protect", "sync"}
 
 // ShimTypeName names a shim packet type.
 func ShimTypeName(t uint8) string { return shimTypeNames[t&7] }
@@ -63,12 +68,14 @@ func ShimTypeName(t uint8) string { return shimTypeNames[t&7] }
 //	           E: era of Seq; A: Ack is valid; AE: era of Ack
 //	byte  3    Count      loss notice: consecutive missing sequences from
 //	                      Seq (1–255); protection request: LossCode of
-//	                      the measured loss rate; dummy: DummySkip or 0;
+//	                      the measured loss rate; sync: SyncNeed or 0;
 //	                      0 otherwise
 //	bytes 4-5  Ack        piggybacked cumulative ACK (16 bits): the
-//	                      receiver's ackNo, the next sequence it expects
+//	                      receiver's ackNo, the next sequence it expects;
+//	                      sync: the neighbour's epoch echoed
 //	bytes 6-7  InnerType  EtherType of the carried frame's payload; 0 for
-//	                      dummy, ACK and loss-notice packets, which carry none
+//	                      dummy, ACK, loss-notice and protect packets,
+//	                      which carry none; sync: the sender's epoch
 //
 // The era bit and the 16-bit number form a psn.Link.
 type Shim []byte
@@ -76,8 +83,11 @@ type Shim []byte
 // Seq returns the link sequence (number and era).
 func (s Shim) Seq() psn.Link { return psn.LinkOf(binary.BigEndian.Uint16(s[0:2]), s[2]&0x80 != 0) }
 
-// Type returns the packet type (ShimOriginal … ShimProtect).
+// Type returns the packet type (ShimOriginal … ShimSync).
 func (s Shim) Type() uint8 { return s[2] & 7 }
+
+// Reserved returns the two reserved bits of byte 2 (0 in this version).
+func (s Shim) Reserved() uint8 { return s[2] & 0x18 }
 
 // HasAck reports whether Ack carries a cumulative ACK.
 func (s Shim) HasAck() bool { return s[2]&0x40 != 0 }
@@ -112,6 +122,19 @@ func (s Shim) SetAck(ack psn.Link) {
 	binary.BigEndian.PutUint16(s[4:6], ack.Seq())
 	s[2] = s[2]&^0x20 | 0x40 | bit(ack.Era(), 0x20)
 }
+
+// SetSync writes a whole sync: the sender's wire position next, flags
+// (SyncNeed), the neighbour's epoch echo and the sender's epoch.
+func (s Shim) SetSync(next psn.Link, flags uint8, echo, epoch uint16) {
+	s.Set(next, ShimSync, flags, epoch)
+	binary.BigEndian.PutUint16(s[4:6], echo)
+}
+
+// SyncEcho returns a sync's echo of the receiver's epoch (0: none).
+func (s Shim) SyncEcho() uint16 { return binary.BigEndian.Uint16(s[4:6]) }
+
+// SyncEpoch returns a sync's sender epoch.
+func (s Shim) SyncEpoch() uint16 { return binary.BigEndian.Uint16(s[6:8]) }
 
 // ClearAck removes the piggybacked ACK.
 func (s Shim) ClearAck() {

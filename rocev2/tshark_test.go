@@ -71,7 +71,7 @@ var tsLuaFields = []string{
 	"rocetor.shim.seq", "rocetor.shim.era", "rocetor.shim.ack_valid",
 	"rocetor.shim.ack_era", "rocetor.shim.reserved", "rocetor.shim.type",
 	"rocetor.shim.count", "rocetor.shim.ack", "rocetor.shim.inner_type",
-	"rocetor.shim.link_seq", "rocetor.shim.link_ack",
+	"rocetor.shim.link_seq", "rocetor.shim.link_ack", "rocetor.shim.epoch", "rocetor.shim.echo",
 	"rocetor.bth.opcode", "rocetor.bth.se", "rocetor.bth.m", "rocetor.bth.padcnt",
 	"rocetor.bth.tver", "rocetor.bth.pkey", "rocetor.bth.fecn", "rocetor.bth.becn",
 	"rocetor.bth.destqp", "rocetor.bth.ackreq", "rocetor.bth.psn",
@@ -421,6 +421,10 @@ func tsShimFields(want map[string]string, s rocev2.Shim) {
 	want["rocetor.shim.link_seq"] = strconv.Itoa(int(seq))
 	if s.HasAck() {
 		want["rocetor.shim.link_ack"] = strconv.Itoa(int(ack))
+	}
+	if s.Type() == rocev2.ShimSync {
+		want["rocetor.shim.epoch"] = strconv.Itoa(int(s.SyncEpoch()))
+		want["rocetor.shim.echo"] = strconv.Itoa(int(s.SyncEcho()))
 	}
 }
 
@@ -924,6 +928,9 @@ func tsharkCases(t *testing.T) []tsCase {
 	add("shim-loss", tsLinkCtrl(psn.LinkOf(20, false), rocev2.ShimLoss, 3, &ack5))
 	add("shim-watch-rc-write-middle", tsWithShim(t, tsBuild(t, spec(rocev2.RCWriteMiddle, 15)), psn.LinkOf(15, false), rocev2.ShimWatch, nil))
 	add("shim-protect", tsLinkCtrl(psn.LinkOf(0, false), rocev2.ShimProtect, rocev2.LossCode(1e-3), &ack5))
+	sync := tsLinkCtrl(0, rocev2.ShimSync, 0, nil)
+	rocev2.Shim(sync[rocev2.EthernetLen:]).SetSync(psn.LinkOf(300, true), rocev2.SyncNeed, 4242, 513)
+	add("shim-sync", sync)
 
 	// Deliberately broken frames: the Lua dissector must say so.
 	bad := tsBuild(t, nu)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rocetor/tor/llr"
 )
 
 // requireRoot skips privileged tests with the reason.
@@ -492,9 +494,22 @@ func TestLinkLLRMonitor(t *testing.T) {
 	if c.MeasuredLoss < 2e-4 || c.MeasuredLoss > 5e-3 {
 		t.Errorf("measured loss %g, want about 1e-3", c.MeasuredLoss)
 	}
-	if c.E2ERetxProtected != 0 || c.Unrecovered != 0 || c.Copies != 2 {
-		t.Errorf("protected run: %d end-to-end retransmissions, %v unrecovered, %v copies; want 0, 0, 2 (Eq. 1 at 1e-3 for 1e-9)",
-			c.E2ERetxProtected, c.Unrecovered, c.Copies)
+	// Eq. 1's copies follow the rate measured, which may land on
+	// either side of 1e-3: any rate the check above accepts will do.
+	lo, hi := llr.Copies(llr.DefaultTargetLoss, 2e-4), llr.Copies(llr.DefaultTargetLoss, 5e-3)
+	if c.E2ERetxProtected != 0 || c.Unrecovered != 0 || c.Copies < float64(lo) || c.Copies > float64(hi) {
+		t.Errorf("protected run: %d end-to-end retransmissions, %v unrecovered, %v copies; want 0, 0, %d to %d (Eq. 1 for 1e-9)",
+			c.E2ERetxProtected, c.Unrecovered, c.Copies, lo, hi)
+		if p := res.Runs[2].Perf; p != nil {
+			t.Logf("protected run's client: %+v", p.Client)
+		}
+		for _, sw := range []string{"tor1", "tor2"} {
+			for k, v := range res.Runs[2].Switches[sw] {
+				if strings.Contains(k, "llr") || strings.Contains(k, "drop") {
+					t.Logf("%s %s %g", sw, k, v)
+				}
+			}
+		}
 	}
 	if s := res.Runs[2].Perf; s == nil || s.Client.Corrupt != 0 || s.Client.VerifiedBytes != s.Client.Bytes {
 		t.Errorf("protected run's data: %+v", s)

@@ -49,7 +49,7 @@ func (s *Shim) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h := rocev2.Shim(data)
 	s.Seq, s.Type, s.HasAck, s.Ack = h.Seq(), h.Type(), h.HasAck(), h.Ack()
 	s.Count, s.InnerType = h.Count(), layers.EthernetType(h.InnerType())
-	if s.Type > rocev2.ShimProtect {
+	if h.Reserved() != 0 {
 		return fail(LayerTypeShim, rocev2.ReasonBadShim, df)
 	}
 	if s.carries() && len(s.Payload) == 0 {

@@ -42,13 +42,16 @@
 --   rocetor.shim.ack_era      era bit of ack
 --   rocetor.shim.reserved     two reserved bits, 0
 --   rocetor.shim.type         0 original, 1 retransmit, 2 dummy, 3 ack, 4 loss,
---                             5 watch, 6 protect
+--                             5 watch, 6 protect, 7 sync
 --   rocetor.shim.count        loss notice: number of missing sequences from seq;
---                             protect: the loss code (tenths of a decade)
+--                             protect: the loss code (tenths of a decade);
+--                             sync: 1 when the sender needs an answer
 --   rocetor.shim.ack          piggybacked cumulative ACK (next expected seq)
 --   rocetor.shim.inner_type   EtherType of the carried frame (0: none)
 --   rocetor.shim.link_seq     generated: era<<16 | seq, the 17-bit psn.Link
 --   rocetor.shim.link_ack     generated: ack_era<<16 | ack (when ack_valid)
+--   rocetor.shim.epoch        sync: the sender's epoch (bytes 6-7)
+--   rocetor.shim.echo         sync: the receiver's epoch echoed, 0 none (bytes 4-5)
 --
 --   rocetor.bth.opcode .se .m .padcnt .tver .pkey .fecn .becn .destqp
 --   rocetor.bth.ackreq .psn   the BTH of a packet this script dissects
@@ -97,7 +100,7 @@ rocetor.prefs.sack = Pref.bool("SACK fabric", false,
 ---------------------------------------------------------------------------
 -- Link shim
 
-local shim_types = { [0] = "original", [1] = "retransmit", [2] = "dummy", [3] = "ack", [4] = "loss", [5] = "watch", [6] = "protect" }
+local shim_types = { [0] = "original", [1] = "retransmit", [2] = "dummy", [3] = "ack", [4] = "loss", [5] = "watch", [6] = "protect", [7] = "sync" }
 local ethertypes = { [0x0000] = "none", [0x0800] = "IPv4", [0x86dd] = "IPv6", [0x8808] = "MAC Control", [0x8100] = "802.1Q" }
 
 local sf = {
@@ -112,12 +115,14 @@ local sf = {
 	inner_type = ProtoField.uint16("rocetor.shim.inner_type", "Inner EtherType", base.HEX, ethertypes),
 	link_seq   = ProtoField.uint32("rocetor.shim.link_seq", "Link sequence (era<<16 | seq)", base.DEC),
 	link_ack   = ProtoField.uint32("rocetor.shim.link_ack", "Link ACK (era<<16 | ack)", base.DEC),
+	epoch      = ProtoField.uint16("rocetor.shim.epoch", "Sync: sender epoch", base.DEC),
+	echo       = ProtoField.uint16("rocetor.shim.echo", "Sync: receiver epoch echoed", base.DEC),
 }
 shim.fields = { sf.seq, sf.era, sf.ack_valid, sf.ack_era, sf.reserved, sf.type, sf.count,
-	sf.ack, sf.inner_type, sf.link_seq, sf.link_ack }
+	sf.ack, sf.inner_type, sf.link_seq, sf.link_ack, sf.epoch, sf.echo }
 
 local ex_shim_short = ProtoExpert.new("rocetor.shim.short", "Link shim truncated", expert.group.MALFORMED, expert.severity.ERROR)
-local ex_shim_type = ProtoExpert.new("rocetor.shim.bad_type", "Unknown link shim type", expert.group.MALFORMED, expert.severity.ERROR)
+local ex_shim_type = ProtoExpert.new("rocetor.shim.bad_type", "Link shim reserved bits set (a later version)", expert.group.MALFORMED, expert.severity.ERROR)
 shim.experts = { ex_shim_short, ex_shim_type }
 
 local ethertype_table = DissectorTable.get("ethertype")
@@ -152,13 +157,17 @@ function shim.dissector(tvb, pinfo, tree)
 	end
 
 	local name = shim_types[typ]
-	if name == nil then
+	if bit.band(flags, 0x18) ~= 0 then
 		ti:add_proto_expert_info(ex_shim_type)
-		name = "type" .. typ
 	end
 	local summary = string.format("shim %s seq=%d%s", name, seq, era and " (era 1)" or "")
 	if typ == 4 then
 		summary = summary .. string.format(" count=%d", count)
+	end
+	if typ == 7 then
+		item:add(sf.epoch, tvb(6, 2))
+		item:add(sf.echo, tvb(4, 2))
+		summary = summary .. string.format(" epoch=%d echo=%d%s", inner, ack, count == 1 and " need" or "")
 	end
 	if ack_valid then
 		summary = summary .. string.format(" ack=%d%s", ack, ack_era and " (era 1)" or "")

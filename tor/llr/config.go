@@ -98,8 +98,17 @@ type Config struct {
 	// DummyInterval spaces dummies that repeat the same sequence position
 	// (nothing new sent since the last one, still unacknowledged): a new
 	// position is announced at once (§3.2), a repeat only this often, so
-	// an idle link with a lost ACK is not flooded. 0 means AckTimeout/8.
+	// an idle link with a lost ACK is not flooded. It also bounds how
+	// long the neighbour's copy of ackNo stays stale: an explicit ACK
+	// goes on the control queue when nothing carried one for this long.
+	// 0 means AckTimeout/8.
 	DummyInterval int64
+	// PauseTime is how long (ns) one PFC pause of the reordering buffer
+	// lasts; the receiver refreshes it at half that while the buffer
+	// stays above Resume, so a lost resume stalls the link this long at
+	// most. 0 means AckTimeout/4. It is sent in quanta at the port's
+	// PFC rate, 0xffff at most.
+	PauseTime int64
 	// TargetLoss and ActualLoss are the loss rates of Eq. 1 (§3.4);
 	// TargetLoss 0 means DefaultTargetLoss, ActualLoss 0 means the rate
 	// the sender measures (sequences named in loss notices over
@@ -159,6 +168,9 @@ func (c Config) WithDefaults() Config {
 	if c.DummyInterval == 0 {
 		c.DummyInterval = c.AckTimeout / 8
 	}
+	if c.PauseTime == 0 {
+		c.PauseTime = c.AckTimeout / 4
+	}
 	if c.TargetLoss == 0 {
 		c.TargetLoss = DefaultTargetLoss
 	}
@@ -208,6 +220,8 @@ func (c Config) Validate() error {
 		return bad("notice_retry", "negative")
 	case c.DummyInterval < 0:
 		return bad("dummy_interval", "negative")
+	case c.PauseTime < 0:
+		return bad("pause_time", "negative")
 	case !(c.TargetLoss > 0 && c.TargetLoss < 1):
 		return bad("target_loss", "%g, want in (0, 1)", c.TargetLoss)
 	case !(c.ActualLoss >= 0 && c.ActualLoss < 1):

@@ -40,7 +40,41 @@
 // (piggybacked, §3.1); with no such frame an explicit ACK waits on the
 // idle queue. Beyond Protego, a head of line still missing NoticeRetry
 // after its notice is named again: a lost notice then costs a retry, not
-// an ackNoTimeout.
+// an ackNoTimeout. And an ACK stale for DummyInterval with nothing
+// carrying it goes as an explicit ACK on the control queue
+// (AcksControl), one per DummyInterval at most: the idle queue runs only
+// when the data queue is empty, and a busy reverse direction whose
+// sender is off (dormant, frames unshimmed) would otherwise starve the
+// neighbour's ACKs until its Tx buffer filled.
+//
+// Algorithm 2's pauses are short (Config.PauseTime, AckTimeout/4) and
+// refreshed at half their length while the buffer stays above Resume,
+// rather than 0xffff quanta: a lost pause is made good by the refresh, a
+// lost resume by the pause running out, so the loss of any one PFC frame
+// stalls the link PauseTime at most (a 0xffff pause lasts 33 ms at 1
+// Gbit/s).
+//
+// # Sessions
+//
+// Protego assumes both switches start together and never restart (§3.5
+// numbers from 0 for the link's life). rocetor gives the link a session:
+// each side draws a random non-zero epoch when it starts and announces
+// it in a sync frame (rocev2.ShimSync) on the control queue, with its
+// wire position — the sequence of the next frame it numbers, stamped by
+// the Port as the sync leaves — and the neighbour's epoch as last heard.
+// A receiver that hears a new epoch starts over at that position
+// (Resyncs counts the neighbour's restarts; frames it held for the old
+// session are dropped, ResyncDropped). A sender numbers frames only once
+// the neighbour has echoed its epoch (Sessions): until then, one round
+// trip after either side starts, frames cross unprotected
+// (UnprotectedSync), and ACKs are not taken, as they may be of another
+// session. A receiver that has heard no sync yet passes numbered frames
+// on as unprotected ones (RxNoSession). A sync with SyncNeed asks for an
+// answer; a side without a confirmed session repeats its sync from
+// NoticeRetry on, the interval doubling to a second. So a restart of
+// either side, in either mode, is recognised within a round trip: no
+// frame of the new session is taken for a duplicate of the old one's,
+// and no stretch of the old one's counts as lost.
 //
 // # Where it runs: a stage and a port
 //
@@ -114,7 +148,8 @@
 // notices) and drops duplicates and malformed shims itself, counting
 // them in PortStats (Duplicates, RxMalformed); they never reach the
 // worker. A full reordering buffer drops the out-of-order frame and asks
-// for it again (RxBufferFull).
+// for it again (RxBufferFull). A sequence outside the receiver's window,
+// which no session produces, is malformed.
 //
 // # Budgets
 //
@@ -142,7 +177,7 @@
 //	  rx_buffer: 256KiB   # per port (blocking)
 //	  pause: 192KiB
 //	  resume: 64KiB
-//	  ack_timeout: 1ms
+//	  ack_timeout: 1ms    # pauses last a quarter of it
 //	  target_loss: 1e-9
 //	  actual_loss: 0      # 0: measured
 //	  copies: 0           # 0: Eq. 1
@@ -163,14 +198,10 @@
 //
 // One worker per protected link: with several, each would sequence its
 // share of the link and the neighbour could not tell the streams apart.
-// A restarted neighbour is resynchronised (Resyncs): the receiver starts
-// over at a sequence far from its window, and a sender whose
-// neighbour's ACK runs ahead of it continues from that ACK. A restarted
-// receiver takes the first numbered frame it gets, if more than 256
-// beyond its start, as the neighbour's position; closer, it names the
-// gap in a loss notice, and the neighbour, finding the sequences
-// acknowledged already, answers with a skip dummy (rocev2.DummySkip:
-// nothing before its oldest unacknowledged sequence will come again),
-// on which the receiver passes the gap at once, counted in
-// ResyncSkipped and not as lost (PortStats.Lost, Sent).
+// While a session opens (a round trip after a restart, longer if a sync
+// is lost) frames cross unprotected, and a frame the wire loses then is
+// left to the end hosts. Frames a restarted switch's predecessor had
+// taken and not yet acknowledged are not sent again: they are in the
+// neighbour's old session. A restart that draws the epoch it had before
+// (one in 65,535) goes unnoticed and behaves as before sessions.
 package llr

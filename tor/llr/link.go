@@ -1,9 +1,11 @@
 package llr
 
 import (
+	"math/rand/v2"
+	"sync/atomic"
+
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
-	"sync/atomic"
 )
 
 // hole is a run of missing sequences found in one go: the receiver saw
@@ -23,16 +25,13 @@ type hole struct {
 type span struct {
 	first psn.Link
 	n     int
+	done  int // copies of first already sent (frame memory ran out)
 }
 
 const (
-	// syncSlack is how far beyond the receiver's start the first
-	// numbered frame may be and still count what lies before it as
-	// lost; further, the receiver adopts the neighbour's position.
-	syncSlack = 256
-	holeCap   = 256 // holes tracked per link; more are counted and left to ackNoTimeout
-	reqCap    = 256 // retransmission requests waiting for the stage
-	noEntry   = ^uint32(0)
+	holeCap = 256 // holes tracked per link; more are merged into the newest
+	reqCap  = 256 // retransmission requests waiting for the stage
+	noEntry = ^uint32(0)
 )
 
 // link is the state of one protected port: it is the sender towards the
@@ -76,7 +75,10 @@ type link struct {
 	reqs    [reqCap]span
 	reqHead int
 	reqN    int
-	skipAsk bool // a notice named acknowledged sequences: send a skip dummy
+	// wireNext is one past the highest sequence that left the port
+	// (Port.Transmit): where the neighbour's receiver must start when it
+	// takes up this side's session, stamped into every sync as it leaves.
+	wireNext psn.Link
 	// dummies: position of the last one and when it was queued
 	dummyPos   psn.Link
 	dummyAt    int64
@@ -84,28 +86,44 @@ type link struct {
 	batchCall  uint64
 	batchBytes int // bytes this batch added to the data queue (not yet queued)
 
+	// Session (rocev2.ShimSync; see the package doc). epoch is this
+	// side's, drawn when it starts; peerEpoch the neighbour's, 0 until
+	// its first sync: the receiver has no session and passes numbered
+	// frames through. established: the neighbour echoed epoch, so it
+	// follows this side's numbering; until then the sender numbers
+	// nothing and takes no ACK. syncAsk: a sync is owed now (an answer);
+	// unestablished, one goes every syncEvery from syncAt, the interval
+	// doubling to maxSyncInterval while nobody answers.
+	epoch, peerEpoch  uint16
+	established       bool
+	syncAsk           bool
+	syncAt, syncEvery int64
+
 	// Receiver (§3.1, §3.3–§3.5, Algorithms 1 and 2).
-	synced bool // a numbered frame came since this switch started
-	// skipTo: the neighbour said no sequence before it will come again
-	// (a skip dummy); skipping while ackNo is short of it.
-	skipTo   psn.Link
-	skipping bool
-	ackNo    psn.Link // next sequence to forward; the cumulative ACK
-	high     psn.Link // one past the highest sequence known sent
-	got      []uint64 // arrival bitmap for [ackNo, ackNo+Window), bit seq & (Window−1)
-	slot     []uint32 // Blocking: reorder-buffer handle per sequence, or noEntry
-	rx       *arena   // Blocking: the reordering buffer
-	holes    [holeCap]hole
-	hHead    int
-	hN       int
-	fresh    int  // holes not yet stamped by the stage
-	pending  bool // the neighbour's copy of ackNo is stale (pendingAck)
+	ackNo   psn.Link // next sequence to forward; the cumulative ACK
+	high    psn.Link // one past the highest sequence known sent
+	got     []uint64 // arrival bitmap for [ackNo, ackNo+Window), bit seq & (Window−1)
+	slot    []uint32 // Blocking: reorder-buffer handle per sequence, or noEntry
+	rx      *arena   // Blocking: the reordering buffer
+	holes   [holeCap]hole
+	hHead   int
+	hN      int
+	fresh   int  // holes not yet stamped by the stage
+	pending bool // the neighbour's copy of ackNo is stale (pendingAck)
+	// carried is AcksCarried when the stage last looked; ackAt when an
+	// ACK last left or the ACK became stale; ackArmed: a timer is armed
+	// for the explicit ACK on the control queue.
+	carried  uint64
+	ackAt    int64
+	ackArmed bool
 	paused   bool // curr_pfc_state == pause
 	pausAt   int64
 }
 
 func newLink(port uint16, cfg *Config, st *PortStats) *link {
 	l := &link{port: port, cfg: cfg, st: st, peer: rocev2.MAC{0x01, 0x80, 0xc2, 0, 0, 0x0e}}
+	l.epoch = uint16(rand.N(0xffff)) + 1 // nonzero: 0 echoes nobody
+	l.syncAsk, l.syncEvery = true, cfg.NoticeRetry
 	recs := min(cfg.TxBuffer/60+1, Window)
 	n := 1
 	for n < recs {
@@ -132,21 +150,11 @@ func (l *link) unmark(s psn.Link)   { l.got[(s&(Window-1))>>6] &^= 1 << (s & 63)
 func (l *link) inflight() int { return l.next.Diff(l.una) }
 
 // ack applies a cumulative ACK from the neighbour: every sequence before
-// a was received (or skipped), so its copy is freed (appendix A.2).
+// a was received (or skipped), so its copy is freed (appendix A.2). An
+// ACK outside [una, next] is of no session of this side's: ignored.
 func (l *link) ack(a psn.Link) {
 	d := a.Diff(l.una)
-	if d <= 0 {
-		return
-	}
-	if a.Diff(l.next) > 0 {
-		// An ACK beyond what this switch has sent: the neighbour holds
-		// state from before this switch restarted. Continue from its
-		// ackNo; the copies held are of numbers it has left behind.
-		l.st.Resyncs++
-		for l.una != l.next {
-			l.freeTx()
-		}
-		l.next, l.una, l.dummyPos = a, a, a
+	if d <= 0 || a.Diff(l.next) > 0 {
 		return
 	}
 	for i := 0; i < d; i++ {
@@ -167,10 +175,7 @@ func (l *link) freeTx() {
 func (l *link) request(first psn.Link, n int) {
 	l.st.NoticesReceived++
 	if d := first.Diff(l.una); d < 0 {
-		// Already acknowledged: the receiver has lost its state (it
-		// restarted) and waits for what it will never get. Say so.
-		l.skipAsk = true
-		n += d
+		n += d // acknowledged meanwhile: a notice overtaken by its own answer
 		first = l.una
 	}
 	if over := first.Add(n).Diff(l.next); over > 0 {
@@ -185,7 +190,7 @@ func (l *link) request(first psn.Link, n int) {
 		l.st.RequestsDropped++
 		return
 	}
-	l.reqs[(l.reqHead+l.reqN)%reqCap] = span{first, n}
+	l.reqs[(l.reqHead+l.reqN)%reqCap] = span{first: first, n: n}
 	l.reqN++
 }
 
@@ -194,7 +199,9 @@ func (l *link) request(first psn.Link, n int) {
 // full reordering buffer). With the table full the run is merged into
 // the newest hole: runs come in sequence order, so the merged hole only
 // also covers sequences that did arrive, which ackNoTimeout passes over
-// and a notice names harmlessly.
+// and a notice names harmlessly. The merged hole is made fresh again:
+// the stage names the new run in a notice and restarts its
+// ackNoTimeout, which must not skip a run nobody asked for.
 func (l *link) addHole(first psn.Link, n int, wire bool) {
 	if wire {
 		l.st.LossesDetected += uint64(n)
@@ -203,6 +210,10 @@ func (l *link) addHole(first psn.Link, n int, wire bool) {
 		l.st.HolesMerged++
 		last := &l.holes[(l.hHead+l.hN-1)%holeCap]
 		last.n = first.Add(n).Diff(last.first)
+		if !last.fresh {
+			last.fresh = true
+			l.fresh++ // the newest hole: the last fresh ones include it
+		}
 		return
 	}
 	l.holes[(l.hHead+l.hN)%holeCap] = hole{first: first, n: n, fresh: true}
@@ -221,5 +232,38 @@ func (l *link) saw(missingEnd, newHigh psn.Link) {
 	if e := newHigh.Diff(l.high); e > 0 {
 		l.st.Expected += uint64(e)
 		l.high = newHigh
+	}
+}
+
+// maxSyncInterval bounds the interval of the syncs of a side nobody
+// answers (a neighbour without llr): one a second.
+const maxSyncInterval = int64(1e9)
+
+// sync takes a neighbour's sync (rocev2.ShimSync): a new epoch is a new
+// session of the neighbour, whose numbering continues at next, so the
+// receiver starts over there; an echo other than this side's epoch means
+// the neighbour does not follow this side's numbering (it restarted), so
+// the sender numbers nothing until it does. Either way, and whenever the
+// neighbour asks (SyncNeed), this side owes it a sync.
+func (l *link) sync(next psn.Link, flags uint8, echo, epoch uint16) {
+	l.st.SyncsReceived++
+	if epoch != l.peerEpoch {
+		if l.peerEpoch != 0 {
+			l.st.Resyncs++ // the neighbour restarted
+		}
+		l.peerEpoch = epoch
+		l.resync(next)
+		l.syncAsk, l.syncEvery = true, l.cfg.NoticeRetry
+	}
+	switch {
+	case echo != l.epoch:
+		l.established = false
+		l.syncAsk = true
+	case !l.established:
+		l.established = true
+		l.st.Sessions++
+	}
+	if flags&rocev2.SyncNeed != 0 {
+		l.syncAsk = true
 	}
 }

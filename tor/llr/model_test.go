@@ -102,6 +102,11 @@ func receiverModel(t *testing.T, mode Mode, seed uint64) {
 	f := make([]byte, 64)
 	copy(f[6:12], []byte{2, 0, 0, 0, 0, 9})
 	binary.BigEndian.PutUint16(f[12:14], rocev2.EtherTypeShim)
+	// The neighbour's session first: numbering from 0.
+	rocev2.Shim(f[14:22]).SetSync(0, rocev2.SyncNeed, 0, 77)
+	if !inner.Inject(f) {
+		t.Fatal("inject refused")
+	}
 	var b dataplane.Batch
 	pull := func() {
 		for {

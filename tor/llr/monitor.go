@@ -24,10 +24,17 @@ import (
 //     neighbour numbers its frames — protected, or watched while
 //     dormant (Config.Watch);
 //   - counters: the port's interface counters, frames received with
-//     errors (FCS, framing, length) over all frames received, read by
-//     a Counters function (tord reads netlink's link statistics). A
-//     physical port counts the corrupted frames its MAC drops; a veth
-//     counts none, which is what watching is for.
+//     CRC errors over all frames received, read by a Counters function
+//     (tord reads netlink's rx_crc_errors: not rx_errors, which counts
+//     FIFO overruns and other drops that are congestion, not
+//     corruption). A physical port counts the corrupted frames its MAC
+//     drops; a veth counts none, which is what watching is for.
+//
+// A source's rate decides only when it means something at the
+// threshold: its window holds at least 1/Threshold frames (one loss then
+// is the threshold), or at least minLosses losses. A window of far fewer
+// frames than 1/Threshold would otherwise call a link corrupting on one
+// stray drop.
 //
 // The decision travels in-band: a ShimProtect frame per interval carries
 // the measured rate; the neighbour switches its sender on (unless an
@@ -51,7 +58,7 @@ type Monitor struct {
 }
 
 // Counters reads the interface counters of a port: frames received
-// intact and frames received with errors, both since some fixed time
+// intact and frames received with CRC errors, both since some fixed time
 // (they are differenced). ok false: no counters for this port.
 type Counters func(port string) (rx, errs uint64, ok bool)
 
@@ -79,6 +86,16 @@ const (
 // interval, the estimate never looks further back than this many
 // seconds, however quiet the link.
 const monitorSamples = 256
+
+// minLosses is the losses a window shorter than 1/Threshold frames must
+// hold for its rate to decide: fewer could be one stray drop.
+const minLosses = 4
+
+// meaningful reports whether losses in frames can tell a link at
+// threshold from a clean one.
+func meaningful(rate float64, frames uint64, threshold float64) bool {
+	return float64(frames)*threshold >= 1 || rate*float64(frames) >= minLosses-0.5
+}
 
 // MonitorStatus is one port's estimate and decision.
 type MonitorStatus struct {
@@ -162,8 +179,6 @@ func (m *Monitor) Step(now time.Time) {
 	for i := range m.ports {
 		p := &m.ports[i]
 		ps := &snap.Ports[p.idx]
-		// Lost can go back: a gap first counted lost may turn out a
-		// restart's (PortStats.ResyncSkipped).
 		sent, lost := ps.Sent(), ps.Lost()
 		if p.primedGaps && sent >= p.lastExp && lost >= p.lastLost {
 			p.gaps.add(sent-p.lastExp, lost-p.lastLost)
@@ -183,7 +198,9 @@ func (m *Monitor) Step(now time.Time) {
 		st.GapLoss, st.GapFrames = p.gaps.rate(m.cfg.Window)
 		st.CounterLoss, st.CounterFrames = p.ifc.rate(m.cfg.Window)
 		st.Loss = max(st.GapLoss, st.CounterLoss)
-		corrupting := st.Loss >= m.cfg.Threshold
+		thr := m.cfg.Threshold
+		corrupting := st.GapLoss >= thr && meaningful(st.GapLoss, st.GapFrames, thr) ||
+			st.CounterLoss >= thr && meaningful(st.CounterLoss, st.CounterFrames, thr)
 		if corrupting != st.Corrupting {
 			st.Corrupting, st.Since = corrupting, now
 			if corrupting {

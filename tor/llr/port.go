@@ -127,23 +127,24 @@ func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
 	}
 	sh := rocev2.Shim(f[off : off+rocev2.ShimLen])
 	copy(l.peer[:], f[6:12])
-	if sh.HasAck() {
+	if sh.HasAck() && l.established {
 		l.ack(sh.Ack())
 	}
-	switch t := sh.Type(); {
-	case !l.synced && (t == rocev2.ShimOriginal || t == rocev2.ShimRetransmit || t == rocev2.ShimWatch || t == rocev2.ShimDummy):
-		// The first numbered frame since this switch started. Far
-		// beyond where the receiver starts, the neighbour has been
-		// numbering for a while (this switch restarted, or came up
-		// later): start from its position rather than take everything
-		// before it for lost and wait out ackNoTimeout. Close by, it
-		// is the start of the stream with its first frames lost.
-		l.synced = true
-		if d := sh.Seq().Diff(l.ackNo); d > syncSlack || d < 0 {
-			l.resync(sh.Seq())
+	t := sh.Type()
+	if l.peerEpoch == 0 && t != rocev2.ShimSync && t != rocev2.ShimProtect {
+		// No session with the neighbour yet (this switch just started):
+		// its numbering means nothing here. Pass what it carries, as
+		// an unprotected frame; consume the rest.
+		st.RxNoSession++
+		if t == rocev2.ShimOriginal || t == rocev2.ShimRetransmit || t == rocev2.ShimWatch {
+			strip(f, off)
+			p.deliver(b, pk.Addr+rocev2.ShimLen, pk.Len-rocev2.ShimLen)
+			return
 		}
+		p.mem.Release(pk.Addr)
+		return
 	}
-	switch sh.Type() {
+	switch t {
 	case rocev2.ShimOriginal, rocev2.ShimRetransmit:
 		p.data(b, pk, f, off, sh.Seq())
 		return
@@ -165,16 +166,22 @@ func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
 			l.off.Store(false)
 			st.Activations++
 		}
-	case rocev2.ShimDummy:
-		st.DummiesReceived++
-		if sh.Count() == rocev2.DummySkip {
-			st.SkipsReceived++
-			if d := sh.Seq().Diff(l.ackNo); d > 0 && d < Window && (!l.skipping || sh.Seq().Diff(l.skipTo) > 0) {
-				l.skipTo, l.skipping = sh.Seq(), true
-			}
+	case rocev2.ShimSync:
+		if sh.SyncEpoch() == 0 {
+			st.RxMalformed++
 			break
 		}
-		l.saw(sh.Seq(), sh.Seq())
+		l.sync(sh.Seq(), sh.Count(), sh.SyncEcho(), sh.SyncEpoch())
+	case rocev2.ShimDummy:
+		st.DummiesReceived++
+		switch d := sh.Seq().Diff(l.ackNo); {
+		case d > Window:
+			st.RxMalformed++ // beyond the window: no position of this session
+		case d >= 0:
+			l.saw(sh.Seq(), sh.Seq())
+		}
+		// d < 0: queued before frames that overtook it on the data
+		// queue; nothing to learn but that the neighbour waits.
 		l.pending = true // the neighbour still probes: it lacks our ACK
 	case rocev2.ShimAck:
 		st.AcksReceived++
@@ -195,11 +202,10 @@ func (p *Port) data(b *dataplane.Batch, pk *dataplane.Packet, f []byte, off int,
 	l, st := p.l, p.l.st
 	st.RxProtected++
 	d := s.Diff(l.ackNo)
-	if d >= Window || d < -Window {
-		// Far from anything in flight: the neighbour restarted, or this
-		// switch did. Start over from s.
-		l.resync(s)
-		d = 0
+	if d >= Window {
+		st.RxMalformed++ // beyond the window: no sequence of this session
+		p.mem.Release(pk.Addr)
+		return
 	}
 	if d < 0 || l.has(s) {
 		st.Duplicates++
@@ -248,16 +254,12 @@ func (p *Port) data(b *dataplane.Batch, pk *dataplane.Packet, f []byte, off int,
 // keeping copies (ShimWatch): its gaps are losses counted for the
 // corruption monitor, asked for by nobody. The sender watches only when
 // nothing it protected is outstanding, so ackNo normally stands right
-// at the last sequence; should it not (this switch restarted, or
-// frames overtook), the frame passes uncounted.
+// at the last sequence; should it not (frames overtook), the frame
+// passes uncounted.
 func (p *Port) watched(b *dataplane.Batch, pk *dataplane.Packet, f []byte, off int, s psn.Link) {
 	l, st := p.l, p.l.st
 	st.RxWatched++
-	if d := s.Diff(l.ackNo); d >= 0 && l.high == l.ackNo && l.hN == 0 {
-		if d >= Window {
-			l.resync(s)
-			d = 0
-		}
+	if d := s.Diff(l.ackNo); d >= 0 && d < Window && l.high == l.ackNo && l.hN == 0 {
 		st.LossesDetected += uint64(d)
 		st.Expected += uint64(d) + 1
 		l.ackNo = s.Add(1)
@@ -311,38 +313,66 @@ func (p *Port) drain(b *dataplane.Batch) {
 	}
 }
 
-// resync starts the receiver over at s, dropping what it holds.
+// resync starts the receiver over at s for a new session of the
+// neighbour. The frames it holds are of the old session, whose sender
+// is gone and will fill no hole before them: dropped, counted in
+// ResyncDropped.
 func (l *link) resync(s psn.Link) {
-	l.st.Resyncs++
 	if l.rx != nil {
 		for i := range l.slot {
 			if l.slot[i] != noEntry {
 				l.rx.free(l.slot[i])
 				l.slot[i] = noEntry
+				l.st.ResyncDropped++
 			}
 		}
 		l.st.RxBytes = l.rx.span()
 	}
 	clear(l.got)
-	l.hN, l.hHead, l.fresh = 0, 0, 0
+	l.hN, l.hHead, l.fresh, l.pending = 0, 0, 0, false
 	l.ackNo, l.high = s, s
 }
 
-// Transmit implements dataplane.Port: the piggybacked ACK.
+// Transmit implements dataplane.Port: the piggybacked ACK, when the
+// receiver has a session, and the wire position of every sync, which
+// only here is exact. It offers the inner port no more than its TxRoom,
+// so that the position it stamps counts only frames that leave.
 func (p *Port) Transmit(pkts []dataplane.Packet) int {
 	l := p.l
-	shims := 0
+	pkts = pkts[:min(len(pkts), p.inner.TxRoom())]
+	wire, firstAck, acks := l.wireNext, len(pkts), 0
 	for i := range pkts {
 		f := p.mem.Frame(&pkts[i])
-		if off := shimAt(f); off != 0 {
-			rocev2.Shim(f[off : off+rocev2.ShimLen]).SetAck(l.ackNo)
-			shims++
+		off := shimAt(f)
+		if off == 0 {
+			continue
 		}
+		sh := rocev2.Shim(f[off : off+rocev2.ShimLen])
+		switch t := sh.Type(); {
+		case t == rocev2.ShimSync:
+			sh.SetSeq(wire, rocev2.ShimSync)
+			continue
+		case t == rocev2.ShimOriginal || t == rocev2.ShimWatch:
+			if s := sh.Seq(); s.Diff(wire) >= 0 {
+				wire = s.Add(1)
+			}
+		}
+		if l.peerEpoch == 0 {
+			sh.ClearAck()
+			continue
+		}
+		sh.SetAck(l.ackNo)
+		firstAck, acks = min(firstAck, i), acks+1
 	}
 	k := p.inner.Transmit(pkts)
-	if shims > 0 && k > 0 {
+	if k == len(pkts) {
+		l.wireNext = wire
+	}
+	if firstAck < k {
+		// Only a frame that left carries the ACK: one the inner port
+		// refused leaves the neighbour's copy stale.
 		l.pending = false
-		l.st.AcksCarried += uint64(min(shims, k))
+		l.st.AcksCarried += uint64(min(acks, k-firstAck))
 	}
 	return k
 }

@@ -37,6 +37,8 @@ type rig struct {
 	t    testing.TB
 	a, b side
 	now  int64
+	// start marks when a test's phase began, for lose functions.
+	start int64
 	// lose says whether the wire loses frame f going from a to b (dir
 	// 0) or from b to a (dir 1); dup whether it delivers it twice.
 	lose, dup func(dir int, f []byte) bool
@@ -49,6 +51,13 @@ type rig struct {
 const rigFrameSize = 2048
 
 func newSide(t testing.TB, cfg Config, name byte, frames int) side {
+	t.Helper()
+	return newShapedSide(t, cfg, name, frames, 0)
+}
+
+// newShapedSide is newSide with the link's egress shaped to rateBps (0:
+// unshaped).
+func newShapedSide(t testing.TB, cfg Config, name byte, frames int, rateBps uint64) side {
 	t.Helper()
 	mem, err := dataplane.NewMem(make([]byte, frames*rigFrameSize), rigFrameSize)
 	if err != nil {
@@ -66,7 +75,7 @@ func newSide(t testing.TB, cfg Config, name byte, frames int) side {
 	}
 	eg := dataplane.DefaultEgress(0, 4<<20)
 	s.w, err = dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: []dataplane.Port{s.host, s.lp},
-		Egress: []dataplane.EgressConfig{eg, eg}, Stages: []dataplane.Stage{cross{}, s.st}})
+		Egress: []dataplane.EgressConfig{eg, dataplane.DefaultEgress(rateBps, 4<<20)}, Stages: []dataplane.Stage{cross{}, s.st}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +87,13 @@ func newRig(t testing.TB, cfg Config) *rig {
 	r := &rig{t: t, keep: true}
 	r.a = newSide(t, cfg, 0xa, 16384)
 	r.b = newSide(t, cfg, 0xb, 16384)
+	r.wire()
+	r.handshake()
+	return r
+}
+
+// wire connects the two sides' links and hosts to the rig.
+func (r *rig) wire() {
 	wire := func(dir int, to *dataplane.MemPort) func([]byte) {
 		return func(f []byte) {
 			if r.lose != nil && r.lose(dir, f) {
@@ -107,7 +123,33 @@ func newRig(t testing.TB, cfg Config) *rig {
 	}
 	r.b.host.OnTransmit = host(&r.toB)
 	r.a.host.OnTransmit = host(&r.toA)
-	return r
+}
+
+// handshake steps until both sides have their session, as tord does
+// before traffic comes; it fails the test after 10 ms of rig time.
+func (r *rig) handshake() {
+	r.t.Helper()
+	for end := r.now + 10e6; !r.a.lp.l.established || !r.b.lp.l.established; r.step(1000) {
+		if r.now >= end {
+			r.t.Fatalf("no session after 10 ms: a %v, b %v", r.a.lp.l.established, r.b.lp.l.established)
+		}
+	}
+}
+
+// restart replaces side s (&r.a or &r.b) with a fresh switch on the same
+// wires, with an epoch other than the old one (one restart in 65535
+// draws the same: see the package doc).
+func (r *rig) restart(s *side, cfg Config) {
+	old := s.lp.l.epoch
+	name := byte(0xa)
+	if s == &r.b {
+		name = 0xb
+	}
+	*s = newSide(r.t, cfg, name, 16384)
+	if s.lp.l.epoch == old {
+		s.lp.l.epoch = old%0xffff + 1
+	}
+	r.wire()
 }
 
 // step runs both workers once, dt nanoseconds after the last step.
@@ -133,7 +175,7 @@ func (r *rig) quiet() bool {
 	for _, s := range []*side{&r.a, &r.b} {
 		l := s.lp.l
 		if s.host.Pending() > 0 || s.link.Pending() > 0 || s.w.Egress(0).Backlog() > 0 || s.w.Egress(1).Backlog() > 0 ||
-			l.inflight() > 0 || l.has(l.ackNo) || l.reqN > 0 || l.fresh > 0 || l.pending {
+			l.inflight() > 0 || l.has(l.ackNo) || l.reqN > 0 || l.fresh > 0 || l.pending || !l.established || l.syncAsk {
 			return false
 		}
 		if l.rx != nil && l.rx.records() > 0 {

@@ -177,6 +177,13 @@ func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 		}
 		watch = true
 	}
+	if !l.established {
+		// The neighbour does not follow this side's numbering yet
+		// (either side just started): a numbered frame could pass
+		// for one of an old session. One round trip at most.
+		st.UnprotectedSync++
+		return
+	}
 	if !s.resolve(c, l) || int(p.Queue) != l.dataQ {
 		st.UnprotectedQueue++
 		return
@@ -289,7 +296,7 @@ func (s *Stage) Poll(c *dataplane.Ctx) int {
 // Timer implements dataplane.Timed: arg is the port whose deadline came.
 func (s *Stage) Timer(c *dataplane.Ctx, arg uint64) {
 	if arg < MaxPorts && s.links[arg] != nil {
-		s.links[arg].dummyArmed = false
+		s.links[arg].dummyArmed, s.links[arg].ackArmed = false, false
 		s.service(c, s.links[arg])
 	}
 }
@@ -304,21 +311,14 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 	if !s.resolve(c, l) {
 		return 0
 	}
-	if l.inflight() == 0 && !l.pending && l.reqN == 0 && l.hN == 0 && l.fresh == 0 && !l.skipAsk && !l.paused &&
+	if l.inflight() == 0 && !l.pending && l.reqN == 0 && l.hN == 0 && l.fresh == 0 && l.established && !l.syncAsk && !l.paused &&
 		(l.rx == nil || l.rx.span() == 0) && l.ask.Load() == 0 {
 		// Nothing sent unacknowledged, nothing to acknowledge, ask
 		// for, release or send: an idle link, polled in every loop.
 		l.st.TxFrames = 0
 		return 0
 	}
-	work := s.retransmit(c, l)
-	if l.skipAsk {
-		if s.ctrl(c, l, rocev2.ShimDummy, l.una, rocev2.DummySkip, l.ctrlQ) {
-			l.skipAsk = false
-			l.st.SkipsSent++
-			work++
-		}
-	}
+	work := s.session(c, l) + s.retransmit(c, l)
 	// A plain load first: the swap, a locked instruction, only when the
 	// monitor asked (once a second at most).
 	if l.ask.Load() != 0 {
@@ -332,9 +332,40 @@ func (s *Stage) service(c *dataplane.Ctx, l *link) int {
 	}
 	work += s.receiver(c, l)
 	s.backpressure(c, l)
-	work += s.idle(c, l)
+	work += s.idle(c, l) + s.ackStale(c, l)
 	l.st.TxFrames = l.inflight()
 	return work
+}
+
+// session sends the sync this side owes the neighbour, and while no
+// session is established, one every syncEvery, backing off.
+func (s *Stage) session(c *dataplane.Ctx, l *link) int {
+	due := !l.established && c.Now-l.syncAt >= l.syncEvery
+	if !l.syncAsk && !due {
+		return 0
+	}
+	p, sh, ok := s.frame(c, l, l.ctrlQ)
+	if !ok {
+		return 0
+	}
+	flags := uint8(0)
+	if !l.established {
+		flags = rocev2.SyncNeed
+	}
+	sh.SetSync(l.wireNext, flags, l.peerEpoch, l.epoch) // Seq stamped again as it leaves
+	if !c.Emit(&p) {
+		return 0
+	}
+	l.st.SyncsSent++
+	l.syncAsk = false
+	if !l.established {
+		if due {
+			l.syncEvery = min(2*l.syncEvery, maxSyncInterval)
+		}
+		l.syncAt = c.Now
+		s.after(c, l, l.syncEvery)
+	}
+	return 1
 }
 
 // copies is Eq. 1 with the configured loss rate, else the one the
@@ -371,10 +402,11 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 			seq := r.first
 			if seq.Diff(l.una) >= 0 && seq.Diff(l.next) < 0 { // else acknowledged meanwhile
 				src := l.tx.get(l.txh[int(seq)&(len(l.txh)-1)])
-				for j := 0; j < k; j++ {
+				for ; r.done < k; r.done++ {
 					addr, room, ok := c.Alloc()
 					if !ok {
-						// Out of frames: try again at the next Poll.
+						// Out of frames: the remaining copies at the
+						// next Poll, not all of them again.
 						l.st.NoFrame++
 						return work
 					}
@@ -390,7 +422,7 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 				}
 				l.st.Retransmitted++
 			}
-			r.first, r.n = seq.Add(1), r.n-1
+			r.first, r.n, r.done = seq.Add(1), r.n-1, 0
 		}
 		l.reqHead = (l.reqHead + 1) % reqCap
 		l.reqN--
@@ -398,13 +430,13 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 	return work
 }
 
-// ctrl builds one of llr's own minimum-size frames (loss notice, ACK,
-// dummy) and queues it on q.
-func (s *Stage) ctrl(c *dataplane.Ctx, l *link, typ uint8, seq psn.Link, count uint8, q int) bool {
+// frame builds one of llr's own minimum-size frames for queue q and
+// returns it with its shim for the caller to fill and emit.
+func (s *Stage) frame(c *dataplane.Ctx, l *link, q int) (dataplane.Packet, rocev2.Shim, bool) {
 	addr, room, ok := c.Alloc()
 	if !ok {
 		l.st.NoFrame++
-		return false
+		return dataplane.Packet{}, nil, false
 	}
 	const n = 60
 	f := room[:n]
@@ -413,10 +445,17 @@ func (s *Stage) ctrl(c *dataplane.Ctx, l *link, typ uint8, seq psn.Link, count u
 	src := c.Port(int(l.port)).MAC()
 	copy(f[6:12], src[:])
 	binary.BigEndian.PutUint16(f[12:14], rocev2.EtherTypeShim)
-	sh := rocev2.Shim(f[14 : 14+rocev2.ShimLen])
+	return dataplane.Packet{Addr: addr, Len: n, Out: l.port, Queue: uint8(q)}, rocev2.Shim(f[14 : 14+rocev2.ShimLen]), true
+}
+
+// ctrl builds one of llr's own frames (loss notice, ACK, dummy, protect
+// request) and queues it on q; the ACK is stamped as it leaves.
+func (s *Stage) ctrl(c *dataplane.Ctx, l *link, typ uint8, seq psn.Link, count uint8, q int) bool {
+	p, sh, ok := s.frame(c, l, q)
+	if !ok {
+		return false
+	}
 	sh.Set(seq, typ, count, 0)
-	sh.SetAck(l.ackNo) // stamped again on the way out
-	p := dataplane.Packet{Addr: addr, Len: n, Out: l.port, Queue: uint8(q)}
 	return c.Emit(&p)
 }
 
@@ -470,22 +509,6 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 		if l.has(l.ackNo) || l.ackNo.Diff(h.first) < 0 {
 			break // the head of line is here (Blocking: being released) or not known lost
 		}
-		if l.skipping && l.ackNo.Diff(l.skipTo) < 0 {
-			// The neighbour will not send these again: they are the
-			// gap a restart made, not losses.
-			end := h.first.Add(h.n)
-			if end.Diff(l.skipTo) > 0 {
-				end = l.skipTo
-			}
-			for l.ackNo.Diff(end) < 0 && !l.has(l.ackNo) {
-				l.ackNo = l.ackNo.Add(1)
-				l.st.ResyncSkipped++
-			}
-			l.unmarkDelivered()
-			l.pending = true
-			work++
-			continue
-		}
 		if now-h.at >= s.cfg.AckTimeout {
 			// ackNoTimeout: give up the missing run at the head.
 			l.st.AckTimeouts++
@@ -510,9 +533,6 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 		}
 		break
 	}
-	if l.skipping && l.ackNo.Diff(l.skipTo) >= 0 {
-		l.skipping = false
-	}
 	if l.high.Diff(l.ackNo) < 0 {
 		l.high = l.ackNo
 	}
@@ -531,11 +551,41 @@ func (l *link) unmarkDelivered() {
 	}
 }
 
-// pauseTime is the pause frames' time in quanta; llr refreshes a pause
-// at half its length while the buffer stays above Resume.
-const pauseTime = 0xffff
+// ackStale sends an explicit ACK on the control queue when the
+// neighbour's copy of ackNo has been stale for DummyInterval and no frame
+// carried one meanwhile: with the reverse data queue busy and its sender
+// off (or all its frames unshimmed), the idle queue never runs, and the
+// neighbour's Tx buffer would fill. One per DummyInterval at most, so
+// the control level cannot crowd out data.
+func (s *Stage) ackStale(c *dataplane.Ctx, l *link) int {
+	if l.st.AcksCarried != l.carried {
+		l.carried, l.ackAt = l.st.AcksCarried, c.Now
+	}
+	if !l.pending {
+		l.ackAt = c.Now
+		return 0
+	}
+	if wait := l.ackAt + s.cfg.DummyInterval - c.Now; wait > 0 {
+		if !l.ackArmed {
+			l.ackArmed = true
+			s.after(c, l, wait)
+		}
+		return 0
+	}
+	if !s.ctrl(c, l, rocev2.ShimAck, 0, 0, l.ctrlQ) {
+		return 0
+	}
+	l.ackAt = c.Now
+	l.st.AcksControl++
+	return 1
+}
 
-// backpressure is Algorithm 2 on the reordering buffer's level.
+// backpressure is Algorithm 2 on the reordering buffer's level. Pauses
+// are short, PauseTime, and refreshed at half their length while the
+// buffer stays above Resume, so that the loss of any one PFC frame costs
+// little: a lost pause is made good by the next refresh, a lost resume by
+// the pause running out (a 0xffff-quanta pause, as Algorithm 2 implies,
+// would stall the link for 33 ms at 1 Gbit/s).
 func (s *Stage) backpressure(c *dataplane.Ctx, l *link) {
 	if l.rx == nil {
 		return
@@ -546,10 +596,13 @@ func (s *Stage) backpressure(c *dataplane.Ctx, l *link) {
 	}
 	prio := s.cfg.PFCPriority
 	var times [8]uint16
-	dur := int64(uint64(pauseTime) * 512 * 1e9 / max(c.Egress(int(l.port)).PauseRateBps(), 1))
+	rate := max(c.Egress(int(l.port)).PauseRateBps(), 1)
+	quanta := uint64(s.cfg.PauseTime) * rate / 512 / 1e9
+	quanta = min(max(quanta, 1), 0xffff)
+	dur := int64(quanta * 512 * 1e9 / rate)
 	switch {
 	case !l.paused && q >= s.cfg.Pause, l.paused && q > s.cfg.Resume && c.Now-l.pausAt >= dur/2:
-		times[prio] = pauseTime
+		times[prio] = uint16(quanta)
 		if c.SendPFC(int(l.port), 1<<prio, times) {
 			l.paused, l.pausAt = true, c.Now
 			l.st.PauseSent++

@@ -15,6 +15,7 @@ type PortStats struct {
 	UnprotectedTxFull uint64 // the Tx buffer's bytes, records or the Window of sequences are spent
 	UnprotectedShim   uint64 // already carries a shim (from a port that is not protected here)
 	UnprotectedOff    uint64 // sent while the sender was switched off (Stage.SetActive, Config.Dormant)
+	UnprotectedSync   uint64 // sent before the neighbour confirmed this side's session (a round trip after either side starts)
 	TxBytes           int    // Tx buffer bytes held now; never above Config.TxBuffer
 	TxBytesMax        int    // high-water mark of TxBytes
 	TxFrames          int    // sequences sent and not yet acknowledged, now
@@ -26,8 +27,8 @@ type PortStats struct {
 	Copies            uint64 // retransmitted frames (Eq. 1 copies of each)
 	RetxRefused       uint64 // copies the retransmit queue refused
 	Dummies           uint64 // dummies sent from the idle queue (§3.2)
-	SkipsSent         uint64 // skip dummies sent: a loss notice named sequences already acknowledged
-	Resyncs           uint64 // sequence restarts after the neighbour (or this switch) restarted
+	SyncsSent         uint64 // session syncs sent (rocev2.ShimSync): at start, on the neighbour's, and retries
+	Sessions          uint64 // sessions the neighbour confirmed: 1, and one more for each restart of either side
 	Watched           uint64 // frames numbered while switched off, without a copy (Config.Watch)
 	ProtectAsked      uint64 // protection requests sent to the neighbour (Stage.RequestProtection)
 	ProtectRequests   uint64 // protection requests from the neighbour
@@ -50,14 +51,17 @@ type PortStats struct {
 	NoticeRetries   uint64 // of which naming a head of line again after Config.NoticeRetry
 	AckTimeouts     uint64 // ackNoTimeout expiries (§3.5)
 	Skipped         uint64 // sequences skipped by them: lost for good (the effective loss rate)
-	ResyncSkipped   uint64 // sequences skipped on a skip dummy: a restarted receiver's gap, never lost
-	SkipsReceived   uint64 // skip dummies from the neighbour
+	SyncsReceived   uint64 // session syncs from the neighbour
+	Resyncs         uint64 // new sessions of the neighbour after its first: it restarted, the receiver started over
+	ResyncDropped   uint64 // frames held for an old session of the neighbour, dropped when it restarted (Blocking)
+	RxNoSession     uint64 // shim frames before the neighbour's first sync: numbered ones passed as unprotected
 	RxBytes         int    // reordering buffer bytes now; never above Config.RxBuffer
 	RxBytesMax      int    // high-water mark of RxBytes
 	RxBufferFull    uint64 // out-of-order frames dropped for want of buffer room (asked for again)
 	PauseSent       uint64 // PFC pause frames sent to the neighbour (Algorithm 2), refreshes included
 	ResumeSent      uint64 // PFC resume frames sent
 	Acks            uint64 // explicit ACKs sent from the idle queue (§3.1)
+	AcksControl     uint64 // explicit ACKs sent on the control queue: the ACK was stale for DummyInterval, nothing carried it
 	AcksCarried     uint64 // frames that left carrying the ACK (piggybacked, explicit or on a dummy)
 	DummiesReceived uint64 // dummies from the neighbour
 	AcksReceived    uint64 // explicit ACKs from the neighbour
@@ -70,14 +74,12 @@ type Stats struct {
 	Ports [MaxPorts]PortStats
 }
 
-// Lost returns the sequences the link lost: those found missing, less
-// those a restarted receiver took for a gap and skipped on its
-// neighbour's word (ResyncSkipped), which were never lost.
-func (p *PortStats) Lost() uint64 { return p.LossesDetected - min(p.ResyncSkipped, p.LossesDetected) }
+// Lost returns the sequences the link lost: those found missing.
+func (p *PortStats) Lost() uint64 { return p.LossesDetected }
 
 // Sent returns the sequences the neighbour sent on the link since the
-// receiver started: those expected, less those skipped on a resync.
-func (p *PortStats) Sent() uint64 { return p.Expected - min(p.ResyncSkipped, p.Expected) }
+// receiver started.
+func (p *PortStats) Sent() uint64 { return p.Expected }
 
 // MeasuredLoss is the link's loss rate as the receiver measures it over
 // the stage's life: Lost over Sent.
@@ -107,6 +109,7 @@ func (p *PortStats) Add(q *PortStats) {
 	p.UnprotectedTxFull += q.UnprotectedTxFull
 	p.UnprotectedShim += q.UnprotectedShim
 	p.UnprotectedOff += q.UnprotectedOff
+	p.UnprotectedSync += q.UnprotectedSync
 	p.TxBytes += q.TxBytes
 	p.TxBytesMax += q.TxBytesMax
 	p.TxFrames += q.TxFrames
@@ -119,7 +122,11 @@ func (p *PortStats) Add(q *PortStats) {
 	p.RetxRefused += q.RetxRefused
 	p.Dummies += q.Dummies
 	p.Resyncs += q.Resyncs
-	p.SkipsSent += q.SkipsSent
+	p.SyncsSent += q.SyncsSent
+	p.Sessions += q.Sessions
+	p.SyncsReceived += q.SyncsReceived
+	p.ResyncDropped += q.ResyncDropped
+	p.RxNoSession += q.RxNoSession
 	p.Watched += q.Watched
 	p.ProtectAsked += q.ProtectAsked
 	p.ProtectRequests += q.ProtectRequests
@@ -128,8 +135,6 @@ func (p *PortStats) Add(q *PortStats) {
 	p.RxProtected += q.RxProtected
 	p.RxUnprotected += q.RxUnprotected
 	p.RxWatched += q.RxWatched
-	p.ResyncSkipped += q.ResyncSkipped
-	p.SkipsReceived += q.SkipsReceived
 	p.RxMalformed += q.RxMalformed
 	p.Delivered += q.Delivered
 	p.Held += q.Held
@@ -148,6 +153,7 @@ func (p *PortStats) Add(q *PortStats) {
 	p.PauseSent += q.PauseSent
 	p.ResumeSent += q.ResumeSent
 	p.Acks += q.Acks
+	p.AcksControl += q.AcksControl
 	p.AcksCarried += q.AcksCarried
 	p.DummiesReceived += q.DummiesReceived
 	p.AcksReceived += q.AcksReceived
