@@ -79,19 +79,19 @@
 // # Where it runs: a stage and a port
 //
 // The sender half is a stage (Stage.Process) placed after every stage
-// that chooses ports and queues (tord: fwd → netrt → trim → llr →
-// impair). Sequence numbers are given when the frame is queued, not when
-// it is sent, for two reasons: an impair rule after llr must drop frames
-// that already carry their sequence, as a lossy wire would, and frames
-// dropped there must have a copy to resend. A sequence must follow the
-// order frames take on the wire, and only one FIFO keeps that order
-// whatever the scheduler and PFC do: so only the data queue is
-// protected, and frames on other queues (trim's header-only packets,
-// NetRT's messages) and frames that stages emit from timers (which skip
-// later stages) cross unprotected, counted in UnprotectedQueue when llr
-// sees them. The Tx buffer therefore holds the protected frames waiting
-// on the data queue as well as those in flight: size tx_buffer for the
-// data queue's backlog plus a round trip.
+// that chooses ports and queues (tord: fwd → netrt → trim → llr).
+// Sequence numbers are given when the frame is queued, not when it is
+// sent: a sequence must follow the order frames take on the wire, and
+// only one FIFO keeps that order whatever the scheduler and PFC do. So
+// only the data queue is protected, and frames on other queues (every
+// DCP header-only packet, NetRT's messages and pool retransmissions)
+// cross unprotected, counted in UnprotectedQueue. Frames that earlier
+// stages emit later (NetRT's released packets) pass llr like any other
+// (dataplane.Ctx.Emit). The Tx buffer therefore holds the protected
+// frames waiting on the data queue as well as those in flight: size
+// tx_buffer for the data queue's backlog plus a round trip. An impaired
+// port (tor/impair) sits inside llr's wrapper, so every frame llr sends
+// — copies, dummies, notices, ACKs, syncs — meets the wire's loss.
 //
 // The receiver half is a dataplane.Port that wraps the protected port
 // (Stage.Wrap): the worker polls the wrapper, which de-duplicates,
@@ -192,7 +192,7 @@
 //
 //	st, err := llr.NewStage(llr.Config{Ports: 1 << core})
 //	lp, err := st.Wrap(core, xdpPort, mem) // the worker polls lp, not xdpPort
-//	... Ports: {host, lp}, Stages: {fwd, …, st, impair} ...
+//	... Ports: {host, lp}, Stages: {fwd, …, st} ...
 //
 // # Limits
 //

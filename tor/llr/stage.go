@@ -261,8 +261,8 @@ func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 }
 
 // shiftMeta keeps a frame's parsed offsets true after the shim went in
-// at so, so that later stages (impair's filters) see the frame as the
-// classifier would.
+// at so, so that any stage after llr sees the frame as the classifier
+// would.
 func shiftMeta(m *rocev2.Meta, so uint16, seq psn.Link) {
 	m.L3Off = shift(m.L3Off)
 	m.L4Off = shift(m.L4Off)
