@@ -257,7 +257,9 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 	switch {
 	case n == 0:
 		ps.InOrder++
-		if f.requests > 0 {
+		// Only a hole filled in ReTx is the peer's answer; in Waiting
+		// ePSN is the end hosts' go-back-N (and requests is 0 there).
+		if f.state == ReTx && f.requests > 0 {
 			f.answered = true
 		}
 		f.requests = 0
@@ -569,7 +571,8 @@ func (d *DstToR) wait(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflow, tri
 		d.flushBatch(c, b, i, f)
 	}
 	d.setState(f, Waiting)
-	f.gen++ // stop the request timer
+	f.gen++        // stop the request timer
+	f.requests = 0 // the next gap's requests start afresh
 	for f.head >= 0 {
 		if trig != nil && trig.Meta.PSN.Less(d.buf[f.head].psn) {
 			trig.Verdict = dataplane.Taken

@@ -1113,3 +1113,44 @@ func TestDstNAKResync(t *testing.T) {
 	r.take(0)
 	r.noLeak(d)
 }
+
+// TestDstBackoffRepeats: every give-up on a peer that never answered
+// starts a Backoff, not only the first. The sender's go-back-N bringing
+// ePSN after a give-up is the end hosts' recovery, not the peer's
+// answer, so it must not mark the flow answered; nor may the requests of
+// the hole given up count against the next one.
+func TestDstBackoffRepeats(t *testing.T) {
+	const backoff = 1_000_000
+	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 2, Backoff: backoff})
+	next := uint32(0)
+	for round := 1; round <= 3; round++ {
+		// A hole at next+1 that the peer never fills.
+		r.inject(0, data(t, 7, next))
+		r.inject(0, data(t, 7, next+2))
+		r.settle()
+		for i := 0; i < 5; i++ {
+			r.step(10_000)
+		}
+		if e, _ := requests(t, r.take(0)); len(e) != 2 {
+			t.Fatalf("round %d: %d requests, want MaxRequests (2)", round, len(e))
+		}
+		f := d.flow(t, 7)
+		if f.state != Waiting || f.until <= r.now {
+			t.Fatalf("round %d: state %d, backing off until %d at %d; want Waiting, backing off", round, f.state, f.until, r.now)
+		}
+		// Go-back-N brings the hole and what followed.
+		r.inject(0, data(t, 7, next+1))
+		r.inject(0, data(t, 7, next+2))
+		r.settle()
+		if f.answered {
+			t.Fatalf("round %d: the hosts' go-back-N marked the flow answered", round)
+		}
+		r.step(backoff) // the backoff runs out
+		next += 3
+	}
+	if st := d.Stats().Ports[1]; st.WaitGaveUp != 3 || st.Retries != 2 || st.Gaps != 3 {
+		t.Fatalf("gave up %d, retries %d, gaps %d; want 3, 2, 3", st.WaitGaveUp, st.Retries, st.Gaps)
+	}
+	r.take(1)
+	r.noLeak(d)
+}
