@@ -32,7 +32,7 @@ var srcMetrics = []portMetric[srcPort]{
 	counterOf("netrt_pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
 	counterOf("netrt_requests_received_total", "Retransmission requests consumed, by the fabric port they came in on.", func(p *srcPort) float64 { return float64(p.Requests) }),
 	counterOf("netrt_retransmitted_total", "Duplicates retransmitted from the pool, at once or paced.", func(p *srcPort) float64 { return float64(p.Retrans + p.Paced) }),
-	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent, unacknowledged after tail_probe.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
+	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent every tail_probe while unacknowledged.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
 	counterOf("netrt_retransmitted_paced_total", "Of retransmitted_total, those paced at R_r because requested data exceeded K_l.", func(p *srcPort) float64 { return float64(p.Paced) }),
 	counterOf("netrt_retransmit_failed_total", "Retransmissions not sent for want of a frame or queue room.", func(p *srcPort) float64 { return float64(p.RetxFailed) }),
 	counterOf("netrt_paced_skipped_total", "Paced retransmissions dropped from the queue because their duplicate was retired first.", func(p *srcPort) float64 { return float64(p.PacedSkips) }),

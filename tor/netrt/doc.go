@@ -24,8 +24,10 @@
 // one it lacks, an unfulfilled notice goes back to the destination ToR.
 // Going beyond the paper, with TailProbe set, a flow's newest duplicate
 // that is still unacknowledged TailProbe after it was pooled, with
-// nothing sent after it, is sent again once: a lost last packet of a
-// message leaves the destination ToR no later packet to see the gap by.
+// nothing sent after it, is sent again, and again every TailProbe while
+// its Hold lasts: a lost last packet of a message leaves the destination
+// ToR no later packet to see the gap by, and a lost probe, or a lost ACK
+// of the last packet, must not leave the sender to its RTO either.
 //
 // SrcToR's congestion avoidance (§III-C-3) counts, per fabric port, N:
 // the bytes of retransmission requested on it within the last Window.

@@ -8,25 +8,31 @@ import (
 	"rocetor/rocev2/psn"
 )
 
-// dup is one duplicate in the pool. It is on up to three lists, linked
+// dup is one duplicate in the pool. It is on up to four lists, linked
 // by index: its flow's (admission order, for LFU and requests), the
-// pool's (expiry order, for Hold) and, while it waits to be paced, its
-// port's pacing FIFO.
+// pool's (expiry order, for Hold), while it is its flow's newest and
+// TailProbe is set the probe list (by probe time), and while it waits to
+// be paced its port's pacing FIFO.
 type dup struct {
-	addr   uint64
-	len    uint16
-	out    uint16 // egress port of the original
-	psn    psn.PSN
-	flow   int32
-	born   int64 // admission: the age LFU compares
-	exp    int64 // when Hold retires it
-	fprev  int32 // the flow's duplicates, oldest first
-	fnext  int32
-	aprev  int32 // all duplicates, by exp
-	anext  int32
-	qprev  int32 // the port's pacing FIFO while queued
-	qnext  int32
-	queued bool
+	addr    uint64
+	len     uint16
+	out     uint16 // egress port of the original
+	psn     psn.PSN
+	flow    int32
+	born    int64 // admission: the age LFU compares
+	exp     int64 // when Hold retires it
+	pat     int64 // when the tail probe looks at it next
+	fprev   int32 // the flow's duplicates, oldest first
+	fnext   int32
+	aprev   int32 // all duplicates, by exp
+	anext   int32
+	pprev   int32 // flows' newest duplicates, by pat
+	pnext   int32
+	qprev   int32 // the port's pacing FIFO while queued
+	qnext   int32
+	queued  bool
+	probing bool // on the probe list
+	counted bool // its bytes are in its port's N (once per stay in the pool)
 }
 
 // sflow is SrcToR's state for one flow.
@@ -81,10 +87,10 @@ type SrcToR struct {
 	ahead, atail int32
 	armed        bool
 
-	// Tail probe (Config.TailProbe): probe is the first duplicate of
-	// the expiry list not yet looked at.
-	probe      int32
-	probeArmed bool
+	// Tail probe (Config.TailProbe): the flows' newest duplicates,
+	// earliest probe time first.
+	phead, ptail int32
+	probeArmed   bool
 
 	// Congestion avoidance, §III-C-3 (src_pace.go).
 	cp      [MaxPorts]cport
@@ -119,7 +125,7 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 	}
 	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: make(map[rocev2.FlowKey]int32, c.Flows),
 		pairs: make(map[pair]int32, c.Flows), dups: make([]dup, c.PoolFrames), free: make([]int32, c.PoolFrames),
-		ahead: -1, atail: -1, probe: -1, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
+		ahead: -1, atail: -1, phead: -1, ptail: -1, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
 	for i := range s.free {
 		s.free[i] = int32(len(s.free) - 1 - i)
 	}
@@ -160,7 +166,7 @@ func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 			s.ack(c, p)
 		}
 	}
-	if s.probe >= 0 {
+	if s.phead >= 0 {
 		s.tails(c)
 	}
 	s.arm(c)
@@ -262,6 +268,9 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, born: c.Now, exp: c.Now + s.cfg.Hold,
 		fprev: f.tail, fnext: -1, qprev: -1, qnext: -1}
 	if f.tail >= 0 {
+		if s.dups[f.tail].probing {
+			s.punlink(f.tail) // no longer the newest: e reveals a loss of it
+		}
 		s.dups[f.tail].fnext = e
 	} else {
 		f.head = e
@@ -269,6 +278,9 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	f.tail = e
 	f.n++
 	s.link(e)
+	if s.cfg.TailProbe > 0 {
+		s.plink(e, c.Now+s.cfg.TailProbe)
+	}
 	s.occ.add(p.Out, s.now, ps.Bytes, &ps.ByteSeconds)
 	ps.Bytes += l
 	ps.Frames++
@@ -288,17 +300,11 @@ func (s *SrcToR) link(e int32) {
 		s.ahead = e
 	}
 	s.atail = e
-	if s.probe < 0 && s.cfg.TailProbe > 0 {
-		s.probe = e
-	}
 }
 
 // unlink takes e off the pool's expiry list.
 func (s *SrcToR) unlink(e int32) {
 	d := &s.dups[e]
-	if s.probe == e {
-		s.probe = d.anext
-	}
 	if d.aprev >= 0 {
 		s.dups[d.aprev].anext = d.anext
 	} else {
@@ -363,6 +369,9 @@ func (s *SrcToR) remove(e int32) {
 	}
 	f.n--
 	s.unlink(e)
+	if d.probing {
+		s.punlink(e)
+	}
 	s.occ.add(d.out, s.now, ps.Bytes, &ps.ByteSeconds)
 	ps.Bytes -= int(d.len)
 	ps.Frames--
@@ -390,8 +399,8 @@ func (s *SrcToR) arm(c *dataplane.Ctx) {
 			s.st.TimerFull++
 		}
 	}
-	if !s.probeArmed && s.probe >= 0 {
-		if c.After(max(s.probeAt(s.probe)-c.Now, 0), timerProbe) {
+	if !s.probeArmed && s.phead >= 0 {
+		if c.After(max(s.dups[s.phead].pat-c.Now, 0), timerProbe) {
 			s.probeArmed = true
 		} else {
 			s.st.TimerFull++
@@ -399,26 +408,57 @@ func (s *SrcToR) arm(c *dataplane.Ctx) {
 	}
 }
 
-// probeAt is when duplicate e is looked at by the tail probe: TailProbe
-// after it was pooled (or last restarted by pacing, which keeps the
-// expiry list, and so this, in order).
-func (s *SrcToR) probeAt(e int32) int64 { return s.dups[e].exp - s.cfg.Hold + s.cfg.TailProbe }
+// plink appends e, its flow's newest duplicate, to the probe list, to
+// be looked at at time at. Every at is the time of the call plus
+// TailProbe, so the tail is always the latest.
+func (s *SrcToR) plink(e int32, at int64) {
+	d := &s.dups[e]
+	d.pat, d.probing, d.pprev, d.pnext = at, true, s.ptail, -1
+	if s.ptail >= 0 {
+		s.dups[s.ptail].pnext = e
+	} else {
+		s.phead = e
+	}
+	s.ptail = e
+}
 
-// tails resends, once, each duplicate TailProbe old that is still the
-// newest of its flow: nothing the host sent after it arrived, and no ACK
-// retired it. If it was the flow's last packet and was lost, the
+// punlink takes e off the probe list.
+func (s *SrcToR) punlink(e int32) {
+	d := &s.dups[e]
+	if d.pprev >= 0 {
+		s.dups[d.pprev].pnext = d.pnext
+	} else {
+		s.phead = d.pnext
+	}
+	if d.pnext >= 0 {
+		s.dups[d.pnext].pprev = d.pprev
+	} else {
+		s.ptail = d.pprev
+	}
+	d.probing = false
+}
+
+// tails resends each flow's newest duplicate every TailProbe while it
+// stays unacknowledged and pooled (Hold), and nothing the host sent
+// came after it. If it was the flow's last packet and was lost, the
 // destination ToR has no later packet to see the gap by, and only the
-// sender's RTO would end the wait; if it arrived, the copy reaches the
-// RNIC as a duplicate, which it acknowledges again. Going beyond the
-// paper, which leaves tail losses to the end hosts.
+// sender's RTO would end the wait; if it arrived but its ACK was lost,
+// the copy reaches the RNIC as a duplicate, which it acknowledges
+// again. A probe, or the ACK it draws, may be lost in turn: the next
+// probe covers it, so the wait outlives no single loss. Going beyond the
+// paper, which leaves tail losses to the end hosts. One waiting to be
+// paced is not sent twice; it stays on the list.
 func (s *SrcToR) tails(c *dataplane.Ctx) {
-	for s.probe >= 0 && s.probeAt(s.probe) <= c.Now {
-		e := s.probe
+	for s.phead >= 0 && s.dups[s.phead].pat <= c.Now {
+		e := s.phead
 		d := &s.dups[e]
-		s.probe = d.anext
-		if s.flows[d.flow].tail == e && !d.queued {
+		s.punlink(e)
+		if !d.queued {
 			s.st.Ports[d.out].TailProbes++
 			s.resend(c, e, false)
+		}
+		if at := c.Now + s.cfg.TailProbe; at < d.exp {
+			s.plink(e, at)
 		}
 	}
 }

@@ -570,8 +570,9 @@ func TestSrcOccupancyIntegral(t *testing.T) {
 	}
 }
 
-// TailProbe resends a flow's newest duplicate once, when nothing came
-// after it and no ACK retired it; an ACK or a later packet prevents it.
+// TailProbe resends a flow's newest duplicate every TailProbe while
+// nothing came after it, no ACK retired it and its Hold lasts; an ACK or
+// a later packet stops it.
 func TestSrcTailProbe(t *testing.T) {
 	const probe = 500_000
 	r, s := newSrc(t, Config{Hold: 5_000_000, TailProbe: probe})
@@ -583,9 +584,11 @@ func TestSrcTailProbe(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		r.step(probe / 4)
 	}
-	if got := psns(t, r.take(1)); !equal(got, []uint32{10}) {
-		t.Fatalf("probed %v, want the tail 10 once", got)
+	if got := psns(t, r.take(1)); !equal(got, []uint32{10, 10}) {
+		t.Fatalf("probed %v, want the tail 10 twice (at 1 and 2 probe times)", got)
 	}
+	r.inject(1, ack(t, 7, 10)) // stops it
+	r.settle()
 	// Flow 8: its tail is ACKed before the probe time: nothing sent.
 	r.send(8, 0, 3)
 	r.take(1)
@@ -597,8 +600,17 @@ func TestSrcTailProbe(t *testing.T) {
 	if got := r.take(1); len(got) != 0 {
 		t.Fatalf("probed %v after the tail was ACKed", psns(t, got))
 	}
-	if n := s.Stats().Ports[1].TailProbes; n != 1 {
-		t.Fatalf("%d tail probes, want 1", n)
+	if n := s.Stats().Ports[1].TailProbes; n != 2 {
+		t.Fatalf("%d tail probes, want 2", n)
+	}
+	// Flow 9: never ACKed, probed until its Hold runs out.
+	r.send(9, 0, 1)
+	r.take(1)
+	for i := 0; i < 48; i++ { // 6 ms
+		r.step(probe / 4)
+	}
+	if got := psns(t, r.take(1)); len(got) != 9 {
+		t.Fatalf("probed %v, want PSN 0 nine times: every probe time within its hold", got)
 	}
 	r.noLeak(s)
 }

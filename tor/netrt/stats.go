@@ -186,7 +186,7 @@ type SrcPortStats struct {
 	// Retransmission (§III-C-3), by the duplicate's egress port.
 	Retrans    uint64 // duplicates retransmitted at once (N < KLow)
 	Paced      uint64 // duplicates retransmitted paced at R_r (N ≥ KLow)
-	TailProbes uint64 // of Retrans, tail probes: a flow's newest duplicate resent TailProbe after it was pooled, unACKed
+	TailProbes uint64 // of Retrans, tail probes: a flow's newest duplicate resent every TailProbe after it was pooled, while unACKed
 	PaceQueued int    // duplicates waiting to be paced now
 	PacedSkips uint64 // paced duplicates retired (evicted, expired, ACKed) before their turn
 	RetxFailed uint64 // retransmissions not sent for want of a frame or queue room

@@ -1,0 +1,213 @@
+package netrt
+
+import (
+	"fmt"
+	"testing"
+
+	"rocetor/rocev2"
+)
+
+// chain joins a source ToR (rig a: p0 host, p1 fabric) and a destination
+// ToR (rig b: p0 fabric, p1 host) by a wire that loses the frames lose
+// names, in either direction, and puts a Go-Back-N receiver behind b:
+// it takes only its expected PSN, acknowledges every packet it takes or
+// sees again (a duplicate), and counts every packet beyond it as a gap,
+// which a real RNIC would NAK and the sender recover end to end.
+type chain struct {
+	t        *testing.T
+	a, b     *rig
+	src      *SrcToR
+	dst      *DstToR
+	lose     func(dir int, kind string, n uint32, copy int) bool
+	seen     map[string]int // copies of each frame that reached the wire
+	expected uint32         // the receiver's next PSN
+	gaps     int            // packets beyond it: end-to-end recovery
+	acked    int64          // highest PSN the sender saw acknowledged; -1: none
+	lost     []string       // what the wire lost
+}
+
+// Directions on the wire.
+const (
+	toDst = iota // a → b: data, retransmissions, tail probes, notices
+	toSrc        // b → a: requests, ACKs
+)
+
+func newChain(t *testing.T, c Config, lose func(dir int, kind string, n uint32, copy int) bool) *chain {
+	c.Fabric = 2
+	src, err := NewSrcToR(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Fabric = 1
+	dst, err := NewDstToR(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := &chain{t: t, a: newRig(t, src), b: newRig(t, dst), src: src, dst: dst, lose: lose, seen: map[string]int{}, acked: -1}
+	ch.a.ports[1].OnTransmit = func(f []byte) { ch.wire(toDst, f) }
+	ch.b.ports[0].OnTransmit = func(f []byte) { ch.wire(toSrc, f) }
+	ch.b.ports[1].OnTransmit = ch.receiver
+	ch.a.ports[0].OnTransmit = func(f []byte) {
+		m := meta(t, f)
+		if m.Opcode != rocev2.RCAck {
+			t.Errorf("opcode %v reached the sender", m.Opcode)
+			return
+		}
+		ch.acked = max(ch.acked, int64(m.PSN))
+	}
+	return ch
+}
+
+// kind names a frame on the wire and the PSN it is about.
+func kind(t testing.TB, f []byte) (string, uint32) {
+	m := meta(t, f)
+	switch {
+	case isData(&m):
+		return "data", uint32(m.PSN)
+	case m.Opcode == rocev2.RCAck:
+		return "ack", uint32(m.PSN)
+	case m.Opcode == rocev2.NetRTOpcode:
+		_, n := message(t, f)
+		if n.Type() == rocev2.NetRTRequest {
+			return "request", uint32(n.PSN())
+		}
+		return "notice", uint32(n.PSN())
+	}
+	t.Fatalf("opcode %v on the wire", m.Opcode)
+	return "", 0
+}
+
+func (ch *chain) wire(dir int, f []byte) {
+	k, n := kind(ch.t, f)
+	id := fmt.Sprintf("%d %s %d", dir, k, n)
+	copy := ch.seen[id]
+	ch.seen[id]++
+	if ch.lose(dir, k, n, copy) {
+		ch.lost = append(ch.lost, fmt.Sprintf("%s %d (copy %d)", k, n, copy))
+		return
+	}
+	if dir == toDst {
+		ch.b.inject(0, f)
+	} else {
+		ch.a.inject(1, f)
+	}
+}
+
+// receiver is the Go-Back-N RNIC behind b.
+func (ch *chain) receiver(f []byte) {
+	m := meta(ch.t, f)
+	if !isData(&m) {
+		ch.t.Errorf("opcode %v reached the receiver", m.Opcode)
+		return
+	}
+	switch n := uint32(m.PSN); {
+	case n == ch.expected:
+		ch.expected++
+	case n > ch.expected:
+		ch.gaps++
+		return
+	}
+	ch.b.inject(1, ack(ch.t, 7, ch.expected-1))
+}
+
+// run sends PSNs 0..n-1 of QP 7 from the host, four a microsecond, then
+// lets the rigs run for d ns.
+func (ch *chain) run(n uint32, d int64) {
+	step := func() { ch.a.step(1000); ch.b.step(1000) }
+	for k := uint32(0); k < n; k++ {
+		ch.a.inject(0, data(ch.t, 7, k))
+		if k%4 == 3 {
+			step()
+		}
+	}
+	for range d / 1000 {
+		step()
+	}
+}
+
+// check asserts that the receiver got every PSN in order, with no gap
+// left to the end hosts, and that the sender saw the last acknowledged.
+func (ch *chain) check(n uint32) {
+	ch.t.Helper()
+	ds := ch.dst.Stats()
+	sum := ds.Sum()
+	if ch.gaps != 0 || ch.expected != n || ch.acked != int64(n-1) || sum.Waits() != 0 {
+		ch.t.Fatalf("lost %v: the receiver expects %d of %d, saw %d gaps; last ACK %d; %d waits",
+			ch.lost, ch.expected, n, ch.gaps, ch.acked, sum.Waits())
+	}
+}
+
+func (ch *chain) noLeak() {
+	ch.t.Helper()
+	ch.a.step(int64(ch.src.cfg.Hold))
+	ch.b.step(0)
+	ch.src.Close()
+	ch.dst.Close()
+	if ch.a.mem.InUse() != 0 || ch.b.mem.InUse() != 0 {
+		ch.t.Fatalf("frames in use: %d and %d", ch.a.mem.InUse(), ch.b.mem.InUse())
+	}
+}
+
+// chainConfig has a hold far above the request interval and the tail
+// probe, as a deployment must.
+var chainConfig = Config{Hold: 1_000_000, TailProbe: 100_000, RequestInterval: 20_000}
+
+// TestChainLosesEachFrame loses, once or twice, each kind of frame
+// in-network recovery depends on — a data packet, a request, a
+// retransmission, the last packet, its tail probe, an ACK — and checks
+// that the receiving RNIC never sees a gap it would have to recover end
+// to end, and the sender gets its last ACK without a timeout.
+func TestChainLosesEachFrame(t *testing.T) {
+	const n = 20
+	for _, c := range []struct {
+		name string
+		lose func(dir int, kind string, n uint32, copy int) bool
+	}{
+		{"data", func(dir int, k string, p uint32, copy int) bool { return k == "data" && p == 5 && copy == 0 }},
+		{"request", func(dir int, k string, p uint32, copy int) bool {
+			return k == "data" && p == 5 && copy == 0 || k == "request" && copy == 0
+		}},
+		{"retransmission", func(dir int, k string, p uint32, copy int) bool { return k == "data" && p == 5 && copy <= 1 }},
+		{"retransmission twice", func(dir int, k string, p uint32, copy int) bool { return k == "data" && p == 5 && copy <= 2 }},
+		{"burst and one retransmission", func(dir int, k string, p uint32, copy int) bool {
+			return k == "data" && (p >= 5 && p <= 8 && copy == 0 || p == 7 && copy == 1)
+		}},
+		{"last packet", func(dir int, k string, p uint32, copy int) bool { return k == "data" && p == n-1 && copy == 0 }},
+		{"tail probe", func(dir int, k string, p uint32, copy int) bool { return k == "data" && p == n-1 && copy <= 1 }},
+		{"last two packets and a probe", func(dir int, k string, p uint32, copy int) bool {
+			return k == "data" && (p == n-2 && copy == 0 || p == n-1 && copy <= 1)
+		}},
+		{"last ACK", func(dir int, k string, p uint32, copy int) bool { return k == "ack" && p == n-1 && copy == 0 }},
+		{"last ACK and the probe's", func(dir int, k string, p uint32, copy int) bool { return k == "ack" && p == n-1 && copy <= 1 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch := newChain(t, chainConfig, c.lose)
+			ch.run(n, 600_000)
+			ch.check(n)
+			ch.noLeak()
+		})
+	}
+}
+
+// TestChainLosesNotice: the source ToR lacks the lost packet, and the
+// wire loses its first unfulfilled notice. The repeated request draws
+// another, and the flow falls back to the end hosts on that notice, as
+// Algorithm 2 has it, not after MaxRequests unanswered requests.
+func TestChainLosesNotice(t *testing.T) {
+	frame := len(data(t, 7, 0))
+	c := chainConfig
+	c.PoolBytes = 2 * frame
+	ch := newChain(t, c, func(dir int, k string, p uint32, copy int) bool {
+		return k == "data" && p == 5 && copy == 0 || k == "notice" && copy == 0
+	})
+	ch.run(20, 200_000)
+	ds := ch.dst.Stats()
+	if p := ds.Ports[1]; p.WaitUnfulfilled != 1 || p.WaitGaveUp != 0 || p.Requests != 2 || ds.Notices != 1 {
+		t.Fatalf("lost %v: %d waits on a notice, %d gave up, %d requests, %d notices; want 1, 0, 2, 1",
+			ch.lost, p.WaitUnfulfilled, p.WaitGaveUp, p.Requests, ds.Notices)
+	}
+	if ch.gaps == 0 || ch.expected != 5 {
+		t.Fatalf("the receiver expects %d after %d gaps; want 5 after the flushed ones", ch.expected, ch.gaps)
+	}
+	ch.noLeak()
+}
