@@ -30,7 +30,10 @@
 // of the last packet, must not leave the sender to its RTO either.
 //
 // SrcToR's congestion avoidance (§III-C-3) counts, per fabric port, N:
-// the bytes of retransmission requested on it within the last Window.
+// the bytes of retransmission requested on it within the last Window,
+// each duplicate counted the first time it is asked for (a request
+// repeated because an answer was lost sends the holes again but asks
+// for no new data).
 // While N < KLow duplicates are sent at once. From KLow on they wait in
 // the port's pacing FIFO (a list through the pool, so they stay within
 // its budget) and leave one every len·8/R_r, with R_r falling linearly

@@ -123,8 +123,11 @@ func (s *SrcToR) pauseLen(c *dataplane.Ctx, h int) int64 {
 
 // retransmit sends pooled duplicate e again, at once while its port's N
 // is below KLow, else through the port's pacing FIFO. N counts e's bytes
-// (this request included), except when e already waits: a request
-// repeated while its answer is being paced asks for nothing new.
+// the first time e is asked for, this request included: a repeated
+// request (its first answer lost, or still on its way) asks for nothing
+// new, and counting it again would drive N toward KLow, pacing and
+// pausing for what is one hole (§III-C-3 counts requested data, not
+// requests). One that already waits is not queued twice.
 func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32) {
 	d := &s.dups[e]
 	if d.queued {
@@ -134,9 +137,12 @@ func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32) {
 	f := int(d.out)
 	p := &s.cp[f]
 	p.roll(c.Now, s.cfg.Window)
-	p.cur += int(d.len)
-	if h := s.flows[d.flow].in; h < MaxPorts {
-		p.hcur |= 1 << h
+	if !d.counted {
+		d.counted = true
+		p.cur += int(d.len)
+		if h := s.flows[d.flow].in; h < MaxPorts {
+			p.hcur |= 1 << h
+		}
 	}
 	if p.n(c.Now, s.cfg.Window) < s.cfg.KLow {
 		s.drain(c, f) // what waited goes first
