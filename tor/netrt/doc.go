@@ -14,7 +14,10 @@
 // duplicate pool keyed by flow (source IP, destination IP, destination
 // QP) and PSN, with a byte budget per egress port. A full pool replaces
 // the oldest duplicate of the flow with the fewest retransmission
-// requests (LFU over a per-flow request count; ties to the oldest). A
+// requests (LFU over a per-flow request count; ties to the oldest),
+// chosen among the flows of the port's 32 oldest duplicates, so that
+// eviction costs the same at any number of flows (Redis samples its
+// approximated LFU the same way; exact up to 32 pooled flows). A
 // duplicate leaves the pool after Hold, or as soon as an RC ACK passing
 // back through the switch acknowledges its PSN. A retransmission request
 // arriving from the fabric for one of its hosts is consumed: every
@@ -130,8 +133,10 @@
 // will leave by, and BufferFrames (1024) frames in all; SrcToR pools at
 // most PoolBytes (256 KiB) per egress port and PoolFrames (4096) in
 // all. Each keeps state for Flows (16384) flows; a new flow finding the
-// table full reclaims an idle entry (IdleTimeout, 1 ms) or passes
-// untouched, counted. Held and pooled frames are freed by Close once the
+// table full reclaims an idle entry (IdleTimeout, 1 ms; SrcToR's with
+// nothing pooled) among the next 32 of a clock hand, or passes
+// untouched, counted (TableFull): a full table costs a bounded amount
+// per packet. Held and pooled frames are freed by Close once the
 // worker has stopped.
 //
 // # Counters

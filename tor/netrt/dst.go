@@ -18,9 +18,9 @@ const (
 const span = 128
 
 // sweep bounds the entries a new flow inspects for an idle one when the
-// table is full, so that a full table costs a bounded amount per packet;
-// each packet of the new flow moves the hand on, so a later one finds
-// what the first missed.
+// table is full, so that a full table costs a bounded amount per packet
+// (each packet of the new flow moves the hand on, so a later one finds
+// what the first missed), and the duplicates SrcToR's eviction samples.
 const sweep = 32
 
 // dflow is DstToR's state for one flow: 96 bytes (TestDstFlowBytes), of

@@ -8,9 +8,10 @@ import (
 	"rocetor/rocev2/psn"
 )
 
-// dup is one duplicate in the pool. It is on up to four lists, linked
-// by index: its flow's (admission order, for LFU and requests), the
-// pool's (expiry order, for Hold), while it is its flow's newest and
+// dup is one duplicate in the pool. It is on up to five lists, linked
+// by index: its flow's (admission order, for requests), its port's
+// (admission order, for LFU), the pool's (expiry order, for Hold and
+// LFU over all ports), while it is its flow's newest and
 // TailProbe is set the probe list (by probe time), and while it waits to
 // be paced its port's pacing FIFO.
 type dup struct {
@@ -19,13 +20,14 @@ type dup struct {
 	out     uint16 // egress port of the original
 	psn     psn.PSN
 	flow    int32
-	born    int64 // admission: the age LFU compares
 	exp     int64 // when Hold retires it
 	pat     int64 // when the tail probe looks at it next
 	fprev   int32 // the flow's duplicates, oldest first
 	fnext   int32
 	aprev   int32 // all duplicates, by exp
 	anext   int32
+	oprev   int32 // its port's duplicates, oldest first: eviction's sample
+	onext   int32
 	pprev   int32 // flows' newest duplicates, by pat
 	pnext   int32
 	qprev   int32 // the port's pacing FIFO while queued
@@ -38,7 +40,6 @@ type dup struct {
 // sflow is SrcToR's state for one flow.
 type sflow struct {
 	key        rocev2.FlowKey
-	used       bool
 	remote     bool   // destination in Config.Prefixes: decided once, when made
 	in         uint16 // host port its packets come in by: the one to pause
 	requests   uint32 // retransmission requests received: the LFU count
@@ -78,13 +79,15 @@ const (
 type SrcToR struct {
 	cfg   Config
 	flows []sflow
+	fill  int // flows[:fill] have been used; the rest never were
 	index map[rocev2.FlowKey]int32
 	pairs map[pair]int32
-	hand  int
+	hand  int // reclaim clock hand
 
 	dups         []dup
 	free         []int32
 	ahead, atail int32
+	ohead, otail [MaxPorts]int32 // each fabric port's duplicates, oldest first
 	armed        bool
 
 	// Tail probe (Config.TailProbe): the flows' newest duplicates,
@@ -131,6 +134,7 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 	}
 	for i := range s.cp {
 		s.cp[i].qhead, s.cp[i].qtail = -1, -1
+		s.ohead[i], s.otail[i] = -1, -1
 	}
 	return s, nil
 }
@@ -195,33 +199,44 @@ func (s *SrcToR) lookup(now int64, key *rocev2.FlowKey) int32 {
 	if i, ok := s.index[*key]; ok {
 		return i
 	}
-	for k := 0; k < len(s.flows) && k < 16+len(s.index); k++ {
+	i := s.fill
+	if i < len(s.flows) {
+		s.fill++
+	} else if i = s.idle(now); i < 0 {
+		s.st.TableFull++
+		return -1
+	}
+	f := &s.flows[i]
+	// The prefix test runs here, once per flow, so that a packet pays
+	// one flag test for it.
+	*f = sflow{key: *key, remote: s.cfg.remote(key.Dst), head: -1, tail: -1, last: now}
+	s.index[*key] = int32(i)
+	s.pairs[pair{key.Src, key.Dst}] = int32(i)
+	s.st.Flows = len(s.index)
+	return int32(i)
+}
+
+// idle finds an entry with nothing pooled, idle for IdleTimeout, unindexes
+// it and returns it; -1 if none of sweep entries from the hand is. A full
+// table so costs a bounded amount per packet (DstToR.idle does the same).
+func (s *SrcToR) idle(now int64) int {
+	for range sweep {
 		i := s.hand
 		s.hand++
 		if s.hand == len(s.flows) {
 			s.hand = 0
 		}
 		f := &s.flows[i]
-		if f.used {
-			if f.n != 0 || now-f.last < s.cfg.IdleTimeout {
-				continue
-			}
-			delete(s.index, f.key)
-			pk := pair{f.key.Src, f.key.Dst}
-			if s.pairs[pk] == int32(i) {
-				delete(s.pairs, pk)
-			}
-			s.st.Reclaimed++
+		if f.n != 0 || now-f.last < s.cfg.IdleTimeout {
+			continue
 		}
-		// The prefix test runs here, once per flow, so that a packet
-		// pays one flag test for it.
-		*f = sflow{key: *key, used: true, remote: s.cfg.remote(key.Dst), head: -1, tail: -1, last: now}
-		s.index[*key] = int32(i)
-		s.pairs[pair{key.Src, key.Dst}] = int32(i)
-		s.st.Flows = len(s.index)
-		return int32(i)
+		delete(s.index, f.key)
+		if pk := (pair{f.key.Src, f.key.Dst}); s.pairs[pk] == int32(i) {
+			delete(s.pairs, pk)
+		}
+		s.st.Reclaimed++
+		return i
 	}
-	s.st.TableFull++
 	return -1
 }
 
@@ -265,8 +280,14 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	copy(room, c.Mem.Frame(p))
 	e := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
-	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, born: c.Now, exp: c.Now + s.cfg.Hold,
-		fprev: f.tail, fnext: -1, qprev: -1, qnext: -1}
+	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold,
+		fprev: f.tail, fnext: -1, oprev: s.otail[p.Out], onext: -1, qprev: -1, qnext: -1}
+	if t := s.otail[p.Out]; t >= 0 {
+		s.dups[t].onext = e
+	} else {
+		s.ohead[p.Out] = e
+	}
+	s.otail[p.Out] = e
 	if f.tail >= 0 {
 		if s.dups[f.tail].probing {
 			s.punlink(f.tail) // no longer the newest: e reveals a loss of it
@@ -319,24 +340,29 @@ func (s *SrcToR) unlink(e int32) {
 
 // evict removes the oldest duplicate (on port, or on any port when port
 // is -1) of the flow with the fewest requests, ties going to the flow
-// whose such duplicate is oldest (§III-C-1). It scans the flow table:
-// eviction happens only when the pool is full, and the table is small.
+// whose such duplicate is oldest (§III-C-1). Rather than every flow, it
+// looks at the flows of the sweep oldest duplicates (of the port, or of
+// the pool by expiry), as Redis samples keys for its approximated LFU:
+// exact while those are all the pooled flows, bounded at any size, and
+// never empty-handed while the pool holds anything. A flow whose
+// duplicates are all younger than the sample is no candidate until they
+// age into it (TestSrcEvictSample).
 func (s *SrcToR) evict(port int) bool {
-	best, bestF := int32(-1), uint32(0)
-	for i := range s.flows {
-		f := &s.flows[i]
-		if !f.used || f.n == 0 || best >= 0 && f.requests > bestF {
-			continue
+	e := s.ahead
+	if port >= 0 {
+		e = s.ohead[port]
+	}
+	best := int32(-1)
+	for k := 0; e >= 0 && k < sweep; k++ {
+		// Oldest first, so the first duplicate of the fewest requests
+		// is its flow's oldest and, among ties, the oldest.
+		if best < 0 || s.flows[s.dups[e].flow].requests < s.flows[s.dups[best].flow].requests {
+			best = e
 		}
-		e := f.head
-		for port >= 0 && e >= 0 && int(s.dups[e].out) != port {
-			e = s.dups[e].fnext
-		}
-		if e < 0 {
-			continue
-		}
-		if best < 0 || f.requests < bestF || s.dups[e].born < s.dups[best].born {
-			best, bestF = e, f.requests
+		if port >= 0 {
+			e = s.dups[e].onext
+		} else {
+			e = s.dups[e].anext
 		}
 	}
 	if best < 0 {
@@ -369,6 +395,16 @@ func (s *SrcToR) remove(e int32) {
 	}
 	f.n--
 	s.unlink(e)
+	if d.oprev >= 0 {
+		s.dups[d.oprev].onext = d.onext
+	} else {
+		s.ohead[d.out] = d.onext
+	}
+	if d.onext >= 0 {
+		s.dups[d.onext].oprev = d.oprev
+	} else {
+		s.otail[d.out] = d.oprev
+	}
 	if d.probing {
 		s.punlink(e)
 	}
