@@ -146,7 +146,6 @@ type SrcStats struct {
 
 	Local     uint64 // packets of flows whose destination is outside Config.Prefixes: not pooled
 	NoFrame   uint64 // duplicates not made for want of a free frame
-	NoRoom    uint64 // duplicates not made: nothing left to evict on the port
 	Dropped   uint64 // duplicates freed by Close
 	TimerFull uint64 // timers the worker refused
 	ACKs      uint64 // RC ACKs seen for pooled flows
