@@ -110,6 +110,26 @@
 // in Waiting, which is safe). Retransmissions go on the retransmit
 // queue, paced by SrcToR itself while N ≥ KLow (above).
 //
+// # READ responses
+//
+// RDMA READ responses carry payload too, but neither stage serves them:
+// they pass both untouched, gaps and all (TestChainReadResponses), and a
+// lost one is the requester's to re-read (nic/gbn re-issues the READ from
+// the lost PSN). Seed 000's DstToR tells a loss from a PSN gap in the
+// flow (§III-C-2: the ePSN is "the expected PSN for a flow"; Algorithm 2
+// takes any PSN above it as out of order), which holds for the
+// requests a sender numbers one after another. A READ's responses take
+// the PSNs of its request in the requester's sequence, which the
+// requester's WRITEs and SENDs share: between two READs the responses
+// jump over those, a gap no loss made, which the DstToR would hold and
+// request, the responder's SrcToR could only answer "unfulfilled", and
+// the flow would stay in Waiting for a PSN that never comes its way.
+// Telling a jump from a loss needs the READ requests, which the
+// requester's ToR sees going the other way; nor does anything
+// acknowledge a response for SrcToR to retire its duplicate before Hold
+// (§III-C-1 keeps one "for about one RTT to ensure that the original
+// packet is delivered"). The paper evaluates WRITEs only (§IV).
+//
 // # Ports
 //
 // Config.Fabric names the fabric ports (a bit mask of port indices);

@@ -66,6 +66,8 @@ func kind(t testing.TB, f []byte) (string, uint32) {
 		return "data", uint32(m.PSN)
 	case m.Opcode == rocev2.RCAck:
 		return "ack", uint32(m.PSN)
+	case m.Opcode.IsResponse():
+		return "response", uint32(m.PSN)
 	case m.Opcode == rocev2.NetRTOpcode:
 		_, n := message(t, f)
 		if n.Type() == rocev2.NetRTRequest {
@@ -208,6 +210,56 @@ func TestChainLosesNotice(t *testing.T) {
 	}
 	if ch.gaps == 0 || ch.expected != 5 {
 		t.Fatalf("the receiver expects %d after %d gaps; want 5 after the flushed ones", ch.expected, ch.gaps)
+	}
+	ch.noLeak()
+}
+
+// readResponse returns an RDMA READ response on its way from the
+// responder srcIP to the requester dstIP, QP qp, PSN n (the requester's
+// PSN space), with an AETH where the opcode has one.
+func readResponse(t testing.TB, op rocev2.Opcode, qp, n uint32) []byte {
+	return build(t, &rocev2.Spec{Src: hostMAC, Dst: peerMAC, SrcIP: srcIP, DstIP: dstIP,
+		Opcode: op, DestQP: qp, PSN: rocev2PSN(n), Syndrome: rocev2.ACKSyndrome(31), Payload: make([]byte, 256)})
+}
+
+// TestChainReadResponses: READ responses are not NetRT's (package doc,
+// "READ responses"): the responder's ToR does not pool them, the
+// requester's ToR neither holds nor requests them, even across a PSN
+// jump (the PSNs of the requester's WRITEs between two READs, or a
+// loss, which the requester's go-back-N re-reads), and they reach the
+// requester unchanged, in the order sent.
+func TestChainReadResponses(t *testing.T) {
+	ch := newChain(t, chainConfig, func(int, string, uint32, int) bool { return false })
+	var got []uint32
+	ch.b.ports[1].OnTransmit = func(f []byte) {
+		m := meta(t, f)
+		if !m.Opcode.IsResponse() || !m.Opcode.HasPayload() {
+			t.Errorf("opcode %v reached the requester", m.Opcode)
+		}
+		got = append(got, uint32(m.PSN))
+	}
+	sent := []struct {
+		op rocev2.Opcode
+		n  uint32
+	}{
+		{rocev2.RCReadResponseFirst, 10}, {rocev2.RCReadResponseMiddle, 11}, {rocev2.RCReadResponseLast, 12},
+		{rocev2.RCReadResponseOnly, 20},                                   // WRITEs took 13–19
+		{rocev2.RCReadResponseFirst, 21}, {rocev2.RCReadResponseLast, 23}, // 22 lost
+	}
+	for _, s := range sent {
+		ch.a.inject(0, readResponse(t, s.op, 7, s.n))
+	}
+	for range 300 {
+		ch.a.step(1000)
+		ch.b.step(1000)
+	}
+	if !equal(got, []uint32{10, 11, 12, 20, 21, 23}) {
+		t.Fatalf("requester got %v, want every response, in the order sent", got)
+	}
+	ss, ds := ch.src.Stats(), ch.dst.Stats()
+	if ss.Packets != 0 || ss.Sum().Pooled != 0 || ds.Packets != 0 || ds.Sum().Held != 0 || ds.Sum().Requests != 0 {
+		t.Fatalf("src saw %d, pooled %d; dst saw %d, held %d, requested %d; want none",
+			ss.Packets, ss.Sum().Pooled, ds.Packets, ds.Sum().Held, ds.Sum().Requests)
 	}
 	ch.noLeak()
 }
