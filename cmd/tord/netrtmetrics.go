@@ -62,7 +62,10 @@ var dstMetrics = []portMetric[dstPort]{
 	counterOf("netrt_recovered_total", "Flows back to Ordered from ReTx: the hole filled in the network.", func(p *dstPort) float64 { return float64(p.Recovered) }),
 	counterOf("netrt_resumed_total", "Flows back to Ordered from Waiting: the hosts' go-back-N brought the expected PSN.", func(p *dstPort) float64 { return float64(p.Resumed) }),
 	counterOf("netrt_backoff_retries_total", "Gaps held and requested again once a flow's backoff (a peer that never answered) ran out.", func(p *dstPort) float64 { return float64(p.Retries) }),
-	counterOf("netrt_resyncs_total", "Flows whose ePSN moved to the PSN a host's sequence NAK named (the host lost packets after the switch).", func(p *dstPort) float64 { return float64(p.Resyncs) }),
+	counterOf("netrt_resyncs_total", "Flows whose ePSN moved to the PSN a host's sequence NAK named, the NAK passed on (too far back to hold).", func(p *dstPort) float64 { return float64(p.Resyncs) }),
+	counterOf("netrt_naks_held_total", "Hosts' sequence NAKs held while the source ToR resent what they named, instead of the sender going back N.", func(p *dstPort) float64 { return float64(p.NAKHeld) }),
+	counterOf("netrt_naks_answered_total", "Of naks_held_total, dropped: the PSN they named arrived from the network.", func(p *dstPort) float64 { return float64(p.NAKAnswered) }),
+	counterOf("netrt_naks_released_total", "Of naks_held_total, sent on to the sender: the flow fell back to Waiting.", func(p *dstPort) float64 { return float64(p.NAKReleased) }),
 	counterOf("netrt_requests_sent_total", "Retransmission requests sent (first and repeated).", func(p *dstPort) float64 { return float64(p.Requests) }),
 	counterOf("netrt_requests_resent_total", "Of requests_sent_total, those the request interval re-sent while the hole lasted.", func(p *dstPort) float64 { return float64(p.Resent) }),
 	counterOf("netrt_requests_failed_total", "Requests not sent for want of a frame or queue room.", func(p *dstPort) float64 { return float64(p.SendFailed) }),
@@ -251,6 +254,9 @@ func addDst(t, p *dstPort) {
 	t.Resumed += p.Resumed
 	t.Retries += p.Retries
 	t.Resyncs += p.Resyncs
+	t.NAKHeld += p.NAKHeld
+	t.NAKAnswered += p.NAKAnswered
+	t.NAKReleased += p.NAKReleased
 	t.Requests += p.Requests
 	t.Resent += p.Resent
 	t.SendFailed += p.SendFailed

@@ -86,6 +86,18 @@
 //     move it to Waiting instead of ReTx, holding and requesting
 //     nothing; then it tries again. A peer that did answer only lost
 //     this hole's retransmissions, and the next gap is held as usual.
+//   - A sequence NAK the host sends for a PSN before the flow's ePSN
+//     (going beyond the paper, whose DstToR knows of no loss after it)
+//     means the RNIC missed packets this switch forwarded (lost after
+//     it) or never saw (the flow's entry began after a loss, as when its
+//     first packet was lost). The source ToR pools them until the host
+//     acknowledges them, so, within the bitmap's span, the flow moves
+//     to ReTx with that PSN as its ePSN, requests the run up to the old
+//     ePSN, and holds the NAK: dropped (netrt_nak_answered) when that
+//     PSN arrives, sent on when the flow falls back to Waiting, so the
+//     sender goes back N only if the network could not help. Otherwise
+//     the NAK passes and the flow adopts its PSN (a resync), so that the
+//     sender's resend is put in order again.
 //
 // DstStats counts per host port; Busiest names the flows holding the
 // most, for the admin API.
@@ -137,8 +149,9 @@
 //
 // # Drops
 //
-//	netrt_consumed   a NetRT message ended at this ToR (not a loss)
-//	netrt_duplicate  DstToR already holds a packet with that PSN
+//	netrt_consumed      a NetRT message ended at this ToR (not a loss)
+//	netrt_duplicate     DstToR already holds a packet with that PSN
+//	netrt_nak_answered  a host's NAK DstToR held, whose PSN then arrived (not a loss)
 //
 // A packet DstToR cannot hold because the buffer budget is spent is
 // forwarded, not dropped (DstPortStats.Full or WaitBudget). Messages,

@@ -23,11 +23,11 @@ const span = 128
 // what the first missed), and the duplicates SrcToR's eviction samples.
 const sweep = 32
 
-// dflow is DstToR's state for one flow: 96 bytes (TestDstFlowBytes), of
+// dflow is DstToR's state for one flow: 104 bytes (TestDstFlowBytes), of
 // which the ePSN, bitmap and state are the 21 that seed 000's Table II
 // counts; the key (36) tells flows apart, the rest serves the request
-// timer, the requests' route, the backoff and reclaiming. Fields are in
-// size order so that there is no padding.
+// timer, the requests' route, the backoff, a held NAK and reclaiming.
+// Fields are in size order so that there is little padding.
 type dflow struct {
 	key     rocev2.FlowKey
 	epsn    psn.PSN
@@ -35,6 +35,7 @@ type dflow struct {
 	last    int64            // last packet seen, for reclaiming
 	until   int64            // end of the Backoff after giving up; 0 if it never gave up
 	head    int32            // held packets, a list sorted by PSN; -1 if none
+	nak     int32            // the host's NAK, held while the network recovers what it names; -1 if none
 	gen     uint32           // request timer generation
 	reqMAC  rocev2.MAC
 	reqPort uint16 // port requests leave by
@@ -182,7 +183,7 @@ func (d *DstToR) lookup(now int64, p *dataplane.Packet) int32 {
 	f := &d.flows[i]
 	// The generation survives reuse, so a stale request timer of the
 	// entry's previous flow cannot match the new one.
-	*f = dflow{key: *key, epsn: p.Meta.PSN, last: now, head: -1, gen: f.gen + 1,
+	*f = dflow{key: *key, epsn: p.Meta.PSN, last: now, head: -1, nak: -1, gen: f.gen + 1,
 		out: uint8(p.Out), serve: d.cfg.remote(key.Src)}
 	d.index.insert(d.flows, int32(i))
 	d.pairs[pair{key.Src, key.Dst}] = int32(i)
@@ -263,9 +264,10 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 			f.answered = true
 		}
 		f.requests = 0
-		if f.head < 0 {
+		if f.head < 0 && f.state != ReTx {
 			// The fast path: forward in place. Nothing is held, so the
-			// bitmap is empty and needs no shift.
+			// bitmap is empty and needs no shift. (ReTx with nothing
+			// held holds a NAK: advance answers it.)
 			if f.state == Waiting {
 				d.setState(f, Ordered)
 				d.st.Ports[f.out].Resumed++
@@ -392,8 +394,14 @@ func (d *DstToR) pop(f *dflow) dataplane.Packet {
 }
 
 // advance moves f past the ePSN just forwarded and releases the buffer
-// in order (Algorithm 1); back to Ordered when it empties.
+// in order (Algorithm 1); back to Ordered when it empties. A NAK held
+// for that PSN is answered: the host has it now.
 func (d *DstToR) advance(c *dataplane.Ctx, f *dflow) {
+	if f.nak >= 0 {
+		h := d.unholdNAK(f)
+		d.st.Ports[f.out].NAKAnswered++
+		c.Discard(&h.p, ReasonNAKAnswered)
+	}
 	for {
 		next := f.bm.Has(0) // ePSN+1 is held
 		f.bm = f.bm.Shift()
@@ -435,7 +443,17 @@ func (d *DstToR) request(c *dataplane.Ctx, fi int32, f *dflow) {
 	f.requests++
 	k := &f.key
 	ps := &d.st.Ports[f.out]
-	if send(c, &d.spec, f.reqPort, f.reqMAC, k.Dst, k.Src, k.QP, rocev2.NetRTRequest, f.epsn, f.bm) {
+	bm := f.bm
+	if f.nak >= 0 {
+		// What the host missed runs up to the ePSN its NAK found
+		// (kept in the NAK's entry). Unless a packet beyond it is held,
+		// which names the run as missing already, mark that PSN as if
+		// held: a request names the PSNs below its highest bit.
+		if end := d.buf[f.nak].psn.Diff(f.epsn) - 1; end > highest(bm) || bm == (rocev2.Bitmap128{}) {
+			bm = bm.Set(end)
+		}
+	}
+	if send(c, &d.spec, f.reqPort, f.reqMAC, k.Dst, k.Src, k.QP, rocev2.NetRTRequest, f.epsn, bm) {
 		ps.Requests++
 	} else {
 		ps.SendFailed++
@@ -521,6 +539,9 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 	if !f.serve || m.PSN == f.epsn {
 		return
 	}
+	if d.holdNAK(c, fi, f, p) {
+		return
+	}
 	d.st.Ports[f.out].Resyncs++
 	if f.state != Waiting {
 		if f.head >= 0 {
@@ -532,6 +553,60 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 		f.requests = 0
 	}
 	f.epsn, f.bm = m.PSN, rocev2.Bitmap128{}
+}
+
+// holdNAK tries to recover in the network what the host's sequence NAK
+// p says it missed: the PSNs from the one it names, x, up to the flow's
+// ePSN, which this switch forwarded (a loss after it) or never saw (the
+// flow's entry began after a loss, as when its first packet was lost).
+// The source ToR pools them until the host acknowledges them, so the
+// flow goes to ReTx with ePSN x, asks for them all, and holds the NAK:
+// answered (dropped) when x arrives, sent on if the flow falls back to
+// Waiting (notice, give-up), so that the sender's go-back-N runs only
+// when the network could not help. Going beyond the paper, whose
+// DstToR knows of no loss after it. False, and the NAK goes on as
+// before, when the flow is in Waiting or already holds a NAK, when x
+// lies before the ePSN by more than the bitmap's span or the held
+// packets would then lie beyond it, or when no frame entry is free.
+func (d *DstToR) holdNAK(c *dataplane.Ctx, fi int32, f *dflow, p *dataplane.Packet) bool {
+	x := p.Meta.PSN
+	back := f.epsn.Diff(x)
+	if f.state == Waiting || f.nak >= 0 || back <= 0 || back > span || len(d.free) == 0 ||
+		f.head >= 0 && highest(f.bm)+back >= span {
+		return false
+	}
+	e := d.free[len(d.free)-1]
+	d.free = d.free[:len(d.free)-1]
+	// The NAK's entry keeps the ePSN it found: the end of the run the
+	// requests name as missing.
+	d.buf[e] = heldPkt{p: *p, psn: f.epsn, next: -1, flow: fi}
+	p.Verdict = dataplane.Taken
+	f.nak = e
+	var bm rocev2.Bitmap128
+	for k := f.head; k >= 0; k = d.buf[k].next {
+		bm = bm.Set(d.buf[k].psn.Diff(x) - 1)
+	}
+	f.epsn, f.bm = x, bm
+	if f.state == Ordered {
+		d.setState(f, ReTx)
+	}
+	d.st.Ports[f.out].NAKHeld++
+	f.requests = 0
+	f.gen++
+	// fwd sent the NAK toward the sender; the requests go that way.
+	f.reqPort = p.Out
+	copy(f.reqMAC[:], c.Mem.Frame(p)[0:6])
+	d.request(c, fi, f)
+	return true
+}
+
+// unholdNAK takes f's held NAK out of the buffer and returns it.
+func (d *DstToR) unholdNAK(f *dflow) *heldPkt {
+	h := &d.buf[f.nak]
+	h.flow = -1
+	d.free = append(d.free, f.nak)
+	f.nak = -1
+	return h
 }
 
 // unfulfilled handles the unfulfilled notice i of b (Algorithm 2,
@@ -573,6 +648,13 @@ func (d *DstToR) wait(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflow, tri
 	d.setState(f, Waiting)
 	f.gen++        // stop the request timer
 	f.requests = 0 // the next gap's requests start afresh
+	if f.nak >= 0 {
+		// The network could not recover what the host asked for:
+		// its NAK goes on, first, and the sender goes back N.
+		h := d.unholdNAK(f)
+		d.st.Ports[f.out].NAKReleased++
+		c.Emit(&h.p)
+	}
 	for f.head >= 0 {
 		if trig != nil && trig.Meta.PSN.Less(d.buf[f.head].psn) {
 			trig.Verdict = dataplane.Taken
@@ -594,6 +676,12 @@ func (d *DstToR) wait(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflow, tri
 func (d *DstToR) Close() error {
 	for i := range d.flows[:d.fill] {
 		f := &d.flows[i]
+		if f.nak >= 0 {
+			h := d.unholdNAK(f)
+			if d.mem != nil {
+				d.mem.Release(h.p.Addr)
+			}
+		}
 		for f.head >= 0 {
 			p := d.pop(f)
 			if d.mem != nil {

@@ -361,8 +361,8 @@ func TestDstFlowBytes(t *testing.T) {
 		entry, core, key, entry-core-key, index)
 	t.Logf("table of %d entries: %d KiB, %d bytes for each of %d flows (seed 000 Table II: 192.5 KB for 10K QPs, 19.25 bytes each)",
 		len(d.flows), (entry+index)*len(d.flows)>>10, (entry+index)*len(d.flows)/n, n)
-	if entry > 96 || index > 8 {
-		t.Fatalf("a flow entry takes %d bytes and its index %d, want at most 96 and 8", entry, index)
+	if entry > 104 || index > 8 {
+		t.Fatalf("a flow entry takes %d bytes and its index %d, want at most 104 and 8", entry, index)
 	}
 
 	// Fill the table; one more flow finds it full until the others have
@@ -1073,31 +1073,107 @@ func TestDstRequestDelay(t *testing.T) {
 	r.take(1)
 }
 
-// A sequence NAK from the host names the PSN its RNIC expects: a flow
-// whose ePSN is elsewhere adopts it, so the sender's go-back-N resend is
-// put in order again; a NAK for ePSN itself changes nothing.
-func TestDstNAKResync(t *testing.T) {
+// A sequence NAK from the host names the PSN its RNIC expects. When it
+// lies before the flow's ePSN, within the bitmap's span, the flow holds
+// the NAK and asks the source ToR for everything from that PSN up to its
+// ePSN; the NAK is answered (dropped) when that PSN arrives. A NAK for
+// ePSN itself changes nothing.
+func TestDstNAKHeld(t *testing.T) {
 	r, d := newDst(t, Config{})
 	// The first NAK carries the flow's own QPN, the second the
 	// requester's (another number): found by the address pair.
 	qp := uint32(7)
-	nak := func(n uint32) []byte {
-		return build(t, &rocev2.Spec{Src: peerMAC, Dst: hostMAC, SrcIP: dstIP, DstIP: srcIP,
-			Opcode: rocev2.RCAck, DestQP: qp, PSN: psn.New(n), Syndrome: rocev2.NAKSyndrome(rocev2.NakPSNSeqError)})
-	}
 	for n := uint32(0); n < 5; n++ { // forwarded in order: ePSN 5
 		r.inject(0, data(t, 7, n))
 	}
 	r.settle()
 	r.take(1)
-	r.inject(1, nak(5)) // the RNIC agrees: nothing changes
+	r.inject(1, seqNAK(t, qp, 5)) // the RNIC agrees: nothing changes
 	r.settle()
 	d.expect(t, 7, Ordered, 5, rocev2.Bitmap128{})
+	if got := r.take(0); len(got) != 1 {
+		t.Fatalf("%d frames toward the sender, want the NAK passed", len(got))
+	}
 	qp = 0x4321
-	r.inject(1, nak(2)) // the RNIC lost 2 after this switch
+	r.inject(0, data(t, 7, 6))    // a gap at 5: held
+	r.inject(1, seqNAK(t, qp, 2)) // the RNIC lost 2 after this switch
 	r.settle()
-	if got := r.take(0); len(got) != 2 {
-		t.Fatalf("%d frames toward the sender, want both NAKs passed", len(got))
+	d.expect(t, 7, ReTx, 2, rocev2.Bitmap128{}.Set(3))
+	_, msgs := split(t, r.take(0))
+	e, bms := requests(t, msgs)
+	// The request for the gap at 5, then the one for 2–5 (6 held, 5
+	// named missing as 2–4 are).
+	if len(e) != 2 || e[1] != 2 || bms[1] != (rocev2.Bitmap128{}.Set(3)) {
+		t.Fatalf("requests for %v with %+v, want the gap's, then 2 with only 6 held", e, bms)
+	}
+	for _, n := range []uint32{3, 2, 4, 5} { // the source ToR's resend, reordered on the way
+		r.inject(0, data(t, 7, n))
+		r.settle()
+	}
+	if got := psns(t, r.take(1)); !equal(got, []uint32{2, 3, 4, 5, 6}) {
+		t.Fatalf("host got %v, want the resend in order", got)
+	}
+	d.expect(t, 7, Ordered, 7, rocev2.Bitmap128{})
+	if got := r.take(0); len(got) != 0 {
+		t.Fatalf("%d frames toward the sender, want the NAK answered", len(got))
+	}
+	st := d.Stats()
+	if p := st.Ports[1]; p.NAKHeld != 1 || p.NAKAnswered != 1 || p.NAKReleased != 0 || p.Resyncs != 0 || st.NAKUnknown != 0 {
+		t.Fatalf("NAKs held %d, answered %d, released %d, resyncs %d, unknown %d; want 1, 1, 0, 0, 0",
+			p.NAKHeld, p.NAKAnswered, p.NAKReleased, p.Resyncs, st.NAKUnknown)
+	}
+	r.step(int64(2e6)) // the worker publishes its counters
+	if s := r.w.Snapshot(); s.Drops[ReasonNAKAnswered] != 1 {
+		t.Fatalf("%d NAKs answered in the drop counts, want 1", s.Drops[ReasonNAKAnswered])
+	}
+	checkPartition(t, &st)
+	r.noLeak(d)
+}
+
+// A held NAK goes on to the sender when the network cannot help: here
+// the source ToR never answers, and the flow gives up.
+func TestDstNAKReleased(t *testing.T) {
+	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 2})
+	for n := uint32(0); n < 5; n++ {
+		r.inject(0, data(t, 7, n))
+	}
+	r.settle()
+	r.take(1)
+	r.inject(1, seqNAK(t, 7, 3))
+	r.settle()
+	for i := 0; i < 5; i++ {
+		r.step(10_000)
+	}
+	var naks int
+	for _, f := range r.take(0) {
+		if m := meta(t, f); m.Opcode == rocev2.RCAck {
+			naks++
+		}
+	}
+	d.expect(t, 7, Waiting, 3, rocev2.Bitmap128{})
+	if p := d.Stats().Ports[1]; naks != 1 || p.NAKHeld != 1 || p.NAKReleased != 1 || p.WaitGaveUp != 1 {
+		t.Fatalf("%d NAKs reached the sender; held %d, released %d, gave up %d; want 1 of each", naks, p.NAKHeld, p.NAKReleased, p.WaitGaveUp)
+	}
+	r.noLeak(d)
+}
+
+// A NAK the flow cannot hold for (further back than the bitmap's span)
+// passes, and the flow adopts its PSN, so the sender's go-back-N resend
+// is put in order again.
+func TestDstNAKResync(t *testing.T) {
+	r, d := newDst(t, Config{})
+	for n := uint32(0); n < 200; n++ {
+		r.inject(0, data(t, 7, n))
+		if n%32 == 31 {
+			r.settle()
+		}
+	}
+	r.settle()
+	r.take(1)
+	r.inject(1, seqNAK(t, 7, 2))
+	r.settle()
+	if got := r.take(0); len(got) != 1 {
+		t.Fatalf("%d frames toward the sender, want the NAK passed", len(got))
 	}
 	d.expect(t, 7, Ordered, 2, rocev2.Bitmap128{})
 	for _, n := range []uint32{3, 2, 4} { // the resend, reordered on the way
@@ -1107,11 +1183,18 @@ func TestDstNAKResync(t *testing.T) {
 	if got := psns(t, r.take(1)); !equal(got, []uint32{2, 3, 4}) {
 		t.Fatalf("host got %v, want the resend in order", got)
 	}
-	if st := d.Stats(); st.Ports[1].Resyncs != 1 || st.Ports[1].Held != 1 || st.NAKUnknown != 0 {
-		t.Fatalf("resyncs %d, held %d, unknown NAKs %d; want 1, 1, 0", st.Ports[1].Resyncs, st.Ports[1].Held, st.NAKUnknown)
-	}
 	r.take(0)
+	if p := d.Stats().Ports[1]; p.Resyncs != 1 || p.NAKHeld != 0 {
+		t.Fatalf("resyncs %d, NAKs held %d; want 1, 0", p.Resyncs, p.NAKHeld)
+	}
 	r.noLeak(d)
+}
+
+// seqNAK returns the sequence NAK an RNIC behind DstToR sends for PSN n
+// of flow srcIP→dstIP, carrying QPN qp.
+func seqNAK(t testing.TB, qp, n uint32) []byte {
+	return build(t, &rocev2.Spec{Src: peerMAC, Dst: hostMAC, SrcIP: dstIP, DstIP: srcIP,
+		Opcode: rocev2.RCAck, DestQP: qp, PSN: psn.New(n), Syndrome: rocev2.NAKSyndrome(rocev2.NakPSNSeqError)})
 }
 
 // TestDstBackoffRepeats: every give-up on a peer that never answered

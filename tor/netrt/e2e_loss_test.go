@@ -12,7 +12,8 @@ import (
 // names, in either direction, and puts a Go-Back-N receiver behind b:
 // it takes only its expected PSN, acknowledges every packet it takes or
 // sees again (a duplicate), and counts every packet beyond it as a gap,
-// which a real RNIC would NAK and the sender recover end to end.
+// NAKing the first of each gap as an RNIC does. A NAK that reaches the
+// sender is an end-to-end go-back-N.
 type chain struct {
 	t        *testing.T
 	a, b     *rig
@@ -21,7 +22,9 @@ type chain struct {
 	lose     func(dir int, kind string, n uint32, copy int) bool
 	seen     map[string]int // copies of each frame that reached the wire
 	expected uint32         // the receiver's next PSN
-	gaps     int            // packets beyond it: end-to-end recovery
+	gaps     int            // packets beyond it
+	nakSent  bool           // the receiver NAKed the current gap
+	naks     int            // NAKs that reached the sender: go-back-N
 	acked    int64          // highest PSN the sender saw acknowledged; -1: none
 	lost     []string       // what the wire lost
 }
@@ -51,6 +54,10 @@ func newChain(t *testing.T, c Config, lose func(dir int, kind string, n uint32, 
 		m := meta(t, f)
 		if m.Opcode != rocev2.RCAck {
 			t.Errorf("opcode %v reached the sender", m.Opcode)
+			return
+		}
+		if !rocev2.AETH(f[m.ExtOff(rocev2.ExtAETH):]).Syndrome().IsACK() {
+			ch.naks++
 			return
 		}
 		ch.acked = max(ch.acked, int64(m.PSN))
@@ -105,8 +112,13 @@ func (ch *chain) receiver(f []byte) {
 	switch n := uint32(m.PSN); {
 	case n == ch.expected:
 		ch.expected++
+		ch.nakSent = false
 	case n > ch.expected:
 		ch.gaps++
+		if !ch.nakSent {
+			ch.nakSent = true
+			ch.b.inject(1, seqNAK(ch.t, 7, ch.expected))
+		}
 		return
 	}
 	ch.b.inject(1, ack(ch.t, 7, ch.expected-1))
@@ -127,15 +139,16 @@ func (ch *chain) run(n uint32, d int64) {
 	}
 }
 
-// check asserts that the receiver got every PSN in order, with no gap
-// left to the end hosts, and that the sender saw the last acknowledged.
-func (ch *chain) check(n uint32) {
+// check asserts that the receiver got every PSN, the sender saw the
+// last acknowledged and never went back N, and no flow fell back to the
+// end hosts. Unless gapsOK, the receiver never even saw a gap.
+func (ch *chain) check(n uint32, gapsOK bool) {
 	ch.t.Helper()
 	ds := ch.dst.Stats()
 	sum := ds.Sum()
-	if ch.gaps != 0 || ch.expected != n || ch.acked != int64(n-1) || sum.Waits() != 0 {
-		ch.t.Fatalf("lost %v: the receiver expects %d of %d, saw %d gaps; last ACK %d; %d waits",
-			ch.lost, ch.expected, n, ch.gaps, ch.acked, sum.Waits())
+	if ch.gaps != 0 && !gapsOK || ch.naks != 0 || ch.expected != n || ch.acked != int64(n-1) || sum.Waits() != 0 {
+		ch.t.Fatalf("lost %v: the receiver expects %d of %d, saw %d gaps; the sender got %d NAKs, last ACK %d; %d waits",
+			ch.lost, ch.expected, n, ch.gaps, ch.naks, ch.acked, sum.Waits())
 	}
 }
 
@@ -185,10 +198,55 @@ func TestChainLosesEachFrame(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ch := newChain(t, chainConfig, c.lose)
 			ch.run(n, 600_000)
-			ch.check(n)
+			ch.check(n, false)
 			ch.noLeak()
 		})
 	}
+}
+
+// TestChainRecoversForHost: the receiver sees a gap the destination ToR
+// could not hold — the flow's first packet lost before the ToR saw any
+// (its entry starts at the next), or a packet lost after the ToR — and
+// NAKs it. The ToR holds the NAK, has the source ToR resend the run, and
+// the sender never goes back N.
+func TestChainRecoversForHost(t *testing.T) {
+	const n = 20
+	for _, c := range []struct {
+		name string
+		lose func(dir int, kind string, n uint32, copy int) bool
+	}{
+		{"first packet", func(dir int, k string, p uint32, copy int) bool { return k == "data" && p == 0 && copy == 0 }},
+		{"first two packets and a resend", func(dir int, k string, p uint32, copy int) bool {
+			return k == "data" && (p <= 1 && copy == 0 || p == 1 && copy == 1)
+		}},
+		{"first packet and the request", func(dir int, k string, p uint32, copy int) bool {
+			return k == "data" && p == 0 && copy == 0 || k == "request" && copy == 0
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch := newChain(t, chainConfig, c.lose)
+			ch.run(n, 600_000)
+			ch.check(n, true)
+			if p := ch.dst.Stats().Ports[1]; p.NAKHeld != 1 || p.NAKAnswered != 1 {
+				t.Fatalf("NAKs held %d, answered %d; want 1, 1", p.NAKHeld, p.NAKAnswered)
+			}
+			ch.noLeak()
+		})
+	}
+	t.Run("after the destination ToR", func(t *testing.T) {
+		ch := newChain(t, chainConfig, func(int, string, uint32, int) bool { return false })
+		lost := false
+		ch.b.ports[1].OnTransmit = func(f []byte) {
+			if m := meta(t, f); m.PSN == 7 && !lost { // the host's ring overflowed
+				lost = true
+				return
+			}
+			ch.receiver(f)
+		}
+		ch.run(n, 600_000)
+		ch.check(n, true)
+		ch.noLeak()
+	})
 }
 
 // TestChainLosesNotice: the source ToR lacks the lost packet, and the
