@@ -10,10 +10,10 @@ import (
 
 // dup is one duplicate in the pool. It is on up to five lists, linked
 // by index: its flow's (admission order, for requests), its port's
-// (admission order, for LFU), the pool's (expiry order, for Hold and
-// LFU over all ports), while it is its flow's newest and
-// TailProbe is set the probe list (by probe time), and while it waits to
-// be paced its port's pacing FIFO.
+// (admission order, for LFU), the pool's (expiry order, for Hold and for
+// LFU over all ports), the probe list (by probe time) while it is its
+// flow's newest and TailProbe is set, and its port's pacing FIFO while
+// it waits to be paced.
 type dup struct {
 	addr    uint64
 	len     uint16
