@@ -39,7 +39,8 @@
 // for no new data).
 // While N < KLow duplicates are sent at once. From KLow on they wait in
 // the port's pacing FIFO (a list through the pool, so they stay within
-// its budget) and leave one every len·8/R_r, with R_r falling linearly
+// its budget; a request's ePSN, which the destination ToR is blocked on,
+// goes in front) and leave one every len·8/R_r, with R_r falling linearly
 // from RateMax at KLow to RateMin at KHigh; the host ports whose flows
 // were asked for get 802.1Qbb PFC pause frames for PausePriority,
 // refreshed at half their length, and a resume once N < KLow, when

@@ -588,7 +588,7 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 				continue
 			}
 			found[k>>6] |= 1 << (k & 63)
-			s.retransmit(c, e) // moves e on the expiry list only
+			s.retransmit(c, e, k == 0) // moves e on the expiry list and the FIFO only
 		}
 	}
 	for k := 0; k <= hi; k++ {

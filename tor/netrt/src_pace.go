@@ -128,9 +128,19 @@ func (s *SrcToR) pauseLen(c *dataplane.Ctx, h int) int64 {
 // new, and counting it again would drive N toward KLow, pacing and
 // pausing for what is one hole (§III-C-3 counts requested data, not
 // requests). One that already waits is not queued twice.
-func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32) {
+//
+// The request's ePSN (first) is what the destination ToR is blocked on:
+// everything it holds waits behind it, and it gives the flow up after
+// MaxRequests unanswered requests. So it goes to the front of the FIFO,
+// the rest of the request behind what waited before: pacing keeps its
+// rate, and the packet that releases the most goes first.
+func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32, first bool) {
 	d := &s.dups[e]
 	if d.queued {
+		if first && s.cp[d.out].qhead != e {
+			s.unqueue(e)
+			s.enqueue(e, c.Now, true)
+		}
 		s.restart(e, c.Now)
 		return
 	}
@@ -152,7 +162,7 @@ func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32) {
 	// Paced from the end of the request (congest), so that all of it is
 	// paced at the rate its whole size calls for.
 	s.active |= 1 << f
-	s.enqueue(e, c.Now)
+	s.enqueue(e, c.Now, first)
 	s.restart(e, c.Now)
 }
 
@@ -165,20 +175,27 @@ func (s *SrcToR) restart(e int32, now int64) {
 	s.link(e)
 }
 
-// enqueue appends e to its port's pacing FIFO.
-func (s *SrcToR) enqueue(e int32, now int64) {
+// enqueue appends e to its port's pacing FIFO, or puts it in front.
+func (s *SrcToR) enqueue(e int32, now int64, front bool) {
 	d := &s.dups[e]
 	p := &s.cp[d.out]
 	if p.qhead < 0 {
 		p.next = max(p.next, now) // an idle port starts at once
 	}
-	d.queued, d.qprev, d.qnext = true, p.qtail, -1
-	if p.qtail >= 0 {
-		s.dups[p.qtail].qnext = e
-	} else {
+	d.queued = true
+	switch {
+	case p.qhead < 0:
+		d.qprev, d.qnext = -1, -1
+		p.qhead, p.qtail = e, e
+	case front:
+		d.qprev, d.qnext = -1, p.qhead
+		s.dups[p.qhead].qprev = e
 		p.qhead = e
+	default:
+		d.qprev, d.qnext = p.qtail, -1
+		s.dups[p.qtail].qnext = e
+		p.qtail = e
 	}
-	p.qtail = e
 	s.st.Ports[d.out].PaceQueued++
 }
 
