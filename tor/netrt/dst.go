@@ -565,13 +565,14 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 // Waiting (notice, give-up), so that the sender's go-back-N runs only
 // when the network could not help. Going beyond the paper, whose
 // DstToR knows of no loss after it. False, and the NAK goes on as
-// before, when the flow is in Waiting or already holds a NAK, when x
-// lies before the ePSN by more than the bitmap's span or the held
-// packets would then lie beyond it, or when no frame entry is free.
+// before, when the flow is in Waiting, backing off (its peer may not
+// run NetRT) or already holds a NAK, when x lies before the ePSN by
+// more than the bitmap's span or the held packets would then lie beyond
+// it, or when no frame entry is free.
 func (d *DstToR) holdNAK(c *dataplane.Ctx, fi int32, f *dflow, p *dataplane.Packet) bool {
 	x := p.Meta.PSN
 	back := f.epsn.Diff(x)
-	if f.state == Waiting || f.nak >= 0 || back <= 0 || back > span || len(d.free) == 0 ||
+	if f.state == Waiting || c.Now < f.until || f.nak >= 0 || back <= 0 || back > span || len(d.free) == 0 ||
 		f.head >= 0 && highest(f.bm)+back >= span {
 		return false
 	}

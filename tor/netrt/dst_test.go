@@ -1237,3 +1237,31 @@ func TestDstBackoffRepeats(t *testing.T) {
 	r.take(1)
 	r.noLeak(d)
 }
+
+// A flow backing off (its peer never answered) does not hold the host's
+// NAK: the sender's go-back-N is the recovery there.
+func TestDstNAKBackingOff(t *testing.T) {
+	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 2, Backoff: 1_000_000})
+	for _, n := range []uint32{0, 2} { // a hole at 1 the peer never fills
+		r.inject(0, data(t, 7, n))
+	}
+	r.settle()
+	for i := 0; i < 5; i++ {
+		r.step(10_000)
+	}
+	for _, n := range []uint32{1, 2, 3, 4} { // go-back-N: Ordered, backing off
+		r.inject(0, data(t, 7, n))
+	}
+	r.settle()
+	r.take(0)
+	r.inject(1, seqNAK(t, 7, 3)) // the host lost 3 after the switch
+	r.settle()
+	if got := r.take(0); len(got) != 1 {
+		t.Fatalf("%d frames toward the sender, want the NAK passed", len(got))
+	}
+	if p := d.Stats().Ports[1]; p.NAKHeld != 0 || p.Resyncs != 1 {
+		t.Fatalf("NAKs held %d, resyncs %d; want 0, 1", p.NAKHeld, p.Resyncs)
+	}
+	r.take(1)
+	r.noLeak(d)
+}
