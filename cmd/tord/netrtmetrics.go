@@ -27,6 +27,7 @@ var srcMetrics = []portMetric[srcPort]{
 	gaugeOf("netrt_pool_entries", "Duplicates in the pool of the fabric port.", func(p *srcPort) float64 { return float64(p.Frames) }),
 	gaugeOf("netrt_pool_peak_bytes", "High-water mark of pool_bytes since tord started.", func(p *srcPort) float64 { return float64(p.MaxBytes) }),
 	gaugeOf("netrt_pool_hold_only_peak_bytes", "What pool_peak_bytes would have been had ACKs not retired duplicates early.", func(p *srcPort) float64 { return float64(p.HoldOnlyPeak) }),
+	gaugeOf("netrt_pool_hold_only_lower", "1 when pool_hold_only_peak_bytes is a lower bound: the record of ACK-retired bytes overflowed.", func(p *srcPort) float64 { return b2f(p.HoldOnlyLower) }),
 	counterOf("netrt_pool_byte_seconds_total", "Integral of pool_bytes over time; its rate is the mean pool occupancy in bytes.", func(p *srcPort) float64 { return p.ByteSeconds }),
 	counterOf("netrt_pool_admitted_total", "Duplicates admitted to the pool.", func(p *srcPort) float64 { return float64(p.Pooled) }),
 	counterOf("netrt_pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
@@ -210,6 +211,7 @@ func addSrc(t, p *srcPort) {
 	t.Frames += p.Frames
 	t.MaxBytes += p.MaxBytes
 	t.HoldOnlyPeak += p.HoldOnlyPeak
+	t.HoldOnlyLower = t.HoldOnlyLower || p.HoldOnlyLower
 	t.ByteSeconds += p.ByteSeconds
 	t.Pooled += p.Pooled
 	t.TooBig += p.TooBig
