@@ -544,8 +544,8 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 	}
 	d.st.Ports[f.out].Resyncs++
 	if f.state != Waiting {
-		if f.head >= 0 {
-			d.wait(c, nil, 0, f, nil)
+		if f.head >= 0 || f.nak >= 0 {
+			d.wait(c, nil, 0, f, nil) // a NAK held for an earlier PSN goes first
 		} else {
 			f.gen++ // stop a request timer
 		}

@@ -1265,3 +1265,36 @@ func TestDstNAKBackingOff(t *testing.T) {
 	r.take(1)
 	r.noLeak(d)
 }
+
+// A second NAK while one is held (the host lost more, further back
+// than the span) passes after the held one, which is not kept for a PSN
+// the flow no longer waits for.
+func TestDstNAKTwice(t *testing.T) {
+	r, d := newDst(t, Config{})
+	for n := uint32(0); n < 150; n++ {
+		r.inject(0, data(t, 7, n))
+		if n%32 == 31 {
+			r.settle()
+		}
+	}
+	r.settle()
+	r.take(1)
+	r.inject(1, seqNAK(t, 7, 140)) // held
+	r.settle()
+	r.inject(1, seqNAK(t, 7, 10)) // too far back: passes, the held one first
+	r.settle()
+	var naks []uint32
+	for _, f := range r.take(0) {
+		if m := meta(t, f); m.Opcode == rocev2.RCAck {
+			naks = append(naks, uint32(m.PSN))
+		}
+	}
+	if !equal(naks, []uint32{140, 10}) {
+		t.Fatalf("NAKs %v reached the sender, want 140 then 10", naks)
+	}
+	d.expect(t, 7, Ordered, 10, rocev2.Bitmap128{})
+	if p := d.Stats().Ports[1]; p.NAKHeld != 1 || p.NAKReleased != 1 || p.Resyncs != 1 || d.flow(t, 7).nak >= 0 {
+		t.Fatalf("NAKs held %d, released %d, resyncs %d; want 1 of each, none held now", p.NAKHeld, p.NAKReleased, p.Resyncs)
+	}
+	r.noLeak(d)
+}
