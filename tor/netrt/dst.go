@@ -84,6 +84,11 @@ type DstToR struct {
 	buf  []heldPkt
 	free []int32
 
+	// Request timers the worker refused (entry | generation<<32), armed
+	// again by the next call that finds room: a flow in ReTx without its
+	// timer would hold its packets until the hosts' RTO.
+	stalled []uint64
+
 	mem   *dataplane.Mem
 	batch uint64 // serial number of the batch being processed
 	spec  rocev2.Spec
@@ -105,7 +110,8 @@ func NewDstToR(c Config) (*DstToR, error) {
 	}
 	d := &DstToR{cfg: c, flows: make([]dflow, c.Flows), index: newFlowIndex(c.Flows),
 		pairs: make(map[pair]int32, c.Flows),
-		buf:   make([]heldPkt, c.BufferFrames), free: make([]int32, c.BufferFrames)}
+		buf:   make([]heldPkt, c.BufferFrames), free: make([]int32, c.BufferFrames),
+		stalled: make([]uint64, 0, c.Flows)}
 	for i := range d.free {
 		d.free[i] = int32(len(d.free) - 1 - i)
 		d.buf[i].flow = -1
@@ -121,6 +127,9 @@ func (d *DstToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 	d.mem, d.now = c.Mem, c.Now
 	d.batch++
 	d.st.Calls++
+	if len(d.stalled) > 0 {
+		d.rearm(c)
+	}
 	for i := 0; i < b.N; i++ {
 		p := &b.Pkts[i]
 		if p.Verdict != dataplane.Forward {
@@ -321,9 +330,7 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 			if d.cfg.RequestDelay > 0 {
 				// Give a reordered packet time to arrive first; the
 				// timer sends the first request.
-				if !c.After(d.cfg.RequestDelay, uint64(fi)|uint64(f.gen)<<32) {
-					d.st.TimerFull++
-				}
+				d.after(c, d.cfg.RequestDelay, uint64(fi)|uint64(f.gen)<<32)
 			} else {
 				d.request(c, fi, f)
 			}
@@ -437,8 +444,8 @@ func (d *DstToR) flushBatch(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflo
 }
 
 // request sends f's retransmission request and arms the timer that
-// re-sends it. A refused timer is counted (TimerFull) and leaves the
-// flow in ReTx until ePSN or an unfulfilled notice arrives.
+// re-sends it; a refused timer is counted (TimerFull) and armed again
+// as soon as the worker has room.
 func (d *DstToR) request(c *dataplane.Ctx, fi int32, f *dflow) {
 	f.requests++
 	k := &f.key
@@ -458,9 +465,36 @@ func (d *DstToR) request(c *dataplane.Ctx, fi int32, f *dflow) {
 	} else {
 		ps.SendFailed++
 	}
-	if !c.After(d.cfg.RequestInterval, uint64(fi)|uint64(f.gen)<<32) {
+	d.after(c, d.cfg.RequestInterval, uint64(fi)|uint64(f.gen)<<32)
+}
+
+// after arms a request timer, or keeps it for rearm when the worker
+// refuses it (counted).
+func (d *DstToR) after(c *dataplane.Ctx, delay int64, arg uint64) {
+	if !c.After(delay, arg) {
 		d.st.TimerFull++
+		if len(d.stalled) < cap(d.stalled) { // a flow is there at most once per generation
+			d.stalled = append(d.stalled, arg)
+		}
 	}
+}
+
+// rearm arms the request timers the worker refused, oldest first, until
+// it refuses again; those of flows that moved on (another generation, no
+// longer in ReTx) are dropped.
+func (d *DstToR) rearm(c *dataplane.Ctx) {
+	k := 0
+	for ; k < len(d.stalled); k++ {
+		arg := d.stalled[k]
+		f := &d.flows[uint32(arg)]
+		if f.gen != uint32(arg>>32) || f.state != ReTx {
+			continue
+		}
+		if !c.After(d.cfg.RequestInterval, arg) {
+			break
+		}
+	}
+	d.stalled = d.stalled[:copy(d.stalled, d.stalled[k:])]
 }
 
 // Timer implements dataplane.Timed: the request interval of a flow
@@ -473,6 +507,9 @@ func (d *DstToR) Timer(c *dataplane.Ctx, arg uint64) {
 		d.ticking = false
 		d.publish(c.Now)
 		return
+	}
+	if len(d.stalled) > 0 {
+		d.rearm(c) // the timer that fired left room
 	}
 	if !d.ticking {
 		d.ticking = c.After(publishEvery, pubTimer)

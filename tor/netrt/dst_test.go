@@ -1298,3 +1298,35 @@ func TestDstNAKTwice(t *testing.T) {
 	}
 	r.noLeak(d)
 }
+
+// TestDstTimerRefused: the worker has room for one timer. The second
+// flow's gap finds none: its timer is armed again once the first flow's
+// has fired and left room, so its request repeats and, unanswered, it
+// gives up instead of holding its packets until the hosts' RTO.
+func TestDstTimerRefused(t *testing.T) {
+	d, err := NewDstToR(Config{Fabric: 1, RequestInterval: 10_000, MaxRequests: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRigTimers(t, 1, d)
+	for _, qp := range []uint32{7, 8} {
+		r.inject(0, data(t, qp, 0))
+		r.inject(0, data(t, qp, 2))
+	}
+	r.settle()
+	if st := d.Stats(); st.TimerFull == 0 {
+		t.Fatalf("no timer refused: the test needs a full timer heap")
+	}
+	for i := 0; i < 20; i++ {
+		r.step(10_000)
+	}
+	for _, qp := range []uint32{7, 8} {
+		d.expect(t, qp, Waiting, 1, rocev2.Bitmap128{})
+	}
+	if st := d.Stats().Ports[1]; st.WaitGaveUp != 2 || st.Requests != 4 {
+		t.Fatalf("gave up %d, requests %d; want 2 flows giving up after 2 requests each", st.WaitGaveUp, st.Requests)
+	}
+	r.take(0)
+	r.take(1)
+	r.noLeak(d)
+}

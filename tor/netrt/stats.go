@@ -36,7 +36,7 @@ type DstStats struct {
 	FlowsReTx    int    // served flows in ReTx now (each holds packets, or a host's NAK)
 	FlowsWaiting int    // served flows in Waiting now
 	Reclaimed    uint64 // idle entries reused for a new flow
-	TimerFull    uint64 // request timers the worker refused
+	TimerFull    uint64 // request timers the worker refused (each armed again once there is room)
 
 	Ports [MaxPorts]DstPortStats
 }
