@@ -36,17 +36,17 @@
 // the bytes of retransmission requested on it within the last Window,
 // each duplicate counted the first time it is asked for (a request
 // repeated because an answer was lost sends the holes again but asks
-// for no new data).
-// While N < KLow duplicates are sent at once. From KLow on they wait in
-// the port's pacing FIFO (a list through the pool, so they stay within
-// its budget; a request's ePSN, which the destination ToR is blocked on,
-// goes in front) and leave one every len·8/R_r, with R_r falling linearly
-// from RateMax at KLow to RateMin at KHigh; the host ports whose flows
-// were asked for get 802.1Qbb PFC pause frames for PausePriority,
-// refreshed at half their length, and a resume once N < KLow, when
-// whatever still waits is sent at once. A duplicate waiting for its turn
-// gets a fresh Hold when it joins the FIFO; if it is retired before its
-// turn anyway (ACKed, evicted, expired) it is skipped and counted.
+// for no new data). While N < KLow duplicates are sent at once. From
+// KLow on they wait in the port's pacing FIFO (a list through the pool,
+// so they stay within its budget; a request's ePSN, which the
+// destination ToR is blocked on, goes in front) and leave one every
+// len·8/R_r, with R_r falling linearly from RateMax at KLow to RateMin
+// at KHigh; the host ports whose flows were asked for get 802.1Qbb PFC
+// pause frames for PausePriority, refreshed at half their length, and a
+// resume once N < KLow, when whatever still waits is sent at once. A
+// duplicate waiting for its turn gets a fresh Hold when it joins the
+// FIFO; if it is retired before its turn anyway (ACKed, evicted,
+// expired) it is skipped and counted.
 //
 // DstToR (seed 000 §III-C-2, §III-D, Algorithms 1 and 2) serves data
 // packets that arrive on a fabric port and leave by a host port, of flows
