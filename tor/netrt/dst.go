@@ -562,7 +562,10 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 	// the newest flow of the address pair (with several QPs between two
 	// hosts, possibly another one's: that flow then takes a wrong ePSN
 	// and leaves its next gaps to the end hosts until it resyncs; nothing
-	// is lost).
+	// is lost). Held by that other flow, the NAK could even be answered
+	// by its PSN and never reach the sender, whose RTO then recovers:
+	// that needs the other QP's ePSN within 128 above the NAK's PSN,
+	// unlikely with the random first PSNs RNICs choose per QP.
 	key := m.Flow.Reverse(m.Flow.QP)
 	fi := d.index.find(d.flows, &key)
 	if fi < 0 {
