@@ -14,20 +14,25 @@ import (
 // it takes only its expected PSN, acknowledges every packet it takes or
 // sees again (a duplicate), and counts every packet beyond it as a gap,
 // NAKing the first of each gap as an RNIC does. A NAK that reaches the
-// sender is an end-to-end go-back-N.
+// sender is an end-to-end go-back-N. The flows are QPs 7 and 8.
 type chain struct {
-	t        *testing.T
-	a, b     *rig
-	src      *SrcToR
-	dst      *DstToR
-	lose     func(dir int, kind string, n uint32, copy int) bool
-	seen     map[string]int // copies of each frame that reached the wire
-	expected uint32         // the receiver's next PSN
-	gaps     int            // packets beyond it
-	nakSent  bool           // the receiver NAKed the current gap
-	naks     int            // NAKs that reached the sender: go-back-N
-	acked    int64          // highest PSN the sender saw acknowledged; -1: none
-	lost     []string       // what the wire lost
+	t    *testing.T
+	a, b *rig
+	src  *SrcToR
+	dst  *DstToR
+	lose func(dir int, kind string, n uint32, copy int) bool
+	seen map[string]int // copies of each frame that reached the wire
+	qp   [2]end         // QPs 7 and 8
+	gaps int            // packets beyond the receiver's next PSN
+	naks int            // NAKs that reached the sender: go-back-N
+	lost []string       // what the wire lost
+}
+
+// end is what the two ends of a QP know.
+type end struct {
+	expected uint32 // the receiver's next PSN
+	nakSent  bool   // the receiver NAKed the current gap
+	acked    int64  // highest PSN the sender saw acknowledged; -1: none
 }
 
 // Directions on the wire.
@@ -47,7 +52,8 @@ func newChain(t *testing.T, c Config, lose func(dir int, kind string, n uint32, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := &chain{t: t, a: newRig(t, src), b: newRig(t, dst), src: src, dst: dst, lose: lose, seen: map[string]int{}, acked: -1}
+	ch := &chain{t: t, a: newRig(t, src), b: newRig(t, dst), src: src, dst: dst, lose: lose, seen: map[string]int{},
+		qp: [2]end{{acked: -1}, {acked: -1}}}
 	ch.a.ports[1].OnTransmit = func(f []byte) { ch.wire(toDst, f) }
 	ch.b.ports[0].OnTransmit = func(f []byte) { ch.wire(toSrc, f) }
 	ch.b.ports[1].OnTransmit = ch.receiver
@@ -64,7 +70,8 @@ func newChain(t *testing.T, c Config, lose func(dir int, kind string, n uint32, 
 			ch.naks++
 			return
 		}
-		ch.acked = max(ch.acked, int64(m.PSN))
+		q := &ch.qp[m.Flow.QP-7]
+		q.acked = max(q.acked, int64(m.PSN))
 	}
 	return ch
 }
@@ -92,7 +99,7 @@ func kind(t testing.TB, f []byte) (string, uint32) {
 
 func (ch *chain) wire(dir int, f []byte) {
 	k, n := kind(ch.t, f)
-	id := fmt.Sprintf("%d %s %d", dir, k, n)
+	id := fmt.Sprintf("%d %s %d %d", dir, k, n, meta(ch.t, f).Flow.QP)
 	copy := ch.seen[id]
 	ch.seen[id]++
 	if ch.lose(dir, k, n, copy) {
@@ -113,19 +120,21 @@ func (ch *chain) receiver(f []byte) {
 		ch.t.Errorf("opcode %v reached the receiver", m.Opcode)
 		return
 	}
+	qp := m.Flow.QP
+	q := &ch.qp[qp-7]
 	switch n := uint32(m.PSN); {
-	case n == ch.expected:
-		ch.expected++
-		ch.nakSent = false
-	case n > ch.expected:
+	case n == q.expected:
+		q.expected++
+		q.nakSent = false
+	case n > q.expected:
 		ch.gaps++
-		if !ch.nakSent {
-			ch.nakSent = true
-			ch.b.inject(1, seqNAK(ch.t, 7, ch.expected))
+		if !q.nakSent {
+			q.nakSent = true
+			ch.b.inject(1, seqNAK(ch.t, qp, q.expected))
 		}
 		return
 	}
-	ch.b.inject(1, ack(ch.t, 7, ch.expected-1))
+	ch.b.inject(1, ack(ch.t, qp, q.expected-1))
 }
 
 // run sends PSNs 0..n-1 of QP 7 from the host, four a microsecond, then
@@ -143,16 +152,19 @@ func (ch *chain) run(n uint32, d int64) {
 	}
 }
 
-// check asserts that the receiver got every PSN, the sender saw the
-// last acknowledged and never went back N, and no flow fell back to the
-// end hosts. Unless gapsOK, the receiver never even saw a gap.
-func (ch *chain) check(n uint32, gapsOK bool) {
+// check asserts that the receiver got every PSN of the first qps QPs,
+// the sender saw the last acknowledged and never went back N, and no
+// flow fell back to the end hosts. Unless gapsOK, the receiver never
+// even saw a gap.
+func (ch *chain) check(qps int, n uint32, gapsOK bool) {
 	ch.t.Helper()
 	ds := ch.dst.Stats()
 	sum := ds.Sum()
-	if ch.gaps != 0 && !gapsOK || ch.naks != 0 || ch.expected != n || ch.acked != int64(n-1) || sum.Waits() != 0 {
-		ch.t.Fatalf("lost %v: the receiver expects %d of %d, saw %d gaps; the sender got %d NAKs, last ACK %d; %d waits",
-			ch.lost, ch.expected, n, ch.gaps, ch.naks, ch.acked, sum.Waits())
+	for i, q := range ch.qp[:qps] {
+		if ch.gaps != 0 && !gapsOK || ch.naks != 0 || q.expected != n || q.acked != int64(n-1) || sum.Waits() != 0 {
+			ch.t.Fatalf("lost %v: QP %d's receiver expects %d of %d; %d gaps; the sender got %d NAKs, last ACK %d; %d waits",
+				ch.lost, 7+i, q.expected, n, ch.gaps, ch.naks, q.acked, sum.Waits())
+		}
 	}
 }
 
@@ -202,7 +214,7 @@ func TestChainLosesEachFrame(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ch := newChain(t, chainConfig, c.lose)
 			ch.run(n, 600_000)
-			ch.check(n, false)
+			ch.check(1, n, false)
 			ch.noLeak()
 		})
 	}
@@ -230,7 +242,7 @@ func TestChainRecoversForHost(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ch := newChain(t, chainConfig, c.lose)
 			ch.run(n, 600_000)
-			ch.check(n, true)
+			ch.check(1, n, true)
 			if p := ch.dst.Stats().Ports[1]; p.NAKHeld != 1 || p.NAKAnswered != 1 {
 				t.Fatalf("NAKs held %d, answered %d; want 1, 1", p.NAKHeld, p.NAKAnswered)
 			}
@@ -248,7 +260,7 @@ func TestChainRecoversForHost(t *testing.T) {
 			ch.receiver(f)
 		}
 		ch.run(n, 600_000)
-		ch.check(n, true)
+		ch.check(1, n, true)
 		ch.noLeak()
 	})
 }
@@ -270,8 +282,8 @@ func TestChainLosesNotice(t *testing.T) {
 		t.Fatalf("lost %v: %d waits on a notice, %d gave up, %d requests, %d notices; want 1, 0, 2, 1",
 			ch.lost, p.WaitUnfulfilled, p.WaitGaveUp, p.Requests, ds.Notices)
 	}
-	if ch.gaps == 0 || ch.expected != 5 {
-		t.Fatalf("the receiver expects %d after %d gaps; want 5 after the flushed ones", ch.expected, ch.gaps)
+	if ch.gaps == 0 || ch.qp[0].expected != 5 {
+		t.Fatalf("the receiver expects %d after %d gaps; want 5 after the flushed ones", ch.qp[0].expected, ch.gaps)
 	}
 	ch.noLeak()
 }
@@ -328,34 +340,46 @@ func TestChainReadResponses(t *testing.T) {
 
 // TestChainRandomLoss loses every kind of frame on the wire, in both
 // directions, at random (seeded, so the test is deterministic), behind
-// a sender that keeps at most a Go-Back-N window (128) unacknowledged,
-// streaming or in messages it sends one at a time (so that every
-// message's last packet and last ACK are a tail): every packet reaches
-// the receiver, no NAK reaches the sender, no flow falls back to the end
-// hosts.
+// senders of one or two QPs that each keep at most a Go-Back-N window
+// (128) unacknowledged, streaming or in messages sent one at a time (so
+// that every message's last packet and last ACK are a tail): every
+// packet reaches the receiver, no NAK reaches a sender, no flow falls
+// back to the end hosts.
 func TestChainRandomLoss(t *testing.T) {
 	const n, window = 3000, 128
 	for _, c := range []struct {
 		seed uint64
 		loss float64
+		qps  int
 		msg  uint32 // packets per message, sent when the last is acknowledged; 0: a stream
-	}{{1, 0.01, 0}, {2, 0.05, 0}, {3, 0.05, 0}, {4, 0.1, 0}, {5, 0.05, 10}, {6, 0.1, 3}, {7, 0.2, 1}} {
-		t.Run(fmt.Sprintf("seed %d loss %g message %d", c.seed, c.loss, c.msg), func(t *testing.T) {
+	}{{1, 0.01, 1, 0}, {2, 0.05, 1, 0}, {3, 0.05, 2, 0}, {4, 0.1, 2, 0}, {5, 0.05, 1, 10}, {6, 0.1, 2, 3}, {7, 0.2, 1, 1}} {
+		t.Run(fmt.Sprintf("seed %d loss %g QPs %d message %d", c.seed, c.loss, c.qps, c.msg), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(c.seed, 0))
 			ch := newChain(t, chainConfig, func(int, string, uint32, int) bool { return rng.Float64() < c.loss })
-			next := uint32(0)
-			for now := 0; now < 200_000 && ch.acked != n-1; now++ {
-				for k := 0; k < 4 && next < n && int64(next) <= ch.acked+window; k++ {
-					if c.msg > 0 && next%c.msg == 0 && int64(next) != ch.acked+1 {
-						break // the previous message is not complete
+			var next [2]uint32
+			done := func() bool {
+				for _, q := range ch.qp[:c.qps] {
+					if q.acked != n-1 {
+						return false
 					}
-					ch.a.inject(0, data(t, 7, next))
-					next++
+				}
+				return true
+			}
+			for now := 0; now < 200_000 && !done(); now++ {
+				for i := range c.qps {
+					q := &ch.qp[i]
+					for k := 0; k < 2 && next[i] < n && int64(next[i]) <= q.acked+window; k++ {
+						if c.msg > 0 && next[i]%c.msg == 0 && int64(next[i]) != q.acked+1 {
+							break // the previous message is not complete
+						}
+						ch.a.inject(0, data(t, uint32(7+i), next[i]))
+						next[i]++
+					}
 				}
 				ch.a.step(1000)
 				ch.b.step(1000)
 			}
-			ch.check(n, false)
+			ch.check(c.qps, n, false)
 			ss, ds := ch.src.Stats(), ch.dst.Stats()
 			t.Logf("lost %d frames; %d requests, %d retransmissions, %d tail probes", len(ch.lost),
 				ds.Sum().Requests, ss.Sum().Retrans+ss.Sum().Paced, ss.Sum().TailProbes)
