@@ -238,6 +238,17 @@ func (c *Config) Validate() error {
 	if err := c.NetRT.validate(c.Ports); err != nil {
 		return err
 	}
+	// NetRT and trimming keep their flow state and budgets per worker,
+	// while the XDP program steers frames by rx queue: a flow's requests,
+	// ACKs and notices, or a port's packets, can reach a worker that does
+	// not own its state. Until frames are handed to their owner
+	// (DESIGN.md, "Many workers"), one worker must own everything.
+	if c.NetRT.On() && c.Workers != 1 {
+		return bad("netrt", "NetRT keeps its flows per worker and needs workers: 1, have %d", c.Workers)
+	}
+	if c.Trim != nil && c.Workers != 1 {
+		return bad("trim", "trimming keeps its queues' weights and budgets per worker and needs workers: 1, have %d", c.Workers)
+	}
 	if err := c.LLR.validate(c); err != nil {
 		return err
 	}

@@ -27,18 +27,20 @@ var srcMetrics = []portMetric[srcPort]{
 	gaugeOf("netrt_pool_entries", "Duplicates in the pool of the fabric port.", func(p *srcPort) float64 { return float64(p.Frames) }),
 	gaugeOf("netrt_pool_peak_bytes", "High-water mark of pool_bytes since tord started.", func(p *srcPort) float64 { return float64(p.MaxBytes) }),
 	gaugeOf("netrt_pool_hold_only_peak_bytes", "What pool_peak_bytes would have been had ACKs not retired duplicates early.", func(p *srcPort) float64 { return float64(p.HoldOnlyPeak) }),
+	gaugeOf("netrt_pool_hold_only_lower", "1 when pool_hold_only_peak_bytes is a lower bound: the record of ACK-retired bytes overflowed.", func(p *srcPort) float64 { return b2f(p.HoldOnlyLower) }),
 	counterOf("netrt_pool_byte_seconds_total", "Integral of pool_bytes over time; its rate is the mean pool occupancy in bytes.", func(p *srcPort) float64 { return p.ByteSeconds }),
 	counterOf("netrt_pool_admitted_total", "Duplicates admitted to the pool.", func(p *srcPort) float64 { return float64(p.Pooled) }),
 	counterOf("netrt_pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
 	counterOf("netrt_requests_received_total", "Retransmission requests consumed, by the fabric port they came in on.", func(p *srcPort) float64 { return float64(p.Requests) }),
 	counterOf("netrt_retransmitted_total", "Duplicates retransmitted from the pool, at once or paced.", func(p *srcPort) float64 { return float64(p.Retrans + p.Paced) }),
-	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent, unacknowledged after tail_probe.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
+	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent every tail_probe while unacknowledged.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
 	counterOf("netrt_retransmitted_paced_total", "Of retransmitted_total, those paced at R_r because requested data exceeded K_l.", func(p *srcPort) float64 { return float64(p.Paced) }),
 	counterOf("netrt_retransmit_failed_total", "Retransmissions not sent for want of a frame or queue room.", func(p *srcPort) float64 { return float64(p.RetxFailed) }),
 	counterOf("netrt_paced_skipped_total", "Paced retransmissions dropped from the queue because their duplicate was retired first.", func(p *srcPort) float64 { return float64(p.PacedSkips) }),
 	gaugeOf("netrt_pace_queue", "Duplicates waiting to be retransmitted at R_r.", func(p *srcPort) float64 { return float64(p.PaceQueued) }),
 	gaugeOf("netrt_retransmit_rate_bps", "R_r of the last paced retransmission, bit/s.", func(p *srcPort) float64 { return float64(p.RateBps) }),
 	counterOf("netrt_unfulfilled_sent_total", "Unfulfilled notices sent: a requested packet was not in the pool.", func(p *srcPort) float64 { return float64(p.Unfulfill) }),
+	counterOf("netrt_unfulfilled_failed_total", "Unfulfilled notices not sent for want of a frame or queue room.", func(p *srcPort) float64 { return float64(p.SendFailed) }),
 	counterOf("netrt_pause_frames_total", "PFC pause frames sent to hosts on the port (first and refreshes) while requested data exceeds K_l.", func(p *srcPort) float64 { return float64(p.Pauses) }),
 	counterOf("netrt_resume_frames_total", "PFC resume frames sent to hosts on the port.", func(p *srcPort) float64 { return float64(p.Resumes) }),
 	counterOf("netrt_pfc_failed_total", "PFC pause or resume frames the port refused (retried at the next tick).", func(p *srcPort) float64 { return float64(p.PFCFailed) }),
@@ -59,8 +61,14 @@ var dstMetrics = []portMetric[dstPort]{
 	counterOf("netrt_duplicates_dropped_total", "Packets dropped because the buffer already held their PSN.", func(p *dstPort) float64 { return float64(p.Duplicates) }),
 	counterOf("netrt_gaps_total", "Flows entering ReTx: a gap held and a request sent.", func(p *dstPort) float64 { return float64(p.Gaps) }),
 	counterOf("netrt_recovered_total", "Flows back to Ordered from ReTx: the hole filled in the network.", func(p *dstPort) float64 { return float64(p.Recovered) }),
-	counterOf("netrt_resyncs_total", "Flows whose ePSN moved to the PSN a host's sequence NAK named (the host lost packets after the switch).", func(p *dstPort) float64 { return float64(p.Resyncs) }),
+	counterOf("netrt_resumed_total", "Flows back to Ordered from Waiting: the hosts' go-back-N brought the expected PSN.", func(p *dstPort) float64 { return float64(p.Resumed) }),
+	counterOf("netrt_backoff_retries_total", "Gaps held and requested again once a flow's backoff (a peer that never answered) ran out.", func(p *dstPort) float64 { return float64(p.Retries) }),
+	counterOf("netrt_resyncs_total", "Flows whose ePSN moved to the PSN a host's sequence NAK named, the NAK passed on (too far back to hold).", func(p *dstPort) float64 { return float64(p.Resyncs) }),
+	counterOf("netrt_naks_held_total", "Hosts' sequence NAKs held while the source ToR resent what they named, instead of the sender going back N.", func(p *dstPort) float64 { return float64(p.NAKHeld) }),
+	counterOf("netrt_naks_answered_total", "Of naks_held_total, dropped: the PSN they named arrived from the network.", func(p *dstPort) float64 { return float64(p.NAKAnswered) }),
+	counterOf("netrt_naks_released_total", "Of naks_held_total, sent on to the sender: the flow fell back to Waiting.", func(p *dstPort) float64 { return float64(p.NAKReleased) }),
 	counterOf("netrt_requests_sent_total", "Retransmission requests sent (first and repeated).", func(p *dstPort) float64 { return float64(p.Requests) }),
+	counterOf("netrt_requests_resent_total", "Of requests_sent_total, those the request interval re-sent while the hole lasted.", func(p *dstPort) float64 { return float64(p.Resent) }),
 	counterOf("netrt_requests_failed_total", "Requests not sent for want of a frame or queue room.", func(p *dstPort) float64 { return float64(p.SendFailed) }),
 }
 
@@ -68,6 +76,28 @@ var (
 	descWaits = newDesc("netrt_waits_total", "Flows entering Waiting (end-to-end recovery), by cause: unfulfilled, gave_up, budget, span, backoff.", "cause")
 	descData  = newDesc("netrt_data_packets_total", "Data packets toward the host port, by outcome: in_order, late, passed (Waiting), beyond (span), full (budget), held.", "outcome")
 	descFlows = prometheus.NewDesc("rocetor_netrt_flows", "Flows the destination ToR tracks, by state: ordered, retx, waiting.", []string{"state"}, nil)
+)
+
+// Stage-wide series: what belongs to no port.
+var (
+	descEntries = prometheus.NewDesc("rocetor_netrt_flow_entries",
+		"Entries in the stage's flow table, served or not: src (pooling), dst (reordering).", []string{"stage"}, nil)
+	descUnserved = prometheus.NewDesc("rocetor_netrt_unserved_packets_total",
+		"Data packets the stage forwarded untouched, by reason: prefix (the far end is outside netrt.prefixes), table_full (a new flow, no idle entry among the 32 looked at), high_port (dst: a host port beyond 64).",
+		[]string{"stage", "reason"}, nil)
+	descReclaimed = prometheus.NewDesc("rocetor_netrt_flows_reclaimed_total",
+		"Idle flow entries reused for a new flow.", []string{"stage"}, nil)
+	descTimerFull = prometheus.NewDesc("rocetor_netrt_timer_full_total",
+		"Timers the worker refused the stage (its timer heap full).", []string{"stage"}, nil)
+	descNoFrame = prometheus.NewDesc("rocetor_netrt_pool_no_frame_total",
+		"Duplicates not made for want of a free frame (raise xdp.frames).", nil, nil)
+	descACKs = prometheus.NewDesc("rocetor_netrt_acks_total",
+		"RC ACKs from the fabric seen for pooled flows (they retire duplicates).", nil, nil)
+	descNotices = prometheus.NewDesc("rocetor_netrt_notices_received_total",
+		"Unfulfilled notices the destination ToR consumed, by outcome: waiting (the flow fell back to the hosts), unknown (no such flow), stale (not for the flow's expected PSN in ReTx).",
+		[]string{"outcome"}, nil)
+	descNAKUnknown = prometheus.NewDesc("rocetor_netrt_naks_unknown_total",
+		"Sequence NAKs from hosts for no flow the destination ToR tracks.", nil, nil)
 )
 
 func (c *netrtCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -81,6 +111,9 @@ func (c *netrtCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descWaits
 	ch <- descData
 	ch <- descFlows
+	for _, d := range []*prometheus.Desc{descEntries, descUnserved, descReclaimed, descTimerFull, descNoFrame, descACKs, descNotices, descNAKUnknown} {
+		ch <- d
+	}
 }
 
 func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
@@ -88,11 +121,20 @@ func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
 	src := make([]srcPort, n)
 	dst := make([]dstPort, n)
 	var ordered, retx, waiting int
+	var ss netrt.SrcStats
+	var ds netrt.DstStats
 	for _, s := range c.srcs {
 		st := s.Snapshot()
 		for i := range src {
 			addSrc(&src[i], &st.Ports[i])
 		}
+		ss.Flows += st.Flows
+		ss.Local += st.Local
+		ss.TableFull += st.TableFull
+		ss.Reclaimed += st.Reclaimed
+		ss.TimerFull += st.TimerFull
+		ss.NoFrame += st.NoFrame
+		ss.ACKs += st.ACKs
 	}
 	for _, d := range c.dsts {
 		st := d.Snapshot()
@@ -100,7 +142,18 @@ func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
 			addDst(&dst[i], &st.Ports[i])
 		}
 		ordered, retx, waiting = ordered+st.FlowsOrdered, retx+st.FlowsReTx, waiting+st.FlowsWaiting
+		ds.Flows += st.Flows
+		ds.Foreign += st.Foreign
+		ds.TableFull += st.TableFull
+		ds.HighPort += st.HighPort
+		ds.Reclaimed += st.Reclaimed
+		ds.TimerFull += st.TimerFull
+		ds.Notices += st.Notices
+		ds.Unknown += st.Unknown
+		ds.Stale += st.Stale
+		ds.NAKUnknown += st.NAKUnknown
 	}
+	c.stageWide(ch, &ss, &ds)
 	for i := range n {
 		port := c.ports[i]
 		for _, m := range srcMetrics {
@@ -127,12 +180,38 @@ func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// stageWide sends the series that belong to no port, from the stages'
+// figures summed over the workers.
+func (c *netrtCollector) stageWide(ch chan<- prometheus.Metric, ss *netrt.SrcStats, ds *netrt.DstStats) {
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	ch <- prometheus.MustNewConstMetric(descEntries, prometheus.GaugeValue, float64(ss.Flows), "src")
+	ch <- prometheus.MustNewConstMetric(descEntries, prometheus.GaugeValue, float64(ds.Flows), "dst")
+	counter(descUnserved, ss.Local, "src", "prefix")
+	counter(descUnserved, ss.TableFull, "src", "table_full")
+	counter(descUnserved, ds.Foreign, "dst", "prefix")
+	counter(descUnserved, ds.TableFull, "dst", "table_full")
+	counter(descUnserved, ds.HighPort, "dst", "high_port")
+	counter(descReclaimed, ss.Reclaimed, "src")
+	counter(descReclaimed, ds.Reclaimed, "dst")
+	counter(descTimerFull, ss.TimerFull, "src")
+	counter(descTimerFull, ds.TimerFull, "dst")
+	counter(descNoFrame, ss.NoFrame)
+	counter(descACKs, ss.ACKs)
+	counter(descNotices, ds.Notices-ds.Unknown-ds.Stale, "waiting")
+	counter(descNotices, ds.Unknown, "unknown")
+	counter(descNotices, ds.Stale, "stale")
+	counter(descNAKUnknown, ds.NAKUnknown)
+}
+
 // addSrc adds one worker's port figures to the port's total.
 func addSrc(t, p *srcPort) {
 	t.Bytes += p.Bytes
 	t.Frames += p.Frames
 	t.MaxBytes += p.MaxBytes
 	t.HoldOnlyPeak += p.HoldOnlyPeak
+	t.HoldOnlyLower = t.HoldOnlyLower || p.HoldOnlyLower
 	t.ByteSeconds += p.ByteSeconds
 	t.Pooled += p.Pooled
 	t.TooBig += p.TooBig
@@ -148,6 +227,7 @@ func addSrc(t, p *srcPort) {
 	t.PaceQueued += p.PaceQueued
 	t.RateBps = max(t.RateBps, p.RateBps)
 	t.Unfulfill += p.Unfulfill
+	t.SendFailed += p.SendFailed
 	t.Pauses += p.Pauses
 	t.Resumes += p.Resumes
 	t.PFCFailed += p.PFCFailed
@@ -173,8 +253,14 @@ func addDst(t, p *dstPort) {
 	t.Duplicates += p.Duplicates
 	t.Gaps += p.Gaps
 	t.Recovered += p.Recovered
+	t.Resumed += p.Resumed
+	t.Retries += p.Retries
 	t.Resyncs += p.Resyncs
+	t.NAKHeld += p.NAKHeld
+	t.NAKAnswered += p.NAKAnswered
+	t.NAKReleased += p.NAKReleased
 	t.Requests += p.Requests
+	t.Resent += p.Resent
 	t.SendFailed += p.SendFailed
 	t.WaitUnfulfilled += p.WaitUnfulfilled
 	t.WaitGaveUp += p.WaitGaveUp

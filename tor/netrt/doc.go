@@ -14,7 +14,10 @@
 // duplicate pool keyed by flow (source IP, destination IP, destination
 // QP) and PSN, with a byte budget per egress port. A full pool replaces
 // the oldest duplicate of the flow with the fewest retransmission
-// requests (LFU over a per-flow request count; ties to the oldest). A
+// requests (LFU over a per-flow request count; ties to the oldest),
+// chosen among the flows of the port's 32 oldest duplicates, so that
+// eviction costs the same at any number of flows (Redis samples its
+// approximated LFU the same way; exact up to 32 pooled flows). A
 // duplicate leaves the pool after Hold, or as soon as an RC ACK passing
 // back through the switch acknowledges its PSN. A retransmission request
 // arriving from the fabric for one of its hosts is consumed: every
@@ -24,20 +27,26 @@
 // one it lacks, an unfulfilled notice goes back to the destination ToR.
 // Going beyond the paper, with TailProbe set, a flow's newest duplicate
 // that is still unacknowledged TailProbe after it was pooled, with
-// nothing sent after it, is sent again once: a lost last packet of a
-// message leaves the destination ToR no later packet to see the gap by.
+// nothing sent after it, is sent again, and again every TailProbe while
+// its Hold lasts: a lost last packet of a message leaves the destination
+// ToR no later packet to see the gap by, and a lost probe, or a lost ACK
+// of the last packet, must not leave the sender to its RTO either.
 //
 // SrcToR's congestion avoidance (§III-C-3) counts, per fabric port, N:
-// the bytes of retransmission requested on it within the last Window.
-// While N < KLow duplicates are sent at once. From KLow on they wait in
-// the port's pacing FIFO (a list through the pool, so they stay within
-// its budget) and leave one every len·8/R_r, with R_r falling linearly
-// from RateMax at KLow to RateMin at KHigh; the host ports whose flows
-// were asked for get 802.1Qbb PFC pause frames for PausePriority,
-// refreshed at half their length, and a resume once N < KLow, when
-// whatever still waits is sent at once. A duplicate waiting for its turn
-// gets a fresh Hold when it joins the FIFO; if it is retired before its
-// turn anyway (ACKed, evicted, expired) it is skipped and counted.
+// the bytes of retransmission requested on it within the last Window,
+// each duplicate counted the first time it is asked for (a request
+// repeated because an answer was lost sends the holes again but asks
+// for no new data). While N < KLow duplicates are sent at once. From
+// KLow on they wait in the port's pacing FIFO (a list through the pool,
+// so they stay within its budget; a request's ePSN, which the
+// destination ToR is blocked on, goes in front) and leave one every
+// len·8/R_r, with R_r falling linearly from RateMax at KLow to RateMin
+// at KHigh; the host ports whose flows were asked for get 802.1Qbb PFC
+// pause frames for PausePriority, refreshed at half their length, and a
+// resume once N < KLow, when whatever still waits is sent at once. A
+// duplicate waiting for its turn gets a fresh Hold when it joins the
+// FIFO; if it is retired before its turn anyway (ACKed, evicted,
+// expired) it is skipped and counted.
 //
 // DstToR (seed 000 §III-C-2, §III-D, Algorithms 1 and 2) serves data
 // packets that arrive on a fabric port and leave by a host port, of flows
@@ -78,6 +87,18 @@
 //     move it to Waiting instead of ReTx, holding and requesting
 //     nothing; then it tries again. A peer that did answer only lost
 //     this hole's retransmissions, and the next gap is held as usual.
+//   - A sequence NAK the host sends for a PSN before the flow's ePSN
+//     (going beyond the paper, whose DstToR knows of no loss after it)
+//     means the RNIC missed packets this switch forwarded (lost after
+//     it) or never saw (the flow's entry began after a loss, as when its
+//     first packet was lost). The source ToR pools them until the host
+//     acknowledges them, so, within the bitmap's span, the flow moves
+//     to ReTx with that PSN as its ePSN, requests the run up to the old
+//     ePSN, and holds the NAK: dropped (netrt_nak_answered) when that
+//     PSN arrives, sent on when the flow falls back to Waiting, so the
+//     sender goes back N only if the network could not help. Otherwise
+//     the NAK passes and the flow adopts its PSN (a resync), so that the
+//     sender's resend is put in order again.
 //
 // DstStats counts per host port; Busiest names the flows holding the
 // most, for the admin API.
@@ -103,6 +124,26 @@
 // in Waiting, which is safe). Retransmissions go on the retransmit
 // queue, paced by SrcToR itself while N ≥ KLow (above).
 //
+// # READ responses
+//
+// RDMA READ responses carry payload too, but neither stage serves them:
+// they pass both untouched, gaps and all (TestChainReadResponses), and a
+// lost one is the requester's to re-read (nic/gbn re-issues the READ from
+// the lost PSN). Seed 000's DstToR tells a loss from a PSN gap in the
+// flow (§III-C-2: the ePSN is "the expected PSN for a flow"; Algorithm 2
+// takes any PSN above it as out of order), which holds for the
+// requests a sender numbers one after another. A READ's responses take
+// the PSNs of its request in the requester's sequence, which the
+// requester's WRITEs and SENDs share: between two READs the responses
+// jump over those, a gap no loss made, which the DstToR would hold and
+// request, the responder's SrcToR could only answer "unfulfilled", and
+// the flow would stay in Waiting for a PSN that never comes its way.
+// Telling a jump from a loss needs the READ requests, which the
+// requester's ToR sees going the other way; nor does anything
+// acknowledge a response for SrcToR to retire its duplicate before Hold
+// (§III-C-1 keeps one "for about one RTT to ensure that the original
+// packet is delivered"). The paper evaluates WRITEs only (§IV).
+//
 // # Ports
 //
 // Config.Fabric names the fabric ports (a bit mask of port indices);
@@ -110,8 +151,9 @@
 //
 // # Drops
 //
-//	netrt_consumed   a NetRT message ended at this ToR (not a loss)
-//	netrt_duplicate  DstToR already holds a packet with that PSN
+//	netrt_consumed      a NetRT message ended at this ToR (not a loss)
+//	netrt_duplicate     DstToR already holds a packet with that PSN
+//	netrt_nak_answered  a host's NAK DstToR held, whose PSN then arrived (not a loss)
 //
 // A packet DstToR cannot hold because the buffer budget is spent is
 // forwarded, not dropped (DstPortStats.Full or WaitBudget). Messages,
@@ -126,8 +168,10 @@
 // will leave by, and BufferFrames (1024) frames in all; SrcToR pools at
 // most PoolBytes (256 KiB) per egress port and PoolFrames (4096) in
 // all. Each keeps state for Flows (16384) flows; a new flow finding the
-// table full reclaims an idle entry (IdleTimeout, 1 ms) or passes
-// untouched, counted. Held and pooled frames are freed by Close once the
+// table full reclaims an idle entry (IdleTimeout, 1 ms; SrcToR's with
+// nothing pooled) among the next 32 of a clock hand, or passes
+// untouched, counted (TableFull): a full table costs a bounded amount
+// per packet. Held and pooled frames are freed by Close once the
 // worker has stopped.
 //
 // # Counters

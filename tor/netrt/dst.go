@@ -18,16 +18,16 @@ const (
 const span = 128
 
 // sweep bounds the entries a new flow inspects for an idle one when the
-// table is full, so that a full table costs a bounded amount per packet;
-// each packet of the new flow moves the hand on, so a later one finds
-// what the first missed.
+// table is full, so that a full table costs a bounded amount per packet
+// (each packet of the new flow moves the hand on, so a later one finds
+// what the first missed), and the duplicates SrcToR's eviction samples.
 const sweep = 32
 
-// dflow is DstToR's state for one flow: 96 bytes (TestDstFlowBytes), of
+// dflow is DstToR's state for one flow: 104 bytes (TestDstFlowBytes), of
 // which the ePSN, bitmap and state are the 21 that seed 000's Table II
 // counts; the key (36) tells flows apart, the rest serves the request
-// timer, the requests' route, the backoff and reclaiming. Fields are in
-// size order so that there is no padding.
+// timer, the requests' route, the backoff, a held NAK and reclaiming.
+// Fields are in size order so that there is little padding.
 type dflow struct {
 	key     rocev2.FlowKey
 	epsn    psn.PSN
@@ -35,6 +35,7 @@ type dflow struct {
 	last    int64            // last packet seen, for reclaiming
 	until   int64            // end of the Backoff after giving up; 0 if it never gave up
 	head    int32            // held packets, a list sorted by PSN; -1 if none
+	nak     int32            // the host's NAK, held while the network recovers what it names; -1 if none
 	gen     uint32           // request timer generation
 	reqMAC  rocev2.MAC
 	reqPort uint16 // port requests leave by
@@ -83,6 +84,11 @@ type DstToR struct {
 	buf  []heldPkt
 	free []int32
 
+	// Request timers the worker refused (entry | generation<<32), armed
+	// again by the next call that finds room: a flow in ReTx without its
+	// timer would hold its packets until the hosts' RTO.
+	stalled []uint64
+
 	mem   *dataplane.Mem
 	batch uint64 // serial number of the batch being processed
 	spec  rocev2.Spec
@@ -104,7 +110,8 @@ func NewDstToR(c Config) (*DstToR, error) {
 	}
 	d := &DstToR{cfg: c, flows: make([]dflow, c.Flows), index: newFlowIndex(c.Flows),
 		pairs: make(map[pair]int32, c.Flows),
-		buf:   make([]heldPkt, c.BufferFrames), free: make([]int32, c.BufferFrames)}
+		buf:   make([]heldPkt, c.BufferFrames), free: make([]int32, c.BufferFrames),
+		stalled: make([]uint64, 0, c.Flows)}
 	for i := range d.free {
 		d.free[i] = int32(len(d.free) - 1 - i)
 		d.buf[i].flow = -1
@@ -120,6 +127,9 @@ func (d *DstToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 	d.mem, d.now = c.Mem, c.Now
 	d.batch++
 	d.st.Calls++
+	if len(d.stalled) > 0 {
+		d.rearm(c)
+	}
 	for i := 0; i < b.N; i++ {
 		p := &b.Pkts[i]
 		if p.Verdict != dataplane.Forward {
@@ -182,7 +192,7 @@ func (d *DstToR) lookup(now int64, p *dataplane.Packet) int32 {
 	f := &d.flows[i]
 	// The generation survives reuse, so a stale request timer of the
 	// entry's previous flow cannot match the new one.
-	*f = dflow{key: *key, epsn: p.Meta.PSN, last: now, head: -1, gen: f.gen + 1,
+	*f = dflow{key: *key, epsn: p.Meta.PSN, last: now, head: -1, nak: -1, gen: f.gen + 1,
 		out: uint8(p.Out), serve: d.cfg.remote(key.Src)}
 	d.index.insert(d.flows, int32(i))
 	d.pairs[pair{key.Src, key.Dst}] = int32(i)
@@ -257,13 +267,16 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 	switch {
 	case n == 0:
 		ps.InOrder++
-		if f.requests > 0 {
+		// Only a hole filled in ReTx is the peer's answer; in Waiting
+		// ePSN is the end hosts' go-back-N (and requests is 0 there).
+		if f.state == ReTx && f.requests > 0 {
 			f.answered = true
 		}
 		f.requests = 0
-		if f.head < 0 {
+		if f.head < 0 && f.state != ReTx {
 			// The fast path: forward in place. Nothing is held, so the
-			// bitmap is empty and needs no shift.
+			// bitmap is empty and needs no shift. (ReTx with nothing
+			// held holds a NAK: advance answers it.)
 			if f.state == Waiting {
 				d.setState(f, Ordered)
 				d.st.Ports[f.out].Resumed++
@@ -317,9 +330,7 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 			if d.cfg.RequestDelay > 0 {
 				// Give a reordered packet time to arrive first; the
 				// timer sends the first request.
-				if !c.After(d.cfg.RequestDelay, uint64(fi)|uint64(f.gen)<<32) {
-					d.st.TimerFull++
-				}
+				d.after(c, d.cfg.RequestDelay, uint64(fi)|uint64(f.gen)<<32)
 			} else {
 				d.request(c, fi, f)
 			}
@@ -390,8 +401,14 @@ func (d *DstToR) pop(f *dflow) dataplane.Packet {
 }
 
 // advance moves f past the ePSN just forwarded and releases the buffer
-// in order (Algorithm 1); back to Ordered when it empties.
+// in order (Algorithm 1); back to Ordered when it empties. A NAK held
+// for that PSN is answered: the host has it now.
 func (d *DstToR) advance(c *dataplane.Ctx, f *dflow) {
+	if f.nak >= 0 {
+		h := d.unholdNAK(f)
+		d.st.Ports[f.out].NAKAnswered++
+		c.Discard(&h.p, ReasonNAKAnswered)
+	}
 	for {
 		next := f.bm.Has(0) // ePSN+1 is held
 		f.bm = f.bm.Shift()
@@ -427,20 +444,57 @@ func (d *DstToR) flushBatch(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflo
 }
 
 // request sends f's retransmission request and arms the timer that
-// re-sends it. A refused timer is counted (TimerFull) and leaves the
-// flow in ReTx until ePSN or an unfulfilled notice arrives.
+// re-sends it; a refused timer is counted (TimerFull) and armed again
+// as soon as the worker has room.
 func (d *DstToR) request(c *dataplane.Ctx, fi int32, f *dflow) {
 	f.requests++
 	k := &f.key
 	ps := &d.st.Ports[f.out]
-	if send(c, &d.spec, f.reqPort, f.reqMAC, k.Dst, k.Src, k.QP, rocev2.NetRTRequest, f.epsn, f.bm) {
+	bm := f.bm
+	if f.nak >= 0 {
+		// What the host missed runs up to the ePSN its NAK found
+		// (kept in the NAK's entry). Unless a packet beyond it is held,
+		// which names the run as missing already, mark that PSN as if
+		// held: a request names the PSNs below its highest bit.
+		if end := d.buf[f.nak].psn.Diff(f.epsn) - 1; end > highest(bm) || bm == (rocev2.Bitmap128{}) {
+			bm = bm.Set(end)
+		}
+	}
+	if send(c, &d.spec, f.reqPort, f.reqMAC, k.Dst, k.Src, k.QP, rocev2.NetRTRequest, f.epsn, bm) {
 		ps.Requests++
 	} else {
 		ps.SendFailed++
 	}
-	if !c.After(d.cfg.RequestInterval, uint64(fi)|uint64(f.gen)<<32) {
+	d.after(c, d.cfg.RequestInterval, uint64(fi)|uint64(f.gen)<<32)
+}
+
+// after arms a request timer, or keeps it for rearm when the worker
+// refuses it (counted).
+func (d *DstToR) after(c *dataplane.Ctx, delay int64, arg uint64) {
+	if !c.After(delay, arg) {
 		d.st.TimerFull++
+		if len(d.stalled) < cap(d.stalled) { // a flow is there at most once per generation
+			d.stalled = append(d.stalled, arg)
+		}
 	}
+}
+
+// rearm arms the request timers the worker refused, oldest first, until
+// it refuses again; those of flows that moved on (another generation, no
+// longer in ReTx) are dropped.
+func (d *DstToR) rearm(c *dataplane.Ctx) {
+	k := 0
+	for ; k < len(d.stalled); k++ {
+		arg := d.stalled[k]
+		f := &d.flows[uint32(arg)]
+		if f.gen != uint32(arg>>32) || f.state != ReTx {
+			continue
+		}
+		if !c.After(d.cfg.RequestInterval, arg) {
+			break
+		}
+	}
+	d.stalled = d.stalled[:copy(d.stalled, d.stalled[k:])]
 }
 
 // Timer implements dataplane.Timed: the request interval of a flow
@@ -453,6 +507,9 @@ func (d *DstToR) Timer(c *dataplane.Ctx, arg uint64) {
 		d.ticking = false
 		d.publish(c.Now)
 		return
+	}
+	if len(d.stalled) > 0 {
+		d.rearm(c) // the timer that fired left room
 	}
 	if !d.ticking {
 		d.ticking = c.After(publishEvery, pubTimer)
@@ -505,7 +562,10 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 	// the newest flow of the address pair (with several QPs between two
 	// hosts, possibly another one's: that flow then takes a wrong ePSN
 	// and leaves its next gaps to the end hosts until it resyncs; nothing
-	// is lost).
+	// is lost). Held by that other flow, the NAK could even be answered
+	// by its PSN and never reach the sender, whose RTO then recovers:
+	// that needs the other QP's ePSN within 128 above the NAK's PSN,
+	// unlikely with the random first PSNs RNICs choose per QP.
 	key := m.Flow.Reverse(m.Flow.QP)
 	fi := d.index.find(d.flows, &key)
 	if fi < 0 {
@@ -519,10 +579,13 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 	if !f.serve || m.PSN == f.epsn {
 		return
 	}
+	if d.holdNAK(c, fi, f, p) {
+		return
+	}
 	d.st.Ports[f.out].Resyncs++
 	if f.state != Waiting {
-		if f.head >= 0 {
-			d.wait(c, nil, 0, f, nil)
+		if f.head >= 0 || f.nak >= 0 {
+			d.wait(c, nil, 0, f, nil) // a NAK held for an earlier PSN goes first
 		} else {
 			f.gen++ // stop a request timer
 		}
@@ -530,6 +593,61 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 		f.requests = 0
 	}
 	f.epsn, f.bm = m.PSN, rocev2.Bitmap128{}
+}
+
+// holdNAK tries to recover in the network what the host's sequence NAK
+// p says it missed: the PSNs from the one it names, x, up to the flow's
+// ePSN, which this switch forwarded (a loss after it) or never saw (the
+// flow's entry began after a loss, as when its first packet was lost).
+// The source ToR pools them until the host acknowledges them, so the
+// flow goes to ReTx with ePSN x, asks for them all, and holds the NAK:
+// answered (dropped) when x arrives, sent on if the flow falls back to
+// Waiting (notice, give-up), so that the sender's go-back-N runs only
+// when the network could not help. Going beyond the paper, whose
+// DstToR knows of no loss after it. False, and the NAK goes on as
+// before, when the flow is in Waiting, backing off (its peer may not
+// run NetRT) or already holds a NAK, when x lies before the ePSN by
+// more than the bitmap's span or the held packets would then lie beyond
+// it, or when no frame entry is free.
+func (d *DstToR) holdNAK(c *dataplane.Ctx, fi int32, f *dflow, p *dataplane.Packet) bool {
+	x := p.Meta.PSN
+	back := f.epsn.Diff(x)
+	if f.state == Waiting || c.Now < f.until || f.nak >= 0 || back <= 0 || back > span || len(d.free) == 0 ||
+		f.head >= 0 && highest(f.bm)+back >= span {
+		return false
+	}
+	e := d.free[len(d.free)-1]
+	d.free = d.free[:len(d.free)-1]
+	// The NAK's entry keeps the ePSN it found: the end of the run the
+	// requests name as missing.
+	d.buf[e] = heldPkt{p: *p, psn: f.epsn, next: -1, flow: fi}
+	p.Verdict = dataplane.Taken
+	f.nak = e
+	var bm rocev2.Bitmap128
+	for k := f.head; k >= 0; k = d.buf[k].next {
+		bm = bm.Set(d.buf[k].psn.Diff(x) - 1)
+	}
+	f.epsn, f.bm = x, bm
+	if f.state == Ordered {
+		d.setState(f, ReTx)
+	}
+	d.st.Ports[f.out].NAKHeld++
+	f.requests = 0
+	f.gen++
+	// fwd sent the NAK toward the sender; the requests go that way.
+	f.reqPort = p.Out
+	copy(f.reqMAC[:], c.Mem.Frame(p)[0:6])
+	d.request(c, fi, f)
+	return true
+}
+
+// unholdNAK takes f's held NAK out of the buffer and returns it.
+func (d *DstToR) unholdNAK(f *dflow) *heldPkt {
+	h := &d.buf[f.nak]
+	h.flow = -1
+	d.free = append(d.free, f.nak)
+	f.nak = -1
+	return h
 }
 
 // unfulfilled handles the unfulfilled notice i of b (Algorithm 2,
@@ -569,7 +687,15 @@ func (d *DstToR) wait(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflow, tri
 		d.flushBatch(c, b, i, f)
 	}
 	d.setState(f, Waiting)
-	f.gen++ // stop the request timer
+	f.gen++        // stop the request timer
+	f.requests = 0 // the next gap's requests start afresh
+	if f.nak >= 0 {
+		// The network could not recover what the host asked for:
+		// its NAK goes on, first, and the sender goes back N.
+		h := d.unholdNAK(f)
+		d.st.Ports[f.out].NAKReleased++
+		c.Emit(&h.p)
+	}
 	for f.head >= 0 {
 		if trig != nil && trig.Meta.PSN.Less(d.buf[f.head].psn) {
 			trig.Verdict = dataplane.Taken
@@ -591,6 +717,12 @@ func (d *DstToR) wait(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflow, tri
 func (d *DstToR) Close() error {
 	for i := range d.flows[:d.fill] {
 		f := &d.flows[i]
+		if f.nak >= 0 {
+			h := d.unholdNAK(f)
+			if d.mem != nil {
+				d.mem.Release(h.p.Addr)
+			}
+		}
 		for f.head >= 0 {
 			p := d.pop(f)
 			if d.mem != nil {

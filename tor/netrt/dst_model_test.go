@@ -108,7 +108,7 @@ func (m *model) wait(qp uint32, f *mflow, trig *mpkt, trigPSN uint32, cause stri
 		m.frames--
 	}
 	clear(f.held)
-	f.state, f.due = Waiting, 0
+	f.state, f.due, f.requests = Waiting, 0, 0
 	m.waits[cause]++
 }
 
@@ -134,7 +134,7 @@ func (m *model) data(now int64, qp, n uint32, frame []byte, port uint16, src net
 	case d == 0:
 		m.deliver(qp, frame)
 		f.epsn = (f.epsn + 1) & psn.Mask
-		f.answered = f.answered || f.requests > 0
+		f.answered = f.answered || f.state == ReTx && f.requests > 0
 		f.requests = 0
 		if f.state == Waiting {
 			f.state = Ordered

@@ -361,8 +361,8 @@ func TestDstFlowBytes(t *testing.T) {
 		entry, core, key, entry-core-key, index)
 	t.Logf("table of %d entries: %d KiB, %d bytes for each of %d flows (seed 000 Table II: 192.5 KB for 10K QPs, 19.25 bytes each)",
 		len(d.flows), (entry+index)*len(d.flows)>>10, (entry+index)*len(d.flows)/n, n)
-	if entry > 96 || index > 8 {
-		t.Fatalf("a flow entry takes %d bytes and its index %d, want at most 96 and 8", entry, index)
+	if entry > 104 || index > 8 {
+		t.Fatalf("a flow entry takes %d bytes and its index %d, want at most 104 and 8", entry, index)
 	}
 
 	// Fill the table; one more flow finds it full until the others have
@@ -1073,31 +1073,107 @@ func TestDstRequestDelay(t *testing.T) {
 	r.take(1)
 }
 
-// A sequence NAK from the host names the PSN its RNIC expects: a flow
-// whose ePSN is elsewhere adopts it, so the sender's go-back-N resend is
-// put in order again; a NAK for ePSN itself changes nothing.
-func TestDstNAKResync(t *testing.T) {
+// A sequence NAK from the host names the PSN its RNIC expects. When it
+// lies before the flow's ePSN, within the bitmap's span, the flow holds
+// the NAK and asks the source ToR for everything from that PSN up to its
+// ePSN; the NAK is answered (dropped) when that PSN arrives. A NAK for
+// ePSN itself changes nothing.
+func TestDstNAKHeld(t *testing.T) {
 	r, d := newDst(t, Config{})
 	// The first NAK carries the flow's own QPN, the second the
 	// requester's (another number): found by the address pair.
 	qp := uint32(7)
-	nak := func(n uint32) []byte {
-		return build(t, &rocev2.Spec{Src: peerMAC, Dst: hostMAC, SrcIP: dstIP, DstIP: srcIP,
-			Opcode: rocev2.RCAck, DestQP: qp, PSN: psn.New(n), Syndrome: rocev2.NAKSyndrome(rocev2.NakPSNSeqError)})
-	}
 	for n := uint32(0); n < 5; n++ { // forwarded in order: ePSN 5
 		r.inject(0, data(t, 7, n))
 	}
 	r.settle()
 	r.take(1)
-	r.inject(1, nak(5)) // the RNIC agrees: nothing changes
+	r.inject(1, seqNAK(t, qp, 5)) // the RNIC agrees: nothing changes
 	r.settle()
 	d.expect(t, 7, Ordered, 5, rocev2.Bitmap128{})
+	if got := r.take(0); len(got) != 1 {
+		t.Fatalf("%d frames toward the sender, want the NAK passed", len(got))
+	}
 	qp = 0x4321
-	r.inject(1, nak(2)) // the RNIC lost 2 after this switch
+	r.inject(0, data(t, 7, 6))    // a gap at 5: held
+	r.inject(1, seqNAK(t, qp, 2)) // the RNIC lost 2 after this switch
 	r.settle()
-	if got := r.take(0); len(got) != 2 {
-		t.Fatalf("%d frames toward the sender, want both NAKs passed", len(got))
+	d.expect(t, 7, ReTx, 2, rocev2.Bitmap128{}.Set(3))
+	_, msgs := split(t, r.take(0))
+	e, bms := requests(t, msgs)
+	// The request for the gap at 5, then the one for 2–5 (6 held, 5
+	// named missing as 2–4 are).
+	if len(e) != 2 || e[1] != 2 || bms[1] != (rocev2.Bitmap128{}.Set(3)) {
+		t.Fatalf("requests for %v with %+v, want the gap's, then 2 with only 6 held", e, bms)
+	}
+	for _, n := range []uint32{3, 2, 4, 5} { // the source ToR's resend, reordered on the way
+		r.inject(0, data(t, 7, n))
+		r.settle()
+	}
+	if got := psns(t, r.take(1)); !equal(got, []uint32{2, 3, 4, 5, 6}) {
+		t.Fatalf("host got %v, want the resend in order", got)
+	}
+	d.expect(t, 7, Ordered, 7, rocev2.Bitmap128{})
+	if got := r.take(0); len(got) != 0 {
+		t.Fatalf("%d frames toward the sender, want the NAK answered", len(got))
+	}
+	st := d.Stats()
+	if p := st.Ports[1]; p.NAKHeld != 1 || p.NAKAnswered != 1 || p.NAKReleased != 0 || p.Resyncs != 0 || st.NAKUnknown != 0 {
+		t.Fatalf("NAKs held %d, answered %d, released %d, resyncs %d, unknown %d; want 1, 1, 0, 0, 0",
+			p.NAKHeld, p.NAKAnswered, p.NAKReleased, p.Resyncs, st.NAKUnknown)
+	}
+	r.step(int64(2e6)) // the worker publishes its counters
+	if s := r.w.Snapshot(); s.Drops[ReasonNAKAnswered] != 1 {
+		t.Fatalf("%d NAKs answered in the drop counts, want 1", s.Drops[ReasonNAKAnswered])
+	}
+	checkPartition(t, &st)
+	r.noLeak(d)
+}
+
+// A held NAK goes on to the sender when the network cannot help: here
+// the source ToR never answers, and the flow gives up.
+func TestDstNAKReleased(t *testing.T) {
+	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 2})
+	for n := uint32(0); n < 5; n++ {
+		r.inject(0, data(t, 7, n))
+	}
+	r.settle()
+	r.take(1)
+	r.inject(1, seqNAK(t, 7, 3))
+	r.settle()
+	for i := 0; i < 5; i++ {
+		r.step(10_000)
+	}
+	var naks int
+	for _, f := range r.take(0) {
+		if m := meta(t, f); m.Opcode == rocev2.RCAck {
+			naks++
+		}
+	}
+	d.expect(t, 7, Waiting, 3, rocev2.Bitmap128{})
+	if p := d.Stats().Ports[1]; naks != 1 || p.NAKHeld != 1 || p.NAKReleased != 1 || p.WaitGaveUp != 1 {
+		t.Fatalf("%d NAKs reached the sender; held %d, released %d, gave up %d; want 1 of each", naks, p.NAKHeld, p.NAKReleased, p.WaitGaveUp)
+	}
+	r.noLeak(d)
+}
+
+// A NAK the flow cannot hold for (further back than the bitmap's span)
+// passes, and the flow adopts its PSN, so the sender's go-back-N resend
+// is put in order again.
+func TestDstNAKResync(t *testing.T) {
+	r, d := newDst(t, Config{})
+	for n := uint32(0); n < 200; n++ {
+		r.inject(0, data(t, 7, n))
+		if n%32 == 31 {
+			r.settle()
+		}
+	}
+	r.settle()
+	r.take(1)
+	r.inject(1, seqNAK(t, 7, 2))
+	r.settle()
+	if got := r.take(0); len(got) != 1 {
+		t.Fatalf("%d frames toward the sender, want the NAK passed", len(got))
 	}
 	d.expect(t, 7, Ordered, 2, rocev2.Bitmap128{})
 	for _, n := range []uint32{3, 2, 4} { // the resend, reordered on the way
@@ -1107,9 +1183,150 @@ func TestDstNAKResync(t *testing.T) {
 	if got := psns(t, r.take(1)); !equal(got, []uint32{2, 3, 4}) {
 		t.Fatalf("host got %v, want the resend in order", got)
 	}
-	if st := d.Stats(); st.Ports[1].Resyncs != 1 || st.Ports[1].Held != 1 || st.NAKUnknown != 0 {
-		t.Fatalf("resyncs %d, held %d, unknown NAKs %d; want 1, 1, 0", st.Ports[1].Resyncs, st.Ports[1].Held, st.NAKUnknown)
+	r.take(0)
+	if p := d.Stats().Ports[1]; p.Resyncs != 1 || p.NAKHeld != 0 {
+		t.Fatalf("resyncs %d, NAKs held %d; want 1, 0", p.Resyncs, p.NAKHeld)
+	}
+	r.noLeak(d)
+}
+
+// seqNAK returns the sequence NAK an RNIC behind DstToR sends for PSN n
+// of flow srcIP→dstIP, carrying QPN qp.
+func seqNAK(t testing.TB, qp, n uint32) []byte {
+	return build(t, &rocev2.Spec{Src: peerMAC, Dst: hostMAC, SrcIP: dstIP, DstIP: srcIP,
+		Opcode: rocev2.RCAck, DestQP: qp, PSN: psn.New(n), Syndrome: rocev2.NAKSyndrome(rocev2.NakPSNSeqError)})
+}
+
+// TestDstBackoffRepeats: every give-up on a peer that never answered
+// starts a Backoff, not only the first. The sender's go-back-N bringing
+// ePSN after a give-up is the end hosts' recovery, not the peer's
+// answer, so it must not mark the flow answered; nor may the requests of
+// the hole given up count against the next one.
+func TestDstBackoffRepeats(t *testing.T) {
+	const backoff = 1_000_000
+	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 2, Backoff: backoff})
+	next := uint32(0)
+	for round := 1; round <= 3; round++ {
+		// A hole at next+1 that the peer never fills.
+		r.inject(0, data(t, 7, next))
+		r.inject(0, data(t, 7, next+2))
+		r.settle()
+		for i := 0; i < 5; i++ {
+			r.step(10_000)
+		}
+		if e, _ := requests(t, r.take(0)); len(e) != 2 {
+			t.Fatalf("round %d: %d requests, want MaxRequests (2)", round, len(e))
+		}
+		f := d.flow(t, 7)
+		if f.state != Waiting || f.until <= r.now {
+			t.Fatalf("round %d: state %d, backing off until %d at %d; want Waiting, backing off", round, f.state, f.until, r.now)
+		}
+		// Go-back-N brings the hole and what followed.
+		r.inject(0, data(t, 7, next+1))
+		r.inject(0, data(t, 7, next+2))
+		r.settle()
+		if f.answered {
+			t.Fatalf("round %d: the hosts' go-back-N marked the flow answered", round)
+		}
+		r.step(backoff) // the backoff runs out
+		next += 3
+	}
+	if st := d.Stats().Ports[1]; st.WaitGaveUp != 3 || st.Retries != 2 || st.Gaps != 3 {
+		t.Fatalf("gave up %d, retries %d, gaps %d; want 3, 2, 3", st.WaitGaveUp, st.Retries, st.Gaps)
+	}
+	r.take(1)
+	r.noLeak(d)
+}
+
+// A flow backing off (its peer never answered) does not hold the host's
+// NAK: the sender's go-back-N is the recovery there.
+func TestDstNAKBackingOff(t *testing.T) {
+	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 2, Backoff: 1_000_000})
+	for _, n := range []uint32{0, 2} { // a hole at 1 the peer never fills
+		r.inject(0, data(t, 7, n))
+	}
+	r.settle()
+	for i := 0; i < 5; i++ {
+		r.step(10_000)
+	}
+	for _, n := range []uint32{1, 2, 3, 4} { // go-back-N: Ordered, backing off
+		r.inject(0, data(t, 7, n))
+	}
+	r.settle()
+	r.take(0)
+	r.inject(1, seqNAK(t, 7, 3)) // the host lost 3 after the switch
+	r.settle()
+	if got := r.take(0); len(got) != 1 {
+		t.Fatalf("%d frames toward the sender, want the NAK passed", len(got))
+	}
+	if p := d.Stats().Ports[1]; p.NAKHeld != 0 || p.Resyncs != 1 {
+		t.Fatalf("NAKs held %d, resyncs %d; want 0, 1", p.NAKHeld, p.Resyncs)
+	}
+	r.take(1)
+	r.noLeak(d)
+}
+
+// A second NAK while one is held (the host lost more, further back
+// than the span) passes after the held one, which is not kept for a PSN
+// the flow no longer waits for.
+func TestDstNAKTwice(t *testing.T) {
+	r, d := newDst(t, Config{})
+	for n := uint32(0); n < 150; n++ {
+		r.inject(0, data(t, 7, n))
+		if n%32 == 31 {
+			r.settle()
+		}
+	}
+	r.settle()
+	r.take(1)
+	r.inject(1, seqNAK(t, 7, 140)) // held
+	r.settle()
+	r.inject(1, seqNAK(t, 7, 10)) // too far back: passes, the held one first
+	r.settle()
+	var naks []uint32
+	for _, f := range r.take(0) {
+		if m := meta(t, f); m.Opcode == rocev2.RCAck {
+			naks = append(naks, uint32(m.PSN))
+		}
+	}
+	if !equal(naks, []uint32{140, 10}) {
+		t.Fatalf("NAKs %v reached the sender, want 140 then 10", naks)
+	}
+	d.expect(t, 7, Ordered, 10, rocev2.Bitmap128{})
+	if p := d.Stats().Ports[1]; p.NAKHeld != 1 || p.NAKReleased != 1 || p.Resyncs != 1 || d.flow(t, 7).nak >= 0 {
+		t.Fatalf("NAKs held %d, released %d, resyncs %d; want 1 of each, none held now", p.NAKHeld, p.NAKReleased, p.Resyncs)
+	}
+	r.noLeak(d)
+}
+
+// TestDstTimerRefused: the worker has room for one timer. The second
+// flow's gap finds none: its timer is armed again once the first flow's
+// has fired and left room, so its request repeats and, unanswered, it
+// gives up instead of holding its packets until the hosts' RTO.
+func TestDstTimerRefused(t *testing.T) {
+	d, err := NewDstToR(Config{Fabric: 1, RequestInterval: 10_000, MaxRequests: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRigTimers(t, 1, d)
+	for _, qp := range []uint32{7, 8} {
+		r.inject(0, data(t, qp, 0))
+		r.inject(0, data(t, qp, 2))
+	}
+	r.settle()
+	if st := d.Stats(); st.TimerFull == 0 {
+		t.Fatalf("no timer refused: the test needs a full timer heap")
+	}
+	for i := 0; i < 20; i++ {
+		r.step(10_000)
+	}
+	for _, qp := range []uint32{7, 8} {
+		d.expect(t, qp, Waiting, 1, rocev2.Bitmap128{})
+	}
+	if st := d.Stats().Ports[1]; st.WaitGaveUp != 2 || st.Requests != 4 {
+		t.Fatalf("gave up %d, requests %d; want 2 flows giving up after 2 requests each", st.WaitGaveUp, st.Requests)
 	}
 	r.take(0)
+	r.take(1)
 	r.noLeak(d)
 }

@@ -15,6 +15,10 @@ var (
 	ReasonConsumed = dataplane.NewReason("netrt_consumed")
 	// ReasonDuplicate counts data packets DstToR already holds a copy of.
 	ReasonDuplicate = dataplane.NewReason("netrt_duplicate")
+	// ReasonNAKAnswered counts a host's sequence NAKs DstToR held while
+	// the network recovered what they named, and dropped once it did:
+	// the sender need not go back. It is not a loss.
+	ReasonNAKAnswered = dataplane.NewReason("netrt_nak_answered")
 )
 
 // isData reports whether m is a well-formed RoCEv2 request carrying

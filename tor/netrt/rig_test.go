@@ -42,6 +42,13 @@ var (
 
 func newRig(t testing.TB, stages ...dataplane.Stage) *rig {
 	t.Helper()
+	return newRigTimers(t, 0, stages...)
+}
+
+// newRigTimers is newRig with a worker that arms at most timers timers
+// (0: the worker's default).
+func newRigTimers(t testing.TB, timers int, stages ...dataplane.Stage) *rig {
+	t.Helper()
 	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +61,7 @@ func newRig(t testing.TB, stages ...dataplane.Stage) *rig {
 	eg := dataplane.DefaultEgress(0, 8<<20)
 	r.w, err = dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem,
 		Ports:  []dataplane.Port{r.ports[0], r.ports[1]},
-		Egress: []dataplane.EgressConfig{eg, eg}, Stages: append([]dataplane.Stage{cross{}}, stages...),
+		Egress: []dataplane.EgressConfig{eg, eg}, Stages: append([]dataplane.Stage{cross{}}, stages...), TimerCap: timers,
 		Classifier: rocev2.Classifier{VerifyICRC: true}})
 	if err != nil {
 		t.Fatal(err)

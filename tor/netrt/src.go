@@ -8,31 +8,38 @@ import (
 	"rocetor/rocev2/psn"
 )
 
-// dup is one duplicate in the pool. It is on up to three lists, linked
-// by index: its flow's (admission order, for LFU and requests), the
-// pool's (expiry order, for Hold) and, while it waits to be paced, its
-// port's pacing FIFO.
+// dup is one duplicate in the pool. It is on up to five lists, linked
+// by index: its flow's (admission order, for requests), its port's
+// (admission order, for LFU), the pool's (expiry order, for Hold and for
+// LFU over all ports), the probe list (by probe time) while it is its
+// flow's newest and TailProbe is set, and its port's pacing FIFO while
+// it waits to be paced.
 type dup struct {
-	addr   uint64
-	len    uint16
-	out    uint16 // egress port of the original
-	psn    psn.PSN
-	flow   int32
-	born   int64 // admission: the age LFU compares
-	exp    int64 // when Hold retires it
-	fprev  int32 // the flow's duplicates, oldest first
-	fnext  int32
-	aprev  int32 // all duplicates, by exp
-	anext  int32
-	qprev  int32 // the port's pacing FIFO while queued
-	qnext  int32
-	queued bool
+	addr    uint64
+	len     uint16
+	out     uint16 // egress port of the original
+	psn     psn.PSN
+	flow    int32
+	exp     int64 // when Hold retires it
+	pat     int64 // when the tail probe looks at it next
+	fprev   int32 // the flow's duplicates, oldest first
+	fnext   int32
+	aprev   int32 // all duplicates, by exp
+	anext   int32
+	oprev   int32 // its port's duplicates, oldest first: eviction's sample
+	onext   int32
+	pprev   int32 // flows' newest duplicates, by pat
+	pnext   int32
+	qprev   int32 // the port's pacing FIFO while queued
+	qnext   int32
+	queued  bool
+	probing bool // on the probe list
+	counted bool // its bytes are in its port's N (once per stay in the pool)
 }
 
 // sflow is SrcToR's state for one flow.
 type sflow struct {
 	key        rocev2.FlowKey
-	used       bool
 	remote     bool   // destination in Config.Prefixes: decided once, when made
 	in         uint16 // host port its packets come in by: the one to pause
 	requests   uint32 // retransmission requests received: the LFU count
@@ -72,19 +79,21 @@ const (
 type SrcToR struct {
 	cfg   Config
 	flows []sflow
+	fill  int // flows[:fill] have been used; the rest never were
 	index map[rocev2.FlowKey]int32
 	pairs map[pair]int32
-	hand  int
+	hand  int // reclaim clock hand
 
 	dups         []dup
 	free         []int32
 	ahead, atail int32
+	ohead, otail [MaxPorts]int32 // each fabric port's duplicates, oldest first
 	armed        bool
 
-	// Tail probe (Config.TailProbe): probe is the first duplicate of
-	// the expiry list not yet looked at.
-	probe      int32
-	probeArmed bool
+	// Tail probe (Config.TailProbe): the flows' newest duplicates,
+	// earliest probe time first.
+	phead, ptail int32
+	probeArmed   bool
 
 	// Congestion avoidance, §III-C-3 (src_pace.go).
 	cp      [MaxPorts]cport
@@ -119,12 +128,13 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 	}
 	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: make(map[rocev2.FlowKey]int32, c.Flows),
 		pairs: make(map[pair]int32, c.Flows), dups: make([]dup, c.PoolFrames), free: make([]int32, c.PoolFrames),
-		ahead: -1, atail: -1, probe: -1, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
+		ahead: -1, atail: -1, phead: -1, ptail: -1, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
 	for i := range s.free {
 		s.free[i] = int32(len(s.free) - 1 - i)
 	}
 	for i := range s.cp {
 		s.cp[i].qhead, s.cp[i].qtail = -1, -1
+		s.ohead[i], s.otail[i] = -1, -1
 	}
 	return s, nil
 }
@@ -160,7 +170,7 @@ func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 			s.ack(c, p)
 		}
 	}
-	if s.probe >= 0 {
+	if s.phead >= 0 {
 		s.tails(c)
 	}
 	s.arm(c)
@@ -189,33 +199,44 @@ func (s *SrcToR) lookup(now int64, key *rocev2.FlowKey) int32 {
 	if i, ok := s.index[*key]; ok {
 		return i
 	}
-	for k := 0; k < len(s.flows) && k < 16+len(s.index); k++ {
+	i := s.fill
+	if i < len(s.flows) {
+		s.fill++
+	} else if i = s.idle(now); i < 0 {
+		s.st.TableFull++
+		return -1
+	}
+	f := &s.flows[i]
+	// The prefix test runs here, once per flow, so that a packet pays
+	// one flag test for it.
+	*f = sflow{key: *key, remote: s.cfg.remote(key.Dst), head: -1, tail: -1, last: now}
+	s.index[*key] = int32(i)
+	s.pairs[pair{key.Src, key.Dst}] = int32(i)
+	s.st.Flows = len(s.index)
+	return int32(i)
+}
+
+// idle finds an entry with nothing pooled, idle for IdleTimeout, unindexes
+// it and returns it; -1 if none of sweep entries from the hand is. A full
+// table so costs a bounded amount per packet (DstToR.idle does the same).
+func (s *SrcToR) idle(now int64) int {
+	for range sweep {
 		i := s.hand
 		s.hand++
 		if s.hand == len(s.flows) {
 			s.hand = 0
 		}
 		f := &s.flows[i]
-		if f.used {
-			if f.n != 0 || now-f.last < s.cfg.IdleTimeout {
-				continue
-			}
-			delete(s.index, f.key)
-			pk := pair{f.key.Src, f.key.Dst}
-			if s.pairs[pk] == int32(i) {
-				delete(s.pairs, pk)
-			}
-			s.st.Reclaimed++
+		if f.n != 0 || now-f.last < s.cfg.IdleTimeout {
+			continue
 		}
-		// The prefix test runs here, once per flow, so that a packet
-		// pays one flag test for it.
-		*f = sflow{key: *key, used: true, remote: s.cfg.remote(key.Dst), head: -1, tail: -1, last: now}
-		s.index[*key] = int32(i)
-		s.pairs[pair{key.Src, key.Dst}] = int32(i)
-		s.st.Flows = len(s.index)
-		return int32(i)
+		delete(s.index, f.key)
+		if pk := (pair{f.key.Src, f.key.Dst}); s.pairs[pk] == int32(i) {
+			delete(s.pairs, pk)
+		}
+		s.st.Reclaimed++
+		return i
 	}
-	s.st.TableFull++
 	return -1
 }
 
@@ -259,9 +280,18 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	copy(room, c.Mem.Frame(p))
 	e := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
-	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, born: c.Now, exp: c.Now + s.cfg.Hold,
-		fprev: f.tail, fnext: -1, qprev: -1, qnext: -1}
+	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold,
+		fprev: f.tail, fnext: -1, oprev: s.otail[p.Out], onext: -1, qprev: -1, qnext: -1}
+	if t := s.otail[p.Out]; t >= 0 {
+		s.dups[t].onext = e
+	} else {
+		s.ohead[p.Out] = e
+	}
+	s.otail[p.Out] = e
 	if f.tail >= 0 {
+		if s.dups[f.tail].probing {
+			s.punlink(f.tail) // no longer the newest: e reveals a loss of it
+		}
 		s.dups[f.tail].fnext = e
 	} else {
 		f.head = e
@@ -269,6 +299,9 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	f.tail = e
 	f.n++
 	s.link(e)
+	if s.cfg.TailProbe > 0 {
+		s.plink(e, c.Now+s.cfg.TailProbe)
+	}
 	s.occ.add(p.Out, s.now, ps.Bytes, &ps.ByteSeconds)
 	ps.Bytes += l
 	ps.Frames++
@@ -288,17 +321,11 @@ func (s *SrcToR) link(e int32) {
 		s.ahead = e
 	}
 	s.atail = e
-	if s.probe < 0 && s.cfg.TailProbe > 0 {
-		s.probe = e
-	}
 }
 
 // unlink takes e off the pool's expiry list.
 func (s *SrcToR) unlink(e int32) {
 	d := &s.dups[e]
-	if s.probe == e {
-		s.probe = d.anext
-	}
 	if d.aprev >= 0 {
 		s.dups[d.aprev].anext = d.anext
 	} else {
@@ -313,24 +340,29 @@ func (s *SrcToR) unlink(e int32) {
 
 // evict removes the oldest duplicate (on port, or on any port when port
 // is -1) of the flow with the fewest requests, ties going to the flow
-// whose such duplicate is oldest (§III-C-1). It scans the flow table:
-// eviction happens only when the pool is full, and the table is small.
+// whose such duplicate is oldest (§III-C-1). Rather than every flow, it
+// looks at the flows of the sweep oldest duplicates (of the port, or of
+// the pool by expiry), as Redis samples keys for its approximated LFU:
+// exact while those are all the pooled flows, bounded at any size, and
+// never empty-handed while the pool holds anything. A flow whose
+// duplicates are all younger than the sample is no candidate until they
+// age into it (TestSrcEvictSample).
 func (s *SrcToR) evict(port int) bool {
-	best, bestF := int32(-1), uint32(0)
-	for i := range s.flows {
-		f := &s.flows[i]
-		if !f.used || f.n == 0 || best >= 0 && f.requests > bestF {
-			continue
+	e := s.ahead
+	if port >= 0 {
+		e = s.ohead[port]
+	}
+	best := int32(-1)
+	for k := 0; e >= 0 && k < sweep; k++ {
+		// Oldest first, so the first duplicate of the fewest requests
+		// is its flow's oldest and, among ties, the oldest.
+		if best < 0 || s.flows[s.dups[e].flow].requests < s.flows[s.dups[best].flow].requests {
+			best = e
 		}
-		e := f.head
-		for port >= 0 && e >= 0 && int(s.dups[e].out) != port {
-			e = s.dups[e].fnext
-		}
-		if e < 0 {
-			continue
-		}
-		if best < 0 || f.requests < bestF || s.dups[e].born < s.dups[best].born {
-			best, bestF = e, f.requests
+		if port >= 0 {
+			e = s.dups[e].onext
+		} else {
+			e = s.dups[e].anext
 		}
 	}
 	if best < 0 {
@@ -363,6 +395,19 @@ func (s *SrcToR) remove(e int32) {
 	}
 	f.n--
 	s.unlink(e)
+	if d.oprev >= 0 {
+		s.dups[d.oprev].onext = d.onext
+	} else {
+		s.ohead[d.out] = d.onext
+	}
+	if d.onext >= 0 {
+		s.dups[d.onext].oprev = d.oprev
+	} else {
+		s.otail[d.out] = d.oprev
+	}
+	if d.probing {
+		s.punlink(e)
+	}
 	s.occ.add(d.out, s.now, ps.Bytes, &ps.ByteSeconds)
 	ps.Bytes -= int(d.len)
 	ps.Frames--
@@ -390,8 +435,8 @@ func (s *SrcToR) arm(c *dataplane.Ctx) {
 			s.st.TimerFull++
 		}
 	}
-	if !s.probeArmed && s.probe >= 0 {
-		if c.After(max(s.probeAt(s.probe)-c.Now, 0), timerProbe) {
+	if !s.probeArmed && s.phead >= 0 {
+		if c.After(max(s.dups[s.phead].pat-c.Now, 0), timerProbe) {
 			s.probeArmed = true
 		} else {
 			s.st.TimerFull++
@@ -399,26 +444,57 @@ func (s *SrcToR) arm(c *dataplane.Ctx) {
 	}
 }
 
-// probeAt is when duplicate e is looked at by the tail probe: TailProbe
-// after it was pooled (or last restarted by pacing, which keeps the
-// expiry list, and so this, in order).
-func (s *SrcToR) probeAt(e int32) int64 { return s.dups[e].exp - s.cfg.Hold + s.cfg.TailProbe }
+// plink appends e, its flow's newest duplicate, to the probe list, to
+// be looked at at time at. Every at is the time of the call plus
+// TailProbe, so the tail is always the latest.
+func (s *SrcToR) plink(e int32, at int64) {
+	d := &s.dups[e]
+	d.pat, d.probing, d.pprev, d.pnext = at, true, s.ptail, -1
+	if s.ptail >= 0 {
+		s.dups[s.ptail].pnext = e
+	} else {
+		s.phead = e
+	}
+	s.ptail = e
+}
 
-// tails resends, once, each duplicate TailProbe old that is still the
-// newest of its flow: nothing the host sent after it arrived, and no ACK
-// retired it. If it was the flow's last packet and was lost, the
+// punlink takes e off the probe list.
+func (s *SrcToR) punlink(e int32) {
+	d := &s.dups[e]
+	if d.pprev >= 0 {
+		s.dups[d.pprev].pnext = d.pnext
+	} else {
+		s.phead = d.pnext
+	}
+	if d.pnext >= 0 {
+		s.dups[d.pnext].pprev = d.pprev
+	} else {
+		s.ptail = d.pprev
+	}
+	d.probing = false
+}
+
+// tails resends each flow's newest duplicate every TailProbe while it
+// stays unacknowledged and pooled (Hold), and nothing the host sent
+// came after it. If it was the flow's last packet and was lost, the
 // destination ToR has no later packet to see the gap by, and only the
-// sender's RTO would end the wait; if it arrived, the copy reaches the
-// RNIC as a duplicate, which it acknowledges again. Going beyond the
-// paper, which leaves tail losses to the end hosts.
+// sender's RTO would end the wait; if it arrived but its ACK was lost,
+// the copy reaches the RNIC as a duplicate, which it acknowledges
+// again. A probe, or the ACK it draws, may be lost in turn: the next
+// probe covers it, so the wait outlives no single loss. Going beyond the
+// paper, which leaves tail losses to the end hosts. One waiting to be
+// paced is not sent twice; it stays on the list.
 func (s *SrcToR) tails(c *dataplane.Ctx) {
-	for s.probe >= 0 && s.probeAt(s.probe) <= c.Now {
-		e := s.probe
+	for s.phead >= 0 && s.dups[s.phead].pat <= c.Now {
+		e := s.phead
 		d := &s.dups[e]
-		s.probe = d.anext
-		if s.flows[d.flow].tail == e && !d.queued {
+		s.punlink(e)
+		if !d.queued {
 			s.st.Ports[d.out].TailProbes++
 			s.resend(c, e, false)
+		}
+		if at := c.Now + s.cfg.TailProbe; at < d.exp {
+			s.plink(e, at)
 		}
 	}
 }
@@ -512,7 +588,7 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 				continue
 			}
 			found[k>>6] |= 1 << (k & 63)
-			s.retransmit(c, e) // moves e on the expiry list only
+			s.retransmit(c, e, k == 0) // moves e on the expiry list and the FIFO only
 		}
 	}
 	for k := 0; k <= hi; k++ {

@@ -123,20 +123,36 @@ func (s *SrcToR) pauseLen(c *dataplane.Ctx, h int) int64 {
 
 // retransmit sends pooled duplicate e again, at once while its port's N
 // is below KLow, else through the port's pacing FIFO. N counts e's bytes
-// (this request included), except when e already waits: a request
-// repeated while its answer is being paced asks for nothing new.
-func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32) {
+// the first time e is asked for, this request included: a repeated
+// request (its first answer lost, or still on its way) asks for nothing
+// new, and counting it again would drive N toward KLow, pacing and
+// pausing for what is one hole (§III-C-3 counts requested data, not
+// requests). One that already waits is not queued twice.
+//
+// The request's ePSN (first) is what the destination ToR is blocked on:
+// everything it holds waits behind it, and it gives the flow up after
+// MaxRequests unanswered requests. So it goes to the front of the FIFO,
+// the rest of the request behind what waited before: pacing keeps its
+// rate, and the packet that releases the most goes first.
+func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32, first bool) {
 	d := &s.dups[e]
 	if d.queued {
+		if first && s.cp[d.out].qhead != e {
+			s.unqueue(e)
+			s.enqueue(e, c.Now, true)
+		}
 		s.restart(e, c.Now)
 		return
 	}
 	f := int(d.out)
 	p := &s.cp[f]
 	p.roll(c.Now, s.cfg.Window)
-	p.cur += int(d.len)
-	if h := s.flows[d.flow].in; h < MaxPorts {
-		p.hcur |= 1 << h
+	if !d.counted {
+		d.counted = true
+		p.cur += int(d.len)
+		if h := s.flows[d.flow].in; h < MaxPorts {
+			p.hcur |= 1 << h
+		}
 	}
 	if p.n(c.Now, s.cfg.Window) < s.cfg.KLow {
 		s.drain(c, f) // what waited goes first
@@ -146,7 +162,7 @@ func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32) {
 	// Paced from the end of the request (congest), so that all of it is
 	// paced at the rate its whole size calls for.
 	s.active |= 1 << f
-	s.enqueue(e, c.Now)
+	s.enqueue(e, c.Now, first)
 	s.restart(e, c.Now)
 }
 
@@ -159,20 +175,27 @@ func (s *SrcToR) restart(e int32, now int64) {
 	s.link(e)
 }
 
-// enqueue appends e to its port's pacing FIFO.
-func (s *SrcToR) enqueue(e int32, now int64) {
+// enqueue appends e to its port's pacing FIFO, or puts it in front.
+func (s *SrcToR) enqueue(e int32, now int64, front bool) {
 	d := &s.dups[e]
 	p := &s.cp[d.out]
 	if p.qhead < 0 {
 		p.next = max(p.next, now) // an idle port starts at once
 	}
-	d.queued, d.qprev, d.qnext = true, p.qtail, -1
-	if p.qtail >= 0 {
-		s.dups[p.qtail].qnext = e
-	} else {
+	d.queued = true
+	switch {
+	case p.qhead < 0:
+		d.qprev, d.qnext = -1, -1
+		p.qhead, p.qtail = e, e
+	case front:
+		d.qprev, d.qnext = -1, p.qhead
+		s.dups[p.qhead].qprev = e
 		p.qhead = e
+	default:
+		d.qprev, d.qnext = p.qtail, -1
+		s.dups[p.qtail].qnext = e
+		p.qtail = e
 	}
-	p.qtail = e
 	s.st.Ports[d.out].PaceQueued++
 }
 

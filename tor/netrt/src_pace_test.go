@@ -349,8 +349,9 @@ func TestSrcPacedAllocs(t *testing.T) {
 }
 
 // TestSrcRequestWhileQueued: a request repeated while its answer is
-// being paced adds to N only what is not already waiting, and does not
-// queue anything twice.
+// being paced adds nothing to N (its holes were counted when first asked
+// for) and does not queue anything twice; its ePSN, on which the
+// destination ToR is blocked, goes to the front of the FIFO.
 func TestSrcRequestWhileQueued(t *testing.T) {
 	frame := len(data(t, 7, 0))
 	r, s := newSrcN(t, 2, Config{KLow: 2 * frame, KHigh: 10 * frame, RateMax: 8e9, RateMin: 8e7, Window: 1e9, Hold: 1e9})
@@ -358,15 +359,64 @@ func TestSrcRequestWhileQueued(t *testing.T) {
 	r.take(1)
 	r.inject(1, askFirst(t, 12)) // 700 at once, 701 paced, 702–711 wait
 	r.step(1000)
-	r.inject(1, askFirst(t, 12)) // 700 and 701 again, at the back
+	r.inject(1, askFirst(t, 12)) // 700 again, in front; 701 at the back
 	r.step(1000)
-	if st := s.Stats().Ports[1]; st.PaceQueued != 12 || s.cp[1].cur != 14*frame {
-		t.Fatalf("%d waiting, N %d bytes, want 12 and %d", st.PaceQueued, s.cp[1].cur, 14*frame)
+	if st := s.Stats().Ports[1]; st.PaceQueued != 12 || s.cp[1].cur != 12*frame {
+		t.Fatalf("%d waiting, N %d bytes, want 12 and %d", st.PaceQueued, s.cp[1].cur, 12*frame)
 	}
 	r.until(r.now+13*int64(frame*100), 1000)
 	_, ids, _ := sortOut(t, r.take(1))
-	if want := append(append([]uint32{700}, seq(701, 712)...), 700, 701); !equal(ids, want) {
+	if want := append(append([]uint32{700, 701, 700}, seq(702, 712)...), 701); !equal(ids, want) {
 		t.Fatalf("sent %v, want %v", ids, want)
+	}
+	r.noLeak(s)
+}
+
+// TestSrcRepeatCountsOnce: a repeated request asks for no new bytes.
+// Each repeat sends the holes again (the last copies may have been
+// lost), but N counts a duplicate's bytes once while it is pooled, so
+// repeats alone never reach KLow: no pacing, no pause.
+func TestSrcRepeatCountsOnce(t *testing.T) {
+	frame := len(data(t, 7, 0))
+	r, s := newSrcN(t, 2, Config{KLow: 8 * frame, Window: 1_000_000})
+	r.send(7, 0, 30)
+	r.take(1)
+	for i := 1; i <= 5; i++ {
+		r.inject(1, askFirst(t, 5)) // PSNs 0–4 missing, 5 held
+		r.step(1000)
+		_, ids, pfc := sortOut(t, r.take(1))
+		if !equal(ids, seq(700, 705)) || len(pfc) != 0 {
+			t.Fatalf("request %d: sent %v and %d PFC frames, want 700–704 at once", i, ids, len(pfc))
+		}
+	}
+	if n := s.cp[1].n(r.now, s.cfg.Window); n != 5*frame {
+		t.Fatalf("N = %d bytes, want 5 frames (%d)", n, 5*frame)
+	}
+	if st := s.Stats(); st.Ports[1].Retrans != 25 || st.Ports[1].Paced != 0 || st.Ports[0].Pauses != 0 || s.active != 0 {
+		t.Fatalf("retransmitted %d, paced %d, %d pauses", st.Ports[1].Retrans, st.Ports[1].Paced, st.Ports[0].Pauses)
+	}
+	r.noLeak(s)
+}
+
+// TestSrcBlockingFirst: the destination ToR received the first holes and
+// asks again from 705, which still waits in the middle of the pacing
+// FIFO: it goes next, the rest keep their order.
+func TestSrcBlockingFirst(t *testing.T) {
+	frame := len(data(t, 7, 0))
+	r, s := newSrcN(t, 2, Config{KLow: 2 * frame, KHigh: 10 * frame, RateMax: 8e9, RateMin: 8e7, Window: 1e9, Hold: 1e9})
+	r.send(7, 0, 14)
+	r.take(1)
+	r.inject(1, askFirst(t, 12)) // 700 at once, 701 paced, 702–711 wait
+	r.step(1000)
+	r.inject(1, request(t, 7, 5, rocev2.Bitmap128{}.Set(6))) // 705–711 missing, 712 held
+	r.step(1000)
+	r.until(r.now+13*int64(frame*100), 1000)
+	_, ids, _ := sortOut(t, r.take(1))
+	if want := append([]uint32{700, 701, 705, 702, 703, 704}, seq(706, 712)...); !equal(ids, want) {
+		t.Fatalf("sent %v, want %v", ids, want)
+	}
+	if st := s.Stats().Ports[1]; st.PaceQueued != 0 || st.Paced != 11 {
+		t.Fatalf("%d waiting, %d paced; want 0, 11", st.PaceQueued, st.Paced)
 	}
 	r.noLeak(s)
 }

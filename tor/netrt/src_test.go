@@ -196,11 +196,8 @@ func TestSrcPoolAllocs(t *testing.T) {
 // flow-table order, oldest first within a flow.
 func contents(s *SrcToR) []uint32 {
 	var out []uint32
-	for i := range s.flows {
+	for i := range s.flows[:s.fill] {
 		f := &s.flows[i]
-		if !f.used {
-			continue
-		}
 		for e := f.head; e >= 0; e = s.dups[e].fnext {
 			out = append(out, f.key.QP*100+uint32(s.dups[e].psn))
 		}
@@ -570,8 +567,9 @@ func TestSrcOccupancyIntegral(t *testing.T) {
 	}
 }
 
-// TailProbe resends a flow's newest duplicate once, when nothing came
-// after it and no ACK retired it; an ACK or a later packet prevents it.
+// TailProbe resends a flow's newest duplicate every TailProbe while
+// nothing came after it, no ACK retired it and its Hold lasts; an ACK or
+// a later packet stops it.
 func TestSrcTailProbe(t *testing.T) {
 	const probe = 500_000
 	r, s := newSrc(t, Config{Hold: 5_000_000, TailProbe: probe})
@@ -583,9 +581,11 @@ func TestSrcTailProbe(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		r.step(probe / 4)
 	}
-	if got := psns(t, r.take(1)); !equal(got, []uint32{10}) {
-		t.Fatalf("probed %v, want the tail 10 once", got)
+	if got := psns(t, r.take(1)); !equal(got, []uint32{10, 10}) {
+		t.Fatalf("probed %v, want the tail 10 twice (at 1 and 2 probe times)", got)
 	}
+	r.inject(1, ack(t, 7, 10)) // stops it
+	r.settle()
 	// Flow 8: its tail is ACKed before the probe time: nothing sent.
 	r.send(8, 0, 3)
 	r.take(1)
@@ -597,8 +597,70 @@ func TestSrcTailProbe(t *testing.T) {
 	if got := r.take(1); len(got) != 0 {
 		t.Fatalf("probed %v after the tail was ACKed", psns(t, got))
 	}
-	if n := s.Stats().Ports[1].TailProbes; n != 1 {
-		t.Fatalf("%d tail probes, want 1", n)
+	if n := s.Stats().Ports[1].TailProbes; n != 2 {
+		t.Fatalf("%d tail probes, want 2", n)
+	}
+	// Flow 9: never ACKed, probed until its Hold runs out.
+	r.send(9, 0, 1)
+	r.take(1)
+	for i := 0; i < 48; i++ { // 6 ms
+		r.step(probe / 4)
+	}
+	if got := psns(t, r.take(1)); len(got) != 9 {
+		t.Fatalf("probed %v, want PSN 0 nine times: every probe time within its hold", got)
+	}
+	r.noLeak(s)
+}
+
+// TestSrcTableFull: a new flow finding the table full looks at sweep
+// entries for an idle one, not at the whole table, and passes unpooled,
+// counted; once entries are idle, a new flow reclaims one.
+func TestSrcTableFull(t *testing.T) {
+	const flows = 100
+	r, s := newSrc(t, Config{Flows: flows, Hold: 100_000, IdleTimeout: 1_000_000})
+	for qp := uint32(1); qp <= flows; qp++ {
+		r.inject(0, data(t, qp, 0))
+	}
+	r.settle()
+	r.send(200, 0, 1)
+	if st := s.Stats(); st.TableFull != 1 || st.Flows != flows || s.hand != sweep {
+		t.Fatalf("table full %d, %d flows, hand at %d; want 1, %d, %d (one sweep)", st.TableFull, st.Flows, s.hand, flows, sweep)
+	}
+	if got := psns(t, r.take(1)); len(got) != flows+1 {
+		t.Fatalf("forwarded %d packets, want every one (%d)", len(got), flows+1)
+	}
+	r.step(2_000_000) // every duplicate expired, every flow idle
+	r.send(200, 1, 2)
+	if st := s.Stats(); st.Reclaimed != 1 || st.Ports[1].Pooled != flows+1 {
+		t.Fatalf("reclaimed %d, pooled %d; want 1, %d", st.Reclaimed, st.Ports[1].Pooled, flows+1)
+	}
+	r.noLeak(s)
+}
+
+// TestSrcEvictSample: eviction looks at the flows of the sweep oldest
+// duplicates only. Forty flows hold one duplicate each; the 32 oldest
+// were asked for once, the 8 youngest never: the oldest of the sample
+// goes, where an exact LFU would take a young one. The cost is bounded,
+// whatever the number of flows.
+func TestSrcEvictSample(t *testing.T) {
+	const flows = 40
+	r, s := newSrc(t, Config{PoolFrames: flows})
+	for qp := uint32(1); qp <= flows; qp++ {
+		r.inject(0, data(t, qp, 0))
+		r.settle()
+	}
+	for qp := uint32(1); qp <= sweep; qp++ {
+		r.inject(1, request(t, qp, 0, rocev2.Bitmap128{}))
+	}
+	r.settle()
+	r.take(1)
+	r.send(flows+1, 0, 1)
+	got := contents(s)
+	if len(got) != flows || got[0] != 200 {
+		t.Fatalf("pool %v: want QP 1's duplicate gone, the rest kept", got)
+	}
+	if st := s.Stats().Ports[1]; st.Evicted != 1 || st.Retrans != sweep {
+		t.Fatalf("evicted %d, retransmitted %d", st.Evicted, st.Retrans)
 	}
 	r.noLeak(s)
 }

@@ -33,10 +33,10 @@ type DstStats struct {
 
 	Flows        int    // entries in the table now, served or not
 	FlowsOrdered int    // served flows in Ordered now
-	FlowsReTx    int    // served flows in ReTx now (each holds packets)
+	FlowsReTx    int    // served flows in ReTx now (each holds packets, or a host's NAK)
 	FlowsWaiting int    // served flows in Waiting now
 	Reclaimed    uint64 // idle entries reused for a new flow
-	TimerFull    uint64 // request timers the worker refused
+	TimerFull    uint64 // request timers the worker refused (each armed again once there is room)
 
 	Ports [MaxPorts]DstPortStats
 }
@@ -75,7 +75,10 @@ type DstPortStats struct {
 	WaitSpan        uint64 // ReTx → Waiting: a packet beyond ePSN+128, which the bitmap cannot hold
 	WaitBackoff     uint64 // Ordered → Waiting: a gap during Backoff, forwarded, nothing held
 	Retries         uint64 // gaps held again once a Backoff ran out
-	Resyncs         uint64 // ePSN moved to the PSN a host's sequence NAK named
+	Resyncs         uint64 // ePSN moved to the PSN a host's sequence NAK named, the NAK passed on
+	NAKHeld         uint64 // host NAKs held while the network recovers what they name (ReTx from that PSN)
+	NAKAnswered     uint64 // of which dropped: the PSN they named arrived (netrt_nak_answered)
+	NAKReleased     uint64 // of which sent on: the flow fell back to Waiting
 
 	// Retransmission requests.
 	Requests   uint64 // sent
@@ -112,6 +115,9 @@ func (st *DstStats) Sum() DstPortStats {
 		t.WaitBackoff += p.WaitBackoff
 		t.Retries += p.Retries
 		t.Resyncs += p.Resyncs
+		t.NAKHeld += p.NAKHeld
+		t.NAKAnswered += p.NAKAnswered
+		t.NAKReleased += p.NAKReleased
 		t.Requests += p.Requests
 		t.Resent += p.Resent
 		t.SendFailed += p.SendFailed
@@ -146,7 +152,6 @@ type SrcStats struct {
 
 	Local     uint64 // packets of flows whose destination is outside Config.Prefixes: not pooled
 	NoFrame   uint64 // duplicates not made for want of a free frame
-	NoRoom    uint64 // duplicates not made: nothing left to evict on the port
 	Dropped   uint64 // duplicates freed by Close
 	TimerFull uint64 // timers the worker refused
 	ACKs      uint64 // RC ACKs seen for pooled flows
@@ -186,7 +191,7 @@ type SrcPortStats struct {
 	// Retransmission (§III-C-3), by the duplicate's egress port.
 	Retrans    uint64 // duplicates retransmitted at once (N < KLow)
 	Paced      uint64 // duplicates retransmitted paced at R_r (N ≥ KLow)
-	TailProbes uint64 // of Retrans, tail probes: a flow's newest duplicate resent TailProbe after it was pooled, unACKed
+	TailProbes uint64 // of Retrans, tail probes: a flow's newest duplicate resent every TailProbe after it was pooled, while unACKed
 	PaceQueued int    // duplicates waiting to be paced now
 	PacedSkips uint64 // paced duplicates retired (evicted, expired, ACKed) before their turn
 	RetxFailed uint64 // retransmissions not sent for want of a frame or queue room
