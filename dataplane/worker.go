@@ -114,6 +114,14 @@ type Worker struct {
 	cap     *Capture
 }
 
+// MonotonicClock returns a clock reading nanoseconds since the call on
+// the runtime's monotonic clock: a worker's, unless WorkerConfig.Clock
+// gives another.
+func MonotonicClock() func() int64 {
+	start := time.Now()
+	return func() int64 { return int64(time.Since(start)) }
+}
+
 // ErrWorkerConfig wraps every worker configuration error.
 var ErrWorkerConfig = errors.New("dataplane: worker config")
 
@@ -139,8 +147,7 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	}
 	w := &Worker{cfg: c, mem: c.Mem, ports: c.Ports, stages: c.Stages, timers: NewTimers(c.TimerCap), clock: c.Clock}
 	if w.clock == nil {
-		start := time.Now()
-		w.clock = func() int64 { return int64(time.Since(start)) }
+		w.clock = MonotonicClock()
 	}
 	for i, ec := range c.Egress {
 		e, err := NewEgress(ec)

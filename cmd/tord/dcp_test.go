@@ -35,7 +35,7 @@ func TestHOControlEveryPort(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			sw := newMemSwitch(t, cfg, 0, &fwd.TableConfig{
+			sw := newMemSwitch(t, cfg, &fwd.TableConfig{
 				Routes:     []fwd.Route{{Prefix: netip.MustParsePrefix("10.0.2.0/24"), NextHops: []fwd.NextHop{{Port: 1, Gateway: netip.MustParseAddr("10.9.1.1")}}}},
 				Neighbours: []fwd.Neighbour{{Port: 1, Addr: netip.MustParseAddr("10.9.1.1"), MAC: rocev2.MAC{2, 1}}},
 			})

@@ -92,23 +92,11 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		log.Info("attached XDP program", zap.String("port", name), zap.Stringer("mode", got))
 	}
 	bind := map[string]afxdp.BindMode{"auto": afxdp.BindAuto, "zerocopy": afxdp.BindZeroCopy, "copy": afxdp.BindCopy}[cfg.XDP.Bind]
-	fc, err := fwdConfig(&cfg)
+	pn, err := newPlan(&cfg, s.fib, s.misses)
 	if err != nil {
 		return nil, err
 	}
-	var ictl *impair.Control
-	if len(cfg.Impair.Rules) > 0 {
-		if ictl, err = impair.NewControl(cfg.Impair, cfg.Ports); err != nil {
-			return nil, err
-		}
-		s.impair = ictl
-	}
-	var nc netrt.Config
-	if cfg.NetRT.On() {
-		if nc, err = cfg.NetRT.stageConfig(cfg.Ports, s.fib); err != nil {
-			return nil, err
-		}
-	}
+	s.impair = pn.impair
 	for w := 0; w < cfg.Workers; w++ {
 		u, err := afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: cfg.XDP.Frames})
 		if err != nil {
@@ -143,129 +131,27 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			}
 		}
 		s.ports = append(s.ports, xports)
-		// The worker's clock, which impaired ports share: their
-		// deadlines and policers run on the time the worker steps at.
-		start := time.Now()
-		clock := func() int64 { return int64(time.Since(start)) }
-		// DCP headers are parsed only in a DCP fabric: elsewhere the
-		// DSCP bits they would read are an ordinary traffic class.
-		cls := rocev2.Classifier{VerifyICRC: cfg.VerifyICRC, DCP: cfg.dcp()}
-		if ictl != nil {
-			// Impairment is the wire's: every port is wrapped right on
-			// its socket, under llr's receiver (wrapped below), so
-			// every frame that leaves or arrives meets the rules,
-			// whichever stage or timer sent it. Ports without rules
-			// pass frames straight through, and a reload may give
-			// them rules.
-			for i := range ports {
-				ip := ictl.Wrap(ports[i], impair.PortConfig{Worker: w, Mem: mem, Clock: clock, Classifier: cls})
-				s.impairs = append(s.impairs, ip)
-				ports[i] = ip
-			}
-		}
-		st, err := fwd.NewStage(fc, s.fib, s.misses)
+		pl, err := pn.build(w, mem, ports, nil)
 		if err != nil {
 			return nil, err
 		}
-		s.stages = append(s.stages, st)
-		stages := []dataplane.Stage{st}
-		if cfg.NetRT.On() {
-			// After fwd, which picks the ports both stages key on;
-			// before trim and llr, which the packets NetRT emits
-			// later (retransmissions, released packets) pass through
-			// like any other (dataplane.Ctx.Emit).
-			src, err := netrt.NewSrcToR(nc)
-			if err != nil {
-				return nil, err
-			}
-			dst, err := netrt.NewDstToR(nc)
-			if err != nil {
-				return nil, err
-			}
-			s.srcs, s.dsts = append(s.srcs, src), append(s.dsts, dst)
-			stages = append(stages, src, dst)
+		s.workers = append(s.workers, pl.worker)
+		s.stages = append(s.stages, pl.fwd)
+		s.impairs = append(s.impairs, pl.impairs...)
+		if pl.src != nil {
+			s.srcs, s.dsts = append(s.srcs, pl.src), append(s.dsts, pl.dst)
 		}
-		if cfg.Trim != nil {
-			// After fwd, which chooses the port and queue the trimming
-			// decision reads. After NetRT: SrcToR pools a host's packet
-			// whole before this ToR may trim it (a pooled copy must
-			// carry the payload a retransmission restores). An HO
-			// packet made here still meets an impaired port's loss.
-			ts, err := trim.NewStage(*cfg.Trim)
-			if err != nil {
-				return nil, err
-			}
-			s.trims = append(s.trims, ts)
-			stages = append(stages, ts)
+		if pl.trim != nil {
+			s.trims = append(s.trims, pl.trim)
 		}
-		if cfg.LLR.On() {
-			// The sender half, after every stage that picks ports and
-			// queues (it numbers what the data queue of a protected
-			// port will carry). The receiver half wraps the protected
-			// ports below, outside any impairment, so frames reach the
-			// pipeline de-duplicated, in order and unshimmed, and
-			// everything llr sends, copies and control alike, meets
-			// the impaired wire.
-			lc, err := cfg.LLR.stageConfig(cfg.Ports)
-			if err != nil {
-				return nil, err
-			}
-			if lc.TxBuffer == 0 {
-				// Frames are numbered, and kept, as they are queued:
-				// the Tx buffer must hold the data queue and a round
-				// trip, or frames past it cross unprotected.
-				lc.TxBuffer = max(2*int(cfg.Egress.QueueLimit), llr.DefaultTxBuffer)
-			}
-			// A frame grown by the shim must still fit the link: the
-			// smallest MTU of the protected ports, plus Ethernet.
-			for i, name := range cfg.Ports {
-				if ifi, err := net.InterfaceByName(name); err == nil && lc.Ports&(1<<i) != 0 {
-					if f := ifi.MTU + 14; lc.MaxFrame == 0 || f < lc.MaxFrame {
-						lc.MaxFrame = f
-					}
-				}
-			}
-			if s.llr, err = llr.NewStage(lc); err != nil {
-				return nil, err
-			}
-			for i := range ports {
-				if s.llr.Protected(i) {
-					if ports[i], err = s.llr.Wrap(i, ports[i], mem); err != nil {
-						return nil, err
-					}
-				}
-			}
-			stages = append(stages, s.llr)
+		if pl.llr != nil {
+			s.llr = pl.llr // workers: 1 with llr
 			if m := cfg.LLR.Monitor; m != nil {
 				if s.monitor, err = llr.NewMonitor(m.config(), s.llr, cfg.Ports, ifCounters, log.Named("llr-monitor")); err != nil {
 					return nil, err
 				}
 			}
 		}
-		// Each worker shapes its share of the link: with W workers, W
-		// shapers at rate/W add up to the configured rate.
-		eg := dataplane.DefaultEgress(uint64(cfg.Egress.Rate)/uint64(cfg.Workers), int(cfg.Egress.QueueLimit))
-		egs := make([]dataplane.EgressConfig, len(ports))
-		for i := range egs {
-			egs[i] = eg
-			if r, ok := cfg.Egress.PortRates[cfg.Ports[i]]; ok {
-				egs[i].RateBps = uint64(r) / uint64(cfg.Workers)
-			}
-			if cfg.Trim != nil && cfg.Trim.Trims(cfg.Ports[i]) {
-				// The trimming ports' control and data queues share a
-				// level by WRR, weighted w:1 (tor/trim).
-				if egs[i], err = cfg.Trim.WRR(egs[i]); err != nil {
-					return nil, err
-				}
-			}
-		}
-		pm, _ := dataplane.ParsePollMode(cfg.Poll)
-		wk, err := dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
-			Stages: stages, Mode: pm, Classifier: cls, Clock: clock})
-		if err != nil {
-			return nil, err
-		}
-		s.workers = append(s.workers, wk)
 	}
 	if cfg.Trim != nil {
 		tc := s.trims[0].Config()
@@ -281,7 +167,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			zap.Float64("weight", tc.Weight()), zap.Int("drr_control", cw), zap.Int("drr_data", dw))
 	}
 	s.mirror, err = fwd.NewMirror(fwd.MirrorConfig{Ports: cfg.Ports, FIB: s.fib, Misses: s.misses,
-		Multipath: fc.Multipath, Logger: log.Named("mirror")})
+		Multipath: pn.fwd.Multipath, Logger: log.Named("mirror")})
 	if err != nil {
 		return nil, fmt.Errorf("kernel mirror: %w", err)
 	}

@@ -31,24 +31,19 @@ func scrape(t *testing.T, cs ...prometheus.Collector) map[string]float64 {
 	return ms
 }
 
-// memSwitch is tord's pipeline over in-memory ports, the worker built as
-// OpenSwitch builds it: fwd from fwdConfig, trim with a trim: section
-// (and its WRR on the trimming ports), then any further stages, the
-// classifier parsing DCP as cfg says, every port wrapped by impair when
-// cfg has impair rules.
+// memSwitch is tord's pipeline, built by the plan OpenSwitch builds
+// from, over in-memory ports and a clock the test steps.
 type memSwitch struct {
-	w       *dataplane.Worker
-	mem     *dataplane.Mem
-	ports   []*dataplane.MemPort
-	impairs []*impair.Port // every port, wrapped when impair: has rules
-	fwd     *fwd.Stage
-	trim    *trim.Stage // nil without a trim: section
-	now     int64       // the worker's and the ports' clock
+	*pipeline
+	w     *dataplane.Worker
+	mem   *dataplane.Mem
+	ports []*dataplane.MemPort
+	now   int64 // the worker's and the ports' clock
 }
 
-// newMemSwitch builds a memSwitch for the validated cfg, its ports
-// shaped to rate (0: unshaped) with cfg's queue limit, tab in its FIB.
-func newMemSwitch(t *testing.T, cfg Config, rate uint64, tab *fwd.TableConfig, more ...dataplane.Stage) *memSwitch {
+// newMemSwitch builds worker 0 of the validated cfg over in-memory ports,
+// tab in its FIB.
+func newMemSwitch(t *testing.T, cfg Config, tab *fwd.TableConfig) *memSwitch {
 	t.Helper()
 	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
 	if err != nil {
@@ -56,17 +51,9 @@ func newMemSwitch(t *testing.T, cfg Config, rate uint64, tab *fwd.TableConfig, m
 	}
 	sw := &memSwitch{mem: mem}
 	var ports []dataplane.Port
-	var egs []dataplane.EgressConfig
 	for i, name := range cfg.Ports {
 		p := dataplane.NewMemPort(name, rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, mem, 1024)
 		ports, sw.ports = append(ports, p), append(sw.ports, p)
-		eg := dataplane.DefaultEgress(rate, int(cfg.Egress.QueueLimit))
-		if cfg.Trim != nil && cfg.Trim.Trims(name) {
-			if eg, err = cfg.Trim.WRR(eg); err != nil {
-				t.Fatal(err)
-			}
-		}
-		egs = append(egs, eg)
 	}
 	fib := &fwd.FIB{}
 	tb, err := fwd.NewTable(tab)
@@ -74,36 +61,14 @@ func newMemSwitch(t *testing.T, cfg Config, rate uint64, tab *fwd.TableConfig, m
 		t.Fatal(err)
 	}
 	fib.Store(tb)
-	fc, err := fwdConfig(&cfg)
+	pn, err := newPlan(&cfg, fib, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sw.fwd, err = fwd.NewStage(fc, fib, nil); err != nil {
+	if sw.pipeline, err = pn.build(0, mem, ports, func() int64 { return sw.now }); err != nil {
 		t.Fatal(err)
 	}
-	stages := []dataplane.Stage{sw.fwd}
-	if cfg.Trim != nil {
-		if sw.trim, err = trim.NewStage(*cfg.Trim); err != nil {
-			t.Fatal(err)
-		}
-		stages = append(stages, sw.trim)
-	}
-	clock, cls := func() int64 { return sw.now }, rocev2.Classifier{DCP: cfg.dcp()}
-	if len(cfg.Impair.Rules) > 0 {
-		ctl, err := impair.NewControl(cfg.Impair, cfg.Ports)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range ports {
-			ip := ctl.Wrap(ports[i], impair.PortConfig{Mem: mem, Clock: clock, Classifier: cls})
-			ports[i], sw.impairs = ip, append(sw.impairs, ip)
-		}
-	}
-	sw.w, err = dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: egs,
-		Stages: append(stages, more...), Classifier: cls, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sw.w = sw.worker
 	return sw
 }
 
@@ -126,6 +91,7 @@ func dcpFrame(t *testing.T, dst string, dscp uint8, seq uint32, payload int) []b
 // rocetor_trim_*, rocetor_fwd_adaptive_choices_total and rocetor_impair_*.
 func TestTrimMetrics(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.Egress.Rate = 1e9
 	cfg.Ports = []string{"h1", "up1", "up2"}
 	cfg.XDP.Frames = 16384
 	cfg.Forwarding.Multipath = "adaptive"
@@ -134,7 +100,7 @@ func TestTrimMetrics(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	sw := newMemSwitch(t, cfg, 1e9, &fwd.TableConfig{
+	sw := newMemSwitch(t, cfg, &fwd.TableConfig{
 		Routes: []fwd.Route{{Prefix: netip.MustParsePrefix("10.0.2.0/24"), NextHops: []fwd.NextHop{
 			{Port: 1, Gateway: netip.MustParseAddr("10.9.1.1")}, {Port: 2, Gateway: netip.MustParseAddr("10.9.2.1")}}}},
 		Neighbours: []fwd.Neighbour{{Port: 1, Addr: netip.MustParseAddr("10.9.1.1"), MAC: rocev2.MAC{2, 1}},
