@@ -42,6 +42,17 @@ const (
 )
 
 func newChain(t *testing.T, c Config, lose func(dir int, kind string, n uint32, copy int) bool) *chain {
+	src, dst := chainToRs(t, c)
+	ch := chainOf(t, newRig(t, src), newRig(t, dst), src, dst)
+	ch.lose = lose
+	ch.a.ports[1].OnTransmit = func(f []byte) { ch.wire(toDst, f) }
+	ch.b.ports[0].OnTransmit = func(f []byte) { ch.wire(toSrc, f) }
+	return ch
+}
+
+// chainToRs builds the source ToR of rig a (fabric p1) and the
+// destination ToR of rig b (fabric p0).
+func chainToRs(t *testing.T, c Config) (*SrcToR, *DstToR) {
 	c.Fabric = 2
 	src, err := NewSrcToR(c)
 	if err != nil {
@@ -52,10 +63,13 @@ func newChain(t *testing.T, c Config, lose func(dir int, kind string, n uint32, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := &chain{t: t, a: newRig(t, src), b: newRig(t, dst), src: src, dst: dst, lose: lose, seen: map[string]int{},
-		qp: [2]end{{acked: -1}, {acked: -1}}}
-	ch.a.ports[1].OnTransmit = func(f []byte) { ch.wire(toDst, f) }
-	ch.b.ports[0].OnTransmit = func(f []byte) { ch.wire(toSrc, f) }
+	return src, dst
+}
+
+// chainOf joins a and b's hosts to the chain's sender and receiver; the
+// caller joins their fabric ports.
+func chainOf(t *testing.T, a, b *rig, src *SrcToR, dst *DstToR) *chain {
+	ch := &chain{t: t, a: a, b: b, src: src, dst: dst, seen: map[string]int{}, qp: [2]end{{acked: -1}, {acked: -1}}}
 	ch.b.ports[1].OnTransmit = ch.receiver
 	ch.a.ports[0].OnTransmit = func(f []byte) {
 		if _, ok := pfcFrame(f); ok {

@@ -49,6 +49,14 @@ func newRig(t testing.TB, stages ...dataplane.Stage) *rig {
 // (0: the worker's default).
 func newRigTimers(t testing.TB, timers int, stages ...dataplane.Stage) *rig {
 	t.Helper()
+	return newRigWrapped(t, timers, nil, stages...)
+}
+
+// newRigWrapped is newRigTimers whose worker polls wrap(i, port i) in
+// place of port i (nil: the ports themselves).
+func newRigWrapped(t testing.TB, timers int, wrap func(int, dataplane.Port, *dataplane.Mem) dataplane.Port,
+	stages ...dataplane.Stage) *rig {
+	t.Helper()
 	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +67,14 @@ func newRigTimers(t testing.TB, timers int, stages ...dataplane.Stage) *rig {
 		r.ports[i].OnTransmit = func(f []byte) { r.sent[i] = append(r.sent[i], append([]byte(nil), f...)) }
 	}
 	eg := dataplane.DefaultEgress(0, 8<<20)
+	ports := []dataplane.Port{r.ports[0], r.ports[1]}
+	for i := range ports {
+		if wrap != nil {
+			ports[i] = wrap(i, ports[i], mem)
+		}
+	}
 	r.w, err = dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem,
-		Ports:  []dataplane.Port{r.ports[0], r.ports[1]},
+		Ports:  ports,
 		Egress: []dataplane.EgressConfig{eg, eg}, Stages: append([]dataplane.Stage{cross{}}, stages...), TimerCap: timers,
 		Classifier: rocev2.Classifier{VerifyICRC: true}})
 	if err != nil {
