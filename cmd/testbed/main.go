@@ -125,8 +125,8 @@ func parseWithName(fs *flag.FlagSet, args []string) (string, []string, error) {
 }
 
 // fabricFlags registers the flags that shape a testbed's switches. With
-// impair, also --loss and --corrupt (experiments that sweep loss set it
-// themselves).
+// impair, also --loss, --corrupt and --skew (experiments that sweep loss
+// set it themselves).
 func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.StringVar(&o.Rate, "rate", o.Rate, "egress rate of every switch port, e.g. 1G, 100M (0: unshaped)")
 	if impair {
@@ -134,6 +134,7 @@ func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 		fs.Float64Var(&o.Corrupt, "corrupt", o.Corrupt, "FCS-corruption probability of the fabric's frames at the impair sites")
 		fs.DurationVar(&o.Skew, "skew", o.Skew, "extra delay of the fabric's frames per impair site: site k (multipath: core k+1) delays k × skew")
 	}
+	fs.BoolVar(&o.OneWay, "one-way", o.OneWay, "loss and corruption only on the frames an impair site sends; by default what it receives on that port loses as much, recovery's requests, notices and ACKs included")
 	fs.Float64Var(&o.Burst, "burst", o.Burst, "mean loss burst length in packets: Gilbert–Elliott loss at the --loss rate (0: independent losses)")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the impairment's random decisions")
 	fs.StringVar(&o.Multipath, "multipath", o.Multipath, "tord's multipath mode: ecmp, spray or adaptive")

@@ -38,6 +38,7 @@ type Options struct {
 	Burst         float64       `json:"burst,omitempty"`          // mean burst length in packets: Gilbert–Elliott instead of Bernoulli
 	Corrupt       float64       `json:"corrupt,omitempty"`        // FCS-error probability at the impair sites
 	Skew          time.Duration `json:"skew,omitempty"`           // extra delay per impair site: site k delays k × skew
+	OneWay        bool          `json:"one_way,omitempty"`        // loss and corruption only on what a site sends, not also on what it receives
 	Seed          uint64        `json:"seed"`                     // impair seed
 	Multipath     string        `json:"multipath"`                // ecmp, spray or adaptive
 	NetRT         bool          `json:"netrt,omitempty"`          // tor1 and tor2 run NetRT (tor/netrt)

@@ -154,12 +154,17 @@ type Impairment struct {
 	Corrupt float64       `json:"corrupt,omitempty"`
 	Skew    time.Duration `json:"skew,omitempty"` // site k (from 0, in plan order) delays the fabric's frames by k × Skew
 	Trim    bool          `json:"trim,omitempty"` // DCP data packets picked for loss are trimmed to header-only packets
-	Seed    uint64        `json:"seed"`
+	// OneWay keeps loss and corruption to the frames a site sends on;
+	// otherwise the frames it receives on that port lose as much, so
+	// what recovery sends back (requests, notices, ACKs) meets the
+	// loss too.
+	OneWay bool   `json:"one_way,omitempty"`
+	Seed   uint64 `json:"seed"`
 }
 
 // Impairment returns the options' impairment.
 func (o *Options) Impairment() Impairment {
-	return Impairment{Loss: o.Loss, Burst: o.Burst, Corrupt: o.Corrupt, Skew: o.Skew, Seed: o.Seed}
+	return Impairment{Loss: o.Loss, Burst: o.Burst, Corrupt: o.Corrupt, Skew: o.Skew, OneWay: o.OneWay, Seed: o.Seed}
 }
 
 // Zero reports whether the impairment does nothing.
@@ -186,14 +191,26 @@ func (m Impairment) Rule(port string, k int) *ImpairRule {
 	return r
 }
 
+// rules appends the rules of site k on port to c: the egress rule, and
+// unless OneWay its loss and corruption on ingress too.
+func (m Impairment) rules(c *ImpairConfig, port string, k int) {
+	r := m.Rule(port, k)
+	if r == nil {
+		return
+	}
+	c.Rules = append(c.Rules, *r)
+	if !m.OneWay && (m.Loss > 0 || m.Corrupt > 0) {
+		in := ImpairRule{Port: port, Direction: "ingress", Match: r.Match, Loss: r.Loss, Burst: r.Burst, Corrupt: r.Corrupt}
+		c.Rules = append(c.Rules, in)
+	}
+}
+
 // Impair returns the impair section for sites 0, 1, … on the given
 // ports; nil when nothing is impaired.
 func (m Impairment) Impair(ports ...string) *ImpairConfig {
 	c := &ImpairConfig{Seed: m.Seed}
 	for k, p := range ports {
-		if r := m.Rule(p, k); r != nil {
-			c.Rules = append(c.Rules, *r)
-		}
+		m.rules(c, p, k)
 	}
 	if len(c.Rules) == 0 {
 		return nil
@@ -206,8 +223,8 @@ func (m Impairment) Impair(ports ...string) *ImpairConfig {
 func (p *Plan) ImpairOf(node string, m Impairment) *ImpairConfig {
 	c := &ImpairConfig{Seed: m.Seed}
 	for k, s := range p.Sites {
-		if r := m.Rule(s.Port, k); s.Node == node && r != nil {
-			c.Rules = append(c.Rules, *r)
+		if s.Node == node {
+			m.rules(c, s.Port, k)
 		}
 	}
 	if len(c.Rules) == 0 {

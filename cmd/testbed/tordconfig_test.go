@@ -38,12 +38,18 @@ func TestChainTordConfigs(t *testing.T) {
 		}
 	}
 	ic := cfgs["core"].Impair
-	if len(ic.Rules) != 1 {
-		t.Fatalf("core: %d impair rules, want 1", len(ic.Rules))
+	if len(ic.Rules) != 2 {
+		t.Fatalf("core: %d impair rules, want 2", len(ic.Rules))
 	}
-	r := ic.Rules[0]
-	if r.Port != "tor2" || r.Direction != "egress" || r.Match != "fabric" || r.Loss != 0.01 || r.Burst != nil {
-		t.Errorf("core's rule %+v, want egress tor2, roce, loss 0.01", r)
+	for i, dir := range []string{"egress", "ingress"} {
+		r := ic.Rules[i]
+		if r.Port != "tor2" || r.Direction != dir || r.Match != "fabric" || r.Loss != 0.01 || r.Burst != nil {
+			t.Errorf("core's rule %+v, want %s tor2, fabric, loss 0.01", r, dir)
+		}
+	}
+	m := Impairment{Loss: 0.01, OneWay: true}
+	if ic := m.Impair("tor2"); len(ic.Rules) != 1 || ic.Rules[0].Direction != "egress" {
+		t.Errorf("one way: %+v, want the egress rule alone", ic.Rules)
 	}
 }
 
@@ -85,8 +91,8 @@ func TestTordConfigFileValidates(t *testing.T) {
 				if err := doc.Impair.Validate(cfg.Ports); err != nil {
 					t.Errorf("%s: impair section does not validate: %v\n%s", node, err, b)
 				}
-				if c.edit != nil && node == "core" && len(doc.Impair.Rules) != 1 {
-					t.Errorf("core: %d rules after decoding, want 1:\n%s", len(doc.Impair.Rules), b)
+				if c.edit != nil && node == "core" && len(doc.Impair.Rules) != 2 {
+					t.Errorf("core: %d rules after decoding, want 2 (both ways):\n%s", len(doc.Impair.Rules), b)
 				}
 			}
 		})
@@ -102,7 +108,7 @@ func TestImpairSectionStrict(t *testing.T) {
 	if err := yamlRoundTrip(ic, &c); err != nil {
 		t.Fatalf("impair section does not decode strictly into impair.Config: %v", err)
 	}
-	if c.Seed != 7 || len(c.Rules) != 1 || c.Rules[0].Burst == nil || c.Rules[0].Burst.Loss != 0.02 ||
+	if c.Seed != 7 || len(c.Rules) != 2 || c.Rules[0].Burst == nil || c.Rules[0].Burst.Loss != 0.02 ||
 		c.Rules[0].Burst.Length != 3 || c.Rules[0].Corrupt != 1e-4 || c.Rules[0].Loss != 0 {
 		t.Errorf("decoded %+v (burst %+v)", c, c.Rules[0].Burst)
 	}
