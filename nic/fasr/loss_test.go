@@ -507,3 +507,14 @@ func TestPSNWrap(t *testing.T) {
 	offs := post(t, p, nic.OpWrite, []int{64 << 10, 3000})
 	verify(t, p, nic.OpWrite, []int{64 << 10, 3000}, offs)
 }
+
+// TestRefusals: a NAK — RNR, remote access, invalid request, a SACK —
+// for a request placed ahead of a lost one acknowledges only the
+// cumulative ACK it carries, not the PSNs before it; with no SR state
+// unit the loss is reported by a Go-Back-N NAK.
+func TestRefusals(t *testing.T) {
+	nictest.Refusals(t, nictest.Options{Transport: func() nic.Transport { return nictest.Must(fasr.New(fasr.Config{})) }})
+	t.Run("gbn", func(t *testing.T) {
+		nictest.Refusals(t, nictest.Options{Transport: func() nic.Transport { return nictest.Must(fasr.New(fasr.Config{Units: -1})) }})
+	})
+}

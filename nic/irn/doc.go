@@ -134,6 +134,18 @@
 // Atomics and WRITE with immediate are not framework operations. RNR
 // NAKs are not retried.
 //
+// A refusal — an RNR NAK or a fatal one, for a request placed ahead of
+// the expected PSN — carries the refused PSN in the BTH and the
+// cumulative ACK (expected PSN − 1) in the SACKETH; the requester
+// acknowledges only the latter (nic.Ctx.Refuse), not every PSN before
+// the refused one as Go-Back-N may. After an RNR NAK the missing PSNs
+// are recovered (the refused PSN counts as SACKed for the holes below
+// it) and the SEND fails once they are acknowledged; after a fatal NAK
+// the unacknowledged work before it completes flushed (TestRefusals).
+// The seed does not cover errors; this is the selective reading of
+// IBA's rule that a NAK implicitly acknowledges only what the responder
+// holds.
+//
 // # Per-QP memory
 //
 // QP context (StateBytes): 176 bytes at the default window of 128

@@ -464,22 +464,28 @@ func (t *Transport) Response(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		t.stats.NACKsRecv++
 		t.cumulative(c, q, i, s, p.PSN)
 		t.selective(q, i, s, p)
-	case syn.IsNAK():
-		st := nic.StatusRemoteOp
-		switch syn.Value() {
-		case rocev2.NakInvalidReq:
-			st = nic.StatusRemoteInvalid
-		case rocev2.NakRemoteAccess:
-			st = nic.StatusRemoteAccess
+	case syn.IsNAK() || syn.IsRNR():
+		// A refusal: RNR (retry count 0, as gbn: the SEND fails) or
+		// fatal. Its PSN is the refused request's; the SACKETH carries
+		// the cumulative ACK (DecorateAck), and only that is
+		// acknowledged: the PSNs between may still be missing.
+		cum := q.Una().Add(-1)
+		if p.HasSACK {
+			cum = p.SACK
 		}
-		// The NAK's PSN is the failed request's: what came before it
-		// completed.
-		c.Ack(q, p.PSN.Add(-1))
-		c.Fail(q, st)
-	case syn.IsRNR():
-		// RNR retry count 0, as gbn: the SEND fails.
-		c.Ack(q, p.PSN.Add(-1))
-		c.Fail(q, nic.StatusRNR)
+		if c.Refuse(q, syn, cum, p.PSN) {
+			return
+		}
+		// The refused request waits for the PSNs before it, which the
+		// refusal shows lost as a SACK would: recover them.
+		t.cumulative(c, q, i, s, q.Una())
+		if s.high.Less(p.PSN) {
+			s.high = p.PSN
+		}
+		if s.flags&fRecovery == 0 {
+			t.enter(s)
+		}
+		c.Wake(q)
 	default:
 		t.stale(c, p)
 	}

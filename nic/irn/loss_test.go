@@ -386,3 +386,10 @@ func TestBidirectional(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRefusals: a NAK — RNR, remote access, invalid request, IRN's NACK
+// — for a request placed ahead of a lost one acknowledges only the
+// cumulative ACK it carries, not the PSNs before it.
+func TestRefusals(t *testing.T) {
+	nictest.Refusals(t, nictest.Options{Transport: func() nic.Transport { return nictest.Must(irn.New(irn.Config{})) }})
+}
