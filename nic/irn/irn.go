@@ -32,15 +32,23 @@ type Config struct {
 	MTU int
 	// RTOLow is the retransmission timeout while at most N packets are
 	// in flight, RTOHigh otherwise (§3.1). The paper's values are 100 µs
-	// and 320 µs, the latter "an estimation of the maximum round trip
-	// time with one congested link" (§4.1): about 20 and 60 base round
-	// trips of its fabric. The defaults, 2 ms and 8 ms, keep those
-	// ratios loosely on the namespace testbed, whose round trip is about
+	// and 320 µs (§4.1) in a fabric whose longest path is six 40 Gb/s
+	// hops of 2 µs: a 24 µs base round trip (its 120 KB BDP), so about
+	// 4 and 13 round trips. The seed derives neither from the round
+	// trip, though: RTO_high is "an estimation of the maximum round trip
+	// time with one congested link" — propagation plus a full switch
+	// buffer's queuing — and RTO_low "the desirable upper-bound on tail
+	// latency for short messages". The defaults, 2 ms and 8 ms, apply
+	// the same rule to the namespace testbed, whose round trip is about
 	// 0.5 ms at the median and 1–2 ms at p99 on a loaded two-core
-	// machine (llr-tail's no-loss FCTs, docs/experiments.md): with the
-	// first defaults, 500 µs and 4 ms, IRN's timers expired 27 times in a
-	// lossless one-QP run and 20,830 times with 5,000 QPs (sr-loss,
-	// sr-concurrency), every one a spurious retransmission.
+	// machine (llr-tail's no-loss FCTs, docs/experiments.md): RTO_high
+	// is 4 to 8 p99 round trips (16 median ones), above the worst round
+	// trip measured, and RTO_low is 1 to 2 p99 round trips (4 median
+	// ones) — not the paper's ratios, which would put RTO_low below the
+	// p99 round trip. With the first defaults, 500 µs and 4 ms, IRN's
+	// timers expired 27 times in a lossless one-QP run and 20,830 times
+	// with 5,000 QPs (sr-loss, sr-concurrency), every one a spurious
+	// retransmission.
 	RTOLow, RTOHigh int64
 	// N is how many packets in flight still count as few enough for
 	// RTOLow (default 3, the paper's).
@@ -91,7 +99,7 @@ const (
 	nBitmaps
 )
 
-// qstate is a QP's scalar state, both sides: 72 bytes.
+// qstate is a QP's scalar state, both sides: 64 bytes (TestStateBytes).
 type qstate struct {
 	// requester
 	next    psn.PSN       // next new PSN
@@ -119,6 +127,7 @@ const (
 	fForceCum             // retransmit cum first: a timeout entered recovery
 	fReissue              // re-issue the READ at Una: a response went missing
 	fReadGap              // a READ re-issue is out for Una; later responses are dropped until it arrives
+	fSweep                // entered on a timeout: every PSN not SACKed up to the recovery sequence is lost
 )
 
 // maxPackets bounds a message's packets: nic.MaxMessage at the smallest
@@ -395,13 +404,18 @@ func (t *Transport) Next(c *nic.Ctx, q *nic.QP) bool {
 			return true
 		}
 		s.flags &^= fForceCum
+		// Lost: a PSN not SACKed below a SACKed one — and after a
+		// timeout, any PSN not SACKed up to the recovery sequence.
+		lim := s.high
+		if s.flags&fSweep != 0 && lim.Less(s.recSeq.Add(1)) {
+			lim = s.recSeq.Add(1)
+		}
 		sack := t.bitmap(i, bmSACK)
-		for s.rtx.Less(s.high) && s.rtx.Less(s.next) {
+		for s.rtx.Less(lim) && s.rtx.Less(s.next) {
 			if t.test(sack, s.rtx) {
 				s.rtx = s.rtx.Add(1)
 				continue
 			}
-			// Not SACKed, and a later PSN was: lost.
 			n, ok := c.SendRequest(q, s.rtx)
 			if !ok {
 				return false
@@ -512,7 +526,7 @@ func (t *Transport) cumulative(c *nic.Ctx, q *nic.QP, i int, s *qstate, e psn.PS
 // sequence (§3.1).
 func (t *Transport) exit(s *qstate) {
 	if s.flags&fRecovery != 0 && s.recSeq.Less(s.cum) {
-		s.flags &^= fRecovery | fForceCum
+		s.flags &^= fRecovery | fForceCum | fSweep
 		t.stats.RecoveryExits++
 	}
 }
@@ -638,7 +652,7 @@ func (t *Transport) Timeout(c *nic.Ctx, q *nic.QP) {
 	}
 	s.rtx = s.cum
 	t.enter(s)
-	s.flags |= fForceCum
+	s.flags |= fForceCum | fSweep
 	s.flags &^= fReadGap
 	if q.Una().Less(s.cum) {
 		s.flags |= fReissue
