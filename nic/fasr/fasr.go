@@ -119,7 +119,6 @@ type Stats struct {
 	LostOverflows uint64 // lost-cnt overflowed its 3 bits: frozen, flagged in every ACK until the recovery ends
 	GBNFallbacks  uint64 // recoveries that went Go-Back-N (drop out-of-order packets, one NAK per RCV-NXT): no unit, no block, or an early READ
 	ReadFallbacks uint64 // of those, for a READ request ahead of RCV-NXT: a READ executes in order
-	BeyondWindow  uint64 // SEND packets more SENDs ahead than the SEND-end table holds (a peer with a larger window), dropped
 
 	// requester (sender)
 	SACKs           uint64 // ACKs with a SACK PSN past the cumulative ACK

@@ -255,7 +255,6 @@ func (t *Transport) beyond(c *nic.Ctx, s *qstate, p *nic.Pkt) bool {
 	if off == 0 || psn.New(rocev2.SETH(p.Frame[off:]).SSN()).Diff(psn.New(s.rssn)) < int(t.tab) {
 		return false // place refuses a SEND without a SETH
 	}
-	t.stats.BeyondWindow++
 	c.Drop(p, nic.ReasonOutOfOrder)
 	return true
 }

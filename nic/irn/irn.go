@@ -139,12 +139,11 @@ const maxPackets = 1 << 22
 // worker stopped.
 type Stats struct {
 	// receiver
-	OutOfOrder   uint64 // data packets placed ahead of the expected PSN, each answered with a NACK (§3.1)
-	NACKsSent    uint64 // NACKs sent: out-of-order arrivals and duplicates of them
-	Duplicates   uint64 // data packets that had arrived before, dropped (nic_duplicate) and acknowledged again; at the requester, READ responses that had, too
-	BeyondWindow uint64 // packets too far ahead for the receive bitmap, dropped unacknowledged (nic_out_of_order)
-	EarlyReads   uint64 // READ requests ahead of the expected PSN, discarded (nic_out_of_order) and NACKed with the FNACK flag: a READ executes in order
-	GapsFilled   uint64 // in-order arrivals that moved the expected PSN over packets placed ahead
+	OutOfOrder uint64 // data packets placed ahead of the expected PSN, each answered with a NACK (§3.1)
+	NACKsSent  uint64 // NACKs sent: out-of-order arrivals and duplicates of them
+	Duplicates uint64 // data packets that had arrived before, dropped (nic_duplicate) and acknowledged again; at the requester, READ responses that had, too
+	EarlyReads uint64 // READ requests ahead of the expected PSN, discarded (nic_out_of_order) and NACKed with the FNACK flag: a READ executes in order
+	GapsFilled uint64 // in-order arrivals that moved the expected PSN over packets placed ahead
 
 	// sender
 	NACKsRecv      uint64 // NACKs received
