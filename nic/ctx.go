@@ -70,7 +70,7 @@ func (c *Ctx) StopTimer(q *QP) { q.rtoOn = false }
 // the frame could not be made.
 func (c *Ctx) SendRequest(q *QP, p psn.PSN) (int, bool) {
 	e := c.e
-	if q.refused(p) {
+	if q.Refused(p) {
 		return 0, false
 	}
 	w := e.wqeAt(q, p)
@@ -471,7 +471,7 @@ func (c *Ctx) Ack(q *QP, a psn.PSN) bool {
 	if !a.Less(q.sndMax) {
 		return false
 	}
-	if q.refused(a) {
+	if q.Refused(a) {
 		a = q.refAt.Add(-1) // the refused request never completes OK
 	}
 	if q.acked.Less(a) {

@@ -91,8 +91,9 @@ func (e *Endpoint) refusalDue(q *QP) bool {
 	return true
 }
 
-// refused reports whether p is at or after a refused request that waits
-// for the PSNs before it: nothing from there on is sent.
-func (q *QP) refused(p psn.PSN) bool {
+// Refused reports whether PSN p is at or after a refused request that
+// waits for the PSNs before it (Refuse): SendRequest sends nothing from
+// there on, and a transport drops what it queued to resend there.
+func (q *QP) Refused(p psn.PSN) bool {
 	return q.refSt != StatusOK && !p.Less(q.refAt)
 }
