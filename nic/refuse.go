@@ -45,9 +45,14 @@ func NAKStatus(syn rocev2.Syndrome) Status {
 //     completes with StatusFlushed (it may not have arrived, and no
 //     retransmission can tell), the refused one with its status.
 //
-// It reports whether q failed.
+// A NAK for a PSN outside [Una, SndMax) is stale — the refused request
+// was resent and taken since, or never sent — and changes nothing. It
+// reports whether q failed.
 func (c *Ctx) Refuse(q *QP, syn rocev2.Syndrome, cum, at psn.PSN) bool {
 	e := c.e
+	if at.Less(q.una) || !at.Less(q.sndMax) {
+		return false
+	}
 	st := NAKStatus(syn)
 	if w := e.wqeAt(q, at); w != nil {
 		at = w.first

@@ -453,6 +453,10 @@ func (t *Transport) Response(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		// is the refused request's; the SACKETH carries RCV-NXT−1
 		// (DecorateAck), and only that is acknowledged: the PSNs between
 		// may still be missing, and are resent from UNACK.
+		if p.PSN.Less(q.Una()) || !p.PSN.Less(q.SndMax()) {
+			c.Drop(p, nic.ReasonStale)
+			return
+		}
 		cum := q.Una().Add(-1)
 		if p.HasSACK {
 			cum = p.SACK

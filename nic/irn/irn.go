@@ -482,6 +482,10 @@ func (t *Transport) Response(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		// fatal. Its PSN is the refused request's; the SACKETH carries
 		// the cumulative ACK (DecorateAck), and only that is
 		// acknowledged: the PSNs between may still be missing.
+		if p.PSN.Less(q.Una()) || !p.PSN.Less(q.SndMax()) {
+			t.stale(c, p)
+			return
+		}
 		cum := q.Una().Add(-1)
 		if p.HasSACK {
 			cum = p.SACK

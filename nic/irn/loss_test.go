@@ -397,3 +397,35 @@ func TestBidirectional(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	nictest.Refusals(t, nictest.Options{Transport: func() nic.Transport { return nictest.Must(irn.New(irn.Config{})) }})
 }
+
+// TestStaleRefusal delays the RNR NAK for a SEND that found no receive
+// until after the timer resent the SEND, a receive was posted meanwhile,
+// and the SEND completed: the late NAK refuses a PSN acknowledged since
+// and changes nothing — the QP stays up and the next WRITE completes.
+func TestStaleRefusal(t *testing.T) {
+	p, _, _ := newPair(t, nictest.Options{}, irn.Config{})
+	p.BA.Late = 1_000_000
+	p.BA.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+		if ack(m) && rocev2.AETH(f[m.ExtOff(rocev2.ExtAETH):]).Syndrome().IsRNR() {
+			return nictest.Late
+		}
+		return nictest.Pass
+	}
+	if err := p.A.Post(nic.OpSend, 0, 1, 0, 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	p.Run(func() bool { return false }, 20_000)
+	if err := p.B.Post(nic.OpRecv, 0, 9, 0, 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	run(t, p, 1)
+	p.Run(func() bool { return p.BA.Delayed > 0 && p.BA.InFlight() == 0 }, 2e6)
+	if err := p.A.Post(nic.OpWrite, 0, 2, 0, 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	run(t, p, 2)
+	wantOK(t, p.A.CQ)
+	if p.BA.Delayed != 1 {
+		t.Errorf("%d RNR NAKs delayed, want 1", p.BA.Delayed)
+	}
+}
