@@ -150,7 +150,7 @@ type Stats struct {
 	SACKs          uint64 // PSNs newly marked selectively acknowledged
 	Recoveries     uint64 // loss recovery entered: on a NACK or a timeout (§3.1)
 	RecoveryExits  uint64 // loss recovery left: a cumulative ACK passed the recovery sequence
-	Retransmits    uint64 // packets resent in loss recovery: cum first, then holes below a SACKed PSN
+	Retransmits    uint64 // packets resent in loss recovery: cum first, then holes below a SACKed PSN (after a timeout, every PSN not SACKed)
 	ReadReissues   uint64 // READs re-issued from a missing response
 	TimeoutsLow    uint64 // expiries of RTO_low (≤ N packets in flight)
 	TimeoutsHigh   uint64 // expiries of RTO_high
@@ -367,7 +367,8 @@ func (t *Transport) DecorateAck(q *nic.QP, sp *rocev2.Spec) {
 
 // Next implements nic.Transport: a READ re-issue first, then, in loss
 // recovery, the cumulative ACK's packet and the holes below the highest
-// SACKed PSN, then new packets while BDP-FC allows (§3.1, §3.2). The
+// SACKed PSN (after a timeout: every PSN not SACKed up to the recovery
+// sequence; a refused request's PSN counts as SACKed), then new packets while BDP-FC allows (§3.1, §3.2). The
 // framework asks the congestion control before every call.
 func (t *Transport) Next(c *nic.Ctx, q *nic.QP) bool {
 	i := q.Index()
@@ -632,9 +633,10 @@ func (t *Transport) readResponse(c *nic.Ctx, q *nic.QP, p *nic.Pkt, s *qstate) {
 }
 
 // Timeout implements nic.Transport: loss recovery starts (again) from the
-// cumulative ACK, whose packet goes first (§3.1); a READ whose responses
-// stopped is re-issued from the missing one. After RetryLimit expiries
-// without progress the QP fails.
+// cumulative ACK, whose packet goes first (§3.1), and every PSN not
+// SACKed up to the last sent counts as lost (a deviation: see the
+// package doc); a READ whose responses stopped is re-issued from the
+// missing one. After RetryLimit expiries without progress the QP fails.
 func (t *Transport) Timeout(c *nic.Ctx, q *nic.QP) {
 	s := &t.st[q.Index()]
 	if !q.Outstanding() {

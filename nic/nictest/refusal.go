@@ -82,7 +82,8 @@ func Refusals(t *testing.T, o Options) {
 	}
 }
 
-// Must returns t, failing on err: for transports built in Options.
+// Must returns t, or panics with err: for transports built in an
+// Options.Transport function, which has no testing.TB.
 func Must[T any](t T, err error) T {
 	if err != nil {
 		panic(err)
