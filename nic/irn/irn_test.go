@@ -384,3 +384,23 @@ func TestTailLosses(t *testing.T) {
 		})
 	}
 }
+
+// TestTailLossCoalesced is TestTailLosses' k = 5 with the default ACK
+// coalescing: the receiver acknowledged nothing of the message before
+// the tail (its ACKs go every 16 packets and on the lost last one), so
+// the one expiry has all 16 in flight (RTO_high) and resends all 16, the
+// 11 that had arrived dropped as duplicates — the price of resending
+// every un-SACKed PSN, against four more timeouts.
+func TestTailLossCoalesced(t *testing.T) {
+	p, a, b := newPair(t, nictest.Options{}, irn.Config{})
+	d := newDrop(11, 12, 13, 14, 15)
+	p.AB.Filter = d.filter
+	sz := []int{16 << 10}
+	offs := post(t, p, nic.OpWrite, sz)
+	run(t, p, 1)
+	verify(t, p, nic.OpWrite, sz, offs)
+	as, bs := a.Stats(), b.Stats()
+	if _, extra := d.resent(); as.TimeoutsHigh != 1 || as.TimeoutsLow != 0 || extra != 16 || bs.Duplicates != 11 {
+		t.Errorf("%d resent; A %+v B %+v", extra, as, bs)
+	}
+}
