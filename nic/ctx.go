@@ -70,6 +70,9 @@ func (c *Ctx) StopTimer(q *QP) { q.rtoOn = false }
 // the frame could not be made.
 func (c *Ctx) SendRequest(q *QP, p psn.PSN) (int, bool) {
 	e := c.e
+	if q.Refused(p) {
+		return 0, false
+	}
 	w := e.wqeAt(q, p)
 	if w == nil {
 		return 0, false
@@ -461,15 +464,20 @@ func (e *Endpoint) respond(c *Ctx, q *QP) bool {
 // including PSN a: it completes the WRITEs and SENDs that ends, in order,
 // and advances Una. A READ completes only through its responses (it
 // blocks the completion of later work until then; the ACK is remembered).
-// An ACK for a PSN never sent is ignored. It reports whether Una moved.
+// An ACK for a PSN never sent is ignored. It reports whether Una moved;
+// when that makes a refusal waiting for it due (Refuse), q fails instead
+// and Ack reports false.
 func (c *Ctx) Ack(q *QP, a psn.PSN) bool {
 	if !a.Less(q.sndMax) {
 		return false
 	}
+	if q.Refused(a) {
+		a = q.refAt.Add(-1) // the refused request never completes OK
+	}
 	if q.acked.Less(a) {
 		q.acked = a
 	}
-	return c.e.advance(q)
+	return c.e.advance(q) && !c.e.refusalDue(q)
 }
 
 // advance completes acknowledged work from the head of q's send queue.
@@ -532,6 +540,7 @@ func (c *Ctx) ReadResponse(q *QP, p *Pkt) Status {
 		q.sqHead++
 		e.advance(q)
 	}
+	e.refusalDue(q)
 	return StatusOK
 }
 
@@ -580,9 +589,7 @@ func (e *Endpoint) complete(cq *Completion) {
 	} else {
 		e.st.CompletionsErr++
 	}
-	if !e.cq.push(cq) {
-		e.st.CQOverflow++
-	}
+	e.cq.push(cq) // never full: Post keeps at most CQDepth completions outstanding
 }
 
 // wqeAt returns the work request PSN p belongs to, assigning PSNs to the

@@ -132,6 +132,9 @@
 // SEND placed in any order into the receive it names, completed in
 // order), RepeatRead (restart a read from a re-issued request), Ack
 // (cumulative acknowledgement and in-order completion), ReadResponse,
+// Refuse (an RNR or fatal NAK under selective repeat: it acknowledges
+// only the cumulative ACK it carries, and the refused request fails once
+// what precedes it is acknowledged or, after a fatal NAK, flushed),
 // Fail (error completion and flush), SetTimer/StopTimer, Wake, Drop, and
 // Header/Send for frames of the transport's own (a DCP header-only
 // packet returned to its sender, an IRN NACK with SACK information).

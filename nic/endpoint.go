@@ -327,7 +327,6 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 	}
 	k.Payload = f[m.PayloadOff : int(m.PayloadOff)+m.PayloadLen()]
 	if m.ECN == 3 {
-		e.st.ECNMarked++
 		if e.cc.Marked(q, c.Now) {
 			e.sendCNP(c, q)
 		}
@@ -335,7 +334,6 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 	op := m.Opcode
 	switch {
 	case op == rocev2.CNP:
-		e.st.CNPsRecv++
 		e.cc.CNP(q, c.Now)
 	case op.Transport() != rocev2.TransportRC:
 		p.Drop(ReasonBadOpcode)
@@ -654,9 +652,7 @@ var cnpPad [rocev2.CNPLen]byte
 func (e *Endpoint) sendCNP(c *Ctx, q *QP) {
 	s := e.header(q)
 	s.Opcode, s.BECN, s.Payload = rocev2.CNP, true, cnpPad[:]
-	if c.emit(q, e.ctrlQ, false) {
-		e.st.CNPsSent++
-	}
+	c.emit(q, e.ctrlQ, false)
 }
 
 // header fills e.spec with q's addressing and returns it. In a SACK

@@ -124,6 +124,10 @@ type QP struct {
 	roff   uint32 // bytes of the SEND in progress placed in the head receive
 	reads  [ReadDepth]readRes
 	rdNext uint8 // read resource the next READ request takes
+
+	// requester: a refusal (Ctx.Refuse) waiting for the PSNs before it
+	refSt Status  // its status; StatusOK when none waits
+	refAt psn.PSN // first PSN of the refused work request
 }
 
 // Index returns q's index in the endpoint's QP table: QPN minus the
@@ -262,6 +266,7 @@ func (e *Endpoint) Connect(qpn uint32, r QPInfo) error {
 	}
 	q.next, q.una, q.sndMax = q.ipsn, q.ipsn, q.ipsn
 	q.acked = q.ipsn.Add(-1)
+	q.refSt = StatusOK
 	q.epsn = r.PSN.Add(0)
 	q.rop = ropNone
 	q.state = stateRTS

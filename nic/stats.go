@@ -29,15 +29,11 @@ type Stats struct {
 	InvalidReqs    uint64 // requests refused for a bad opcode sequence or length (NAK invalid request)
 	UnknownQP      uint64 // frames for a QP that is not open
 	QPErrorDrops   uint64 // frames for a QP in the error state
-	CNPsRecv       uint64 // congestion notification packets received
-	CNPsSent       uint64 // congestion notification packets sent (CC.Marked asked)
-	ECNMarked      uint64 // received frames with ECN CE
 	CompletionsOK  uint64 // work completions with StatusOK (sends, writes, reads, receives)
 	CompletionsErr uint64 // work completions with an error status, flushes included
 	CompletedBytes uint64 // message bytes of the StatusOK completions
 	DeliveredBytes uint64 // payload bytes the responder placed (WRITE, SEND) or the requester placed (READ)
 	Paced          uint64 // times a QP had to wait for its congestion control
-	CQOverflow     uint64 // completions lost to a full CQ (cannot happen through Post's accounting)
 }
 
 // Drop reasons of the endpoint stage, counted by the worker (its

@@ -135,7 +135,7 @@ func dcpCountersOf(t *dcp.Transport) *dcpCounters {
 func irnCountersOf(t *irn.Transport) *irnCounters {
 	st := t.Stats()
 	return &irnCounters{OutOfOrder: st.OutOfOrder, NACKsSent: st.NACKsSent, Duplicates: st.Duplicates,
-		BeyondWindow: st.BeyondWindow, EarlyReads: st.EarlyReads, NACKsReceived: st.NACKsRecv, SACKs: st.SACKs,
+		EarlyReads: st.EarlyReads, NACKsReceived: st.NACKsRecv, SACKs: st.SACKs,
 		Recoveries: st.Recoveries, Retransmits: st.Retransmits, ReadReissues: st.ReadReissues,
 		TimeoutsLow: st.TimeoutsLow, TimeoutsHigh: st.TimeoutsHigh, WindowFull: st.WindowFull,
 		MaxInFlight: st.MaxInFlight, Window: t.Window(1024), BitmapBytes: t.BitmapBytes()}

@@ -14,7 +14,6 @@ type fasrCounters struct {
 	LostOverflows   uint64  `json:"lost_overflows"`     // receiver: lost-cnt overflowed its 3 bits
 	GBNFallbacks    uint64  `json:"gbn_fallbacks"`      // receiver: recoveries that went Go-Back-N (pool exhausted, early READ)
 	ReadFallbacks   uint64  `json:"read_fallbacks"`     // receiver: of those, for a READ ahead of RCV-NXT
-	BeyondWindow    uint64  `json:"beyond_window"`      // receiver: SEND packets too far ahead, dropped
 	SACKs           uint64  `json:"sacks"`              // sender: ACKs with a SACK past the cumulative ACK
 	LostGaps        uint64  `json:"lost_gaps"`          // sender: SACK gaps judged data loss (lost-cnt grew): resent
 	SACKLossGaps    uint64  `json:"sack_loss_gaps"`     // sender: SACK gaps judged SACK loss (lost-cnt did not grow)
@@ -47,7 +46,7 @@ func fasrCountersOf(t *fasr.Transport) *fasrCounters {
 	st, cfg := t.Stats(), t.Config()
 	return &fasrCounters{Recoveries: st.Recoveries, FastEntries: st.FastEntries, SlowEntries: st.SlowEntries,
 		FNACKsSent: st.FNACKsSent, Duplicates: st.Duplicates, LostOverflows: st.LostOverflows,
-		GBNFallbacks: st.GBNFallbacks, ReadFallbacks: st.ReadFallbacks, BeyondWindow: st.BeyondWindow,
+		GBNFallbacks: st.GBNFallbacks, ReadFallbacks: st.ReadFallbacks,
 		SACKs: st.SACKs, LostGaps: st.LostGaps, SACKLossGaps: st.SACKLossGaps, FNACKsReceived: st.FNACKsRecv,
 		FNACKRestarts: st.FNACKRestarts, GBNRewinds: st.GBNRewinds, TxGBNFallbacks: st.TxGBNFallbacks,
 		Timeouts0: st.Timeouts0, Timeouts1: st.Timeouts1, TimeoutsN: st.TimeoutsN,

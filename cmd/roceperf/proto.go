@@ -141,7 +141,6 @@ type irnCounters struct {
 	OutOfOrder    uint64 `json:"out_of_order"`         // receiver: data packets placed ahead of the expected PSN
 	NACKsSent     uint64 `json:"nacks_sent"`           // receiver: NACKs with a SACK
 	Duplicates    uint64 `json:"duplicates"`           // receiver: data packets that had arrived before
-	BeyondWindow  uint64 `json:"beyond_window"`        // receiver: packets beyond the bitmap, dropped
 	EarlyReads    uint64 `json:"early_reads"`          // receiver: READ requests ahead of the expected PSN, discarded
 	NACKsReceived uint64 `json:"nacks_received"`       // sender: NACKs received
 	SACKs         uint64 `json:"sacks"`                // sender: PSNs marked selectively acknowledged

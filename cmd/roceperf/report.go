@@ -130,8 +130,8 @@ func (r *report) writeTable(w io.Writer) error {
 				d.HOBounced, d.HONotReturned, d.Unanchored, d.Duplicates, d.Recounts, d.Poisoned, d.Deferred)
 		}
 		if d := s.IRN; d != nil {
-			fmt.Fprintf(tw, "  IRN receiver	out of order %d  NACKs sent %d  duplicates %d  beyond window %d  early READs %d\n",
-				d.OutOfOrder, d.NACKsSent, d.Duplicates, d.BeyondWindow, d.EarlyReads)
+			fmt.Fprintf(tw, "  IRN receiver	out of order %d  NACKs sent %d  duplicates %d  early READs %d\n",
+				d.OutOfOrder, d.NACKsSent, d.Duplicates, d.EarlyReads)
 		}
 		if d := s.FaSR; d != nil {
 			fmt.Fprintf(tw, "  FaSR receiver\trecoveries %d (fast %d, slow %d; fast-path ratio %.2f)  FNACKs %d  lost-cnt overflows %d  Go-Back-N %d  pool peak %d/%d units %d/%d blocks\n",

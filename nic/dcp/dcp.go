@@ -317,6 +317,10 @@ func (t *Transport) Next(c *nic.Ctx, q *nic.QP) bool {
 	rq := t.rtq[i]
 	for s.rtLen > 0 {
 		e := rq[s.rtHead]
+		if q.Refused(e.psn) {
+			t.pop(s, len(rq)) // at or after a refused request: never resent
+			continue
+		}
 		if !t.current(i, s, e) {
 			t.pop(s, len(rq))
 			t.stats.HOStale++
@@ -405,19 +409,13 @@ func (t *Transport) Response(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		if emsn != s.una {
 			t.acked(c, q, i, s, emsn)
 		}
-	case syn.IsRNR():
+	case syn.IsRNR() || syn.IsNAK():
+		// A refusal of the request at the NAK's PSN. The receiver
+		// places out of order: eMSN says what arrived, not the PSNs
+		// before the refused one, so the messages from eMSN to it are
+		// still recovered (an RNR NAK) or flushed (a fatal one).
 		t.acked(c, q, i, s, emsn)
-		c.Fail(q, nic.StatusRNR)
-	case syn.IsNAK():
-		st := nic.StatusRemoteOp
-		switch syn.Value() {
-		case rocev2.NakInvalidReq:
-			st = nic.StatusRemoteInvalid
-		case rocev2.NakRemoteAccess:
-			st = nic.StatusRemoteAccess
-		}
-		t.acked(c, q, i, s, emsn)
-		c.Fail(q, st)
+		c.Refuse(q, syn, q.Una().Add(-1), p.PSN)
 	default:
 		c.Drop(p, nic.ReasonStale)
 	}

@@ -135,6 +135,14 @@
 //
 // A DCP ACK with eMSN completes every message before it
 // (nic.Ctx.Ack up to the last PSN of message eMSN−1) and moves unaMSN.
+// An RNR or fatal NAK carries eMSN too, and acknowledges only that: the
+// receiver places out of order, so the messages from eMSN to the refused
+// one need not have arrived (nic.Ctx.Refuse). After an RNR NAK they are
+// recovered as usual — nothing from the refused request on is sent or
+// resent — and the SEND fails once they are acknowledged; after a fatal
+// NAK, which put the receiver's QP in the error state, they complete
+// flushed and the refused request with the NAK's status (TestRefusals,
+// TestBeyondWindow).
 //
 // # Coarse timeout (§4.5)
 //

@@ -486,7 +486,8 @@ func TestHONotReturned(t *testing.T) {
 // tracking 8, with the first message's packet lost: the ninth message
 // is beyond the receiver's window, which NAKs it as an invalid request
 // and fails the QP, as the package doc says, rather than dropping it
-// unseen.
+// unseen; the messages before it, which the NAK does not acknowledge,
+// complete flushed.
 func TestBeyondWindow(t *testing.T) {
 	msgs := []int{16, 8}
 	p, _, _ := nictest.NewWith(t, nictest.Options{}, func() (*dcp.Transport, error) {
@@ -500,12 +501,21 @@ func TestBeyondWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p.MustComplete(t, 1, 1e9)
+	p.MustComplete(t, 12, 1e9)
 	if st := p.B.E.LiveStats(); st.NAKsSent != 1 || st.InvalidReqs != 1 {
 		t.Errorf("B sent %d NAKs, refused %d invalid requests; want 1 and 1", st.NAKsSent, st.InvalidReqs)
 	}
-	if c := p.A.CQ[0]; c.Status != nic.StatusRemoteInvalid {
-		t.Errorf("A's first completion %+v, want remote invalid request", c)
+	// The NAK acknowledges nothing (eMSN is still 0): the messages before
+	// the ninth are flushed, the lost first one among them, and the
+	// ninth fails as an invalid request.
+	for i, c := range p.A.CQ {
+		want := nic.StatusFlushed
+		if i == 8 {
+			want = nic.StatusRemoteInvalid
+		}
+		if c.Status != want || c.ID != uint64(i) {
+			t.Errorf("A's completion %d: %+v, want %v", i, c, want)
+		}
 	}
 }
 
@@ -648,4 +658,12 @@ func TestPSNWrap(t *testing.T) {
 	if as, bs := a.Stats(), b.Stats(); as.HORetransmits != 2 || bs.Poisoned != 0 || as.FallbackTimeouts != 0 {
 		t.Errorf("A %+v B %+v", as, bs)
 	}
+}
+
+// TestRefusals: an RNR or fatal NAK for a request placed ahead of a
+// lost one acknowledges only what eMSN says arrived; the lost WRITE is
+// resent (here by the coarse timeout: it was dropped, not trimmed) and
+// completes OK only with its bytes in place.
+func TestRefusals(t *testing.T) {
+	nictest.Refusals(t, nictest.Options{Transport: func() nic.Transport { return nictest.Must(dcp.New(dcp.Config{})) }})
 }

@@ -144,6 +144,13 @@
 // the framework does not offer.) lost-cnt counts PSNs, so a lost READ
 // request counts as many as the responses it asks for. Atomics and
 // immediate data are not framework operations; RNR NAKs are not retried.
+// An RNR or fatal NAK carries RCV-NXT−1 in its SACKETH, and the
+// requester acknowledges only that (nic.Ctx.Refuse): after an RNR NAK
+// it resends [UNACK, refused PSN) and fails the SEND once they are
+// acknowledged, after a fatal one the unacknowledged work before it
+// completes flushed (TestRefusals). A refused packet is never recorded
+// as arrived: a packet ahead of RCV-NXT is placed first and recorded
+// only once placed.
 //
 // Drops: nic_duplicate (behind RCV-NXT, a copy of sack-high, a stale
 // response), nic_out_of_order (FNACK-discarded, in a Go-Back-N fallback,

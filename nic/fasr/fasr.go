@@ -119,7 +119,6 @@ type Stats struct {
 	LostOverflows uint64 // lost-cnt overflowed its 3 bits: frozen, flagged in every ACK until the recovery ends
 	GBNFallbacks  uint64 // recoveries that went Go-Back-N (drop out-of-order packets, one NAK per RCV-NXT): no unit, no block, or an early READ
 	ReadFallbacks uint64 // of those, for a READ request ahead of RCV-NXT: a READ executes in order
-	BeyondWindow  uint64 // SEND packets more SENDs ahead than the SEND-end table holds (a peer with a larger window), dropped
 
 	// requester (sender)
 	SACKs           uint64 // ACKs with a SACK PSN past the cumulative ACK
@@ -316,6 +315,9 @@ func (t *Transport) DecorateAck(q *nic.QP, sp *rocev2.Spec) {
 	}
 	sp.AckMSN = 0 // not kept: the requester completes by PSN
 	sp.SACKPSN, sp.SACKFlags, sp.LostCnt = s.rcvNxt.Add(-1), 0, 0
+	if !sp.Syndrome.IsACK() && sp.Syndrome != rocev2.NAKSyndrome(rocev2.NakPSNSeqError) {
+		return // a refusal (RNR, fatal): the SACKETH carries RCV-NXT−1 alone
+	}
 	if s.rx != none {
 		u := &t.pool.units[s.rx]
 		sp.SACKPSN, sp.LostCnt = u.sackHigh, u.lost
@@ -446,19 +448,27 @@ func (t *Transport) Response(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		}
 		t.acked(c, q, s, n.Add(-1))
 		t.sack(c, q, s, p, true)
-	case syn.IsNAK():
-		st := nic.StatusRemoteOp
-		switch syn.Value() {
-		case rocev2.NakInvalidReq:
-			st = nic.StatusRemoteInvalid
-		case rocev2.NakRemoteAccess:
-			st = nic.StatusRemoteAccess
+	case syn.IsNAK() || syn.IsRNR():
+		// A refusal: RNR (not retried: the SEND fails) or fatal. Its PSN
+		// is the refused request's; the SACKETH carries RCV-NXT−1
+		// (DecorateAck), and only that is acknowledged: the PSNs between
+		// may still be missing, and are resent from UNACK.
+		if p.PSN.Less(q.Una()) || !p.PSN.Less(q.SndMax()) {
+			c.Drop(p, nic.ReasonStale)
+			return
 		}
-		c.Ack(q, p.PSN.Add(-1))
-		t.fail(c, q, st)
-	case syn.IsRNR():
-		c.Ack(q, p.PSN.Add(-1))
-		t.fail(c, q, nic.StatusRNR)
+		cum := q.Una().Add(-1)
+		if p.HasSACK {
+			cum = p.SACK
+		}
+		if c.Refuse(q, syn, cum, p.PSN) {
+			t.release(s)
+			return
+		}
+		if q.Una().Less(p.PSN) {
+			t.rewind(s, q.Una(), p.PSN, tCause2)
+		}
+		c.Wake(q)
 	default:
 		c.Drop(p, nic.ReasonStale)
 	}
@@ -491,6 +501,10 @@ func (t *Transport) readResponse(c *nic.Ctx, q *nic.QP, s *qstate, p *nic.Pkt) {
 			return
 		}
 		s.tflags &^= tReadGap
+		if q.Err() {
+			t.release(s) // a refusal came due (nic.Ctx.Refuse)
+			return
+		}
 		t.progress(c, q, s)
 		t.follow(q, s)
 	}
@@ -502,6 +516,9 @@ func (t *Transport) acked(c *nic.Ctx, q *nic.QP, s *qstate, a psn.PSN) {
 	if c.Ack(q, a) {
 		t.progress(c, q, s)
 		t.follow(q, s)
+	}
+	if q.Err() {
+		t.release(s) // a refusal came due (nic.Ctx.Refuse)
 	}
 }
 

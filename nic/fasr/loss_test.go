@@ -507,3 +507,54 @@ func TestPSNWrap(t *testing.T) {
 	offs := post(t, p, nic.OpWrite, []int{64 << 10, 3000})
 	verify(t, p, nic.OpWrite, []int{64 << 10, 3000}, offs)
 }
+
+// TestRefusals: a NAK — RNR, remote access, invalid request, a SACK —
+// for a request placed ahead of a lost one acknowledges only the
+// cumulative ACK it carries, not the PSNs before it; with no SR state
+// unit the loss is reported by a Go-Back-N NAK.
+func TestRefusals(t *testing.T) {
+	nictest.Refusals(t, nictest.Options{Transport: func() nic.Transport { return nictest.Must(fasr.New(fasr.Config{})) }})
+	t.Run("gbn", func(t *testing.T) {
+		nictest.Refusals(t, nictest.Options{Transport: func() nic.Transport { return nictest.Must(fasr.New(fasr.Config{Units: -1})) }})
+	})
+}
+
+// TestRefusedNotRecorded: a SEND that finds no receive while the
+// responder is on the slow path is refused, not placed, so it must not
+// be recorded as arrived. PSNs 0 and 1 (a WRITE's first two packets) are
+// lost, 2 arrives, the SEND at 3 is refused with an RNR NAK and the
+// WRITE at 4 arrives; when 0 and 1 are resent RCV-NXT stops at 3. A
+// bitmap that recorded 3 moved it to 5, acknowledging the refused SEND.
+func TestRefusedNotRecorded(t *testing.T) {
+	p, _, b := newPair(t, nictest.Options{}, fasr.Config{})
+	p.AB.Filter = dropFirst(0, 1)
+	var cum psn.PSN
+	p.BA.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+		if ack(m) && rocev2.AETH(f[m.ExtOff(rocev2.ExtAETH):]).Syndrome().IsACK() && cum.Less(m.PSN) {
+			cum = m.PSN
+		}
+		return nictest.Pass
+	}
+	nictest.Fill(p.A.Buf[:5<<10], 1)
+	for i, w := range []struct {
+		op     nic.Op
+		off, n int
+	}{{nic.OpWrite, 0, 3 << 10}, {nic.OpSend, 3 << 10, 1 << 10}, {nic.OpWrite, 4 << 10, 1 << 10}} {
+		if err := p.A.Post(w.op, 0, uint64(i), w.off, w.off, w.n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, p, 3)
+	want := []nic.Status{nic.StatusOK, nic.StatusRNR, nic.StatusFlushed}
+	for i, c := range p.A.CQ {
+		if c.Status != want[i] {
+			t.Errorf("completion %d: %+v, want %v", i, c, want[i])
+		}
+	}
+	if err := nictest.Check(p.B.Buf[:3<<10], 1); err != nil {
+		t.Errorf("WRITE 0: %v", err)
+	}
+	if cum != 2 {
+		t.Errorf("B acknowledged up to PSN %d, want 2: the refused SEND is PSN 3; B %+v", cum, b.Stats())
+	}
+}

@@ -182,7 +182,16 @@ func (t *Transport) ahead(c *nic.Ctx, q *nic.QP, s *qstate, p *nic.Pkt, d int) {
 	case t.beyond(c, s, p):
 		return
 	}
-	// A new packet past sack-high: lost-cnt grows by the gap.
+	// A new packet past sack-high. It is placed first and recorded only
+	// if placed: one refused (no receive, an error) did not arrive.
+	if !t.place(c, q, s, p) {
+		if s.rx != none && u.sackHigh.Less(s.rcvNxt) && !u.slow() {
+			t.pool.freeUnit(s.rx) // a recovery that recorded nothing
+			s.rx = none
+		}
+		return
+	}
+	// lost-cnt grows by the gap.
 	gap := h - 1
 	lost, ovf := int(u.lost)+gap, u.flags&uOverflow != 0
 	if !ovf && lost > lostMax {
@@ -200,11 +209,10 @@ func (t *Transport) ahead(c *nic.Ctx, q *nic.QP, s *qstate, p *nic.Pkt, d int) {
 		t.stats.FastEntries++ // a recovery starting with one lost packet
 	}
 	if u.slow() && !t.pool.set(u, p.PSN) {
+		// Placed but not recorded: dropped as Go-Back-N drops it, and
+		// placed again when resent.
 		t.stats.BlocksExhausted++
 		t.fallback(c, q, s, u, p)
-		return
-	}
-	if !t.place(c, q, s, p) {
 		return
 	}
 	if u.slow() {
@@ -247,7 +255,6 @@ func (t *Transport) beyond(c *nic.Ctx, s *qstate, p *nic.Pkt) bool {
 	if off == 0 || psn.New(rocev2.SETH(p.Frame[off:]).SSN()).Diff(psn.New(s.rssn)) < int(t.tab) {
 		return false // place refuses a SEND without a SETH
 	}
-	t.stats.BeyondWindow++
 	c.Drop(p, nic.ReasonOutOfOrder)
 	return true
 }

@@ -105,22 +105,36 @@
 // the window asks for an ACK.
 //
 // Timeouts: RTO_low "only when there are a small N number of packets in
-// flight", RTO_high otherwise (Config.RTOLow, RTOHigh, N). The timer runs
+// flight", RTO_high otherwise (Config.RTOLow, RTOHigh, N; Config says
+// how the defaults follow from the testbed's round trip). The timer runs
 // from the last progress (a moved cumulative ACK), or from the first
 // send after a quiet spell. On expiry the sender enters loss recovery
-// again, and the cumulative ACK's packet goes first whether or not
-// anything later was SACKed; the SACK bitmap is kept, since the
+// again and every PSN not SACKed from the cumulative ACK up to the last
+// sent counts as lost: the cumulative ACK's packet goes first, then the
+// others in PSN order, each once; the SACK bitmap is kept, since the
 // receiver never discards what it placed. Each expiry without progress
 // doubles the timeout (up to Config.MaxRTO; the seed has no backoff), and
 // after Config.RetryLimit of them the oldest work request completes with
 // nic.StatusRetryExceeded and the QP fails, flushing the rest.
 //
-// Consequences of following the seed to the letter, which the tests pin
-// down: a lost tail — k packets with nothing sent after them — costs k
-// timeouts, one per packet, RTO_high while more than N are in flight
-// (TestTimeouts); and IRN has no reordering threshold, so a packet
-// delivered late is resent once, spuriously, and the receiver drops
-// whichever copy comes second (TestReorder).
+// Deviation: §3.1 considers a packet lost "only if another packet with a
+// higher sequence number has been selectively acked", and says nothing
+// else of what a timeout resends. Read to the letter — the cumulative
+// ACK's packet and the holes below the highest SACK — a lost tail of k
+// packets, with nothing sent after them to be SACKed, costs k sequential
+// timeouts, one per packet (about 22 ms for 5 packets at the defaults:
+// two RTO_high and three RTO_low). After a timeout rocetor marks every
+// un-SACKed PSN up to the highest sent as lost, as IRN's published
+// re-implementations and TCP's SACK recovery after an RTO (RFC 6675)
+// do: any tail costs one timeout (TestTailLosses, k = 1 to 8). The price
+// is resending what arrived but was not yet acknowledged — the receiver
+// coalesces in-order ACKs (AckEvery) and a lost NACK loses its SACK —
+// which the receiver drops as duplicates (TestAllNACKsLost: 44 resent
+// for one loss whose NACKs were all lost).
+//
+// IRN has no reordering threshold, so a packet delivered late is resent
+// once, spuriously, and the receiver drops whichever copy comes second
+// (TestReorder).
 //
 // # Operations
 //
@@ -133,6 +147,18 @@
 // selective scheme for responses in its §5, which the seed lacks.)
 // Atomics and WRITE with immediate are not framework operations. RNR
 // NAKs are not retried.
+//
+// A refusal — an RNR NAK or a fatal one, for a request placed ahead of
+// the expected PSN — carries the refused PSN in the BTH and the
+// cumulative ACK (expected PSN − 1) in the SACKETH; the requester
+// acknowledges only the latter (nic.Ctx.Refuse), not every PSN before
+// the refused one as Go-Back-N may. After an RNR NAK the missing PSNs
+// are recovered (the refused PSN counts as SACKed for the holes below
+// it) and the SEND fails once they are acknowledged; after a fatal NAK
+// the unacknowledged work before it completes flushed (TestRefusals).
+// The seed does not cover errors; this is the selective reading of
+// IBA's rule that a NAK implicitly acknowledges only what the responder
+// holds.
 //
 // # Per-QP memory
 //

@@ -32,15 +32,23 @@ type Config struct {
 	MTU int
 	// RTOLow is the retransmission timeout while at most N packets are
 	// in flight, RTOHigh otherwise (§3.1). The paper's values are 100 µs
-	// and 320 µs, the latter "an estimation of the maximum round trip
-	// time with one congested link" (§4.1): about 20 and 60 base round
-	// trips of its fabric. The defaults, 2 ms and 8 ms, keep those
-	// ratios loosely on the namespace testbed, whose round trip is about
+	// and 320 µs (§4.1) in a fabric whose longest path is six 40 Gb/s
+	// hops of 2 µs: a 24 µs base round trip (its 120 KB BDP), so about
+	// 4 and 13 round trips. The seed derives neither from the round
+	// trip, though: RTO_high is "an estimation of the maximum round trip
+	// time with one congested link" — propagation plus a full switch
+	// buffer's queuing — and RTO_low "the desirable upper-bound on tail
+	// latency for short messages". The defaults, 2 ms and 8 ms, apply
+	// the same rule to the namespace testbed, whose round trip is about
 	// 0.5 ms at the median and 1–2 ms at p99 on a loaded two-core
-	// machine (llr-tail's no-loss FCTs, docs/experiments.md): with the
-	// first defaults, 500 µs and 4 ms, IRN's timers expired 27 times in a
-	// lossless one-QP run and 20,830 times with 5,000 QPs (sr-loss,
-	// sr-concurrency), every one a spurious retransmission.
+	// machine (llr-tail's no-loss FCTs, docs/experiments.md): RTO_high
+	// is 4 to 8 p99 round trips (16 median ones), above the worst round
+	// trip measured, and RTO_low is 1 to 2 p99 round trips (4 median
+	// ones) — not the paper's ratios, which would put RTO_low below the
+	// p99 round trip. With the first defaults, 500 µs and 4 ms, IRN's
+	// timers expired 27 times in a lossless one-QP run and 20,830 times
+	// with 5,000 QPs (sr-loss, sr-concurrency), every one a spurious
+	// retransmission.
 	RTOLow, RTOHigh int64
 	// N is how many packets in flight still count as few enough for
 	// RTOLow (default 3, the paper's).
@@ -91,7 +99,7 @@ const (
 	nBitmaps
 )
 
-// qstate is a QP's scalar state, both sides: 72 bytes.
+// qstate is a QP's scalar state, both sides: 64 bytes (TestStateBytes).
 type qstate struct {
 	// requester
 	next    psn.PSN       // next new PSN
@@ -119,6 +127,7 @@ const (
 	fForceCum             // retransmit cum first: a timeout entered recovery
 	fReissue              // re-issue the READ at Una: a response went missing
 	fReadGap              // a READ re-issue is out for Una; later responses are dropped until it arrives
+	fSweep                // entered on a timeout: every PSN not SACKed up to the recovery sequence is lost
 )
 
 // maxPackets bounds a message's packets: nic.MaxMessage at the smallest
@@ -130,19 +139,18 @@ const maxPackets = 1 << 22
 // worker stopped.
 type Stats struct {
 	// receiver
-	OutOfOrder   uint64 // data packets placed ahead of the expected PSN, each answered with a NACK (§3.1)
-	NACKsSent    uint64 // NACKs sent: out-of-order arrivals and duplicates of them
-	Duplicates   uint64 // data packets that had arrived before, dropped (nic_duplicate) and acknowledged again; at the requester, READ responses that had, too
-	BeyondWindow uint64 // packets too far ahead for the receive bitmap, dropped unacknowledged (nic_out_of_order)
-	EarlyReads   uint64 // READ requests ahead of the expected PSN, discarded (nic_out_of_order) and NACKed with the FNACK flag: a READ executes in order
-	GapsFilled   uint64 // in-order arrivals that moved the expected PSN over packets placed ahead
+	OutOfOrder uint64 // data packets placed ahead of the expected PSN, each answered with a NACK (§3.1)
+	NACKsSent  uint64 // NACKs sent: out-of-order arrivals and duplicates of them
+	Duplicates uint64 // data packets that had arrived before, dropped (nic_duplicate) and acknowledged again; at the requester, READ responses that had, too
+	EarlyReads uint64 // READ requests ahead of the expected PSN, discarded (nic_out_of_order) and NACKed with the FNACK flag: a READ executes in order
+	GapsFilled uint64 // in-order arrivals that moved the expected PSN over packets placed ahead
 
 	// sender
 	NACKsRecv      uint64 // NACKs received
 	SACKs          uint64 // PSNs newly marked selectively acknowledged
 	Recoveries     uint64 // loss recovery entered: on a NACK or a timeout (§3.1)
 	RecoveryExits  uint64 // loss recovery left: a cumulative ACK passed the recovery sequence
-	Retransmits    uint64 // packets resent in loss recovery: cum first, then holes below a SACKed PSN
+	Retransmits    uint64 // packets resent in loss recovery: cum first, then holes below a SACKed PSN (after a timeout, every PSN not SACKed)
 	ReadReissues   uint64 // READs re-issued from a missing response
 	TimeoutsLow    uint64 // expiries of RTO_low (≤ N packets in flight)
 	TimeoutsHigh   uint64 // expiries of RTO_high
@@ -359,7 +367,8 @@ func (t *Transport) DecorateAck(q *nic.QP, sp *rocev2.Spec) {
 
 // Next implements nic.Transport: a READ re-issue first, then, in loss
 // recovery, the cumulative ACK's packet and the holes below the highest
-// SACKed PSN, then new packets while BDP-FC allows (§3.1, §3.2). The
+// SACKed PSN (after a timeout: every PSN not SACKed up to the recovery
+// sequence; a refused request's PSN counts as SACKed), then new packets while BDP-FC allows (§3.1, §3.2). The
 // framework asks the congestion control before every call.
 func (t *Transport) Next(c *nic.Ctx, q *nic.QP) bool {
 	i := q.Index()
@@ -395,13 +404,18 @@ func (t *Transport) Next(c *nic.Ctx, q *nic.QP) bool {
 			return true
 		}
 		s.flags &^= fForceCum
+		// Lost: a PSN not SACKed below a SACKed one — and after a
+		// timeout, any PSN not SACKed up to the recovery sequence.
+		lim := s.high
+		if s.flags&fSweep != 0 && lim.Less(s.recSeq.Add(1)) {
+			lim = s.recSeq.Add(1)
+		}
 		sack := t.bitmap(i, bmSACK)
-		for s.rtx.Less(s.high) && s.rtx.Less(s.next) {
+		for s.rtx.Less(lim) && s.rtx.Less(s.next) {
 			if t.test(sack, s.rtx) {
 				s.rtx = s.rtx.Add(1)
 				continue
 			}
-			// Not SACKed, and a later PSN was: lost.
 			n, ok := c.SendRequest(q, s.rtx)
 			if !ok {
 				return false
@@ -464,22 +478,32 @@ func (t *Transport) Response(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		t.stats.NACKsRecv++
 		t.cumulative(c, q, i, s, p.PSN)
 		t.selective(q, i, s, p)
-	case syn.IsNAK():
-		st := nic.StatusRemoteOp
-		switch syn.Value() {
-		case rocev2.NakInvalidReq:
-			st = nic.StatusRemoteInvalid
-		case rocev2.NakRemoteAccess:
-			st = nic.StatusRemoteAccess
+	case syn.IsNAK() || syn.IsRNR():
+		// A refusal: RNR (retry count 0, as gbn: the SEND fails) or
+		// fatal. Its PSN is the refused request's; the SACKETH carries
+		// the cumulative ACK (DecorateAck), and only that is
+		// acknowledged: the PSNs between may still be missing.
+		if p.PSN.Less(q.Una()) || !p.PSN.Less(q.SndMax()) {
+			t.stale(c, p)
+			return
 		}
-		// The NAK's PSN is the failed request's: what came before it
-		// completed.
-		c.Ack(q, p.PSN.Add(-1))
-		c.Fail(q, st)
-	case syn.IsRNR():
-		// RNR retry count 0, as gbn: the SEND fails.
-		c.Ack(q, p.PSN.Add(-1))
-		c.Fail(q, nic.StatusRNR)
+		cum := q.Una().Add(-1)
+		if p.HasSACK {
+			cum = p.SACK
+		}
+		if c.Refuse(q, syn, cum, p.PSN) {
+			return
+		}
+		// The refused request waits for the PSNs before it, which the
+		// refusal shows lost as a SACK would: recover them.
+		t.cumulative(c, q, i, s, q.Una())
+		if s.high.Less(p.PSN) {
+			s.high = p.PSN
+		}
+		if s.flags&fRecovery == 0 {
+			t.enter(s)
+		}
+		c.Wake(q)
 	default:
 		t.stale(c, p)
 	}
@@ -506,7 +530,7 @@ func (t *Transport) cumulative(c *nic.Ctx, q *nic.QP, i int, s *qstate, e psn.PS
 // sequence (§3.1).
 func (t *Transport) exit(s *qstate) {
 	if s.flags&fRecovery != 0 && s.recSeq.Less(s.cum) {
-		s.flags &^= fRecovery | fForceCum
+		s.flags &^= fRecovery | fForceCum | fSweep
 		t.stats.RecoveryExits++
 	}
 }
@@ -609,9 +633,10 @@ func (t *Transport) readResponse(c *nic.Ctx, q *nic.QP, p *nic.Pkt, s *qstate) {
 }
 
 // Timeout implements nic.Transport: loss recovery starts (again) from the
-// cumulative ACK, whose packet goes first (§3.1); a READ whose responses
-// stopped is re-issued from the missing one. After RetryLimit expiries
-// without progress the QP fails.
+// cumulative ACK, whose packet goes first (§3.1), and every PSN not
+// SACKed up to the last sent counts as lost (a deviation: see the
+// package doc); a READ whose responses stopped is re-issued from the
+// missing one. After RetryLimit expiries without progress the QP fails.
 func (t *Transport) Timeout(c *nic.Ctx, q *nic.QP) {
 	s := &t.st[q.Index()]
 	if !q.Outstanding() {
@@ -632,7 +657,7 @@ func (t *Transport) Timeout(c *nic.Ctx, q *nic.QP) {
 	}
 	s.rtx = s.cum
 	t.enter(s)
-	s.flags |= fForceCum
+	s.flags |= fForceCum | fSweep
 	s.flags &^= fReadGap
 	if q.Una().Less(s.cum) {
 		s.flags |= fReissue

@@ -295,7 +295,8 @@ func TestBDPFC(t *testing.T) {
 }
 
 // TestTimeouts loses a message's tail: with one packet in flight the
-// timer is RTO_low; with more than N in flight, RTO_high.
+// timer is RTO_low; with more than N in flight, RTO_high; one expiry
+// recovers the whole tail.
 func TestTimeouts(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -306,11 +307,9 @@ func TestTimeouts(t *testing.T) {
 		min, max int64
 	}{
 		{"one-packet", 1000, []psn.PSN{0}, 1, 0, rtoLow, rtoLow + 20_000},
-		// All five lost: the first expiry has 5 in flight (RTO_high);
-		// then each retransmission of the cumulative ACK's packet
-		// recovers one — nothing later is SACKed — with 4 in flight
-		// (RTO_high), then 3, 2, 1 (RTO_low).
-		{"five-packets", 5 << 10, []psn.PSN{0, 1, 2, 3, 4}, 3, 2, 2*rtoHigh + 3*rtoLow, 2*rtoHigh + 3*rtoLow + 50_000},
+		// All five lost: the expiry has 5 in flight (RTO_high), and
+		// resends all five, none of them SACKed.
+		{"five-packets", 5 << 10, []psn.PSN{0, 1, 2, 3, 4}, 0, 1, rtoHigh, rtoHigh + 50_000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, a, _ := newPair(t, nictest.Options{}, irn.Config{})
@@ -344,4 +343,64 @@ func ExampleNew() {
 	c := rocev2.Classifier{VerifyICRC: true}
 	fmt.Println(t.Name(), t.Window(1024), t.Window(4096), t.Classifier(c).SACK, t.Classifier(c).OOO)
 	// Output: irn 64 16 true true
+}
+
+// TestTailLosses loses the last k packets of a 16-packet WRITE, k = 1 to
+// 8: nothing after them can be SACKed, so the timer recovers them, all
+// in one expiry — every PSN not SACKed from the cumulative ACK to the
+// last sent is resent at once (RTO_low with at most N in flight,
+// RTO_high above). With IRN's recovery to the letter each expiry resent
+// one packet and k losses cost k timeouts. The receiver acknowledges
+// every packet (AckEvery 1), so that the sender knows what arrived
+// before the tail and resends exactly the k lost.
+func TestTailLosses(t *testing.T) {
+	for k := 1; k <= 8; k++ {
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			p, a, _ := newPair(t, nictest.Options{}, irn.Config{AckEvery: 1})
+			var lose []psn.PSN
+			for x := 16 - k; x < 16; x++ {
+				lose = append(lose, psn.PSN(x))
+			}
+			d := newDrop(lose...)
+			p.AB.Filter = d.filter
+			sz := []int{16 << 10}
+			offs := post(t, p, nic.OpWrite, sz)
+			start := p.Now
+			run(t, p, 1)
+			fct := p.Now - start
+			verify(t, p, nic.OpWrite, sz, offs)
+			as := a.Stats()
+			rto, low := int64(rtoHigh), uint64(0)
+			if k <= 3 {
+				rto, low = rtoLow, 1
+			}
+			order, extra := d.resent()
+			if as.TimeoutsLow+as.TimeoutsHigh != 1 || as.TimeoutsLow != low || fct < rto || fct > rto+100_000 {
+				t.Errorf("FCT %d ns, timeouts low %d high %d; want one expiry of %d ns", fct, as.TimeoutsLow, as.TimeoutsHigh, rto)
+			}
+			if extra != k || len(order) != k || order[0] != lose[0] {
+				t.Errorf("resent %v (%d extra), want %v", order, extra, lose)
+			}
+		})
+	}
+}
+
+// TestTailLossCoalesced is TestTailLosses' k = 5 with the default ACK
+// coalescing: the receiver acknowledged nothing of the message before
+// the tail (its ACKs go every 16 packets and on the lost last one), so
+// the one expiry has all 16 in flight (RTO_high) and resends all 16, the
+// 11 that had arrived dropped as duplicates — the price of resending
+// every un-SACKed PSN, against four more timeouts.
+func TestTailLossCoalesced(t *testing.T) {
+	p, a, b := newPair(t, nictest.Options{}, irn.Config{})
+	d := newDrop(11, 12, 13, 14, 15)
+	p.AB.Filter = d.filter
+	sz := []int{16 << 10}
+	offs := post(t, p, nic.OpWrite, sz)
+	run(t, p, 1)
+	verify(t, p, nic.OpWrite, sz, offs)
+	as, bs := a.Stats(), b.Stats()
+	if _, extra := d.resent(); as.TimeoutsHigh != 1 || as.TimeoutsLow != 0 || extra != 16 || bs.Duplicates != 11 {
+		t.Errorf("%d resent; A %+v B %+v", extra, as, bs)
+	}
 }

@@ -62,8 +62,12 @@ func TestLostNACK(t *testing.T) {
 }
 
 // TestAllNACKsLost drops every NACK: the sender never learns of the
-// hole from them and the timer recovers it; the SACKs it did not get
-// cost nothing more, since the receiver keeps what it placed.
+// hole from them and the timer recovers it. The SACKs it did not get
+// cost the sweep: after the expiry every PSN not SACKed from the
+// cumulative ACK (20) to the last sent (63) is resent, 44 packets of
+// which the receiver drops 43 as duplicates — one expiry instead of the
+// one per lost tail packet that resending the cumulative ACK's packet
+// alone costs (TestTailLosses).
 func TestAllNACKsLost(t *testing.T) {
 	p, a, _ := newPair(t, nictest.Options{}, irn.Config{})
 	d := newDrop(20)
@@ -80,7 +84,7 @@ func TestAllNACKsLost(t *testing.T) {
 	verify(t, p, nic.OpWrite, sz, offs)
 	_, extra := d.resent()
 	as := a.Stats()
-	if extra != 1 || as.TimeoutsLow+as.TimeoutsHigh != 1 || as.NACKsRecv != 0 {
+	if extra != 44 || as.TimeoutsLow+as.TimeoutsHigh != 1 || as.NACKsRecv != 0 {
 		t.Errorf("%d resent; A %+v", extra, as)
 	}
 }
@@ -384,5 +388,44 @@ func TestBidirectional(t *testing.T) {
 	}
 	if err := nictest.Check(p.A.Buf[3*n:4*n], 2); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRefusals: a NAK — RNR, remote access, invalid request, IRN's NACK
+// — for a request placed ahead of a lost one acknowledges only the
+// cumulative ACK it carries, not the PSNs before it.
+func TestRefusals(t *testing.T) {
+	nictest.Refusals(t, nictest.Options{Transport: func() nic.Transport { return nictest.Must(irn.New(irn.Config{})) }})
+}
+
+// TestStaleRefusal delays the RNR NAK for a SEND that found no receive
+// until after the timer resent the SEND, a receive was posted meanwhile,
+// and the SEND completed: the late NAK refuses a PSN acknowledged since
+// and changes nothing — the QP stays up and the next WRITE completes.
+func TestStaleRefusal(t *testing.T) {
+	p, _, _ := newPair(t, nictest.Options{}, irn.Config{})
+	p.BA.Late = 1_000_000
+	p.BA.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+		if ack(m) && rocev2.AETH(f[m.ExtOff(rocev2.ExtAETH):]).Syndrome().IsRNR() {
+			return nictest.Late
+		}
+		return nictest.Pass
+	}
+	if err := p.A.Post(nic.OpSend, 0, 1, 0, 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	p.Run(func() bool { return false }, 20_000)
+	if err := p.B.Post(nic.OpRecv, 0, 9, 0, 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	run(t, p, 1)
+	p.Run(func() bool { return p.BA.Delayed > 0 && p.BA.InFlight() == 0 }, 2e6)
+	if err := p.A.Post(nic.OpWrite, 0, 2, 0, 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	run(t, p, 2)
+	wantOK(t, p.A.CQ)
+	if p.BA.Delayed != 1 {
+		t.Errorf("%d RNR NAKs delayed, want 1", p.BA.Delayed)
 	}
 }

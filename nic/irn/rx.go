@@ -34,7 +34,6 @@ func (t *Transport) Request(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		// Beyond the bitmap: only a sender with a larger window sends
 		// that far. Unacknowledged, it is resent once a later PSN is
 		// SACKed or by a timeout.
-		t.stats.BeyondWindow++
 		c.Drop(p, nic.ReasonOutOfOrder)
 		return
 	}
@@ -100,7 +99,6 @@ func (t *Transport) Request(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 			// More SENDs ahead than the length table holds (only a
 			// sender with a larger window gets there): like a packet
 			// beyond the window.
-			t.stats.BeyondWindow++
 			c.Drop(p, nic.ReasonOutOfOrder)
 			return
 		}
