@@ -210,7 +210,7 @@ func (e *dcpLoss) Flags(fs *flag.FlagSet) {
 	// lossless goodput at 1 % loss, with eight 92 %).
 	e.register(fs, 64<<10, 800)
 	e.depth = 8
-	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates at core's port toward tor2")
+	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates on core's link with tor2, both ways unless --one-way")
 }
 
 func (e *dcpLoss) Setup() (Options, error) {

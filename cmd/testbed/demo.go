@@ -27,7 +27,7 @@ func (d *demo) Synopsis() string {
 
 func (d *demo) Flags(fs *flag.FlagSet) {
 	fabricFlags(fs, &d.opts, false)
-	fs.StringVar(&d.losses, "loss", d.losses, "loss rate at core's port toward tor2")
+	fs.StringVar(&d.losses, "loss", d.losses, "loss rate on core's link with tor2, both ways")
 	fs.StringVar(&d.sizes, "size", d.sizes, "bytes per WRITE")
 	fs.IntVar(&d.count, "count", d.count, "WRITEs with NetRT off, and again with it on")
 	fs.StringVar(&d.hostRate, "host-rate", "", "roceperf's sending rate (default: the switches' --rate)")

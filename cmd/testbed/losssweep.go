@@ -46,7 +46,7 @@ func (e *lossSweep) Synopsis() string { return e.synopsis }
 
 func (e *lossSweep) Flags(fs *flag.FlagSet) {
 	fabricFlags(fs, &e.opts, false)
-	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates at core's port toward tor2 (RoCEv2 frames only)")
+	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates on core's link with tor2, both ways unless --one-way")
 	fs.StringVar(&e.transports, "transports", "gbn", "comma-separated roceperf transports")
 	fs.StringVar(&e.op, "op", "write", "roceperf operation: write, send or read")
 	fs.IntVar(&e.size, "size", 65536, "bytes per message")

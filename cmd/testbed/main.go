@@ -130,7 +130,7 @@ func parseWithName(fs *flag.FlagSet, args []string) (string, []string, error) {
 func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.StringVar(&o.Rate, "rate", o.Rate, "egress rate of every switch port, e.g. 1G, 100M (0: unshaped)")
 	if impair {
-		fs.Float64Var(&o.Loss, "loss", o.Loss, "loss probability of the fabric's frames (RoCEv2, link shim, PFC) at the impair sites (chain: core toward tor2)")
+		fs.Float64Var(&o.Loss, "loss", o.Loss, "loss probability of the fabric's frames (RoCEv2, link shim, PFC) at the impair sites (chain: core's link with tor2)")
 		fs.Float64Var(&o.Corrupt, "corrupt", o.Corrupt, "FCS-corruption probability of the fabric's frames at the impair sites")
 		fs.DurationVar(&o.Skew, "skew", o.Skew, "extra delay of the fabric's frames per impair site: site k (multipath: core k+1) delays k × skew")
 	}
@@ -347,9 +347,13 @@ func printTestbed(w io.Writer, st *State) {
 		if m.Skew > 0 {
 			imp += fmt.Sprintf(", delay k × %v at site k", m.Skew)
 		}
+		arrow := "↔" // loss and corruption both ways
+		if m.OneWay || m.Loss == 0 && m.Corrupt == 0 {
+			arrow = "→"
+		}
 		var sites []string
 		for _, s := range p.Sites {
-			sites = append(sites, s.Node+"→"+s.Port)
+			sites = append(sites, s.Node+arrow+s.Port)
 		}
 		imp += " at " + strings.Join(sites, ", ")
 	}

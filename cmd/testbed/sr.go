@@ -191,7 +191,7 @@ func (e *srLoss) Flags(fs *flag.FlagSet) {
 	// and 40 at 0.1 %; under two seconds a run at 200 Mbit/s.
 	e.size, e.count, e.mtu, e.hostRate, e.timeout = 8192, 5000, 1024, srHostRate, 2*time.Minute
 	fs.StringVar(&e.transports, "transports", e.transports, "comma-separated: gbn, irn, fasr, netrt (gbn endpoints, NetRT on the ToRs), dcp (trimmed at core)")
-	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates at core's port toward tor2; each transport's lossless run is measured whether 0 is listed or not")
+	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates on core's link with tor2 (both ways unless --one-way); each transport's lossless run is measured whether 0 is listed or not")
 	fs.IntVar(&e.size, "size", e.size, "bytes per WRITE")
 	fs.IntVar(&e.count, "count", e.count, "WRITEs per run")
 	fs.IntVar(&e.mtu, "mtu", e.mtu, "RoCE path MTU")
@@ -423,7 +423,7 @@ func (e *srConcurrency) Flags(fs *flag.FlagSet) {
 	// 4 KiB messages (four packets), at least four per QP and 20,000 in
 	// all: 80 MB, about 3.5 s a run at 200 Mbit/s, 800 losses at 1 %.
 	e.size, e.perQP, e.minCount, e.mtu, e.hostRate, e.timeout = 4096, 4, 20000, 1024, srHostRate, 2*time.Minute
-	fs.StringVar(&e.opts.Topology, "topology", e.opts.Topology, "chain (loss at core's port toward tor2) or link (h1 — tor1 — tor2 — h2, loss at tor1's port toward tor2)")
+	fs.StringVar(&e.opts.Topology, "topology", e.opts.Topology, "chain (loss on core's link with tor2) or link (h1 — tor1 — tor2 — h2, loss on tor1's link with tor2)")
 	fs.StringVar(&e.transports, "transports", e.transports, "comma-separated: gbn, irn, fasr")
 	fs.StringVar(&e.qps, "qps", e.qps, "comma-separated QP counts (1 to 8192)")
 	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates at the impair site; the lossless runs are measured whether 0 is listed or not")

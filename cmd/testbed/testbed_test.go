@@ -144,7 +144,7 @@ func TestChainEndToEnd(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("status: exit %d\n%s", code, stderr)
 		}
-		for _, want := range []string{stateName(prefix) + ": chain h1 — tor1 — core — tor2 — h2", "loss 0.01 at core→tor2",
+		for _, want := range []string{stateName(prefix) + ": chain h1 — tor1 — core — tor2 — h2", "loss 0.01 at core↔tor2",
 			"ip netns exec " + prefix + "core curl -s http://127.0.0.1:9478/metrics"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("status lacks %q:\n%s", want, out)
