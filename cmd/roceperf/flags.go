@@ -42,22 +42,32 @@ const (
 	maxClientMem = 1 << 30 // qps × depth × size bytes of local buffers
 )
 
+// srBDP is the bandwidth-delay product, in packets of 1 KiB, that the
+// selective transports' SR state is sized for, one number for all
+// (nic.SRState): IRN's BDP-FC window and bitmap span, FaSR's window and
+// shared pool (6 units and 18 blocks at 128: fasr.Config.BDP). 128 is
+// gbn's window, and about a 1 Gb/s path with a 1 ms round trip, above
+// the namespace testbed's.
+const srBDP = 128
+
 // transports are the loss recoveries roceperf knows, by --transport name.
 // Both ends must know the name; each builds its own instance, with the
 // first retransmission timeout the client asked for (0: the transport's
 // default).
 var transports = map[string]func(rto time.Duration) (nic.Transport, error){
-	"gbn":  func(rto time.Duration) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
-	"dcp":  func(rto time.Duration) (nic.Transport, error) { return dcp.New(dcp.Config{RTO: int64(rto)}) },
-	"irn":  newIRN,
-	"fasr": func(rto time.Duration) (nic.Transport, error) { return fasr.New(fasr.Config{RTO: int64(rto)}) },
+	"gbn": func(rto time.Duration) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
+	"dcp": func(rto time.Duration) (nic.Transport, error) { return dcp.New(dcp.Config{RTO: int64(rto)}) },
+	"irn": newIRN,
+	"fasr": func(rto time.Duration) (nic.Transport, error) {
+		return fasr.New(fasr.Config{RTO: int64(rto), Window: srBDP, BDP: srBDP})
+	},
 }
 
 // newIRN builds IRN with --rto as its RTO_high, the timeout with a window
 // in flight (what gbn's --rto compares with); RTO_low stays at its
 // default unless that is longer.
 func newIRN(rto time.Duration) (nic.Transport, error) {
-	var c irn.Config
+	c := irn.Config{BDP: srBDP << 10}
 	if rto > 0 {
 		def, _ := irn.New(irn.Config{})
 		c.RTOHigh = int64(rto)

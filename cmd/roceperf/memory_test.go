@@ -80,12 +80,13 @@ func TestMemoryPerQP(t *testing.T) {
 	}
 }
 
-// TestSRMemory: every transport's loss-recovery memory, per QP and
-// shared, from a real endpoint sized for 5,000 QPs, as the report gives
-// it — FaSR's pool once, whatever the QPs; the others nothing shared.
-func TestSRMemory(t *testing.T) {
+// TestSRState: every transport's SR state (nic.SRState), per QP and
+// shared, from a real endpoint sized for 5,000 QPs as a run builds it,
+// as the report gives it — IRN's bitmaps and FaSR's pool sized for the
+// same BDP (srBDP), FaSR's pool once whatever the QPs, gbn nothing.
+func TestSRState(t *testing.T) {
 	const qps = 5000
-	want := map[string]struct{ perQP, shared int }{"gbn": {12, 0}, "irn": {176, 0}, "fasr": {36, 784}, "dcp": {356, 0}}
+	want := map[string]struct{ perQP, shared, bdp int }{"gbn": {0, 0, 0}, "irn": {80, 0, srBDP}, "fasr": {8, 232, srBDP}, "dcp": {197, 0, 0}}
 	for name, w := range want {
 		tr, err := transports[name](0)
 		if err != nil {
@@ -99,22 +100,32 @@ func TestSRMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		var c counters
-		c.setSR(e.SRBytes())
-		t.Logf("%s: %d B per QP × %d + %d B shared = %d B", name, c.SRStateBytesPerQP, qps, c.SRSharedBytes, c.SRMemoryBytes)
-		if c.SRStateBytesPerQP != w.perQP || c.SRSharedBytes != w.shared || c.SRMemoryBytes != w.perQP*qps+w.shared {
-			t.Errorf("%s: %+v; want %d per QP, %d shared (the package docs' figures)", name, c, w.perQP, w.shared)
+		c.setSR(e.SRState())
+		t.Logf("%s: %d B per QP × %d + %d B shared = %d B (BDP %d)", name, c.SRStateBytesPerQP, qps, c.SRSharedBytes, c.SRStateBytes, c.SRBDPPackets)
+		if c.SRStateBytesPerQP != w.perQP || c.SRSharedBytes != w.shared || c.SRStateBytes != w.perQP*qps+w.shared || c.SRBDPPackets != w.bdp {
+			t.Errorf("%s: %+v; want %d per QP, %d shared, BDP %d (TestSRMemoryTable's figures)", name, c, w.perQP, w.shared, w.bdp)
 		}
 		r := &report{Transport: name, QPs: qps, counters: c, Server: &c}
 		var js, table bytes.Buffer
 		r.writeJSON(&js)
 		r.writeTable(&table)
 		for _, k := range []string{fmt.Sprintf(`"sr_state_bytes_per_qp":%d`, w.perQP), fmt.Sprintf(`"sr_shared_bytes":%d`, w.shared),
-			fmt.Sprintf(`"sr_memory_bytes":%d`, c.SRMemoryBytes)} {
+			fmt.Sprintf(`"sr_state_bytes":%d`, c.SRStateBytes), fmt.Sprintf(`"sr_bdp_packets":%d`, w.bdp)} {
 			if strings.Count(js.String(), k) != 2 {
 				t.Errorf("%s: JSON lacks %s for client and server: %s", name, k, js.String())
 			}
 		}
-		if line := fmt.Sprintf("SR memory  %d B (%d B per QP × %d QPs + %d B shared); server", c.SRMemoryBytes, w.perQP, qps, w.shared); !strings.Contains(table.String(), line) {
+		if c.SRStateBytes == 0 {
+			if strings.Contains(table.String(), "SR state") {
+				t.Errorf("%s: table shows SR state:\n%s", name, table.String())
+			}
+			continue
+		}
+		line := fmt.Sprintf("SR state  %d B (%d B per QP × %d QPs + %d B shared", c.SRStateBytes, w.perQP, qps, w.shared)
+		if w.bdp > 0 {
+			line += fmt.Sprintf(", for a BDP of %d packets", w.bdp)
+		}
+		if !strings.Contains(table.String(), line+"); server") {
 			t.Errorf("%s: table lacks %q:\n%s", name, line, table.String())
 		}
 	}
