@@ -3,9 +3,11 @@ package nic_test
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"strings"
 	"testing"
 
+	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/nic/dcp"
 	"rocetor/nic/fasr"
@@ -70,9 +72,16 @@ func TestSRMemoryTable(t *testing.T) {
 		names := make([]string, len(mks))
 		sr := make([]nic.SRState, len(mks))
 		heap := make([]map[int]float64, len(mks))
+		ctx, queues := make([]int, len(mks)), make([]int, len(mks))
 		for i, mk := range mks {
 			tr := mk()
 			names[i], sr[i], heap[i] = tr.Name(), tr.SRState(), map[int]float64{}
+			e, err := nic.NewEndpoint(nic.Config{Transport: mk(), IP: netip.MustParseAddr("10.0.0.1"),
+				Egress: dataplane.DefaultEgress(0, 64<<10), MaxQPs: 1, CQDepth: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx[i], queues[i] = e.QPBytes()
 			for _, n := range srQPs {
 				heap[i][n] = float64(nictest.EndpointHeap(t, mk, n))
 				if a := sr[i].Bytes(n); heap[i][n] < float64(a) {
@@ -81,8 +90,8 @@ func TestSRMemoryTable(t *testing.T) {
 			}
 		}
 		fmt.Fprintf(&md, "\nBDP %d packets (1 KiB MTU)\n\n", bdp)
-		fmt.Fprintf(&md, "| transport | SR per QP (B) | SR shared (B) | sized for (packets) | (a) SR state at 16 / 256 / 1,024 / 5,000 QPs (B) | (b) heap per QP at 16 / 256 / 1,024 / 5,000 QPs (B) |\n")
-		fmt.Fprintf(&md, "| --- | --: | --: | --: | --: | --: |\n")
+		fmt.Fprintf(&md, "| transport | SR per QP (B) | SR shared (B) | sized for (packets) | (a) SR state at 16 / 256 / 1,024 / 5,000 QPs (B) | (b) heap per QP at 16 / 256 / 1,024 / 5,000 QPs (B) | of which context + queues (B) |\n")
+		fmt.Fprintf(&md, "| --- | --: | --: | --: | --: | --: | --: |\n")
 		for i := range mks {
 			var a, b []string
 			for _, n := range srQPs {
@@ -93,8 +102,8 @@ func TestSRMemoryTable(t *testing.T) {
 			if sr[i].BDP > 0 {
 				sized = fmt.Sprint(sr[i].BDP)
 			}
-			fmt.Fprintf(&md, "| %s | %d | %d | %s | %s | %s |\n", names[i], sr[i].PerQP, sr[i].Shared, sized,
-				strings.Join(a, " / "), strings.Join(b, " / "))
+			fmt.Fprintf(&md, "| %s | %d | %d | %s | %s | %s | %d + %s |\n", names[i], sr[i].PerQP, sr[i].Shared, sized,
+				strings.Join(a, " / "), strings.Join(b, " / "), ctx[i], fmtInt(queues[i]))
 			for _, n := range srQPs {
 				if got := sr[i].Bytes(n); got != sr[i].PerQP*n+sr[i].Shared {
 					t.Errorf("%s: %d B at %d QPs", names[i], got, n)
@@ -102,16 +111,26 @@ func TestSRMemoryTable(t *testing.T) {
 			}
 		}
 		const g, ir, fa, dc = 0, 1, 2, 3
-		if sr[g] != (nic.SRState{}) {
-			t.Errorf("gbn keeps SR state %+v; it is the baseline", sr[g])
+		// The figures docs/experiments.md gives: gbn none, IRN four
+		// bitmaps of 128 or 512 bits and 16 B of pointers, FaSR 8 B and
+		// a pool of 6 units and 18 blocks (BDP 128) or 20 and 70 (500),
+		// DCP 8 messages × 24 B and 5 B whatever the BDP.
+		want := map[int][]nic.SRState{
+			128: {{}, {PerQP: 4*128/8 + 16, BDP: 128}, {PerQP: 8, Shared: 6*24 + 8 + 18*4 + 8, BDP: 128}, {PerQP: 8*24 + 5}},
+			500: {{}, {PerQP: 4*512/8 + 16, BDP: 512}, {PerQP: 8, Shared: 20*24 + 8 + 70*4 + 16, BDP: 500}, {PerQP: 8*24 + 5}},
+		}[bdp]
+		for i := range sr {
+			if sr[i] != want[i] {
+				t.Errorf("BDP %d: %s's SR state %+v, want %+v", bdp, names[i], sr[i], want[i])
+			}
 		}
 		a := func(i int) func(int) float64 { return func(n int) float64 { return float64(sr[i].Bytes(n)) } }
 		b := func(i int) func(int) float64 { return func(n int) float64 { return heap[i][n] } }
 		lo, hi := srQPs[0], srQPs[len(srQPs)-1]
 		ratio := float64(sr[ir].Bytes(hi)) / float64(sr[fa].Bytes(hi))
-		fmt.Fprintf(&md, "\n(a) at 5,000 QPs: IRN/FaSR %.1f×, DCP/FaSR %.1f×; FaSR below IRN from %s QPs, below DCP from %s.\n",
+		fmt.Fprintf(&md, "\n(a) at 5,000 QPs: IRN/FaSR %.1f×, DCP/FaSR %.1f×; FaSR's is below IRN's %s, below DCP's %s.\n",
 			ratio, float64(sr[dc].Bytes(hi))/float64(sr[fa].Bytes(hi)), cross(crossover(a(fa), a(ir), lo, hi)), cross(crossover(a(fa), a(dc), lo, hi)))
-		fmt.Fprintf(&md, "(b) at 5,000 QPs: IRN/FaSR %.2f×, DCP/FaSR %.2f×, FaSR/gbn %.2f×; FaSR below IRN from %s QPs, below DCP from %s.\n",
+		fmt.Fprintf(&md, "(b) at 5,000 QPs: IRN/FaSR %.2f×, DCP/FaSR %.2f×, FaSR/gbn %.2f×; FaSR's is below IRN's %s, below DCP's %s.\n",
 			heap[ir][hi]/heap[fa][hi], heap[dc][hi]/heap[fa][hi], heap[fa][hi]/heap[g][hi],
 			cross(crossover(b(fa), b(ir), lo, hi)), cross(crossover(b(fa), b(dc), lo, hi)))
 		if bdp == 500 && ratio < 10 {
@@ -124,9 +143,9 @@ func TestSRMemoryTable(t *testing.T) {
 
 func cross(n int) string {
 	if n == 0 {
-		return "never (up to 2^20)"
+		return "at no QP count"
 	}
-	return fmtInt(n)
+	return "from " + fmtInt(n) + " QPs"
 }
 
 // fmtInt writes n with thousands separators.
