@@ -145,6 +145,9 @@ func cross(n int) string {
 	if n == 0 {
 		return "at no QP count"
 	}
+	if n == 1 {
+		return "from 1 QP"
+	}
 	return "from " + fmtInt(n) + " QPs"
 }
 
