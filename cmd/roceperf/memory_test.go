@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -37,7 +38,7 @@ func TestMemoryPerQP(t *testing.T) {
 			var m0, m1 runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&m0)
-			tr, err := transports[c.transport](0)
+			tr, err := transports[c.transport](0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +89,7 @@ func TestSRState(t *testing.T) {
 	const qps = 5000
 	want := map[string]struct{ perQP, shared, bdp int }{"gbn": {0, 0, 0}, "irn": {80, 0, srBDP}, "fasr": {8, 232, srBDP}, "dcp": {197, 0, 0}}
 	for name, w := range want {
-		tr, err := transports[name](0)
+		tr, err := transports[name](0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,6 +128,39 @@ func TestSRState(t *testing.T) {
 		}
 		if !strings.Contains(table.String(), line+"); server") {
 			t.Errorf("%s: table lacks %q:\n%s", name, line, table.String())
+		}
+	}
+}
+
+// TestBDP: --bdp sizes both ends' SR state for one BDP — IRN's bitmaps
+// (a power of two at least that long) and FaSR's pool — and the reports
+// say so; an impossible BDP is a usage error.
+func TestBDP(t *testing.T) {
+	for _, c := range []struct {
+		transport         string
+		bdp, shared, perQ int
+	}{
+		{"fasr", 500, 784, 8},
+		{"irn", 512, 0, 4*512/8 + 16},
+		{"fasr", 128, 232, 8},
+	} {
+		n := newFakeNet()
+		addr, _, _ := fakeServer(t, n, serverOpts{})
+		code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "10",
+			"--qps", "2", "--transport", c.transport, "--bdp", fmt.Sprint(min(c.bdp, 500)), "--json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s%s", c.transport, code, out, errs)
+		}
+		r := decode(t, out)
+		for _, e := range []*counters{&r.counters, r.Server} {
+			if e == nil || e.SRBDPPackets != c.bdp || e.SRSharedBytes != c.shared || e.SRStateBytesPerQP != c.perQ {
+				t.Errorf("%s --bdp %d: %s", c.transport, c.bdp, out)
+			}
+		}
+	}
+	for _, bdp := range []string{"0", "-1", "65537"} {
+		if _, err := parseClient("write", []string{"--dev", "f", "--to", "x", "--size", "1", "--count", "1", "--bdp", bdp}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+			t.Errorf("--bdp %s: %v", bdp, err)
 		}
 	}
 }

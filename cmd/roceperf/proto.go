@@ -53,6 +53,7 @@ type hello struct {
 	MTU       int      `json:"mtu"`
 	Depth     int      `json:"depth"`
 	RTOUS     int64    `json:"rto_us"`
+	BDP       int      `json:"bdp,omitempty"` // packets IRN's and FaSR's SR state is sized for (0: srBDP)
 	TimeoutMS int64    `json:"timeout_ms"`
 	QP        []qpWire `json:"qp"`
 	MR        mrWire   `json:"mr"`
