@@ -369,6 +369,7 @@ type srConcurrency struct {
 	minCount   int
 	mtu        int
 	hostRate   string
+	bdp        int
 	timeout    time.Duration
 
 	transportList []string
@@ -437,6 +438,7 @@ func (e *srConcurrency) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.mtu, "mtu", e.mtu, "RoCE path MTU")
 	fs.StringVar(&e.hostRate, "host-rate", e.hostRate, "the sender's rate (empty: the switches' --rate)")
 	fs.DurationVar(&e.timeout, "timeout", e.timeout, "roceperf's --timeout per run")
+	fs.IntVar(&e.bdp, "bdp", e.bdp, "roceperf's --bdp: packets IRN's window and bitmaps and FaSR's window and pool are sized for (0: roceperf's, 128)")
 }
 
 func (e *srConcurrency) Setup() (Options, error) {
@@ -465,6 +467,8 @@ func (e *srConcurrency) Setup() (Options, error) {
 		return Options{}, usagef("--size, --per-qp and --min-count must be ≥ 1")
 	case e.timeout <= 0:
 		return Options{}, usagef("--timeout must be > 0")
+	case e.bdp < 0 || e.bdp > 1<<16:
+		return Options{}, usagef("--bdp %d: want 0 (roceperf's) to 65536 packets", e.bdp)
 	}
 	o := e.opts
 	if o.Topology != "chain" && o.Topology != "link" {
@@ -483,14 +487,14 @@ func (e *srConcurrency) transfer(plan *Plan, transport string, n int) Transfer {
 		rate = plan.Options.Rate
 	}
 	return Transfer{Op: "write", From: plan.ByRole(RoleSender)[0], To: plan.ByRole(RoleReceiver)[0], Size: e.size,
-		Count: e.count(n), QPs: n, Transport: transport, MTU: e.mtu, Rate: rate, Timeout: e.timeout}
+		Count: e.count(n), QPs: n, Transport: transport, MTU: e.mtu, Rate: rate, BDP: e.bdp, Timeout: e.timeout}
 }
 
 func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 	plan := env.Fabric.Plan()
 	res.Params = map[string]string{"transports": e.transports, "qps": e.qps, "losses": e.losses, "size": strconv.Itoa(e.size),
 		"per_qp": strconv.Itoa(e.perQP), "min_count": strconv.Itoa(e.minCount), "mtu": strconv.Itoa(e.mtu),
-		"host_rate": e.hostRate, "timeout": e.timeout.String()}
+		"host_rate": e.hostRate, "timeout": e.timeout.String(), "bdp": strconv.Itoa(e.bdp)}
 	var cells []srConcurrencyCell
 	defer func() {
 		res.Cells = cells

@@ -144,7 +144,7 @@ func TestSRLossFlags(t *testing.T) {
 }
 
 func TestSRConcurrencyWithFakes(t *testing.T) {
-	fab, perf, res := runFakeSR(t, newSRConcurrency(), "--qps", "16,5000", "--losses", "0,0.01")
+	fab, perf, res := runFakeSR(t, newSRConcurrency(), "--qps", "16,5000", "--losses", "0,0.01", "--bdp", "500")
 	// Lossy first, the lossless reference last; every transport at
 	// every QP count; at least --per-qp messages per QP.
 	if n := len(perf.transfers); n != 12 {
@@ -155,7 +155,7 @@ func TestSRConcurrencyWithFakes(t *testing.T) {
 		if (fab.sets[min(i/6, len(fab.sets)-1)].Loss > 0) != lossy {
 			t.Errorf("transfer %d at %+v", i, fab.sets)
 		}
-		if tr.Size != 4096 || tr.Count < 4*tr.QPs || tr.Count < 20000 || tr.Depth != 0 || tr.From != "h1" || tr.To != "h2" {
+		if tr.Size != 4096 || tr.Count < 4*tr.QPs || tr.Count < 20000 || tr.Depth != 0 || tr.From != "h1" || tr.To != "h2" || tr.BDP != 500 {
 			t.Errorf("transfer %d: %+v", i, tr)
 		}
 	}
@@ -190,7 +190,7 @@ func TestSRConcurrencyWithFakes(t *testing.T) {
 }
 
 func TestSRConcurrencyFlags(t *testing.T) {
-	for _, args := range [][]string{{"--transports", "dcp"}, {"--qps", "0"}, {"--qps", "9000"}, {"--losses", "x"}, {"--per-qp", "0"}} {
+	for _, args := range [][]string{{"--transports", "dcp"}, {"--qps", "0"}, {"--qps", "9000"}, {"--losses", "x"}, {"--per-qp", "0"}, {"--bdp", "-1"}} {
 		exp := newSRConcurrency()
 		parseExperiment(t, exp, args...)
 		if _, err := exp.Setup(); err == nil {
@@ -198,9 +198,12 @@ func TestSRConcurrencyFlags(t *testing.T) {
 		}
 	}
 	e := newSRConcurrency()
-	parseExperiment(t, e, "--per-qp", "3", "--min-count", "100")
+	parseExperiment(t, e, "--per-qp", "3", "--min-count", "100", "--bdp", "500")
 	if _, err := e.Setup(); err != nil || e.count(16) != 100 || e.count(5000) != 15000 {
 		t.Errorf("counts %d %d: %v", e.count(16), e.count(5000), err)
+	}
+	if e.bdp != 500 {
+		t.Errorf("--bdp 500 read as %d", e.bdp)
 	}
 }
 
