@@ -115,7 +115,9 @@
 //
 // A Transport owns the reliability logic of every QP of one endpoint and
 // keeps its per-QP state in a slice indexed by QP.Index (Init sizes it;
-// StateBytes reports it). The framework calls:
+// StateBytes reports it; SRState reports, the same way for every
+// transport, the part of it and of any state shared by all QPs that
+// selective repeat adds over Go-Back-N). The framework calls:
 //
 //	Open(q)              when q is connected
 //	Next(c, q) bool      to send q's next request: the transport picks the
@@ -144,9 +146,7 @@
 // NAKs (DCP's tag and eMSN), Classifying asks for other classifier
 // settings (Endpoint.Classifier gives them to whoever builds the worker;
 // DCP's Classifier.DCP), HostMemory reports per-QP queues kept
-// outside the QP context (DCP's RetransQ), and SharedMemory state shared
-// by every QP of the endpoint (FaSR's SR pool; Endpoint.SRBytes adds it
-// to the per-QP StateBytes). A new transport is a package
+// outside the QP context (DCP's RetransQ). A new transport is a package
 // of its own under nic that implements the interface; nothing in nic
 // changes.
 //

@@ -697,17 +697,11 @@ func (e *Endpoint) QPBytes() (ctx, queues int) {
 	return qpSize + e.t.StateBytes() + e.cc.StateBytes(), queues
 }
 
-// SRBytes returns the transport's loss-recovery (selective
-// retransmission) state as allocated for this endpoint: perQP is the
-// transport's per-QP state (Transport.StateBytes, part of QPBytes'
-// context), qps the QPs it is sized for (Config.MaxQPs), and shared what
-// the transport keeps for the whole endpoint (SharedMemory; 0 without
-// it). The endpoint's total is perQP × qps + shared.
-func (e *Endpoint) SRBytes() (perQP, qps, shared int) {
-	if s, ok := e.t.(SharedMemory); ok {
-		shared = s.SharedBytes()
-	}
-	return e.t.StateBytes(), e.cfg.MaxQPs, shared
+// SRState returns the transport's selective-repeat state (SRState) and
+// the QPs the endpoint is sized for (Config.MaxQPs): the endpoint's SR
+// memory is s.Bytes(qps).
+func (e *Endpoint) SRState() (s SRState, qps int) {
+	return e.t.SRState(), e.cfg.MaxQPs
 }
 
 // Sizes of the per-QP structures, measured by reflection (unsafe stays in

@@ -1,6 +1,7 @@
 package nic_test
 
 import (
+	"reflect"
 	"testing"
 
 	"rocetor/nic"
@@ -224,12 +225,12 @@ func TestSACKExtension(t *testing.T) {
 // pooled is Go-Back-N with a pool shared by every QP, as FaSR's.
 type pooled struct{ *gbn.Transport }
 
-func (pooled) SharedBytes() int { return 784 }
+func (pooled) SRState() nic.SRState { return nic.SRState{PerQP: 4, Shared: 784, BDP: 500} }
 
-// TestSRBytes: an endpoint's loss-recovery state is the transport's
-// per-QP state for every QP it is sized for, plus what a SharedMemory
-// transport keeps for all of them; a transport without it shares nothing.
-func TestSRBytes(t *testing.T) {
+// TestSRState: an endpoint reports its transport's SR state and the QPs
+// it is sized for, and its SR memory is the per-QP state for each of
+// them plus what is shared; Go-Back-N keeps none.
+func TestSRState(t *testing.T) {
 	newGBN := func() *gbn.Transport {
 		g, err := gbn.New(gbn.Config{})
 		if err != nil {
@@ -238,17 +239,36 @@ func TestSRBytes(t *testing.T) {
 		return g
 	}
 	for _, c := range []struct {
-		name   string
-		tr     func() nic.Transport
-		shared int
+		name string
+		tr   func() nic.Transport
+		want nic.SRState
 	}{
-		{"gbn", func() nic.Transport { return newGBN() }, 0},
-		{"gbn with a pool", func() nic.Transport { return pooled{newGBN()} }, 784},
+		{"gbn", func() nic.Transport { return newGBN() }, nic.SRState{}},
+		{"gbn with a pool", func() nic.Transport { return pooled{newGBN()} }, nic.SRState{PerQP: 4, Shared: 784, BDP: 500}},
 	} {
-		p := nictest.New(t, nictest.Options{Transport: c.tr})
-		per, qps, shared := p.A.E.SRBytes()
-		if want := newGBN().StateBytes(); per != want || qps < 1 || shared != c.shared {
-			t.Errorf("%s: %d B per QP × %d QPs + %d B shared; want %d per QP, %d shared", c.name, per, qps, shared, want, c.shared)
+		p := nictest.New(t, nictest.Options{Transport: c.tr, QPs: 3})
+		s, qps := p.A.E.SRState()
+		if s != c.want || qps != 3 || s.Bytes(qps) != 3*c.want.PerQP+c.want.Shared {
+			t.Errorf("%s: %+v for %d QPs (%d B); want %+v for 3", c.name, s, qps, s.Bytes(qps), c.want)
 		}
 	}
+}
+
+// TestFieldBytes: the SR share of a state struct is its named fields'
+// sizes, padding excluded, and a name the struct lacks panics.
+func TestFieldBytes(t *testing.T) {
+	type st struct {
+		a uint8
+		b uint64
+		c uint16
+	}
+	if n := nic.FieldBytes(reflect.TypeFor[st](), "a", "c"); n != 3 {
+		t.Errorf("a and c: %d bytes, want 3", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic for a missing field")
+		}
+	}()
+	nic.FieldBytes(reflect.TypeFor[st](), "d")
 }

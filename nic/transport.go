@@ -1,6 +1,8 @@
 package nic
 
 import (
+	"reflect"
+
 	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
@@ -28,6 +30,9 @@ type Transport interface {
 	Init(maxQPs int)
 	// StateBytes returns the bytes of per-QP state the transport keeps.
 	StateBytes() int
+	// SRState returns the transport's selective-repeat memory, counted
+	// as SRState says: the same accounting for every transport.
+	SRState() SRState
 	// Open resets q's state when q is connected; q.Una() is its first PSN
 	// and q.EPSN() the first PSN it expects from the peer.
 	Open(q *QP)
@@ -97,14 +102,51 @@ type HostMemory interface {
 	QueueBytes() int
 }
 
-// SharedMemory is an optional interface of a Transport that keeps loss-
-// recovery state shared by all the QPs of its endpoint, beside the per-QP
-// state StateBytes reports (FaSR's two-level SR pool, seed 001 §III-C):
-// Endpoint.SRBytes counts it. A transport without it shares nothing.
-type SharedMemory interface {
-	// SharedBytes returns the bytes of such state per endpoint, the same
-	// whatever the number of QPs.
-	SharedBytes() int
+// SRState is a transport's selective-repeat (SR) memory, counted one way
+// for every transport (docs/experiments.md, "SR memory"): the bytes it
+// keeps, beyond what Go-Back-N keeps, to accept packets out of order and
+// resend only what was lost — loss-tracking bitmaps, recovery and
+// retransmission pointers, pointers into a shared pool, per-message
+// counters — as the seeds count it (seed 001 §V-A: IRN's SR state and
+// bitmaps per QP, FaSR's SR state pointer per QP and its shared pool).
+//
+// Not counted: what gbn keeps too (a send pointer, an ACK count, retry
+// and backoff, flags) or the framework keeps for every RC QP (Una,
+// SndMax, the expected PSN and MSN, the queues); the numbering every
+// out-of-order placer needs for SENDs (nic.SendOrder, the next SSN to
+// complete, the SSN tables in host memory), the same in irn, fasr and
+// dcp; host memory (HostMemory); Go's slice headers and padding. Sizes
+// are the fields' own, measured with FieldBytes; what a QP costs in all
+// is measured on the heap (nictest.EndpointHeap).
+type SRState struct {
+	// PerQP is the SR state in each QP's context, both sides.
+	PerQP int
+	// Shared is the SR state the endpoint keeps once for all its QPs
+	// (FaSR's two-level pool, seed 001 §III-C); 0 for the others.
+	Shared int
+	// BDP is the bandwidth-delay product in packets the state is sized
+	// for — IRN's bitmap span (a power of two ≥ its window), FaSR's pool
+	// — or 0 when the state does not depend on it (gbn, dcp).
+	BDP int
+}
+
+// Bytes returns the SR state of an endpoint with qps QPs.
+func (s SRState) Bytes(qps int) int { return s.PerQP*qps + s.Shared }
+
+// FieldBytes returns the sum of the sizes of the named fields of struct
+// type t, padding excluded: a transport's SR share of its per-QP state.
+// It panics on a name t lacks, so that renaming a field cannot silently
+// drop it from the accounting.
+func FieldBytes(t reflect.Type, names ...string) int {
+	n := 0
+	for _, name := range names {
+		f, ok := t.FieldByName(name)
+		if !ok {
+			panic("nic.FieldBytes: " + t.String() + " has no field " + name)
+		}
+		n += int(f.Type.Size())
+	}
+	return n
 }
 
 // Request describes the request packet being built, for a Decorator.

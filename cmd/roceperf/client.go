@@ -100,7 +100,7 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 		return fmt.Errorf("the connection to %s leaves from %v, which is not an address of %s: the server must be reached through --dev",
 			o.to, local, o.dev)
 	}
-	t, err := transports[o.transport](o.rto)
+	t, err := transports[o.transport](o.rto, o.bdp)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 		return err
 	}
 	h := hello{Type: "hello", Version: protoVersion, Op: o.op.String(), Transport: o.transport, QPs: o.qps,
-		Size: o.size, Count: o.count, MTU: o.mtu, Depth: o.depth, RTOUS: o.rto.Microseconds(), TimeoutMS: o.timeout.Milliseconds(),
+		Size: o.size, Count: o.count, MTU: o.mtu, Depth: o.depth, RTOUS: o.rto.Microseconds(), BDP: o.bdp, TimeoutMS: o.timeout.Milliseconds(),
 		MR: mrToWire(cl.mr)}
 	for range o.qps {
 		qi, err := cl.s.CreateQP(nic.QPOptions{MTU: o.mtu, PSN: randomPSN()})

@@ -84,7 +84,7 @@ func (h hostSession) Counters() counters {
 	snap := h.s.Worker().Snapshot()
 	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent}
 	c.QPContextBytes, c.QPQueueBytes = h.QPBytes()
-	c.setSR(h.SRBytes())
+	c.setSR(h.SRState())
 	switch t := h.Transport().(type) {
 	case *dcp.Transport:
 		c.DCP = dcpCountersOf(t)
@@ -115,10 +115,10 @@ func byReason(counts *[dataplane.MaxReasons]uint64) map[string]uint64 {
 	return m
 }
 
-// setSR fills the loss-recovery memory figures from
-// nic.Endpoint.SRBytes: perQP bytes for each of qps QPs, plus shared.
-func (c *counters) setSR(perQP, qps, shared int) {
-	c.SRStateBytesPerQP, c.SRSharedBytes, c.SRMemoryBytes = perQP, shared, perQP*qps+shared
+// setSR fills the SR-state figures from nic.Endpoint.SRState: s for each
+// of qps QPs.
+func (c *counters) setSR(s nic.SRState, qps int) {
+	c.SRStateBytesPerQP, c.SRSharedBytes, c.SRStateBytes, c.SRBDPPackets = s.PerQP, s.Shared, s.Bytes(qps), s.BDP
 }
 
 // dcpCountersOf reads a stopped DCP endpoint's counters.

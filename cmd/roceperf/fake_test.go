@@ -42,12 +42,8 @@ func (d fakeDevice) NextHop(context.Context, netip.Addr, time.Duration) (rocev2.
 
 func (d fakeDevice) open(c sessionConfig) (session, error) {
 	s := &fakeSession{n: d.n, start: time.Now()}
-	// The loss-recovery memory as nic.Endpoint.SRBytes gives it.
-	shared := 0
-	if m, ok := c.transport.(nic.SharedMemory); ok {
-		shared = m.SharedBytes()
-	}
-	s.st.setSR(c.transport.StateBytes(), c.qps, shared)
+	// The SR state as nic.Endpoint.SRState gives it.
+	s.st.setSR(c.transport.SRState(), c.qps)
 	return s, nil
 }
 

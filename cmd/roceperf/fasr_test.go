@@ -18,7 +18,7 @@ func TestParseFaSR(t *testing.T) {
 			t.Errorf("%s over fasr: %+v, %v", op, o, err)
 		}
 	}
-	tr, err := transports["fasr"](3 * time.Millisecond)
+	tr, err := transports["fasr"](3*time.Millisecond, 0)
 	if err != nil || tr.(*fasr.Transport).Config().RTO != 3e6 || !orderTolerant("fasr") {
 		t.Errorf("fasr: %v, %v", tr, err)
 	}
@@ -40,10 +40,11 @@ func TestExchangeFaSR(t *testing.T) {
 		if r.Transport != "fasr" || r.Messages != 100 || r.Corrupt != 0 {
 			t.Errorf("report %s", out)
 		}
-		// The SR memory of both ends, the server's through the result
-		// line: 2 QPs × 36 B and the pool.
-		if r.SRMemoryBytes != 2*36+784 || r.Server == nil || r.Server.SRMemoryBytes != r.SRMemoryBytes || r.Server.SRSharedBytes != 784 {
-			t.Errorf("SR memory: %s", out)
+		// The SR state of both ends, the server's through the result
+		// line: 2 QPs × 8 B and the pool sized for 128 packets.
+		if r.SRStateBytes != 2*8+232 || r.SRBDPPackets != srBDP || r.Server == nil || r.Server.SRStateBytes != r.SRStateBytes ||
+			r.Server.SRSharedBytes != 232 {
+			t.Errorf("SR state: %s", out)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,22 +43,39 @@ const (
 	maxClientMem = 1 << 30 // qps × depth × size bytes of local buffers
 )
 
+// srBDP is the default --bdp: the bandwidth-delay product, in packets,
+// that the selective transports' SR state is sized for, one number for
+// all (nic.SRState): IRN's BDP-FC window and bitmap span, FaSR's window
+// and shared pool (6 units and 18 blocks at 128: fasr.Config.BDP). 128
+// is gbn's window, and about a 1 Gb/s path with a 1 ms round trip, above
+// the namespace testbed's. maxBDP is IRN's and FaSR's largest window.
+const (
+	srBDP  = 128
+	maxBDP = 1 << 16
+)
+
 // transports are the loss recoveries roceperf knows, by --transport name.
 // Both ends must know the name; each builds its own instance, with the
 // first retransmission timeout the client asked for (0: the transport's
-// default).
-var transports = map[string]func(rto time.Duration) (nic.Transport, error){
-	"gbn":  func(rto time.Duration) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
-	"dcp":  func(rto time.Duration) (nic.Transport, error) { return dcp.New(dcp.Config{RTO: int64(rto)}) },
-	"irn":  newIRN,
-	"fasr": func(rto time.Duration) (nic.Transport, error) { return fasr.New(fasr.Config{RTO: int64(rto)}) },
+// default) and the BDP in packets IRN's and FaSR's SR state is sized
+// for (0: srBDP; gbn and dcp do not depend on it).
+var transports = map[string]func(rto time.Duration, bdp int) (nic.Transport, error){
+	"gbn": func(rto time.Duration, _ int) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
+	"dcp": func(rto time.Duration, _ int) (nic.Transport, error) { return dcp.New(dcp.Config{RTO: int64(rto)}) },
+	"irn": newIRN,
+	"fasr": func(rto time.Duration, bdp int) (nic.Transport, error) {
+		bdp = cmp.Or(bdp, srBDP)
+		return fasr.New(fasr.Config{RTO: int64(rto), Window: bdp, BDP: bdp})
+	},
 }
 
 // newIRN builds IRN with --rto as its RTO_high, the timeout with a window
 // in flight (what gbn's --rto compares with); RTO_low stays at its
-// default unless that is longer.
-func newIRN(rto time.Duration) (nic.Transport, error) {
-	var c irn.Config
+// default unless that is longer. Its BDP-FC window and bitmaps span bdp
+// packets of 1 KiB (0: srBDP), so ceil(bdp KiB / MTU) packets at another
+// MTU.
+func newIRN(rto time.Duration, bdp int) (nic.Transport, error) {
+	c := irn.Config{BDP: cmp.Or(bdp, srBDP) << 10}
 	if rto > 0 {
 		def, _ := irn.New(irn.Config{})
 		c.RTOHigh = int64(rto)
@@ -101,6 +119,7 @@ type clientOpts struct {
 	mtu       int
 	rate      uint64
 	rto       time.Duration
+	bdp       int // packets; 0 before parsing
 	timeout   time.Duration
 	json      bool
 }
@@ -119,7 +138,7 @@ const usageText = `usage:
   roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB]
   roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
           [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
-          [--timeout 10s] [--json]
+          [--bdp 128] [--timeout 10s] [--json]
 `
 
 // errUsage marks a flag error, reported with exit code 2; errHelp is
@@ -184,7 +203,7 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 // parseClient parses a write, send or read command line (args after the
 // subcommand).
 func parseClient(op string, args []string, stderr io.Writer) (clientOpts, error) {
-	o := clientOpts{op: ops[op], qps: 1, transport: "gbn", mtu: 1024, timeout: 10 * time.Second}
+	o := clientOpts{op: ops[op], qps: 1, transport: "gbn", mtu: 1024, bdp: srBDP, timeout: 10 * time.Second}
 	fs := newFlagSet(op, stderr)
 	fs.StringVar(&o.dev, "dev", "", "interface to run the endpoint on")
 	fs.StringVar(&o.to, "to", "", "server `HOST[:PORT]`")
@@ -196,6 +215,7 @@ func parseClient(op string, args []string, stderr io.Writer) (clientOpts, error)
 	fs.IntVar(&o.mtu, "mtu", o.mtu, "path MTU: 256, 512, 1024 or 2048")
 	fs.Var(rateFlag{&o.rate}, "rate", "pace the endpoint to `RATE` bit/s (K, M, G suffixes; 0: unpaced)")
 	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's: 16ms for gbn and fasr, 64ms for dcp, irn's RTO_high 8ms)")
+	fs.IntVar(&o.bdp, "bdp", o.bdp, "BDP in packets that both ends size IRN's window and bitmaps and FaSR's window and shared pool for")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "connect, protocol, resolution and completion timeout")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	if err := fs.Parse(args); err != nil {
@@ -226,8 +246,10 @@ func parseClient(op string, args []string, stderr io.Writer) (clientOpts, error)
 		return o, usagef("--timeout %v: want a positive duration", o.timeout)
 	case o.rto < 0 || o.rto > 10*time.Second:
 		return o, usagef("--rto %v: want 0 (the transport's default) to 10s", o.rto)
+	case o.bdp < 1 || o.bdp > maxBDP:
+		return o, usagef("--bdp %d: want 1 to %d packets", o.bdp, maxBDP)
 	}
-	if _, err := transports[o.transport](o.rto); err != nil {
+	if _, err := transports[o.transport](o.rto, o.bdp); err != nil {
 		return o, usagef("--transport %s: %v", o.transport, err)
 	}
 	if o.depth == 0 {

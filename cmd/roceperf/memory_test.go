@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -37,7 +38,7 @@ func TestMemoryPerQP(t *testing.T) {
 			var m0, m1 runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&m0)
-			tr, err := transports[c.transport](0)
+			tr, err := transports[c.transport](0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,14 +81,15 @@ func TestMemoryPerQP(t *testing.T) {
 	}
 }
 
-// TestSRMemory: every transport's loss-recovery memory, per QP and
-// shared, from a real endpoint sized for 5,000 QPs, as the report gives
-// it — FaSR's pool once, whatever the QPs; the others nothing shared.
-func TestSRMemory(t *testing.T) {
+// TestSRState: every transport's SR state (nic.SRState), per QP and
+// shared, from a real endpoint sized for 5,000 QPs as a run builds it,
+// as the report gives it — IRN's bitmaps and FaSR's pool sized for the
+// same BDP (srBDP), FaSR's pool once whatever the QPs, gbn nothing.
+func TestSRState(t *testing.T) {
 	const qps = 5000
-	want := map[string]struct{ perQP, shared int }{"gbn": {12, 0}, "irn": {176, 0}, "fasr": {36, 784}, "dcp": {356, 0}}
+	want := map[string]struct{ perQP, shared, bdp int }{"gbn": {0, 0, 0}, "irn": {80, 0, srBDP}, "fasr": {8, 232, srBDP}, "dcp": {197, 0, 0}}
 	for name, w := range want {
-		tr, err := transports[name](0)
+		tr, err := transports[name](0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,23 +101,66 @@ func TestSRMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		var c counters
-		c.setSR(e.SRBytes())
-		t.Logf("%s: %d B per QP × %d + %d B shared = %d B", name, c.SRStateBytesPerQP, qps, c.SRSharedBytes, c.SRMemoryBytes)
-		if c.SRStateBytesPerQP != w.perQP || c.SRSharedBytes != w.shared || c.SRMemoryBytes != w.perQP*qps+w.shared {
-			t.Errorf("%s: %+v; want %d per QP, %d shared (the package docs' figures)", name, c, w.perQP, w.shared)
+		c.setSR(e.SRState())
+		t.Logf("%s: %d B per QP × %d + %d B shared = %d B (BDP %d)", name, c.SRStateBytesPerQP, qps, c.SRSharedBytes, c.SRStateBytes, c.SRBDPPackets)
+		if c.SRStateBytesPerQP != w.perQP || c.SRSharedBytes != w.shared || c.SRStateBytes != w.perQP*qps+w.shared || c.SRBDPPackets != w.bdp {
+			t.Errorf("%s: %+v; want %d per QP, %d shared, BDP %d (TestSRMemoryTable's figures)", name, c, w.perQP, w.shared, w.bdp)
 		}
 		r := &report{Transport: name, QPs: qps, counters: c, Server: &c}
 		var js, table bytes.Buffer
 		r.writeJSON(&js)
 		r.writeTable(&table)
 		for _, k := range []string{fmt.Sprintf(`"sr_state_bytes_per_qp":%d`, w.perQP), fmt.Sprintf(`"sr_shared_bytes":%d`, w.shared),
-			fmt.Sprintf(`"sr_memory_bytes":%d`, c.SRMemoryBytes)} {
+			fmt.Sprintf(`"sr_state_bytes":%d`, c.SRStateBytes), fmt.Sprintf(`"sr_bdp_packets":%d`, w.bdp)} {
 			if strings.Count(js.String(), k) != 2 {
 				t.Errorf("%s: JSON lacks %s for client and server: %s", name, k, js.String())
 			}
 		}
-		if line := fmt.Sprintf("SR memory  %d B (%d B per QP × %d QPs + %d B shared); server", c.SRMemoryBytes, w.perQP, qps, w.shared); !strings.Contains(table.String(), line) {
+		if c.SRStateBytes == 0 {
+			if strings.Contains(table.String(), "SR state") {
+				t.Errorf("%s: table shows SR state:\n%s", name, table.String())
+			}
+			continue
+		}
+		line := fmt.Sprintf("SR state  %d B (%d B per QP × %d QPs + %d B shared", c.SRStateBytes, w.perQP, qps, w.shared)
+		if w.bdp > 0 {
+			line += fmt.Sprintf(", for a BDP of %d packets", w.bdp)
+		}
+		if !strings.Contains(table.String(), line+"); server") {
 			t.Errorf("%s: table lacks %q:\n%s", name, line, table.String())
+		}
+	}
+}
+
+// TestBDP: --bdp sizes both ends' SR state for one BDP — IRN's bitmaps
+// (a power of two at least that long) and FaSR's pool — and the reports
+// say so; an impossible BDP is a usage error.
+func TestBDP(t *testing.T) {
+	for _, c := range []struct {
+		transport         string
+		bdp, shared, perQ int
+	}{
+		{"fasr", 500, 784, 8},
+		{"irn", 512, 0, 4*512/8 + 16},
+		{"fasr", 128, 232, 8},
+	} {
+		n := newFakeNet()
+		addr, _, _ := fakeServer(t, n, serverOpts{})
+		code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "10",
+			"--qps", "2", "--transport", c.transport, "--bdp", fmt.Sprint(min(c.bdp, 500)), "--json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s%s", c.transport, code, out, errs)
+		}
+		r := decode(t, out)
+		for _, e := range []*counters{&r.counters, r.Server} {
+			if e == nil || e.SRBDPPackets != c.bdp || e.SRSharedBytes != c.shared || e.SRStateBytesPerQP != c.perQ {
+				t.Errorf("%s --bdp %d: %s", c.transport, c.bdp, out)
+			}
+		}
+	}
+	for _, bdp := range []string{"0", "-1", "65537"} {
+		if _, err := parseClient("write", []string{"--dev", "f", "--to", "x", "--size", "1", "--count", "1", "--bdp", bdp}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+			t.Errorf("--bdp %s: %v", bdp, err)
 		}
 	}
 }

@@ -53,6 +53,7 @@ type hello struct {
 	MTU       int      `json:"mtu"`
 	Depth     int      `json:"depth"`
 	RTOUS     int64    `json:"rto_us"`
+	BDP       int      `json:"bdp,omitempty"` // packets IRN's and FaSR's SR state is sized for (0: srBDP)
 	TimeoutMS int64    `json:"timeout_ms"`
 	QP        []qpWire `json:"qp"`
 	MR        mrWire   `json:"mr"`
@@ -120,13 +121,17 @@ type counters struct {
 	// RetransQ).
 	QPContextBytes int `json:"qp_context_bytes,omitempty"`
 	QPQueueBytes   int `json:"qp_queue_bytes,omitempty"`
-	// The endpoint's loss-recovery (SR) state (nic.Endpoint.SRBytes):
-	// the transport's per-QP state (part of qp_context_bytes), what it
-	// keeps for all QPs at once (FaSR's SR pool; 0 for the others), and
-	// the total for the run's QPs, per-QP × QPs + shared.
+	// The endpoint's selective-repeat state (nic.SRState, one accounting
+	// for every transport: what it keeps beyond Go-Back-N to accept
+	// packets out of order and resend only what was lost): per QP (part
+	// of qp_context_bytes), what it keeps once for all QPs (FaSR's SR
+	// pool; 0 for the others), the total for the run, per-QP × QPs +
+	// shared, and the BDP in packets it is sized for (IRN's bitmap span,
+	// FaSR's pool; 0 for gbn and dcp).
 	SRStateBytesPerQP int `json:"sr_state_bytes_per_qp"`
 	SRSharedBytes     int `json:"sr_shared_bytes"`
-	SRMemoryBytes     int `json:"sr_memory_bytes"`
+	SRStateBytes      int `json:"sr_state_bytes"`
+	SRBDPPackets      int `json:"sr_bdp_packets"`
 	// DCP's counters, with --transport dcp.
 	DCP *dcpCounters `json:"dcp,omitempty"`
 	// IRN's counters, with --transport irn.

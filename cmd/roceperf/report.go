@@ -152,9 +152,9 @@ func (r *report) writeTable(w io.Writer) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	if r.SRMemoryBytes > 0 {
-		fmt.Fprintf(tw, "  SR memory\t%s", srText(&r.counters, r.QPs))
-		if r.Server != nil && r.Server.SRMemoryBytes > 0 {
+	if r.SRStateBytes > 0 {
+		fmt.Fprintf(tw, "  SR state\t%s", srText(&r.counters, r.QPs))
+		if r.Server != nil && r.Server.SRStateBytes > 0 {
 			fmt.Fprintf(tw, "; server %s", srText(r.Server, r.QPs))
 		}
 		fmt.Fprintln(tw)
@@ -172,9 +172,14 @@ func (r *report) writeTable(w io.Writer) error {
 	return tw.Flush()
 }
 
-// srText is an endpoint's loss-recovery memory: per QP × QPs + shared.
+// srText is an endpoint's SR state: per QP × QPs + shared, and the BDP
+// it is sized for.
 func srText(c *counters, qps int) string {
-	return fmt.Sprintf("%d B (%d B per QP × %d QPs + %d B shared)", c.SRMemoryBytes, c.SRStateBytesPerQP, qps, c.SRSharedBytes)
+	s := fmt.Sprintf("%d B (%d B per QP × %d QPs + %d B shared", c.SRStateBytes, c.SRStateBytesPerQP, qps, c.SRSharedBytes)
+	if c.SRBDPPackets > 0 {
+		s += fmt.Sprintf(", for a BDP of %d packets", c.SRBDPPackets)
+	}
+	return s + ")"
 }
 
 func dropsText(d map[string]uint64) string {

@@ -129,8 +129,10 @@ func (sv *server) planRun(h hello) (plan, error) {
 		return p, fmt.Errorf("bad timeout %d ms", h.TimeoutMS)
 	case h.RTOUS < 0 || h.RTOUS > 10e6:
 		return p, fmt.Errorf("bad RTO %d µs", h.RTOUS)
+	case h.BDP < 0 || h.BDP > maxBDP:
+		return p, fmt.Errorf("bad BDP %d packets: want 1 to %d", h.BDP, maxBDP)
 	}
-	if _, err := transports[h.Transport](time.Duration(h.RTOUS) * time.Microsecond); err != nil {
+	if _, err := transports[h.Transport](time.Duration(h.RTOUS)*time.Microsecond, h.BDP); err != nil {
 		return p, fmt.Errorf("transport %s: %w", h.Transport, err)
 	}
 	limit := sv.o.maxMR
@@ -220,7 +222,7 @@ type serverRun struct {
 // client's and sends accept.
 func (sv *server) setup(ctx context.Context, c *conn, nc net.Conn, p *plan) (*serverRun, error) {
 	h := p.h
-	t, err := transports[h.Transport](time.Duration(h.RTOUS) * time.Microsecond)
+	t, err := transports[h.Transport](time.Duration(h.RTOUS)*time.Microsecond, h.BDP)
 	if err != nil {
 		return nil, err
 	}

@@ -255,7 +255,7 @@ func TestNewIRN(t *testing.T) {
 		{100 * time.Microsecond, 100_000, 100_000, 64_000_000},
 		{16 * time.Millisecond, 2_000_000, 16_000_000, 256_000_000},
 	} {
-		tr, err := newIRN(c.rto)
+		tr, err := newIRN(c.rto, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

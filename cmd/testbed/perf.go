@@ -29,6 +29,7 @@ type Transfer struct {
 	MTU       int           `json:"mtu,omitempty"`
 	Depth     int           `json:"depth,omitempty"` // messages in flight per QP; 0: roceperf's
 	Rate      string        `json:"rate,omitempty"`  // the client's pacing; empty: roceperf's default
+	BDP       int           `json:"bdp,omitempty"`   // packets IRN's and FaSR's SR state is sized for; 0: roceperf's (128)
 	Timeout   time.Duration `json:"timeout"`
 }
 
@@ -160,6 +161,9 @@ func (r *roceperf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error
 	}
 	if t.Rate != "" {
 		args = append(args, "--rate", t.Rate)
+	}
+	if t.BDP > 0 {
+		args = append(args, "--bdp", strconv.Itoa(t.BDP))
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.Timeout+30*time.Second)
 	defer cancel()

@@ -30,13 +30,14 @@ import (
 const srHostRate = "200M"
 
 // srReport is what the SR experiments read of roceperf's JSON summary
-// beyond Summary: an endpoint's loss-recovery memory (docs/roceperf.md,
+// beyond Summary: an endpoint's SR state (nic.SRState, docs/roceperf.md,
 // sr_*) and FaSR's counters, the client's and under "server" the
 // server's.
 type srReport struct {
 	StateBytesPerQP int       `json:"sr_state_bytes_per_qp"`
 	SharedBytes     int       `json:"sr_shared_bytes"`
-	MemoryBytes     int       `json:"sr_memory_bytes"`
+	StateBytes      int       `json:"sr_state_bytes"`
+	BDPPackets      int       `json:"sr_bdp_packets"`
 	FaSR            *srFaSR   `json:"fasr"`
 	Server          *srReport `json:"server"`
 }
@@ -368,6 +369,7 @@ type srConcurrency struct {
 	minCount   int
 	mtu        int
 	hostRate   string
+	bdp        int
 	timeout    time.Duration
 
 	transportList []string
@@ -384,22 +386,25 @@ type srConcurrencyCell struct {
 	Goodput   float64 `json:"goodput_gbps"` // all QPs together
 	Lossless  float64 `json:"lossless_goodput_gbps"`
 	Ratio     float64 `json:"goodput_ratio"`
-	// The receiver's (h2's) loss-recovery state for the run's QPs: its
-	// per-QP state × QPs + what it shares among them. The sender's is
-	// the same figure (both sides of every QP live in each endpoint's
-	// context); client_sr_memory_bytes is its own report of it.
-	MemoryBytes       int      `json:"sr_memory_bytes"`
-	ClientMemoryBytes int      `json:"client_sr_memory_bytes"`
-	StateBytesPerQP   int      `json:"sr_state_bytes_per_qp"`
-	SharedBytes       int      `json:"sr_shared_bytes"`
-	FastPathRatio     *float64 `json:"fast_path_ratio,omitempty"` // FaSR's receiver: fast SR operations / all
-	PeakUnits         *uint64  `json:"peak_units,omitempty"`      // FaSR's receiver: most SR state units in use
-	UnitsExhausted    *uint64  `json:"units_exhausted,omitempty"` // FaSR's receiver: units asked for with none free
-	Retx              int64    `json:"retx_packets"`
-	Timeouts          int64    `json:"timeouts"`
-	Lost              float64  `json:"lost_packets"`
-	Messages          int      `json:"messages"`
-	Error             string   `json:"error,omitempty"`
+	// The receiver's (h2's) SR state for the run's QPs (nic.SRState:
+	// what the transport keeps beyond Go-Back-N): its per-QP state × QPs
+	// + what it shares among them, sized for a BDP of sr_bdp_packets
+	// (roceperf's; 0 when the state does not depend on it). The sender's
+	// is the same figure (both sides of every QP live in each endpoint's
+	// context); client_sr_state_bytes is its own report of it.
+	StateBytes       int      `json:"sr_state_bytes"`
+	ClientStateBytes int      `json:"client_sr_state_bytes"`
+	StateBytesPerQP  int      `json:"sr_state_bytes_per_qp"`
+	SharedBytes      int      `json:"sr_shared_bytes"`
+	BDPPackets       int      `json:"sr_bdp_packets"`
+	FastPathRatio    *float64 `json:"fast_path_ratio,omitempty"` // FaSR's receiver: fast SR operations / all
+	PeakUnits        *uint64  `json:"peak_units,omitempty"`      // FaSR's receiver: most SR state units in use
+	UnitsExhausted   *uint64  `json:"units_exhausted,omitempty"` // FaSR's receiver: units asked for with none free
+	Retx             int64    `json:"retx_packets"`
+	Timeouts         int64    `json:"timeouts"`
+	Lost             float64  `json:"lost_packets"`
+	Messages         int      `json:"messages"`
+	Error            string   `json:"error,omitempty"`
 }
 
 func newSRConcurrency() *srConcurrency {
@@ -408,7 +413,7 @@ func newSRConcurrency() *srConcurrency {
 
 func (e *srConcurrency) Name() string { return "sr-concurrency" }
 func (e *srConcurrency) Synopsis() string {
-	return "FaSR's Fig. 7(b)/(c), 8(b), 9(b): 16 to 5,000 QPs h1 → h2 at 0 and 1 % loss, aggregate goodput, SR memory, FaSR's fast-path share"
+	return "FaSR's Fig. 7(b)/(c), 8(b), 9(b): 16 to 5,000 QPs h1 → h2 at 0 and 1 % loss, aggregate goodput, SR state, FaSR's fast-path share"
 }
 
 func (e *srConcurrency) Flags(fs *flag.FlagSet) {
@@ -433,6 +438,7 @@ func (e *srConcurrency) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.mtu, "mtu", e.mtu, "RoCE path MTU")
 	fs.StringVar(&e.hostRate, "host-rate", e.hostRate, "the sender's rate (empty: the switches' --rate)")
 	fs.DurationVar(&e.timeout, "timeout", e.timeout, "roceperf's --timeout per run")
+	fs.IntVar(&e.bdp, "bdp", e.bdp, "roceperf's --bdp: packets IRN's window and bitmaps and FaSR's window and pool are sized for (0: roceperf's, 128)")
 }
 
 func (e *srConcurrency) Setup() (Options, error) {
@@ -461,6 +467,8 @@ func (e *srConcurrency) Setup() (Options, error) {
 		return Options{}, usagef("--size, --per-qp and --min-count must be ≥ 1")
 	case e.timeout <= 0:
 		return Options{}, usagef("--timeout must be > 0")
+	case e.bdp < 0 || e.bdp > 1<<16:
+		return Options{}, usagef("--bdp %d: want 0 (roceperf's) to 65536 packets", e.bdp)
 	}
 	o := e.opts
 	if o.Topology != "chain" && o.Topology != "link" {
@@ -479,14 +487,14 @@ func (e *srConcurrency) transfer(plan *Plan, transport string, n int) Transfer {
 		rate = plan.Options.Rate
 	}
 	return Transfer{Op: "write", From: plan.ByRole(RoleSender)[0], To: plan.ByRole(RoleReceiver)[0], Size: e.size,
-		Count: e.count(n), QPs: n, Transport: transport, MTU: e.mtu, Rate: rate, Timeout: e.timeout}
+		Count: e.count(n), QPs: n, Transport: transport, MTU: e.mtu, Rate: rate, BDP: e.bdp, Timeout: e.timeout}
 }
 
 func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 	plan := env.Fabric.Plan()
 	res.Params = map[string]string{"transports": e.transports, "qps": e.qps, "losses": e.losses, "size": strconv.Itoa(e.size),
 		"per_qp": strconv.Itoa(e.perQP), "min_count": strconv.Itoa(e.minCount), "mtu": strconv.Itoa(e.mtu),
-		"host_rate": e.hostRate, "timeout": e.timeout.String()}
+		"host_rate": e.hostRate, "timeout": e.timeout.String(), "bdp": strconv.Itoa(e.bdp)}
 	var cells []srConcurrencyCell
 	defer func() {
 		res.Cells = cells
@@ -508,8 +516,8 @@ func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 				res.Runs = append(res.Runs, env.Measure(ctx, point, 1, e.transfer(plan, tr, n)))
 				r := &res.Runs[len(res.Runs)-1]
 				c := srConcurrencyCellOf(r, tr, n, loss)
-				env.printf("run %s: goodput %.3f Gbit/s, SR memory %d B, %d retransmitted for %.0f lost, %d timeouts%s\n",
-					pointKey(point), c.Goodput, c.MemoryBytes, c.Retx, c.Lost, c.Timeouts, errSuffix(c.Error))
+				env.printf("run %s: goodput %.3f Gbit/s, SR state %d B, %d retransmitted for %.0f lost, %d timeouts%s\n",
+					pointKey(point), c.Goodput, c.StateBytes, c.Retx, c.Lost, c.Timeouts, errSuffix(c.Error))
 				if err := ctx.Err(); err != nil {
 					return err
 				}
@@ -537,10 +545,10 @@ func srConcurrencyCellOf(r *Run, tr string, n int, loss float64) srConcurrencyCe
 		c.Retx, c.Timeouts, c.Messages = r.Perf.Client.RetxPackets, r.Perf.Client.Timeouts, int(r.Perf.Client.Messages)
 	}
 	if s := srOf(r); s != nil {
-		c.ClientMemoryBytes = s.MemoryBytes
-		c.StateBytesPerQP, c.SharedBytes, c.MemoryBytes = s.StateBytesPerQP, s.SharedBytes, s.MemoryBytes
+		c.ClientStateBytes = s.StateBytes
+		c.StateBytesPerQP, c.SharedBytes, c.StateBytes, c.BDPPackets = s.StateBytesPerQP, s.SharedBytes, s.StateBytes, s.BDPPackets
 		if v := s.Server; v != nil {
-			c.StateBytesPerQP, c.SharedBytes, c.MemoryBytes = v.StateBytesPerQP, v.SharedBytes, v.MemoryBytes
+			c.StateBytesPerQP, c.SharedBytes, c.StateBytes, c.BDPPackets = v.StateBytesPerQP, v.SharedBytes, v.StateBytes, v.BDPPackets
 			if f := v.FaSR; f != nil {
 				c.FastPathRatio, c.PeakUnits, c.UnitsExhausted = &f.FastPathRatio, &f.PeakUnits, &f.UnitsExhausted
 			}
@@ -550,7 +558,7 @@ func srConcurrencyCellOf(r *Run, tr string, n int, loss float64) srConcurrencyCe
 }
 
 func srConcurrencyTable(cells []srConcurrencyCell) Table {
-	t := Table{Columns: []string{"transport", "QPs", "loss", "goodput (Gbit/s)", "of lossless", "SR memory (B)",
+	t := Table{Columns: []string{"transport", "QPs", "loss", "goodput (Gbit/s)", "of lossless", "SR state (B)",
 		"per QP + shared (B)", "fast path", "peak units", "lost", "retx", "timeouts"}}
 	for _, c := range cells {
 		fp, units := "–", "–"
@@ -564,7 +572,7 @@ func srConcurrencyTable(cells []srConcurrencyCell) Table {
 			}
 		}
 		t.Rows = append(t.Rows, []string{c.Transport, strconv.Itoa(c.QPs), strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%",
-			fmtFloat(c.Goodput, 3), fmtFloat(c.Ratio*100, 1) + "%", strconv.Itoa(c.MemoryBytes),
+			fmtFloat(c.Goodput, 3), fmtFloat(c.Ratio*100, 1) + "%", strconv.Itoa(c.StateBytes),
 			fmt.Sprintf("%d + %d", c.StateBytesPerQP, c.SharedBytes), fp, units, fmtInt(c.Lost),
 			strconv.FormatInt(c.Retx, 10), strconv.FormatInt(c.Timeouts, 10)})
 	}
@@ -581,7 +589,7 @@ func (e *srConcurrency) Plots() []PlotSpec {
 	memory := func(g *Group) float64 {
 		for _, r := range g.OK() {
 			if s := srOf(r); s != nil && s.Server != nil {
-				return float64(s.Server.MemoryBytes) / 1024
+				return float64(s.Server.StateBytes) / 1024
 			}
 		}
 		return math.NaN()
@@ -602,7 +610,7 @@ func (e *srConcurrency) Plots() []PlotSpec {
 			X: qps, Y: func(g *Group) float64 {
 				return 100 * g.Median(goodput) / e.lossless[g.Point["transport"]+"/"+g.Point["qps"]]
 			}, Series: series, Only: lossy, LegendBottom: true},
-		{File: "memory.png", Title: "sr-concurrency: receiver's SR memory", XLabel: "log10(QPs)", YLabel: "SR state (KiB)",
+		{File: "memory.png", Title: "sr-concurrency: receiver's SR state", XLabel: "log10(QPs)", YLabel: "SR state (KiB)",
 			X: qps, Y: memory, Series: func(g *Group) string { return g.Point["transport"] },
 			Only: func(g *Group) bool { return !lossy(g) }},
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// srPerf is fakePerf whose summaries carry the endpoints' SR memory as
+// srPerf is fakePerf whose summaries carry the endpoints' SR state as
 // roceperf reports it (per QP × QPs + shared, client and server) and,
 // for fasr, the receiver's fast-path share; gbn's goodput suffers more
 // from loss than the others'.
@@ -24,14 +24,17 @@ func (p *srPerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) 
 	if t.Transport == "gbn" && !p.fab.netrt {
 		r.Client.GoodputGbps = 1 - 40*p.fab.imp.Loss
 	}
-	per, shared := map[string]int{"gbn": 12, "irn": 176, "fasr": 36, "dcp": 356}[t.Transport], 0
-	end := map[string]any{"sr_state_bytes_per_qp": per, "sr_shared_bytes": shared}
+	per, shared := map[string]int{"gbn": 0, "irn": 80, "fasr": 8, "dcp": 197}[t.Transport], 0
+	end := map[string]any{"sr_state_bytes_per_qp": per, "sr_shared_bytes": shared, "sr_bdp_packets": 0}
+	if t.Transport == "irn" {
+		end["sr_bdp_packets"] = 128
+	}
 	if t.Transport == "fasr" {
-		shared = 784
-		end["sr_shared_bytes"] = shared
+		shared = 232
+		end["sr_shared_bytes"], end["sr_bdp_packets"] = shared, 128
 		end["fasr"] = map[string]any{"fast_path_ratio": 0.9, "peak_units": 3, "units_exhausted": 0}
 	}
-	end["sr_memory_bytes"] = per*t.QPs + shared
+	end["sr_state_bytes"] = per*t.QPs + shared
 	var raw map[string]any
 	if err := json.Unmarshal(r.ClientRaw, &raw); err != nil {
 		return nil, err
@@ -141,7 +144,7 @@ func TestSRLossFlags(t *testing.T) {
 }
 
 func TestSRConcurrencyWithFakes(t *testing.T) {
-	fab, perf, res := runFakeSR(t, newSRConcurrency(), "--qps", "16,5000", "--losses", "0,0.01")
+	fab, perf, res := runFakeSR(t, newSRConcurrency(), "--qps", "16,5000", "--losses", "0,0.01", "--bdp", "500")
 	// Lossy first, the lossless reference last; every transport at
 	// every QP count; at least --per-qp messages per QP.
 	if n := len(perf.transfers); n != 12 {
@@ -152,7 +155,7 @@ func TestSRConcurrencyWithFakes(t *testing.T) {
 		if (fab.sets[min(i/6, len(fab.sets)-1)].Loss > 0) != lossy {
 			t.Errorf("transfer %d at %+v", i, fab.sets)
 		}
-		if tr.Size != 4096 || tr.Count < 4*tr.QPs || tr.Count < 20000 || tr.Depth != 0 || tr.From != "h1" || tr.To != "h2" {
+		if tr.Size != 4096 || tr.Count < 4*tr.QPs || tr.Count < 20000 || tr.Depth != 0 || tr.From != "h1" || tr.To != "h2" || tr.BDP != 500 {
 			t.Errorf("transfer %d: %+v", i, tr)
 		}
 	}
@@ -160,15 +163,16 @@ func TestSRConcurrencyWithFakes(t *testing.T) {
 	if len(cells) != 12 {
 		t.Fatalf("%d cells", len(cells))
 	}
-	hasKeys(t, cells[0], "transport", "qps", "loss", "goodput_gbps", "sr_memory_bytes", "client_sr_memory_bytes",
+	hasKeys(t, cells[0], "transport", "qps", "loss", "goodput_gbps", "sr_state_bytes", "client_sr_state_bytes", "sr_bdp_packets",
 		"lossless_goodput_gbps", "goodput_ratio")
 	byKey := map[string]map[string]any{}
 	for _, c := range cells {
 		byKey[c["transport"].(string)+"/"+strconv.Itoa(int(c["qps"].(float64)))+"/"+strconv.FormatFloat(c["loss"].(float64), 'g', -1, 64)] = c
 	}
 	fasr, irn := byKey["fasr/5000/0.01"], byKey["irn/5000/0.01"]
-	if fasr["sr_memory_bytes"] != float64(5000*36+784) || irn["sr_memory_bytes"] != float64(5000*176) {
-		t.Errorf("SR memory at 5,000 QPs: fasr %v, irn %v", fasr["sr_memory_bytes"], irn["sr_memory_bytes"])
+	if fasr["sr_state_bytes"] != float64(5000*8+232) || irn["sr_state_bytes"] != float64(5000*80) ||
+		fasr["sr_bdp_packets"] != float64(128) || irn["sr_bdp_packets"] != float64(128) {
+		t.Errorf("SR state at 5,000 QPs: fasr %v, irn %v", fasr, irn)
 	}
 	if fasr["fast_path_ratio"] != 0.9 || fasr["goodput_ratio"] != 0.9 {
 		t.Errorf("fasr cell %v", fasr)
@@ -186,7 +190,7 @@ func TestSRConcurrencyWithFakes(t *testing.T) {
 }
 
 func TestSRConcurrencyFlags(t *testing.T) {
-	for _, args := range [][]string{{"--transports", "dcp"}, {"--qps", "0"}, {"--qps", "9000"}, {"--losses", "x"}, {"--per-qp", "0"}} {
+	for _, args := range [][]string{{"--transports", "dcp"}, {"--qps", "0"}, {"--qps", "9000"}, {"--losses", "x"}, {"--per-qp", "0"}, {"--bdp", "-1"}} {
 		exp := newSRConcurrency()
 		parseExperiment(t, exp, args...)
 		if _, err := exp.Setup(); err == nil {
@@ -194,9 +198,12 @@ func TestSRConcurrencyFlags(t *testing.T) {
 		}
 	}
 	e := newSRConcurrency()
-	parseExperiment(t, e, "--per-qp", "3", "--min-count", "100")
+	parseExperiment(t, e, "--per-qp", "3", "--min-count", "100", "--bdp", "500")
 	if _, err := e.Setup(); err != nil || e.count(16) != 100 || e.count(5000) != 15000 {
 		t.Errorf("counts %d %d: %v", e.count(16), e.count(5000), err)
+	}
+	if e.bdp != 500 {
+		t.Errorf("--bdp 500 read as %d", e.bdp)
 	}
 }
 

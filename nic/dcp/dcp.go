@@ -213,6 +213,22 @@ func (t *Transport) StateBytes() int {
 // host memory (§4.3).
 func (t *Transport) QueueBytes() int { return t.cfg.RetransQ * int(reflect.TypeFor[rtEntry]().Size()) }
 
+// SRState implements nic.Transport: per QP, the receiver's per-message
+// tracking (TrackingBytes: the §4.5 counter, flags, the duplicate check's
+// sums, and the packet count, first PSN and SEND length it needs to know
+// a message complete) and what HO-based retransmission adds over gbn's
+// state — the RetransQ's head and length (its entries are in host
+// memory) and rRetryNo. The sender's message table (txMsg) is what a NIC
+// fetches again from the send queue (§4.3), sRetryNo gbn's retry count,
+// eMSN and the rest RC counters: not counted. Nothing depends on the
+// BDP: Messages bounds the tracked messages, whatever their size.
+func (t *Transport) SRState() nic.SRState {
+	return nic.SRState{PerQP: t.TrackingBytes() + nic.FieldBytes(reflect.TypeFor[qstate](), srFields...)}
+}
+
+// srFields are qstate's SR state (SRState).
+var srFields = []string{"rtHead", "rtLen", "rRetry"}
+
 // TrackingBytes returns the bytes per QP of the receiver's per-message
 // tracking state, the figure §4.5 puts at 8 messages × 2 bytes.
 func (t *Transport) TrackingBytes() int { return int(t.w) * int(reflect.TypeFor[rxMsg]().Size()) }

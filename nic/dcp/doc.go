@@ -205,6 +205,12 @@
 // BDP-sized bitmap for a 10 Gb/s, 1 ms software path would be 153 bytes
 // per QP, and gbn keeps none because it accepts nothing out of order.
 //
+// SR state (nic.SRState, counted the same way for every transport): the
+// receiver's tracking (192 bytes) and the RetransQ's head and length and
+// rRetryNo (5), 197 bytes a QP whatever the BDP; the sender's message
+// table is what a NIC fetches again from the send queue, and the rest is
+// gbn's or RC state (docs/experiments.md, "SR memory, one accounting").
+//
 // # Counters
 //
 // Stats (Transport.Stats) counts each event above; the endpoint's

@@ -131,7 +131,11 @@
 // directions recover independently, so each takes its own unit. The
 // defaults are §III-D's sizing for a BDP of 500 packets at 2% loss — 20
 // units, 70 blocks (10-bit blocks there; §V-A's testbed has 16-bit
-// ones). Everything is allocated by New; the packet path flips bits.
+// ones); Config.BDP scales them for another BDP (ceil(20·BDP/500) units,
+// ceil(70·BDP/500) blocks: 6 and 18 at 128 packets), since the
+// out-of-order and lost packets of all QPs together are bounded by the
+// BDP (§III-A). Everything is allocated by New; the packet path flips
+// bits.
 //
 // # Operations
 //
@@ -204,6 +208,14 @@
 // a bitmap per QP. (The seed's accounting, §V-A: 1 B of SR state
 // pointer per QP and 1.6 KB shared.)
 //
+// SR state (nic.SRState, counted the same way for every transport, over
+// gbn's): 8 bytes per QP — the two SR state pointers and the end of the
+// retransmission cursor, whose start is gbn's send pointer — and the
+// pool, shared, sized for Config.BDP. At 5,000 QPs that is 40,232 bytes
+// at a BDP of 128 packets (IRN's: 400,000, 9.9×) and 40,784 at 500
+// (IRN's: 1,360,000, 33×); docs/experiments.md ("SR memory, one
+// accounting") has the table and the measured heap beside it.
+//
 // # Performance
 //
 // Nothing on the packet path allocates (TestAllocs: a WRITE stream with
@@ -223,8 +235,9 @@
 //		RTO:        16e6, // 16 ms, doubled per expiry
 //		MaxRTO:     1e9,
 //		RetryLimit: 7,
-//		Units:      20, // SR state units per endpoint (-1: none)
-//		Blocks:     70, // 16-bit bitmap blocks per endpoint (-1: none)
+//		BDP:        500, // packets the pool is sized for: 20 units, 70 blocks
+//		Units:      0,   // SR state units per endpoint (0: from BDP; -1: none)
+//		Blocks:     0,   // 16-bit bitmap blocks per endpoint (0: from BDP; -1: none)
 //	})
 //	ep, err := nic.NewEndpoint(nic.Config{Transport: t, ...})
 //	w, err := dataplane.NewWorker(dataplane.WorkerConfig{...,

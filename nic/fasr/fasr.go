@@ -31,20 +31,35 @@ type Config struct {
 	// nic.StatusRetryExceeded and puts the QP in the error state.
 	// Default 7.
 	RetryLimit int
+	// BDP is the bandwidth-delay product in packets the shared pool is
+	// sized for, when Units and Blocks are not given: §III-D sizes it for
+	// a BDP of 500 packets at 2% loss (20 units, 70 blocks), and since
+	// the out-of-order and lost packets of all QPs together are bounded
+	// by the BDP (§III-A), the pool scales with it: Units =
+	// ceil(20·BDP/500), Blocks = ceil(70·BDP/500). Default 500, the
+	// seed's; give IRN's window the same number to compare the two
+	// (nic.SRState).
+	BDP int
 	// Units is the number of level-1 SR state units the endpoint's QPs
 	// share (§III-C 1): a QP side takes one while it recovers from a
-	// loss. Default 20, §III-D's sizing for a BDP of 500 packets at 2%
-	// loss; at most 65535; -1 for none, which leaves every recovery
-	// Go-Back-N.
+	// loss. Default from BDP (20 at 500); at most 65535; -1 for none,
+	// which leaves every recovery Go-Back-N.
 	Units int
 	// Blocks is the number of level-2 bitmap blocks of 16 bits the QPs
 	// share (§III-C 2): a QP side on the slow path links as many as its
-	// out-of-order span needs. Default 70, §III-D's count (of 10-bit
-	// blocks there; the testbed's are 16 bits, §V-A). At most 65535;
-	// -1 for none, which keeps recoveries on the fast path or makes them
-	// fall back.
+	// out-of-order span needs. Default from BDP (70 at 500, §III-D's
+	// count of 10-bit blocks; the testbed's are 16 bits, §V-A). At most
+	// 65535; -1 for none, which keeps recoveries on the fast path or
+	// makes them fall back.
 	Blocks int
 }
+
+// The seed's pool for its BDP (§III-D), which Config.BDP scales.
+const (
+	seedBDP    = 500
+	seedUnits  = 20
+	seedBlocks = 70
+)
 
 // Transport is FaSR for one endpoint. Create it with New and hand it to
 // nic.Config; it belongs to that endpoint's worker. Not safe for
@@ -171,15 +186,21 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.RetryLimit == 0 {
 		cfg.RetryLimit = 7
 	}
+	if cfg.BDP == 0 {
+		cfg.BDP = seedBDP
+	}
+	if cfg.BDP < 1 || cfg.BDP > 1<<20 {
+		return nil, fmt.Errorf("fasr: BDP %d packets, want 1 to %d", cfg.BDP, 1<<20)
+	}
 	switch cfg.Units {
 	case 0:
-		cfg.Units = 20
+		cfg.Units = (seedUnits*cfg.BDP + seedBDP - 1) / seedBDP
 	case -1:
 		cfg.Units = 0
 	}
 	switch cfg.Blocks {
 	case 0:
-		cfg.Blocks = 70
+		cfg.Blocks = (seedBlocks*cfg.BDP + seedBDP - 1) / seedBDP
 	case -1:
 		cfg.Blocks = 0
 	}
@@ -233,6 +254,21 @@ func (t *Transport) QueueBytes() int {
 // same whatever the number of QPs: the units, the bitmap blocks, the
 // pointers linking them, and both availability bitmaps.
 func (t *Transport) SharedBytes() int { return t.pool.bytes() }
+
+// SRState implements nic.Transport: per QP, the two SR state pointers
+// (the requester's and the responder's unit, §III-C 1: the seed's "SR
+// state pointer") and the end of the retransmission cursor, which gbn's
+// single send pointer does without (rtxNext is that pointer's
+// counterpart; rocetor keeps the cursor in the QP context, not in the
+// unit: doc.go, "Deviations"); shared, the pool (SharedBytes), sized for
+// Config.BDP. The rest of qstate is gbn's or SEND numbering every
+// out-of-order placer keeps (order, rssn).
+func (t *Transport) SRState() nic.SRState {
+	return nic.SRState{PerQP: nic.FieldBytes(reflect.TypeFor[qstate](), srFields...), Shared: t.SharedBytes(), BDP: t.cfg.BDP}
+}
+
+// srFields are qstate's SR state (SRState).
+var srFields = []string{"tx", "rx", "rtxEnd"}
 
 // Config returns the configuration in force, defaults filled in.
 func (t *Transport) Config() Config { return t.cfg }
@@ -714,5 +750,4 @@ var (
 	_ nic.AckDecorator = (*Transport)(nil)
 	_ nic.Classifying  = (*Transport)(nil)
 	_ nic.HostMemory   = (*Transport)(nil)
-	_ nic.SharedMemory = (*Transport)(nil)
 )

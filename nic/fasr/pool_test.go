@@ -149,3 +149,33 @@ func TestBitmap(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolFromBDP: the shared pool scales with Config.BDP from §III-D's
+// 20 units and 70 blocks at 500 packets, rounding up; Units and Blocks
+// given override it, and the SR state reports the pool and its BDP.
+func TestPoolFromBDP(t *testing.T) {
+	for _, c := range []struct {
+		cfg           Config
+		units, blocks int
+		bdp           int
+	}{
+		{Config{}, 20, 70, 500},
+		{Config{BDP: 500}, 20, 70, 500},
+		{Config{BDP: 128}, 6, 18, 128},
+		{Config{BDP: 1}, 1, 1, 1},
+		{Config{BDP: 1000}, 40, 140, 1000},
+		{Config{BDP: 128, Units: 20, Blocks: -1}, 20, 0, 128},
+	} {
+		tr, err := New(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, s := tr.Config(), tr.SRState()
+		if cfg.Units != c.units || cfg.Blocks != c.blocks || s.BDP != c.bdp || s.Shared != tr.SharedBytes() || s.PerQP != 8 {
+			t.Errorf("%+v: %d units, %d blocks, SR state %+v; want %d, %d, BDP %d", c.cfg, cfg.Units, cfg.Blocks, s, c.units, c.blocks, c.bdp)
+		}
+	}
+	if _, err := New(Config{BDP: -1}); err == nil {
+		t.Error("BDP -1 accepted")
+	}
+}

@@ -80,6 +80,8 @@
 //
 // 12 bytes: the send pointer, the responder's packets since its last
 // ACK, the retry count and backoff, and the NAK-sent and read-gap flags.
+// No SR state (nic.SRState): gbn is the baseline the selective
+// transports' SR state is counted over.
 //
 // # Configuration
 //

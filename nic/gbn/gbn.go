@@ -89,6 +89,11 @@ func (t *Transport) Init(n int) { t.st = make([]state, n) }
 // StateBytes implements nic.Transport.
 func (t *Transport) StateBytes() int { return int(reflect.TypeFor[state]().Size()) }
 
+// SRState implements nic.Transport: Go-Back-N accepts nothing out of
+// order and resends everything from the loss, so it keeps no SR state;
+// it is the baseline the others' SR state is counted over.
+func (t *Transport) SRState() nic.SRState { return nic.SRState{} }
+
 // Open implements nic.Transport.
 func (t *Transport) Open(q *nic.QP) { t.st[q.Index()] = state{send: q.Una()} }
 

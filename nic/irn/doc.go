@@ -185,6 +185,13 @@
 // sized bitmaps per QP — which is what FaSR (seed 001 §I) calls IRN's
 // scalability cost.
 //
+// SR state (nic.SRState, counted the same way for every transport): the
+// four bitmaps and the four recovery pointers (cumulative ACK heard,
+// highest SACK, retransmission pointer, recovery sequence), 80 bytes a
+// QP at a window of 128 packets and 272 at 500 (512-bit bitmaps), with
+// the bitmap span as its BDP. The rest of the context is gbn's or SEND
+// numbering (docs/experiments.md, "SR memory, one accounting").
+//
 // # Counters
 //
 // Stats (Transport.Stats) counts each event above, one field per event;

@@ -230,6 +230,21 @@ func (t *Transport) StateBytes() int {
 	return int(reflect.TypeFor[qstate]().Size()) + t.BitmapBytes() + 2*int(reflect.TypeFor[[]uint32]().Size())
 }
 
+// SRState implements nic.Transport: per QP, the four bitmaps and the
+// requester's recovery pointers — the cumulative ACK it heard, the
+// highest SACK, the retransmission pointer and the recovery sequence
+// (§3.1) — over gbn's state; the bitmaps span BDP packets, the window
+// rounded up to a power of two (at least 64) so that a PSN indexes them
+// with a mask. The rest of qstate has a gbn or framework counterpart
+// (next: gbn's send pointer; epsn, msn: the responder's) or is SEND
+// numbering every out-of-order placer keeps (order, rssn).
+func (t *Transport) SRState() nic.SRState {
+	return nic.SRState{PerQP: t.BitmapBytes() + nic.FieldBytes(reflect.TypeFor[qstate](), srFields...), BDP: t.cap}
+}
+
+// srFields are qstate's SR state (SRState).
+var srFields = []string{"cum", "high", "rtx", "recSeq"}
+
 // BitmapBytes returns the bytes per QP of the four bitmaps.
 func (t *Transport) BitmapBytes() int { return nBitmaps * t.words * 8 }
 
