@@ -131,10 +131,12 @@ func srImpair(ctx context.Context, env *Env, loss float64, trim bool) error {
 	return nil
 }
 
-// lostAt is what the impair site did to a run's packets: drops, or DCP
-// trims.
+// lostAt is what the impair sites did to the senders' data packets,
+// originals and retransmissions alike, each of which must be sent again:
+// destroyed, or trimmed for DCP. The ACKs and NAKs they destroyed on the
+// way back are control (wireLoss).
 func lostAt(r *Run) float64 {
-	return r.ImpairDrops() + sum(r, "rocetor_impair_trimmed_total")
+	return r.Destroyed("data") + sum(r, "rocetor_impair_trimmed_total")
 }
 
 // ---- sr-loss ----
