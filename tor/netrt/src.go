@@ -20,18 +20,9 @@ type dup struct {
 	out     uint16 // egress port of the original
 	psn     psn.PSN
 	flow    int32
-	exp     int64 // when Hold retires it
-	pat     int64 // when the tail probe looks at it next
-	fprev   int32 // the flow's duplicates, oldest first
-	fnext   int32
-	aprev   int32 // all duplicates, by exp
-	anext   int32
-	oprev   int32 // its port's duplicates, oldest first: eviction's sample
-	onext   int32
-	pprev   int32 // flows' newest duplicates, by pat
-	pnext   int32
-	qprev   int32 // the port's pacing FIFO while queued
-	qnext   int32
+	exp     int64        // when Hold retires it
+	pat     int64        // when the tail probe looks at it next
+	on      [nLists]link // its places on the pool's lists (list.go)
 	queued  bool
 	probing bool // on the probe list
 	counted bool // its bytes are in its port's N (once per stay in the pool)
@@ -39,13 +30,13 @@ type dup struct {
 
 // sflow is SrcToR's state for one flow.
 type sflow struct {
-	key        rocev2.FlowKey
-	remote     bool   // destination in Config.Prefixes: decided once, when made
-	in         uint16 // host port its packets come in by: the one to pause
-	requests   uint32 // retransmission requests received: the LFU count
-	head, tail int32
-	n          int32
-	last       int64
+	key      rocev2.FlowKey
+	remote   bool   // destination in Config.Prefixes: decided once, when made
+	in       uint16 // host port its packets come in by: the one to pause
+	requests uint32 // retransmission requests received: the LFU count
+	dups     ends   // its duplicates, oldest first
+	n        int32
+	last     int64
 }
 
 // pair is a flow's address pair, for ACKs whose QP is not the flow's.
@@ -84,16 +75,16 @@ type SrcToR struct {
 	pairs map[pair]int32
 	hand  int // reclaim clock hand
 
-	dups         []dup
-	free         []int32
-	ahead, atail int32
-	ohead, otail [MaxPorts]int32 // each fabric port's duplicates, oldest first
-	armed        bool
+	dups   []dup
+	free   []int32
+	byExp  ends           // every duplicate, by exp
+	byPort [MaxPorts]ends // each fabric port's duplicates, oldest first
+	armed  bool
 
 	// Tail probe (Config.TailProbe): the flows' newest duplicates,
 	// earliest probe time first.
-	phead, ptail int32
-	probeArmed   bool
+	probes     ends
+	probeArmed bool
 
 	// Congestion avoidance, §III-C-3 (src_pace.go).
 	cp      [MaxPorts]cport
@@ -128,13 +119,12 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 	}
 	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: make(map[rocev2.FlowKey]int32, c.Flows),
 		pairs: make(map[pair]int32, c.Flows), dups: make([]dup, c.PoolFrames), free: make([]int32, c.PoolFrames),
-		ahead: -1, atail: -1, phead: -1, ptail: -1, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
+		byExp: noEnds, probes: noEnds, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
 	for i := range s.free {
 		s.free[i] = int32(len(s.free) - 1 - i)
 	}
 	for i := range s.cp {
-		s.cp[i].qhead, s.cp[i].qtail = -1, -1
-		s.ohead[i], s.otail[i] = -1, -1
+		s.cp[i].fifo, s.byPort[i] = noEnds, noEnds
 	}
 	return s, nil
 }
@@ -170,7 +160,7 @@ func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 			s.ack(c, p)
 		}
 	}
-	if s.phead >= 0 {
+	if s.probes.head >= 0 {
 		s.tails(c)
 	}
 	s.arm(c)
@@ -209,7 +199,7 @@ func (s *SrcToR) lookup(now int64, key *rocev2.FlowKey) int32 {
 	f := &s.flows[i]
 	// The prefix test runs here, once per flow, so that a packet pays
 	// one flag test for it.
-	*f = sflow{key: *key, remote: s.cfg.remote(key.Dst), head: -1, tail: -1, last: now}
+	*f = sflow{key: *key, remote: s.cfg.remote(key.Dst), dups: noEnds, last: now}
 	s.index[*key] = int32(i)
 	s.pairs[pair{key.Src, key.Dst}] = int32(i)
 	s.st.Flows = len(s.index)
@@ -280,23 +270,12 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	copy(room, c.Mem.Frame(p))
 	e := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
-	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold,
-		fprev: f.tail, fnext: -1, oprev: s.otail[p.Out], onext: -1, qprev: -1, qnext: -1}
-	if t := s.otail[p.Out]; t >= 0 {
-		s.dups[t].onext = e
-	} else {
-		s.ohead[p.Out] = e
+	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold}
+	s.pushBack(&s.byPort[p.Out], onPort, e)
+	if t := f.dups.tail; t >= 0 && s.dups[t].probing {
+		s.punlink(t) // no longer the newest: e reveals a loss of it
 	}
-	s.otail[p.Out] = e
-	if f.tail >= 0 {
-		if s.dups[f.tail].probing {
-			s.punlink(f.tail) // no longer the newest: e reveals a loss of it
-		}
-		s.dups[f.tail].fnext = e
-	} else {
-		f.head = e
-	}
-	f.tail = e
+	s.pushBack(&f.dups, onFlow, e)
 	f.n++
 	s.link(e)
 	if s.cfg.TailProbe > 0 {
@@ -312,31 +291,10 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 
 // link appends e to the pool's expiry list. Every exp is now+Hold at the
 // time it is set, so the tail is always the latest.
-func (s *SrcToR) link(e int32) {
-	d := &s.dups[e]
-	d.aprev, d.anext = s.atail, -1
-	if s.atail >= 0 {
-		s.dups[s.atail].anext = e
-	} else {
-		s.ahead = e
-	}
-	s.atail = e
-}
+func (s *SrcToR) link(e int32) { s.pushBack(&s.byExp, onExp, e) }
 
 // unlink takes e off the pool's expiry list.
-func (s *SrcToR) unlink(e int32) {
-	d := &s.dups[e]
-	if d.aprev >= 0 {
-		s.dups[d.aprev].anext = d.anext
-	} else {
-		s.ahead = d.anext
-	}
-	if d.anext >= 0 {
-		s.dups[d.anext].aprev = d.aprev
-	} else {
-		s.atail = d.aprev
-	}
-}
+func (s *SrcToR) unlink(e int32) { s.drop(&s.byExp, onExp, e) }
 
 // evict removes the oldest duplicate (on port, or on any port when port
 // is -1) of the flow with the fewest requests, ties going to the flow
@@ -348,9 +306,9 @@ func (s *SrcToR) unlink(e int32) {
 // duplicates are all younger than the sample is no candidate until they
 // age into it (TestSrcEvictSample).
 func (s *SrcToR) evict(port int) bool {
-	e := s.ahead
+	e, list := s.byExp.head, onExp
 	if port >= 0 {
-		e = s.ohead[port]
+		e, list = s.byPort[port].head, onPort
 	}
 	best := int32(-1)
 	for k := 0; e >= 0 && k < sweep; k++ {
@@ -359,11 +317,7 @@ func (s *SrcToR) evict(port int) bool {
 		if best < 0 || s.flows[s.dups[e].flow].requests < s.flows[s.dups[best].flow].requests {
 			best = e
 		}
-		if port >= 0 {
-			e = s.dups[e].onext
-		} else {
-			e = s.dups[e].anext
-		}
+		e = s.dups[e].on[list].next
 	}
 	if best < 0 {
 		return false
@@ -383,28 +337,10 @@ func (s *SrcToR) remove(e int32) {
 		ps.PacedSkips++
 	}
 	f := &s.flows[d.flow]
-	if d.fprev >= 0 {
-		s.dups[d.fprev].fnext = d.fnext
-	} else {
-		f.head = d.fnext
-	}
-	if d.fnext >= 0 {
-		s.dups[d.fnext].fprev = d.fprev
-	} else {
-		f.tail = d.fprev
-	}
+	s.drop(&f.dups, onFlow, e)
 	f.n--
 	s.unlink(e)
-	if d.oprev >= 0 {
-		s.dups[d.oprev].onext = d.onext
-	} else {
-		s.ohead[d.out] = d.onext
-	}
-	if d.onext >= 0 {
-		s.dups[d.onext].oprev = d.oprev
-	} else {
-		s.otail[d.out] = d.oprev
-	}
+	s.drop(&s.byPort[d.out], onPort, e)
 	if d.probing {
 		s.punlink(e)
 	}
@@ -418,9 +354,9 @@ func (s *SrcToR) remove(e int32) {
 // expire retires duplicates whose Hold has run out, and forgets the
 // ACK-retired bytes that would have gone by now.
 func (s *SrcToR) expire(now int64) {
-	for s.ahead >= 0 && s.dups[s.ahead].exp <= now {
-		s.st.Ports[s.dups[s.ahead].out].Expired++
-		s.remove(s.ahead)
+	for e := s.byExp.head; e >= 0 && s.dups[e].exp <= now; e = s.byExp.head {
+		s.st.Ports[s.dups[e].out].Expired++
+		s.remove(e)
 	}
 	s.unshade(now)
 }
@@ -428,15 +364,15 @@ func (s *SrcToR) expire(now int64) {
 // arm keeps one timer armed for the oldest duplicate's expiry, and one
 // for the next tail probe.
 func (s *SrcToR) arm(c *dataplane.Ctx) {
-	if !s.armed && s.ahead >= 0 {
-		if c.After(max(s.dups[s.ahead].exp-c.Now, 0), timerHold) {
+	if e := s.byExp.head; !s.armed && e >= 0 {
+		if c.After(max(s.dups[e].exp-c.Now, 0), timerHold) {
 			s.armed = true
 		} else {
 			s.st.TimerFull++
 		}
 	}
-	if !s.probeArmed && s.phead >= 0 {
-		if c.After(max(s.dups[s.phead].pat-c.Now, 0), timerProbe) {
+	if e := s.probes.head; !s.probeArmed && e >= 0 {
+		if c.After(max(s.dups[e].pat-c.Now, 0), timerProbe) {
 			s.probeArmed = true
 		} else {
 			s.st.TimerFull++
@@ -448,30 +384,14 @@ func (s *SrcToR) arm(c *dataplane.Ctx) {
 // be looked at at time at. Every at is the time of the call plus
 // TailProbe, so the tail is always the latest.
 func (s *SrcToR) plink(e int32, at int64) {
-	d := &s.dups[e]
-	d.pat, d.probing, d.pprev, d.pnext = at, true, s.ptail, -1
-	if s.ptail >= 0 {
-		s.dups[s.ptail].pnext = e
-	} else {
-		s.phead = e
-	}
-	s.ptail = e
+	s.dups[e].pat, s.dups[e].probing = at, true
+	s.pushBack(&s.probes, onProbe, e)
 }
 
 // punlink takes e off the probe list.
 func (s *SrcToR) punlink(e int32) {
-	d := &s.dups[e]
-	if d.pprev >= 0 {
-		s.dups[d.pprev].pnext = d.pnext
-	} else {
-		s.phead = d.pnext
-	}
-	if d.pnext >= 0 {
-		s.dups[d.pnext].pprev = d.pprev
-	} else {
-		s.ptail = d.pprev
-	}
-	d.probing = false
+	s.drop(&s.probes, onProbe, e)
+	s.dups[e].probing = false
 }
 
 // tails resends each flow's newest duplicate every TailProbe while it
@@ -485,8 +405,7 @@ func (s *SrcToR) punlink(e int32) {
 // paper, which leaves tail losses to the end hosts. One waiting to be
 // paced is not sent twice; it stays on the list.
 func (s *SrcToR) tails(c *dataplane.Ctx) {
-	for s.phead >= 0 && s.dups[s.phead].pat <= c.Now {
-		e := s.phead
+	for e := s.probes.head; e >= 0 && s.dups[e].pat <= c.Now; e = s.probes.head {
 		d := &s.dups[e]
 		s.punlink(e)
 		if !d.queued {
@@ -553,9 +472,9 @@ func (s *SrcToR) ack(c *dataplane.Ctx, p *dataplane.Packet) {
 	acked := m.PSN
 	// The whole list is walked: a go-back-N resend pools a PSN again
 	// behind later ones, so the list is not always in PSN order.
-	for e := f.head; e >= 0; {
+	for e := f.dups.head; e >= 0; {
 		d := &s.dups[e]
-		next := d.fnext
+		next := d.on[onFlow].next
 		if n := acked.Diff(d.psn); n >= 0 && n < 1<<22 {
 			s.shade(c.Now, d)
 			s.st.Ports[d.out].Acked++
@@ -581,7 +500,7 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 	if fi, ok := s.index[key]; ok {
 		f := &s.flows[fi]
 		f.requests++
-		for e := f.head; e >= 0; e = s.dups[e].fnext {
+		for e := f.dups.head; e >= 0; e = s.dups[e].on[onFlow].next {
 			d := &s.dups[e]
 			k := d.psn.Diff(epsn)
 			if k < 0 || k > hi || k > 0 && bm.Has(k-1) || found[k>>6]&(1<<(k&63)) != 0 {
@@ -647,12 +566,12 @@ func highest(b rocev2.Bitmap128) int {
 // Duplicates waiting to be paced are dropped with the rest.
 func (s *SrcToR) Close() error {
 	for i := range s.cp {
-		for s.cp[i].qhead >= 0 {
-			s.unqueue(s.cp[i].qhead)
+		for s.cp[i].fifo.head >= 0 {
+			s.unqueue(s.cp[i].fifo.head)
 		}
 	}
-	for s.ahead >= 0 && s.mem != nil {
-		s.remove(s.ahead)
+	for s.byExp.head >= 0 && s.mem != nil {
+		s.remove(s.byExp.head)
 		s.st.Dropped++
 	}
 	return nil

@@ -19,7 +19,7 @@ import (
 // until N falls below KLow again.
 //
 // The pacing FIFO is a list threaded through the pool's own entries
-// (dup.qprev/qnext) rather than a ring of indices with generations or a
+// (dup.on[onPace]) rather than a ring of indices with generations or a
 // set of copies: a duplicate retired while it waits (ACKed, evicted,
 // expired) leaves the list at once and is counted as skipped, so the
 // FIFO never holds stale entries, needs no memory of its own, cannot
@@ -34,10 +34,10 @@ type cport struct {
 	cur, prev   int
 	hcur, hprev uint64 // host ports whose flows the bytes were for
 
-	qhead, qtail int32 // pacing FIFO, oldest first; -1 when empty
-	next         int64 // earliest time of the next paced retransmission
-	armed        bool  // a pacing timer is armed
-	rmax, rmin   uint64
+	fifo       ends  // pacing FIFO, oldest first
+	next       int64 // earliest time of the next paced retransmission
+	armed      bool  // a pacing timer is armed
+	rmax, rmin uint64
 }
 
 // roll moves the window on to now.
@@ -137,7 +137,7 @@ func (s *SrcToR) pauseLen(c *dataplane.Ctx, h int) int64 {
 func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32, first bool) {
 	d := &s.dups[e]
 	if d.queued {
-		if first && s.cp[d.out].qhead != e {
+		if first && s.cp[d.out].fifo.head != e {
 			s.unqueue(e)
 			s.enqueue(e, c.Now, true)
 		}
@@ -179,22 +179,14 @@ func (s *SrcToR) restart(e int32, now int64) {
 func (s *SrcToR) enqueue(e int32, now int64, front bool) {
 	d := &s.dups[e]
 	p := &s.cp[d.out]
-	if p.qhead < 0 {
+	if p.fifo.head < 0 {
 		p.next = max(p.next, now) // an idle port starts at once
 	}
 	d.queued = true
-	switch {
-	case p.qhead < 0:
-		d.qprev, d.qnext = -1, -1
-		p.qhead, p.qtail = e, e
-	case front:
-		d.qprev, d.qnext = -1, p.qhead
-		s.dups[p.qhead].qprev = e
-		p.qhead = e
-	default:
-		d.qprev, d.qnext = p.qtail, -1
-		s.dups[p.qtail].qnext = e
-		p.qtail = e
+	if front {
+		s.pushFront(&p.fifo, onPace, e)
+	} else {
+		s.pushBack(&p.fifo, onPace, e)
 	}
 	s.st.Ports[d.out].PaceQueued++
 }
@@ -202,25 +194,15 @@ func (s *SrcToR) enqueue(e int32, now int64, front bool) {
 // unqueue takes e off its port's pacing FIFO.
 func (s *SrcToR) unqueue(e int32) {
 	d := &s.dups[e]
-	p := &s.cp[d.out]
-	if d.qprev >= 0 {
-		s.dups[d.qprev].qnext = d.qnext
-	} else {
-		p.qhead = d.qnext
-	}
-	if d.qnext >= 0 {
-		s.dups[d.qnext].qprev = d.qprev
-	} else {
-		p.qtail = d.qprev
-	}
-	d.queued, d.qprev, d.qnext = false, -1, -1
+	s.drop(&s.cp[d.out].fifo, onPace, e)
+	d.queued = false
 	s.st.Ports[d.out].PaceQueued--
 }
 
 // drain sends everything port f's FIFO holds at once.
 func (s *SrcToR) drain(c *dataplane.Ctx, f int) {
-	for p := &s.cp[f]; p.qhead >= 0; {
-		e := p.qhead
+	for p := &s.cp[f]; p.fifo.head >= 0; {
+		e := p.fifo.head
 		s.unqueue(e)
 		s.resend(c, e, false)
 	}
@@ -239,8 +221,8 @@ func (s *SrcToR) pace(c *dataplane.Ctx, f int) {
 		return
 	}
 	p.next = max(p.next, c.Now-s.tick)
-	for p.qhead >= 0 && p.next <= c.Now {
-		e := p.qhead
+	for p.fifo.head >= 0 && p.next <= c.Now {
+		e := p.fifo.head
 		l := uint64(s.dups[e].len)
 		r := s.rate(p, n)
 		s.unqueue(e)
@@ -248,7 +230,7 @@ func (s *SrcToR) pace(c *dataplane.Ctx, f int) {
 		s.st.Ports[f].RateBps = r
 		p.next += int64(min(mulDiv(l*8, 1e9, r), math.MaxInt32))
 	}
-	if p.qhead >= 0 && !p.armed {
+	if p.fifo.head >= 0 && !p.armed {
 		if c.After(p.next-c.Now, timerPace+uint64(f)) {
 			p.armed = true
 		} else {

@@ -198,7 +198,7 @@ func contents(s *SrcToR) []uint32 {
 	var out []uint32
 	for i := range s.flows[:s.fill] {
 		f := &s.flows[i]
-		for e := f.head; e >= 0; e = s.dups[e].fnext {
+		for e := f.dups.head; e >= 0; e = s.dups[e].on[onFlow].next {
 			out = append(out, f.key.QP*100+uint32(s.dups[e].psn))
 		}
 	}
