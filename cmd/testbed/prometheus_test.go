@@ -826,6 +826,8 @@ var dashboardEmpty = map[string]struct {
 	"Queue drops": {reason: "no egress queue overflows: roceperf paces at the switches' rate, and the loss is the impair rule's"},
 	"Paused queues": {reason: "a queue is paused only while NetRT holds a sender back for congestion " +
 		"(requested bytes over k_low within one window) or a PFC frame arrived: neither lasts past the transfers"},
+	"Header-only drops": {reason: "no switch freed a header-only packet: the control queues never fill here, " +
+		"and the HO packets the corrupting wire destroys are counted by impair (Destroyed on the wire)"},
 }
 
 // checkDashboard evaluates every query of deploy/grafana/rocetor.json:
