@@ -32,8 +32,11 @@
 // in the reordering buffer and leave in sequence; the buffer's level
 // sends PFC pause at Config.Pause and resume at Config.Resume (Algorithm
 // 2, with the pause refreshed at half its length while it lasts); a head
-// of line not recovered ackNoTimeout after its loss was detected is
-// skipped with the rest of its missing run (§3.5), so the link never
+// of line missing while ackNo has not advanced for ackNoTimeout (§3.5),
+// counted from when ackNo stopped there or the loss was found, whichever
+// is later — a run lost while another held the head, or dropped by a
+// full reordering buffer, gets its whole timeout once it is the head —
+// is skipped with the rest of its missing run, so the link never
 // stalls. In NonBlocking mode (ProtegoNB) every new frame is forwarded
 // at once; recovery and de-duplication are the same. The receiver's
 // ackNo rides in the shim of every frame leaving by the port

@@ -100,16 +100,22 @@ type link struct {
 	syncAt, syncEvery int64
 
 	// Receiver (§3.1, §3.3–§3.5, Algorithms 1 and 2).
-	ackNo   psn.Link // next sequence to forward; the cumulative ACK
-	high    psn.Link // one past the highest sequence known sent
-	got     []uint64 // arrival bitmap for [ackNo, ackNo+Window), bit seq & (Window−1)
-	slot    []uint32 // Blocking: reorder-buffer handle per sequence, or noEntry
-	rx      *arena   // Blocking: the reordering buffer
-	holes   [holeCap]hole
-	hHead   int
-	hN      int
-	fresh   int  // holes not yet stamped by the stage
-	pending bool // the neighbour's copy of ackNo is stale (pendingAck)
+	ackNo psn.Link // next sequence to forward; the cumulative ACK
+	high  psn.Link // one past the highest sequence known sent
+	got   []uint64 // arrival bitmap for [ackNo, ackNo+Window), bit seq & (Window−1)
+	slot  []uint32 // Blocking: reorder-buffer handle per sequence, or noEntry
+	rx    *arena   // Blocking: the reordering buffer
+	holes [holeCap]hole
+	hHead int
+	hN    int
+	fresh int // holes not yet stamped by the stage
+	// stuckAt is where ackNo stood when the stage last looked, and
+	// stuckSince since when it has stood there: ackNoTimeout counts from
+	// then (§3.5, "ackNo does not advance"), not from the loss of a run
+	// that only reaches the head of line later.
+	stuckAt    psn.Link
+	stuckSince int64
+	pending    bool // the neighbour's copy of ackNo is stale (pendingAck)
 	// carried is AcksCarried when the stage last looked; ackAt when an
 	// ACK last left or the ACK became stale; ackArmed: a timer is armed
 	// for the explicit ACK on the control queue.

@@ -489,6 +489,9 @@ func (s *Stage) notice(c *dataplane.Ctx, l *link, first psn.Link, n int) int {
 func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 	work := 0
 	now := c.Now
+	if l.ackNo != l.stuckAt {
+		l.stuckAt, l.stuckSince = l.ackNo, now
+	}
 	if l.fresh > 0 {
 		for i := l.hN - l.fresh; i < l.hN; i++ {
 			h := &l.holes[(l.hHead+i)%holeCap]
@@ -509,7 +512,7 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 		if l.has(l.ackNo) || l.ackNo.Diff(h.first) < 0 {
 			break // the head of line is here (Blocking: being released) or not known lost
 		}
-		if now-h.at >= s.cfg.AckTimeout {
+		if now-max(h.at, l.stuckSince) >= s.cfg.AckTimeout {
 			// ackNoTimeout: give up the missing run at the head.
 			l.st.AckTimeouts++
 			end := h.first.Add(h.n)
