@@ -185,13 +185,16 @@ type dcpLossCell struct {
 	LosslessClean    bool     `json:"lossless_clean"`
 	LosslessRetx     int64    `json:"lossless_retx_packets"`
 	LosslessTimeouts int64    `json:"lossless_timeouts"`
-	DCPRetx          int64    `json:"dcp_retx_packets"`
-	GBNRetx          int64    `json:"gbn_retx_packets"`
-	Trimmed          float64  `json:"trimmed"`
-	QueueTrims       float64  `json:"queue_trims"` // DCP packets the switches trimmed for queue depth, beside core's loss
-	HODrops          float64  `json:"ho_drops"`    // header-only packets lost, at the switches or the endpoints (hoDrops)
-	GBNQueueDrops    float64  `json:"gbn_queue_drops"`
-	DCPTimeouts      int64    `json:"dcp_timeouts"`
+	// LosslessSwitchDrops: what the switches dropped in the lossless DCP
+	// run for a full queue or rx ring.
+	LosslessSwitchDrops float64 `json:"lossless_switch_drops"`
+	DCPRetx             int64   `json:"dcp_retx_packets"`
+	GBNRetx             int64   `json:"gbn_retx_packets"`
+	Trimmed             float64 `json:"trimmed"`
+	QueueTrims          float64 `json:"queue_trims"` // DCP packets the switches trimmed for queue depth, beside core's loss
+	HODrops             float64 `json:"ho_drops"`    // header-only packets lost, at the switches or the endpoints (hoDrops)
+	GBNQueueDrops       float64 `json:"gbn_queue_drops"`
+	DCPTimeouts         int64   `json:"dcp_timeouts"`
 	// DCPDestroyed is what the impairment destroyed in the DCP run, by
 	// class: header-only packets and ACKs are control.
 	DCPDestroyed WireLoss `json:"dcp_destroyed"`
@@ -307,6 +310,7 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 		c := &cells[i]
 		c.DCPLossless, c.DCPOfLossless, c.ref = lossless.Goodput, lossless.ratio(c.DCPGoodput), lossless
 		c.LosslessClean, c.LosslessRetx, c.LosslessTimeouts = lossless.clean(), lossless.Retx, lossless.Timeouts
+		c.LosslessSwitchDrops = lossless.SwitchDrops
 	}
 	return nil
 }

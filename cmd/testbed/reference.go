@@ -23,13 +23,24 @@ type reference struct {
 	Goodput  float64
 	Retx     int64 // what the sender sent again
 	Timeouts int64 // the sender's timer expiries
-	Error    string
-	measured bool
+	// SwitchDrops are the frames the switches dropped in the run for a
+	// full queue or rx ring (switchDrops): what tells a fabric that lost
+	// packets from a timer that expired on a delay.
+	SwitchDrops float64
+	Error       string
+	measured    bool
+}
+
+// switchDrops is what a run's switches dropped that no impairment chose:
+// frames refused by a full egress queue and frames the kernel dropped
+// for a full AF_XDP rx ring (a worker that fell behind).
+func switchDrops(r *Run) float64 {
+	return sum(r, "rocetor_queue_drops_total") + sum(r, "rocetor_port_xdp_rx_dropped_total")
 }
 
 // referenceOf reads a lossless run.
 func referenceOf(r *Run) reference {
-	ref := reference{Goodput: finite(goodput(r)), Error: firstLine(r.Error), measured: true}
+	ref := reference{Goodput: finite(goodput(r)), SwitchDrops: switchDrops(r), Error: firstLine(r.Error), measured: true}
 	if r.Perf != nil {
 		ref.Retx, ref.Timeouts = r.Perf.Client.RetxPackets, r.Perf.Client.Timeouts
 	} else if ref.Error == "" {
@@ -66,7 +77,7 @@ func (ref reference) why() string {
 	case ref.Retx == 0 && ref.Timeouts == 0:
 		return "no goodput"
 	}
-	return fmt.Sprintf("%d retx, %d timeouts", ref.Retx, ref.Timeouts)
+	return fmt.Sprintf("%d retx, %d timeouts, %.0f switch drops", ref.Retx, ref.Timeouts, ref.SwitchDrops)
 }
 
 // ratioCell is a ratio column's text: the percentage with prec

@@ -174,12 +174,15 @@ type srLossCell struct {
 	LosslessClean    bool     `json:"lossless_clean"`
 	LosslessRetx     int64    `json:"lossless_retx_packets"`
 	LosslessTimeouts int64    `json:"lossless_timeouts"`
-	Retx             int64    `json:"retx_packets"` // what the sending endpoint sent again
-	Timeouts         int64    `json:"timeouts"`
-	Lost             float64  `json:"lost_packets"`       // what core dropped (trimmed, for dcp) during the run
-	TorRetx          *float64 `json:"tor_retx,omitempty"` // netrt: what tor1 resent from its pool
-	Destroyed        WireLoss `json:"destroyed"`          // what the impairment destroyed, by class
-	Error            string   `json:"error,omitempty"`
+	// LosslessSwitchDrops: what the switches dropped in the lossless
+	// run for a full queue or rx ring (no impairment was set).
+	LosslessSwitchDrops float64  `json:"lossless_switch_drops"`
+	Retx                int64    `json:"retx_packets"` // what the sending endpoint sent again
+	Timeouts            int64    `json:"timeouts"`
+	Lost                float64  `json:"lost_packets"`       // what core dropped (trimmed, for dcp) during the run
+	TorRetx             *float64 `json:"tor_retx,omitempty"` // netrt: what tor1 resent from its pool
+	Destroyed           WireLoss `json:"destroyed"`          // what the impairment destroyed, by class
+	Error               string   `json:"error,omitempty"`
 
 	ref reference // the lossless run, for the table
 }
@@ -295,6 +298,7 @@ func (e *srLoss) Run(ctx context.Context, env *Env, res *Results) error {
 			c := &mine[i]
 			c.Lossless, c.Ratio, c.ref = lossless.Goodput, lossless.ratio(c.Goodput), lossless
 			c.LosslessClean, c.LosslessRetx, c.LosslessTimeouts = lossless.clean(), lossless.Retx, lossless.Timeouts
+			c.LosslessSwitchDrops = lossless.SwitchDrops
 		}
 		// Cells by loss rate, the lossless one (when listed) first.
 		slices.SortStableFunc(mine, func(a, b srLossCell) int { return cmpFloat(a.Loss, b.Loss) })
@@ -407,6 +411,9 @@ type srConcurrencyCell struct {
 	LosslessClean    bool     `json:"lossless_clean"`
 	LosslessRetx     int64    `json:"lossless_retx_packets"`
 	LosslessTimeouts int64    `json:"lossless_timeouts"`
+	// LosslessSwitchDrops: what the switches dropped in the lossless
+	// run for a full queue or rx ring (no impairment was set).
+	LosslessSwitchDrops float64 `json:"lossless_switch_drops"`
 	// The receiver's (h2's) SR state for the run's QPs (nic.SRState:
 	// what the transport keeps beyond Go-Back-N): its per-QP state × QPs
 	// + what it shares among them, sized for a BDP of sr_bdp_packets
@@ -557,6 +564,7 @@ func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 			ref := lossless[key(c.Transport, c.QPs)]
 			c.Lossless, c.Ratio, c.ref = ref.Goodput, ref.ratio(c.Goodput), ref
 			c.LosslessClean, c.LosslessRetx, c.LosslessTimeouts = ref.clean(), ref.Retx, ref.Timeouts
+			c.LosslessSwitchDrops = ref.SwitchDrops
 			cells = append(cells, c)
 		}
 	}

@@ -284,7 +284,7 @@ func TestSRLossUncleanReference(t *testing.T) {
 				c["lossless_retx_packets"] != 5.0 || c["lossless_timeouts"] != 2.0 {
 				t.Errorf("irn cell %v: want goodput_ratio null, lossless_clean false, 5 retx and 2 timeouts", c)
 			}
-			if got := res.Table.Rows[i][4]; got != "no reference (5 retx, 2 timeouts)" {
+			if got := res.Table.Rows[i][4]; got != "no reference (5 retx, 2 timeouts, 0 switch drops)" {
 				t.Errorf("irn row %v: of lossless %q", res.Table.Rows[i], got)
 			}
 			continue
