@@ -91,3 +91,67 @@ func TestManyQPsPaced(t *testing.T) {
 		}
 	}
 }
+
+// TestFewQPsDeepPaced is sr-concurrency's 16-QP cell in memory: 16 QPs,
+// 64 WRITEs of 4 KiB in flight each (roceperf's depth there), the
+// sender paced at 200 Mbit/s behind a 64 KiB data queue, no loss. A
+// QP's turn leaves its last packets behind other QPs' in the endpoint's
+// own egress queue (up to 2.6 ms at 200 Mbit/s, longer than IRN's 2 ms
+// RTO_low), so this is where a timer too short for the queueing of many
+// QPs would expire without loss. None does: the testbed's lossless
+// 16-QP runs that retransmitted thousands of packets did so for drops
+// at the switches and stalls of processes sharing two CPUs, not for a
+// timer the endpoint's own queue outlasts (docs/experiments.md,
+// sr-concurrency).
+func TestFewQPsDeepPaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates seconds of traffic")
+	}
+	const qps, size, depth, per, rate = 16, 4096, 64, 256, 200e6
+	transports := []struct {
+		name string
+		new  func() nic.Transport
+	}{
+		{"gbn", func() nic.Transport { tr, _ := gbn.New(gbn.Config{}); return tr }},
+		{"irn", func() nic.Transport { tr, _ := irn.New(irn.Config{}); return tr }},
+		{"fasr", func() nic.Transport { tr, _ := fasr.New(fasr.Config{}); return tr }},
+	}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			p := nictest.New(t, nictest.Options{QPs: qps, RateBps: rate, QueueLimit: 64 << 10, Delay: 200_000, Step: 5000,
+				MRSize: qps * depth * size, Frames: 16384, Transport: tr.new,
+				Endpoint: func(_ int, c *nic.Config) { c.CQDepth, c.SQDepth = 2*qps*depth, depth }})
+			post := func(k, i int) {
+				off := (k*depth + i/qps%depth) * size
+				if err := p.A.Post(nic.OpWrite, k, uint64(i), off, off, size); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range qps * depth {
+				post(i%qps, i)
+			}
+			seen := 0
+			ok := p.Run(func() bool {
+				for ; seen < len(p.A.CQ); seen++ {
+					c := p.A.CQ[seen]
+					if c.Status != nic.StatusOK {
+						t.Fatalf("message %d: %v", c.ID, c.Status)
+					}
+					// The same QP's message depth later (i%qps names the QP).
+					if i := int(c.ID) + qps*depth; i < qps*per {
+						post(i%qps, i)
+					}
+				}
+				return len(p.A.CQ) == qps*per
+			}, 30e9)
+			st := p.A.E.LiveStats()
+			t.Logf("%.3f Gbit/s, %d timeouts, %d retransmissions", float64(qps*per*size*8)/float64(p.Now), st.Timeouts, st.Retransmits)
+			if !ok {
+				t.Fatalf("%d of %d messages in 30 s", len(p.A.CQ), qps*per)
+			}
+			if st.Timeouts > 0 || st.Retransmits > 0 {
+				t.Errorf("no loss, yet %d timeouts and %d retransmissions", st.Timeouts, st.Retransmits)
+			}
+		})
+	}
+}

@@ -48,7 +48,7 @@
 //	                 responses
 //	--rto D          first retransmission timeout of both ends (0: the
 //	                 transport's: 16 ms for gbn and fasr, 64 ms for dcp; for irn
-//	                 its RTO_high, 8 ms, with RTO_low 2 ms or --rto if
+//	                 its RTO_high, 16 ms, with RTO_low 8 ms or --rto if
 //	                 shorter)
 //	--timeout D      connect, each protocol step, neighbour resolution, and
 //	                 the longest wait for a completion (serve: for the

@@ -250,10 +250,10 @@ func TestNewIRN(t *testing.T) {
 		rto             time.Duration
 		low, high, maxr int64
 	}{
-		{0, 2_000_000, 8_000_000, 64_000_000},
-		{time.Millisecond, 1_000_000, 1_000_000, 64_000_000},
-		{100 * time.Microsecond, 100_000, 100_000, 64_000_000},
-		{16 * time.Millisecond, 2_000_000, 16_000_000, 256_000_000},
+		{0, 8_000_000, 16_000_000, 256_000_000},
+		{time.Millisecond, 1_000_000, 1_000_000, 256_000_000},
+		{100 * time.Microsecond, 100_000, 100_000, 256_000_000},
+		{16 * time.Millisecond, 8_000_000, 16_000_000, 256_000_000},
 	} {
 		tr, err := newIRN(c.rto, 0)
 		if err != nil {

@@ -173,24 +173,35 @@ type dcpLoss struct {
 
 // dcpLossCell is one loss rate of dcp-loss's JSON.
 type dcpLossCell struct {
-	Loss          float64 `json:"loss"`
-	DCPGoodput    float64 `json:"dcp_goodput_gbps"`
-	DCPLossless   float64 `json:"dcp_lossless_goodput_gbps"`
-	GBNGoodput    float64 `json:"gbn_goodput_gbps"`
-	Ratio         float64 `json:"dcp_over_gbn"`
-	DCPOfLossless float64 `json:"dcp_of_lossless"`
-	DCPRetx       int64   `json:"dcp_retx_packets"`
-	GBNRetx       int64   `json:"gbn_retx_packets"`
-	Trimmed       float64 `json:"trimmed"`
-	QueueTrims    float64 `json:"queue_trims"` // DCP packets the switches trimmed for queue depth, beside core's loss
-	HODrops       float64 `json:"ho_drops"`    // header-only packets lost, at the switches or the endpoints (hoDrops)
-	GBNQueueDrops float64 `json:"gbn_queue_drops"`
-	DCPTimeouts   int64   `json:"dcp_timeouts"`
+	Loss        float64 `json:"loss"`
+	DCPGoodput  float64 `json:"dcp_goodput_gbps"`
+	DCPLossless float64 `json:"dcp_lossless_goodput_gbps"`
+	GBNGoodput  float64 `json:"gbn_goodput_gbps"`
+	Ratio       float64 `json:"dcp_over_gbn"`
+	// DCPOfLossless is DCPGoodput / DCPLossless, null when the lossless
+	// DCP run is not a reference: it retransmitted or timed out
+	// (lossless_retx_packets, lossless_timeouts), or failed.
+	DCPOfLossless    *float64 `json:"dcp_of_lossless"`
+	LosslessClean    bool     `json:"lossless_clean"`
+	LosslessRetx     int64    `json:"lossless_retx_packets"`
+	LosslessTimeouts int64    `json:"lossless_timeouts"`
+	// LosslessSwitchDrops: what the switches dropped in the lossless DCP
+	// run for a full queue or rx ring.
+	LosslessSwitchDrops float64 `json:"lossless_switch_drops"`
+	DCPRetx             int64   `json:"dcp_retx_packets"`
+	GBNRetx             int64   `json:"gbn_retx_packets"`
+	Trimmed             float64 `json:"trimmed"`
+	QueueTrims          float64 `json:"queue_trims"` // DCP packets the switches trimmed for queue depth, beside core's loss
+	HODrops             float64 `json:"ho_drops"`    // header-only packets lost, at the switches or the endpoints (hoDrops)
+	GBNQueueDrops       float64 `json:"gbn_queue_drops"`
+	DCPTimeouts         int64   `json:"dcp_timeouts"`
 	// DCPDestroyed is what the impairment destroyed in the DCP run, by
 	// class: header-only packets and ACKs are control.
 	DCPDestroyed WireLoss `json:"dcp_destroyed"`
 	DCPError     string   `json:"dcp_error,omitempty"`
 	GBNErr       string   `json:"gbn_error,omitempty"`
+
+	ref reference // the lossless DCP run, for the table
 }
 
 func newDCPLoss() *dcpLoss { return &dcpLoss{losses: "0.0001,0.001,0.01,0.05"} }
@@ -289,13 +300,17 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 	}
 	// The lossless reference last: the first run after the testbed
 	// comes up is the slowest, whatever it is.
-	lossless, err := measure(base, "dcp")
+	run, err := measure(base, "dcp")
 	if err != nil {
 		return err
 	}
+	lossless := referenceOf(run)
+	referenceNote(env, "dcp", lossless)
 	for i := range cells {
-		cells[i].DCPLossless = goodput(lossless)
-		cells[i].DCPOfLossless = cells[i].DCPGoodput / cells[i].DCPLossless
+		c := &cells[i]
+		c.DCPLossless, c.DCPOfLossless, c.ref = lossless.Goodput, lossless.ratio(c.DCPGoodput), lossless
+		c.LosslessClean, c.LosslessRetx, c.LosslessTimeouts = lossless.clean(), lossless.Retx, lossless.Timeouts
+		c.LosslessSwitchDrops = lossless.SwitchDrops
 	}
 	return nil
 }
@@ -305,7 +320,7 @@ func dcpLossTable(cells []dcpLossCell) Table {
 		"DCP retx", "GBN retx", "trimmed at core", "trimmed for depth", "HO drops", "DCP timeouts", "GBN queue drops", "DCP " + wireColumns[0]}}
 	for _, c := range cells {
 		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%", fmtFloat(c.DCPGoodput, 3),
-			fmtFloat(c.DCPOfLossless*100, 0) + "%", fmtFloat(c.GBNGoodput, 3), fmtFloat(c.Ratio, 1) + "×",
+			c.ref.ratioCell(c.DCPOfLossless, 0), fmtFloat(c.GBNGoodput, 3), fmtFloat(c.Ratio, 1) + "×",
 			strconv.FormatInt(c.DCPRetx, 10), strconv.FormatInt(c.GBNRetx, 10), fmtInt(c.Trimmed), fmtInt(c.QueueTrims),
 			fmtInt(c.HODrops), strconv.FormatInt(c.DCPTimeouts, 10), fmtInt(c.GBNQueueDrops), fmtInt(c.DCPDestroyed.Control)})
 	}

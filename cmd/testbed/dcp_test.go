@@ -90,6 +90,31 @@ func TestDCPLossWithFakes(t *testing.T) {
 	}
 }
 
+// TestDCPLossUncleanReference: a lossless DCP run that retransmitted or
+// timed out gives no dcp_of_lossless.
+func TestDCPLossUncleanReference(t *testing.T) {
+	exp := newDCPLoss()
+	parseExperiment(t, exp, "--losses", "0.01", "--count", "5")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := fabricOf(t, o)
+	perf := &fakePerf{fab: fab, spurious: map[string]bool{"dcp": true}}
+	res := newResults(exp, fab.plan, "testbed run dcp-loss")
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
+		t.Fatal(err)
+	}
+	cells := cellsOf(t, res)
+	if len(cells) != 1 || cells[0]["dcp_of_lossless"] != nil || cells[0]["lossless_clean"] != false ||
+		cells[0]["lossless_timeouts"] != 2.0 || cells[0]["dcp_over_gbn"] == nil {
+		t.Errorf("cells %v: want no dcp_of_lossless, the reference's 2 timeouts, DCP / GBN still", cells)
+	}
+	if got := res.Table.Rows[0][2]; got != "no reference (5 retx, 2 timeouts, 0 switch drops)" {
+		t.Errorf("of lossless %q", got)
+	}
+}
+
 func TestDCPIncastWithFakes(t *testing.T) {
 	fab, perf, res := runFake(t, newDCPIncast(), "--senders", "2,3", "--incast-degree", "3")
 	if o := fab.plan.Options; o.Topology != "dumbbell" || o.Senders != 3 || o.Receivers != 3 || o.IncastDegree != 3 {

@@ -163,17 +163,28 @@ type srLoss struct {
 
 // srLossCell is one (transport, loss) of sr-loss's JSON.
 type srLossCell struct {
-	Transport string   `json:"transport"`
-	Loss      float64  `json:"loss"`
-	Goodput   float64  `json:"goodput_gbps"`
-	Lossless  float64  `json:"lossless_goodput_gbps"`
-	Ratio     float64  `json:"goodput_ratio"`
-	Retx      int64    `json:"retx_packets"` // what the sending endpoint sent again
-	Timeouts  int64    `json:"timeouts"`
-	Lost      float64  `json:"lost_packets"`       // what core dropped (trimmed, for dcp) during the run
-	TorRetx   *float64 `json:"tor_retx,omitempty"` // netrt: what tor1 resent from its pool
-	Destroyed WireLoss `json:"destroyed"`          // what the impairment destroyed, by class
-	Error     string   `json:"error,omitempty"`
+	Transport string  `json:"transport"`
+	Loss      float64 `json:"loss"`
+	Goodput   float64 `json:"goodput_gbps"`
+	Lossless  float64 `json:"lossless_goodput_gbps"`
+	// Ratio is Goodput / Lossless, null when the lossless run is not a
+	// reference: it retransmitted or timed out (LosslessRetx,
+	// LosslessTimeouts), or failed.
+	Ratio            *float64 `json:"goodput_ratio"`
+	LosslessClean    bool     `json:"lossless_clean"`
+	LosslessRetx     int64    `json:"lossless_retx_packets"`
+	LosslessTimeouts int64    `json:"lossless_timeouts"`
+	// LosslessSwitchDrops: what the switches dropped in the lossless
+	// run for a full queue or rx ring (no impairment was set).
+	LosslessSwitchDrops float64  `json:"lossless_switch_drops"`
+	Retx                int64    `json:"retx_packets"` // what the sending endpoint sent again
+	Timeouts            int64    `json:"timeouts"`
+	Lost                float64  `json:"lost_packets"`       // what core dropped (trimmed, for dcp) during the run
+	TorRetx             *float64 `json:"tor_retx,omitempty"` // netrt: what tor1 resent from its pool
+	Destroyed           WireLoss `json:"destroyed"`          // what the impairment destroyed, by class
+	Error               string   `json:"error,omitempty"`
+
+	ref reference // the lossless run, for the table
 }
 
 var srTransports = map[string]bool{"gbn": true, "irn": true, "fasr": true, "netrt": true, "dcp": true}
@@ -252,7 +263,7 @@ func (e *srLoss) Run(ctx context.Context, env *Env, res *Results) error {
 			return err
 		}
 		var mine []srLossCell
-		var lossless float64
+		var lossless reference
 		for _, loss := range lossyFirst(e.lossList) {
 			if err := srImpair(ctx, env, loss, tr == "dcp"); err != nil {
 				return err
@@ -275,7 +286,8 @@ func (e *srLoss) Run(ctx context.Context, env *Env, res *Results) error {
 				return err
 			}
 			if loss == 0 {
-				lossless = c.Goodput
+				lossless = referenceOf(r)
+				referenceNote(env, tr, lossless)
 				if !slices.Contains(e.lossList, 0) {
 					continue // measured as the reference only
 				}
@@ -283,8 +295,10 @@ func (e *srLoss) Run(ctx context.Context, env *Env, res *Results) error {
 			mine = append(mine, c)
 		}
 		for i := range mine {
-			mine[i].Lossless = lossless
-			mine[i].Ratio = finite(mine[i].Goodput / lossless)
+			c := &mine[i]
+			c.Lossless, c.Ratio, c.ref = lossless.Goodput, lossless.ratio(c.Goodput), lossless
+			c.LosslessClean, c.LosslessRetx, c.LosslessTimeouts = lossless.clean(), lossless.Retx, lossless.Timeouts
+			c.LosslessSwitchDrops = lossless.SwitchDrops
 		}
 		// Cells by loss rate, the lossless one (when listed) first.
 		slices.SortStableFunc(mine, func(a, b srLossCell) int { return cmpFloat(a.Loss, b.Loss) })
@@ -322,7 +336,7 @@ func srLossTable(cells []srLossCell) Table {
 			perLoss += fmt.Sprintf(" (ToR %s)", fmtFloat(*c.TorRetx/c.Lost, 1))
 		}
 		t.Rows = append(t.Rows, []string{c.Transport, strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%",
-			fmtFloat(c.Goodput, 3), fmtFloat(c.Lossless, 3), fmtFloat(c.Ratio*100, 1) + "%", fmtInt(c.Lost),
+			fmtFloat(c.Goodput, 3), fmtFloat(c.Lossless, 3), c.ref.ratioCell(c.Ratio, 1), fmtInt(c.Lost),
 			strconv.FormatInt(c.Retx, 10), perLoss, strconv.FormatInt(c.Timeouts, 10), fmtInt(c.Destroyed.Control)})
 	}
 	return t
@@ -341,12 +355,15 @@ func (e *srLoss) Plots() []PlotSpec {
 		Prepare: func(groups []Group) {
 			e.lossless = map[string]float64{}
 			for i := range groups {
-				if g := &groups[i]; g.Point["loss"] == "0" {
+				if g := &groups[i]; g.Point["loss"] == "0" && allClean(g) {
 					e.lossless[g.Point["transport"]] = g.Median(goodput)
 				}
 			}
 		},
-		X: loss, Y: func(g *Group) float64 { return 100 * g.Median(goodput) / e.lossless[g.Point["transport"]] },
+		X: loss, Y: func(g *Group) float64 {
+			ref, ok := e.lossless[g.Point["transport"]]
+			return share(g.Median(goodput), ref, ok)
+		},
 		Series: func(g *Group) string { return g.Point["transport"] }, LegendBottom: true}}
 }
 
@@ -387,7 +404,16 @@ type srConcurrencyCell struct {
 	Loss      float64 `json:"loss"`
 	Goodput   float64 `json:"goodput_gbps"` // all QPs together
 	Lossless  float64 `json:"lossless_goodput_gbps"`
-	Ratio     float64 `json:"goodput_ratio"`
+	// Ratio is Goodput / Lossless, null when the lossless run of the
+	// same transport and QPs is not a reference (it retransmitted or
+	// timed out: LosslessRetx, LosslessTimeouts; or failed).
+	Ratio            *float64 `json:"goodput_ratio"`
+	LosslessClean    bool     `json:"lossless_clean"`
+	LosslessRetx     int64    `json:"lossless_retx_packets"`
+	LosslessTimeouts int64    `json:"lossless_timeouts"`
+	// LosslessSwitchDrops: what the switches dropped in the lossless
+	// run for a full queue or rx ring (no impairment was set).
+	LosslessSwitchDrops float64 `json:"lossless_switch_drops"`
 	// The receiver's (h2's) SR state for the run's QPs (nic.SRState:
 	// what the transport keeps beyond Go-Back-N): its per-QP state × QPs
 	// + what it shares among them, sized for a BDP of sr_bdp_packets
@@ -407,6 +433,8 @@ type srConcurrencyCell struct {
 	Lost             float64  `json:"lost_packets"`
 	Messages         int      `json:"messages"`
 	Error            string   `json:"error,omitempty"`
+
+	ref reference // the lossless run, for the table
 }
 
 func newSRConcurrency() *srConcurrency {
@@ -506,7 +534,7 @@ func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 		return err
 	}
 	key := func(tr string, n int) string { return tr + "/" + strconv.Itoa(n) }
-	lossless := map[string]float64{}
+	lossless := map[string]reference{}
 	byLoss := map[float64][]srConcurrencyCell{}
 	for _, loss := range lossyFirst(e.lossList) {
 		if err := srImpair(ctx, env, loss, false); err != nil {
@@ -524,7 +552,8 @@ func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 					return err
 				}
 				if loss == 0 {
-					lossless[key(tr, n)] = c.Goodput
+					lossless[key(tr, n)] = referenceOf(r)
+					referenceNote(env, pointKey(point), lossless[key(tr, n)])
 				}
 				byLoss[loss] = append(byLoss[loss], c)
 			}
@@ -532,8 +561,10 @@ func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 	}
 	for _, loss := range e.lossList {
 		for _, c := range byLoss[loss] {
-			c.Lossless = lossless[key(c.Transport, c.QPs)]
-			c.Ratio = finite(c.Goodput / c.Lossless)
+			ref := lossless[key(c.Transport, c.QPs)]
+			c.Lossless, c.Ratio, c.ref = ref.Goodput, ref.ratio(c.Goodput), ref
+			c.LosslessClean, c.LosslessRetx, c.LosslessTimeouts = ref.clean(), ref.Retx, ref.Timeouts
+			c.LosslessSwitchDrops = ref.SwitchDrops
 			cells = append(cells, c)
 		}
 	}
@@ -574,7 +605,7 @@ func srConcurrencyTable(cells []srConcurrencyCell) Table {
 			}
 		}
 		t.Rows = append(t.Rows, []string{c.Transport, strconv.Itoa(c.QPs), strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%",
-			fmtFloat(c.Goodput, 3), fmtFloat(c.Ratio*100, 1) + "%", strconv.Itoa(c.StateBytes),
+			fmtFloat(c.Goodput, 3), c.ref.ratioCell(c.Ratio, 1), strconv.Itoa(c.StateBytes),
 			fmt.Sprintf("%d + %d", c.StateBytesPerQP, c.SharedBytes), fp, units, fmtInt(c.Lost),
 			strconv.FormatInt(c.Retx, 10), strconv.FormatInt(c.Timeouts, 10)})
 	}
@@ -604,13 +635,14 @@ func (e *srConcurrency) Plots() []PlotSpec {
 			Prepare: func(groups []Group) {
 				e.lossless = map[string]float64{}
 				for i := range groups {
-					if g := &groups[i]; g.Point["loss"] == "0" {
+					if g := &groups[i]; g.Point["loss"] == "0" && allClean(g) {
 						e.lossless[g.Point["transport"]+"/"+g.Point["qps"]] = g.Median(goodput)
 					}
 				}
 			},
 			X: qps, Y: func(g *Group) float64 {
-				return 100 * g.Median(goodput) / e.lossless[g.Point["transport"]+"/"+g.Point["qps"]]
+				ref, ok := e.lossless[g.Point["transport"]+"/"+g.Point["qps"]]
+				return share(g.Median(goodput), ref, ok)
 			}, Series: series, Only: lossy, LegendBottom: true},
 		{File: "memory.png", Title: "sr-concurrency: receiver's SR state", XLabel: "log10(QPs)", YLabel: "SR state (KiB)",
 			X: qps, Y: memory, Series: func(g *Group) string { return g.Point["transport"] },

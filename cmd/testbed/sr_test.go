@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -50,13 +52,20 @@ func (p *srPerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) 
 
 func runFakeSR(t *testing.T, exp Experiment, args ...string) (*fakeFabric, *srPerf, *Results) {
 	t.Helper()
+	return runFakeSRSpurious(t, exp, nil, args...)
+}
+
+// runFakeSRSpurious is runFakeSR with the lossless runs of the transports
+// in spurious retransmitting and timing out.
+func runFakeSRSpurious(t *testing.T, exp Experiment, spurious map[string]bool, args ...string) (*fakeFabric, *srPerf, *Results) {
+	t.Helper()
 	parseExperiment(t, exp, args...)
 	o, err := exp.Setup()
 	if err != nil {
 		t.Fatal(err)
 	}
 	fab := fabricOf(t, o)
-	perf := &srPerf{fakePerf{fab: fab}}
+	perf := &srPerf{fakePerf{fab: fab, spurious: spurious}}
 	res := newResults(exp, fab.plan, "testbed run "+exp.Name())
 	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
 		t.Fatal(err)
@@ -235,8 +244,8 @@ func TestChainSRLoss(t *testing.T) {
 	cell := map[string]srLossCell{}
 	for _, c := range res.Cells {
 		cell[c.Transport] = c
-		t.Logf("%s at 1%%: %.3f of %.3f Gbit/s (%.0f%%), %d retransmitted for %.0f lost, %d timeouts", c.Transport, c.Goodput,
-			c.Lossless, 100*c.Ratio, c.Retx, c.Lost, c.Timeouts)
+		t.Logf("%s at 1%%: %.3f of %.3f Gbit/s (ratio %v; lossless run: %d retx, %d timeouts), %d retransmitted for %.0f lost, %d timeouts",
+			c.Transport, c.Goodput, c.Lossless, c.Ratio, c.LosslessRetx, c.LosslessTimeouts, c.Retx, c.Lost, c.Timeouts)
 		if c.Lost < 20 {
 			t.Errorf("%s: %v packets lost at core, want about 80", c.Transport, c.Lost)
 		}
@@ -252,6 +261,73 @@ func TestChainSRLoss(t *testing.T) {
 		}
 		if c.Retx*2 > cell["gbn"].Retx {
 			t.Errorf("%s: %d retransmissions, gbn %d: selective repeat should resend far less", tr, c.Retx, cell["gbn"].Retx)
+		}
+	}
+}
+
+// TestSRLossUncleanReference: a lossless run that retransmitted or timed
+// out is no reference. Its cells say so (lossless_clean false, its
+// retransmissions and timeouts) and carry no ratio (null), the table
+// says why, and the ratio plot leaves the transport out; a clean
+// transport's cells are untouched.
+func TestSRLossUncleanReference(t *testing.T) {
+	_, _, res := runFakeSRSpurious(t, newSRLoss(), map[string]bool{"irn": true}, "--transports", "irn,fasr", "--losses", "0,0.01",
+		"--count", "5")
+	cells := cellsOf(t, res)
+	if len(cells) != 4 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	for i, c := range cells {
+		irn := c["transport"] == "irn"
+		if irn {
+			if r, ok := c["goodput_ratio"]; !ok || r != nil || c["lossless_clean"] != false ||
+				c["lossless_retx_packets"] != 5.0 || c["lossless_timeouts"] != 2.0 {
+				t.Errorf("irn cell %v: want goodput_ratio null, lossless_clean false, 5 retx and 2 timeouts", c)
+			}
+			if got := res.Table.Rows[i][4]; got != "no reference (5 retx, 2 timeouts, 0 switch drops)" {
+				t.Errorf("irn row %v: of lossless %q", res.Table.Rows[i], got)
+			}
+			continue
+		}
+		if c["goodput_ratio"] == nil || c["lossless_clean"] != true {
+			t.Errorf("fasr cell %v: its reference is clean", c)
+		}
+	}
+	var pts int
+	for _, g := range GroupRuns(res.Runs) {
+		e := newSRLoss()
+		spec := e.Plots()[0]
+		groups := GroupRuns(res.Runs)
+		spec.Prepare(groups)
+		if g.Point["loss"] != "0" && !math.IsNaN(spec.Y(&g)) {
+			if g.Point["transport"] == "irn" {
+				t.Errorf("irn at %s has a ratio point %v", g.Point["loss"], spec.Y(&g))
+			}
+			pts++
+		}
+	}
+	if pts != 1 {
+		t.Errorf("%d ratio points, want fasr's one", pts)
+	}
+}
+
+// TestSRConcurrencyUncleanReference: as sr-loss's, per (transport, QPs).
+func TestSRConcurrencyUncleanReference(t *testing.T) {
+	_, _, res := runFakeSRSpurious(t, newSRConcurrency(), map[string]bool{"gbn": true}, "--qps", "16", "--losses", "0.01")
+	cells := cellsOf(t, res)
+	if len(cells) != 3 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	for i, c := range cells {
+		if c["transport"] == "gbn" {
+			if c["goodput_ratio"] != nil || c["lossless_clean"] != false || c["lossless_retx_packets"] != 5.0 {
+				t.Errorf("gbn cell %v", c)
+			}
+			if !strings.HasPrefix(res.Table.Rows[i][4], "no reference") {
+				t.Errorf("gbn row %v", res.Table.Rows[i])
+			}
+		} else if r, _ := c["goodput_ratio"].(float64); r != 0.9 && c["transport"] == "fasr" {
+			t.Errorf("fasr cell %v", c)
 		}
 	}
 }

@@ -122,7 +122,7 @@
 // else of what a timeout resends. Read to the letter — the cumulative
 // ACK's packet and the holes below the highest SACK — a lost tail of k
 // packets, with nothing sent after them to be SACKed, costs k sequential
-// timeouts, one per packet (about 22 ms for 5 packets at the defaults:
+// timeouts, one per packet (about 56 ms for 5 packets at the defaults:
 // two RTO_high and three RTO_low). After a timeout rocetor marks every
 // un-SACKed PSN up to the highest sent as lost, as IRN's published
 // re-implementations and TCP's SACK recovery after an RTO (RFC 6675)
@@ -218,10 +218,10 @@
 //
 //	t, err := irn.New(irn.Config{
 //		BDP:        128 << 10, // BDP-FC: ceil(BDP/MTU) packets in flight (or Window: 128)
-//		RTOLow:     2e6,       // 2 ms with at most N packets in flight
-//		RTOHigh:    8e6,       // 8 ms otherwise
+//		RTOLow:     8e6,       // 8 ms with at most N packets in flight
+//		RTOHigh:    16e6,      // 16 ms otherwise
 //		N:          3,
-//		MaxRTO:     64e6, // backoff cap
+//		MaxRTO:     256e6, // backoff cap
 //		RetryLimit: 10,
 //	})
 //	ep, err := nic.NewEndpoint(nic.Config{Transport: t, ...})
