@@ -2,8 +2,6 @@ package impair
 
 import (
 	"math/rand/v2"
-	"sync"
-	"time"
 
 	"rocetor/dataplane"
 	"rocetor/rocev2"
@@ -64,10 +62,8 @@ type Port struct {
 	meta  rocev2.Meta  // the frame being judged, when parsed
 	out   [txScratch]dataplane.Packet
 
-	st      Stats
-	lastPub int64
-	pubMu   sync.Mutex
-	pub     Stats
+	st  Stats
+	pub dataplane.Published[Stats] // for Snapshot
 }
 
 // Wrap returns inner impaired by the rules ctl publishes for its name.
@@ -80,7 +76,7 @@ func (x *Control) Wrap(inner dataplane.Port, c PortConfig) *Port {
 	p := &Port{inner: inner, ctl: x, cfg: c, name: inner.Name()}
 	p.st.Port = p.name
 	p.adopt()
-	p.publish(0)
+	p.pub.Store(0, &p.st)
 	return p
 }
 
@@ -157,7 +153,7 @@ func (p *Port) adopt() {
 	}
 	p.st.Sets++
 	// Published now: a port left without rules stops publishing.
-	p.publish(p.lastPub)
+	p.pub.Store(now, &p.st)
 }
 
 // Receive implements dataplane.Port: held frames that are due come
@@ -243,9 +239,7 @@ func (p *Port) Service() {
 		if p.q[Egress].due(now) {
 			p.send(now, p.releaseDue(now))
 		}
-		if now-p.lastPub >= int64(time.Millisecond) {
-			p.publish(now)
-		}
+		p.pub.Maybe(now, &p.st) // about once a millisecond of worker time
 	}
 	p.inner.Service()
 }
@@ -349,7 +343,7 @@ func (p *Port) Flush() {
 			p.cfg.Mem.Release(e.addr)
 		}
 	}
-	p.publish(p.lastPub)
+	p.pub.Store(p.cfg.Clock(), &p.st)
 }
 
 // Close implements dataplane.Port: it flushes, then closes the inner

@@ -135,19 +135,6 @@ type Stats struct {
 // goroutine (or after the worker stopped); other goroutines use Snapshot.
 func (p *Port) Counters() Stats { return p.st }
 
-// publish copies the counters for Snapshot, about once a millisecond of
-// worker time, as the worker does with its own.
-func (p *Port) publish(now int64) {
-	p.lastPub = now
-	p.pubMu.Lock()
-	p.pub = p.st
-	p.pubMu.Unlock()
-}
-
 // Snapshot returns a copy of the counters as last published. It is safe
 // to call from any goroutine.
-func (p *Port) Snapshot() Stats {
-	p.pubMu.Lock()
-	defer p.pubMu.Unlock()
-	return p.pub
-}
+func (p *Port) Snapshot() Stats { return p.pub.Load() }
