@@ -1162,13 +1162,7 @@ func TestDstNAKReleased(t *testing.T) {
 // is put in order again.
 func TestDstNAKResync(t *testing.T) {
 	r, d := newDst(t, Config{})
-	for n := uint32(0); n < 200; n++ {
-		r.inject(0, data(t, 7, n))
-		if n%32 == 31 {
-			r.settle()
-		}
-	}
-	r.settle()
+	r.stream(t, 7, 200)
 	r.take(1)
 	r.inject(1, seqNAK(t, 7, 2))
 	r.settle()
@@ -1271,13 +1265,7 @@ func TestDstNAKBackingOff(t *testing.T) {
 // the flow no longer waits for.
 func TestDstNAKTwice(t *testing.T) {
 	r, d := newDst(t, Config{})
-	for n := uint32(0); n < 150; n++ {
-		r.inject(0, data(t, 7, n))
-		if n%32 == 31 {
-			r.settle()
-		}
-	}
-	r.settle()
+	r.stream(t, 7, 150)
 	r.take(1)
 	r.inject(1, seqNAK(t, 7, 140)) // held
 	r.settle()
@@ -1329,4 +1317,16 @@ func TestDstTimerRefused(t *testing.T) {
 	r.take(0)
 	r.take(1)
 	r.noLeak(d)
+}
+
+// stream passes PSNs 0..n-1 of QP qp from the fabric port through the
+// rig, settling every 32 packets and at the end.
+func (r *rig) stream(t *testing.T, qp, n uint32) {
+	for k := uint32(0); k < n; k++ {
+		r.inject(0, data(t, qp, k))
+		if k%32 == 31 {
+			r.settle()
+		}
+	}
+	r.settle()
 }
