@@ -169,6 +169,7 @@ type dcpLoss struct {
 	dcpFlags
 	losses   string
 	lossList []float64
+	ref      referenceOpts
 }
 
 // dcpLossCell is one loss rate of dcp-loss's JSON.
@@ -181,20 +182,15 @@ type dcpLossCell struct {
 	// DCPOfLossless is DCPGoodput / DCPLossless, null when the lossless
 	// DCP run is not a reference: it retransmitted or timed out
 	// (lossless_retx_packets, lossless_timeouts), or failed.
-	DCPOfLossless    *float64 `json:"dcp_of_lossless"`
-	LosslessClean    bool     `json:"lossless_clean"`
-	LosslessRetx     int64    `json:"lossless_retx_packets"`
-	LosslessTimeouts int64    `json:"lossless_timeouts"`
-	// LosslessSwitchDrops: what the switches dropped in the lossless DCP
-	// run for a full queue or rx ring.
-	LosslessSwitchDrops float64 `json:"lossless_switch_drops"`
-	DCPRetx             int64   `json:"dcp_retx_packets"`
-	GBNRetx             int64   `json:"gbn_retx_packets"`
-	Trimmed             float64 `json:"trimmed"`
-	QueueTrims          float64 `json:"queue_trims"` // DCP packets the switches trimmed for queue depth, beside core's loss
-	HODrops             float64 `json:"ho_drops"`    // header-only packets lost, at the switches or the endpoints (hoDrops)
-	GBNQueueDrops       float64 `json:"gbn_queue_drops"`
-	DCPTimeouts         int64   `json:"dcp_timeouts"`
+	DCPOfLossless *float64 `json:"dcp_of_lossless"`
+	referenceCells
+	DCPRetx       int64   `json:"dcp_retx_packets"`
+	GBNRetx       int64   `json:"gbn_retx_packets"`
+	Trimmed       float64 `json:"trimmed"`
+	QueueTrims    float64 `json:"queue_trims"` // DCP packets the switches trimmed for queue depth, beside core's loss
+	HODrops       float64 `json:"ho_drops"`    // header-only packets lost, at the switches or the endpoints (hoDrops)
+	GBNQueueDrops float64 `json:"gbn_queue_drops"`
+	DCPTimeouts   int64   `json:"dcp_timeouts"`
 	// DCPDestroyed is what the impairment destroyed in the DCP run, by
 	// class: header-only packets and ACKs are control.
 	DCPDestroyed WireLoss `json:"dcp_destroyed"`
@@ -212,7 +208,7 @@ func (e *dcpLoss) Synopsis() string {
 }
 
 func (e *dcpLoss) Flags(fs *flag.FlagSet) {
-	e.opts = DefaultOptions("chain")
+	e.opts = srOptions("chain")
 	// 64 KiB WRITEs, eight in flight: 512 KiB, within the switches'
 	// 1 MiB queues (with 1 MiB WRITEs, 2 MiB in flight overflowed tor2's
 	// queue toward h2 now and then, a loss only DCP's coarse timeout
@@ -222,6 +218,11 @@ func (e *dcpLoss) Flags(fs *flag.FlagSet) {
 	e.register(fs, 64<<10, 800)
 	e.depth = 8
 	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates on core's link with tor2, both ways unless --one-way")
+	// Three references, not one: unpaced, the flow goes as fast as the
+	// two CPUs let five processes go, and one lossless run's goodput
+	// spanned 0.45–0.60 Gbit/s between runs (docs/experiments.md).
+	e.ref = referenceOpts{Runs: 3, Retries: 2}
+	e.ref.flags(fs)
 }
 
 func (e *dcpLoss) Setup() (Options, error) {
@@ -239,6 +240,9 @@ func (e *dcpLoss) Setup() (Options, error) {
 	if err := e.check(); err != nil {
 		return Options{}, err
 	}
+	if err := e.ref.check(); err != nil {
+		return Options{}, err
+	}
 	o := e.opts
 	o.Topology, o.Loss = "chain", 0
 	return o, nil
@@ -253,7 +257,7 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 		res.Cells = cells
 		res.Table = dcpLossTable(cells)
 	}()
-	measure := func(m Impairment, transport string) (*Run, error) {
+	measure := func(m Impairment, transport string, repeat int) (*Run, error) {
 		// DCP on a DCP fabric: every switch parses DCP headers (a
 		// header-only packet of a WRITE First is malformed otherwise);
 		// GBN, whose DSCP 26 would read as a DCP tag, on plain ones.
@@ -266,7 +270,7 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 			return nil, fmt.Errorf("loss %g: %w", m.Loss, err)
 		}
 		point := map[string]string{"loss": strconv.FormatFloat(m.Loss, 'g', -1, 64), "transport": transport}
-		run := env.Measure(ctx, point, 1, e.transfer(plan, from, to, transport))
+		run := env.Measure(ctx, point, repeat, e.transfer(plan, from, to, transport))
 		res.Runs = append(res.Runs, run)
 		progress(env, &run)
 		return &res.Runs[len(res.Runs)-1], ctx.Err()
@@ -276,12 +280,12 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 	for _, loss := range e.lossList {
 		m := base
 		m.Loss, m.Trim = loss, true
-		d, err := measure(m, "dcp")
+		d, err := measure(m, "dcp", 1)
 		if err != nil {
 			return err
 		}
 		m.Trim = false
-		g, err := measure(m, "gbn")
+		g, err := measure(m, "gbn", 1)
 		if err != nil {
 			return err
 		}
@@ -300,17 +304,14 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 	}
 	// The lossless reference last: the first run after the testbed
 	// comes up is the slowest, whatever it is.
-	run, err := measure(base, "dcp")
+	lossless, err := measureReference(env, "dcp", e.ref, func(repeat int) (*Run, error) { return measure(base, "dcp", repeat) })
 	if err != nil {
 		return err
 	}
-	lossless := referenceOf(run)
-	referenceNote(env, "dcp", lossless)
 	for i := range cells {
 		c := &cells[i]
 		c.DCPLossless, c.DCPOfLossless, c.ref = lossless.Goodput, lossless.ratio(c.DCPGoodput), lossless
-		c.LosslessClean, c.LosslessRetx, c.LosslessTimeouts = lossless.clean(), lossless.Retx, lossless.Timeouts
-		c.LosslessSwitchDrops = lossless.SwitchDrops
+		c.referenceCells = lossless.cells()
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func hasKeys(t *testing.T, c map[string]any, keys ...string) {
 func TestDCPLossWithFakes(t *testing.T) {
 	fab, perf, res := runFake(t, newDCPLoss(), "--losses", "0.001,0.05", "--count", "5")
 	// DCP with trimming and GBN with dropping at each loss rate, then
-	// the lossless DCP reference.
+	// the lossless DCP reference's three runs.
 	var got []string
 	for i, tr := range perf.transfers {
 		got = append(got, tr.Transport)
@@ -77,7 +77,7 @@ func TestDCPLossWithFakes(t *testing.T) {
 			t.Errorf("run %d (%s) with impairment %+v", i, tr.Transport, fab.sets[i])
 		}
 	}
-	if !slices.Equal(got, []string{"dcp", "gbn", "dcp", "gbn", "dcp"}) {
+	if !slices.Equal(got, []string{"dcp", "gbn", "dcp", "gbn", "dcp", "dcp", "dcp"}) {
 		t.Errorf("transports %v", got)
 	}
 	cells := cellsOf(t, res)
@@ -100,7 +100,7 @@ func TestDCPLossUncleanReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	fab := fabricOf(t, o)
-	perf := &fakePerf{fab: fab, spurious: map[string]bool{"dcp": true}}
+	perf := &fakePerf{fab: fab, spurious: map[string]int{"dcp": -1}}
 	res := newResults(exp, fab.plan, "testbed run dcp-loss")
 	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
 		t.Fatal(err)

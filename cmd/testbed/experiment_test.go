@@ -95,8 +95,9 @@ type fakePerf struct {
 	fab       *fakeFabric
 	transfers []Transfer
 	// spurious: the lossless runs of these transports retransmit 5
-	// packets and time out twice, as a starved testbed's do.
-	spurious map[string]bool
+	// packets and time out twice, as a starved testbed's do; a count
+	// below 0 means all of them, n ≥ 1 the first n.
+	spurious map[string]int
 }
 
 func (p *fakePerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
@@ -111,8 +112,9 @@ func (p *fakePerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error
 		Messages: int64(t.Count), Bytes: int64(t.Size * t.Count), DurationS: 1, GoodputGbps: 1 - 10*loss,
 		FCT:         FCT{P50: 100 + 1e4*loss, P99: 200 + 1e5*loss, P999: 300, Mean: 120, Max: 400},
 		RetxPackets: int64(1e4 * loss), Timeouts: int64(100 * loss), VerifiedBytes: int64(t.Size * t.Count)}
-	if loss == 0 && p.spurious[t.Transport] {
+	if n := p.spurious[t.Transport]; loss == 0 && n != 0 {
 		s.RetxPackets, s.Timeouts = 5, 2
+		p.spurious[t.Transport] = n - 1
 	}
 	raw, _ := json.Marshal(s)
 	return &PerfResult{Client: s, ClientRaw: raw}, nil

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // A lossless reference is the run a loss experiment divides by (sr-loss,
@@ -16,19 +18,62 @@ import (
 // its "lossless" 5,000-QP run and a cell at 100.9 % of it). Such a run is
 // reported as it is, its retransmissions and timeouts beside it, and no
 // ratio is computed from it.
+//
+// On two CPUs an unclean lossless run is mostly a stall: a process that
+// shares the CPUs (a build, a scrape, the kernel) delays a switch or an
+// endpoint for milliseconds, a queue overflows or a timer expires. One
+// stall should not cost a cell its reference, so an experiment measures
+// the lossless run again, up to --reference-retries more times, until
+// --reference-runs of them are clean; every run it set aside is in the
+// record and in the cell's lossless_discarded, and the reference is the
+// median of the clean ones (their spread beside it). A transport that
+// never makes a clean run still gets no ratio.
 
-// reference is a transport's lossless run as the experiments judge it.
-// The zero value is no reference (none measured).
+// referenceOpts is how an experiment measures its references.
+type referenceOpts struct {
+	Runs    int // clean lossless runs a reference is the median of
+	Retries int // lossless runs measured beyond Runs, at most, to get them
+}
+
+func (o *referenceOpts) flags(fs *flag.FlagSet) {
+	fs.IntVar(&o.Runs, "reference-runs", o.Runs, "clean lossless runs each reference is the median of")
+	fs.IntVar(&o.Retries, "reference-retries", o.Retries,
+		"lossless runs measured again, at most, when one is not a reference (each is reported)")
+}
+
+func (o referenceOpts) check() error {
+	if o.Runs < 1 || o.Retries < 0 {
+		return usagef("--reference-runs must be ≥ 1 and --reference-retries ≥ 0")
+	}
+	return nil
+}
+
+// reference is a transport's lossless runs as the experiments judge
+// them. The zero value is no reference (none measured).
 type reference struct {
-	Goodput  float64
-	Retx     int64 // what the sender sent again
-	Timeouts int64 // the sender's timer expiries
-	// SwitchDrops are the frames the switches dropped in the run for a
-	// full queue or rx ring (switchDrops): what tells a fabric that lost
-	// packets from a timer that expired on a delay.
+	Goodput  float64 // median over the clean runs (the last run's when none is clean)
+	Min, Max float64 // the clean runs' goodput
+	Runs     int     // clean runs
+	// Retx and Timeouts are what the sender sent again and its timer
+	// expiries: 0 in a reference; the last run's when none is clean.
+	Retx     int64
+	Timeouts int64
+	// SwitchDrops are the frames the switches dropped for a full queue
+	// or rx ring (switchDrops), over the clean runs: what tells a fabric
+	// that lost packets from a timer that expired on a delay.
 	SwitchDrops float64
+	Discarded   []discarded // lossless runs that were not clean, in order
 	Error       string
-	measured    bool
+	need        int // clean runs it takes; 1 for one run's reading
+}
+
+// discarded is a lossless run that was not a reference.
+type discarded struct {
+	Goodput     float64 `json:"goodput_gbps"`
+	Retx        int64   `json:"retx_packets"`
+	Timeouts    int64   `json:"timeouts"`
+	SwitchDrops float64 `json:"switch_drops"`
+	Error       string  `json:"error,omitempty"`
 }
 
 // switchDrops is what a run's switches dropped that no impairment chose:
@@ -38,21 +83,76 @@ func switchDrops(r *Run) float64 {
 	return sum(r, "rocetor_queue_drops_total") + sum(r, "rocetor_port_xdp_rx_dropped_total")
 }
 
-// referenceOf reads a lossless run.
+// referenceOf reads one lossless run.
 func referenceOf(r *Run) reference {
-	ref := reference{Goodput: finite(goodput(r)), SwitchDrops: switchDrops(r), Error: firstLine(r.Error), measured: true}
+	g := finite(goodput(r))
+	ref := reference{Goodput: g, Min: g, Max: g, SwitchDrops: switchDrops(r), Error: firstLine(r.Error), need: 1}
 	if r.Perf != nil {
 		ref.Retx, ref.Timeouts = r.Perf.Client.RetxPackets, r.Perf.Client.Timeouts
 	} else if ref.Error == "" {
 		ref.Error = "no summary"
 	}
+	if ref.Error == "" && ref.Goodput > 0 && ref.Retx == 0 && ref.Timeouts == 0 {
+		ref.Runs = 1
+	}
 	return ref
 }
 
-// clean reports whether the run is a lossless reference: it finished,
-// moved data, and the transport neither retransmitted nor timed out.
+// measureReference measures lossless runs with measure (given the run's
+// repeat, from 1) until o.Runs of them are clean or o.Retries more have
+// been measured, and returns the reference they make.
+func measureReference(env *Env, what string, o referenceOpts, measure func(repeat int) (*Run, error)) (reference, error) {
+	var clean []reference
+	var last reference
+	var set []discarded
+	for i := 1; len(clean) < o.Runs && i <= o.Runs+o.Retries; i++ {
+		r, err := measure(i)
+		if err != nil {
+			return reference{}, err
+		}
+		if last = referenceOf(r); last.clean() {
+			clean = append(clean, last)
+			continue
+		}
+		referenceNote(env, what, last)
+		set = append(set, discarded{Goodput: last.Goodput, Retx: last.Retx, Timeouts: last.Timeouts,
+			SwitchDrops: last.SwitchDrops, Error: last.Error})
+	}
+	if len(clean) < o.Runs {
+		last.Runs, last.need, last.Discarded = len(clean), o.Runs, set
+		if last.Runs > 0 && last.Error == "" && last.Retx == 0 && last.Timeouts == 0 {
+			last.Error = fmt.Sprintf("%d of %d runs clean", len(clean), o.Runs)
+		}
+		return last, nil
+	}
+	ref := reference{Runs: len(clean), need: o.Runs, Discarded: set}
+	g := make([]float64, len(clean))
+	for i, c := range clean {
+		g[i] = c.Goodput
+		ref.SwitchDrops += c.SwitchDrops
+	}
+	slices.Sort(g)
+	ref.Goodput, ref.Min, ref.Max = median(g), g[0], g[len(g)-1]
+	if len(set) > 0 {
+		env.printf("%s: reference from %d clean lossless run(s) after %d set aside\n", what, len(clean), len(set))
+	}
+	return ref, nil
+}
+
+// median of sorted values.
+func median(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// clean reports whether the runs make a lossless reference: as many
+// clean runs as it takes (each finished, moved data, and the transport
+// neither retransmitted nor timed out).
 func (ref reference) clean() bool {
-	return ref.measured && ref.Error == "" && ref.Goodput > 0 && ref.Retx == 0 && ref.Timeouts == 0
+	return ref.need > 0 && ref.Runs >= ref.need && ref.Error == "" && ref.Goodput > 0
 }
 
 // ratio is goodput g as a share of the reference's; nil when the
@@ -65,12 +165,12 @@ func (ref reference) ratio(g float64) *float64 {
 	return &v
 }
 
-// why says what keeps the run from being a reference; "" when it is one.
+// why says what keeps the runs from being a reference; "" when they are one.
 func (ref reference) why() string {
 	switch {
 	case ref.clean():
 		return ""
-	case !ref.measured:
+	case ref.need == 0:
 		return "not measured"
 	case ref.Error != "":
 		return "failed: " + ref.Error
@@ -89,8 +189,36 @@ func (ref reference) ratioCell(r *float64, prec int) string {
 	return fmtFloat(*r*100, prec) + "%"
 }
 
-// cleanRun reports whether a lossless run of a record is a reference
-// (the plots' test: they read the record's runs, not the cells).
+// referenceCells are the reference's fields of an experiment's cell.
+type referenceCells struct {
+	LosslessClean    bool  `json:"lossless_clean"`
+	LosslessRetx     int64 `json:"lossless_retx_packets"`
+	LosslessTimeouts int64 `json:"lossless_timeouts"`
+	// LosslessSwitchDrops: what the switches dropped in the lossless
+	// runs for a full queue or rx ring (no impairment was set).
+	LosslessSwitchDrops float64 `json:"lossless_switch_drops"`
+	// LosslessRuns are the clean runs the reference is the median of,
+	// LosslessMin and LosslessMax their goodput.
+	LosslessRuns int     `json:"lossless_runs"`
+	LosslessMin  float64 `json:"lossless_goodput_min_gbps"`
+	LosslessMax  float64 `json:"lossless_goodput_max_gbps"`
+	// LosslessDiscarded are the lossless runs set aside as not clean,
+	// each measured again.
+	LosslessDiscarded []discarded `json:"lossless_discarded"`
+}
+
+func (ref reference) cells() referenceCells {
+	d := ref.Discarded
+	if d == nil {
+		d = []discarded{}
+	}
+	return referenceCells{LosslessClean: ref.clean(), LosslessRetx: ref.Retx, LosslessTimeouts: ref.Timeouts,
+		LosslessSwitchDrops: ref.SwitchDrops, LosslessRuns: ref.Runs, LosslessMin: ref.Min, LosslessMax: ref.Max,
+		LosslessDiscarded: d}
+}
+
+// cleanRun reports whether a lossless run of a record is clean (the
+// plots' test: they read the record's runs, not the cells).
 func cleanRun(r *Run) bool { return referenceOf(r).clean() }
 
 // share is 100 × g / ref, or NaN (no point on a plot) without a reference.
@@ -101,20 +229,26 @@ func share(g float64, ref float64, ok bool) float64 {
 	return 100 * g / ref
 }
 
-// referenceNote prints a warning when a lossless run is not a reference.
+// referenceNote prints a warning when a lossless run is not clean.
 func referenceNote(env *Env, what string, ref reference) {
 	if !ref.clean() {
-		env.printf("%s: the lossless run is NOT a reference (%s): no ratio is computed from it\n", what, ref.why())
+		env.printf("%s: the lossless run is NOT a reference (%s): no ratio is computed from it unless a run measured again is\n", what, ref.why())
 	}
 }
 
-// allClean reports whether every run of a group of lossless runs is a
-// reference.
-func allClean(g *Group) bool {
+// cleanMedian is the median goodput of a group's clean lossless runs
+// (the plots' reference: the runs set aside are in the group too); ok is
+// false when none is clean.
+func cleanMedian(g *Group) (float64, bool) {
+	var v []float64
 	for _, r := range g.Runs {
-		if !cleanRun(r) {
-			return false
+		if cleanRun(r) {
+			v = append(v, goodput(r))
 		}
 	}
-	return len(g.Runs) > 0
+	if len(v) == 0 {
+		return 0, false
+	}
+	slices.Sort(v)
+	return median(v), true
 }

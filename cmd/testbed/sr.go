@@ -29,6 +29,21 @@ import (
 // srHostRate is both experiments' default sending rate.
 const srHostRate = "200M"
 
+// srOptions are the SR experiments' (and dcp-loss's) testbed defaults:
+// the switches' workers sleep as soon as they find no work
+// (--poll interrupt). Polling adaptively, each spins tens of
+// microseconds after every frame, which at these rates is all the time:
+// two spinning switches and the paced sender (which spins while its
+// shaper holds frames) on two CPUs left the receiver and the switches
+// waiting for a CPU for milliseconds. In the same minute, 2026-11-25,
+// sr-concurrency's lossless runs at 16 and 5,000 QPs were clean in 2 of
+// 6 adaptive and 6 of 6 interrupt (docs/experiments.md).
+func srOptions(topology string) Options {
+	o := DefaultOptions(topology)
+	o.Poll = "interrupt"
+	return o
+}
+
 // srReport is what the SR experiments read of roceperf's JSON summary
 // beyond Summary: an endpoint's SR state (nic.SRState, docs/roceperf.md,
 // sr_*) and FaSR's counters, the client's and under "server" the
@@ -155,6 +170,7 @@ type srLoss struct {
 	depth      int
 	hostRate   string
 	timeout    time.Duration
+	ref        referenceOpts
 
 	transportList []string
 	lossList      []float64
@@ -168,21 +184,15 @@ type srLossCell struct {
 	Goodput   float64 `json:"goodput_gbps"`
 	Lossless  float64 `json:"lossless_goodput_gbps"`
 	// Ratio is Goodput / Lossless, null when the lossless run is not a
-	// reference: it retransmitted or timed out (LosslessRetx,
-	// LosslessTimeouts), or failed.
-	Ratio            *float64 `json:"goodput_ratio"`
-	LosslessClean    bool     `json:"lossless_clean"`
-	LosslessRetx     int64    `json:"lossless_retx_packets"`
-	LosslessTimeouts int64    `json:"lossless_timeouts"`
-	// LosslessSwitchDrops: what the switches dropped in the lossless
-	// run for a full queue or rx ring (no impairment was set).
-	LosslessSwitchDrops float64  `json:"lossless_switch_drops"`
-	Retx                int64    `json:"retx_packets"` // what the sending endpoint sent again
-	Timeouts            int64    `json:"timeouts"`
-	Lost                float64  `json:"lost_packets"`       // what core dropped (trimmed, for dcp) during the run
-	TorRetx             *float64 `json:"tor_retx,omitempty"` // netrt: what tor1 resent from its pool
-	Destroyed           WireLoss `json:"destroyed"`          // what the impairment destroyed, by class
-	Error               string   `json:"error,omitempty"`
+	// reference (referenceCells says why).
+	Ratio *float64 `json:"goodput_ratio"`
+	referenceCells
+	Retx      int64    `json:"retx_packets"` // what the sending endpoint sent again
+	Timeouts  int64    `json:"timeouts"`
+	Lost      float64  `json:"lost_packets"`       // what core dropped (trimmed, for dcp) during the run
+	TorRetx   *float64 `json:"tor_retx,omitempty"` // netrt: what tor1 resent from its pool
+	Destroyed WireLoss `json:"destroyed"`          // what the impairment destroyed, by class
+	Error     string   `json:"error,omitempty"`
 
 	ref reference // the lossless run, for the table
 }
@@ -199,8 +209,10 @@ func (e *srLoss) Synopsis() string {
 }
 
 func (e *srLoss) Flags(fs *flag.FlagSet) {
-	e.opts = DefaultOptions("chain")
+	e.opts = srOptions("chain")
 	fabricFlags(fs, &e.opts, false)
+	e.ref = referenceOpts{Runs: 1, Retries: 2}
+	e.ref.flags(fs)
 	// 5,000 messages of 8 KiB: 40,000 packets, about 400 losses at 1 %
 	// and 40 at 0.1 %; under two seconds a run at 200 Mbit/s.
 	e.size, e.count, e.mtu, e.hostRate, e.timeout = 8192, 5000, 1024, srHostRate, 2*time.Minute
@@ -223,6 +235,9 @@ func (e *srLoss) Setup() (Options, error) {
 	}
 	var err error
 	if e.lossList, err = parseLosses(e.losses); err != nil {
+		return Options{}, err
+	}
+	if err := e.ref.check(); err != nil {
 		return Options{}, err
 	}
 	switch {
@@ -269,42 +284,52 @@ func (e *srLoss) Run(ctx context.Context, env *Env, res *Results) error {
 				return err
 			}
 			point := map[string]string{"transport": tr, "loss": strconv.FormatFloat(loss, 'g', -1, 64)}
-			res.Runs = append(res.Runs, env.Measure(ctx, point, 1, e.transfer(plan, endpoints)))
-			r := &res.Runs[len(res.Runs)-1]
-			c := srLossCell{Transport: tr, Loss: loss, Goodput: finite(goodput(r)), Lost: lostAt(r), Error: firstLine(r.Error),
-				Destroyed: wireLoss(r)}
-			if r.Perf != nil {
-				c.Retx, c.Timeouts = r.Perf.Client.RetxPackets, r.Perf.Client.Timeouts
+			var c srLossCell
+			measure := func(repeat int) (*Run, error) {
+				res.Runs = append(res.Runs, env.Measure(ctx, point, repeat, e.transfer(plan, endpoints)))
+				r := &res.Runs[len(res.Runs)-1]
+				c = srLossCellOf(r, tr, loss)
+				env.printf("run %s: goodput %.3f Gbit/s, %d retransmitted for %.0f lost, %d timeouts%s\n", pointKey(point),
+					c.Goodput, c.Retx, c.Lost, c.Timeouts, errSuffix(c.Error))
+				return r, ctx.Err()
 			}
-			if tr == "netrt" {
-				v := sum(r, "rocetor_netrt_retransmitted_total")
-				c.TorRetx = &v
-			}
-			env.printf("run %s: goodput %.3f Gbit/s, %d retransmitted for %.0f lost, %d timeouts%s\n", pointKey(point),
-				c.Goodput, c.Retx, c.Lost, c.Timeouts, errSuffix(c.Error))
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+			var err error
 			if loss == 0 {
-				lossless = referenceOf(r)
-				referenceNote(env, tr, lossless)
+				if lossless, err = measureReference(env, tr, e.ref, measure); err != nil {
+					return err
+				}
 				if !slices.Contains(e.lossList, 0) {
 					continue // measured as the reference only
 				}
+			} else if _, err = measure(1); err != nil {
+				return err
 			}
 			mine = append(mine, c)
 		}
 		for i := range mine {
 			c := &mine[i]
 			c.Lossless, c.Ratio, c.ref = lossless.Goodput, lossless.ratio(c.Goodput), lossless
-			c.LosslessClean, c.LosslessRetx, c.LosslessTimeouts = lossless.clean(), lossless.Retx, lossless.Timeouts
-			c.LosslessSwitchDrops = lossless.SwitchDrops
+			c.referenceCells = lossless.cells()
 		}
 		// Cells by loss rate, the lossless one (when listed) first.
 		slices.SortStableFunc(mine, func(a, b srLossCell) int { return cmpFloat(a.Loss, b.Loss) })
 		cells = append(cells, mine...)
 	}
 	return srImpair(ctx, env, 0, false)
+}
+
+// srLossCellOf reads one run; the reference comes later.
+func srLossCellOf(r *Run, tr string, loss float64) srLossCell {
+	c := srLossCell{Transport: tr, Loss: loss, Goodput: finite(goodput(r)), Lost: lostAt(r), Error: firstLine(r.Error),
+		Destroyed: wireLoss(r)}
+	if r.Perf != nil {
+		c.Retx, c.Timeouts = r.Perf.Client.RetxPackets, r.Perf.Client.Timeouts
+	}
+	if tr == "netrt" {
+		v := sum(r, "rocetor_netrt_retransmitted_total")
+		c.TorRetx = &v
+	}
+	return c
 }
 
 func cmpFloat(a, b float64) int {
@@ -355,8 +380,10 @@ func (e *srLoss) Plots() []PlotSpec {
 		Prepare: func(groups []Group) {
 			e.lossless = map[string]float64{}
 			for i := range groups {
-				if g := &groups[i]; g.Point["loss"] == "0" && allClean(g) {
-					e.lossless[g.Point["transport"]] = g.Median(goodput)
+				if g := &groups[i]; g.Point["loss"] == "0" {
+					if v, ok := cleanMedian(g); ok {
+						e.lossless[g.Point["transport"]] = v
+					}
 				}
 			}
 		},
@@ -390,6 +417,7 @@ type srConcurrency struct {
 	hostRate   string
 	bdp        int
 	timeout    time.Duration
+	ref        referenceOpts
 
 	transportList []string
 	qpList        []int
@@ -405,15 +433,10 @@ type srConcurrencyCell struct {
 	Goodput   float64 `json:"goodput_gbps"` // all QPs together
 	Lossless  float64 `json:"lossless_goodput_gbps"`
 	// Ratio is Goodput / Lossless, null when the lossless run of the
-	// same transport and QPs is not a reference (it retransmitted or
-	// timed out: LosslessRetx, LosslessTimeouts; or failed).
-	Ratio            *float64 `json:"goodput_ratio"`
-	LosslessClean    bool     `json:"lossless_clean"`
-	LosslessRetx     int64    `json:"lossless_retx_packets"`
-	LosslessTimeouts int64    `json:"lossless_timeouts"`
-	// LosslessSwitchDrops: what the switches dropped in the lossless
-	// run for a full queue or rx ring (no impairment was set).
-	LosslessSwitchDrops float64 `json:"lossless_switch_drops"`
+	// same transport and QPs is not a reference (referenceCells says
+	// why).
+	Ratio *float64 `json:"goodput_ratio"`
+	referenceCells
 	// The receiver's (h2's) SR state for the run's QPs (nic.SRState:
 	// what the transport keeps beyond Go-Back-N): its per-QP state × QPs
 	// + what it shares among them, sized for a BDP of sr_bdp_packets
@@ -453,8 +476,10 @@ func (e *srConcurrency) Flags(fs *flag.FlagSet) {
 	// overflowed in 21 of 24 runs, 9 of the 12 lossless ones, which
 	// retransmitted thousands of packets; on the link, in 6
 	// (docs/experiments.md has both).
-	e.opts = DefaultOptions("link")
+	e.opts = srOptions("link")
 	fabricFlags(fs, &e.opts, false)
+	e.ref = referenceOpts{Runs: 1, Retries: 2}
+	e.ref.flags(fs)
 	// 4 KiB messages (four packets), at least four per QP and 20,000 in
 	// all: 80 MB, about 3.5 s a run at 200 Mbit/s, 800 losses at 1 %.
 	e.size, e.perQP, e.minCount, e.mtu, e.hostRate, e.timeout = 4096, 4, 20000, 1024, srHostRate, 2*time.Minute
@@ -488,6 +513,9 @@ func (e *srConcurrency) Setup() (Options, error) {
 	}
 	var err error
 	if e.lossList, err = parseLosses(e.losses); err != nil {
+		return Options{}, err
+	}
+	if err := e.ref.check(); err != nil {
 		return Options{}, err
 	}
 	switch {
@@ -543,17 +571,23 @@ func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 		for _, n := range e.qpList {
 			for _, tr := range e.transportList {
 				point := map[string]string{"transport": tr, "qps": strconv.Itoa(n), "loss": strconv.FormatFloat(loss, 'g', -1, 64)}
-				res.Runs = append(res.Runs, env.Measure(ctx, point, 1, e.transfer(plan, tr, n)))
-				r := &res.Runs[len(res.Runs)-1]
-				c := srConcurrencyCellOf(r, tr, n, loss)
-				env.printf("run %s: goodput %.3f Gbit/s, SR state %d B, %d retransmitted for %.0f lost, %d timeouts%s\n",
-					pointKey(point), c.Goodput, c.StateBytes, c.Retx, c.Lost, c.Timeouts, errSuffix(c.Error))
-				if err := ctx.Err(); err != nil {
-					return err
+				var c srConcurrencyCell
+				measure := func(repeat int) (*Run, error) {
+					res.Runs = append(res.Runs, env.Measure(ctx, point, repeat, e.transfer(plan, tr, n)))
+					r := &res.Runs[len(res.Runs)-1]
+					c = srConcurrencyCellOf(r, tr, n, loss)
+					env.printf("run %s: goodput %.3f Gbit/s, SR state %d B, %d retransmitted for %.0f lost, %d timeouts%s\n",
+						pointKey(point), c.Goodput, c.StateBytes, c.Retx, c.Lost, c.Timeouts, errSuffix(c.Error))
+					return r, ctx.Err()
 				}
 				if loss == 0 {
-					lossless[key(tr, n)] = referenceOf(r)
-					referenceNote(env, pointKey(point), lossless[key(tr, n)])
+					ref, err := measureReference(env, pointKey(point), e.ref, measure)
+					if err != nil {
+						return err
+					}
+					lossless[key(tr, n)] = ref
+				} else if _, err := measure(1); err != nil {
+					return err
 				}
 				byLoss[loss] = append(byLoss[loss], c)
 			}
@@ -563,8 +597,7 @@ func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 		for _, c := range byLoss[loss] {
 			ref := lossless[key(c.Transport, c.QPs)]
 			c.Lossless, c.Ratio, c.ref = ref.Goodput, ref.ratio(c.Goodput), ref
-			c.LosslessClean, c.LosslessRetx, c.LosslessTimeouts = ref.clean(), ref.Retx, ref.Timeouts
-			c.LosslessSwitchDrops = ref.SwitchDrops
+			c.referenceCells = ref.cells()
 			cells = append(cells, c)
 		}
 	}
@@ -635,8 +668,10 @@ func (e *srConcurrency) Plots() []PlotSpec {
 			Prepare: func(groups []Group) {
 				e.lossless = map[string]float64{}
 				for i := range groups {
-					if g := &groups[i]; g.Point["loss"] == "0" && allClean(g) {
-						e.lossless[g.Point["transport"]+"/"+g.Point["qps"]] = g.Median(goodput)
+					if g := &groups[i]; g.Point["loss"] == "0" {
+						if v, ok := cleanMedian(g); ok {
+							e.lossless[g.Point["transport"]+"/"+g.Point["qps"]] = v
+						}
 					}
 				}
 			},

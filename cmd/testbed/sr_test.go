@@ -57,7 +57,7 @@ func runFakeSR(t *testing.T, exp Experiment, args ...string) (*fakeFabric, *srPe
 
 // runFakeSRSpurious is runFakeSR with the lossless runs of the transports
 // in spurious retransmitting and timing out.
-func runFakeSRSpurious(t *testing.T, exp Experiment, spurious map[string]bool, args ...string) (*fakeFabric, *srPerf, *Results) {
+func runFakeSRSpurious(t *testing.T, exp Experiment, spurious map[string]int, args ...string) (*fakeFabric, *srPerf, *Results) {
 	t.Helper()
 	parseExperiment(t, exp, args...)
 	o, err := exp.Setup()
@@ -271,7 +271,7 @@ func TestChainSRLoss(t *testing.T) {
 // says why, and the ratio plot leaves the transport out; a clean
 // transport's cells are untouched.
 func TestSRLossUncleanReference(t *testing.T) {
-	_, _, res := runFakeSRSpurious(t, newSRLoss(), map[string]bool{"irn": true}, "--transports", "irn,fasr", "--losses", "0,0.01",
+	_, _, res := runFakeSRSpurious(t, newSRLoss(), map[string]int{"irn": -1}, "--transports", "irn,fasr", "--losses", "0,0.01",
 		"--count", "5")
 	cells := cellsOf(t, res)
 	if len(cells) != 4 {
@@ -313,7 +313,7 @@ func TestSRLossUncleanReference(t *testing.T) {
 
 // TestSRConcurrencyUncleanReference: as sr-loss's, per (transport, QPs).
 func TestSRConcurrencyUncleanReference(t *testing.T) {
-	_, _, res := runFakeSRSpurious(t, newSRConcurrency(), map[string]bool{"gbn": true}, "--qps", "16", "--losses", "0.01")
+	_, _, res := runFakeSRSpurious(t, newSRConcurrency(), map[string]int{"gbn": -1}, "--qps", "16", "--losses", "0.01")
 	cells := cellsOf(t, res)
 	if len(cells) != 3 {
 		t.Fatalf("%d cells", len(cells))
@@ -328,6 +328,45 @@ func TestSRConcurrencyUncleanReference(t *testing.T) {
 			}
 		} else if r, _ := c["goodput_ratio"].(float64); r != 0.9 && c["transport"] == "fasr" {
 			t.Errorf("fasr cell %v", c)
+		}
+	}
+}
+
+// TestReferenceMeasuredAgain: a lossless run that a stall made
+// retransmit is set aside and measured again; the clean one that follows
+// is the reference, the one set aside is in the cell, and both runs are
+// in the record. A transport whose every lossless run retransmits gets
+// no ratio after --reference-retries more runs.
+func TestReferenceMeasuredAgain(t *testing.T) {
+	_, perf, res := runFakeSRSpurious(t, newSRConcurrency(), map[string]int{"irn": 1, "gbn": -1}, "--qps", "16",
+		"--losses", "0.01", "--reference-retries", "2")
+	runs := map[string]int{}
+	for _, tr := range perf.transfers {
+		runs[tr.Transport]++
+	}
+	// One lossy run each, then the lossless: fasr's at once, irn's
+	// again after the stall, gbn's three times in vain.
+	if runs["fasr"] != 2 || runs["irn"] != 3 || runs["gbn"] != 4 {
+		t.Errorf("runs per transport %v: want fasr 2, irn 3, gbn 4", runs)
+	}
+	if len(res.Runs) != 9 {
+		t.Errorf("%d runs in the record, want every one of the 9", len(res.Runs))
+	}
+	for _, c := range cellsOf(t, res) {
+		d, _ := c["lossless_discarded"].([]any)
+		switch c["transport"] {
+		case "irn":
+			if c["lossless_clean"] != true || c["goodput_ratio"] == nil || len(d) != 1 || c["lossless_runs"] != 1.0 {
+				t.Errorf("irn cell %v: want a clean reference after one run set aside", c)
+			}
+		case "gbn":
+			if c["lossless_clean"] != false || c["goodput_ratio"] != nil || len(d) != 3 {
+				t.Errorf("gbn cell %v: want no reference, three runs set aside", c)
+			}
+		case "fasr":
+			if c["lossless_clean"] != true || len(d) != 0 {
+				t.Errorf("fasr cell %v", c)
+			}
 		}
 	}
 }
