@@ -3,6 +3,7 @@ package dataplane
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // QueueConfig describes one egress queue of a port.
@@ -298,6 +299,38 @@ func (e *Egress) Backlog() int {
 		n += e.queues[i].bytes
 	}
 	return n
+}
+
+// Next returns when Dequeue can next give a frame, if the queues hold
+// any (ok): now when one may go at once, else when the shaper has a
+// token again or the PFC pause that stops every backlogged queue ends.
+// A worker sleeps until then instead of polling a queue that cannot
+// move.
+func (e *Egress) Next(now int64) (at int64, ok bool) {
+	if e.ctrl.packets() > 0 {
+		return now, true
+	}
+	at = math.MaxInt64
+	for i := range e.queues {
+		if e.queues[i].packets() == 0 {
+			continue
+		}
+		ok = true
+		t := now
+		if p := e.queues[i].cfg.PFC; p >= 0 && e.pausedUntil[p] > t {
+			t = e.pausedUntil[p]
+		}
+		at = min(at, t)
+	}
+	if !ok {
+		return 0, false
+	}
+	if e.rate > 0 && e.tokens <= 0 {
+		// Dequeue adds a token per 8e9/rate ns after last.
+		need := uint64(1 - e.tokens)
+		at = max(at, e.last+int64((need*8e9+e.rate-1)/e.rate))
+	}
+	return max(at, now), true
 }
 
 // Dequeue moves up to len(out) frames that may be sent at time now into

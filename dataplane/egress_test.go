@@ -116,6 +116,45 @@ func TestEgressShaper(t *testing.T) {
 	}
 }
 
+// TestEgressNext: Next names the first nanosecond at which Dequeue gives
+// a frame, for the shaper (a frame one ns earlier stays) and for a PFC
+// pause; nothing queued is not ok, a frame that may go is now.
+func TestEgressNext(t *testing.T) {
+	e := mustEgress(t, EgressConfig{RateBps: 1e9, BurstBytes: 3000,
+		Queues: []QueueConfig{{Name: "d", Weight: 1, Limit: 1 << 20, PFC: 3}}})
+	if _, ok := e.Next(0); ok {
+		t.Fatal("Next with nothing queued: want not ok")
+	}
+	for i := 0; i < 8; i++ {
+		e.Enqueue(0, uint64(i), 1000)
+	}
+	if at, ok := e.Next(5); !ok || at != 5 {
+		t.Fatalf("Next(5) = %d, %v: a full bucket sends at once", at, ok)
+	}
+	out := make([]Packet, 8)
+	now := int64(0)
+	for round := 0; round < 5; round++ {
+		for e.Dequeue(now, out[:1]) == 1 {
+		}
+		at, ok := e.Next(now)
+		if !ok || at <= now {
+			t.Fatalf("round %d: Next(%d) = %d, %v: want a later time", round, now, at, ok)
+		}
+		if e.Dequeue(at-1, out[:1]) != 0 {
+			t.Fatalf("round %d: a frame went at %d, before Next's %d", round, at-1, at)
+		}
+		if e.Dequeue(at, out[:1]) != 1 {
+			t.Fatalf("round %d: no frame at Next's %d", round, at)
+		}
+		now = at
+	}
+	e.Enqueue(0, 9, 1000)
+	e.Pause(now, 1<<3, &[8]uint16{3: 100}) // 100 × 512 bit times at 1 Gb/s: 51.2 µs
+	if at, ok := e.Next(now + 10_000); !ok || at != now+51_200 {
+		t.Fatalf("paused: Next = %d, %v; want the pause's end %d", at, ok, now+51_200)
+	}
+}
+
 func TestEgressPFC(t *testing.T) {
 	e := mustEgress(t, DefaultEgress(10e9, 1<<20))
 	data, ctrl := e.QueueIndex("data"), e.QueueIndex("control")
