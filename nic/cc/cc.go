@@ -27,11 +27,6 @@ type Fixed struct {
 	st    []bucket
 }
 
-type bucket struct {
-	tokens int64 // bytes
-	last   int64 // ns of the last refill; -1 before the first
-}
-
 // NewFixed returns a pacer at rateBps bits per second with buckets of
 // burstBytes (0 means 16 KB, DCP's round quota, seed 002 §4.3).
 func NewFixed(rateBps uint64, burstBytes int) *Fixed {
@@ -53,40 +48,14 @@ func (f *Fixed) StateBytes() int { return int(reflect.TypeFor[bucket]().Size()) 
 // Open implements nic.CC: a new QP starts with a full bucket.
 func (f *Fixed) Open(q *nic.QP) { f.st[q.Index()] = bucket{tokens: f.burst, last: -1} }
 
-func (f *Fixed) refill(b *bucket, now int64) {
-	if b.last < 0 {
-		b.tokens, b.last = f.burst, now
-		return
-	}
-	if now <= b.last {
-		return
-	}
-	// Past the time the bucket takes to fill from here, it is full; this
-	// also keeps the product below from overflowing after long idles.
-	if now-b.last >= int64(uint64(f.burst-b.tokens)*8e9/f.rate) {
-		b.tokens, b.last = f.burst, now
-		return
-	}
-	add := int64(uint64(now-b.last) * f.rate / 8e9)
-	if add > 0 {
-		b.tokens = min(b.tokens+add, f.burst)
-		// keep the fraction: advance by the time the tokens stand for
-		b.last += int64(uint64(add) * 8e9 / f.rate)
-	}
-}
-
 // Ready implements nic.CC.
 func (f *Fixed) Ready(q *nic.QP, now int64) int64 {
 	if f.rate == 0 {
 		return now
 	}
 	b := &f.st[q.Index()]
-	f.refill(b, now)
-	if b.tokens > 0 {
-		return now
-	}
-	need := uint64(1 - b.tokens)
-	return b.last + int64((need*8e9+f.rate-1)/f.rate)
+	b.refill(now, f.rate, f.burst)
+	return b.ready(now, f.rate)
 }
 
 // Sent implements nic.CC.
@@ -95,7 +64,7 @@ func (f *Fixed) Sent(q *nic.QP, now int64, n int) {
 		return
 	}
 	b := &f.st[q.Index()]
-	f.refill(b, now)
+	b.refill(now, f.rate, f.burst)
 	b.tokens -= int64(n)
 }
 
