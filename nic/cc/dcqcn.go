@@ -139,22 +139,22 @@ func (c DCQCNConfig) Validate() error {
 // the worker stopped.
 type DCQCNStats struct {
 	// notification point
-	Marks      uint64 // CE-marked packets the endpoint handed to Marked
-	CNPsAsked  uint64 // of those, answered with a CNP
-	CNPsHeld   uint64 // of those, not answered: a CNP went less than min_time_between_cnps before
+	Marks     uint64 // CE-marked packets the endpoint handed to Marked
+	CNPsAsked uint64 // of those, answered with a CNP
+	CNPsHeld  uint64 // of those, not answered: a CNP went less than min_time_between_cnps before
 	// reaction point
-	CNPs          uint64 // CNPs received
-	FirstCNPs     uint64 // QPs that got their first CNP (their rate limiter started)
-	Cuts          uint64 // rate cuts (at most one per rate_reduce_monitor_period per QP)
-	DeferredCuts  uint64 // of those, for CNPs that arrived within a period of the last cut
-	FastRecovery  uint64 // increase events in fast recovery
-	AdditiveInc   uint64 // increase events in additive increase
-	HyperInc      uint64 // increase events in hyper increase
-	TimerEvents   uint64 // increase events of the rpg_time_reset timer
-	ByteEvents    uint64 // increase events of the rpg_byte_reset counter
-	AlphaUpdates  uint64 // alpha updates (every dce_tcp_rtt after a QP's first CNP)
-	AlphaSkipped  uint64 // of those, periods without a CNP applied in one step (pow)
-	TimerSkipped  uint64 // of the timer events, ones applied in one step at the line rate
+	CNPs         uint64 // CNPs received
+	FirstCNPs    uint64 // QPs that got their first CNP (their rate limiter started)
+	Cuts         uint64 // rate cuts (at most one per rate_reduce_monitor_period per QP)
+	DeferredCuts uint64 // of those, for CNPs that arrived within a period of the last cut
+	FastRecovery uint64 // increase events in fast recovery
+	AdditiveInc  uint64 // increase events in additive increase
+	HyperInc     uint64 // increase events in hyper increase
+	TimerEvents  uint64 // increase events of the rpg_time_reset timer
+	ByteEvents   uint64 // increase events of the rpg_byte_reset counter
+	AlphaUpdates uint64 // alpha updates (every dce_tcp_rtt after a QP's first CNP)
+	AlphaSkipped uint64 // of those, periods without a CNP applied in one step (pow)
+	TimerSkipped uint64 // of the timer events, ones applied in one step at the line rate
 }
 
 // RateSummary sums up the current rates of a set of QPs in bits/s: the
@@ -198,24 +198,24 @@ type DCQCN struct {
 
 // rpState is one QP's DCQCN state.
 type rpState struct {
-	b        bucket
-	rc, rt   float64 // current and target rate, bit/s
-	alpha    float64
-	limited  bool    // a CNP arrived: the limiter, its timers and alpha run
-	cnpSeen  bool    // a CNP arrived in the current alpha period
-	cutDue   bool    // a CNP waits for its cut at cutAt
-	opened   bool    // Open was called
-	t, bc    uint32  // increase events of the timer and byte counter since the last cut
-	bytes    uint64  // bytes sent since the last byte event or cut
-	alphaAt  int64   // next alpha update
-	incAt    int64   // next timer increase event
-	cutAt    int64   // the earliest time of the next cut
-	cnpAt    int64   // notification point: when this QP last asked for a CNP
-	cnpSent  bool    // cnpAt is valid
-	now      int64   // the time the state was brought up to
-	open     int64   // when Open was called
-	min      float64 // lowest rc
-	area     float64 // ∫ rc dt since open, bit/s × ns
+	b       bucket
+	rc, rt  float64 // current and target rate, bit/s
+	alpha   float64
+	limited bool    // a CNP arrived: the limiter, its timers and alpha run
+	cnpSeen bool    // a CNP arrived in the current alpha period
+	cutDue  bool    // a CNP waits for its cut at cutAt
+	opened  bool    // Open was called
+	t, bc   uint32  // increase events of the timer and byte counter since the last cut
+	bytes   uint64  // bytes sent since the last byte event or cut
+	alphaAt int64   // next alpha update
+	incAt   int64   // next timer increase event
+	cutAt   int64   // the earliest time of the next cut
+	cnpAt   int64   // notification point: when this QP last asked for a CNP
+	cnpSent bool    // cnpAt is valid
+	now     int64   // the time the state was brought up to
+	open    int64   // when Open was called
+	min     float64 // lowest rc
+	area    float64 // ∫ rc dt since open, bit/s × ns
 }
 
 // NewDCQCN returns DCQCN for an endpoint whose port sends at lineBps bits
