@@ -259,6 +259,9 @@ func (e *Endpoint) Name() string { return "nic" }
 // Transport returns the endpoint's transport.
 func (e *Endpoint) Transport() Transport { return e.t }
 
+// CC returns the endpoint's congestion control (Config.CC), nil for none.
+func (e *Endpoint) CC() CC { return e.cfg.CC }
+
 // Classifier returns the classifier the endpoint's worker must use: base
 // with the settings the transport asks for (Classifying), e.g.
 // e.Classifier(rocev2.Classifier{VerifyICRC: true}).
