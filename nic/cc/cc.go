@@ -1,12 +1,3 @@
-// Package cc holds the congestion controls of the software RNIC (the
-// nic.CC interface). Fixed is the fixed-rate pacer: a token bucket per QP
-// on top of the port's shaper, as a NIC's per-QP rate limiter. It ignores
-// CNPs and ECN marks; DCQCN, which reacts to them, comes later behind the
-// same interface.
-//
-// Example: every QP of an endpoint at 2 Gb/s with 16 KB bursts:
-//
-//	nic.Config{..., CC: cc.NewFixed(2e9, 16<<10)}
 package cc
 
 import (
