@@ -230,3 +230,33 @@ func TestDCQCNBottleneck(t *testing.T) {
 		})
 	}
 }
+
+// TestDCQCNEndpointAllocs: a WRITE stream whose every request is marked
+// CE — marks, CNPs built and sent, CNPs received, cuts, pacing — through
+// two endpoints with DCQCN allocates nothing.
+func TestDCQCNEndpointAllocs(t *testing.T) {
+	p := nictest.New(t, nictest.Options{Transport: gbnT, CC: func() nic.CC {
+		d, err := cc.NewDCQCN(10e9, cc.DefaultDCQCNConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}})
+	p.AB.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+		if m.Opcode.IsRequest() {
+			rocev2.IPv4(f[m.L3Off:]).SetECN(3)
+		}
+		return nictest.Pass
+	}
+	s := nictest.NewStream(t, p)
+	for range 20000 { // past the first publications and queue growth
+		s.Tick(t)
+	}
+	before := p.A.E.LiveStats().CNPsRecv
+	if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
+		t.Fatalf("%.2f allocations per loop", allocs)
+	}
+	if p.A.E.LiveStats().CNPsRecv == before {
+		t.Fatal("no CNPs while measuring")
+	}
+}
