@@ -91,8 +91,10 @@ type DCQCNConfig struct {
 	BurstBytes int `json:"burst_bytes,omitempty"`
 }
 
-// DefaultDCQCNConfig returns ConnectX's defaults (NVIDIA's "DCQCN
-// parameters" table, ConnectX-4 and later).
+// DefaultDCQCNConfig returns ConnectX's defaults: NVIDIA's "DCQCN
+// parameters" table (ConnectX-4 and later), and the same values an
+// mlxconfig query of a ConnectX NIC lists (RPG_TIME_RESET_P1 300, …,
+// MIN_TIME_BETWEEN_CNPS_P1 4, CNP_DSCP_P1 48, CNP_802P_PRIO_P1 6).
 func DefaultDCQCNConfig() DCQCNConfig {
 	return DCQCNConfig{
 		RPGTimeReset: 300, RPGByteReset: 32767, RPGThreshold: 1, RPGAIRate: 5, RPGHAIRate: 50,
