@@ -358,4 +358,3 @@ func benchRig(t testing.TB, at MarkPoint, on bool) *rig {
 	r.ports[1].OnTransmit = nil
 	return r
 }
-
