@@ -264,6 +264,9 @@ func (e *Egress) UseMem(m *Mem) { e.mem = m }
 // Worker.SetMarking.
 type Marking struct {
 	At MarkPoint
+	// Seed restarts the marking draws of every port as WorkerConfig.Seed
+	// seeds them, so a run after a reload repeats by seed too.
+	Seed uint64
 	// Profiles[port][queue]; a missing port or queue is off.
 	Profiles [][]ECNProfile
 }
@@ -278,7 +281,7 @@ func (w *Worker) SetMarking(m Marking) error {
 	if len(m.Profiles) > len(w.ports) {
 		return fmt.Errorf("%w: ECN profiles for %d ports, have %d", ErrWorkerConfig, len(m.Profiles), len(w.ports))
 	}
-	c := Marking{At: m.At, Profiles: make([][]ECNProfile, len(w.ports))}
+	c := Marking{At: m.At, Seed: m.Seed, Profiles: make([][]ECNProfile, len(w.ports))}
 	for i, ps := range m.Profiles {
 		if len(ps) > len(w.cfg.Egress[i].Queues) {
 			return fmt.Errorf("%w: port %s: %d ECN profiles for %d queues", ErrWorkerConfig, w.ports[i].Name(), len(ps), len(w.cfg.Egress[i].Queues))
@@ -303,5 +306,11 @@ func (w *Worker) applyMarking() {
 	}
 	for i, e := range w.egress {
 		_ = e.SetMarking(m.At, m.Profiles[i]) // checked by SetMarking
+		e.seedECN(w.portSeed(m.Seed, i))
 	}
+}
+
+// portSeed derives port i's marking seed from the worker's seed.
+func (w *Worker) portSeed(seed uint64, i int) uint64 {
+	return seed ^ splitmix64(uint64(w.cfg.ID)) ^ splitmix64(uint64(i)<<32)
 }

@@ -161,7 +161,7 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 			return nil, fmt.Errorf("port %s: %w", c.Ports[i].Name(), err)
 		}
 		e.UseMem(w.mem)
-		e.seedECN(c.Seed ^ splitmix64(uint64(c.ID)) ^ splitmix64(uint64(i)<<32))
+		e.seedECN(w.portSeed(c.Seed, i))
 		w.egress = append(w.egress, e)
 	}
 	w.timed = make([]Timed, len(c.Stages))
