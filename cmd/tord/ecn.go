@@ -61,8 +61,8 @@ type ECNProfileConfig struct {
 	// frame is marked (green_max_threshold); 0 takes the rate-derived
 	// default's.
 	MaxThreshold dataplane.Bytes `yaml:"max_threshold"`
-	// Probability is Pmax in percent, the marking probability at
-	// MaxThreshold, rising linearly from 0 at MinThreshold
+	// Probability is Pmax in percent: the marking probability at
+	// max_threshold, rising linearly from 0 at min_threshold
 	// (green_drop_probability).
 	Probability *float64 `yaml:"probability"`
 }
