@@ -229,7 +229,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// String describes a resolved profile for logs.
+// ecnString describes a worker's profile for logs: Kmin/Kmax bytes and
+// Pmax.
 func ecnString(p dataplane.ECNProfile) string {
 	if !p.On() {
 		return "off"
