@@ -94,6 +94,11 @@ type Config struct {
 	// LLR is link-local retransmission (tor/llr, Protego) on the
 	// switch-to-switch links it names; see cmd/tord/llr.go.
 	LLR LLRConfig `yaml:"llr"`
+
+	// Trust says which ports face hosts and which ports' PFC frames
+	// are honoured: where each kind of control frame may come from
+	// (tor/trust, docs/operations.md "Trust boundaries").
+	Trust TrustConfig `yaml:"trust"`
 }
 
 // dcp reports whether the classifier must parse DCP headers.
@@ -250,6 +255,9 @@ func (c *Config) Validate() error {
 		return bad("trim", "trimming keeps its queues' weights and budgets per worker and needs workers: 1, have %d", c.Workers)
 	}
 	if err := c.LLR.validate(c); err != nil {
+		return err
+	}
+	if err := c.Trust.validate(c); err != nil {
 		return err
 	}
 	if t := c.Trim; t != nil {

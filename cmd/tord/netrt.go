@@ -17,7 +17,7 @@ import (
 // ports, no NetRT stages. Zero fields take tor/netrt's defaults.
 type NetRTConfig struct {
 	Fabric   []string       `yaml:"fabric"`   // ports facing the fabric; the others face hosts
-	Prefixes []netip.Prefix `yaml:"prefixes"` // remote prefixes whose ToRs run NetRT; empty: all
+	Prefixes []netip.Prefix `yaml:"prefixes"` // remote prefixes whose ToRs run NetRT, the only sources NetRT messages from the fabric are accepted from; empty: all
 	Flows    int            `yaml:"flows"`    // flow entries per stage and worker
 
 	PoolBytes  dataplane.Bytes `yaml:"pool_bytes"`  // duplicate pool per fabric port (about one BDP)

@@ -117,6 +117,8 @@ func zeroDefaults() map[string]string {
 	n := func(v any) string { return fmt.Sprintf("`%v`", v) }
 	return map[string]string{
 		"netrt.prefixes":            "all",
+		"trust.hosts":               "the ports `netrt.fabric` leaves; none without `netrt`",
+		"trust.pfc_ports":           "every port",
 		"netrt.flows":               n(netrt.DefaultFlows),
 		"netrt.pool_bytes":          b(netrt.DefaultPoolBytes),
 		"netrt.pool_frames":         n(netrt.DefaultPoolFrames),
@@ -700,6 +702,11 @@ var dropMeanings = []struct{ reason, where, meaning string }{
 	{"no_frame", "dataplane", "Frame memory was exhausted: no free UMEM frame for a copy, a message or a retransmission (raise `xdp.frames`)."},
 	{"bad_port", "dataplane", "A stage chose an egress port that does not exist (a bug)."},
 	{"tx_full", "dataplane", "The port's AF_XDP tx ring was full (`rocetor_port_tx_refused_total`)."},
+	{"trust_pfc", "dataplane", "A PFC or PAUSE frame arrived on a port `trust.pfc_ports` leaves out: it paused nothing (`rocetor_port_pfc_refused_frames_total` names the port). See Trust boundaries."},
+	{"trust_llr", "tor/trust", "A frame carrying the link shim reached the pipeline: it came in on a port `llr.ports` does not name, whose receiver would have consumed or stripped it. See Trust boundaries."},
+	{"trust_netrt_host", "tor/trust", "A NetRT request or unfulfilled notice came in on a host port (`trust.hosts`): hosts never send them. See Trust boundaries."},
+	{"trust_netrt_peer", "tor/trust", "A NetRT message came in from the fabric with a source address outside `netrt.prefixes`, the NetRT peers. See Trust boundaries."},
+	{"trust_dcp_payload", "tor/trust", "A DCP header-only packet carried payload: data dressed as control, which would ride the lossless control queue. See Trust boundaries."},
 	{"not_ip", "tor/fwd", "Neither IPv4 nor IPv6. The XDP program passes ARP and LLDP to the kernel, so such a frame reaching a worker was misdirected."},
 	{"local", "tor/fwd", "Addressed to one of the switch's own addresses: the kernel's traffic."},
 	{"no_route", "tor/fwd", "No route, a blackhole, unreachable or prohibit route, or no table mirrored yet."},
