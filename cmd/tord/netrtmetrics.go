@@ -36,6 +36,7 @@ var srcMetrics = []portMetric[srcPort]{
 	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent every tail_probe while unacknowledged.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
 	counterOf("netrt_retransmitted_paced_total", "Of retransmitted_total, those paced at R_r because requested data exceeded K_l.", func(p *srcPort) float64 { return float64(p.Paced) }),
 	counterOf("netrt_retransmit_failed_total", "Retransmissions not sent for want of a frame or queue room.", func(p *srcPort) float64 { return float64(p.RetxFailed) }),
+	counterOf("netrt_retransmit_limited_total", "Requested duplicates not sent because the port's retransmission budget (netrt.retx_rate, retx_burst) was spent: the amplification bound at work.", func(p *srcPort) float64 { return float64(p.Limited) }),
 	counterOf("netrt_paced_skipped_total", "Paced retransmissions dropped from the queue because their duplicate was retired first.", func(p *srcPort) float64 { return float64(p.PacedSkips) }),
 	gaugeOf("netrt_pace_queue", "Duplicates waiting to be retransmitted at R_r.", func(p *srcPort) float64 { return float64(p.PaceQueued) }),
 	gaugeOf("netrt_retransmit_rate_bps", "R_r of the last paced retransmission, bit/s.", func(p *srcPort) float64 { return float64(p.RateBps) }),

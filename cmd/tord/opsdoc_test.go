@@ -134,6 +134,8 @@ func zeroDefaults() map[string]string {
 		"netrt.rate_max":            fmt.Sprintf("50%% of the port's `egress.rate`; `%s` unshaped", fmtRate(netrt.DefaultRateMax)),
 		"netrt.rate_min":            fmt.Sprintf("1%% of the port's `egress.rate`; `%s` unshaped", fmtRate(netrt.DefaultRateMin)),
 		"netrt.window":              "`netrt.hold`",
+		"netrt.retx_rate":           "`netrt.rate_max`",
+		"netrt.retx_burst":          "`netrt.pool_bytes`",
 		"netrt.pause_priority":      n(netrt.DefaultPausePriority),
 		"netrt.pause_quanta":        n(netrt.DefaultPauseQuanta),
 		"llr.mode":                  "`blocking`",

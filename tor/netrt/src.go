@@ -506,6 +506,12 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 			if k < 0 || k > hi || k > 0 && bm.Has(k-1) || found[k>>6]&(1<<(k&63)) != 0 {
 				continue
 			}
+			if !d.queued && !s.allow(c.Now, d) {
+				// Past the port's retransmission budget: as if the
+				// pool lacked it (the amplification bound).
+				s.st.Ports[d.out].Limited++
+				continue
+			}
 			found[k>>6] |= 1 << (k & 63)
 			s.retransmit(c, e, k == 0) // moves e on the expiry list and the FIFO only
 		}

@@ -195,6 +195,7 @@ type SrcPortStats struct {
 	PaceQueued int    // duplicates waiting to be paced now
 	PacedSkips uint64 // paced duplicates retired (evicted, expired, ACKed) before their turn
 	RetxFailed uint64 // retransmissions not sent for want of a frame or queue room
+	Limited    uint64 // requested duplicates not sent: the port's retransmission budget (RetxRate, RetxBurst) was spent
 	RateBps    uint64 // R_r of the last paced retransmission
 
 	// Requests, by the fabric port they came in on.
@@ -234,6 +235,7 @@ func (st SrcStats) Sum() SrcPortStats {
 		t.PaceQueued += p.PaceQueued
 		t.PacedSkips += p.PacedSkips
 		t.RetxFailed += p.RetxFailed
+		t.Limited += p.Limited
 		t.RateBps = max(t.RateBps, p.RateBps)
 		t.Requests += p.Requests
 		t.Unfulfill += p.Unfulfill
