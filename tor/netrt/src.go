@@ -132,6 +132,9 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 // Name implements dataplane.Stage.
 func (s *SrcToR) Name() string { return "netrt-src" }
 
+// Config returns the configuration in force, defaults filled in.
+func (s *SrcToR) Config() Config { return s.cfg }
+
 // Process implements dataplane.Stage.
 func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 	s.mem, s.now = c.Mem, c.Now
