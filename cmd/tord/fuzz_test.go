@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -116,10 +117,11 @@ func pipelineSeeds(t testing.TB) [][]byte {
 // ports, with random time steps, and checks after every step that
 // nothing panicked, that every frame of the worker's frame memory is
 // somewhere the switch reports it (a port's queue of injected frames,
-// an egress queue, NetRT's pool or reordering buffer, an impaired
+// an egress queue, NetRT's pool or reordering buffer (with the hosts'
+// NAKs it holds), an impaired
 // port's hold): so each frame was forwarded, held or dropped once, and
 // no byte a stage reports holding is a byte it lost; and that no
-// budget is exceeded. At the end the switch idles 20 ms of its clock:
+// budget is exceeded. At the end the switch idles 100 ms of its clock:
 // everything it held must have left or been dropped by then.
 //
 // A program is a byte string of operations: 0 injects seed frame a on
@@ -140,74 +142,89 @@ func FuzzPipeline(f *testing.F) {
 	seeds := pipelineSeeds(f)
 	cfg := fuzzConfig(f)
 	f.Fuzz(func(t *testing.T, prog []byte) {
-		if len(prog) > 4096 {
-			return // long programs add time, not coverage
-		}
-		r := newFuzzRig(t, cfg)
-		arg := func(i int) int {
-			if i < len(prog) {
-				return int(prog[i])
-			}
-			return 0
-		}
-		for len(prog) > 0 {
-			op := prog[0] % 4
-			n := 1
-			switch op {
-			case 0:
-				s := seeds[arg(1)%len(seeds)]
-				frame := append(r.scratch[:0], s...)
-				if d := byte(arg(4)); d != 0 {
-					frame[arg(3)%len(frame)] ^= d
-				}
-				r.inject(arg(2), frame)
-				n = 5
-			case 1:
-				l := min(arg(1), len(prog)-3)
-				if l > 0 {
-					r.inject(arg(2), prog[3:3+l])
-				}
-				n = 3 + max(l, 0)
-			case 2:
-				r.now += 1 << (arg(1) % 26)
-				n = 2
-			case 3:
-				s := seeds[arg(1)%len(seeds)]
-				r.inject(arg(3), s[:min(len(s), arg(2))])
-				n = 4
-			}
-			prog = prog[min(n, len(prog)):]
-			r.now++
-			r.w.Step(r.now)
-			r.check(t)
-		}
-		for range 400 {
-			r.now += 50_000
-			r.w.Step(r.now)
-			r.check(t)
-		}
-		if testing.Verbose() {
-			r.now += 2e6
-			r.w.Step(r.now)
-			snap := r.w.Snapshot()
-			var drops []string
-			for i, n := range snap.Drops {
-				if n > 0 {
-					drops = append(drops, dataplane.Reason(i).String()+"="+itoa(int(n)))
-				}
-			}
-			var rx, tx uint64
-			for _, p := range snap.Ports {
-				rx, tx = rx+p.RxPackets, tx+p.TxPackets
-			}
-			src, dst, tr, ts := r.src.Stats(), r.dst.Stats(), r.trim.Stats(), r.trust.Stats()
-			t.Logf("rx %d tx %d, drops %v; NetRT pooled %d, retransmitted %d, held %d; trimmed %d; trust refused %d",
-				rx, tx, drops, src.Sum().Pooled, src.Sum().Retrans, dst.Sum().Held, tr.Sum().Trimmed, ts.Sum().Total())
-		}
-		if n := r.mem.InUse(); n != 0 {
-			t.Fatalf("after 20 ms idle the switch still holds %d frames: %s", n, r.where())
+		if err := runProgram(t, cfg, seeds, prog); err != nil {
+			t.Fatal(err)
 		}
 	})
+}
+
+// runProgram runs one FuzzPipeline program and returns the first
+// invariant it broke.
+func runProgram(t *testing.T, cfg Config, seeds [][]byte, prog []byte) error {
+	if len(prog) > 1024 {
+		return nil // long programs add time, not coverage
+	}
+	r := newFuzzRig(t, cfg)
+	arg := func(i int) int {
+		if i < len(prog) {
+			return int(prog[i])
+		}
+		return 0
+	}
+	for len(prog) > 0 {
+		op := prog[0] % 4
+		n := 1
+		switch op {
+		case 0:
+			s := seeds[arg(1)%len(seeds)]
+			frame := append(r.scratch[:0], s...)
+			if d := byte(arg(4)); d != 0 {
+				frame[arg(3)%len(frame)] ^= d
+			}
+			r.inject(arg(2), frame)
+			n = 5
+		case 1:
+			l := min(arg(1), len(prog)-3)
+			if l > 0 {
+				r.inject(arg(2), prog[3:3+l])
+			}
+			n = 3 + max(l, 0)
+		case 2:
+			r.now += 1 << (arg(1) % 26)
+			n = 2
+		case 3:
+			s := seeds[arg(1)%len(seeds)]
+			r.inject(arg(3), s[:min(len(s), arg(2))])
+			n = 4
+		}
+		prog = prog[min(n, len(prog)):]
+		r.now++
+		r.w.Step(r.now)
+		if err := r.check(); err != nil {
+			return err
+		}
+	}
+	// Idle longer than the longest pause a received PFC frame can
+	// set (0xffff quanta at s1's 1 Gbit/s: 34 ms).
+	for range 200 {
+		r.now += 500_000
+		r.w.Step(r.now)
+		if err := r.check(); err != nil {
+			return err
+		}
+	}
+	if testing.Verbose() && r.src != nil && r.trim != nil {
+		r.now += 2e6
+		r.w.Step(r.now)
+		snap := r.w.Snapshot()
+		var drops []string
+		for i, n := range snap.Drops {
+			if n > 0 {
+				drops = append(drops, dataplane.Reason(i).String()+"="+itoa(int(n)))
+			}
+		}
+		var rx, tx uint64
+		for _, p := range snap.Ports {
+			rx, tx = rx+p.RxPackets, tx+p.TxPackets
+		}
+		src, dst, tr, ts := r.src.Stats(), r.dst.Stats(), r.trim.Stats(), r.trust.Stats()
+		t.Logf("rx %d tx %d, drops %v; NetRT pooled %d, retransmitted %d, held %d; trimmed %d; trust refused %d",
+			rx, tx, drops, src.Sum().Pooled, src.Sum().Retrans, dst.Sum().Held, tr.Sum().Trimmed, ts.Sum().Total())
+	}
+	if n := r.mem.InUse(); n != 0 {
+		return fmt.Errorf("after 100 ms idle the switch still holds %d frames: %s", n, r.where())
+	}
+	return nil
 }
 
 // fuzzRig is tord's pipeline of fuzzConfig on in-memory ports.
@@ -249,11 +266,13 @@ func (r *fuzzRig) holding() holding {
 		_, n := e.ControlDepth()
 		h.control += n
 	}
-	src, dst := r.src.Stats(), r.dst.Stats()
-	for i := range src.Ports {
-		h.pool += src.Ports[i].Frames
+	if r.src != nil {
+		src, dst := r.src.Stats(), r.dst.Stats()
+		for i := range src.Ports {
+			h.pool += src.Ports[i].Frames
+		}
+		h.reorder = dst.Frames + dst.NAKs
 	}
-	h.reorder = dst.Frames
 	for _, ip := range r.impairs {
 		h.impaired += ip.Counters().Held
 	}
@@ -271,50 +290,31 @@ func fmtHolding(h holding, inUse int) string {
 }
 
 // check asserts the invariants of FuzzPipeline after a step.
-func (r *fuzzRig) check(t *testing.T) {
-	t.Helper()
+func (r *fuzzRig) check() error {
 	if h := r.holding(); h.total() != r.mem.InUse() {
-		t.Fatalf("frames unaccounted for: %s", fmtHolding(h, r.mem.InUse()))
+		return fmt.Errorf("frames unaccounted for: %s", fmtHolding(h, r.mem.InUse()))
 	}
 	for i, name := range r.cfg.Ports {
 		e := r.w.Egress(i)
 		for q := 0; q < e.NumQueues(); q++ {
 			if b, _ := e.Depth(q); b > e.Limit(q) {
-				t.Fatalf("%s queue %s holds %d bytes, budget %d", name, e.QueueName(q), b, e.Limit(q))
+				return fmt.Errorf("%s queue %s holds %d bytes, budget %d", name, e.QueueName(q), b, e.Limit(q))
 			}
 		}
 	}
-	nc := r.src.Config()
-	src, dst := r.src.Stats(), r.dst.Stats()
-	frames, bytes := 0, 0
-	for i := range src.Ports {
-		p := &src.Ports[i]
-		frames += p.Frames
-		if p.Bytes > nc.PoolBytes || p.Bytes < 0 || p.Frames < 0 {
-			t.Fatalf("NetRT pool of port %d: %d bytes in %d frames, budget %d", i, p.Bytes, p.Frames, nc.PoolBytes)
+	if r.src != nil {
+		if err := r.checkNetRT(); err != nil {
+			return err
 		}
-	}
-	if frames > nc.PoolFrames {
-		t.Fatalf("NetRT pool holds %d frames, budget %d", frames, nc.PoolFrames)
-	}
-	frames = 0
-	for i := range dst.Ports {
-		p := &dst.Ports[i]
-		frames += p.Frames
-		bytes += p.Bytes
-		if p.Bytes > nc.BufferBytes || p.Bytes < 0 || p.Frames < 0 {
-			t.Fatalf("NetRT reordering buffer of port %d: %d bytes in %d frames, budget %d", i, p.Bytes, p.Frames, nc.BufferBytes)
-		}
-	}
-	if dst.Frames > nc.BufferFrames || frames != dst.Frames || bytes != dst.Bytes {
-		t.Fatalf("NetRT reordering buffer: %d frames, %d bytes in all, ports say %d, %d; budget %d frames",
-			dst.Frames, dst.Bytes, frames, bytes, nc.BufferFrames)
 	}
 	hold := int(r.cfg.Impair.HoldBytes)
 	for _, ip := range r.impairs {
 		if c := ip.Counters(); c.HeldBytes > hold || c.HeldBytes < 0 {
-			t.Fatalf("impaired port %s holds %d bytes, budget %d", c.Port, c.HeldBytes, hold)
+			return fmt.Errorf("impaired port %s holds %d bytes, budget %d", c.Port, c.HeldBytes, hold)
 		}
+	}
+	if r.llr == nil {
+		return nil
 	}
 	lc := r.llr.Config()
 	for i := range r.cfg.Ports {
@@ -323,9 +323,42 @@ func (r *fuzzRig) check(t *testing.T) {
 		}
 		p := r.llr.Stats().Ports[i]
 		if p.TxBytes > lc.TxBuffer || p.RxBytes > lc.RxBuffer {
-			t.Fatalf("llr on %s: Tx buffer %d bytes (budget %d), reordering buffer %d (budget %d)", r.cfg.Ports[i], p.TxBytes, lc.TxBuffer, p.RxBytes, lc.RxBuffer)
+			return fmt.Errorf("llr on %s: Tx buffer %d bytes (budget %d), reordering buffer %d (budget %d)", r.cfg.Ports[i], p.TxBytes, lc.TxBuffer, p.RxBytes, lc.RxBuffer)
 		}
 	}
+	return nil
+}
+
+// checkNetRT holds NetRT's pool and reordering buffer to their budgets,
+// and the buffer's totals to its ports' figures.
+func (r *fuzzRig) checkNetRT() error {
+	nc := r.src.Config()
+	src, dst := r.src.Stats(), r.dst.Stats()
+	frames, bytes := 0, 0
+	for i := range src.Ports {
+		p := &src.Ports[i]
+		frames += p.Frames
+		if p.Bytes > nc.PoolBytes || p.Bytes < 0 || p.Frames < 0 {
+			return fmt.Errorf("NetRT pool of port %d: %d bytes in %d frames, budget %d", i, p.Bytes, p.Frames, nc.PoolBytes)
+		}
+	}
+	if frames > nc.PoolFrames {
+		return fmt.Errorf("NetRT pool holds %d frames, budget %d", frames, nc.PoolFrames)
+	}
+	frames = 0
+	for i := range dst.Ports {
+		p := &dst.Ports[i]
+		frames += p.Frames
+		bytes += p.Bytes
+		if p.Bytes > nc.BufferBytes || p.Bytes < 0 || p.Frames < 0 {
+			return fmt.Errorf("NetRT reordering buffer of port %d: %d bytes in %d frames, budget %d", i, p.Bytes, p.Frames, nc.BufferBytes)
+		}
+	}
+	if dst.Frames+dst.NAKs > nc.BufferFrames || frames != dst.Frames || bytes != dst.Bytes {
+		return fmt.Errorf("NetRT reordering buffer: %d frames, %d bytes in all, ports say %d, %d; budget %d frames",
+			dst.Frames, dst.Bytes, frames, bytes, nc.BufferFrames)
+	}
+	return nil
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

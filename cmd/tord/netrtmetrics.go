@@ -90,6 +90,8 @@ var (
 		"Idle flow entries reused for a new flow.", []string{"stage"}, nil)
 	descTimerFull = prometheus.NewDesc("rocetor_netrt_timer_full_total",
 		"Timers the worker refused the stage (its timer heap full).", []string{"stage"}, nil)
+	descNAKsHeld = prometheus.NewDesc("rocetor_netrt_naks_held",
+		"Hosts' sequence NAKs the destination ToR holds now while the network recovers what they name; each takes a reordering-buffer entry.", nil, nil)
 	descNoFrame = prometheus.NewDesc("rocetor_netrt_pool_no_frame_total",
 		"Duplicates not made for want of a free frame (raise xdp.frames).", nil, nil)
 	descACKs = prometheus.NewDesc("rocetor_netrt_acks_total",
@@ -112,7 +114,7 @@ func (c *netrtCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descWaits
 	ch <- descData
 	ch <- descFlows
-	for _, d := range []*prometheus.Desc{descEntries, descUnserved, descReclaimed, descTimerFull, descNoFrame, descACKs, descNotices, descNAKUnknown} {
+	for _, d := range []*prometheus.Desc{descEntries, descNAKsHeld, descUnserved, descReclaimed, descTimerFull, descNoFrame, descACKs, descNotices, descNAKUnknown} {
 		ch <- d
 	}
 }
@@ -153,6 +155,7 @@ func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
 		ds.Unknown += st.Unknown
 		ds.Stale += st.Stale
 		ds.NAKUnknown += st.NAKUnknown
+		ds.NAKs += st.NAKs
 	}
 	c.stageWide(ch, &ss, &ds)
 	for i := range n {
@@ -189,6 +192,7 @@ func (c *netrtCollector) stageWide(ch chan<- prometheus.Metric, ss *netrt.SrcSta
 	}
 	ch <- prometheus.MustNewConstMetric(descEntries, prometheus.GaugeValue, float64(ss.Flows), "src")
 	ch <- prometheus.MustNewConstMetric(descEntries, prometheus.GaugeValue, float64(ds.Flows), "dst")
+	ch <- prometheus.MustNewConstMetric(descNAKsHeld, prometheus.GaugeValue, float64(ds.NAKs))
 	counter(descUnserved, ss.Local, "src", "prefix")
 	counter(descUnserved, ss.TableFull, "src", "table_full")
 	counter(descUnserved, ds.Foreign, "dst", "prefix")

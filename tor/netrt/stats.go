@@ -22,8 +22,12 @@ type DstStats struct {
 	TableFull uint64 // of new flows forwarded untouched: the table is full and nothing idle
 
 	Bytes   int    // bytes held now, all ports
-	Frames  int    // packets held now; never above Config.BufferFrames
+	Frames  int    // packets held now; with NAKs never above Config.BufferFrames
 	Dropped uint64 // held packets freed by Close
+	// NAKs are the hosts' sequence NAKs held now (DstToR.holdNAK): each
+	// takes an entry of BufferFrames, but no port's Bytes, as it will
+	// leave toward the fabric, not by a host port.
+	NAKs int
 
 	NAKUnknown uint64 // sequence NAKs from hosts for no flow in the table
 
