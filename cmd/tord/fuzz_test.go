@@ -235,7 +235,10 @@ type fuzzRig struct {
 }
 
 func newFuzzRig(t *testing.T, cfg Config) *fuzzRig {
-	return &fuzzRig{memSwitch: newMemSwitch(t, cfg, trustTable()), cfg: cfg, scratch: make([]byte, 0, 4096)}
+	// 1024 frames: less than the queues, pool and buffers could hold,
+	// so that a program can exhaust the memory too; and a smaller
+	// memory to clear makes more runs a second.
+	return &fuzzRig{memSwitch: newMemSwitchFrames(t, cfg, trustTable(), 1024), cfg: cfg, scratch: make([]byte, 0, 4096)}
 }
 
 func (r *fuzzRig) inject(port int, f []byte) {
