@@ -147,6 +147,8 @@ func zeroDefaults() map[string]string {
 		"llr.target_loss":           n(llr.DefaultTargetLoss),
 		"llr.actual_loss":           "measured",
 		"llr.copies":                "Eq. 1",
+		"llr.retx_rate":             fmt.Sprintf("half the port's `egress.rate`; `%s` unshaped", fmtRate(llr.DefaultRetxRate)),
+		"llr.retx_burst":            "`llr.tx_buffer`",
 		"llr.monitor.interval":      d(int64(llr.DefaultMonitorInterval)),
 		"llr.monitor.window":        n(llr.DefaultMonitorWindow),
 		"llr.monitor.threshold":     n(llr.DefaultMonitorThreshold),
