@@ -82,7 +82,7 @@
 // # Where it runs: a stage and a port
 //
 // The sender half is a stage (Stage.Process) placed after every stage
-// that chooses ports and queues (tord: fwd → netrt → trim → llr).
+// that chooses ports and queues (tord: trust → fwd → netrt → trim → llr).
 // Sequence numbers are given when the frame is queued, not when it is
 // sent: a sequence must follow the order frames take on the wire, and
 // only one FIFO keeps that order whatever the scheduler and PFC do. So
