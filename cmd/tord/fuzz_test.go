@@ -114,20 +114,31 @@ func pipelineSeeds(t testing.TB) [][]byte {
 
 // FuzzPipeline feeds one worker with every stage on (fuzzConfig) a
 // program of random and mutated frames (pipelineSeeds) on in-memory
-// ports, with random time steps, and checks after every step that
-// nothing panicked, that every frame of the worker's frame memory is
-// somewhere the switch reports it (a port's queue of injected frames,
-// an egress queue, NetRT's pool or reordering buffer (with the hosts'
-// NAKs it holds), an impaired
-// port's hold): so each frame was forwarded, held or dropped once, and
-// no byte a stage reports holding is a byte it lost; and that no
-// budget is exceeded. At the end the switch idles 100 ms of its clock:
-// everything it held must have left or been dropped by then.
+// ports, with random time steps, and checks after every step:
+//
+//   - nothing panicked;
+//   - every frame of the worker's frame memory is where a port, a queue
+//     or a stage reports it — a port's injected frames, an egress queue
+//     (PFC frames included), NetRT's pool, its reordering buffer and the
+//     hosts' NAKs it holds, an impaired port's hold — so every frame
+//     was forwarded, held or dropped (with a reason: the worker frees a
+//     frame only through a drop counted by reason, or a send) exactly
+//     once;
+//   - held bytes are what the stages report: NetRT's pool and buffer,
+//     walked entry by entry, hold the frames and bytes their counters
+//     say (SrcToR.Check, DstToR.Check);
+//   - no budget is exceeded: egress queues, NetRT's pool and buffer per
+//     port and in all, impair's hold, llr's Tx and reordering buffers.
+//
+// At the end the switch idles 100 ms of its clock: everything it held
+// must have left or been dropped by then.
 //
 // A program is a byte string of operations: 0 injects seed frame a on
 // port b with byte c XORed with d; 1 injects the next a bytes as a
 // frame on port b; 2 advances the clock 2^(a mod 26) ns; 3 injects
-// seed a cut to b bytes on port c.
+// seed a cut to b bytes on port c. scripts/fuzz.sh (make fuzz) runs it
+// and commits what it finds to testdata/fuzz/FuzzPipeline, which go
+// test replays.
 func FuzzPipeline(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 2, 10, 0, 1, 0, 0, 0, 2, 12, 0, 8, 2, 0, 0, 2, 16})
 	f.Add([]byte{0, 2, 2, 0, 0, 0, 3, 2, 0, 0, 2, 10, 0, 9, 2, 0, 0, 0, 10, 0, 0, 0, 2, 20})
@@ -332,9 +343,18 @@ func (r *fuzzRig) check() error {
 	return nil
 }
 
-// checkNetRT holds NetRT's pool and reordering buffer to their budgets,
-// and the buffer's totals to its ports' figures.
+// checkNetRT holds NetRT's pool and reordering buffer to what they
+// report (their bytes are the sum of the frames they hold) and to their
+// budgets.
 func (r *fuzzRig) checkNetRT() error {
+	// What the pool and the buffer hold, entry by entry, against what
+	// they report.
+	if err := r.src.Check(); err != nil {
+		return err
+	}
+	if err := r.dst.Check(); err != nil {
+		return err
+	}
 	nc := r.src.Config()
 	src, dst := r.src.Stats(), r.dst.Stats()
 	frames, bytes := 0, 0
