@@ -100,6 +100,7 @@ func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 			s.ps(p.In).LLR++
 			p.Drop(ReasonLLR)
 		case m.Kind != rocev2.KindRoCE:
+			// Nothing else to check: the other rules are about RoCEv2.
 		case m.Opcode == rocev2.NetRTOpcode:
 			switch {
 			case s.host(p.In):
@@ -109,7 +110,7 @@ func (s *Stage) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 				s.ps(p.In).NetRTPeer++
 				p.Drop(ReasonNetRTPeer)
 			}
-		case m.HeaderOnly() && m.ICRCOff != m.PayloadOff:
+		case m.HeaderOnly() && m.PayloadLen() > 0:
 			s.ps(p.In).DCPPayload++
 			p.Drop(ReasonDCPPayload)
 		}

@@ -117,6 +117,20 @@ func linkCtrl(typ uint8) []byte {
 	return f
 }
 
+// trimmed is a DCP data packet as a trimming switch upstream leaves it
+// (rocev2.Trim).
+func trimmed(t testing.TB) []byte {
+	f := build(t, rocev2.Spec{SrcIP: remote, DstIP: local, DCP: true, DSCP: rocev2.WithTag(24, rocev2.DCPData),
+		Opcode: rocev2.RCWriteMiddle, DestQP: 0x11, PSN: psn.New(5), MSN: 1, Payload: make([]byte, 1021)})
+	var m rocev2.Meta
+	rocev2.Classifier{DCP: true}.Classify(f, &m)
+	n, err := rocev2.Trim(f, &m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f[:n]
+}
+
 func ho(t testing.TB, payload int) []byte {
 	return build(t, rocev2.Spec{SrcIP: remote, DstIP: local, DCP: true, DSCP: rocev2.WithTag(24, rocev2.DCPHeaderOnly),
 		Opcode: rocev2.RCAck, DestQP: 0x11, PSN: psn.New(5), MSN: 1, Payload: make([]byte, payload)})
@@ -145,6 +159,7 @@ func TestStageRefuses(t *testing.T) {
 		{"protection request from the fabric", true, 1, func(testing.TB) []byte { return linkCtrl(rocev2.ShimProtect) }, ReasonLLR, func(p *PortStats) uint64 { return p.LLR }},
 		{"ACK from a host", true, 0, func(testing.TB) []byte { return linkCtrl(rocev2.ShimAck) }, ReasonLLR, func(p *PortStats) uint64 { return p.LLR }},
 		{"header-only packet returned by a host", true, 0, func(t testing.TB) []byte { return ho(t, 0) }, 0, nil},
+		{"header-only packet trimmed upstream", true, 1, trimmed, 0, nil},
 		{"header-only packet with payload from a host", true, 0, func(t testing.TB) []byte { return ho(t, 512) }, ReasonDCPPayload, func(p *PortStats) uint64 { return p.DCPPayload }},
 		{"data from a host", true, 0, func(t testing.TB) []byte { return write(t, local, remote) }, 0, nil},
 	} {
