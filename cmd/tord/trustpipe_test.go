@@ -247,6 +247,10 @@ func TestTrustForged(t *testing.T) {
 			return spec(t, rocev2.Spec{SrcIP: h1Addr, DstIP: peerAddr, DCP: true, DSCP: rocev2.WithTag(24, rocev2.DCPHeaderOnly),
 				Opcode: rocev2.RCWriteMiddle, DestQP: 0x44, PSN: psn.New(0), MSN: 1, Payload: make([]byte, 1024)})
 		}, trust.ReasonDCPPayload, nil},
+		{"header-only packet with payload from the fabric", portS1, func(t testing.TB) []byte {
+			return spec(t, rocev2.Spec{SrcIP: peerAddr, DstIP: h1Addr, DCP: true, DSCP: rocev2.WithTag(24, rocev2.DCPHeaderOnly),
+				Opcode: rocev2.RCWriteMiddle, DestQP: 0x22, PSN: psn.New(9), MSN: 1, Payload: make([]byte, 1024)})
+		}, trust.ReasonDCPPayload, nil},
 		{"PFC from a host", portH1, func(testing.TB) []byte { return pfcFrame(false) }, dataplane.ReasonPFCRefused, nil},
 		{"PAUSE from a host", portH2, func(testing.TB) []byte { return pfcFrame(true) }, dataplane.ReasonPFCRefused, nil},
 	}
