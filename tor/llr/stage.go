@@ -156,15 +156,26 @@ func (s *Stage) resolve(c *dataplane.Ctx, l *link) bool {
 	if burst == 0 {
 		burst = s.cfg.TxBuffer
 	}
-	l.burst = int64(min(uint64(burst)*8*1e9/l.lrate, math.MaxInt64/4))
+	l.burst = int64(min(nsAt(uint64(burst), l.lrate), math.MaxInt64/4))
 	l.tat = math.MinInt64 / 4 // full
 	return true
+}
+
+// nsAt returns how long n bytes take at rate bit/s, in ns, saturating
+// rather than overflowing.
+func nsAt(n, rate uint64) uint64 {
+	hi, lo := bits.Mul64(n, 8e9)
+	if hi >= rate {
+		return math.MaxUint64
+	}
+	q, _ := bits.Div64(hi, lo, rate)
+	return q
 }
 
 // budget charges n bytes of retransmission to l's bucket; when there is
 // no room it returns false and how long until there is.
 func (s *Stage) budget(now int64, l *link, n int) (bool, int64) {
-	cost := int64(min(uint64(n)*8*1e9/l.lrate, math.MaxInt32))
+	cost := int64(min(nsAt(uint64(n), l.lrate), math.MaxInt32))
 	t := max(l.tat, now)
 	if over := t + cost - now - l.burst; over > 0 {
 		return false, over
@@ -464,6 +475,7 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 		l.reqHead = (l.reqHead + 1) % reqCap
 		l.reqN--
 	}
+	l.waiting = false // every notice served
 	return work
 }
 

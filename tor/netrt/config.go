@@ -104,8 +104,8 @@ type Config struct {
 	// (the first such PSN gets the unfulfilled notice, so that a flow
 	// blocked on it falls back to the hosts at once) and counted
 	// (SrcPortStats.Limited). Zero means RateMax of the port (50% of
-	// its shaped rate, DefaultRateMax unshaped) and PoolBytes: the
-	// whole pool once, then half the link at most. Tail probes, which
+	// its shaped rate, DefaultRateMax unshaped) and PoolBytes (at least
+	// MaxFrame): the whole pool once, then half the link at most. Tail probes, which
 	// no request draws, are not charged.
 	RetxRate  uint64
 	RetxBurst int
