@@ -31,8 +31,10 @@ lint:
 	test -z "$$(gofmt -l .)"
 	$(GO) vet ./...
 
-# Each fuzz target for FUZZTIME (default 1m); new corpus entries land in
-# rocev2/testdata/fuzz and are committed.
+# Each fuzz target for FUZZTIME (default 1m): the wire formats
+# (rocev2), and the whole pipeline with every stage on (cmd/tord's
+# FuzzPipeline). New corpus entries land in each package's
+# testdata/fuzz and are committed; go test, and so CI, replays them.
 FUZZTIME ?= 1m
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)

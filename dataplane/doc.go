@@ -7,8 +7,9 @@
 // Mem (the UMEM of its sockets), one socket per port, its stage instances,
 // its egress queues and its timers. Each loop it receives a batch of up to
 // BatchSize frames per port, classifies them with rocev2, consumes MAC
-// control frames (802.1Qbb PFC and 802.3x PAUSE pause this port's egress),
-// runs the stages in order, queues what they forward, fires due timers, and
+// control frames (802.1Qbb PFC and 802.3x PAUSE pause this port's egress;
+// on the ports WorkerConfig.RefusePFC names they are dropped as
+// trust_pfc instead, a trust boundary), runs the stages in order, queues what they forward, fires due timers, and
 // hands each port what its scheduler releases. Step runs one loop at a
 // given time, so tests and simulators drive a worker with a clock of their
 // own; Run loops in Busy, Adaptive or Interrupt mode.

@@ -265,6 +265,12 @@ func (e *Egress) Depth(q int) (bytes, packets int) {
 	return e.queues[q].bytes, e.queues[q].packets()
 }
 
+// ControlDepth returns the bytes and frames of MAC control (PFC, PAUSE)
+// waiting ahead of every queue (EnqueueControl).
+func (e *Egress) ControlDepth() (bytes, packets int) {
+	return e.ctrl.bytes, e.ctrl.packets()
+}
+
 // RateBps returns the link rate the shaper holds the port to, in bits
 // per second; 0 when the port is unshaped. Stages that pace their own
 // traffic (NetRT's retransmissions) derive their rates from it.

@@ -65,6 +65,10 @@ var (
 	ReasonNoFrame   = NewReason("no_frame")   // frame memory exhausted
 	ReasonBadPort   = NewReason("bad_port")   // egress port index out of range
 	ReasonTxFull    = NewReason("tx_full")    // a port refused a frame it was handed
+	// ReasonPFCRefused: a PFC or PAUSE frame arrived on a port that does
+	// not honour them (WorkerConfig.RefusePFC): a trust boundary, so it
+	// paused nothing.
+	ReasonPFCRefused = NewReason("trust_pfc")
 	// classifier reasons, one per rocev2.Reason
 	malformed [rocev2.NumReasons]Reason
 )

@@ -12,6 +12,10 @@ type PortCounters struct {
 	TxPackets, TxBytes uint64
 	PFCRx, PauseRx     uint64 // PFC and 802.3x PAUSE frames received
 	PFCTx              uint64 // PFC frames sent
+	// PFCRefused counts PFC and PAUSE frames received on a port that
+	// does not honour them (WorkerConfig.RefusePFC), dropped as
+	// ReasonPFCRefused.
+	PFCRefused uint64
 }
 
 // QueueSnapshot is one egress queue at the last publication.

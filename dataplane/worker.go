@@ -77,6 +77,13 @@ type WorkerConfig struct {
 	// Seed seeds the ECN marking draws of every port (with ID and the
 	// port's index), so that a run repeats by seed.
 	Seed uint64
+	// RefusePFC, when not nil, names by port index the ports whose
+	// 802.1Qbb PFC and 802.3x PAUSE frames are dropped (ReasonPFCRefused,
+	// PortCounters.PFCRefused) instead of pausing the port's egress: a
+	// host that may not stop the switch's queues must not reach them
+	// with a forged pause. nil, or a false entry, honours them, which
+	// is what a switch did before it had the knob.
+	RefusePFC []bool
 }
 
 // Worker runs the pipeline over its ports on one locked OS thread: it
@@ -141,6 +148,9 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	}
 	if len(c.Egress) != len(c.Ports) {
 		return nil, fmt.Errorf("%w: %d egress configs for %d ports", ErrWorkerConfig, len(c.Egress), len(c.Ports))
+	}
+	if c.RefusePFC != nil && len(c.RefusePFC) != len(c.Ports) {
+		return nil, fmt.Errorf("%w: RefusePFC names %d ports, have %d", ErrWorkerConfig, len(c.RefusePFC), len(c.Ports))
 	}
 	if c.TimerCap == 0 {
 		c.TimerCap = 1 << 16
@@ -298,6 +308,11 @@ func (w *Worker) receive(in int, b *Batch) {
 			continue
 		}
 		if p.Meta.Kind == rocev2.KindMACControl {
+			if in < len(w.cfg.RefusePFC) && w.cfg.RefusePFC[in] {
+				pc.PFCRefused++
+				p.Drop(ReasonPFCRefused)
+				continue
+			}
 			c := rocev2.MACControl(f[p.Meta.L3Off:])
 			switch c.Opcode() {
 			case rocev2.MACControlPFC:

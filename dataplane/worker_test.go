@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"encoding/binary"
 	"net/netip"
 	"testing"
 	"time"
@@ -160,6 +161,42 @@ func TestWorkerPFC(t *testing.T) {
 	r.w.publish(1e9)
 	if s := r.w.Snapshot(); s.Ports[1].PFCRx != 1 || s.Ports[0].PFCTx != 1 {
 		t.Fatalf("pfc counters %+v", s.Ports)
+	}
+}
+
+// TestWorkerRefusePFC checks the trust knob: PFC and PAUSE frames on a
+// port that does not honour them are dropped as trust_pfc, counted on
+// the port, and pause nothing, while the other port still honours them.
+func TestWorkerRefusePFC(t *testing.T) {
+	r := newRig(t, DefaultEgress(10e9, 1<<20), cross{q: 2})
+	r.w.cfg.RefusePFC = []bool{false, true}
+	pfc := make([]byte, 64)
+	n, _ := rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 0xff, [8]uint16{0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff})
+	pause := append([]byte(nil), pfc[:n]...)
+	binary.BigEndian.PutUint16(pause[14:], rocev2.MACControlPause)
+	r.ports[1].Inject(pfc[:n])
+	r.ports[1].Inject(pause)
+	r.w.Step(0)
+	r.ports[0].Inject(roceFrame(t, 1, 100))
+	r.w.Step(1000)
+	if len(r.sent[1]) != 1 {
+		t.Fatal("a refused PFC frame paused the port")
+	}
+	r.w.publish(1e9)
+	s := r.w.Snapshot()
+	if s.Ports[1].PFCRefused != 2 || s.Ports[1].PFCRx != 0 || s.Ports[1].PauseRx != 0 || s.Drops[ReasonPFCRefused] != 2 {
+		t.Fatalf("counters %+v, trust_pfc drops %d: want 2 refused, none honoured", s.Ports[1], s.Drops[ReasonPFCRefused])
+	}
+	// Port 0 still honours them.
+	r.ports[0].Inject(pfc[:n])
+	r.w.Step(2000)
+	r.ports[1].Inject(roceFrame(t, 2, 100))
+	r.w.Step(3000)
+	if len(r.sent[0]) != 0 {
+		t.Fatal("port 0 honours PFC, yet sent data while paused")
+	}
+	if r.mem.InUse() != 1 {
+		t.Fatalf("%d frames in use, want the one paused on port 0", r.mem.InUse())
 	}
 }
 

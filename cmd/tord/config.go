@@ -101,6 +101,10 @@ type Config struct {
 	// profile derived from the port's rate (4 KB and 16 KB of Kmin and
 	// Kmax per Gbit/s, Pmax 20%). A reload applies it live.
 	ECN *ECNConfig `yaml:"ecn"`
+	// Trust says which ports face hosts and which ports' PFC frames
+	// are honoured: where each kind of control frame may come from
+	// (tor/trust, docs/operations.md "Trust boundaries").
+	Trust TrustConfig `yaml:"trust"`
 }
 
 // dcp reports whether the classifier must parse DCP headers.
@@ -260,6 +264,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.ECN.validate(c); err != nil {
+		return err
+	}
+	if err := c.Trust.validate(c); err != nil {
 		return err
 	}
 	if t := c.Trim; t != nil {

@@ -120,6 +120,7 @@ func tordCollectors() []tordCollector {
 		{"always", xdpCollector{}, false},
 		{"always", collectors.NewGoCollector(), true},
 		{"always", collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), true},
+		{"always", &trustCollector{ports: ports}, true},
 		{"with a `netrt:` section", &netrtCollector{ports: ports}, true},
 		{"with an `llr:` section", &llrCollector{}, false},
 		{"with `llr.monitor`", &llrCollector{monitor: new(llr.Monitor)}, false},

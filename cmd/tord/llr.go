@@ -31,6 +31,8 @@ type LLRConfig struct {
 	Copies     int             `yaml:"copies"`      // copies per lost packet; 0: Eq. 1
 	Dormant    bool            `yaml:"dormant"`     // senders start off; the neighbour's monitor or torctl llr on turns them on
 	Watch      bool            `yaml:"watch"`       // senders switched off still number frames, so the neighbour's monitor sees losses
+	RetxRate   dataplane.Rate  `yaml:"retx_rate"`   // retransmissions loss notices may draw per port, sustained; 0: half the port's rate
+	RetxBurst  dataplane.Bytes `yaml:"retx_burst"`  // ... and at once; 0: tx_buffer
 	// Monitor, when present, runs the corruption monitor on every
 	// protected port: it asks the neighbour to protect the link once the
 	// loss rate measured here reaches the threshold.
@@ -56,7 +58,7 @@ func (l *LLRConfig) On() bool { return len(l.Ports) > 0 }
 func (l *LLRConfig) stageConfig(ports []string) (llr.Config, error) {
 	c := llr.Config{TxBuffer: int(l.TxBuffer), RxBuffer: int(l.RxBuffer), Pause: int(l.Pause), Resume: int(l.Resume),
 		AckTimeout: int64(l.AckTimeout), TargetLoss: l.TargetLoss, ActualLoss: l.ActualLoss, Copies: l.Copies,
-		Dormant: l.Dormant, Watch: l.Watch}
+		Dormant: l.Dormant, Watch: l.Watch, RetxRate: uint64(l.RetxRate), RetxBurst: int(l.RetxBurst)}
 	mode := l.Mode
 	if mode == "" {
 		mode = "blocking"
@@ -145,6 +147,7 @@ var llrMetrics = []portMetric[llr.PortStats]{
 	counterOf("llr_notices_stale_total", "Loss notices received that named nothing still in the Tx buffer.", func(p *llr.PortStats) float64 { return float64(p.NoticesStale) }),
 	counterOf("llr_losses_notified_total", "Sequences the neighbour's loss notices asked for.", func(p *llr.PortStats) float64 { return float64(p.LossesNotified) }),
 	counterOf("llr_requests_dropped_total", "Loss notices not served: the request ring was full.", func(p *llr.PortStats) float64 { return float64(p.RequestsDropped) }),
+	counterOf("llr_retransmit_limited_total", "Times serving the neighbour's loss notices waited for the retransmission budget (llr.retx_rate, retx_burst): the amplification bound at work.", func(p *llr.PortStats) float64 { return float64(p.RetxLimited) }),
 	counterOf("llr_retransmit_refused_total", "Retransmitted copies the retransmit queue refused.", func(p *llr.PortStats) float64 { return float64(p.RetxRefused) }),
 	counterOf("llr_holes_merged_total", "Missing runs merged into the previous one for want of hole-table room.", func(p *llr.PortStats) float64 { return float64(p.HolesMerged) }),
 	counterOf("llr_reorder_buffer_full_total", "Out-of-order frames dropped for want of reordering-buffer room (asked for again).", func(p *llr.PortStats) float64 { return float64(p.RxBufferFull) }),

@@ -205,7 +205,8 @@ func serve(cfg Config, sw *Switch, adm *admin, ready *atomic.Bool, log *zap.Logg
 	}
 	reg.MustRegister(metrics.New(cfg.Ports, sw.StageNames(), srcs...),
 		xdpCollector{ports: cfg.Ports, progs: sw.progs},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&trustCollector{ports: cfg.Ports, stages: sw.trusts})
 	if len(sw.srcs) > 0 {
 		reg.MustRegister(&netrtCollector{ports: cfg.Ports, srcs: sw.srcs, dsts: sw.dsts})
 	}

@@ -17,7 +17,7 @@ import (
 // ports, no NetRT stages. Zero fields take tor/netrt's defaults.
 type NetRTConfig struct {
 	Fabric   []string       `yaml:"fabric"`   // ports facing the fabric; the others face hosts
-	Prefixes []netip.Prefix `yaml:"prefixes"` // remote prefixes whose ToRs run NetRT; empty: all
+	Prefixes []netip.Prefix `yaml:"prefixes"` // remote prefixes whose ToRs run NetRT, the only sources NetRT messages from the fabric are accepted from; empty: all
 	Flows    int            `yaml:"flows"`    // flow entries per stage and worker
 
 	PoolBytes  dataplane.Bytes `yaml:"pool_bytes"`  // duplicate pool per fabric port (about one BDP)
@@ -41,6 +41,11 @@ type NetRTConfig struct {
 	Window        time.Duration   `yaml:"window"`         // time over which requested bytes count
 	PausePriority int             `yaml:"pause_priority"` // PFC priority paused on senders above k_low; -1: no pause
 	PauseQuanta   uint16          `yaml:"pause_quanta"`   // PFC pause time in 512-bit quanta
+
+	// The amplification bound: retransmissions requests may draw, per
+	// fabric port, whoever sends them (tor/netrt Config.RetxRate).
+	RetxRate  dataplane.Rate  `yaml:"retx_rate"`  // sustained; 0: rate_max
+	RetxBurst dataplane.Bytes `yaml:"retx_burst"` // at once; 0: pool_bytes
 }
 
 // On reports whether the section turns NetRT on.
@@ -110,6 +115,8 @@ func (n *NetRTConfig) stageConfig(ports []string, fib *fwd.FIB) (netrt.Config, e
 		Window:          int64(n.Window),
 		PausePriority:   n.PausePriority,
 		PauseQuanta:     n.PauseQuanta,
+		RetxRate:        uint64(n.RetxRate),
+		RetxBurst:       int(n.RetxBurst),
 	}
 	for _, f := range n.Fabric {
 		c.Fabric |= 1 << slices.Index(ports, f)

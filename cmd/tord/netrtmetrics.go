@@ -36,6 +36,7 @@ var srcMetrics = []portMetric[srcPort]{
 	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent every tail_probe while unacknowledged.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
 	counterOf("netrt_retransmitted_paced_total", "Of retransmitted_total, those paced at R_r because requested data exceeded K_l.", func(p *srcPort) float64 { return float64(p.Paced) }),
 	counterOf("netrt_retransmit_failed_total", "Retransmissions not sent for want of a frame or queue room.", func(p *srcPort) float64 { return float64(p.RetxFailed) }),
+	counterOf("netrt_retransmit_limited_total", "Requested duplicates not sent because the port's retransmission budget (netrt.retx_rate, retx_burst) was spent: the amplification bound at work.", func(p *srcPort) float64 { return float64(p.Limited) }),
 	counterOf("netrt_paced_skipped_total", "Paced retransmissions dropped from the queue because their duplicate was retired first.", func(p *srcPort) float64 { return float64(p.PacedSkips) }),
 	gaugeOf("netrt_pace_queue", "Duplicates waiting to be retransmitted at R_r.", func(p *srcPort) float64 { return float64(p.PaceQueued) }),
 	gaugeOf("netrt_retransmit_rate_bps", "R_r of the last paced retransmission, bit/s.", func(p *srcPort) float64 { return float64(p.RateBps) }),
@@ -89,6 +90,8 @@ var (
 		"Idle flow entries reused for a new flow.", []string{"stage"}, nil)
 	descTimerFull = prometheus.NewDesc("rocetor_netrt_timer_full_total",
 		"Timers the worker refused the stage (its timer heap full).", []string{"stage"}, nil)
+	descNAKsHeld = prometheus.NewDesc("rocetor_netrt_naks_held",
+		"Hosts' sequence NAKs the destination ToR holds now while the network recovers what they name; each takes a reordering-buffer entry.", nil, nil)
 	descNoFrame = prometheus.NewDesc("rocetor_netrt_pool_no_frame_total",
 		"Duplicates not made for want of a free frame (raise xdp.frames).", nil, nil)
 	descACKs = prometheus.NewDesc("rocetor_netrt_acks_total",
@@ -111,7 +114,7 @@ func (c *netrtCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descWaits
 	ch <- descData
 	ch <- descFlows
-	for _, d := range []*prometheus.Desc{descEntries, descUnserved, descReclaimed, descTimerFull, descNoFrame, descACKs, descNotices, descNAKUnknown} {
+	for _, d := range []*prometheus.Desc{descEntries, descNAKsHeld, descUnserved, descReclaimed, descTimerFull, descNoFrame, descACKs, descNotices, descNAKUnknown} {
 		ch <- d
 	}
 }
@@ -152,6 +155,7 @@ func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
 		ds.Unknown += st.Unknown
 		ds.Stale += st.Stale
 		ds.NAKUnknown += st.NAKUnknown
+		ds.NAKs += st.NAKs
 	}
 	c.stageWide(ch, &ss, &ds)
 	for i := range n {
@@ -188,6 +192,7 @@ func (c *netrtCollector) stageWide(ch chan<- prometheus.Metric, ss *netrt.SrcSta
 	}
 	ch <- prometheus.MustNewConstMetric(descEntries, prometheus.GaugeValue, float64(ss.Flows), "src")
 	ch <- prometheus.MustNewConstMetric(descEntries, prometheus.GaugeValue, float64(ds.Flows), "dst")
+	ch <- prometheus.MustNewConstMetric(descNAKsHeld, prometheus.GaugeValue, float64(ds.NAKs))
 	counter(descUnserved, ss.Local, "src", "prefix")
 	counter(descUnserved, ss.TableFull, "src", "table_full")
 	counter(descUnserved, ds.Foreign, "dst", "prefix")

@@ -10,6 +10,7 @@ import (
 	"rocetor/tor/llr"
 	"rocetor/tor/netrt"
 	"rocetor/tor/trim"
+	"rocetor/tor/trust"
 )
 
 // plan is what the workers of one switch share, derived once from a
@@ -22,6 +23,7 @@ type plan struct {
 	fwd    fwd.Config
 	netrt  netrt.Config
 	llr    llr.Config
+	trust  trust.Config
 	impair *impair.Control // nil without impair rules
 }
 
@@ -29,7 +31,7 @@ type plan struct {
 // comes from the MTU of the protected interfaces that exist; where none
 // does (in-memory ports), llr's default holds.
 func newPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*plan, error) {
-	p := &plan{cfg: cfg, fib: fib, misses: misses}
+	p := &plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.stageConfig(cfg)}
 	var err error
 	if p.fwd, err = fwdConfig(cfg); err != nil {
 		return nil, err
@@ -74,6 +76,7 @@ func newPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*plan, error) {
 // run the same pipeline.
 type pipeline struct {
 	worker  *dataplane.Worker
+	trust   *trust.Stage
 	fwd     *fwd.Stage
 	src     *netrt.SrcToR  // nil without netrt:
 	dst     *netrt.DstToR  // nil without netrt:
@@ -112,7 +115,11 @@ func (p *plan) build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 	if pl.fwd, err = fwd.NewStage(p.fwd, p.fib, p.misses); err != nil {
 		return nil, err
 	}
-	stages := []dataplane.Stage{pl.fwd}
+	// First: what crosses a trust boundary must reach no stage, not
+	// even fwd, which would forward a shimmed frame onto a protected
+	// link. What stages emit later is the switch's own and skips it.
+	pl.trust = trust.NewStage(p.trust)
+	stages := []dataplane.Stage{pl.trust, pl.fwd}
 	if cfg.NetRT.On() {
 		// After fwd, which picks the ports both stages key on; before
 		// trim and llr, which the packets NetRT emits later
@@ -166,7 +173,7 @@ func (p *plan) build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 	}
 	pm, _ := dataplane.ParsePollMode(cfg.Poll)
 	pl.worker, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
-		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed})
+		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.refusePFC(cfg.Ports)})
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 	"rocetor/tor/llr"
 	"rocetor/tor/netrt"
 	"rocetor/tor/trim"
+	"rocetor/tor/trust"
 )
 
 // Switch is a running tord: one XDP program per port, one UMEM and one
@@ -41,6 +42,7 @@ type Switch struct {
 	impairs []*impair.Port  // every worker's ports, wrapped when impair has rules
 	impair  *impair.Control // nil without impair rules
 	trims   []*trim.Stage
+	trusts  []*trust.Stage
 	llr     *llr.Stage // workers: 1 when on
 	monitor *llr.Monitor
 	srcs    []*netrt.SrcToR
@@ -137,6 +139,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		}
 		s.workers = append(s.workers, pl.worker)
 		s.stages = append(s.stages, pl.fwd)
+		s.trusts = append(s.trusts, pl.trust)
 		s.impairs = append(s.impairs, pl.impairs...)
 		if pl.src != nil {
 			s.srcs, s.dsts = append(s.srcs, pl.src), append(s.dsts, pl.dst)
@@ -182,6 +185,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 				zap.Strings("queues", qs), zap.Int("workers", cfg.Workers))
 		}
 	}
+	log.Info("trust boundaries", zap.String("trust", describeTrust(&cfg)))
 	s.mirror, err = fwd.NewMirror(fwd.MirrorConfig{Ports: cfg.Ports, FIB: s.fib, Misses: s.misses,
 		Multipath: pn.fwd.Multipath, Logger: log.Named("mirror")})
 	if err != nil {
@@ -323,7 +327,7 @@ func (s *Switch) Close() {
 
 // StageNames names the stages of every worker's pipeline, in order.
 func (s *Switch) StageNames() []string {
-	names := []string{"fwd"}
+	names := []string{"trust", "fwd"}
 	if len(s.srcs) > 0 {
 		names = append(names, "netrt-src", "netrt-dst")
 	}

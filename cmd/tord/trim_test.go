@@ -45,7 +45,14 @@ type memSwitch struct {
 // tab in its FIB.
 func newMemSwitch(t *testing.T, cfg Config, tab *fwd.TableConfig) *memSwitch {
 	t.Helper()
-	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
+	return newMemSwitchFrames(t, cfg, tab, 4096)
+}
+
+// newMemSwitchFrames is newMemSwitch with a frame memory of frames
+// 2 KiB frames.
+func newMemSwitchFrames(t *testing.T, cfg Config, tab *fwd.TableConfig, frames int) *memSwitch {
+	t.Helper()
+	mem, err := dataplane.NewMem(make([]byte, frames*2048), 2048)
 	if err != nil {
 		t.Fatal(err)
 	}

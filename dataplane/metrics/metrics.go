@@ -40,6 +40,7 @@ var (
 	dTxBytes     = desc("port_tx_bytes_total", "Bytes transmitted on the port.", "port")
 	dPFCRx       = desc("port_pfc_rx_frames_total", "802.1Qbb PFC frames received on the port.", "port")
 	dPauseRx     = desc("port_pause_rx_frames_total", "802.3x PAUSE frames received on the port.", "port")
+	dPFCRefused  = desc("port_pfc_refused_frames_total", "PFC and PAUSE frames received on a port that does not honour them (trust.pfc_ports), dropped as trust_pfc: they paused nothing.", "port")
 	dPFCTx       = desc("port_pfc_tx_frames_total", "802.1Qbb PFC frames the switch sent on the port.", "port")
 	dXDPDrop     = desc("port_xdp_rx_dropped_total", "Frames the kernel dropped for want of AF_XDP rx ring or fill ring room (XDP_STATISTICS rx_dropped).", "port")
 	dXDPInvalid  = desc("port_xdp_invalid_descs_total", "Invalid AF_XDP descriptors (XDP_STATISTICS), by direction.", "port", "direction")
@@ -77,7 +78,7 @@ var (
 
 // Descs lists every metric the collector exports, for the metrics reference.
 func Descs() []*prometheus.Desc {
-	return []*prometheus.Desc{dRxPackets, dRxBytes, dTxPackets, dTxBytes, dPFCRx, dPauseRx, dPFCTx,
+	return []*prometheus.Desc{dRxPackets, dRxBytes, dTxPackets, dTxBytes, dPFCRx, dPauseRx, dPFCRefused, dPFCTx,
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
 		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops,
 		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dDrops,
@@ -113,6 +114,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			a.TxBytes += b.TxBytes
 			a.PFCRx += b.PFCRx
 			a.PauseRx += b.PauseRx
+			a.PFCRefused += b.PFCRefused
 			a.PFCTx += b.PFCTx
 			ps, qs := &pstats[i], s.PortStats[i]
 			ps.RxDropped += qs.RxDropped
@@ -175,6 +177,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(ch, dTxBytes, p.TxBytes, name)
 		counter(ch, dPFCRx, p.PFCRx, name)
 		counter(ch, dPauseRx, p.PauseRx, name)
+		counter(ch, dPFCRefused, p.PFCRefused, name)
 		counter(ch, dPFCTx, p.PFCTx, name)
 		counter(ch, dXDPDrop, s.RxDropped, name)
 		counter(ch, dXDPInvalid, s.RxInvalid, name, "rx")

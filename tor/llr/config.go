@@ -117,6 +117,18 @@ type Config struct {
 	// Copies fixes the retransmitted copies per lost packet; 0 uses
 	// Eq. 1.
 	Copies int
+	// RetxRate (bit/s) and RetxBurst (bytes) bound the retransmissions
+	// the neighbour's loss notices can draw from a port's Tx buffer,
+	// copies included: a token bucket per port, going beyond Protego,
+	// which answers every notice at once. Notices beyond it wait in
+	// their ring (reqCap) and are served as the bucket refills, so a
+	// neighbour that asks for too much, or a forged stream of notices,
+	// gets retransmissions at RetxRate and no more, and the data queue
+	// below the strict-priority retransmit queue keeps the rest of the
+	// link. 0 means half the port's shaped rate (5 Gbit/s unshaped) and
+	// TxBuffer: every frame kept, once, at once.
+	RetxRate  uint64
+	RetxBurst int
 	// MaxFrame is the longest frame (bytes, without FCS) the link takes;
 	// a frame that would exceed it with the shim goes unprotected. 0: no
 	// limit but the frame memory.
@@ -228,6 +240,8 @@ func (c Config) Validate() error {
 		return bad("actual_loss", "%g, want 0 (measured) or in (0, 1)", c.ActualLoss)
 	case c.Copies < 0 || c.Copies > MaxCopies:
 		return bad("copies", "%d, want 0 (Eq. 1) to %d", c.Copies, MaxCopies)
+	case c.RetxBurst < 0 || c.RetxBurst != 0 && c.RetxBurst < MaxFrameBytes:
+		return bad("retx_burst", "%d bytes, want 0 (tx_buffer) or ≥ %d (a jumbo frame)", c.RetxBurst, MaxFrameBytes)
 	case c.MaxFrame != 0 && c.MaxFrame < 64:
 		return bad("max_frame", "%d bytes, want 0 or ≥ 64", c.MaxFrame)
 	case c.PFCPriority < 0 || c.PFCPriority > 7:
@@ -238,6 +252,15 @@ func (c Config) Validate() error {
 
 // MaxFrameBytes is the longest frame the buffers are sized for.
 const MaxFrameBytes = 9216
+
+// DefaultRetxRate is RetxRate on an unshaped port, bit/s; a shaped one
+// gets half its rate.
+const DefaultRetxRate = 5e9
+
+// MaxNoticeFrames bounds what one loss notice makes the sender send: it
+// names at most 255 sequences (its Count), each retransmitted in at
+// most MaxCopies copies, and only sequences still in the Tx buffer.
+const MaxNoticeFrames = 255 * MaxCopies
 
 // Copies is Eq. 1 of seed 003 (§3.4): the copies of a lost packet to
 // retransmit so that the effective loss rate meets target when the link

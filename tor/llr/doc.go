@@ -82,7 +82,7 @@
 // # Where it runs: a stage and a port
 //
 // The sender half is a stage (Stage.Process) placed after every stage
-// that chooses ports and queues (tord: fwd → netrt → trim → llr).
+// that chooses ports and queues (tord: trust → fwd → netrt → trim → llr).
 // Sequence numbers are given when the frame is queued, not when it is
 // sent: a sequence must follow the order frames take on the wire, and
 // only one FIFO keeps that order whatever the scheduler and PFC do. So
@@ -161,6 +161,22 @@
 // TxBytes and RxBytes (with their high-water marks) count the ring span,
 // which never exceeds them. The sender never has more than Window
 // sequences unacknowledged. Nothing is allocated after NewStage.
+//
+// # Amplification bounds
+//
+// Going beyond Protego, which answers every loss notice at once: one
+// notice makes the sender send at most MaxNoticeFrames frames (it
+// names at most 255 sequences, Count, of those still in the Tx buffer,
+// each sent in at most MaxCopies copies; TestNoticeBound), and per port
+// the retransmissions notices draw stay within RetxBurst + RetxRate·t
+// bytes over any t (a token bucket; defaults Tx buffer and half the
+// port's shaped rate, 5 Gbit/s unshaped): notices beyond it wait in
+// their ring and are served as it refills (RetxLimited counts the
+// waits; TestNoticeRate), so the strict-priority retransmit queue
+// cannot starve the data queue whatever the neighbour asks. Who may
+// send llr frames at all is tor/trust's: tord drops every shim that
+// reaches the pipeline, which on a protected port llr's receiver has
+// already consumed or stripped.
 //
 // # Counters
 //

@@ -47,6 +47,14 @@ type link struct {
 	dataQ, retxQ, ctrlQ, idleQ int
 	resolved                   bool
 
+	// The retransmission budget (Config.RetxRate, RetxBurst) as a
+	// virtual-time token bucket: tat is when it would be full again,
+	// burst how far ahead of now it may run, both in ns at lrate bit/s;
+	// waiting says serving notices stopped for want of it.
+	tat, burst int64
+	lrate      uint64
+	waiting    bool
+
 	// Sender (§3.1–§3.3, appendix A.2).
 	// off switches the sender off (Stage.SetActive): frames cross the
 	// link as they are, as on an unprotected one, until it is switched

@@ -3,6 +3,7 @@ package llr
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 
 	"rocetor/dataplane"
@@ -144,7 +145,43 @@ func (s *Stage) resolve(c *dataplane.Ctx, l *link) bool {
 		return false // counted as unprotected; tord checks the queues exist
 	}
 	l.resolved = true
+	l.lrate = s.cfg.RetxRate
+	if l.lrate == 0 {
+		l.lrate = DefaultRetxRate
+		if r := e.RateBps(); r > 0 {
+			l.lrate = max(r/2, 1)
+		}
+	}
+	burst := s.cfg.RetxBurst
+	if burst == 0 {
+		burst = s.cfg.TxBuffer
+	}
+	l.burst = int64(min(nsAt(uint64(burst), l.lrate), math.MaxInt64/4))
+	l.tat = math.MinInt64 / 4 // full
 	return true
+}
+
+// nsAt returns how long n bytes take at rate bit/s, in ns, saturating
+// rather than overflowing.
+func nsAt(n, rate uint64) uint64 {
+	hi, lo := bits.Mul64(n, 8e9)
+	if hi >= rate {
+		return math.MaxUint64
+	}
+	q, _ := bits.Div64(hi, lo, rate)
+	return q
+}
+
+// budget charges n bytes of retransmission to l's bucket; when there is
+// no room it returns false and how long until there is.
+func (s *Stage) budget(now int64, l *link, n int) (bool, int64) {
+	cost := int64(min(nsAt(uint64(n), l.lrate), math.MaxInt32))
+	t := max(l.tat, now)
+	if over := t + cost - now - l.burst; over > 0 {
+		return false, over
+	}
+	l.tat = t + cost
+	return true, 0
 }
 
 // Process implements dataplane.Stage: every frame the pipeline forwards
@@ -403,6 +440,17 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 			if seq.Diff(l.una) >= 0 && seq.Diff(l.next) < 0 { // else acknowledged meanwhile
 				src := l.tx.get(l.txh[int(seq)&(len(l.txh)-1)])
 				for ; r.done < k; r.done++ {
+					if ok, wait := s.budget(c.Now, l, len(src)); !ok {
+						// Past the budget: the rest when it has room
+						// (the timer wakes a sleeping worker).
+						if !l.waiting {
+							l.waiting = true
+							l.st.RetxLimited++
+							s.after(c, l, wait)
+						}
+						return work
+					}
+					l.waiting = false
 					addr, room, ok := c.Alloc()
 					if !ok {
 						// Out of frames: the remaining copies at the
@@ -427,6 +475,7 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 		l.reqHead = (l.reqHead + 1) % reqCap
 		l.reqN--
 	}
+	l.waiting = false // every notice served
 	return work
 }
 

@@ -26,6 +26,7 @@ type PortStats struct {
 	Retransmitted     uint64 // sequences retransmitted (one per named sequence)
 	Copies            uint64 // retransmitted frames (Eq. 1 copies of each)
 	RetxRefused       uint64 // copies the retransmit queue refused
+	RetxLimited       uint64 // times serving loss notices waited for the retransmission budget (RetxRate, RetxBurst)
 	Dummies           uint64 // dummies sent from the idle queue (§3.2)
 	SyncsSent         uint64 // session syncs sent (rocev2.ShimSync): at start, on the neighbour's, and retries
 	Sessions          uint64 // sessions the neighbour confirmed: 1, and one more for each restart of either side
@@ -120,6 +121,7 @@ func (p *PortStats) Add(q *PortStats) {
 	p.Retransmitted += q.Retransmitted
 	p.Copies += q.Copies
 	p.RetxRefused += q.RetxRefused
+	p.RetxLimited += q.RetxLimited
 	p.Dummies += q.Dummies
 	p.Resyncs += q.Resyncs
 	p.SyncsSent += q.SyncsSent

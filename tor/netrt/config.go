@@ -93,6 +93,22 @@ type Config struct {
 	Window           int64
 	PausePriority    int
 	PauseQuanta      uint16
+	// Amplification bound (SrcToR), going beyond the paper: the
+	// congestion avoidance above paces what is asked for the first
+	// time, so a request repeated (its answer lost, or forged) would
+	// send the same duplicates again each time, unpaced. RetxRate
+	// (bit/s) and RetxBurst (bytes) bound, per fabric port, the
+	// retransmissions requests can draw from the pool: a token bucket
+	// that a duplicate's bytes take when a request sends or queues it.
+	// A duplicate the bucket has no room for is treated as missing
+	// (the first such PSN gets the unfulfilled notice, so that a flow
+	// blocked on it falls back to the hosts at once) and counted
+	// (SrcPortStats.Limited). Zero means RateMax of the port (50% of
+	// its shaped rate, DefaultRateMax unshaped) and PoolBytes (at least
+	// MaxFrame): the whole pool once, then half the link at most. Tail probes, which
+	// no request draws, are not charged.
+	RetxRate  uint64
+	RetxBurst int
 	// Route tells where a NetRT message to dst goes: the egress port and
 	// the next hop's MAC, as the forwarding table would send it. Messages
 	// are addressed to the far ToR's host, so they follow the fabric's
@@ -108,6 +124,20 @@ type Config struct {
 	// once, when its entry is made.
 	Prefixes []netip.Prefix
 }
+
+// MaxFrame is the longest frame RetxBurst must let through: a jumbo
+// frame.
+const MaxFrame = 9216
+
+// MaxRequestFrames bounds what one retransmission request makes SrcToR
+// send: it names at most 128 PSNs (ePSN and the 127 below the bitmap's
+// highest set bit), each answered by at most one frame — its
+// retransmission, or, for the first one the pool lacks, the
+// unfulfilled notice. Beyond these, with congestion avoidance on, a
+// request may add one PFC frame per host port (pause, refresh or
+// resume), and release duplicates earlier requests queued for pacing,
+// which those requests were charged for.
+const MaxRequestFrames = 128
 
 // Defaults.
 const (
@@ -174,6 +204,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: retransmission rate min %d above max %d bit/s", ErrConfig, c.RateMin, c.RateMax)
 	case c.Window < 0:
 		return c, fmt.Errorf("%w: negative window", ErrConfig)
+	case c.RetxBurst < 0 || c.RetxBurst != 0 && c.RetxBurst < MaxFrame:
+		return c, fmt.Errorf("%w: retransmission burst %d bytes, want 0 (pool_bytes) or at least %d (a frame)", ErrConfig, c.RetxBurst, MaxFrame)
 	case c.PausePriority < -1 || c.PausePriority > 7:
 		return c, fmt.Errorf("%w: pause priority %d, want 1–7 or -1", ErrConfig, c.PausePriority)
 	}

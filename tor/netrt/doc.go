@@ -174,6 +174,35 @@
 // per packet. Held and pooled frames are freed by Close once the
 // worker has stopped.
 //
+// # Amplification bounds
+//
+// Whatever arrives, going beyond the paper, whose congestion avoidance
+// (§III-C-3) limits what is asked for the first time but is no bound on
+// a sender that asks again:
+//
+//   - one retransmission request makes SrcToR send at most
+//     MaxRequestFrames (128) frames: it names at most 128 PSNs, each
+//     answered once at most (a retransmission, or the unfulfilled notice
+//     for the first one the pool lacks), however often the pool holds
+//     it; plus, with congestion avoidance on, one PFC frame per host
+//     port (TestSrcRequestBound);
+//   - per fabric port, the retransmissions requests draw from the pool
+//     stay within RetxBurst + RetxRate·t bytes over any t (a token
+//     bucket; defaults PoolBytes and RateMax: half the port's shaped
+//     rate, 5 Gbit/s unshaped); a duplicate beyond it is treated as
+//     missing and counted (SrcPortStats.Limited), so a stream of
+//     requests, forged or repeated because answers were lost, costs
+//     the port at most that (TestSrcRequestRate);
+//   - an unfulfilled notice makes DstToR send no frame of its own: it
+//     forwards, in PSN order, what it holds of the flow (at most 128
+//     packets and the held NAK, all of which came in);
+//   - a data packet makes DstToR send at most one request, and a gap
+//     holds at most MaxRequests requests before the flow gives up.
+//
+// Who may send the messages at all is tor/trust's: NetRT messages from
+// host ports, and from fabric sources outside Config.Prefixes, never
+// reach these stages in tord.
+//
 // # Counters
 //
 // DstStats and SrcStats, one documented field per outcome, kept per port

@@ -623,6 +623,7 @@ func (d *DstToR) holdNAK(c *dataplane.Ctx, fi int32, f *dflow, p *dataplane.Pack
 	d.buf[e] = heldPkt{p: *p, psn: f.epsn, next: -1, flow: fi}
 	p.Verdict = dataplane.Taken
 	f.nak = e
+	d.st.NAKs++
 	var bm rocev2.Bitmap128
 	for k := f.head; k >= 0; k = d.buf[k].next {
 		bm = bm.Set(d.buf[k].psn.Diff(x) - 1)
@@ -647,6 +648,7 @@ func (d *DstToR) unholdNAK(f *dflow) *heldPkt {
 	h.flow = -1
 	d.free = append(d.free, f.nak)
 	f.nak = -1
+	d.st.NAKs--
 	return h
 }
 

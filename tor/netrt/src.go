@@ -132,6 +132,9 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 // Name implements dataplane.Stage.
 func (s *SrcToR) Name() string { return "netrt-src" }
 
+// Config returns the configuration in force, defaults filled in.
+func (s *SrcToR) Config() Config { return s.cfg }
+
 // Process implements dataplane.Stage.
 func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 	s.mem, s.now = c.Mem, c.Now
@@ -504,6 +507,12 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 			d := &s.dups[e]
 			k := d.psn.Diff(epsn)
 			if k < 0 || k > hi || k > 0 && bm.Has(k-1) || found[k>>6]&(1<<(k&63)) != 0 {
+				continue
+			}
+			if !d.queued && !s.allow(c.Now, d) {
+				// Past the port's retransmission budget: as if the
+				// pool lacked it (the amplification bound).
+				s.st.Ports[d.out].Limited++
 				continue
 			}
 			found[k>>6] |= 1 << (k & 63)

@@ -38,6 +38,27 @@ type cport struct {
 	next       int64 // earliest time of the next paced retransmission
 	armed      bool  // a pacing timer is armed
 	rmax, rmin uint64
+
+	// The amplification bound (Config.RetxRate, RetxBurst) as a
+	// virtual-time token bucket (GCRA): tat is when the bucket would
+	// be full again, burst how far ahead of now it may run, in ns at
+	// lrate bit/s. Integer time, no float, nothing per request.
+	tat   int64
+	burst int64
+	lrate uint64
+}
+
+// allow charges duplicate d's bytes to its port's retransmission
+// bucket and reports whether there was room.
+func (s *SrcToR) allow(now int64, d *dup) bool {
+	p := &s.cp[d.out]
+	cost := int64(min(mulDiv(uint64(d.len)*8, 1e9, p.lrate), math.MaxInt32))
+	t := max(p.tat, now)
+	if t+cost-now > p.burst {
+		return false
+	}
+	p.tat = t + cost
+	return true
 }
 
 // roll moves the window on to now.
@@ -99,6 +120,13 @@ func (s *SrcToR) resolve(c *dataplane.Ctx) {
 		}
 		p.rmin = max(p.rmin, 1)
 		p.rmax = max(p.rmax, p.rmin) // a RateMin set above the default RateMax
+		p.lrate = orDefault(s.cfg.RetxRate, p.rmax)
+		burst := s.cfg.RetxBurst
+		if burst == 0 {
+			burst = max(s.cfg.PoolBytes, MaxFrame)
+		}
+		p.burst = int64(min(mulDiv(uint64(burst)*8, 1e9, p.lrate), math.MaxInt64/2))
+		p.tat = math.MinInt64 / 2 // full
 		if s.cfg.host(uint16(i)) && s.cfg.PausePriority > 0 {
 			s.tick = min(s.tick, s.pauseLen(c, i)/4)
 		}

@@ -22,8 +22,12 @@ type DstStats struct {
 	TableFull uint64 // of new flows forwarded untouched: the table is full and nothing idle
 
 	Bytes   int    // bytes held now, all ports
-	Frames  int    // packets held now; never above Config.BufferFrames
+	Frames  int    // packets held now; with NAKs never above Config.BufferFrames
 	Dropped uint64 // held packets freed by Close
+	// NAKs are the hosts' sequence NAKs held now (DstToR.holdNAK): each
+	// takes an entry of BufferFrames, but no port's Bytes, as it will
+	// leave toward the fabric, not by a host port.
+	NAKs int
 
 	NAKUnknown uint64 // sequence NAKs from hosts for no flow in the table
 
@@ -195,6 +199,7 @@ type SrcPortStats struct {
 	PaceQueued int    // duplicates waiting to be paced now
 	PacedSkips uint64 // paced duplicates retired (evicted, expired, ACKed) before their turn
 	RetxFailed uint64 // retransmissions not sent for want of a frame or queue room
+	Limited    uint64 // requested duplicates not sent: the port's retransmission budget (RetxRate, RetxBurst) was spent
 	RateBps    uint64 // R_r of the last paced retransmission
 
 	// Requests, by the fabric port they came in on.
@@ -234,6 +239,7 @@ func (st SrcStats) Sum() SrcPortStats {
 		t.PaceQueued += p.PaceQueued
 		t.PacedSkips += p.PacedSkips
 		t.RetxFailed += p.RetxFailed
+		t.Limited += p.Limited
 		t.RateBps = max(t.RateBps, p.RateBps)
 		t.Requests += p.Requests
 		t.Unfulfill += p.Unfulfill
