@@ -59,8 +59,8 @@ func TestTorctl(t *testing.T) {
 
 	t.Run("status", func(t *testing.T) {
 		code, out := torctl("status")
-		// impair is the wire's, not a pipeline stage
-		if code != 0 || !regexp.MustCompile(`pipeline\s+fwd\n`).MatchString(out) || !strings.Contains(out, cfg) {
+		// impair is the wire's, not a pipeline stage; trust runs first always
+		if code != 0 || !regexp.MustCompile(`pipeline\s+trust → fwd\n`).MatchString(out) || !strings.Contains(out, cfg) {
 			t.Errorf("status: exit %d\n%s", code, out)
 		}
 		for _, cmd := range []string{"ports", "queues", "workers", "stages", "drops"} {
