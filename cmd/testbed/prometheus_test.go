@@ -754,7 +754,7 @@ func checkRules(t *testing.T, p *prometheus, start time.Time) {
 	if err := p.get(t, "/api/v1/rules", url.Values{}, &data); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"tord.availability", "tord.dataplane", "tord.llr", "tord.netrt", "tord.trim"}
+	want := []string{"tord.availability", "tord.dataplane", "tord.ecn", "tord.llr", "tord.netrt", "tord.trim", "tord.trust"}
 	var groups, exprs []string
 	for _, g := range data.Groups {
 		groups = append(groups, g.Name)
