@@ -218,10 +218,7 @@ func (e *dcpLoss) Flags(fs *flag.FlagSet) {
 	e.register(fs, 64<<10, 800)
 	e.depth = 8
 	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates on core's link with tor2, both ways unless --one-way")
-	// Three references, not one: unpaced, the flow goes as fast as the
-	// two CPUs let five processes go, and one lossless run's goodput
-	// spanned 0.45–0.60 Gbit/s between runs (docs/experiments.md).
-	e.ref = referenceOpts{Runs: 3, Retries: 2}
+	e.ref = defaultReference
 	e.ref.flags(fs)
 }
 

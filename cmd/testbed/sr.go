@@ -211,7 +211,7 @@ func (e *srLoss) Synopsis() string {
 func (e *srLoss) Flags(fs *flag.FlagSet) {
 	e.opts = srOptions("chain")
 	fabricFlags(fs, &e.opts, false)
-	e.ref = referenceOpts{Runs: 1, Retries: 2}
+	e.ref = defaultReference
 	e.ref.flags(fs)
 	// 5,000 messages of 8 KiB: 40,000 packets, about 400 losses at 1 %
 	// and 40 at 0.1 %; under two seconds a run at 200 Mbit/s.
@@ -478,7 +478,7 @@ func (e *srConcurrency) Flags(fs *flag.FlagSet) {
 	// (docs/experiments.md has both).
 	e.opts = srOptions("link")
 	fabricFlags(fs, &e.opts, false)
-	e.ref = referenceOpts{Runs: 1, Retries: 2}
+	e.ref = defaultReference
 	e.ref.flags(fs)
 	// 4 KiB messages (four packets), at least four per QP and 20,000 in
 	// all: 80 MB, about 3.5 s a run at 200 Mbit/s, 800 losses at 1 %.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -74,7 +75,8 @@ func runFakeSRSpurious(t *testing.T, exp Experiment, spurious map[string]int, ar
 }
 
 func TestSRLossWithFakes(t *testing.T) {
-	fab, perf, res := runFakeSR(t, newSRLoss(), "--transports", "gbn,fasr,netrt,dcp", "--losses", "0.001,0.01", "--count", "50")
+	fab, perf, res := runFakeSR(t, newSRLoss(), "--transports", "gbn,fasr,netrt,dcp", "--losses", "0.001,0.01", "--count", "50",
+		"--reference-runs", "1")
 	// Per transport: its fabric, the lossy rates, then the lossless
 	// reference (not a cell: 0 is not in --losses).
 	var got []string
@@ -153,7 +155,8 @@ func TestSRLossFlags(t *testing.T) {
 }
 
 func TestSRConcurrencyWithFakes(t *testing.T) {
-	fab, perf, res := runFakeSR(t, newSRConcurrency(), "--qps", "16,5000", "--losses", "0,0.01", "--bdp", "500")
+	fab, perf, res := runFakeSR(t, newSRConcurrency(), "--qps", "16,5000", "--losses", "0,0.01", "--bdp", "500",
+		"--reference-runs", "1")
 	// Lossy first, the lossless reference last; every transport at
 	// every QP count; at least --per-qp messages per QP.
 	if n := len(perf.transfers); n != 12 {
@@ -284,7 +287,7 @@ func TestSRLossUncleanReference(t *testing.T) {
 				c["lossless_retx_packets"] != 5.0 || c["lossless_timeouts"] != 2.0 {
 				t.Errorf("irn cell %v: want goodput_ratio null, lossless_clean false, 5 retx and 2 timeouts", c)
 			}
-			if got := res.Table.Rows[i][4]; got != "no reference (5 retx, 2 timeouts, 0 switch drops)" {
+			if got := res.Table.Rows[i][4]; got != "no reference (5 retx, 2 timeouts, 0 switch drops; 0 of 3 runs clean)" {
 				t.Errorf("irn row %v: of lossless %q", res.Table.Rows[i], got)
 			}
 			continue
@@ -339,7 +342,7 @@ func TestSRConcurrencyUncleanReference(t *testing.T) {
 // no ratio after --reference-retries more runs.
 func TestReferenceMeasuredAgain(t *testing.T) {
 	_, perf, res := runFakeSRSpurious(t, newSRConcurrency(), map[string]int{"irn": 1, "gbn": -1}, "--qps", "16",
-		"--losses", "0.01", "--reference-retries", "2")
+		"--losses", "0.01", "--reference-runs", "1", "--reference-retries", "2")
 	runs := map[string]int{}
 	for _, tr := range perf.transfers {
 		runs[tr.Transport]++
@@ -368,5 +371,31 @@ func TestReferenceMeasuredAgain(t *testing.T) {
 				t.Errorf("fasr cell %v", c)
 			}
 		}
+	}
+}
+
+// TestReferenceMedian: the reference is the median of the clean runs,
+// their spread beside it, the runs set aside listed in order; too few
+// clean runs within the retries make no reference.
+func TestReferenceMedian(t *testing.T) {
+	runs := []Summary{{GoodputGbps: 0.18}, {GoodputGbps: 0.10, RetxPackets: 40, Timeouts: 3}, {GoodputGbps: 0.19},
+		{GoodputGbps: 0.17}, {GoodputGbps: 0.15, Timeouts: 1}}
+	measure := func(s []Summary) func(int) (*Run, error) {
+		return func(repeat int) (*Run, error) {
+			return &Run{Repeat: repeat, Perf: &PerfResult{Client: s[repeat-1]}}, nil
+		}
+	}
+	env := &Env{Out: io.Discard}
+	ref, err := measureReference(env, "x", referenceOpts{Runs: 3, Retries: 2}, measure(runs))
+	if err != nil || !ref.clean() || ref.Goodput != 0.18 || ref.Min != 0.17 || ref.Max != 0.19 || ref.Runs != 3 ||
+		len(ref.Discarded) != 1 || ref.Discarded[0].Retx != 40 {
+		t.Errorf("reference %+v, %v: want median 0.18 of 0.17–0.19 with one run set aside", ref, err)
+	}
+	if r := ref.ratio(0.09); r == nil || *r != 0.5 {
+		t.Errorf("ratio %v", r)
+	}
+	ref, _ = measureReference(env, "x", referenceOpts{Runs: 3, Retries: 0}, measure(runs))
+	if ref.clean() || ref.ratio(0.09) != nil || len(ref.Discarded) != 1 || ref.Runs != 2 {
+		t.Errorf("reference %+v: two clean runs of three is none", ref)
 	}
 }
