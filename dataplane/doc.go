@@ -18,6 +18,14 @@
 // link rate, and skips queues whose PFC priority is paused. DefaultEgress
 // is the layout the stages expect: control, retransmit, data, idle.
 //
+// A queue may mark ECN (ECNProfile, DCQCN's Kmin/Kmax/Pmax as SONiC's
+// WRED_PROFILE writes them): ECN-capable frames are marked CE with a
+// probability that rises with the queue's instantaneous depth, decided
+// at dequeue (MarkDequeue, the default, as ns-3's RDMA model) or at
+// enqueue, from a PCG stream per port seeded by WorkerConfig.Seed.
+// Not-ECT frames are left alone; nothing is dropped for ECN.
+// Worker.SetMarking changes the profiles of a running worker. See ecn.go.
+//
 // Drops are counted by Reason; stages register their own with NewReason.
 // Among them, the worker counts apart (Snapshot.HODrops) the DCP
 // header-only packets (rocev2.Meta.HeaderOnly, seed 002 §4.2) it frees,

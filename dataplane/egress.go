@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // QueueConfig describes one egress queue of a port.
@@ -23,6 +24,9 @@ type QueueConfig struct {
 	// PFC is the 802.1Qbb priority (0–7) whose pause frames stop this
 	// queue, or -1 if pause frames never stop it.
 	PFC int
+	// ECN is the queue's ECN marking profile (DCQCN's Kmin, Kmax,
+	// Pmax); the zero value marks nothing.
+	ECN ECNProfile
 }
 
 // EgressConfig describes the egress side of a port: its queues, the
@@ -43,6 +47,8 @@ type EgressConfig struct {
 	// PauseRateBps converts PFC quanta into time (512 bit times each); 0
 	// means RateBps, or 10 Gb/s when the port is unshaped.
 	PauseRateBps uint64
+	// MarkAt is where the queues with an ECN profile decide marks.
+	MarkAt MarkPoint
 }
 
 // ErrEgressConfig wraps every egress configuration error.
@@ -79,17 +85,27 @@ func (c *EgressConfig) Validate() error {
 		case q.PFC < -1 || q.PFC > 7:
 			return fmt.Errorf("%w: queue %d (%s): pfc priority %d, want -1 or 0–7", ErrEgressConfig, i, q.Name, q.PFC)
 		}
+		if err := q.ECN.Validate(); err != nil {
+			return fmt.Errorf("%w: queue %d (%s): ecn: %v", ErrEgressConfig, i, q.Name, err)
+		}
 	}
 	if c.BurstBytes < 0 || c.Quantum < 0 {
 		return fmt.Errorf("%w: negative burst or quantum", ErrEgressConfig)
 	}
+	if c.MarkAt > MarkEnqueue {
+		return fmt.Errorf("%w: mark point %d", ErrEgressConfig, c.MarkAt)
+	}
 	return nil
 }
 
-// entry is a queued frame: only what transmission needs.
+// entry is a queued frame: only what transmission and ECN marking
+// need, 16 bytes as before marking (the marking fields fill padding).
 type entry struct {
 	addr uint64
 	len  uint16
+	l3   uint16 // offset of the IP header, when ecn != 0
+	ecn  uint8  // ECN bits at enqueue; 0 (Not-ECT) for what marking skips
+	v6   bool
 }
 
 // queue is a FIFO ring of frames with byte accounting.
@@ -104,6 +120,7 @@ type queue struct {
 	// alone marks the only queue of its level, which is served without
 	// DRR (see pick).
 	alone bool
+	ecn   ecnCurve
 	stats QueueStats
 }
 
@@ -114,6 +131,11 @@ type QueueStats struct {
 	Drops              uint64 // frames refused at the byte limit
 	DropBytes          uint64
 	MaxDepthBytes      int // high-water mark
+	// ECT counts the ECN-capable frames (ECT(0), ECT(1) or already CE)
+	// that passed the queue's marking point, whether or not it marks.
+	ECT uint64
+	// Marked counts the frames the queue marked CE (ECT → CE).
+	Marked uint64
 }
 
 func (q *queue) packets() int { return int(q.tail - q.head) }
@@ -162,6 +184,9 @@ type Egress struct {
 	// pausedUntil is when each PFC priority may send again (ns).
 	pausedUntil [8]int64
 	ctrl        queue // MAC control frames: never paused, never shaped
+	markAt      MarkPoint
+	mem         *Mem     // where marked frames live (UseMem)
+	rng         rand.PCG // the marking draws; seeded, so runs repeat
 }
 
 // NewEgress builds an egress from a validated configuration.
@@ -169,7 +194,8 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Egress{rate: c.RateBps, burst: c.BurstBytes, pauseBps: c.PauseRateBps}
+	e := &Egress{rate: c.RateBps, burst: c.BurstBytes, pauseBps: c.PauseRateBps, markAt: c.MarkAt}
+	e.seedECN(0)
 	if e.burst == 0 {
 		e.burst = max(2*9216, int(c.RateBps/8/2000))
 	}
@@ -194,7 +220,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 		for n < qc.Limit/60+1 {
 			n <<= 1
 		}
-		e.queues[i] = queue{cfg: qc, ring: make([]entry, n), quantum: qc.Weight * quantum}
+		e.queues[i] = queue{cfg: qc, ring: make([]entry, n), quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
 		if _, ok := byLevel[qc.Level]; !ok {
 			lv = append(lv, qc.Level)
 		}
@@ -257,9 +283,28 @@ func (e *Egress) Stats(q int) QueueStats { return e.queues[q].stats }
 
 // Enqueue appends a frame to queue q. It returns false, having counted a
 // drop, when the queue's byte budget would be exceeded; the caller still
-// owns the frame then.
+// owns the frame then. The frame is not ECN marked; see EnqueuePacket.
 func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
 	return e.queues[q].push(entry{addr: addr, len: uint16(n)})
+}
+
+// EnqueuePacket appends p's frame to queue p.Queue as Enqueue does,
+// keeping from p.Meta what ECN marking needs; with MarkEnqueue it marks
+// here, on the depth the frame finds. p.Meta must describe the frame as
+// it is now.
+func (e *Egress) EnqueuePacket(p *Packet) bool {
+	en := entry{addr: p.Addr, len: p.Len}
+	en.ecn, en.l3, en.v6 = ecnOf(p)
+	q := &e.queues[p.Queue]
+	depth := q.bytes
+	if !q.push(en) {
+		return false
+	}
+	if e.markAt == MarkEnqueue {
+		// the entry in the ring, so that it remembers a mark
+		e.mark(q, &q.ring[(q.tail-1)&uint32(len(q.ring)-1)], depth)
+	}
+	return true
 }
 
 // EnqueueControl queues a MAC control frame (PFC, PAUSE) ahead of every
@@ -366,6 +411,9 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 		}
 		qu := &e.queues[q]
 		en := qu.pop()
+		if e.markAt == MarkDequeue {
+			e.mark(qu, &en, qu.bytes)
+		}
 		if !qu.alone {
 			qu.deficit -= int(en.len)
 		}

@@ -21,6 +21,8 @@ type QueueSnapshot struct {
 	DepthPackets int
 	LimitBytes   int
 	Paused       bool
+	ECN          ECNProfile // the marking profile in force
+	MarkAt       MarkPoint
 	QueueStats
 }
 

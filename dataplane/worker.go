@@ -74,6 +74,9 @@ type WorkerConfig struct {
 	Spin int
 	// MaxSleep bounds one sleep; 0 means one millisecond.
 	MaxSleep time.Duration
+	// Seed seeds the ECN marking draws of every port (with ID and the
+	// port's index), so that a run repeats by seed.
+	Seed uint64
 }
 
 // Worker runs the pipeline over its ports on one locked OS thread: it
@@ -112,6 +115,9 @@ type Worker struct {
 	// its value for the current loop.
 	capture atomic.Pointer[Capture]
 	cap     *Capture
+	// marking is a Marking that SetMarking handed over, until Step
+	// adopts it.
+	marking atomic.Pointer[Marking]
 }
 
 // MonotonicClock returns a clock reading nanoseconds since the call on
@@ -154,6 +160,8 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 		if err != nil {
 			return nil, fmt.Errorf("port %s: %w", c.Ports[i].Name(), err)
 		}
+		e.UseMem(w.mem)
+		e.seedECN(w.portSeed(c.Seed, i))
 		w.egress = append(w.egress, e)
 	}
 	w.timed = make([]Timed, len(c.Stages))
@@ -198,6 +206,7 @@ func (w *Worker) Step(now int64) int {
 	work := 0
 	w.ctx.Now = now
 	w.cap = w.capture.Load()
+	w.applyMarking()
 	for i, p := range w.ports {
 		b := &w.batch
 		b.N = 0
@@ -383,7 +392,7 @@ func (w *Worker) enqueue(p *Packet) bool {
 		w.dropPacket(p, ReasonUnrouted)
 	case int(p.Out) >= len(w.egress) || int(p.Queue) >= w.egress[p.Out].NumQueues():
 		w.dropPacket(p, ReasonBadPort)
-	case !w.egress[p.Out].Enqueue(int(p.Queue), p.Addr, int(p.Len)):
+	case !w.egress[p.Out].EnqueuePacket(p):
 		w.dropPacket(p, ReasonQueueFull)
 	default:
 		return true
@@ -523,7 +532,7 @@ func (w *Worker) publish(now int64) {
 		for q := range s.Queues[i] {
 			bytes, pkts := e.Depth(q)
 			s.Queues[i][q] = QueueSnapshot{Name: e.QueueName(q), DepthBytes: bytes, DepthPackets: pkts,
-				LimitBytes: e.Limit(q), Paused: e.Paused(now, q), QueueStats: e.Stats(q)}
+				LimitBytes: e.Limit(q), Paused: e.Paused(now, q), ECN: e.ECN(q), MarkAt: e.MarkAt(), QueueStats: e.Stats(q)}
 		}
 	}
 }

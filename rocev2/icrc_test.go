@@ -237,6 +237,14 @@ func TestICRCMasking(t *testing.T) {
 				rocev2.IPv6(b[m.L3Off:]).SetECN(3)
 			}
 		}},
+		// What dataplane's ECN marking writes, alone: ECT → CE.
+		{"ce mark", func(b []byte, m *rocev2.Meta) {
+			if m.IPVersion == 4 {
+				rocev2.IPv4(b[m.L3Off:]).SetECN(3)
+			} else {
+				rocev2.IPv6(b[m.L3Off:]).SetECN(3)
+			}
+		}},
 		{"flow label", func(b []byte, m *rocev2.Meta) {
 			if m.IPVersion == 6 {
 				b[m.L3Off+1] ^= 0x0f

@@ -99,10 +99,14 @@ func queuesCmd(c *client, args []string) error {
 		return err
 	}
 	t := c.table()
-	fmt.Fprintln(t, "PORT\tQUEUE\tDEPTH (B)\tPKTS\tLIMIT (B)\tPEAK (B)\tPAUSED\tENQUEUED\tDEQUEUED\tDROPS")
+	fmt.Fprintln(t, "PORT\tQUEUE\tDEPTH (B)\tPKTS\tLIMIT (B)\tPEAK (B)\tPAUSED\tENQUEUED\tDEQUEUED\tDROPS\tECT\tCE MARKED\tECN (MIN/MAX B, PMAX, AT)")
 	for _, x := range qs {
-		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\n", x.Port, x.Queue, x.DepthBytes, x.DepthPackets, x.LimitBytes,
-			x.MaxDepthBytes, x.Paused, x.Enqueued, x.Dequeued, x.Drops)
+		ecn := "off"
+		if e := x.ECN; e != nil {
+			ecn = fmt.Sprintf("%d/%d %g%% %s", e.MinThresholdBytes, e.MaxThresholdBytes, e.ProbabilityPercent, e.Mark)
+		}
+		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\t%d\t%d\t%s\n", x.Port, x.Queue, x.DepthBytes, x.DepthPackets, x.LimitBytes,
+			x.MaxDepthBytes, x.Paused, x.Enqueued, x.Dequeued, x.Drops, x.ECT, x.Marked, ecn)
 	}
 	return t.Flush()
 }

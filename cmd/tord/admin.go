@@ -210,6 +210,16 @@ func (a *admin) queues(w http.ResponseWriter, r *http.Request) {
 				v.Enqueued += q.Enqueued
 				v.Dequeued += q.Dequeued
 				v.Drops += q.Drops
+				v.ECT += q.ECT
+				v.Marked += q.Marked
+				if q.ECN.On() {
+					if v.ECN == nil {
+						v.ECN = &api.QueueECN{Mark: q.MarkAt.String()}
+					}
+					v.ECN.MinThresholdBytes += q.ECN.MinBytes
+					v.ECN.MaxThresholdBytes += q.ECN.MaxBytes
+					v.ECN.ProbabilityPercent = max(v.ECN.ProbabilityPercent, 100*q.ECN.PMax)
+				}
 			}
 		}
 		out = append(out, qs...)

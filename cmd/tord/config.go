@@ -94,6 +94,13 @@ type Config struct {
 	// LLR is link-local retransmission (tor/llr, Protego) on the
 	// switch-to-switch links it names; see cmd/tord/llr.go.
 	LLR LLRConfig `yaml:"llr"`
+
+	// ECN is DCQCN's congestion point: ECN marking per egress queue with
+	// WRED_PROFILE-shaped profiles (cmd/tord/ecn.go). No section, no
+	// marking; "ecn: {}" marks the data queue of every port with the
+	// profile derived from the port's rate (4 KB and 16 KB of Kmin and
+	// Kmax per Gbit/s, Pmax 20%). A reload applies it live.
+	ECN *ECNConfig `yaml:"ecn"`
 }
 
 // dcp reports whether the classifier must parse DCP headers.
@@ -250,6 +257,9 @@ func (c *Config) Validate() error {
 		return bad("trim", "trimming keeps its queues' weights and budgets per worker and needs workers: 1, have %d", c.Workers)
 	}
 	if err := c.LLR.validate(c); err != nil {
+		return err
+	}
+	if err := c.ECN.validate(c); err != nil {
 		return err
 	}
 	if t := c.Trim; t != nil {

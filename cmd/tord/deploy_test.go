@@ -46,9 +46,10 @@ func TestDeployConfigs(t *testing.T) {
 	}
 	example := readDeploy(t, "tord.yaml")
 	check("tord.yaml", example)
-	// "#   trim: {...}" and "#   llr: {...}" are meant to be uncommented.
+	// "#   trim: {...}", "#   llr: {...}" and "#   ecn: {...}" are meant
+	// to be uncommented.
 	for _, line := range strings.Split(string(example), "\n") {
-		if m := regexp.MustCompile(`^#\s+((trim|llr): \{.*\})`).FindStringSubmatch(line); m != nil {
+		if m := regexp.MustCompile(`^#\s+((trim|llr|ecn): \{.*\})`).FindStringSubmatch(line); m != nil {
 			check("tord.yaml with "+m[2], append(slices.Clone(example), []byte("\n"+m[1]+"\n")...))
 		}
 	}

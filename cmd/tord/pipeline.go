@@ -156,10 +156,31 @@ func (p *plan) build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 		}
 		stages = append(stages, pl.llr)
 	}
+	egs, err := cfg.egressConfigs()
+	if err != nil {
+		return nil, err
+	}
+	var seed uint64
+	if cfg.ECN != nil {
+		seed = cfg.ECN.Seed
+	}
+	pm, _ := dataplane.ParsePollMode(cfg.Poll)
+	pl.worker, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
+		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// egressConfigs returns the egress of each port of a worker: the
+// default queues, each worker's share of the port's rate, trimming's
+// WRR on the trimming ports and the ECN marking.
+func (cfg *Config) egressConfigs() ([]dataplane.EgressConfig, error) {
 	// Each worker shapes its share of the link: with W workers, W
 	// shapers at rate/W add up to the configured rate.
 	eg := dataplane.DefaultEgress(uint64(cfg.Egress.Rate)/uint64(cfg.Workers), int(cfg.Egress.QueueLimit))
-	egs := make([]dataplane.EgressConfig, len(ports))
+	egs := make([]dataplane.EgressConfig, len(cfg.Ports))
 	for i := range egs {
 		egs[i] = eg
 		if r, ok := cfg.Egress.PortRates[cfg.Ports[i]]; ok {
@@ -168,16 +189,12 @@ func (p *plan) build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 		if cfg.Trim != nil && cfg.Trim.Trims(cfg.Ports[i]) {
 			// The trimming ports' control and data queues share a
 			// level by WRR, weighted w:1 (tor/trim).
+			var err error
 			if egs[i], err = cfg.Trim.WRR(egs[i]); err != nil {
 				return nil, err
 			}
 		}
 	}
-	pm, _ := dataplane.ParsePollMode(cfg.Poll)
-	pl.worker, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
-		Stages: stages, Mode: pm, Classifier: cls, Clock: clock})
-	if err != nil {
-		return nil, err
-	}
-	return pl, nil
+	applyMarking(egs, cfg.ECN.marking(cfg, egs))
+	return egs, nil
 }

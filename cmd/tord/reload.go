@@ -16,7 +16,7 @@ import (
 
 // liveFields are the top-level configuration fields a reload applies to
 // the running switch; a change to any other needs a restart.
-var liveFields = []string{"log_level", "impair"}
+var liveFields = []string{"log_level", "impair", "ecn"}
 
 // changedFields names the top-level fields (by YAML key) that differ
 // between two configurations.
@@ -37,8 +37,9 @@ func changedFields(old, cur *Config) []string {
 }
 
 // doReload re-reads the configuration as tord started (the same file and
-// flags), validates it and applies what may change live: the log level
-// and the impair rules. A file that does not validate, or that changes a
+// flags), validates it and applies what may change live: the log level,
+// the impair rules and the ECN marking (each worker adopts the new
+// profiles at its next loop; counters keep counting). A file that does not validate, or that changes a
 // field that needs a restart, is refused whole: the running
 // configuration stays.
 func (a *admin) doReload() (api.Reload, error) {
@@ -73,6 +74,19 @@ func (a *admin) doReload() (api.Reload, error) {
 			return api.Reload{}, err
 		}
 		res.Applied = append(res.Applied, "impair")
+	}
+	if slices.Contains(changed, "ecn") {
+		egs, err := cur.egressConfigs()
+		if err != nil {
+			return api.Reload{}, err
+		}
+		m := cur.ECN.marking(&cur, egs)
+		for _, w := range a.sw.workers {
+			if err := w.SetMarking(m); err != nil {
+				return api.Reload{}, err
+			}
+		}
+		res.Applied = append(res.Applied, "ecn")
 	}
 	if slices.Contains(changed, "log_level") {
 		if err := a.level.UnmarshalText([]byte(cur.LogLevel)); err != nil {

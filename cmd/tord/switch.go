@@ -166,6 +166,22 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			zap.Int("incast_degree", tc.IncastDegree), zap.Float64("ratio", tc.Ratio),
 			zap.Float64("weight", tc.Weight()), zap.Int("drr_control", cw), zap.Int("drr_data", dw))
 	}
+	if cfg.ECN != nil {
+		egs, err := cfg.egressConfigs()
+		if err != nil {
+			return nil, err
+		}
+		for i, name := range cfg.Ports {
+			var qs []string
+			for _, q := range egs[i].Queues {
+				if q.ECN.On() {
+					qs = append(qs, q.Name+" "+ecnString(q.ECN))
+				}
+			}
+			log.Info("ecn marking", zap.String("port", name), zap.Stringer("at", egs[i].MarkAt),
+				zap.Strings("queues", qs), zap.Int("workers", cfg.Workers))
+		}
+	}
 	s.mirror, err = fwd.NewMirror(fwd.MirrorConfig{Ports: cfg.Ports, FIB: s.fib, Misses: s.misses,
 		Multipath: pn.fwd.Multipath, Logger: log.Named("mirror")})
 	if err != nil {

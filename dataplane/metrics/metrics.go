@@ -57,6 +57,11 @@ var (
 	dDeq         = desc("queue_dequeued_bytes_total", "Bytes the scheduler released from the egress queue.", "port", "queue")
 	dDeqPkts     = desc("queue_dequeued_packets_total", "Frames the scheduler released from the egress queue.", "port", "queue")
 	dQDrops      = desc("queue_drops_total", "Frames refused at the egress queue's byte budget.", "port", "queue")
+	dECT         = desc("queue_ect_packets_total", "ECN-capable frames (ECT(0), ECT(1) or CE) that passed the egress queue's marking point.", "port", "queue")
+	dMarked      = desc("queue_ce_marked_total", "Frames the egress queue marked Congestion Experienced (DCQCN's congestion point).", "port", "queue")
+	dECNMin      = desc("queue_ecn_min_threshold_bytes", "ECN marking profile: depth up to which nothing is marked (Kmin); 0 with marking off.", "port", "queue")
+	dECNMax      = desc("queue_ecn_max_threshold_bytes", "ECN marking profile: depth beyond which every ECN-capable frame is marked (Kmax); 0 with marking off.", "port", "queue")
+	dECNPMax     = desc("queue_ecn_max_probability_ratio", "ECN marking profile: marking probability at the max threshold (Pmax).", "port", "queue")
 	dDrops       = desc("drops_total", "Frames dropped, by reason.", "reason")
 	dBusy        = desc("worker_busy_polls_total", "Worker loops that moved frames or fired timers.", "worker")
 	dIdle        = desc("worker_idle_polls_total", "Worker loops that found nothing to do.", "worker")
@@ -74,7 +79,8 @@ var (
 func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{dRxPackets, dRxBytes, dTxPackets, dTxBytes, dPFCRx, dPauseRx, dPFCTx,
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
-		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops, dDrops,
+		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops,
+		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dDrops,
 		dBusy, dIdle, dSleeps, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
 }
 
@@ -134,6 +140,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				a.Dequeued += qs.Dequeued
 				a.Bytes += qs.Bytes
 				a.Drops += qs.Drops
+				a.ECT += qs.ECT
+				a.Marked += qs.Marked
+				// Each worker marks its share of the port at
+				// its share of the thresholds: they add up.
+				a.ECN.MinBytes += qs.ECN.MinBytes
+				a.ECN.MaxBytes += qs.ECN.MaxBytes
+				a.ECN.PMax = max(a.ECN.PMax, qs.ECN.PMax)
 			}
 		}
 		for i := range stages {
@@ -188,6 +201,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(ch, dDeq, q.Bytes, port, q.Name)
 		counter(ch, dDeqPkts, q.Dequeued, port, q.Name)
 		counter(ch, dQDrops, q.Drops, port, q.Name)
+		counter(ch, dECT, q.ECT, port, q.Name)
+		counter(ch, dMarked, q.Marked, port, q.Name)
+		gauge(ch, dECNMin, float64(q.ECN.MinBytes), port, q.Name)
+		gauge(ch, dECNMax, float64(q.ECN.MaxBytes), port, q.Name)
+		gauge(ch, dECNPMax, q.ECN.PMax, port, q.Name)
 	}
 	for i, name := range c.stageNames {
 		counter(ch, dStageCalls, stages[i].Calls, name)

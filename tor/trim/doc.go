@@ -29,6 +29,13 @@
 //     (trim_ack); anything else (tag 00, or not RoCEv2 whatever its DSCP)
 //     is dropped (trim_non_dcp).
 //
+// An HO packet keeps the ECN bits of the data packet it was (rocev2.Trim
+// rewrites only the DSCP's tag bits), so a CE mark from upstream still
+// reaches the receiver; the switch's own ECN marking
+// (dataplane.ECNProfile) never marks an HO packet, whatever its bits:
+// the trim already tells the sender of the congestion, and DCQCN would
+// count it twice.
+//
 // A packet exactly filling the data queue to Threshold passes; one byte
 // more is trimmed. Ports: any ingress; the egress fwd chose (the first
 // MaxPorts, 64, ports), queue "control" or "data" of

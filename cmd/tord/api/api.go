@@ -45,6 +45,22 @@ type Queue struct {
 	Enqueued      uint64 `json:"enqueued"`
 	Dequeued      uint64 `json:"dequeued"`
 	Drops         uint64 `json:"drops"`
+	// ECT counts the ECN-capable frames that passed the marking point,
+	// Marked those this queue marked CE.
+	ECT    uint64 `json:"ect_packets"`
+	Marked uint64 `json:"ce_marked"`
+	// ECN is the queue's marking profile; absent when it marks nothing.
+	ECN *QueueECN `json:"ecn,omitempty"`
+}
+
+// QueueECN is a queue's ECN marking profile (DCQCN's Kmin, Kmax, Pmax),
+// for the whole switch: the thresholds are summed over the workers,
+// each of which marks its share of the port.
+type QueueECN struct {
+	Mark               string  `json:"mark"` // dequeue or enqueue
+	MinThresholdBytes  int     `json:"min_threshold_bytes"`
+	MaxThresholdBytes  int     `json:"max_threshold_bytes"`
+	ProbabilityPercent float64 `json:"probability_percent"`
 }
 
 // Worker is one worker of GET /api/v1/workers.
