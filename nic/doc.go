@@ -3,7 +3,8 @@
 // NIC. The reliability logic is pluggable (Transport): nic/gbn is the
 // commodity Go-Back-N baseline, nic/dcp is DCP's RNIC (seed 002),
 // nic/irn is IRN (seed 004), nic/fasr is FaSR (seed 001). Congestion
-// control is a separate plug (CC); nic/cc holds the fixed-rate pacer.
+// control is a separate plug (CC); nic/cc holds the fixed-rate pacer
+// and DCQCN.
 // nic/nictest runs endpoints in memory for tests.
 //
 // # Endpoint
@@ -155,9 +156,16 @@
 // A CC decides when each QP may send its next data packet (Ready, Sent)
 // and hears congestion signals: CNP at the reaction point, ECN CE at the
 // notification point, where Marked may ask for a CNP that the framework
-// sends back to the peer QP. Every frame leaves ECN-capable (ECT(0)).
-// nic/cc.Fixed is a per-QP token bucket; DCQCN will implement the same
-// interface.
+// sends back to the peer QP: BTH opcode 0x81 with BECN, the peer's QPN,
+// 16 reserved bytes, on the control queue in its own class
+// (Config.CNPDSCP, 48 by default as ConnectX's cnp_dscp). A CE-marked CNP
+// is not shown to Marked: a CNP never answers a CNP. Every frame leaves
+// ECN-capable (ECT(0)). The endpoint asks Ready before every data frame
+// — request or read response, first transmission or retransmission —
+// and charges it with Sent, so loss recovery and congestion control stay
+// apart and any transport runs with any CC. Stats counts ECNMarked,
+// CNPsSent and CNPsRecv. nic/cc.Fixed is a per-QP token bucket,
+// nic/cc.DCQCN the DCQCN of ConnectX, with its parameters.
 //
 // # Performance
 //

@@ -58,6 +58,14 @@ type Config struct {
 	// parsed, and trimmed, as DCP packets (docs/wire-formats.md, "The
 	// DSCP caveat"). The transport tags its own frames.
 	DSCP uint8
+	// CNPDSCP is the DSCP of the CNPs the endpoint sends as DCQCN's
+	// notification point (default 48, ConnectX's cnp_dscp), so that
+	// switches can give them a class of their own ahead of the data.
+	// ConnectX also sets the 802.1p priority of CNPs (cnp_802p_prio,
+	// default 6); the endpoint's frames carry no 802.1Q tag, so the
+	// DSCP is all there is to set. In a DCP fabric its low two bits
+	// must be 00 (48 is).
+	CNPDSCP uint8
 	// Burst is how many packets one QP sends before the scheduler turns
 	// to the next active QP (default 16).
 	Burst int
@@ -109,6 +117,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Burst == 0 {
 		c.Burst = 16
+	}
+	if c.CNPDSCP == 0 {
+		c.CNPDSCP = 48
 	}
 }
 
@@ -204,6 +215,11 @@ func NewEndpoint(c Config) (*Endpoint, error) {
 	case c.dcpFabric() && rocev2.TagOfDSCP(c.DSCP) != rocev2.DCPNone:
 		return nil, fmt.Errorf("%w: DSCP %d carries DCP tag %v; the %s transport needs one whose low two bits are 00 (e.g. 24)",
 			ErrConfig, c.DSCP, rocev2.TagOfDSCP(c.DSCP), c.Transport.Name())
+	case c.dcpFabric() && rocev2.TagOfDSCP(c.CNPDSCP) != rocev2.DCPNone:
+		return nil, fmt.Errorf("%w: CNP DSCP %d carries DCP tag %v; the %s transport needs one whose low two bits are 00 (e.g. 48)",
+			ErrConfig, c.CNPDSCP, rocev2.TagOfDSCP(c.CNPDSCP), c.Transport.Name())
+	case c.DSCP > 63 || c.CNPDSCP > 63:
+		return nil, fmt.Errorf("%w: DSCP %d or CNP DSCP %d above 63", ErrConfig, c.DSCP, c.CNPDSCP)
 	}
 	if err := c.Egress.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -242,6 +258,9 @@ func (e *Endpoint) Name() string { return "nic" }
 
 // Transport returns the endpoint's transport.
 func (e *Endpoint) Transport() Transport { return e.t }
+
+// CC returns the endpoint's congestion control (Config.CC), nil for none.
+func (e *Endpoint) CC() CC { return e.cfg.CC }
 
 // Classifier returns the classifier the endpoint's worker must use: base
 // with the settings the transport asks for (Classifying), e.g.
@@ -326,14 +345,19 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 		k.HasSACK, k.SACK, k.SACKFlags, k.LostCnt = true, x.PSN(), x.Flags(), x.LostCnt()
 	}
 	k.Payload = f[m.PayloadOff : int(m.PayloadOff)+m.PayloadLen()]
+	op := m.Opcode
 	if m.ECN == 3 {
-		if e.cc.Marked(q, c.Now) {
+		// The notification point: CE on any packet of q but a CNP, which
+		// never answers a CNP (two endpoints would echo marks back and
+		// forth on a congested reverse path).
+		e.st.ECNMarked++
+		if op != rocev2.CNP && e.cc.Marked(q, c.Now) {
 			e.sendCNP(c, q)
 		}
 	}
-	op := m.Opcode
 	switch {
 	case op == rocev2.CNP:
+		e.st.CNPsRecv++
 		e.cc.CNP(q, c.Now)
 	case op.Transport() != rocev2.TransportRC:
 		p.Drop(ReasonBadOpcode)
@@ -648,11 +672,15 @@ func (e *Endpoint) ingest(c *Ctx) {
 var cnpPad [rocev2.CNPLen]byte
 
 // sendCNP sends a congestion notification packet to q's peer QP: BTH
-// opcode 0x81 with BECN set, PSN 0, and 16 reserved bytes.
+// opcode 0x81 with BECN set, PSN 0, and 16 reserved bytes, in the CNP
+// class (Config.CNPDSCP) on the control queue — not paced, not charged
+// to congestion control.
 func (e *Endpoint) sendCNP(c *Ctx, q *QP) {
 	s := e.header(q)
-	s.Opcode, s.BECN, s.Payload = rocev2.CNP, true, cnpPad[:]
-	c.emit(q, e.ctrlQ, false)
+	s.Opcode, s.BECN, s.Payload, s.DSCP = rocev2.CNP, true, cnpPad[:], e.cfg.CNPDSCP
+	if c.emit(q, e.ctrlQ, false) {
+		e.st.CNPsSent++
+	}
 }
 
 // header fills e.spec with q's addressing and returns it. In a SACK

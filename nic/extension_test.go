@@ -135,11 +135,12 @@ func TestCongestionSignals(t *testing.T) {
 		t.Fatalf("WRITE did not complete: %+v", p.A.CQ)
 	}
 	p.Run(func() bool { return false }, 10_000)
-	if ccs[1].marks != 64 {
-		t.Errorf("B's CC heard %d marks, want 64", ccs[1].marks)
+	a, b := p.A.E.LiveStats(), p.B.E.LiveStats()
+	if ccs[1].marks != 64 || b.ECNMarked != 64 || b.CNPsSent != 64 {
+		t.Errorf("B's CC heard %d marks (stats %d) and B sent %d CNPs, want 64 each", ccs[1].marks, b.ECNMarked, b.CNPsSent)
 	}
-	if ccs[0].cnps != 64 {
-		t.Errorf("A's CC heard %d CNPs, want 64: B sent one per mark", ccs[0].cnps)
+	if ccs[0].cnps != 64 || a.CNPsRecv != 64 {
+		t.Errorf("A's CC heard %d CNPs (stats %d), want 64: B sent one per mark", ccs[0].cnps, a.CNPsRecv)
 	}
 }
 

@@ -34,6 +34,12 @@ type Stats struct {
 	CompletedBytes uint64 // message bytes of the StatusOK completions
 	DeliveredBytes uint64 // payload bytes the responder placed (WRITE, SEND) or the requester placed (READ)
 	Paced          uint64 // times a QP had to wait for its congestion control
+
+	// DCQCN's signals (nic/cc.DCQCN; a CC that never asks for a CNP
+	// leaves CNPsSent at 0).
+	ECNMarked uint64 // RoCE frames received with ECN CE (11) for an open QP, CNPs included
+	CNPsSent  uint64 // CNPs queued: marks the CC's notification point answered (Marked)
+	CNPsRecv  uint64 // CNPs received and handed to the CC's reaction point
 }
 
 // Drop reasons of the endpoint stage, counted by the worker (its

@@ -383,7 +383,7 @@ func tsExpect(t *testing.T, c tsCase, cfg tsConfig) (want map[string]string, par
 	if m.Kind != rocev2.KindRoCE {
 		return want, false
 	}
-	if cfg.lua && (m.Opcode == rocev2.NetRTOpcode || cfg.dcp && m.Tag != rocev2.DCPNone || sack) {
+	if cfg.lua && (m.Opcode == rocev2.NetRTOpcode || m.Opcode == rocev2.CNP || cfg.dcp && m.Tag != rocev2.DCPNone || sack) {
 		if m.Reason != rocev2.ReasonNone && m.Reason != rocev2.ReasonBadNetRT {
 			t.Fatalf("%s: rocev2 classifies the frame as %v", c.name, m.Reason)
 		}

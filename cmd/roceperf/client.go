@@ -104,8 +104,12 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 	if err != nil {
 		return err
 	}
+	ctl, err := o.cc.build()
+	if err != nil {
+		return err
+	}
 	cl.s, err = cl.dev.open(sessionConfig{ip: local, transport: t, qps: o.qps, sq: o.depth, rq: 1,
-		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, baseQPN: randomBase()})
+		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, baseQPN: randomBase(), cc: ctl})
 	if err != nil {
 		return err
 	}
@@ -116,6 +120,9 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 	h := hello{Type: "hello", Version: protoVersion, Op: o.op.String(), Transport: o.transport, QPs: o.qps,
 		Size: o.size, Count: o.count, MTU: o.mtu, Depth: o.depth, RTOUS: o.rto.Microseconds(), BDP: o.bdp, TimeoutMS: o.timeout.Milliseconds(),
 		MR: mrToWire(cl.mr)}
+	if o.cc.Name != "none" {
+		h.CC = &o.cc
+	}
 	for range o.qps {
 		qi, err := cl.s.CreateQP(nic.QPOptions{MTU: o.mtu, PSN: randomPSN()})
 		if err != nil {

@@ -32,13 +32,14 @@ type sessionConfig struct {
 	mtu        int
 	rate       uint64
 	baseQPN    uint32
+	cc         nic.CC // nil: none
 }
 
 // endpoint is the endpoint configuration a run asks for; the host adds
 // its addresses, egress and clock.
 func (c sessionConfig) endpoint() nic.Config {
 	return nic.Config{IP: c.ip, Transport: c.transport, MaxQPs: c.qps, BaseQPN: c.baseQPN,
-		SQDepth: c.sq, RQDepth: c.rq, CQDepth: c.cq, MTU: c.mtu}
+		SQDepth: c.sq, RQDepth: c.rq, CQDepth: c.cq, MTU: c.mtu, CC: c.cc}
 }
 
 // session is one run's endpoint: the verbs, its clock, and its counters
@@ -82,7 +83,8 @@ func (h hostSession) Stop()      { h.s.Stop() }
 func (h hostSession) Counters() counters {
 	st := h.LiveStats()
 	snap := h.s.Worker().Snapshot()
-	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent}
+	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent,
+		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv, CC: ccCountersOf(h.CC())}
 	c.QPContextBytes, c.QPQueueBytes = h.QPBytes()
 	c.setSR(h.SRState())
 	switch t := h.Transport().(type) {

@@ -10,6 +10,7 @@
 //	roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
 //	        [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
 //	        [--timeout 10s] [--json]
+//	        [--cc none|fixed|dcqcn] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...]
 //
 // The server listens on TCP port 18515 (perftest's) for clients; each run
 // is one TCP connection over which both sides exchange their QPs and
@@ -54,6 +55,18 @@
 //	                 the longest wait for a completion (serve: for the
 //	                 client's first line)
 //	--json           one JSON object instead of the table
+//	--cc C           congestion control of both ends: none, fixed (every
+//	                 QP paced at --line-rate) or dcqcn (nic/cc.DCQCN:
+//	                 CNPs on CE marks, rate cuts and increases per QP);
+//	                 the report adds ce_received, cnps_sent,
+//	                 cnps_received and a "cc" object with rate_cuts and
+//	                 the QPs' rates (min, mean, final)
+//	--line-rate R    the rate DCQCN starts QPs at (fixed: holds them to);
+//	                 default --rate
+//	--dcqcn-P V      DCQCN parameter P, ConnectX's name with dashes, units
+//	                 and default: --dcqcn-rpg-time-reset 300 (µs),
+//	                 --dcqcn-dce-tcp-rtt 1 (µs), --dcqcn-rpg-ai-rate 5
+//	                 (Mb/s), … (roceperf write -h lists all sixteen)
 //	--listen ADDR    (serve) listen address, default :18515
 //	--once           (serve) serve one run, exit 0 if it verified, else 1
 //	--max-mr SIZE    (serve) memory for the region a run writes or reads;

@@ -44,6 +44,8 @@ func (d fakeDevice) open(c sessionConfig) (session, error) {
 	s := &fakeSession{n: d.n, start: time.Now()}
 	// The SR state as nic.Endpoint.SRState gives it.
 	s.st.setSR(c.transport.SRState(), c.qps)
+	// The congestion control the run asked for, as hostSession reports it.
+	s.st.CC = ccCountersOf(c.cc)
 	return s, nil
 }
 

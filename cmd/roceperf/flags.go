@@ -122,6 +122,7 @@ type clientOpts struct {
 	bdp       int // packets; 0 before parsing
 	timeout   time.Duration
 	json      bool
+	cc        ccOpts
 }
 
 // serverOpts are serve's flags.
@@ -139,6 +140,7 @@ const usageText = `usage:
   roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
           [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
           [--bdp 128] [--timeout 10s] [--json]
+          [--cc none|fixed|dcqcn] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...]
 `
 
 // errUsage marks a flag error, reported with exit code 2; errHelp is
@@ -218,8 +220,12 @@ func parseClient(op string, args []string, stderr io.Writer) (clientOpts, error)
 	fs.IntVar(&o.bdp, "bdp", o.bdp, "BDP in packets that both ends size IRN's window and bitmaps and FaSR's window and shared pool for")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "connect, protocol, resolution and completion timeout")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
+	addCCFlags(fs, &o.cc)
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if err := checkCC(fs, &o.cc, o.rate); err != nil {
+		return o, err
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -18,7 +18,7 @@ import (
 // connection from client to server; docs/roceperf.md describes it byte
 // by byte. Every message has a "type"; a receiver rejects a type it does
 // not expect at that step.
-const protoVersion = 1
+const protoVersion = 2
 
 // maxLine bounds one protocol line: a hello for 8192 QPs is about
 // 800 KB.
@@ -54,6 +54,7 @@ type hello struct {
 	Depth     int      `json:"depth"`
 	RTOUS     int64    `json:"rto_us"`
 	BDP       int      `json:"bdp,omitempty"` // packets IRN's and FaSR's SR state is sized for (0: srBDP)
+	CC        *ccOpts  `json:"cc,omitempty"`  // both ends' congestion control (nil: none)
 	TimeoutMS int64    `json:"timeout_ms"`
 	QP        []qpWire `json:"qp"`
 	MR        mrWire   `json:"mr"`
@@ -105,13 +106,22 @@ type result struct {
 
 // counters are an endpoint's counters as the report gives them.
 type counters struct {
-	RetxPackets     uint64            `json:"retx_packets"`
-	Timeouts        uint64            `json:"timeouts"`
-	NAKsReceived    uint64            `json:"naks_received"`
-	NAKsSent        uint64            `json:"naks_sent"`
-	PacketsSent     uint64            `json:"packets_sent"`
-	PacketsReceived uint64            `json:"packets_received"`
-	Drops           map[string]uint64 `json:"drops,omitempty"`
+	RetxPackets     uint64 `json:"retx_packets"`
+	Timeouts        uint64 `json:"timeouts"`
+	NAKsReceived    uint64 `json:"naks_received"`
+	NAKsSent        uint64 `json:"naks_sent"`
+	PacketsSent     uint64 `json:"packets_sent"`
+	PacketsReceived uint64 `json:"packets_received"`
+	// DCQCN's signals as the endpoint counted them, whatever the
+	// congestion control: CE-marked packets received, CNPs sent (the
+	// notification point's answers) and received.
+	CEReceived   uint64 `json:"ce_received"`
+	CNPsSent     uint64 `json:"cnps_sent"`
+	CNPsReceived uint64 `json:"cnps_received"`
+	// CC is the congestion control's own figures, with --cc fixed or
+	// dcqcn: rate cuts and the QPs' rates (min, mean, final).
+	CC    *ccCounters       `json:"cc,omitempty"`
+	Drops map[string]uint64 `json:"drops,omitempty"`
 	// HODrops are the DCP header-only packets among Drops, by reason
 	// (dataplane.Snapshot.HODrops).
 	HODrops map[string]uint64 `json:"ho_drops,omitempty"`

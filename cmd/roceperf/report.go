@@ -108,6 +108,7 @@ func (r *report) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "  packets\tsent %d  received %d\n", r.PacketsSent, r.PacketsReceived)
 	fmt.Fprintf(tw, "  recovery\tretransmitted %d  timeouts %d  NAKs received %d  sent %d\n",
 		r.RetxPackets, r.Timeouts, r.NAKsReceived, r.NAKsSent)
+	writeCC(tw, "", &r.counters)
 	if d := r.DCP; d != nil {
 		fmt.Fprintf(tw, "  DCP sender\tHO returned %d (stale %d, duplicate %d)  HO retransmits %d  RetransQ overflows %d  fallback timeouts %d (%d packets)\n",
 			d.HOReturned, d.HOStale, d.HODuplicates, d.HORetransmits, d.RetransQOverflows, d.FallbackTimeouts, d.FallbackRetransmits)
@@ -125,6 +126,7 @@ func (r *report) writeTable(w io.Writer) error {
 	if s := r.Server; s != nil {
 		fmt.Fprintf(tw, "  server\tsent %d  received %d  retransmitted %d  timeouts %d  NAKs sent %d\n",
 			s.PacketsSent, s.PacketsReceived, s.RetxPackets, s.Timeouts, s.NAKsSent)
+		writeCC(tw, "server ", s)
 		if d := s.DCP; d != nil {
 			fmt.Fprintf(tw, "  DCP receiver\tHO bounced %d (not returned %d)  unanchored %d  duplicates %d  recounts %d  poisoned %d  deferred %d\n",
 				d.HOBounced, d.HONotReturned, d.Unanchored, d.Duplicates, d.Recounts, d.Poisoned, d.Deferred)
@@ -189,4 +191,18 @@ func dropsText(d map[string]uint64) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// writeCC writes the congestion lines of c: the signals when there were
+// any or a congestion control ran, and DCQCN's figures.
+func writeCC(tw io.Writer, who string, c *counters) {
+	if c.CC == nil && c.CEReceived+c.CNPsSent+c.CNPsReceived == 0 {
+		return
+	}
+	fmt.Fprintf(tw, "  %scongestion\tCE received %d  CNPs sent %d  received %d\n", who, c.CEReceived, c.CNPsSent, c.CNPsReceived)
+	if d := c.CC; d != nil && d.Rate != nil {
+		fmt.Fprintf(tw, "  %s%s\trate cuts %d  CNPs held %d  increases: fast recovery %d, additive %d, hyper %d  rate over %d QPs (Gbit/s): min %.3f  mean %.3f  final %.3f\n",
+			who, d.Name, d.RateCuts, d.CNPsHeld, d.FastRecovery, d.AdditiveInc, d.HyperInc, d.Rate.QPs,
+			d.Rate.Min/1e9, d.Rate.Mean/1e9, d.Rate.Final/1e9)
+	}
 }

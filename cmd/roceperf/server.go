@@ -135,6 +135,9 @@ func (sv *server) planRun(h hello) (plan, error) {
 	if _, err := transports[h.Transport](time.Duration(h.RTOUS)*time.Microsecond, h.BDP); err != nil {
 		return p, fmt.Errorf("transport %s: %w", h.Transport, err)
 	}
+	if _, err := h.CC.build(); err != nil {
+		return p, err
+	}
 	limit := sv.o.maxMR
 	switch p.op {
 	case nic.OpWrite, nic.OpRead:
@@ -226,6 +229,10 @@ func (sv *server) setup(ctx context.Context, c *conn, nc net.Conn, p *plan) (*se
 	if err != nil {
 		return nil, err
 	}
+	ctl, err := h.CC.build()
+	if err != nil {
+		return nil, err
+	}
 	r := &serverRun{p: p, c: c, timeout: time.Duration(h.TimeoutMS) * time.Millisecond}
 	macs := map[netip.Addr]rocev2.MAC{}
 	remote := make([]nic.QPInfo, h.QPs)
@@ -246,7 +253,7 @@ func (sv *server) setup(ctx context.Context, c *conn, nc net.Conn, p *plan) (*se
 	}
 	rq := max(p.rq, 1)
 	s, err := sv.dev.open(sessionConfig{ip: addrOf(nc.LocalAddr()), transport: t, qps: h.QPs, sq: 1, rq: rq,
-		cq: h.QPs * rq, mtu: h.MTU, rate: sv.o.rate, baseQPN: randomBase()})
+		cq: h.QPs * rq, mtu: h.MTU, rate: sv.o.rate, baseQPN: randomBase(), cc: ctl})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

@@ -1,12 +1,3 @@
-// Package cc holds the congestion controls of the software RNIC (the
-// nic.CC interface). Fixed is the fixed-rate pacer: a token bucket per QP
-// on top of the port's shaper, as a NIC's per-QP rate limiter. It ignores
-// CNPs and ECN marks; DCQCN, which reacts to them, comes later behind the
-// same interface.
-//
-// Example: every QP of an endpoint at 2 Gb/s with 16 KB bursts:
-//
-//	nic.Config{..., CC: cc.NewFixed(2e9, 16<<10)}
 package cc
 
 import (
@@ -25,11 +16,6 @@ type Fixed struct {
 	rate  uint64
 	burst int64
 	st    []bucket
-}
-
-type bucket struct {
-	tokens int64 // bytes
-	last   int64 // ns of the last refill; -1 before the first
 }
 
 // NewFixed returns a pacer at rateBps bits per second with buckets of
@@ -53,40 +39,14 @@ func (f *Fixed) StateBytes() int { return int(reflect.TypeFor[bucket]().Size()) 
 // Open implements nic.CC: a new QP starts with a full bucket.
 func (f *Fixed) Open(q *nic.QP) { f.st[q.Index()] = bucket{tokens: f.burst, last: -1} }
 
-func (f *Fixed) refill(b *bucket, now int64) {
-	if b.last < 0 {
-		b.tokens, b.last = f.burst, now
-		return
-	}
-	if now <= b.last {
-		return
-	}
-	// Past the time the bucket takes to fill from here, it is full; this
-	// also keeps the product below from overflowing after long idles.
-	if now-b.last >= int64(uint64(f.burst-b.tokens)*8e9/f.rate) {
-		b.tokens, b.last = f.burst, now
-		return
-	}
-	add := int64(uint64(now-b.last) * f.rate / 8e9)
-	if add > 0 {
-		b.tokens = min(b.tokens+add, f.burst)
-		// keep the fraction: advance by the time the tokens stand for
-		b.last += int64(uint64(add) * 8e9 / f.rate)
-	}
-}
-
 // Ready implements nic.CC.
 func (f *Fixed) Ready(q *nic.QP, now int64) int64 {
 	if f.rate == 0 {
 		return now
 	}
 	b := &f.st[q.Index()]
-	f.refill(b, now)
-	if b.tokens > 0 {
-		return now
-	}
-	need := uint64(1 - b.tokens)
-	return b.last + int64((need*8e9+f.rate-1)/f.rate)
+	b.refill(now, f.rate, f.burst)
+	return b.ready(now, f.rate)
 }
 
 // Sent implements nic.CC.
@@ -95,7 +55,7 @@ func (f *Fixed) Sent(q *nic.QP, now int64, n int) {
 		return
 	}
 	b := &f.st[q.Index()]
-	f.refill(b, now)
+	b.refill(now, f.rate, f.burst)
 	b.tokens -= int64(n)
 }
 

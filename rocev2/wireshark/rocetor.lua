@@ -22,6 +22,10 @@
 --     standard extension headers of the opcode with a RETH in every WRITE
 --     packet, payload and ICRC. Header-only packets (tag 11) carry only BTH
 --     and DCP header.
+--   * Congestion notification packets (CNP, BTH opcode 0x81; DCQCN's
+--     notification point, nic/cc): BTH with FECN and BECN, the 16 reserved
+--     bytes as payload, ICRC checked. Wireshark 4.0 does not know the
+--     opcode.
 --   * SACK ACKs (rocev2/sack.go; IRN, seed 004 §3.1; FaSR, seed 001
 --     §III-B), only when the preference "rocetor.sack" is on: an RC
 --     ACKNOWLEDGE with exactly the 8 bytes of a SACKETH after its AETH (and
@@ -630,7 +634,9 @@ function rocetor.dissector(tvb, pinfo, tree)
 		if tag ~= 0 then n = n + 8 end
 		sack = tvb:len() == n and bit.band(tvb(1, 1):uint(), 0x30) == 0
 	end
-	if op ~= 0xc0 and tag == 0 and not sack then
+	-- CNPs too: Wireshark 4.0's dissector does not know opcode 0x81 and
+	-- shows the BECN bit as part of a reserved byte.
+	if op ~= 0xc0 and op ~= 0x81 and tag == 0 and not sack then
 		return original:call(tvb, pinfo, tree)
 	end
 	return own(tvb, pinfo, tree, ip, tag, sack)

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"rocetor/nic/cc"
+)
+
+// TestParseCC checks --cc, --line-rate and the DCQCN flags: one per
+// ConnectX parameter, ConnectX's defaults, the line rate from --rate
+// unless given, and usage errors for a DCQCN flag without --cc dcqcn and
+// a rate-based CC without a rate.
+func TestParseCC(t *testing.T) {
+	base := []string{"--dev", "eth0", "--to", "10.0.0.2", "--size", "4KiB", "--count", "200"}
+	o, err := parseClient("write", base, &bytes.Buffer{})
+	if err != nil || o.cc.Name != "none" || o.cc.DCQCN != nil {
+		t.Fatalf("default: %+v, %v", o.cc, err)
+	}
+	o, err = parseClient("write", append(base, "--cc", "dcqcn", "--rate", "10G", "--dcqcn-rpg-time-reset", "55",
+		"--dcqcn-dce-tcp-rtt", "55", "--dcqcn-clamp-tgt-rate", "--dcqcn-rpg-ai-rate", "40",
+		"--dcqcn-min-time-between-cnps", "50"), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cc.DefaultDCQCNConfig()
+	want.RPGTimeReset, want.DCETCPRTT, want.ClampTgtRate, want.RPGAIRate, want.MinTimeBetweenCNPs = 55, 55, true, 40, 50
+	if o.cc.Name != "dcqcn" || o.cc.LineBps != 10e9 || o.cc.DCQCN == nil || *o.cc.DCQCN != want {
+		t.Fatalf("parsed %+v %+v, want %+v", o.cc, o.cc.DCQCN, want)
+	}
+	o, err = parseClient("write", append(base, "--cc", "dcqcn", "--rate", "10G", "--line-rate", "25G"), &bytes.Buffer{})
+	if err != nil || o.cc.LineBps != 25e9 || *o.cc.DCQCN != cc.DefaultDCQCNConfig() {
+		t.Fatalf("--line-rate: %+v, %v", o.cc, err)
+	}
+	// Every ConnectX parameter has its flag.
+	var help bytes.Buffer
+	parseClient("write", []string{"-h"}, &help)
+	for _, p := range []string{"rpg_time_reset", "rpg_byte_reset", "rpg_threshold", "rpg_ai_rate", "rpg_hai_rate",
+		"rpg_gd", "rpg_min_dec_fac", "rpg_min_rate", "rate_to_set_on_first_cnp", "dce_tcp_g", "dce_tcp_rtt",
+		"rate_reduce_monitor_period", "initial_alpha_value", "clamp_tgt_rate", "clamp_tgt_rate_after_time_inc",
+		"min_time_between_cnps"} {
+		if !strings.Contains(help.String(), "-"+dcqcnFlagName(p)+" ") && !strings.Contains(help.String(), "-"+dcqcnFlagName(p)+"\n") {
+			t.Errorf("no flag for %s", p)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dcqcn-rpg-gd", "10"}, "without --cc dcqcn"},
+		{[]string{"--cc", "dcqcn"}, "needs --line-rate"},
+		{[]string{"--cc", "fixed"}, "needs --line-rate"},
+		{[]string{"--cc", "timely", "--rate", "1G"}, `--cc "timely"`},
+		{[]string{"--cc", "dcqcn", "--rate", "1G", "--dcqcn-rpg-gd", "12"}, "rpg_gd 12"},
+	} {
+		if _, err := parseClient("write", append(base, tc.args...), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestExchangeDCQCN runs a WRITE with --cc dcqcn through the exchange:
+// the server builds the same congestion control from the hello, and both
+// reports carry its figures.
+func TestExchangeDCQCN(t *testing.T) {
+	n := newFakeNet()
+	addr, _, _ := fakeServer(t, n, serverOpts{})
+	code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "20",
+		"--cc", "dcqcn", "--line-rate", "25G", "--dcqcn-rpg-threshold", "5", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	r := decode(t, out)
+	if r.CC == nil || r.Server == nil || r.Server.CC == nil || r.CC.Name != "dcqcn" || r.Server.CC.Name != "dcqcn" ||
+		r.Server.CC.LineBps != 25e9 || r.CC.Rate == nil {
+		t.Fatalf("report %s", out)
+	}
+	for _, k := range []string{`"ce_received":0`, `"cnps_sent":0`, `"cnps_received":0`, `"cc":{"name":"dcqcn"`,
+		`"rate_cuts":0`, `"rate":{"qps":0,"min_bps":0,"mean_bps":0,"final_bps":0}`} {
+		if !strings.Contains(out, k) {
+			t.Errorf("JSON lacks %s: %s", k, out)
+		}
+	}
+}
+
+// TestReportCC pins the congestion names of the JSON report and the table.
+func TestReportCC(t *testing.T) {
+	c := &ccCounters{Name: "dcqcn", RateCuts: 7, CNPsHeld: 3, FastRecovery: 4, AdditiveInc: 5, HyperInc: 6,
+		LineBps: 10e9, Rate: &cc.RateSummary{QPs: 2, Min: 1e9, Mean: 4e9, Final: 5e9}}
+	r := &report{Transport: "gbn", counters: counters{CEReceived: 1, CNPsSent: 0, CNPsReceived: 2, CC: c},
+		Server: &counters{CEReceived: 9, CNPsSent: 8, CC: c}}
+	var js, table bytes.Buffer
+	r.writeJSON(&js)
+	r.writeTable(&table)
+	for _, k := range []string{`"ce_received":1`, `"cnps_sent":0`, `"cnps_received":2`, `"rate_cuts":7`,
+		`"cnps_held":3`, `"fast_recovery":4`, `"additive_increase":5`, `"hyper_increase":6`, `"line_bps":10000000000`,
+		`"rate":{"qps":2,"min_bps":1000000000,"mean_bps":4000000000,"final_bps":5000000000}`, `"cnps_sent":8`} {
+		if !strings.Contains(js.String(), k) {
+			t.Errorf("JSON lacks %s: %s", k, js.String())
+		}
+	}
+	for _, k := range []string{"CE received 1  CNPs sent 0  received 2", "rate cuts 7",
+		"min 1.000  mean 4.000  final 5.000", "server congestion  CE received 9  CNPs sent 8"} {
+		if !strings.Contains(table.String(), k) {
+			t.Errorf("table lacks %q:\n%s", k, table.String())
+		}
+	}
+}

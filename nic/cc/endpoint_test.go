@@ -1,0 +1,160 @@
+package cc_test
+
+import (
+	"testing"
+
+	"rocetor/nic"
+	"rocetor/nic/cc"
+	"rocetor/nic/dcp"
+	"rocetor/nic/fasr"
+	"rocetor/nic/irn"
+	"rocetor/nic/nictest"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+)
+
+// checker wraps a CC and checks the framework's use of it: every data
+// frame is charged (Sent) after a Ready that let it go at that time.
+type checker struct {
+	nic.CC
+	ok         bool // the last Ready allowed a frame now
+	sent       uint64
+	unasked    uint64 // frames charged without a Ready that allowed them
+	readyCalls uint64
+}
+
+func (c *checker) Ready(q *nic.QP, now int64) int64 {
+	at := c.CC.Ready(q, now)
+	c.readyCalls++
+	c.ok = at <= now
+	return at
+}
+
+func (c *checker) Sent(q *nic.QP, now int64, n int) {
+	if !c.ok {
+		c.unasked++
+	}
+	c.ok = false
+	c.sent++
+	c.CC.Sent(q, now, n)
+}
+
+// TestRetransmissionsCharged runs each transport with DCQCN (congestion
+// control and loss recovery apart, IRN §3, DCP §4): a 256 KiB WRITE
+// loses a few packets on the way (DCP's are trimmed, as its switch
+// does), and every data frame A sends — retransmissions included — was
+// allowed by Ready and charged with Sent.
+func TestRetransmissionsCharged(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tr   func() nic.Transport
+		act  nictest.Action
+	}{
+		{"gbn", gbnT, nictest.Drop},
+		{"irn", func() nic.Transport { x, _ := irn.New(irn.Config{}); return x }, nictest.Drop},
+		{"fasr", func() nic.Transport { x, _ := fasr.New(fasr.Config{}); return x }, nictest.Drop},
+		{"dcp", func() nic.Transport { x, _ := dcp.New(dcp.Config{}); return x }, nictest.Trim},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cks []*checker
+			p := nictest.New(t, nictest.Options{Transport: tc.tr, CC: func() nic.CC {
+				d, err := cc.NewDCQCN(10e9, cc.DefaultDCQCNConfig())
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := &checker{CC: d}
+				cks = append(cks, c)
+				return c
+			}})
+			lost := map[psn.PSN]bool{}
+			p.AB.Filter = func(_ []byte, m *rocev2.Meta) nictest.Action {
+				if m.Opcode.IsRequest() && m.PSN%37 == 5 && !lost[m.PSN] {
+					lost[m.PSN] = true
+					return tc.act
+				}
+				return nictest.Pass
+			}
+			nictest.Fill(p.A.Buf[:256<<10], 3)
+			if err := p.A.Post(nic.OpWrite, 0, 1, 0, 0, 256<<10); err != nil {
+				t.Fatal(err)
+			}
+			p.MustComplete(t, 1, 1e9)
+			nictest.WantOK(t, p.A.CQ)
+			if err := nictest.Check(p.B.Buf[:256<<10], 3); err != nil {
+				t.Fatal(err)
+			}
+			st, a := p.A.E.LiveStats(), cks[0]
+			if st.Retransmits == 0 {
+				t.Fatalf("nothing retransmitted (%d lost)", len(lost))
+			}
+			if a.sent != st.Requests+st.Responses || a.unasked != 0 {
+				t.Errorf("CC charged %d frames (%d without Ready's leave) for %d requests (%d resent) and %d read responses",
+					a.sent, a.unasked, st.Requests, st.Retransmits, st.Responses)
+			}
+		})
+	}
+}
+
+// TestDCQCNEndpoint marks every request CE on the way to B: B's
+// notification point answers with at most one CNP per QP per
+// min_time_between_cnps, in its own class (DSCP 48, BECN, A's QPN), and
+// A's reaction point cuts its rate.
+func TestDCQCNEndpoint(t *testing.T) {
+	const line = 10e9
+	var ds []*cc.DCQCN
+	p := nictest.New(t, nictest.Options{Transport: gbnT, CC: func() nic.CC {
+		d, err := cc.NewDCQCN(line, cc.DefaultDCQCNConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+		return d
+	}})
+	p.AB.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+		if m.Opcode.IsRequest() {
+			rocev2.IPv4(f[m.L3Off:]).SetECN(3) // the ICRC masks the TOS byte
+		}
+		return nictest.Pass
+	}
+	var cnps, bad int
+	var first, last int64 = -1, 0
+	p.BA.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+		if m.Opcode == rocev2.CNP {
+			cnps++
+			if first < 0 {
+				first = p.Now
+			}
+			last = p.Now
+			b := rocev2.BTH(f[m.BTHOff:])
+			if m.DSCP != 48 || !b.BECN() || m.Flow.QP != p.A.QPs[0].QPN || m.PayloadLen() != rocev2.CNPLen {
+				bad++
+			}
+		}
+		return nictest.Pass
+	}
+	if err := p.A.Post(nic.OpWrite, 0, 1, 0, 0, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	p.MustComplete(t, 1, 1e9)
+	nictest.WantOK(t, p.A.CQ)
+	p.Run(func() bool { return false }, 10_000)
+	as, bs := p.A.E.LiveStats(), p.B.E.LiveStats()
+	a, b := ds[0].Stats(), ds[1].Stats()
+	// One CNP per 4 µs at most over the span they were sent in.
+	if limit := int((last-first)/4000) + 1; cnps == 0 || cnps > limit || bad != 0 {
+		t.Errorf("%d CNPs over %d µs (at most %d), %d malformed", cnps, (last-first)/1000, limit, bad)
+	}
+	switch {
+	case bs.ECNMarked != bs.RxPackets:
+		t.Errorf("B counted %d CE marks of %d packets", bs.ECNMarked, bs.RxPackets)
+	case bs.CNPsSent != uint64(cnps) || b.CNPsAsked != uint64(cnps) || b.Marks != bs.ECNMarked || b.CNPsHeld != b.Marks-b.CNPsAsked:
+		t.Errorf("B sent %d CNPs (%d seen), DCQCN %+v", bs.CNPsSent, cnps, b)
+	case as.CNPsRecv != uint64(cnps) || a.CNPs != as.CNPsRecv || a.Cuts == 0 || a.FirstCNPs != 1:
+		t.Errorf("A received %d CNPs, DCQCN %+v", as.CNPsRecv, a)
+	}
+	s := ds[0].Summary()
+	if s.QPs != 1 || s.Min >= line/2 || s.Mean >= line || s.Final >= line {
+		t.Errorf("A's rates %+v", s)
+	}
+	t.Logf("%d CNPs, %d cuts; A's rate min %.2f mean %.2f final %.2f Gb/s", cnps, a.Cuts, s.Min/1e9, s.Mean/1e9, s.Final/1e9)
+}
