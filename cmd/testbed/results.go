@@ -57,7 +57,9 @@ type Run struct {
 	Perf     *PerfResult       `json:"perf,omitempty"`
 	Flows    []*PerfResult     `json:"flows,omitempty"`    // concurrent transfers (MeasureAll), in the order given
 	Switches map[string]Sample `json:"switches,omitempty"` // counter deltas and gauges, nonzero only
-	Error    string            `json:"error,omitempty"`
+	// Series is one switch scraped through the run (MeasureSeries).
+	Series *Series `json:"series,omitempty"`
+	Error  string  `json:"error,omitempty"`
 }
 
 // ImpairDrops sums the impair drops over all switches.
