@@ -299,6 +299,9 @@ func TestSeriesStats(t *testing.T) {
 	if got := s.Together(); got != 2 {
 		t.Errorf("Together() = %v, want 2 (the first end)", got)
 	}
+	if got := s.Started(); got != 0.1 {
+		t.Errorf("Started() = %v, want 0.1 (the first sample with bytes from both)", got)
+	}
 	from, to := s.LastHalf()
 	rates := s.FlowRates(from, to)
 	if len(rates) != 2 || math.Abs(rates[0]-100) > 1e-6 || math.Abs(rates[1]-100) > 1e-6 {
@@ -328,6 +331,25 @@ func TestSeriesStats(t *testing.T) {
 	}
 }
 
+// A flow that starts late moves the span where the flows compete.
+func TestSeriesLateStart(t *testing.T) {
+	s := &Series{T: []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5}, Depth: make([]float64, 6), Ends: []float64{0.5, 0.5},
+		RxBytes: [][]float64{{0, 1, 2, 3, 4, 5}, {0, 0, 0, 1, 2, 3}}}
+	if s.Started() != 0.3 {
+		t.Errorf("Started() = %v, want 0.3", s.Started())
+	}
+	if from, to := s.LastHalf(); from != 0.4 || to != 0.5 {
+		t.Errorf("LastHalf() = %v, %v; want 0.4, 0.5", from, to)
+	}
+	if d := s.DepthStats(); d.Samples != 3 {
+		t.Errorf("DepthStats over %d samples, want 3 (0.3 to 0.5)", d.Samples)
+	}
+	s.RxBytes[1] = make([]float64, 6)
+	if s.Started() != 0 {
+		t.Errorf("a flow that never started: Started() = %v, want 0", s.Started())
+	}
+}
+
 func safe(x [][]float64, i int) []float64 {
 	if i < len(x) {
 		return x[i]
@@ -347,7 +369,7 @@ func safe(x [][]float64, i int) []float64 {
 // way. Jain's index and the band depend on timing a loaded 2-CPU
 // machine can upset: the margins are generous and the figures logged.
 func TestDumbbellDCQCNFairness(t *testing.T) {
-	const size, count = 65536, 150
+	const size, count = 65536, 300
 	var res struct {
 		Runs  []Run       `json:"runs"`
 		Cells []dcqcnCell `json:"cells"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -156,6 +157,23 @@ func (s *Series) Together() float64 {
 	return t
 }
 
+// Started is the first sample by which every flow's port had received
+// something: from then on every flow competed for the queue (each
+// transfer starts its own server and client, tens of milliseconds
+// apart on a loaded machine). 0 with no flow port or a flow that never
+// started.
+func (s *Series) Started() float64 {
+	var start float64
+	for _, rx := range s.RxBytes {
+		k := slices.IndexFunc(rx, func(v float64) bool { return v > 0 })
+		if k < 0 || k >= len(s.T) {
+			return 0
+		}
+		start = max(start, s.T[k])
+	}
+	return start
+}
+
 // window returns the first and last sample within [from, to], ok when
 // they are two different samples.
 func (s *Series) window(from, to float64) (a, b int, ok bool) {
@@ -186,10 +204,11 @@ func (s *Series) FlowRates(from, to float64) []float64 {
 }
 
 // LastHalf returns the span over which the congestion experiments judge
-// fairness: the last half of the time every flow was running.
+// fairness: the last half of the time every flow was running, from
+// Started to Together.
 func (s *Series) LastHalf() (from, to float64) {
-	t := s.Together()
-	return t / 2, t
+	a, b := s.Started(), s.Together()
+	return a + (b-a)/2, b
 }
 
 // Jain is Jain's fairness index of rates, (Σx)² / (n·Σx²): 1 when all
@@ -208,7 +227,7 @@ func Jain(rates []float64) float64 {
 }
 
 // DepthStats summarises the queue's depth over the samples taken while
-// every flow ran (after the first sample, taken before they started).
+// every flow ran.
 type DepthStats struct {
 	Samples  int     `json:"samples"`
 	Mean     float64 `json:"mean_bytes"`
@@ -224,14 +243,15 @@ type DepthStats struct {
 	Limit   float64 `json:"limit_bytes"`
 }
 
-// DepthStats returns the depth statistics of the samples in (0, Together()];
-// with none, the zero DepthStats but for the thresholds.
+// DepthStats returns the depth statistics of the samples in
+// [Started, Together] (never the first, taken before the transfers
+// began); with none, the zero DepthStats but for the thresholds.
 func (s *Series) DepthStats() DepthStats {
 	d := DepthStats{Kmin: s.Kmin, Kmax: s.Kmax, Limit: s.Limit}
-	end := s.Together()
+	start, end := s.Started(), s.Together()
 	var below, in, above, full int
 	for i, t := range s.T {
-		if i == 0 || t > end {
+		if i == 0 || t < start || t > end {
 			continue
 		}
 		v := s.Depth[i]
