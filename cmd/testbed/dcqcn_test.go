@@ -459,3 +459,17 @@ func TestDumbbellDCQCNIncast(t *testing.T) {
 		t.Errorf("without DCQCN: no drop at the bottleneck (deepest sample %v of %v bytes)", none.Depth.Max, none.Depth.Limit)
 	}
 }
+
+// The Markdown's context line names the bottleneck, the queue limit and
+// the marking profile.
+func TestMarkdownCongestionContext(t *testing.T) {
+	_, _, res := runFakeSeries(t, newDCQCNFairness(), 0, "--count", "1")
+	var b strings.Builder
+	res.Markdown(&b)
+	if want := "bottleneck 200M, queue limit 256KiB, ECN marking (Kmin 20KB, Kmax 100KB, Pmax 20%)"; !strings.Contains(b.String(), want) {
+		t.Errorf("Markdown lacks %q:\n%s", want, b.String())
+	}
+	if got := (Options{ECN: true}).congestion(); got != ", ECN marking (tord's rate-derived profile)" {
+		t.Errorf("--ecn alone: %q", got)
+	}
+}
