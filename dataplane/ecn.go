@@ -178,7 +178,7 @@ func (e *Egress) seedECN(seed uint64) {
 // starts. DCP header-only packets keep Not-ECT here whatever their bits:
 // they stand for a payload already trimmed for congestion, their
 // receiver bounces them to the sender as a loss notice, and DCQCN must
-// not count that congestion twice (seed 002 §4.2; the bits themselves
+// not count that congestion twice (seed 002 §4.1–§4.3; the bits themselves
 // pass unchanged, see rocev2.Trim).
 func ecnOf(p *Packet) (ecn uint8, l3 uint16, v6 bool) {
 	m := &p.Meta

@@ -300,7 +300,7 @@ func (e *Egress) EnqueuePacket(p *Packet) bool {
 	if !q.push(en) {
 		return false
 	}
-	if e.markAt == MarkEnqueue {
+	if e.markAt == MarkEnqueue && en.ecn != ecnNotECT {
 		// the entry in the ring, so that it remembers a mark
 		e.mark(q, &q.ring[(q.tail-1)&uint32(len(q.ring)-1)], depth)
 	}
@@ -411,7 +411,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 		}
 		qu := &e.queues[q]
 		en := qu.pop()
-		if e.markAt == MarkDequeue {
+		if e.markAt == MarkDequeue && en.ecn != ecnNotECT {
 			e.mark(qu, &en, qu.bytes)
 		}
 		if !qu.alone {

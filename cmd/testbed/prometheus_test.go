@@ -828,6 +828,9 @@ var dashboardEmpty = map[string]struct {
 		"(requested bytes over k_low within one window) or a PFC frame arrived: neither lasts past the transfers"},
 	"Header-only drops": {reason: "no switch freed a header-only packet: the control queues never fill here, " +
 		"and the HO packets the corrupting wire destroys are counted by impair (Destroyed on the wire)"},
+	"ECN marks (DCQCN)": {reason: "no testbed here has an ecn: section, so no queue marks", mustBeEmpty: true},
+	"Depth against ECN thresholds": {reason: "no testbed here has an ecn: section, so every queue's max threshold is 0",
+		mustBeEmpty: true},
 }
 
 // checkDashboard evaluates every query of deploy/grafana/rocetor.json:

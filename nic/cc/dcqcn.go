@@ -91,8 +91,10 @@ type DCQCNConfig struct {
 	BurstBytes int `json:"burst_bytes,omitempty"`
 }
 
-// DefaultDCQCNConfig returns ConnectX's defaults (NVIDIA's "DCQCN
-// parameters" table, ConnectX-4 and later).
+// DefaultDCQCNConfig returns ConnectX's defaults: NVIDIA's "DCQCN
+// parameters" table (ConnectX-4 and later), and the same values an
+// mlxconfig query of a ConnectX NIC lists (RPG_TIME_RESET_P1 300, …,
+// MIN_TIME_BETWEEN_CNPS_P1 4, CNP_DSCP_P1 48, CNP_802P_PRIO_P1 6).
 func DefaultDCQCNConfig() DCQCNConfig {
 	return DCQCNConfig{
 		RPGTimeReset: 300, RPGByteReset: 32767, RPGThreshold: 1, RPGAIRate: 5, RPGHAIRate: 50,
@@ -196,7 +198,12 @@ type DCQCN struct {
 	stats                    DCQCNStats
 }
 
-// rpState is one QP's DCQCN state.
+// rpState is one QP's DCQCN state. Rates and alpha are float64: a cut,
+// fast recovery's halving and the alpha updates are products and means
+// that integer bit/s would round at every step (and alpha's (1−g)^k over
+// a quiet spell needs pow); float64 keeps them within 1e-15 of the
+// algorithm's values, which the differential test checks, and costs a
+// software NIC nothing it would notice. 136 bytes per QP (StateBytes).
 type rpState struct {
 	b       bucket
 	rc, rt  float64 // current and target rate, bit/s

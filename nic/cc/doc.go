@@ -56,7 +56,10 @@
 //
 // Config fields carry ConnectX's names, units and defaults
 // (DefaultDCQCNConfig; NVIDIA's "DCQCN parameters" table, the sysfs
-// roce_rp and roce_np files), so a tuning carries over:
+// roce_rp and roce_np files, the NVConfig names mlxconfig shows with the
+// same defaults), so a tuning carries over. An older Mellanox PRM gives
+// min_time_between_cnps a default of 0 (a CNP per mark); current
+// firmware lists 4 µs:
 //
 //	parameter                       unit     default
 //	rpg_time_reset                  µs       300

@@ -158,3 +158,105 @@ func TestDCQCNEndpoint(t *testing.T) {
 	}
 	t.Logf("%d CNPs, %d cuts; A's rate min %.2f mean %.2f final %.2f Gb/s", cnps, a.Cuts, s.Min/1e9, s.Mean/1e9, s.Final/1e9)
 }
+
+// TestDCQCNBottleneck puts a 5 Gb/s bottleneck on the way from A to B —
+// a virtual queue the link fills with each request frame and drains at
+// 5 Gb/s, marking CE while it holds more than 40 KB (a step at Kmin =
+// Kmax, as DCTCP's switch) — and has two QPs on a 10 Gb/s line write
+// 4 MiB each: DCQCN brings the two together to about the bottleneck's
+// rate and keeps the queue bounded, where the fixed pacer at the line
+// rate grows it by the 5 Gb/s excess.
+func TestDCQCNBottleneck(t *testing.T) {
+	const line, bneck, k = 10e9, 5e9, 40 << 10
+	for _, name := range []string{"dcqcn", "fixed"} {
+		t.Run(name, func(t *testing.T) {
+			var d *cc.DCQCN
+			p := nictest.New(t, nictest.Options{Transport: gbnT, QPs: 2, MRSize: 8 << 20, CC: func() nic.CC {
+				if name == "fixed" {
+					return cc.NewFixed(line, 0)
+				}
+				x, err := cc.NewDCQCN(line, cc.DefaultDCQCNConfig())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d == nil {
+					d = x // A's
+				}
+				return x
+			}})
+			var q, maxQ float64
+			var last int64
+			var marked, frames int
+			p.AB.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+				if !m.Opcode.IsRequest() {
+					return nictest.Pass
+				}
+				q = max(0, q-float64(p.Now-last)*bneck/8e9) + float64(len(f))
+				last = p.Now
+				maxQ = max(maxQ, q)
+				frames++
+				if q > k {
+					marked++
+					rocev2.IPv4(f[m.L3Off:]).SetECN(3)
+				}
+				return nictest.Pass
+			}
+			for i := range 2 {
+				if err := p.A.Post(nic.OpWrite, i, uint64(i), i<<22, i<<22, 4<<20); err != nil {
+					t.Fatal(err)
+				}
+			}
+			start := p.Now
+			p.MustComplete(t, 2, 1e9)
+			nictest.WantOK(t, p.A.CQ)
+			span := float64(p.Now - start)
+			goodput := 2 * 8 * float64(4<<20) / span // bit/ns = Gb/s
+			t.Logf("2 QPs through %.0f Gb/s: %.2f Gb/s goodput over %.2f ms; %d of %d frames marked, %d CNPs; queue max %.0f KB",
+				bneck/1e9, goodput, span/1e6, marked, frames, p.A.E.LiveStats().CNPsRecv, maxQ/1024)
+			if name == "fixed" {
+				if maxQ < 1<<20 {
+					t.Errorf("queue max %.0f KB without DCQCN: the test's bottleneck is no bottleneck", maxQ/1024)
+				}
+				return
+			}
+			s, st := d.Summary(), d.Stats()
+			t.Logf("%d cuts; rates min %.2f mean %.2f final %.2f Gb/s per QP", st.Cuts, s.Min/1e9, s.Mean/1e9, s.Final/1e9)
+			if goodput > bneck/1e9*1.1 || goodput < bneck/1e9*0.6 {
+				t.Errorf("goodput %.2f Gb/s through a %.0f Gb/s bottleneck", goodput, bneck/1e9)
+			}
+			if maxQ > 256<<10 {
+				t.Errorf("queue reached %.0f KB", maxQ/1024)
+			}
+		})
+	}
+}
+
+// TestDCQCNEndpointAllocs: a WRITE stream whose every request is marked
+// CE — marks, CNPs built and sent, CNPs received, cuts, pacing — through
+// two endpoints with DCQCN allocates nothing.
+func TestDCQCNEndpointAllocs(t *testing.T) {
+	p := nictest.New(t, nictest.Options{Transport: gbnT, CC: func() nic.CC {
+		d, err := cc.NewDCQCN(10e9, cc.DefaultDCQCNConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}})
+	p.AB.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+		if m.Opcode.IsRequest() {
+			rocev2.IPv4(f[m.L3Off:]).SetECN(3)
+		}
+		return nictest.Pass
+	}
+	s := nictest.NewStream(t, p)
+	for range 20000 { // past the first publications and queue growth
+		s.Tick(t)
+	}
+	before := p.A.E.LiveStats().CNPsRecv
+	if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
+		t.Fatalf("%.2f allocations per loop", allocs)
+	}
+	if p.A.E.LiveStats().CNPsRecv == before {
+		t.Fatal("no CNPs while measuring")
+	}
+}
