@@ -281,7 +281,7 @@ func TestECNOptionsValidate(t *testing.T) {
 // (the second ends at 2.2 s), h1 at 100 Mbit/s, h2 at 300 Mbit/s until
 // 1 s and 100 Mbit/s after; the depth climbs through the thresholds.
 func TestSeriesStats(t *testing.T) {
-	s := &Series{Kmin: 20e3, Kmax: 100e3, Limit: 200e3, Ends: []float64{2, 2.2}, FlowPorts: []string{"h1", "h2"}}
+	s := &Series{Kmin: 20e3, Kmax: 100e3, Limit: 200e3, Ends: []float64{2, 2.2}, FlowPorts: []string{"h1", "h2"}, Interval: 0.1}
 	mb := 1e6 / 8 // bytes in a megabit
 	var rx1, rx2 float64
 	for k := 0; k <= 22; k++ {
@@ -328,6 +328,15 @@ func TestSeriesStats(t *testing.T) {
 	r := s.Rates()
 	if len(r) != 2 || len(r[0]) != 22 || math.Abs(r[1][0].Y-300) > 1e-6 || math.Abs(r[1][21].Y-100) > 1e-6 || r[1][0].X != 0.1 {
 		t.Errorf("Rates %v", r)
+	}
+	// A last sample 1 ms after the one before replaces it, measured
+	// from the one before that.
+	s.T = append(s.T, 2.201)
+	s.RxBytes[0] = append(s.RxBytes[0], rx1-10*mb+0.1*mb) // 0.1 Mbit after the sample at 2.2 s
+	s.RxBytes[1] = append(s.RxBytes[1], rx2-10*mb)
+	r = s.Rates()
+	if last := r[0][len(r[0])-1]; len(r[0]) != 22 || last.X != 2.201 || math.Abs(last.Y-10.1/0.101) > 1e-6 {
+		t.Errorf("Rates with a last sample 1 ms late: %v", r[0][len(r[0])-3:])
 	}
 }
 

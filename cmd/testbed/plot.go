@@ -147,8 +147,9 @@ func renderPlot(path string, s PlotSpec, groups []Group) error {
 		p.Add(l, sc)
 		p.Legend.Add(n, l, sc)
 	}
-	// Top left: the lines of these plots mostly rise to the right.
-	p.Legend.Top, p.Legend.Left = !s.LegendBottom, true
+	// Top left: the lines of these plots mostly rise to the right. Time
+	// series start at the left: top right.
+	p.Legend.Top, p.Legend.Left = !s.LegendBottom, s.Lines == nil
 	p.Legend.TextStyle.Color = color.Black
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }

@@ -35,6 +35,7 @@ type Series struct {
 	Port      string   `json:"port"`
 	Queue     string   `json:"queue"`
 	FlowPorts []string `json:"flow_ports"`
+	Interval  float64  `json:"interval_s"` // the sampling interval
 	// T is each sample's time: the middle of its scrape.
 	T []float64 `json:"t_s"`
 	// Depth is the queue's depth at each sample (a gauge: the moment of
@@ -80,6 +81,7 @@ func startSampler(ctx context.Context, fab Fabric, spec SeriesSpec, flows int) *
 	if interval <= 0 {
 		interval = 100 * time.Millisecond
 	}
+	sm.s.Interval = interval.Seconds()
 	go func() {
 		defer close(sm.done)
 		tick := time.NewTicker(interval)
@@ -279,14 +281,28 @@ func (s *Series) DepthStats() DepthStats {
 	return d
 }
 
-// Rates returns, per flow, its rate in Mbit/s between consecutive
-// samples, at the later sample's time: the per-flow rate over time.
+// Rates returns, per flow, its rate in Mbit/s between samples, at the
+// later sample's time: the per-flow rate over time. A sample less than
+// half an interval after the one before is left out, but for the last
+// (taken as the transfers end), which replaces the one before: bytes
+// over a few microseconds are noise.
 func (s *Series) Rates() [][]XY {
 	out := make([][]XY, len(s.RxBytes))
+	n := len(s.T)
 	for i, rx := range s.RxBytes {
-		for k := 1; k < len(s.T) && k < len(rx); k++ {
-			if dt := s.T[k] - s.T[k-1]; dt > 0 {
-				out[i] = append(out[i], XY{s.T[k], (rx[k] - rx[k-1]) * 8 / dt / 1e6})
+		used := []int{0} // the samples the points are measured at
+		for k := 1; k < n && k < len(rx); k++ {
+			from := used[len(used)-1]
+			if s.T[k]-s.T[from] < s.Interval/2 {
+				if k != n-1 || len(used) < 2 {
+					continue
+				}
+				used, out[i] = used[:len(used)-1], out[i][:len(out[i])-1]
+				from = used[len(used)-1]
+			}
+			if dt := s.T[k] - s.T[from]; dt > 0 {
+				out[i] = append(out[i], XY{s.T[k], (rx[k] - rx[from]) * 8 / dt / 1e6})
+				used = append(used, k)
 			}
 		}
 	}
