@@ -72,6 +72,7 @@ type dcqcnExp struct {
 	sample     time.Duration
 	timeout    time.Duration
 
+	fabric        Options // what Setup asked for
 	transportList []string
 	ccList        []string
 	nList         []int
@@ -188,6 +189,7 @@ func (e *dcqcnExp) Setup() (Options, error) {
 	n := slices.Max(e.nList)
 	o.Topology, o.Senders, o.Receivers, o.Loss = "dumbbell", n, n, 0
 	o.NetRT, o.DCP, o.Trim = false, false, false
+	e.fabric = o
 	return o, nil
 }
 
@@ -219,9 +221,13 @@ func (e *dcqcnExp) transfer(plan *Plan, i int, transport, cc string) Transfer {
 // dcqcnFabric puts the switches in what a transport needs and returns
 // the transport its endpoints run: netrt is gbn endpoints with NetRT on
 // the ToRs, dcp DCP endpoints with every switch trimming (DCP's
-// lossless control plane: header-only packets instead of drops).
-func dcqcnFabric(ctx context.Context, env *Env, transport string) (string, error) {
+// lossless control plane: header-only packets instead of drops). The
+// marking, the bottleneck and the queues are want's, also on a testbed
+// reused from another experiment (--reuse).
+func dcqcnFabric(ctx context.Context, env *Env, want Options, transport string) (string, error) {
 	o := env.Fabric.Plan().Options
+	o.Rate, o.BottleneckRate, o.QueueLimit, o.TrimThreshold = want.Rate, want.BottleneckRate, want.QueueLimit, want.TrimThreshold
+	o.ECN, o.ECNMin, o.ECNMax, o.ECNPMax = want.ECN, want.ECNMin, want.ECNMax, want.ECNPMax
 	o.NetRT, o.DCP, o.Trim = transport == "netrt", transport == "dcp", transport == "dcp"
 	if err := env.Fabric.Reconfigure(ctx, o); err != nil {
 		return "", err
@@ -336,6 +342,9 @@ func (e *dcqcnExp) params() map[string]string {
 func (e *dcqcnExp) Run(ctx context.Context, env *Env, res *Results) error {
 	plan := env.Fabric.Plan()
 	senders := plan.ByRole(RoleSender)
+	if n := slices.Max(e.nList); len(senders) < n || len(plan.ByRole(RoleReceiver)) < n {
+		return usagef("%s: %d senders need a dumbbell with %d senders and %d receivers, not %s", e.Name(), n, n, n, plan.Shape())
+	}
 	node, port := plan.Bottleneck()
 	res.Params = e.params()
 	res.Params["line_rate"] = e.rate(plan.Options)
@@ -345,7 +354,7 @@ func (e *dcqcnExp) Run(ctx context.Context, env *Env, res *Results) error {
 		res.Table = dcqcnTable(cells)
 	}()
 	for _, tr := range e.transportList {
-		endpoints, err := dcqcnFabric(ctx, env, tr)
+		endpoints, err := dcqcnFabric(ctx, env, e.fabric, tr)
 		if err != nil {
 			return err
 		}

@@ -482,3 +482,32 @@ func TestMarkdownCongestionContext(t *testing.T) {
 		t.Errorf("--ecn alone: %q", got)
 	}
 }
+
+// On a testbed reused from another experiment (--reuse) the switches get
+// the experiment's marking, bottleneck and queue limit all the same.
+func TestDCQCNReusedTestbed(t *testing.T) {
+	e := newDCQCNIncast()
+	parseExperiment(t, e, "--senders", "2")
+	if _, err := e.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	plain := DefaultOptions("dumbbell")
+	fab := fabricOf(t, plain) // one receiver: too few
+	res := newResults(e, fab.plan, "testbed run dcqcn-incast --reuse")
+	if err := e.Run(context.Background(), &Env{Fabric: fab, Perf: &fakePerf{fab: fab}}, res); !errors.Is(err, ErrUsage) {
+		t.Fatalf("on a dumbbell with one receiver: %v, want a usage error", err)
+	}
+	plain.Receivers = 2
+	fab = fabricOf(t, plain)
+	res = newResults(e, fab.plan, "testbed run dcqcn-incast --reuse")
+	if err := e.Run(context.Background(), &Env{Fabric: fab, Perf: &fakePerf{fab: fab}}, res); err != nil {
+		t.Fatal(err)
+	}
+	if len(fab.reconfigs) == 0 {
+		t.Fatal("no reconfiguration")
+	}
+	o := fab.reconfigs[0]
+	if !o.ECN || o.ECNMin != "20KB" || o.BottleneckRate != "200M" || o.QueueLimit != "256KiB" || o.Senders != 2 {
+		t.Errorf("reused testbed reconfigured to %+v", o)
+	}
+}
