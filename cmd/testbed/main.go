@@ -367,7 +367,8 @@ func printTestbed(w io.Writer, st *State) {
 	if p.Options.NetRT {
 		netrt = "; NetRT on tor1, tor2"
 	}
-	fmt.Fprintf(w, "  switch egress %s, multipath %s, poll %s; impairment: %s%s\n", p.Options.Rate, p.Options.Multipath, p.Options.Poll, imp, netrt)
+	fmt.Fprintf(w, "  switch egress %s%s, multipath %s, poll %s; impairment: %s%s\n", p.Options.Rate, p.Options.congestion(),
+		p.Options.Multipath, p.Options.Poll, imp, netrt)
 	if p.Options.Mgmt != "" {
 		fmt.Fprintf(w, "  management network %s: a veth from the host to each switch, tord's metrics on the switch's end\n", p.Options.Mgmt)
 	}
