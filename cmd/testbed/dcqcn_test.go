@@ -174,7 +174,6 @@ func TestDCQCNSetupErrors(t *testing.T) {
 		{"--senders", "0"},
 		{"--senders", ""},
 		{"--dcqcn", "rpg-time-reset"},
-		{"--cc", "none", "--dcqcn", "rpg-time-reset=300"},
 		{"--count", "0"},
 		{"--sample", "0s"},
 		{"--line-rate", "fast"},
