@@ -38,21 +38,37 @@ import (
 // bottleneck queue's depth, and each sender's port's received bytes,
 // which on the dumbbell are that sender's flow (Series).
 
-// dcqcnDefaults are the testbed both experiments build unless told
+// dcqcnDefaults are the testbed the experiments build unless told
 // otherwise. The 2-CPU testbed carries about 0.6 Gbit/s in all, so the
 // bottleneck is 200 Mbit/s and the other ports 1 Gbit/s (their queues
-// stay empty). The queue limit, 256 KiB, is below what two flows keep
-// in flight without a congestion control (roceperf's 256 KiB each), so
-// that the queue reaches it; Kmin and Kmax, 20 KB and 100 KB, leave a
-// band wide against the frames a worker moves per batch (tord's
-// rate-derived default at 200 Mbit/s, 5 KB and 20 KB, is a few batches),
-// and DCP's trimming threshold, 160 KiB, lies above Kmax so that DCQCN
-// acts before the switch trims.
-func dcqcnDefaults() Options {
+// stay empty). Kmin and Kmax, 20 KB and 100 KB, leave a band wide
+// against the frames a worker moves per batch (tord's rate-derived
+// default at 200 Mbit/s, 5 KB and 20 KB, is a few batches), and DCP's
+// trimming threshold, 160 KiB, lies above Kmax so that DCQCN acts before
+// the switch trims.
+//
+// The queue limit must be below what the flows keep in flight without a
+// congestion control, so that the queue reaches it, and for the incast
+// above what arrives before DCQCN's first cuts take hold. dcqcn-fairness
+// keeps 256 KiB, below two flows' 256 KiB each in flight (roceperf's
+// depth): at 200 Mbit/s that is 10.5 ms of queue, under Go-Back-N's
+// 16 ms RTO. dcqcn-incast's n flows start together and the CNPs of a
+// loaded testbed take milliseconds to come back: with 256 KiB, three
+// senders with DCQCN dropped 409 packets at the bottleneck (14,015
+// without; 2026-11-25, TestDumbbellDCQCNIncast's first run), and in
+// TestDCQCNModelHeadroom's model with 5 ms of feedback delay three and
+// four senders drop 1,144 and 3,345 into 256 KiB and none into 1 MiB.
+// So the incast's limit is tord's 1 MiB, and each flow keeps 1 MiB in
+// flight (--depth 16 WRITEs of 64 KiB) so that without DCQCN the queue
+// still overflows.
+func dcqcnDefaults(incast bool) Options {
 	o := srOptions("dumbbell")
 	o.BottleneckRate, o.QueueLimit = "200M", "256KiB"
 	o.ECN, o.ECNMin, o.ECNMax, o.ECNPMax = true, "20KB", "100KB", 20
 	o.TrimThreshold = "160KiB"
+	if incast {
+		o.QueueLimit = "1MiB"
+	}
 	return o
 }
 
@@ -127,9 +143,12 @@ func (e *dcqcnExp) Synopsis() string {
 var dcqcnTransports = map[string]bool{"gbn": true, "irn": true, "fasr": true, "netrt": true, "dcp": true}
 
 func (e *dcqcnExp) Flags(fs *flag.FlagSet) {
-	e.opts = dcqcnDefaults()
+	e.opts = dcqcnDefaults(e.incast)
 	fabricFlags(fs, &e.opts, false)
 	e.size, e.mtu, e.sample, e.timeout = 64<<10, 1024, 100*time.Millisecond, 2*time.Minute
+	if e.incast {
+		e.depth = 16 // 1 MiB in flight per flow, the queue limit (dcqcnDefaults)
+	}
 	fs.StringVar(&e.transports, "transports", e.transports, "comma-separated: gbn, irn, fasr, netrt (gbn endpoints, NetRT on the ToRs), dcp (DCP endpoints, every switch trimming)")
 	fs.StringVar(&e.ccs, "cc", e.ccs, "comma-separated congestion controls of the senders: dcqcn, none (the switches mark ECN in both), fixed")
 	what := "number of senders (the dumbbell has as many receivers)"

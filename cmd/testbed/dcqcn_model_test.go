@@ -165,7 +165,7 @@ func dcqcnConfigOf(t *testing.T, params string) cc.DCQCNConfig {
 // with four senders, and the scaled parameters keep it between Kmin and
 // Kmax most of the time, drop nothing and share fairly.
 func TestDCQCNModel(t *testing.T) {
-	o := dcqcnDefaults()
+	o := dcqcnDefaults(false)
 	base := dcqcnModel{line: 200e6, bneck: 200e6, kmin: 20e3, kmax: 100e3, pmax: 0.2, limit: 256 << 10,
 		feedback: 500e3, dur: 1.5e9}
 	if o.BottleneckRate != "200M" || o.ECNMin != "20KB" || o.ECNMax != "100KB" || o.ECNPMax != 20 || o.QueueLimit != "256KiB" {
@@ -185,6 +185,29 @@ func TestDCQCNModel(t *testing.T) {
 		}
 		if scaled.in < 0.7 || scaled.drops != 0 || Jain(scaled.rates) < 0.95 {
 			t.Errorf("%d senders, scaled: %v; want the depth in [Kmin, Kmax] in most samples, no drop, fair shares", n, scaled)
+		}
+	}
+}
+
+// TestDCQCNModelHeadroom is why dcqcn-incast's queue limit is 1 MiB
+// (dcqcnDefaults): when CNPs take 5 ms to come back, as on a loaded
+// testbed, three and four senders starting together at the line rate
+// overflow a 256 KiB queue before DCQCN's cuts take hold, and not a
+// 1 MiB one.
+func TestDCQCNModelHeadroom(t *testing.T) {
+	o := dcqcnDefaults(true)
+	if o.QueueLimit != "1MiB" {
+		t.Fatalf("dcqcn-incast's queue limit %s: the model is of 1MiB", o.QueueLimit)
+	}
+	for _, n := range []int{3, 4} {
+		m := dcqcnModel{n: n, cfg: dcqcnConfigOf(t, testbedDCQCN), line: 200e6, bneck: 200e6, kmin: 20e3, kmax: 100e3, pmax: 0.2,
+			limit: 256 << 10, feedback: 5e6, dur: 1e9}
+		shallow := m.run(t)
+		m.limit = 1 << 20
+		deep := m.run(t)
+		t.Logf("%d senders, 5 ms feedback: 256 KiB: %v; 1 MiB: %v", n, shallow, deep)
+		if shallow.drops == 0 || deep.drops != 0 {
+			t.Errorf("%d senders: %d drops into 256 KiB, %d into 1 MiB; want some and none", n, shallow.drops, deep.drops)
 		}
 	}
 }

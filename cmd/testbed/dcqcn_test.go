@@ -48,7 +48,7 @@ func TestDCQCNFairnessWithFakes(t *testing.T) {
 	}
 	for i, tr := range perf.transfers {
 		cc := []string{"dcqcn", "dcqcn", "none", "none"}[i]
-		if tr.CC != cc || tr.Rate != "200M" || tr.Transport != "gbn" {
+		if tr.CC != cc || tr.Rate != "200M" || tr.Transport != "gbn" || tr.Depth != 0 {
 			t.Errorf("transfer %d: %+v, want cc %s paced at 200M", i, tr, cc)
 		}
 	}
@@ -143,6 +143,10 @@ func TestDCQCNIncastWithFakes(t *testing.T) {
 	}
 	if !pairs["h1>h4"] || !pairs["h3>h6"] || pairs["h1>h5"] {
 		t.Errorf("pairs %v: want sender i to receiver i", pairs)
+	}
+	// 1 MiB in flight per flow into a 1 MiB queue (dcqcnDefaults).
+	if d := perf.transfers[0].Depth; d != 16 || fab.plan.Options.QueueLimit != "1MiB" {
+		t.Errorf("depth %d, queue limit %s; want 16 WRITEs and 1MiB", d, fab.plan.Options.QueueLimit)
 	}
 	cells := cellsOf(t, res)
 	if len(cells) != 12 {
@@ -509,7 +513,7 @@ func TestDCQCNReusedTestbed(t *testing.T) {
 		t.Fatal("no reconfiguration")
 	}
 	o := fab.reconfigs[0]
-	if !o.ECN || o.ECNMin != "20KB" || o.BottleneckRate != "200M" || o.QueueLimit != "256KiB" || o.Senders != 2 {
+	if !o.ECN || o.ECNMin != "20KB" || o.BottleneckRate != "200M" || o.QueueLimit != "1MiB" || o.Senders != 2 {
 		t.Errorf("reused testbed reconfigured to %+v", o)
 	}
 }
