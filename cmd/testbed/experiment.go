@@ -54,6 +54,8 @@ var experiments = map[string]func() Experiment{
 	"llr-monitor":     func() Experiment { return newLLRMonitor() },
 	"sr-loss":         func() Experiment { return newSRLoss() },
 	"sr-concurrency":  func() Experiment { return newSRConcurrency() },
+	"dcqcn-fairness":  func() Experiment { return newDCQCNFairness() },
+	"dcqcn-incast":    func() Experiment { return newDCQCNIncast() },
 }
 
 func experimentNames() []string {
@@ -71,6 +73,8 @@ type Fabric interface {
 	Plan() *Plan
 	// Scrape reads every switch's rocetor_ metrics, by node.
 	Scrape(ctx context.Context) (map[string]Sample, error)
+	// ScrapeNode reads one switch's.
+	ScrapeNode(ctx context.Context, node string) (Sample, error)
 	// Impairment is what the impair sites do now.
 	Impairment() Impairment
 	// SetImpairment changes it and returns once traffic passes again.
@@ -134,11 +138,22 @@ func (e *Env) Measure(ctx context.Context, point map[string]string, repeat int, 
 // Each transfer needs a receiving host of its own: roceperf serves one
 // run at a time.
 func (e *Env) MeasureAll(ctx context.Context, point map[string]string, ts []Transfer) Run {
+	return e.MeasureSeries(ctx, point, ts, nil)
+}
+
+// MeasureSeries is MeasureAll that, with a spec, also scrapes one switch
+// every spec.Interval while the transfers run and keeps what it read in
+// Run.Series.
+func (e *Env) MeasureSeries(ctx context.Context, point map[string]string, ts []Transfer, spec *SeriesSpec) Run {
 	run := Run{Point: point, Repeat: 1, Started: time.Now().UTC()}
 	before, err := e.Fabric.Scrape(ctx)
 	if err != nil {
 		run.Error = err.Error()
 		return run
+	}
+	var smp *sampler
+	if spec != nil {
+		smp = startSampler(ctx, e.Fabric, *spec, len(ts))
 	}
 	run.Flows = make([]*PerfResult, len(ts))
 	errs := make([]error, len(ts))
@@ -151,9 +166,15 @@ func (e *Env) MeasureAll(ctx context.Context, point map[string]string, ts []Tran
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("%s → %s: %w", t.From, t.To, errs[i])
 			}
+			if smp != nil {
+				smp.ended(i)
+			}
 		}()
 	}
 	wg.Wait()
+	if smp != nil {
+		run.Series = smp.stop()
+	}
 	if err := errors.Join(errs...); err != nil {
 		run.Error = err.Error()
 	}

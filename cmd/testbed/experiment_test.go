@@ -30,7 +30,10 @@ type fakeFabric struct {
 	sets      []Impairment
 	scrapes   int
 	counts    map[string]Sample
-	failSet   bool
+	// ScrapeNode's, from the sampler's goroutine.
+	mu          sync.Mutex
+	nodeScrapes int
+	failSet     bool
 }
 
 func newFakeFabric(t *testing.T) *fakeFabric {
@@ -88,6 +91,27 @@ func (f *fakeFabric) Scrape(ctx context.Context) (map[string]Sample, error) {
 	return out, nil
 }
 
+// ScrapeNode is what a tord's bottleneck would show through a run: the
+// plan's bottleneck queue with its ECN thresholds and limit, a depth
+// between them, and each port receiving 1 MB more per scrape, ports
+// named h1 … hN one flow each.
+func (f *fakeFabric) ScrapeNode(ctx context.Context, node string) (Sample, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nodeScrapes++
+	_, port := f.plan.Bottleneck()
+	q := fmt.Sprintf(`{port="%s",queue="data"}`, port)
+	s := Sample{"rocetor_queue_depth_bytes" + q: 50e3, "rocetor_queue_limit_bytes" + q: 256 << 10,
+		"rocetor_queue_drops_total" + q: 0, "rocetor_queue_ce_marked_total" + q: float64(10 * f.nodeScrapes)}
+	if f.plan.Options.ECN {
+		s["rocetor_queue_ecn_min_threshold_bytes"+q], s["rocetor_queue_ecn_max_threshold_bytes"+q] = 20e3, 100e3
+	}
+	for i, p := range f.plan.Ports(node) {
+		s[fmt.Sprintf(`rocetor_port_rx_bytes_total{port="%s"}`, p)] = float64((i + 1) * 1e6 * f.nodeScrapes)
+	}
+	return s, nil
+}
+
 // fakePerf answers like roceperf would, with FCTs that grow with the
 // fabric's loss; transport "broken" fails as roceperf exits 1.
 type fakePerf struct {
@@ -98,9 +122,13 @@ type fakePerf struct {
 	// packets and time out twice, as a starved testbed's do; a count
 	// below 0 means all of them, n ≥ 1 the first n.
 	spurious map[string]int
+	// delay is how long each transfer takes, concurrent ones side by
+	// side (for the sampler of MeasureSeries).
+	delay time.Duration
 }
 
 func (p *fakePerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
+	time.Sleep(p.delay)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.transfers = append(p.transfers, t)

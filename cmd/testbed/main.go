@@ -144,6 +144,12 @@ func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.BoolVar(&o.Trim, "trim", o.Trim, "every switch trims DCP data to header-only packets above --trim-threshold (DCP's lossless control plane)")
 	fs.StringVar(&o.TrimThreshold, "trim-threshold", o.TrimThreshold, "data-queue depth above which DCP data is trimmed (default: tord's)")
 	fs.IntVar(&o.IncastDegree, "incast-degree", o.IncastDegree, "incast degree N the control queue's WRR weight is set for (default: tord's)")
+	fs.StringVar(&o.BottleneckRate, "bottleneck-rate", o.BottleneckRate, "egress rate of tor1's port toward the fabric (tor2 on the dumbbell and the link, core on the chain), where the senders' flows meet (empty: --rate)")
+	fs.StringVar(&o.QueueLimit, "queue-limit", o.QueueLimit, "byte budget of every egress queue, e.g. 256KiB (empty: tord's, 1MiB)")
+	fs.BoolVar(&o.ECN, "ecn", o.ECN, "every switch marks ECN on its data queues (DCQCN's congestion point; tord's ecn section)")
+	fs.StringVar(&o.ECNMin, "ecn-min", o.ECNMin, "with --ecn: Kmin, the depth up to which nothing is marked (empty: tord's, 4 KB per Gbit/s of the port's rate, at least 5 KB)")
+	fs.StringVar(&o.ECNMax, "ecn-max", o.ECNMax, "with --ecn: Kmax, the depth beyond which every ECN-capable packet is marked (empty: tord's, 16 KB per Gbit/s, at least 4 × Kmin)")
+	fs.Float64Var(&o.ECNPMax, "ecn-pmax", o.ECNPMax, "with --ecn: Pmax, the marking probability at Kmax in percent (0: tord's, 20)")
 	fs.StringVar(&o.Poll, "poll", o.Poll, "tord's worker polling: adaptive (right for a few cores), busy or interrupt")
 	fs.BoolVar(&o.IPv6, "ipv6", o.IPv6, "IPv6 addresses and routes beside IPv4")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "tord's /metrics port in each switch namespace, on loopback or with --mgmt the management address (pprof on the next, on loopback)")
@@ -361,7 +367,8 @@ func printTestbed(w io.Writer, st *State) {
 	if p.Options.NetRT {
 		netrt = "; NetRT on tor1, tor2"
 	}
-	fmt.Fprintf(w, "  switch egress %s, multipath %s, poll %s; impairment: %s%s\n", p.Options.Rate, p.Options.Multipath, p.Options.Poll, imp, netrt)
+	fmt.Fprintf(w, "  switch egress %s%s, multipath %s, poll %s; impairment: %s%s\n", p.Options.Rate, p.Options.congestion(),
+		p.Options.Multipath, p.Options.Poll, imp, netrt)
 	if p.Options.Mgmt != "" {
 		fmt.Fprintf(w, "  management network %s: a veth from the host to each switch, tord's metrics on the switch's end\n", p.Options.Mgmt)
 	}

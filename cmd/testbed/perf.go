@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,18 +21,25 @@ import (
 
 // Transfer is one roceperf run: a server on To, a client on From.
 type Transfer struct {
-	Op        string        `json:"op"` // write, send or read
-	From      string        `json:"from"`
-	To        string        `json:"to"`
-	Size      int           `json:"size"`  // bytes per message
-	Count     int           `json:"count"` // messages
-	QPs       int           `json:"qps"`
-	Transport string        `json:"transport"`
-	MTU       int           `json:"mtu,omitempty"`
-	Depth     int           `json:"depth,omitempty"` // messages in flight per QP; 0: roceperf's
-	Rate      string        `json:"rate,omitempty"`  // the client's pacing; empty: roceperf's default
-	BDP       int           `json:"bdp,omitempty"`   // packets IRN's and FaSR's SR state is sized for; 0: roceperf's (128)
-	Timeout   time.Duration `json:"timeout"`
+	Op        string `json:"op"` // write, send or read
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Size      int    `json:"size"`  // bytes per message
+	Count     int    `json:"count"` // messages
+	QPs       int    `json:"qps"`
+	Transport string `json:"transport"`
+	MTU       int    `json:"mtu,omitempty"`
+	Depth     int    `json:"depth,omitempty"` // messages in flight per QP; 0: roceperf's
+	Rate      string `json:"rate,omitempty"`  // the client's pacing; empty: roceperf's default
+	BDP       int    `json:"bdp,omitempty"`   // packets IRN's and FaSR's SR state is sized for; 0: roceperf's (128)
+	// CC is roceperf's --cc (none, fixed, dcqcn); empty: roceperf's
+	// default, none.
+	CC       string `json:"cc,omitempty"`
+	LineRate string `json:"line_rate,omitempty"` // --line-rate: where DCQCN starts and returns to; empty: Rate
+	// DCQCN sets ConnectX DCQCN parameters by their flag names without
+	// the --dcqcn- prefix, e.g. rpg-time-reset: 300.
+	DCQCN   map[string]string `json:"dcqcn,omitempty"`
+	Timeout time.Duration     `json:"timeout"`
 }
 
 // FCT is a flow-completion-time summary in microseconds.
@@ -165,6 +174,7 @@ func (r *roceperf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error
 	if t.BDP > 0 {
 		args = append(args, "--bdp", strconv.Itoa(t.BDP))
 	}
+	args = append(args, t.ccArgs()...)
 	cctx, cancel := context.WithTimeout(ctx, t.Timeout+30*time.Second)
 	defer cancel()
 	cli := exec.CommandContext(cctx, "ip", args...)
@@ -205,6 +215,22 @@ func (r *roceperf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error
 	}
 	res.Server = lastJSON(srvOut.Bytes())
 	return res, nil
+}
+
+// ccArgs are roceperf's congestion-control flags for the transfer, the
+// --dcqcn- ones in name order.
+func (t Transfer) ccArgs() []string {
+	var args []string
+	if t.CC != "" {
+		args = append(args, "--cc", t.CC)
+	}
+	if t.LineRate != "" {
+		args = append(args, "--line-rate", t.LineRate)
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.DCQCN)) {
+		args = append(args, "--dcqcn-"+k+"="+t.DCQCN[k])
+	}
+	return args
 }
 
 // lastJSON returns the last line of out that is a JSON object, or the

@@ -49,11 +49,24 @@ type Options struct {
 	TrimThreshold string        `json:"trim_threshold,omitempty"` // data-queue depth that trims, e.g. 64KiB; "": tord's default
 	IncastDegree  int           `json:"incast_degree,omitempty"`  // N of the WRR weight; 0: tord's default
 	PathRates     []string      `json:"path_rates,omitempty"`     // multipath: tor1's rate toward core k, for unequal paths
-	Poll          string        `json:"poll"`                     // tord polling mode
-	IPv6          bool          `json:"ipv6"`                     // IPv6 addresses and routes beside IPv4
-	MetricsPort   int           `json:"metrics_port"`             // tord's /metrics port in each switch namespace
-	LogLevel      string        `json:"log_level"`                // tord's log level
-	Mgmt          string        `json:"mgmt,omitempty"`           // the management network's IPv4 /24 (mgmt.go); "": none, metrics on loopback
+	// BottleneckRate shapes tor1's port toward the fabric (tor2 on the
+	// dumbbell and the link, core on the chain) below the others, so
+	// that the senders' flows queue there; "": --rate.
+	BottleneckRate string `json:"bottleneck_rate,omitempty"`
+	QueueLimit     string `json:"queue_limit,omitempty"` // every egress queue's byte budget, e.g. 256KiB; "": tord's (1 MiB)
+	// ECN has every switch mark ECN on its data queues (DCQCN's
+	// congestion point, tord's ecn section) with the profile of ECNMin,
+	// ECNMax and ECNPMax; what those leave empty is tord's rate-derived
+	// default.
+	ECN         bool    `json:"ecn,omitempty"`
+	ECNMin      string  `json:"ecn_min,omitempty"`  // Kmin, e.g. 20KB
+	ECNMax      string  `json:"ecn_max,omitempty"`  // Kmax
+	ECNPMax     float64 `json:"ecn_pmax,omitempty"` // Pmax in percent; 0: the default's
+	Poll        string  `json:"poll"`               // tord polling mode
+	IPv6        bool    `json:"ipv6"`               // IPv6 addresses and routes beside IPv4
+	MetricsPort int     `json:"metrics_port"`       // tord's /metrics port in each switch namespace
+	LogLevel    string  `json:"log_level"`          // tord's log level
+	Mgmt        string  `json:"mgmt,omitempty"`     // the management network's IPv4 /24 (mgmt.go); "": none, metrics on loopback
 }
 
 // DefaultOptions are the flags' defaults.
@@ -133,6 +146,17 @@ func (o *Options) Validate() error {
 			return usagef("path rate: %v", err)
 		}
 	}
+	if o.BottleneckRate != "" {
+		if o.Topology == "multipath" {
+			return usagef("--bottleneck-rate: a multipath topology has no one bottleneck port; give --path-rates")
+		}
+		if err := r.UnmarshalText([]byte(o.BottleneckRate)); err != nil {
+			return usagef("--bottleneck-rate: %v", err)
+		}
+	}
+	if err := o.validateECN(); err != nil {
+		return err
+	}
 	if o.TrimThreshold != "" {
 		var b dataplane.Bytes
 		if err := b.UnmarshalText([]byte(o.TrimThreshold)); err != nil {
@@ -157,6 +181,45 @@ func (o *Options) Validate() error {
 	cfg := o.Impair(DefaultImpairSite)
 	if err := cfg.Validate(nil); err != nil {
 		return usagef("--loss/--burst/--corrupt: %v", err)
+	}
+	return nil
+}
+
+// validateECN checks --queue-limit and the ECN profile: thresholds that
+// parse, Kmin ≤ Kmax, Kmin below the queue limit (tord refuses a queue
+// that drops before it marks), Pmax a percentage.
+func (o *Options) validateECN() error {
+	limit := dataplane.Bytes(1 << 20) // tord's default
+	if o.QueueLimit != "" {
+		if err := limit.UnmarshalText([]byte(o.QueueLimit)); err != nil {
+			return usagef("--queue-limit: %v", err)
+		}
+		if limit < 2048 {
+			return usagef("--queue-limit %s: want ≥ 2KiB", o.QueueLimit)
+		}
+	}
+	if !o.ECN && (o.ECNMin != "" || o.ECNMax != "" || o.ECNPMax != 0) {
+		return usagef("--ecn-min, --ecn-max and --ecn-pmax need --ecn")
+	}
+	var kmin, kmax dataplane.Bytes
+	if o.ECNMin != "" {
+		if err := kmin.UnmarshalText([]byte(o.ECNMin)); err != nil {
+			return usagef("--ecn-min: %v", err)
+		}
+		if kmin >= limit {
+			return usagef("--ecn-min %s: want below the queue limit (%d bytes): the queue would drop before it marks", o.ECNMin, limit)
+		}
+	}
+	if o.ECNMax != "" {
+		if err := kmax.UnmarshalText([]byte(o.ECNMax)); err != nil {
+			return usagef("--ecn-max: %v", err)
+		}
+	}
+	if kmin != 0 && kmax != 0 && kmin > kmax {
+		return usagef("--ecn-min %s is above --ecn-max %s", o.ECNMin, o.ECNMax)
+	}
+	if !(o.ECNPMax >= 0 && o.ECNPMax <= 100) {
+		return usagef("--ecn-pmax %v: want a percentage from 0 to 100", o.ECNPMax)
 	}
 	return nil
 }
@@ -316,6 +379,17 @@ func (p *Plan) Addr6(node string) netip.Addr {
 		}
 	}
 	return netip.Addr{}
+}
+
+// Bottleneck returns the port where the senders' flows meet on their way
+// to the receivers: tor1's first port toward another switch (tor2 on the
+// dumbbell and the link, core on the chain, core1 on multipath). Its
+// data queue is what the congestion experiments watch.
+func (p *Plan) Bottleneck() (node, port string) {
+	if ports := p.switchPorts("tor1"); len(ports) > 0 {
+		return "tor1", ports[0]
+	}
+	return "tor1", ""
 }
 
 // Shape returns a one-line picture of the topology.

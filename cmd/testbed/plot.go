@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -31,6 +32,18 @@ type PlotSpec struct {
 	// LegendBottom puts the legend bottom left, for lines that fall to
 	// the right.
 	LegendBottom bool
+	// Lines, when set, replaces X and Y: each group gives whole lines
+	// (time series), named by Series(g) and the line's name, drawn
+	// without point glyphs. A Shared line (a threshold) is drawn once
+	// under its own name, whichever groups give it.
+	Lines func(*Group) []Line
+}
+
+// Line is one line of a PlotSpec's Lines.
+type Line struct {
+	Name   string
+	Points []XY
+	Shared bool
 }
 
 // writePlots renders each spec as a PNG into dir and returns the files.
@@ -58,6 +71,27 @@ func seriesPoints(s PlotSpec, groups []Group) (names []string, pts map[string]pl
 	for i := range groups {
 		g := &groups[i]
 		if s.Only != nil && !s.Only(g) {
+			continue
+		}
+		if s.Lines != nil {
+			for _, l := range s.Lines(g) {
+				name := l.Name
+				if !l.Shared && s.Series != nil {
+					name = strings.TrimSpace(s.Series(g) + " " + l.Name)
+				}
+				if _, ok := pts[name]; ok && l.Shared {
+					continue
+				}
+				if _, ok := pts[name]; !ok {
+					names = append(names, name)
+					pts[name] = plotter.XYs{}
+				}
+				for _, p := range l.Points {
+					if !math.IsNaN(p.X) && !math.IsNaN(p.Y) && !math.IsInf(p.X, 0) && !math.IsInf(p.Y, 0) {
+						pts[name] = append(pts[name], plotter.XY{X: p.X, Y: p.Y})
+					}
+				}
+			}
 			continue
 		}
 		x, y := s.X(g), s.Y(g)
@@ -88,6 +122,20 @@ func renderPlot(path string, s PlotSpec, groups []Group) error {
 		return errors.New("no successful run to plot")
 	}
 	for i, n := range names {
+		if s.Lines != nil {
+			if len(pts[n]) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(pts[n])
+			if err != nil {
+				return err
+			}
+			l.Color = plotutil.Color(i)
+			l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+			p.Add(l)
+			p.Legend.Add(n, l)
+			continue
+		}
 		l, sc, err := plotter.NewLinePoints(pts[n])
 		if err != nil {
 			return err
@@ -99,8 +147,9 @@ func renderPlot(path string, s PlotSpec, groups []Group) error {
 		p.Add(l, sc)
 		p.Legend.Add(n, l, sc)
 	}
-	// Top left: the lines of these plots mostly rise to the right.
-	p.Legend.Top, p.Legend.Left = !s.LegendBottom, true
+	// Top left: the lines of these plots mostly rise to the right. Time
+	// series start at the left: top right.
+	p.Legend.Top, p.Legend.Left = !s.LegendBottom, s.Lines == nil
 	p.Legend.TextStyle.Color = color.Black
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }

@@ -57,7 +57,9 @@ type Run struct {
 	Perf     *PerfResult       `json:"perf,omitempty"`
 	Flows    []*PerfResult     `json:"flows,omitempty"`    // concurrent transfers (MeasureAll), in the order given
 	Switches map[string]Sample `json:"switches,omitempty"` // counter deltas and gauges, nonzero only
-	Error    string            `json:"error,omitempty"`
+	// Series is one switch scraped through the run (MeasureSeries).
+	Series *Series `json:"series,omitempty"`
+	Error  string  `json:"error,omitempty"`
 }
 
 // ImpairDrops sums the impair drops over all switches.
@@ -264,8 +266,8 @@ func (t Table) Markdown(w io.Writer) {
 func (r *Results) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "# %s\n\n", r.Experiment)
 	fmt.Fprintf(w, "`%s`\n\n", r.Command)
-	fmt.Fprintf(w, "- topology: %s (prefix %s), switch egress %s, poll %s, multipath %s\n",
-		r.Topology, r.Options.Prefix, r.Options.Rate, r.Options.Poll, r.Options.Multipath)
+	fmt.Fprintf(w, "- topology: %s (prefix %s), switch egress %s, poll %s, multipath %s%s\n",
+		r.Topology, r.Options.Prefix, r.Options.Rate, r.Options.Poll, r.Options.Multipath, r.Options.congestion())
 	var keys []string
 	for k := range r.Params {
 		keys = append(keys, k)
@@ -291,6 +293,40 @@ func (r *Results) Markdown(w io.Writer) {
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "\nFailed runs:\n\n%s\n", strings.Join(failed, "\n"))
 	}
+}
+
+// congestion describes the options' bottleneck, queue limit and ECN
+// marking for the Markdown's context line; "" when none is set.
+func (o Options) congestion() string {
+	var parts []string
+	if o.BottleneckRate != "" {
+		parts = append(parts, "bottleneck "+o.BottleneckRate)
+	}
+	if o.QueueLimit != "" {
+		parts = append(parts, "queue limit "+o.QueueLimit)
+	}
+	if o.ECN {
+		prof := "tord's rate-derived profile"
+		if o.ECNMin != "" || o.ECNMax != "" || o.ECNPMax != 0 {
+			pmax := "default"
+			if o.ECNPMax != 0 {
+				pmax = strconv.FormatFloat(o.ECNPMax, 'g', -1, 64) + "%"
+			}
+			prof = fmt.Sprintf("Kmin %s, Kmax %s, Pmax %s", or(o.ECNMin, "default"), or(o.ECNMax, "default"), pmax)
+		}
+		parts = append(parts, "ECN marking ("+prof+")")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func firstLine(s string) string {

@@ -389,6 +389,19 @@ func (tb *Testbed) Scrape(ctx context.Context) (map[string]Sample, error) {
 	return out, errors.Join(errs...)
 }
 
+// ScrapeNode reads one switch's rocetor_ metrics.
+func (tb *Testbed) ScrapeNode(ctx context.Context, node string) (Sample, error) {
+	sw := tb.st.Switches[node]
+	if sw == nil {
+		return nil, fmt.Errorf("no switch %s", node)
+	}
+	s, err := scrape(ctx, netnsClient(sw.Netns, 5*time.Second), sw.MetricsURL)
+	if err != nil {
+		return nil, fmt.Errorf("switch %s: %w", node, err)
+	}
+	return s, nil
+}
+
 // Impairment returns what the impair sites do now.
 func (tb *Testbed) Impairment() Impairment { return tb.st.Impairment }
 

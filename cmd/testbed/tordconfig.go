@@ -27,8 +27,9 @@ type TordConfig struct {
 		RingSize int `yaml:"ring_size,omitempty"`
 	} `yaml:"xdp,omitempty"`
 	Egress struct {
-		Rate      string            `yaml:"rate"`
-		PortRates map[string]string `yaml:"port_rates,omitempty"`
+		Rate       string            `yaml:"rate"`
+		QueueLimit string            `yaml:"queue_limit,omitempty"`
+		PortRates  map[string]string `yaml:"port_rates,omitempty"`
 	} `yaml:"egress"`
 	Forwarding struct {
 		Multipath string `yaml:"multipath"`
@@ -38,6 +39,39 @@ type TordConfig struct {
 	Trim   *TrimSection  `yaml:"trim,omitempty"`
 	DCP    bool          `yaml:"dcp,omitempty"`
 	LLR    *LLRSection   `yaml:"llr,omitempty"`
+	ECN    *ECNSection   `yaml:"ecn,omitempty"`
+}
+
+// ECNSection is tord's ecn: section (cmd/tord/ecn.go) as testbed writes
+// it: "ecn: {}" marks every port's data queue with the profile derived
+// from the port's rate; a "default" profile replaces what it gives of
+// that one's thresholds and probability.
+type ECNSection struct {
+	Profiles map[string]ECNProfile `yaml:"profiles,omitempty"`
+}
+
+// ECNProfile is one WRED_PROFILE-shaped profile of ECNSection.
+type ECNProfile struct {
+	MinThreshold string   `yaml:"min_threshold,omitempty"`
+	MaxThreshold string   `yaml:"max_threshold,omitempty"`
+	Probability  *float64 `yaml:"probability,omitempty"` // percent
+}
+
+// ECNSection returns the options' ecn section, nil without --ecn.
+func (o *Options) ECNSection() *ECNSection {
+	if !o.ECN {
+		return nil
+	}
+	s := &ECNSection{}
+	if o.ECNMin != "" || o.ECNMax != "" || o.ECNPMax != 0 {
+		p := ECNProfile{MinThreshold: o.ECNMin, MaxThreshold: o.ECNMax}
+		if o.ECNPMax != 0 {
+			pmax := o.ECNPMax
+			p.Probability = &pmax
+		}
+		s.Profiles = map[string]ECNProfile{"default": p}
+	}
+	return s
 }
 
 // TrimSection is tord's trim: section (tor/trim, DCP's lossless control
@@ -269,6 +303,8 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 		}
 		c.XDP.Frames, c.XDP.RingSize = xdpSizes(len(c.Ports))
 		c.Egress.Rate = o.Rate
+		c.Egress.QueueLimit = o.QueueLimit
+		c.ECN = o.ECNSection()
 		c.Forwarding.Multipath = o.Multipath
 		c.Impair = p.ImpairOf(n.Name, o.Impairment())
 		if o.Trim {
@@ -283,6 +319,12 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 			for k, r := range o.PathRates {
 				c.Egress.PortRates[fmt.Sprintf("core%d", k+1)] = r
 			}
+		}
+		if node, port := p.Bottleneck(); n.Name == node && o.BottleneckRate != "" && port != "" {
+			if c.Egress.PortRates == nil {
+				c.Egress.PortRates = map[string]string{}
+			}
+			c.Egress.PortRates[port] = o.BottleneckRate
 		}
 		if o.NetRT && n.Role == RoleToR {
 			c.NetRT = p.NetRT(n.Name)
