@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"time"
 
+	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
@@ -28,14 +29,16 @@ type client struct {
 	// READ comes from, slot i mod slots.
 	slots int
 	rep   report
+	// capture is --pcap's, armed on the session before it starts.
+	capture *dataplane.Capture
 }
 
 // runClient runs one client run and returns its report (nil when it
 // failed before the run began) and the error that made it fail.
-func runClient(ctx context.Context, o clientOpts, dev device) (*report, error) {
-	cl := &client{o: o, dev: dev}
+func runClient(ctx context.Context, o clientOpts, dev device, capture *dataplane.Capture) (*report, error) {
+	cl := &client{o: o, dev: dev, capture: capture}
 	cl.rep = report{Transport: o.transport, Op: o.op.String(), Size: o.size, Count: o.count, QPs: o.qps,
-		Depth: o.depth, MTU: o.mtu}
+		Depth: o.depth, MTU: o.mtu, DurationSet: o.duration.Seconds(), gbits: o.gbits}
 	d := net.Dialer{Timeout: o.timeout}
 	nc, err := d.DialContext(ctx, "tcp", o.to)
 	if err != nil {
@@ -53,7 +56,17 @@ func runClient(ctx context.Context, o clientOpts, dev device) (*report, error) {
 		return nil, err
 	}
 	defer cl.s.Stop()
-	runErr := cl.post(ctx)
+	cpu0, wall0 := cpuTime(), time.Now()
+	var runErr error
+	if o.lat {
+		runErr = cl.pingPong(ctx)
+	} else {
+		runErr = cl.post(ctx)
+	}
+	if o.cpuUtil {
+		u := round3(100 * float64(cpuTime()-cpu0) / float64(time.Since(wall0)))
+		cl.rep.CPUUtilPct = &u
+	}
 	cl.s.Stop()
 	cl.rep.counters = cl.s.Counters()
 	d2 := doneMsg{Type: "done", Messages: cl.rep.Messages, Bytes: cl.rep.Bytes}
@@ -108,18 +121,29 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 	if err != nil {
 		return err
 	}
-	cl.s, err = cl.dev.open(sessionConfig{ip: local, transport: t, qps: o.qps, sq: o.depth, rq: 1,
-		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, baseQPN: randomBase(), cc: ctl})
+	sc := sessionConfig{ip: local, transport: t, qps: o.qps, sq: o.depth, rq: 1,
+		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, baseQPN: randomBase(), cc: ctl}
+	bufLen := o.qps * o.depth * o.size
+	if o.lat {
+		// The message and its echo (write-lat, send-lat) or what a
+		// READ brings back (read-lat): lat.go.
+		sc.sq, sc.rq, sc.cq = latSQ, 1, latSQ+1
+		bufLen = 2 * o.size
+	}
+	cl.s, err = cl.dev.open(sc)
 	if err != nil {
 		return err
 	}
-	cl.buf = make([]byte, o.qps*o.depth*o.size)
+	if cl.capture != nil {
+		cl.s.Capture(cl.capture)
+	}
+	cl.buf = make([]byte, bufLen)
 	if cl.mr, err = cl.s.RegisterMR(cl.buf, nic.AccessRemote); err != nil {
 		return err
 	}
 	h := hello{Type: "hello", Version: protoVersion, Op: o.op.String(), Transport: o.transport, QPs: o.qps,
 		Size: o.size, Count: o.count, MTU: o.mtu, Depth: o.depth, RTOUS: o.rto.Microseconds(), BDP: o.bdp, TimeoutMS: o.timeout.Milliseconds(),
-		MR: mrToWire(cl.mr)}
+		MR: mrToWire(cl.mr), Lat: o.lat, RxDepth: o.rxDepth, DurationMS: o.duration.Milliseconds()}
 	if o.cc.Name != "none" {
 		h.CC = &o.cc
 	}
@@ -148,7 +172,7 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 	}
 	cl.peer = nic.MR{Key: acc.MR.RKey, VA: acc.MR.VA, Len: acc.MR.Len}
 	cl.slots = acc.Slots
-	if o.op == nic.OpWrite && orderTolerant(o.transport) && cl.slots < o.count {
+	if o.op == nic.OpWrite && !o.lat && orderTolerant(o.transport) && (o.count == 0 || cl.slots < o.count) {
 		// Slots are reused: message i+slots goes where message i went,
 		// on the same QP. An order-tolerant transport places a late
 		// packet of message i wherever it arrives, so message i+slots

@@ -51,6 +51,9 @@ type session interface {
 	Post(wr nic.WR) error
 	PollCQ(out []nic.Completion) int
 	Now() int64
+	// Capture arms a capture of what the endpoint sends and receives
+	// on its port (nil disarms).
+	Capture(c *dataplane.Capture)
 	Start()
 	Stop()
 	// Counters are valid after Stop.
@@ -76,6 +79,8 @@ type hostSession struct {
 func (h hostSession) Now() int64 { return h.s.Now() }
 func (h hostSession) Start()     { h.s.Start() }
 func (h hostSession) Stop()      { h.s.Stop() }
+
+func (h hostSession) Capture(c *dataplane.Capture) { h.s.Worker().Capture(c) }
 
 // Counters reports the endpoint's counters, with packets as the worker
 // counted them on the port: what went to and came from the wire,

@@ -17,8 +17,10 @@ import (
 // The connection exchange: JSON objects, one per line, over one TCP
 // connection from client to server; docs/roceperf.md describes it byte
 // by byte. Every message has a "type"; a receiver rejects a type it does
-// not expect at that step.
-const protoVersion = 2
+// not expect at that step. Version 3 added the latency tests, -D and
+// --rx-depth to the hello; a version-2 server would take a latency
+// test for a bandwidth run, so the versions must match.
+const protoVersion = 3
 
 // maxLine bounds one protocol line: a hello for 8192 QPs is about
 // 800 KB.
@@ -58,6 +60,16 @@ type hello struct {
 	TimeoutMS int64    `json:"timeout_ms"`
 	QP        []qpWire `json:"qp"`
 	MR        mrWire   `json:"mr"`
+	// Lat asks for a latency test (write-lat, send-lat, read-lat): the
+	// server answers each WRITE or SEND with the same message back,
+	// into the client's region at offset size or as a SEND.
+	Lat bool `json:"lat,omitempty"`
+	// RxDepth is the receives per QP the server posts for SEND (0: its
+	// own choice).
+	RxDepth int `json:"rx_depth,omitempty"`
+	// DurationMS is set, and Count 0, when the client runs for a time
+	// rather than a count: the done line says how many it sent.
+	DurationMS int64 `json:"duration_ms,omitempty"`
 }
 
 // accept answers a hello (server → client). Slots is how many size-byte

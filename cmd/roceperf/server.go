@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/rocev2"
 )
@@ -22,6 +23,8 @@ type server struct {
 	out  io.Writer // one JSON object per run
 	log  io.Writer
 	runs int
+	// capture is --pcap's, armed on every run's session.
+	capture *dataplane.Capture
 }
 
 // serverReport is what serve prints on stdout for each run, one JSON
@@ -41,7 +44,8 @@ type serverReport struct {
 	Corrupt        int    `json:"corrupt"`
 	FirstCorrupt   string `json:"first_corrupt,omitempty"`
 	counters
-	Error string `json:"error,omitempty"`
+	Pcap  *pcapStats `json:"pcap,omitempty"`
+	Error string     `json:"error,omitempty"`
 }
 
 func (r *serverReport) summary() string {
@@ -81,6 +85,16 @@ func (sv *server) serve(ctx context.Context, ln net.Listener) int {
 		} else {
 			fmt.Fprintf(sv.log, "roceperf: run %d from %v: %s\n", sv.runs, nc.RemoteAddr(), rep.summary())
 		}
+		if sv.capture != nil {
+			// The file holds every run so far: a server stopped
+			// any time leaves a whole capture.
+			if st, perr := sv.o.pcap.writePcap(sv.capture); perr != nil {
+				fmt.Fprintf(sv.log, "roceperf: %v\n", perr)
+			} else {
+				rep.Pcap = st
+				fmt.Fprintln(sv.log, st.note(sv.o.pcap))
+			}
+		}
 		if b, jerr := json.Marshal(rep); jerr == nil {
 			fmt.Fprintf(sv.out, "%s\n", b)
 		}
@@ -119,8 +133,12 @@ func (sv *server) planRun(h hello) (plan, error) {
 		return p, fmt.Errorf("%d QPs with %d described: want 1 to %d", h.QPs, len(h.QP), maxQPs)
 	case h.Size < 1 || h.Size > nic.MaxMessage:
 		return p, fmt.Errorf("bad size %d: want 1 B to %d B", h.Size, nic.MaxMessage)
-	case h.Count < 1:
+	case h.Count < 1 && h.DurationMS <= 0, h.Count < 0:
 		return p, fmt.Errorf("bad count %d", h.Count)
+	case h.Lat && (h.QPs != 1 || h.Depth != 1):
+		return p, fmt.Errorf("a latency test with %d QPs and depth %d: want one QP, one message in flight", h.QPs, h.Depth)
+	case h.RxDepth < 0 || h.RxDepth > 4096:
+		return p, fmt.Errorf("bad rx depth %d: want 0 to 4096", h.RxDepth)
 	case !validMTU(h.MTU):
 		return p, fmt.Errorf("bad MTU %d: want 256, 512, 1024 or 2048", h.MTU)
 	case h.Depth < 1 || h.Depth > maxDepth:
@@ -139,6 +157,9 @@ func (sv *server) planRun(h hello) (plan, error) {
 		return p, err
 	}
 	limit := sv.o.maxMR
+	if h.Lat && p.op != nic.OpRead {
+		return p, sv.planLat(&p)
+	}
 	switch p.op {
 	case nic.OpWrite, nic.OpRead:
 		// Every message its own slot while they fit; past that, slots
@@ -146,7 +167,7 @@ func (sv *server) planRun(h hello) (plan, error) {
 		// ever written by one QP and its last WRITE is known.
 		fit := limit / h.Size
 		switch {
-		case h.Count <= fit:
+		case h.Count > 0 && h.Count <= fit:
 			p.slots = h.Count
 		case fit >= h.QPs:
 			p.slots = fit / h.QPs * h.QPs
@@ -163,6 +184,11 @@ func (sv *server) planRun(h hello) (plan, error) {
 		// 4096 per QP): the server may then fall that many messages
 		// behind — a descheduled goroutine, a GC pause — with no RNR.
 		p.rq = max(2*h.Depth, min(4096, (16<<20)/(h.QPs*h.Size)))
+		if h.RxDepth > 0 {
+			// The client's -r, as perftest's: fewer receives than
+			// its depth risk the RNR that fails the run.
+			p.rq = h.RxDepth
+		}
 		if int64(h.QPs)*int64(p.rq)*int64(h.Size) > int64(limit) {
 			return p, fmt.Errorf("bad size: %d QPs × %d receives × %d B exceed the server's --max-mr of %d B",
 				h.QPs, p.rq, h.Size, limit)
@@ -213,6 +239,8 @@ type serverRun struct {
 	buf     []byte
 	mr      nic.MR
 	qpns    []uint32
+	peer    nic.MR // the client's region (write-lat: the echo goes to offset size)
+	lat     latServer
 	stopped bool  // the endpoint stopped: post no more receives
 	recvd   []int // SEND: receives completed per QP
 	res     result
@@ -251,9 +279,12 @@ func (sv *server) setup(ctx context.Context, c *conn, nc net.Conn, p *plan) (*se
 		q.MAC = m
 		remote[i] = q
 	}
-	rq := max(p.rq, 1)
-	s, err := sv.dev.open(sessionConfig{ip: addrOf(nc.LocalAddr()), transport: t, qps: h.QPs, sq: 1, rq: rq,
-		cq: h.QPs * rq, mtu: h.MTU, rate: sv.o.rate, baseQPN: randomBase(), cc: ctl})
+	rq, sq := max(p.rq, 1), 1
+	if h.Lat {
+		sq = latSQ // the echoes
+	}
+	s, err := sv.dev.open(sessionConfig{ip: addrOf(nc.LocalAddr()), transport: t, qps: h.QPs, sq: sq, rq: rq,
+		cq: h.QPs*rq + sq, mtu: h.MTU, rate: sv.o.rate, baseQPN: randomBase(), cc: ctl})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -264,7 +295,11 @@ func (sv *server) setup(ctx context.Context, c *conn, nc net.Conn, p *plan) (*se
 			s.Stop()
 		}
 	}()
+	if sv.capture != nil {
+		s.Capture(sv.capture)
+	}
 	r.buf = make([]byte, p.mem)
+	r.peer = nic.MR{Key: h.MR.RKey, VA: h.MR.VA, Len: h.MR.Len}
 	if p.op == nic.OpRead {
 		for k := range p.slots {
 			fill(r.slot(k), uint64(k))

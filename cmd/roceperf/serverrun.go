@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"time"
 
 	"rocetor/nic"
@@ -37,12 +38,21 @@ func (r *serverRun) run(ctx context.Context) error {
 wait:
 	for {
 		n := 0
-		if r.p.op == nic.OpSend {
+		if r.p.op == nic.OpSend || r.busyLat() {
 			n = r.s.PollCQ(cqes[:])
 			for _, c := range cqes[:n] {
 				if err := r.received(c); err != nil && failed == nil {
 					failed = err
 				}
+			}
+		}
+		if r.busyLat() && r.p.op == nic.OpWrite && failed == nil {
+			answered, err := r.pollWrite()
+			if err != nil {
+				failed = err
+			}
+			if answered {
+				n++
 			}
 		}
 		var l line
@@ -51,6 +61,10 @@ wait:
 		default:
 			if n > 0 {
 				idle = 0
+				continue
+			}
+			if r.busyLat() {
+				runtime.Gosched()
 				continue
 			}
 			if idle++; r.p.op != nic.OpSend || idle > 64 {
@@ -92,8 +106,12 @@ wait:
 			}
 		}
 	}
-	if r.p.op == nic.OpWrite && d.Error == "" && d.Messages == r.p.h.Count {
-		r.verifyWrites()
+	count := r.p.h.Count
+	if r.p.h.DurationMS > 0 {
+		count = d.Messages // the client ran for a time: messages 0 to count-1
+	}
+	if r.p.op == nic.OpWrite && !r.p.h.Lat && d.Error == "" && d.Messages == count {
+		r.verifyWrites(count)
 	}
 	r.res.Type = "result"
 	r.res.Server = r.s.Counters()
@@ -141,6 +159,9 @@ func (r *serverRun) postRecv(k int) error {
 // is message k*qps+q, as SENDs on a QP arrive in order — and posts the
 // receive again.
 func (r *serverRun) received(c nic.Completion) error {
+	if c.ID&latBit != 0 {
+		return r.echoed(c)
+	}
 	if c.Op != nic.OpRecv {
 		return nil
 	}
@@ -166,6 +187,9 @@ func (r *serverRun) received(c nic.Completion) error {
 	if r.stopped {
 		return nil
 	}
+	if r.p.h.Lat {
+		return r.echoSend(k)
+	}
 	return r.postRecv(k)
 }
 
@@ -180,10 +204,10 @@ func (r *serverRun) corrupt(err error) {
 // wrote there: message i went to slot i mod slots, and slots hold whole
 // multiples of the QP count, so one QP — which places its WRITEs in
 // order — wrote each slot.
-func (r *serverRun) verifyWrites() {
+func (r *serverRun) verifyWrites(count int) {
 	h, slots := r.p.h, r.p.slots
-	for k := range min(slots, h.Count) {
-		i := k + (h.Count-1-k)/slots*slots
+	for k := range min(slots, count) {
+		i := k + (count-1-k)/slots*slots
 		r.res.Messages++
 		r.res.VerifiedBytes += int64(h.Size)
 		if err := check(r.slot(k), uint64(i)); err != nil {
