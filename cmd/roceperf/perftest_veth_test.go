@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"rocetor/rocev2"
+)
+
+// TestDirectPerftest runs perftest's modes between two namespaces on one
+// veth, as a user would: each latency test, a -D bandwidth run and a
+// short -a sweep, each checked end to end.
+func TestDirectPerftest(t *testing.T) {
+	requireTools(t)
+	bin := build(t)
+	h := newTwoHosts(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		runs int
+	}{
+		{"write-lat", []string{"write-lat", "-s", "64", "-n", "500"}, 1},
+		{"send-lat", []string{"send-lat", "-s", "4096", "-n", "500"}, 1},
+		{"read-lat", []string{"read-lat", "-s", "2", "-n", "500"}, 1},
+		{"write-D", []string{"write", "-s", "4096", "-q", "2", "-D", "1"}, 1},
+		{"send-D", []string{"send-bw", "-s", "4096", "-D", "1"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := serveOnce(t, h.h2, bin, h.dev2)
+			start := time.Now()
+			code, out, errs := runIn(t, h.h1, 30*time.Second, bin, append(c.args, "--dev", h.dev1, "--json", "198.18.7.2")...)
+			if code != exitOK {
+				t.Fatalf("client exit %d\nstdout: %s\nstderr: %s\nserver: %s", code, out, errs, srv.errb.String())
+			}
+			r := decode(t, out)
+			if r.Messages == 0 || r.Messages != r.Count || r.Corrupt != 0 || r.VerifiedBytes == 0 || r.Server == nil {
+				t.Errorf("report %s", out)
+			}
+			if l := r.Lat; l != nil {
+				t.Logf("%s %d B × %d: t_min %.2f t_typical %.2f t_avg %.2f p99 %.2f p99.9 %.2f t_max %.2f µs",
+					c.name, r.Size, r.Messages, l.Min, l.Typical, l.Avg, l.P99, l.P999, l.Max)
+				if !(l.Min > 0 && l.Min <= l.Typical && l.Typical <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max) {
+					t.Errorf("latency columns out of order: %+v", l)
+				}
+			} else {
+				t.Logf("%s: %d × %d B in %.3f s: %.3f Gbit/s (peak %.3f), %.4f Mpps", c.name, r.Messages, r.Size,
+					r.DurationS, r.GoodputGbps, r.BWPeakGbps, r.MsgRateMpps)
+				if d := time.Since(start); d < time.Second {
+					t.Errorf("-D 1 ran %v", d)
+				}
+			}
+			if sc := srv.wait(t, 10*time.Second); sc != exitOK {
+				t.Errorf("server exit %d: %s", sc, srv.errb.String())
+			}
+		})
+	}
+}
+
+// TestPcap: roceperf --pcap on a host holds every frame the endpoint
+// sent and received in a short run — as many as its port counted — each
+// a RoCEv2 packet with a correct ICRC, in a nanosecond pcap that tshark
+// reads with the shipped dissector (which checks the ICRC again).
+func TestPcap(t *testing.T) {
+	requireTools(t)
+	bin := build(t)
+	h := newTwoHosts(t)
+	dir := t.TempDir()
+	file, srvFile := filepath.Join(dir, "client.pcap"), filepath.Join(dir, "server.pcap")
+	srv := start(t, h.h2, bin, "serve", "--dev", h.dev2, "--once", "--pcap", srvFile)
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(srv.errb.String(), "serving on"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server not listening: %s", srv.errb.String())
+		}
+	}
+	code, out, errs := runIn(t, h.h1, 30*time.Second, bin, "write", "--dev", h.dev1, "--to", "198.18.7.2",
+		"-s", "3000", "-n", "100", "-q", "2", "--pcap", file, "--json")
+	if code != exitOK {
+		t.Fatalf("client exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if sc := srv.wait(t, 10*time.Second); sc != exitOK {
+		t.Fatalf("server exit %d: %s", sc, srv.errb.String())
+	}
+	r := decode(t, out)
+	var sr serverReport
+	if err := json.Unmarshal(bytes.TrimSpace(srv.out.Bytes()), &sr); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file       string
+		sent, recv uint64
+		st         *pcapStats
+	}{{file, r.PacketsSent, r.PacketsReceived, r.Pcap}, {srvFile, sr.PacketsSent, sr.PacketsReceived, sr.Pcap}} {
+		frames := readPcap(t, c.file)
+		if c.st == nil || c.st.Frames != len(frames) || c.st.Missed != 0 {
+			t.Errorf("%s: report says %+v, file holds %d frames", c.file, c.st, len(frames))
+		}
+		if uint64(len(frames)) != c.sent+c.recv {
+			t.Errorf("%s: %d frames, the port sent %d and received %d", c.file, len(frames), c.sent, c.recv)
+		}
+		var m rocev2.Meta
+		data := 0
+		for i, f := range frames {
+			rocev2.Classifier{VerifyICRC: true}.Classify(f, &m)
+			if m.Kind != rocev2.KindRoCE || m.Reason != rocev2.ReasonNone {
+				t.Fatalf("%s frame %d: kind %v, reason %v", c.file, i, m.Kind, m.Reason)
+			}
+			if m.PayloadLen() > 0 {
+				data++
+			}
+		}
+		// 100 WRITEs of 3000 B at MTU 1024 are 300 data packets.
+		if data != 300 {
+			t.Errorf("%s: %d packets with payload, want 300", c.file, data)
+		}
+		t.Logf("%s: %d frames (%d with payload), every ICRC good", filepath.Base(c.file), len(frames), data)
+	}
+	// tshark with the shipped dissector decodes every frame as RoCEv2
+	// (standard packets go on to Wireshark's InfiniBand dissector) with
+	// the ICRC the Go classifier just checked.
+	tshark, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not installed: the capture is not decoded")
+	}
+	lua, _ := filepath.Abs("../../rocev2/wireshark/rocetor.lua")
+	dec, err := exec.Command(tshark, "-r", file, "-X", "lua_script:"+lua, "-T", "fields", "-E", "separator=,",
+		"-e", "infiniband.bth.opcode", "-e", "infiniband.invariant.crc").Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(dec)), "\n")
+	if len(lines) != r.Pcap.Frames {
+		t.Fatalf("tshark read %d frames, want %d:\n%s", len(lines), r.Pcap.Frames, dec)
+	}
+	for i, f := range readPcap(t, file) {
+		// tshark shows the ICRC's four bytes as a big-endian number.
+		want := fmt.Sprintf("%#08x", binary.BigEndian.Uint32(f[len(f)-4:]))
+		if op, crc, _ := strings.Cut(lines[i], ","); op == "" || crc != want {
+			t.Errorf("tshark frame %d: %q, want an opcode and ICRC %s", i, lines[i], want)
+			break
+		}
+	}
+}
+
+// readPcap returns the frames of a nanosecond pcap file.
+func readPcap(t *testing.T, file string) [][]byte {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pr, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Resolution() != gopacket.TimestampResolutionNanosecond {
+		t.Errorf("%s: timestamps of %v, want nanoseconds", file, pr.Resolution())
+	}
+	var frames [][]byte
+	for {
+		d, ci, err := pr.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			return frames
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ci.CaptureLength != ci.Length {
+			t.Errorf("frame %d cut to %d of %d bytes", len(frames), ci.CaptureLength, ci.Length)
+		}
+		frames = append(frames, d)
+	}
+}
