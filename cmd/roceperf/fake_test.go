@@ -182,6 +182,8 @@ func (s *fakeSession) Counters() counters {
 	return s.st
 }
 
+func (s *fakeSession) LiveCounters() counters { return s.Counters() }
+
 // syncWriter lets the server's goroutine log while a test reads.
 type syncWriter struct {
 	mu sync.Mutex

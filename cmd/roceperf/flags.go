@@ -167,11 +167,12 @@ type serverOpts struct {
 	rate    uint64
 	pcap    pcapOpts
 	metrics string // --metrics ADDR: Prometheus /metrics
+	clients int    // clients served at once (round.go)
 }
 
 const usageText = `usage:
   roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB]
-          [--metrics ADDR:PORT] [--pcap FILE [--snaplen N]]
+          [--clients 1] [--metrics ADDR:PORT] [--pcap FILE [--snaplen N]]
   roceperf write|send|read[-bw] --dev IFACE --to HOST[:PORT] [--size 64KiB] [--count 5000 | -D SECONDS] [-a]
           [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rx-depth 0] [--rate 0] [--rto 0]
           [--bdp 128] [--timeout 10s] [--json] [--report-gbits] [--cpu-util] [--pcap FILE [--snaplen N]]
@@ -446,11 +447,12 @@ func hostPort(s string) (string, error) {
 
 // parseServer parses serve's command line.
 func parseServer(args []string, stderr io.Writer) (serverOpts, error) {
-	o := serverOpts{listen: ":" + strconv.Itoa(defaultPort), timeout: 10 * time.Second, maxMR: 64 << 20}
+	o := serverOpts{listen: ":" + strconv.Itoa(defaultPort), timeout: 10 * time.Second, maxMR: 64 << 20, clients: 1}
 	fs := newFlagSet("serve", stderr)
 	fs.StringVar(&o.dev, "dev", "", "interface to run the endpoint on")
 	fs.StringVar(&o.listen, "listen", o.listen, "TCP `ADDR:PORT` to listen on")
-	fs.BoolVar(&o.once, "once", false, "serve one run and exit (0 if it verified)")
+	fs.BoolVar(&o.once, "once", false, "serve one run (with --clients, one round) and exit (0 if it verified)")
+	fs.IntVar(&o.clients, "clients", o.clients, "serve up to `N` clients at once, on one endpoint (see the docs)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "wait for a client's first line at most this long")
 	fs.Var(sizeFlag{&o.maxMR}, "max-mr", "memory for a run's region (KiB, MiB, GiB suffixes)")
 	fs.Var(rateFlag{&o.rate}, "rate", "pace the server's endpoint to `RATE` bit/s (read responses)")
@@ -471,6 +473,8 @@ func parseServer(args []string, stderr io.Writer) (serverOpts, error) {
 		return o, usagef("--timeout %v: want a positive duration", o.timeout)
 	case o.maxMR < 1:
 		return o, usagef("--max-mr %d: want at least one byte", o.maxMR)
+	case o.clients < 1 || o.clients > maxClients:
+		return o, usagef("--clients %d: want 1 to %d", o.clients, maxClients)
 	}
 	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return o, usagef("--listen %q: %v", o.listen, err)

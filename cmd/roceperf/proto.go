@@ -259,9 +259,15 @@ func (c *conn) recv(timeout time.Duration) (string, []byte, error) {
 }
 
 // expect reads one line of type want into v. An "error" line becomes
-// errRefused with the peer's message.
+// errRefused with the peer's message. Progress lines are keepalives and
+// skipped, each restarting the timeout: a server serving several
+// clients at once sends them to a client that waits for its result
+// while the others finish.
 func (c *conn) expect(want string, v any, timeout time.Duration) error {
 	typ, line, err := c.recv(timeout)
+	for err == nil && typ == "progress" && want != "progress" {
+		typ, line, err = c.recv(timeout)
+	}
 	if err != nil {
 		return err
 	}

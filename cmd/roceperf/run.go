@@ -90,6 +90,16 @@ func serveMain(ctx context.Context, o serverOpts, stdout, stderr io.Writer, open
 		fmt.Fprintf(stderr, "roceperf: --pcap: %v\n", err)
 		return exitFailure
 	}
+	if o.metrics != "" {
+		sv.metrics = newServeMetrics()
+		addr, stop, err := serveMetricsHTTP(o.metrics, sv.metrics)
+		if err != nil {
+			fmt.Fprintf(stderr, "roceperf: %v\n", err)
+			return exitFailure
+		}
+		defer stop()
+		fmt.Fprintf(stderr, "roceperf: metrics on http://%v/metrics\n", addr)
+	}
 	return sv.serve(ctx, ln)
 }
 

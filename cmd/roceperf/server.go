@@ -1,37 +1,40 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
 	"time"
 
 	"rocetor/dataplane"
 	"rocetor/nic"
-	"rocetor/rocev2"
 )
 
-// server answers runs one at a time; a client arriving meanwhile waits
-// in the listen backlog (and gives up after its --timeout).
+// server answers clients in rounds (round.go): --clients of them at
+// once on one endpoint, each with its own QPs and region; by default
+// one. A client arriving during a round waits in the listen backlog
+// (and gives up after its --timeout).
 type server struct {
-	o    serverOpts
-	dev  device
-	out  io.Writer // one JSON object per run
-	log  io.Writer
-	runs int
-	// capture is --pcap's, armed on every run's session.
+	o      serverOpts
+	dev    device
+	out    io.Writer // one JSON object per run
+	log    io.Writer
+	runs   int
+	rounds int
+	// capture is --pcap's, armed on every round's session.
 	capture *dataplane.Capture
+	// metrics is --metrics' (nil without).
+	metrics *serveMetrics
 }
 
 // serverReport is what serve prints on stdout for each run, one JSON
 // object per line: the run as the client described it, what the server
 // verified, its endpoint's counters, and the error if the run failed.
 type serverReport struct {
-	Run            int    `json:"run"`
+	Run int `json:"run"`
+	// Round numbers the rounds; Clients is how many clients its
+	// endpoint served at once (whose QPs its counters cover).
+	Round          int    `json:"round"`
+	Clients        int    `json:"clients"`
 	Client         string `json:"client"`
 	Op             string `json:"op,omitempty"`
 	Transport      string `json:"transport,omitempty"`
@@ -51,60 +54,6 @@ type serverReport struct {
 func (r *serverReport) summary() string {
 	return fmt.Sprintf("%s %d × %d B on %d QPs over %s: client completed %d; verified %d messages, %d bytes, %d corrupt",
 		r.Op, r.Count, r.Size, r.QPs, r.Transport, r.ClientMessages, r.Messages, r.VerifiedBytes, r.Corrupt)
-}
-
-// serve accepts runs until ctx ends, or after one with --once. It
-// returns the exit code: with --once, 0 if the run verified; otherwise
-// 0 when ctx ends.
-func (sv *server) serve(ctx context.Context, ln net.Listener) int {
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-	fmt.Fprintf(sv.log, "roceperf: serving on %v\n", ln.Addr())
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				if sv.o.once {
-					return exitFailure
-				}
-				return exitOK
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			fmt.Fprintf(sv.log, "roceperf: accept: %v\n", err)
-			return exitFailure
-		}
-		sv.runs++
-		rep := &serverReport{Run: sv.runs, Client: nc.RemoteAddr().String()}
-		err = sv.handle(ctx, nc, rep)
-		if err != nil {
-			rep.Error = err.Error()
-			fmt.Fprintf(sv.log, "roceperf: run %d from %v failed: %v\n", sv.runs, nc.RemoteAddr(), err)
-		} else {
-			fmt.Fprintf(sv.log, "roceperf: run %d from %v: %s\n", sv.runs, nc.RemoteAddr(), rep.summary())
-		}
-		if sv.capture != nil {
-			// The file holds every run so far: a server stopped
-			// any time leaves a whole capture.
-			if st, perr := sv.o.pcap.writePcap(sv.capture); perr != nil {
-				fmt.Fprintf(sv.log, "roceperf: %v\n", perr)
-			} else {
-				rep.Pcap = st
-				fmt.Fprintln(sv.log, st.note(sv.o.pcap))
-			}
-		}
-		if b, jerr := json.Marshal(rep); jerr == nil {
-			fmt.Fprintf(sv.out, "%s\n", b)
-		}
-		if sv.o.once {
-			if err != nil {
-				return exitFailure
-			}
-			return exitOK
-		}
-	}
 }
 
 // plan is what the server sets up for a hello.
@@ -196,149 +145,6 @@ func (sv *server) planRun(h hello) (plan, error) {
 		p.mem = h.QPs * p.rq * h.Size
 	}
 	return p, nil
-}
-
-// handle serves one run on nc and fills rep.
-func (sv *server) handle(ctx context.Context, nc net.Conn, rep *serverReport) error {
-	defer nc.Close()
-	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
-	defer stop()
-	c := newConn(nc)
-	var h hello
-	if err := c.expect("hello", &h, sv.o.timeout); err != nil {
-		return err
-	}
-	rep.Op, rep.Transport, rep.Size, rep.Count, rep.QPs = h.Op, h.Transport, h.Size, h.Count, h.QPs
-	p, err := sv.planRun(h)
-	if err == nil {
-		local := addrOf(nc.LocalAddr())
-		if !sv.dev.HasAddr(local) {
-			err = fmt.Errorf("the client reached this server at %v, which is not an address of the server's --dev", local)
-		}
-	}
-	if err != nil {
-		c.send(errorMsg{Type: "error", Error: err.Error()}, sv.o.timeout)
-		return err
-	}
-	r, err := sv.setup(ctx, c, nc, &p)
-	if err != nil {
-		c.send(errorMsg{Type: "error", Error: err.Error()}, sv.o.timeout)
-		return err
-	}
-	defer r.s.Stop()
-	r.rep = rep
-	return r.run(ctx)
-}
-
-// serverRun is one run from the server's side.
-type serverRun struct {
-	p       *plan
-	c       *conn
-	s       session
-	rep     *serverReport
-	buf     []byte
-	mr      nic.MR
-	qpns    []uint32
-	peer    nic.MR // the client's region (write-lat: the echo goes to offset size)
-	lat     latServer
-	stopped bool  // the endpoint stopped: post no more receives
-	recvd   []int // SEND: receives completed per QP
-	res     result
-	// timeout bounds each line from the client: its own --timeout, as
-	// it sends progress at least four times as often.
-	timeout time.Duration
-}
-
-// setup makes the session, region and QPs, connects them to the
-// client's and sends accept.
-func (sv *server) setup(ctx context.Context, c *conn, nc net.Conn, p *plan) (*serverRun, error) {
-	h := p.h
-	t, err := transports[h.Transport](time.Duration(h.RTOUS)*time.Microsecond, h.BDP)
-	if err != nil {
-		return nil, err
-	}
-	ctl, err := h.CC.build()
-	if err != nil {
-		return nil, err
-	}
-	r := &serverRun{p: p, c: c, timeout: time.Duration(h.TimeoutMS) * time.Millisecond}
-	macs := map[netip.Addr]rocev2.MAC{}
-	remote := make([]nic.QPInfo, h.QPs)
-	for i, w := range h.QP {
-		q, err := fromWire(w, h.MTU, rocev2.MAC{})
-		if err != nil {
-			return nil, fmt.Errorf("client %w", err)
-		}
-		m, ok := macs[q.IP]
-		if !ok {
-			if m, err = sv.dev.NextHop(ctx, q.IP, sv.o.timeout); err != nil {
-				return nil, fmt.Errorf("server: %w", err)
-			}
-			macs[q.IP] = m
-		}
-		q.MAC = m
-		remote[i] = q
-	}
-	rq, sq := max(p.rq, 1), 1
-	if h.Lat {
-		sq = latSQ // the echoes
-	}
-	s, err := sv.dev.open(sessionConfig{ip: addrOf(nc.LocalAddr()), transport: t, qps: h.QPs, sq: sq, rq: rq,
-		cq: h.QPs*rq + sq, mtu: h.MTU, rate: sv.o.rate, baseQPN: randomBase(), cc: ctl})
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	r.s = s
-	ok := false
-	defer func() {
-		if !ok {
-			s.Stop()
-		}
-	}()
-	if sv.capture != nil {
-		s.Capture(sv.capture)
-	}
-	r.buf = make([]byte, p.mem)
-	r.peer = nic.MR{Key: h.MR.RKey, VA: h.MR.VA, Len: h.MR.Len}
-	if p.op == nic.OpRead {
-		for k := range p.slots {
-			fill(r.slot(k), uint64(k))
-		}
-	}
-	if r.mr, err = s.RegisterMR(r.buf, nic.AccessRemote); err != nil {
-		return nil, err
-	}
-	acc := accept{Type: "accept", Version: protoVersion, MR: mrToWire(r.mr), Slots: p.slots}
-	for i := range h.QPs {
-		qi, err := s.CreateQP(nic.QPOptions{MTU: h.MTU, PSN: randomPSN()})
-		if err != nil {
-			return nil, err
-		}
-		if err := s.Connect(qi.QPN, remote[i]); err != nil {
-			return nil, err
-		}
-		r.qpns = append(r.qpns, qi.QPN)
-		acc.QP = append(acc.QP, toWire(qi))
-	}
-	if p.op == nic.OpSend {
-		r.recvd = make([]int, h.QPs)
-		for q := range h.QPs {
-			for j := range p.rq {
-				if err := r.postRecv(q*p.rq + j); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	// The endpoint runs before the client hears of it: its first
-	// packets find the QPs open and, for SEND, the receives posted
-	// (Start takes them in before it returns).
-	s.Start()
-	if err := c.send(acc, r.timeout); err != nil {
-		return nil, err
-	}
-	ok = true
-	return r, nil
 }
 
 // slot returns the region's slot k.

@@ -69,7 +69,7 @@ func (r *serverRun) pollWrite() (bool, error) {
 		return false, nil
 	}
 	clear(in)
-	err := r.s.Post(nic.WR{ID: latBit | uint64(k), Op: nic.OpWrite, QP: r.qpns[0], LKey: r.mr.Key,
+	err := r.s.Post(nic.WR{ID: r.idBase | latBit | uint64(k), Op: nic.OpWrite, QP: r.qpns[0], LKey: r.mr.Key,
 		LocalVA: r.mr.VA + uint64(k*size), Len: size, RKey: r.peer.Key, RemoteVA: r.peer.VA + uint64(size)})
 	if err != nil {
 		return false, fmt.Errorf("echo message %d: %w", l.next, err)
@@ -84,7 +84,7 @@ func (r *serverRun) pollWrite() (bool, error) {
 // echoed handles the completion of an echo: its source is free again
 // (send-lat: the receive is posted again).
 func (r *serverRun) echoed(c nic.Completion) error {
-	k := int(c.ID &^ latBit)
+	k := int(c.ID & idMask)
 	if c.Status != nic.StatusOK {
 		return fmt.Errorf("echo on QP %#x completed with %v", c.QP, c.Status)
 	}
@@ -102,7 +102,7 @@ func (r *serverRun) echoed(c nic.Completion) error {
 // receive is posted again once the echo completed.
 func (r *serverRun) echoSend(k int) error {
 	size := r.p.h.Size
-	err := r.s.Post(nic.WR{ID: latBit | uint64(k), Op: nic.OpSend, QP: r.qpns[0], LKey: r.mr.Key,
+	err := r.s.Post(nic.WR{ID: r.idBase | latBit | uint64(k), Op: nic.OpSend, QP: r.qpns[0], LKey: r.mr.Key,
 		LocalVA: r.mr.VA + uint64(k*size), Len: size})
 	if err != nil {
 		return fmt.Errorf("echo SEND from receive %d: %w", k, err)
