@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -195,7 +196,7 @@ func (first *serverRun) joins(r *serverRun) error {
 	switch {
 	case r.local != first.local:
 		return fmt.Errorf("this round's endpoint is at %v, the client reached %v", first.local, r.local)
-	case a.Transport != b.Transport || a.RTOUS != b.RTOUS || a.BDP != b.BDP:
+	case a.Transport != b.Transport || a.RTOUS != b.RTOUS || cmp.Or(a.BDP, srBDP) != cmp.Or(b.BDP, srBDP):
 		return fmt.Errorf("this round runs transport %s (RTO %d µs, BDP %d), the client asks for %s (RTO %d µs, BDP %d): clients served at once share the endpoint's",
 			a.Transport, a.RTOUS, a.BDP, b.Transport, b.RTOUS, b.BDP)
 	case string(ca) != string(cb):
