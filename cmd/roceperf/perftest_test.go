@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -270,8 +269,7 @@ func TestDuration(t *testing.T) {
 				t.Errorf("report %s", out)
 			}
 			if op == "write" || op == "send" {
-				var sr serverReport
-				json.Unmarshal([]byte(strings.TrimSpace(log.String()[strings.Index(log.String(), "{"):])), &sr)
+				sr := waitLines(t, log, 1)[0]
 				if sr.ClientMessages != r.Count || sr.Corrupt != 0 {
 					t.Errorf("server: %s", log.String())
 				}

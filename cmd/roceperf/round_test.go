@@ -32,6 +32,20 @@ func serverLines(t *testing.T, log string) []serverReport {
 	return out
 }
 
+// waitLines waits until serve has printed n report lines and returns
+// them: a client has its result just before the server reports the run.
+func waitLines(t *testing.T, log *syncWriter, n int) []serverReport {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if lines := serverLines(t, log.String()); len(lines) >= n || time.Now().After(deadline) {
+			if len(lines) < n {
+				t.Fatalf("the server reported %d runs, want %d:\n%s", len(lines), n, log.String())
+			}
+			return lines
+		}
+	}
+}
+
 // TestManyClients: serve --clients 3 runs three clients at once on one
 // endpoint — a WRITE, a SEND and a READ, each with its own QPs and
 // region — verifies each, and says so in one line per client.
@@ -63,7 +77,7 @@ func TestManyClients(t *testing.T) {
 	if sc := <-code; sc != exitOK {
 		t.Errorf("serve --once --clients 3 exit %d: %s", sc, log.String())
 	}
-	lines := serverLines(t, log.String())
+	lines := waitLines(t, log, 3)
 	if len(lines) != 3 {
 		t.Fatalf("%d report lines, want 3:\n%s", len(lines), log.String())
 	}
@@ -179,12 +193,7 @@ func TestMetrics(t *testing.T) {
 			t.Fatalf("exit %d: %s%s", code, out, errs)
 		}
 	}
-	// The client has its result just before the server reports the run.
-	for deadline := time.Now().Add(5 * time.Second); len(serverLines(t, logw.String())) < 2; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server reported %d runs:\n%s", len(serverLines(t, logw.String())), logw.String())
-		}
-	}
+	waitLines(t, logw, 2)
 	resp, err := http.Get("http://" + maddr.String() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
