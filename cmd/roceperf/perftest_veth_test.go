@@ -17,6 +17,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"rocetor/afxdp/xdptest"
 	"rocetor/rocev2"
 )
 
@@ -182,5 +183,92 @@ func readPcap(t *testing.T, file string) [][]byte {
 			t.Errorf("frame %d cut to %d of %d bytes", len(frames), ci.CaptureLength, ci.Length)
 		}
 		frames = append(frames, d)
+	}
+}
+
+// TestManyHosts: two client hosts and a server on one bridge; serve
+// --clients 2 runs both clients' WRITEs and SENDs at once on one
+// endpoint, verifies each, and its /metrics, scraped inside the server's
+// namespace as a testbed's Prometheus would, counts both runs.
+func TestManyHosts(t *testing.T) {
+	requireTools(t, "curl")
+	bin := build(t)
+	sw, srvNs := xdptest.NewNetns(t), xdptest.NewNetns(t)
+	sw.IP(t, "link", "add", "br0", "type", "bridge")
+	sw.IP(t, "link", "set", "br0", "up")
+	attach := func(ns *xdptest.Netns, addr string) string {
+		v := xdptest.NewVeth(t, ns, sw)
+		sw.IP(t, "link", "set", v.B, "master", "br0")
+		ns.IP(t, "addr", "add", addr, "dev", v.A)
+		return v.A
+	}
+	dev2 := attach(srvNs, "198.18.9.2/24")
+	clients := []struct {
+		ns      *xdptest.Netns
+		dev, op string
+	}{}
+	for i, op := range []string{"write", "send"} {
+		ns := xdptest.NewNetns(t)
+		clients = append(clients, struct {
+			ns      *xdptest.Netns
+			dev, op string
+		}{ns, attach(ns, fmt.Sprintf("198.18.9.%d/24", 10+i)), op})
+	}
+	srv := start(t, srvNs, bin, "serve", "--dev", dev2, "--clients", "2", "--metrics", "127.0.0.1:19515")
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(srv.errb.String(), "serving on"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server not listening: %s", srv.errb.String())
+		}
+	}
+	type result struct {
+		code      int
+		out, errs string
+	}
+	results := make([]chan result, len(clients))
+	for i, c := range clients {
+		results[i] = make(chan result, 1)
+		p := start(t, c.ns, bin, c.op, "--dev", c.dev, "-s", "4096", "-n", "300", "-q", "2", "--json", "198.18.9.2")
+		go func() {
+			code := p.wait(t, 30*time.Second)
+			results[i] <- result{code, p.out.String(), p.errb.String()}
+		}()
+	}
+	for i, c := range clients {
+		r := <-results[i]
+		if r.code != exitOK {
+			t.Fatalf("%s client exit %d: %s%s\nserver: %s", c.op, r.code, r.out, r.errs, srv.errb.String())
+		}
+		rep := decode(t, r.out)
+		t.Logf("%s: %d × %d B at %.3f Gbit/s alongside the other client", c.op, rep.Messages, rep.Size, rep.GoodputGbps)
+		if rep.Messages != 300 || rep.Corrupt != 0 || rep.VerifiedBytes != 300*4096 {
+			t.Errorf("%s: %s", c.op, r.out)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(srv.out.String(), "\n") < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server reported: %s\n%s", srv.out.String(), srv.errb.String())
+		}
+	}
+	for _, l := range strings.Split(strings.TrimSpace(srv.out.String()), "\n") {
+		var sr serverReport
+		if err := json.Unmarshal([]byte(l), &sr); err != nil || sr.Clients != 2 || sr.Round != 1 || sr.Error != "" || sr.Corrupt != 0 {
+			t.Errorf("server line %q: %v", l, err)
+		}
+	}
+	out, err := exec.Command("ip", "netns", "exec", srvNs.Name, "curl", "-sf", "http://127.0.0.1:19515/metrics").Output()
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	for _, want := range []string{`rocetor_roceperf_runs_total{result="ok"} 2`, "rocetor_roceperf_verified_bytes_total 2.4576e+06"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("metrics lack %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(string(out), "rocetor_roceperf_packets_received_total") {
+		t.Errorf("metrics:\n%s", out)
+	}
+	srv.cmd.Process.Signal(os.Interrupt)
+	if code := srv.wait(t, 5*time.Second); code != exitOK {
+		t.Errorf("server exit %d after SIGINT: %s", code, srv.errb.String())
 	}
 }
