@@ -192,11 +192,11 @@ func (cl *client) reap(ctx context.Context, cqes []nic.Completion, sqOut *int, w
 	}
 }
 
-// idle is one empty poll of a latency loop: it yields the processor —
-// the endpoint's worker may share it — and fails once the timeout
-// passed since start or ctx ended.
+// idle is one empty poll of a latency loop: it spins a little, then
+// sleeps (latIdle), and fails once the timeout passed since start or
+// ctx ended.
 func (cl *client) idle(ctx context.Context, spins int, start time.Time) error {
-	if spins&1023 == 1023 {
+	if spins&255 == 255 {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted: %w", err)
 		}
@@ -204,9 +204,30 @@ func (cl *client) idle(ctx context.Context, spins int, start time.Time) error {
 			return fmt.Errorf("no answer for %v: the peer's endpoint is not answering", cl.o.timeout)
 		}
 	}
-	runtime.Gosched()
+	latIdle(spins)
 	return nil
 }
+
+// latIdle waits after an empty poll of a latency loop: runtime.Gosched
+// for the first latSpins polls, then short sleeps. A poll loop that
+// only spins holds a whole CPU — Gosched yields to goroutines, not to
+// the endpoint's worker thread or another process — and on a two-CPU
+// host the client's and the server's loops would take both from the
+// workers that move the packets: perftest's busy polling assumes the
+// NIC does that work.
+func latIdle(spins int) {
+	if spins < latSpins {
+		runtime.Gosched()
+		return
+	}
+	time.Sleep(latSleep)
+}
+
+// The latency loops' idle policy (latIdle).
+const (
+	latSpins = 64
+	latSleep = 10 * time.Microsecond
+)
 
 // awaitEcho polls echo until it holds what src holds (message i, written
 // back by the server), reaping completions meanwhile.

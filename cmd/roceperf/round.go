@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"runtime"
 	"time"
 
 	"rocetor/nic"
@@ -486,7 +485,8 @@ func (sv *server) run(ctx context.Context, s session, rs []*serverRun) {
 				continue
 			}
 			if busy {
-				runtime.Gosched()
+				latIdle(idle)
+				idle++
 				continue
 			}
 			if idle++; !pollCQ || idle > 64 {
