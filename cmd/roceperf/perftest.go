@@ -87,7 +87,7 @@ func peakGbps(posts, dones []int64, size int) float64 {
 	if best <= 0 {
 		return 0
 	}
-	return round3(float64(size) * 8 * float64(bestK) / float64(best))
+	return float64(size) * 8 * float64(bestK) / float64(best)
 }
 
 // cpuTime is the process's user and system CPU time.
