@@ -22,8 +22,9 @@ import (
 )
 
 // TestDirectPerftest runs perftest's modes between two namespaces on one
-// veth, as a user would: each latency test, a -D bandwidth run and a
-// short -a sweep, each checked end to end.
+// veth, as a user would: each latency test (write-lat also over irn,
+// which may place a message's last packet first), -D bandwidth runs and
+// a short -a sweep, each checked end to end.
 func TestDirectPerftest(t *testing.T) {
 	requireTools(t)
 	bin := build(t)
@@ -36,10 +37,34 @@ func TestDirectPerftest(t *testing.T) {
 		{"write-lat", []string{"write-lat", "-s", "64", "-n", "500"}, 1},
 		{"send-lat", []string{"send-lat", "-s", "4096", "-n", "500"}, 1},
 		{"read-lat", []string{"read-lat", "-s", "2", "-n", "500"}, 1},
+		{"write-lat-irn", []string{"write-lat", "-s", "4096", "-n", "200", "--transport", "irn"}, 1},
 		{"write-D", []string{"write", "-s", "4096", "-q", "2", "-D", "1"}, 1},
 		{"send-D", []string{"send-bw", "-s", "4096", "-D", "1"}, 1},
+		{"write-a", []string{"write", "-a", "-n", "2", "--report-gbits"}, 23},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.runs > 1 {
+				// A sweep: one server run per size.
+				srv := start(t, h.h2, bin, "serve", "--dev", h.dev2)
+				for deadline := time.Now().Add(5 * time.Second); !strings.Contains(srv.errb.String(), "serving on"); time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("server not listening: %s", srv.errb.String())
+					}
+				}
+				code, out, errs := runIn(t, h.h1, 30*time.Second, bin, append(c.args, "--dev", h.dev1, "--json", "198.18.7.2")...)
+				lines := strings.Split(strings.TrimSpace(out), "\n")
+				if code != exitOK || len(lines) != c.runs {
+					t.Fatalf("client exit %d, %d lines\nstdout: %s\nstderr: %s\nserver: %s", code, len(lines), out, errs, srv.errb.String())
+				}
+				for i, l := range lines {
+					if r := decode(t, l); r.Size != 2<<i || r.Messages != 2 || r.Corrupt != 0 || r.VerifiedBytes != 2*int64(r.Size) {
+						t.Errorf("size %d: %s", 2<<i, l)
+					}
+				}
+				srv.cmd.Process.Signal(os.Interrupt)
+				srv.wait(t, 5*time.Second)
+				return
+			}
 			srv := serveOnce(t, h.h2, bin, h.dev2)
 			start := time.Now()
 			code, out, errs := runIn(t, h.h1, 30*time.Second, bin, append(c.args, "--dev", h.dev1, "--json", "198.18.7.2")...)
