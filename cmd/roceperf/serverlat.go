@@ -12,10 +12,9 @@ import (
 
 // latServer is a latency run's responder state.
 type latServer struct {
-	next     int     // the message expected next
-	ready    bool    // write-lat: next's pattern is in its source slot
-	busy     [2]bool // write-lat: a source slot's echo is in flight
-	echoFail error
+	next  int     // the message expected next
+	ready bool    // write-lat: next's pattern is in its source slot
+	busy  [2]bool // write-lat: a source slot's echo is in flight
 }
 
 // planLat sizes a write-lat or send-lat run: write-lat's region is the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"rocetor/nic"
 )
@@ -42,15 +41,6 @@ func (r *serverRun) finish() error {
 		return fmt.Errorf("%s: data corruption, first: %s", rep.summary(), r.res.FirstCorrupt)
 	}
 	return nil
-}
-
-// idleWait is how long a server with nothing to do sleeps before it
-// looks at its completion queue again.
-func (r *serverRun) idleWait() time.Duration {
-	if r.p.op == nic.OpSend {
-		return 50 * time.Microsecond
-	}
-	return time.Second
 }
 
 // postRecv posts receive slot k (QP k / rq).
