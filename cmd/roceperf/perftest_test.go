@@ -258,8 +258,8 @@ func TestDuration(t *testing.T) {
 				t.Errorf("ran %v for -D 200ms", d)
 			}
 			// A WRITE run is verified on the server's last slots
-			// (64 MiB of --max-mr hold 65535 slots of 1 KiB for 3
-			// QPs), every other run message by message.
+			// (65535 for 3 QPs: a timed run has at most 65536),
+			// every other run message by message.
 			verified := int64(r.Count) * 1024
 			if op == "write" {
 				verified = int64(min(r.Count, 65535)) * 1024
