@@ -20,7 +20,7 @@ const (
 	maxCaptureTimeout     = 5 * time.Minute
 )
 
-// captureHandler serves POST /api/v1/capture?port=P[&point=rx|tx|stage]
+// captureHandler serves POST /api/v1/capture?port=P[&point=rx|tx|rxtx|stage]
 // [&stage=S][&count=N][&snaplen=L][&timeout=D]: it arms a capture on
 // every worker, waits until count frames are taken, the timeout passes or
 // the client goes away, and answers with a pcap of the frames in time
