@@ -268,8 +268,7 @@ func (s secondsFlag) Set(v string) error {
 // write, send or read, with -bw or -lat).
 func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error) {
 	name, lat, _ := testOf(cmd)
-	o := clientOpts{op: ops[name], lat: lat, qps: 1, transport: "gbn", mtu: 1024, bdp: srBDP, timeout: 10 * time.Second,
-		size: -1, count: -1}
+	o := clientOpts{op: ops[name], lat: lat, qps: 1, transport: "gbn", mtu: 1024, bdp: srBDP, timeout: 10 * time.Second}
 	var port int
 	var ignoreF, bidir bool
 	fs := newFlagSet(cmd, stderr)
@@ -277,8 +276,8 @@ func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error
 	fs.StringVar(&o.to, "to", "", "server `HOST[:PORT]` (or the last argument, as perftest takes it)")
 	fs.Var(sizeFlag{&o.size}, "size", "message size in `BYTES` (KiB, MiB, GiB suffixes; default 64KiB, latency tests 2)")
 	fs.Var(sizeFlag{&o.size}, "s", "perftest's --size")
-	fs.IntVar(&o.count, "count", -1, "messages in all (default 5000, latency tests 1000)")
-	fs.IntVar(&o.count, "n", -1, "perftest's --count (iterations)")
+	fs.IntVar(&o.count, "count", 0, "messages in all (default 5000, latency tests 1000)")
+	fs.IntVar(&o.count, "n", 0, "perftest's --count (iterations)")
 	fs.Var(secondsFlag{&o.duration}, "duration", "run for `SECONDS` instead of --count messages")
 	fs.Var(secondsFlag{&o.duration}, "D", "perftest's --duration")
 	fs.BoolVar(&o.all, "all", false, "every power-of-two size from 2 B to 8 MiB, one run each")
@@ -321,13 +320,15 @@ func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error
 	if err := o.pcap.check(); err != nil {
 		return o, err
 	}
-	if o.size < 0 {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["size"] && !set["s"] {
 		o.size = defaultBWSize
 		if o.lat {
 			o.size = defaultLatSize
 		}
 	}
-	if o.count < 0 {
+	if !set["count"] && !set["n"] {
 		o.count = defaultBWCount
 		if o.lat {
 			o.count = defaultLatCount
