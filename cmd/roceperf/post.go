@@ -54,7 +54,7 @@ func (cl *client) post(ctx context.Context) error {
 				return nil
 			}
 			for i >= len(postAt) {
-				postAt = append(postAt, make([]int64, len(postAt))...)
+				postAt = append(postAt, make([]int64, len(postAt)+1)...)
 			}
 			top = max(top, i)
 			off := (q*o.depth + k%o.depth) * o.size
