@@ -311,3 +311,31 @@ func TestSweep(t *testing.T) {
 		t.Errorf("send-lat -a:\n%s", table)
 	}
 }
+
+// TestRxDepth: -r sets the receives the server posts per QP for SEND,
+// separately from the client's send depth (-t); without it the server
+// posts at least twice the depth.
+func TestRxDepth(t *testing.T) {
+	sv := &server{o: serverOpts{maxMR: 64 << 20}}
+	h := hello{Version: protoVersion, Op: "send", Transport: "gbn", QPs: 2, Size: 4096, Count: 100, MTU: 1024,
+		Depth: 8, TimeoutMS: 1000, QP: make([]qpWire, 2)}
+	p, err := sv.planRun(h)
+	if err != nil || p.rq < 16 {
+		t.Errorf("default: %d receives per QP, %v; want at least 16", p.rq, err)
+	}
+	h.RxDepth = 24
+	if p, err := sv.planRun(h); err != nil || p.rq != 24 || p.mem != 2*24*4096 {
+		t.Errorf("rx depth 24: %d receives per QP, %d B, %v", p.rq, p.mem, err)
+	}
+	h.RxDepth = 5000
+	if _, err := sv.planRun(h); err == nil {
+		t.Error("rx depth 5000 accepted")
+	}
+	// Through the exchange: a SEND run with -t 4 -r 8 verifies.
+	n := newFakeNet()
+	addr, _, _ := fakeServer(t, n, serverOpts{})
+	code, out, errs := fakeClient(t, n, "send", "--dev", "f", "--to", addr, "-s", "1KiB", "-n", "500", "-t", "4", "-r", "8", "--json")
+	if r := decode(t, out); code != exitOK || r.Depth != 4 || r.Corrupt != 0 || r.VerifiedBytes != 500*1024 {
+		t.Errorf("exit %d: %s%s", code, out, errs)
+	}
+}

@@ -39,7 +39,7 @@ func TestDirectPerftest(t *testing.T) {
 		{"read-lat", []string{"read-lat", "-s", "2", "-n", "500"}, 1},
 		{"write-lat-irn", []string{"write-lat", "-s", "4096", "-n", "200", "--transport", "irn"}, 1},
 		{"write-D", []string{"write", "-s", "4096", "-q", "2", "-D", "1"}, 1},
-		{"send-D", []string{"send-bw", "-s", "4096", "-D", "1"}, 1},
+		{"send-D", []string{"send-bw", "-s", "4096", "-D", "1", "-t", "32", "-r", "1024"}, 1},
 		{"write-a", []string{"write", "-a", "-n", "2", "--report-gbits"}, 23},
 	} {
 		t.Run(c.name, func(t *testing.T) {
