@@ -31,6 +31,9 @@ type client struct {
 	rep   report
 	// capture is --pcap's, armed on the session before it starts.
 	capture *dataplane.Capture
+	// reverse receives the way back of a -b run (bidir.go): the
+	// server's half of a run, on the client's endpoint.
+	reverse *serverRun
 }
 
 // runClient runs one client run and returns its report (nil when it
@@ -56,6 +59,11 @@ func runClient(ctx context.Context, o clientOpts, dev device, capture *dataplane
 		return nil, err
 	}
 	defer cl.s.Stop()
+	if o.bidir {
+		if err := cl.c.send(started{Type: "started"}, o.timeout); err != nil {
+			return nil, err
+		}
+	}
 	cpu0, wall0 := cpuTime(), time.Now()
 	var runErr error
 	if o.lat {
@@ -67,8 +75,9 @@ func runClient(ctx context.Context, o clientOpts, dev device, capture *dataplane
 		u := round3(100 * float64(cpuTime()-cpu0) / float64(time.Since(wall0)))
 		cl.rep.CPUUtilPct = &u
 	}
-	cl.s.Stop()
-	cl.rep.counters = cl.s.Counters()
+	if !o.bidir {
+		cl.s.Stop()
+	}
 	d2 := doneMsg{Type: "done", Messages: cl.rep.Messages, Bytes: cl.rep.Bytes}
 	if runErr != nil {
 		d2.Error = runErr.Error()
@@ -81,10 +90,22 @@ func runClient(ctx context.Context, o clientOpts, dev device, capture *dataplane
 	var res result
 	err = cl.c.send(d2, wait)
 	if err == nil {
-		err = cl.c.expect("result", &res, wait)
+		if o.bidir {
+			// The endpoint answers the way back until the result.
+			err = cl.awaitResult(&res, wait)
+		} else {
+			err = cl.c.expect("result", &res, wait)
+		}
 	}
+	cl.s.Stop()
+	cl.rep.counters = cl.s.Counters()
 	if err != nil {
 		return &cl.rep, errors.Join(runErr, fmt.Errorf("verification result: %w", err))
+	}
+	if o.bidir {
+		if rerr := cl.verifyReverse(&res); rerr != nil && runErr == nil {
+			runErr = rerr
+		}
 	}
 	cl.rep.Server = &res.Server
 	if o.op != nic.OpRead {
@@ -123,6 +144,13 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 	}
 	sc := sessionConfig{ip: local, transport: t, qps: o.qps, sq: o.depth, rq: 1,
 		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, baseQPN: randomBase(), cc: ctl}
+	var rp plan
+	if o.bidir {
+		if rp, err = cl.planReverse(); err != nil {
+			return err
+		}
+		sc.rq, sc.cq, sc.mrs = max(1, rp.rq), sc.cq+o.qps*max(1, rp.rq), 2
+	}
 	bufLen := o.qps * o.depth * o.size
 	if o.lat {
 		// The message and its echo (write-lat, send-lat) or what a
@@ -141,9 +169,17 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 	if cl.mr, err = cl.s.RegisterMR(cl.buf, nic.AccessRemote); err != nil {
 		return err
 	}
+	if o.bidir {
+		if cl.reverse, err = newReverse(cl.s, &rp); err != nil {
+			return err
+		}
+	}
 	h := hello{Type: "hello", Version: protoVersion, Op: o.op.String(), Transport: o.transport, QPs: o.qps,
 		Size: o.size, Count: o.count, MTU: o.mtu, Depth: o.depth, RTOUS: o.rto.Microseconds(), BDP: o.bdp, TimeoutMS: o.timeout.Milliseconds(),
 		MR: mrToWire(cl.mr), Lat: o.lat, RxDepth: o.rxDepth, DurationMS: o.duration.Milliseconds()}
+	if o.bidir {
+		h.Bidir, h.RMR, h.RSlots = true, mrToWire(cl.reverse.mr), rp.slots
+	}
 	if o.cc.Name != "none" {
 		h.CC = &o.cc
 	}
@@ -200,6 +236,11 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 			return fmt.Errorf("server %w", err)
 		}
 		if err := cl.s.Connect(cl.qpns[i], r); err != nil {
+			return err
+		}
+	}
+	if o.bidir {
+		if err := cl.reverse.postReceives(cl.qpns); err != nil {
 			return err
 		}
 	}

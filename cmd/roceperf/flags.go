@@ -152,6 +152,7 @@ type clientOpts struct {
 	rxDepth  int           // -r: receives the server posts per QP for SEND (0: its own)
 	gbits    bool          // --report-gbits: the table in Gb/s instead of MB/s
 	cpuUtil  bool          // --cpu-util: report the CPU the client used
+	bidir    bool          // -b: the server sends the same messages back at once
 	pcap     pcapOpts
 	// depthAuto: --depth was 0, so -a sizes each run's depth for its size.
 	depthAuto bool
@@ -270,7 +271,7 @@ func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error
 	name, lat, _ := testOf(cmd)
 	o := clientOpts{op: ops[name], lat: lat, qps: 1, transport: "gbn", mtu: 1024, bdp: srBDP, timeout: 10 * time.Second}
 	var port int
-	var ignoreF, bidir bool
+	var ignoreF bool
 	fs := newFlagSet(cmd, stderr)
 	fs.StringVar(&o.dev, "dev", "", "interface to run the endpoint on")
 	fs.StringVar(&o.to, "to", "", "server `HOST[:PORT]` (or the last argument, as perftest takes it)")
@@ -282,7 +283,8 @@ func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error
 	fs.Var(secondsFlag{&o.duration}, "D", "perftest's --duration")
 	fs.BoolVar(&o.all, "all", false, "every power-of-two size from 2 B to 8 MiB, one run each")
 	fs.BoolVar(&o.all, "a", false, "perftest's --all")
-	fs.BoolVar(&bidir, "b", false, "perftest's bidirectional test (not in roceperf yet: refused)")
+	fs.BoolVar(&o.bidir, "bidirectional", false, "bandwidth tests: the server sends the same messages back at the same time")
+	fs.BoolVar(&o.bidir, "b", false, "perftest's --bidirectional")
 	fs.BoolVar(&ignoreF, "F", false, "perftest's 'do not fail on CPU frequency': accepted, nothing to do")
 	fs.IntVar(&o.qps, "qps", o.qps, "QPs; message i goes on QP i mod qps")
 	fs.IntVar(&o.qps, "q", o.qps, "perftest's --qps")
@@ -343,8 +345,8 @@ func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error
 	switch {
 	case fs.NArg() > 0:
 		return o, usagef("unexpected argument %q", fs.Arg(0))
-	case bidir:
-		return o, usagef("-b: roceperf has no bidirectional test yet; run a second client from the other host")
+	case o.bidir && o.lat:
+		return o, usagef("-b: a latency test has no bidirectional form (perftest's has none either)")
 	case o.dev == "":
 		return o, usagef("--dev is required (perftest's -d names a verbs device; roceperf runs on an interface)")
 	case o.to == "":

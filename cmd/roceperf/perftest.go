@@ -25,6 +25,9 @@ func writeHeader(w io.Writer, r *report) {
 	fmt.Fprintf(w, "                    %s %s Test (roceperf)\n", testNames[r.Op], kind)
 	fmt.Fprintf(w, " Transport: %s   Number of qps: %d   MTU: %d   TX depth: %d   verified end to end\n",
 		r.Transport, r.QPs, r.MTU, r.Depth)
+	if r.Reverse != nil {
+		fmt.Fprintln(w, " Bidirectional: both ways at once; the table sums them")
+	}
 	fmt.Fprintln(w, perftestRule)
 	if r.Lat != nil {
 		fmt.Fprintln(w, " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ")
@@ -44,8 +47,13 @@ func writeRow(w io.Writer, r *report) {
 			r.Size, r.Messages, l.Min, l.Max, l.Typical, l.Avg, l.Stdev, l.P99, l.P999)
 		return
 	}
+	peak, avg, rate := r.BWPeakGbps, r.GoodputGbps, r.MsgRateMpps
+	if v := r.Reverse; v != nil {
+		// perftest -b reports both ways together.
+		peak, avg, rate = peak+v.BWPeakGbps, avg+v.GoodputGbps, rate+v.MsgRateMpps
+	}
 	fmt.Fprintf(w, " %-10d %-10d       %-10.2f         %-10.2f           %.6f\n",
-		r.Size, r.Messages, bwUnit(r.BWPeakGbps, r.gbits), bwUnit(r.GoodputGbps, r.gbits), r.MsgRateMpps)
+		r.Size, r.Messages, bwUnit(peak, r.gbits), bwUnit(avg, r.gbits), rate)
 }
 
 // bwUnit converts Gbit/s to the table's unit: Gb/sec, or perftest's

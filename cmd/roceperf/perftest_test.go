@@ -138,7 +138,7 @@ func TestPerftestFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"write", []string{"--dev", "e", "--to", "h", "-b"}, "bidirectional"},
+		{"send-lat", []string{"--dev", "e", "--to", "h", "-b"}, "bidirectional"},
 		{"write-lat", []string{"--dev", "e", "--to", "h", "-q", "2"}, "one QP"},
 		{"write", []string{"--to", "h"}, "verbs device"},
 		{"write", []string{"--dev", "e", "--to", "h", "-D", "soon"}, "seconds"},
@@ -337,5 +337,42 @@ func TestRxDepth(t *testing.T) {
 	code, out, errs := fakeClient(t, n, "send", "--dev", "f", "--to", addr, "-s", "1KiB", "-n", "500", "-t", "4", "-r", "8", "--json")
 	if r := decode(t, out); code != exitOK || r.Depth != 4 || r.Corrupt != 0 || r.VerifiedBytes != 500*1024 {
 		t.Errorf("exit %d: %s%s", code, out, errs)
+	}
+}
+
+// TestBidirectional: -b runs the same messages both ways at once over
+// the in-memory fabric, each way verified by its receiver, and the
+// table sums them as perftest's does.
+func TestBidirectional(t *testing.T) {
+	for _, op := range []string{"write", "send", "read"} {
+		for _, extra := range [][]string{{"-n", "300"}, {"-D", "200ms"}} {
+			t.Run(op+"/"+extra[0], func(t *testing.T) {
+				n := newFakeNet()
+				addr, _, log := fakeServer(t, n, serverOpts{})
+				args := append([]string{op, "--dev", "f", "--to", addr, "-s", "4096", "-q", "3", "-b", "--json"}, extra...)
+				code, out, errs := fakeClient(t, n, args...)
+				if code != exitOK {
+					t.Fatalf("exit %d: %s%s\nserver: %s", code, out, errs, log.String())
+				}
+				r := decode(t, out)
+				v := r.Reverse
+				if v == nil || r.Corrupt != 0 || v.Corrupt != 0 || v.Messages < 10 || v.VerifiedBytes == 0 ||
+					(extra[0] == "-n" && (v.Messages != 300 || r.Messages != 300)) {
+					t.Fatalf("report %s", out)
+				}
+				if op != "write" && v.VerifiedBytes != int64(v.Messages)*4096 {
+					t.Errorf("way back verified %d bytes of %d messages", v.VerifiedBytes, v.Messages)
+				}
+			})
+		}
+	}
+	n := newFakeNet()
+	addr, _, _ := fakeServer(t, n, serverOpts{})
+	_, table, _ := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "-s", "4096", "-n", "100", "-b")
+	if !strings.Contains(table, "Bidirectional") || !strings.Contains(table, "way back  100 messages") {
+		t.Errorf("table:\n%s", table)
+	}
+	if _, err := parseClient("write-lat", []string{"--dev", "e", "--to", "h", "-b"}, &bytes.Buffer{}); err == nil {
+		t.Error("write-lat -b accepted")
 	}
 }

@@ -21,83 +21,36 @@ import (
 // lines.
 func (cl *client) post(ctx context.Context) error {
 	o := cl.o
-	count := o.count
-	var deadline time.Time
-	if o.duration > 0 {
-		count = 1 << 62
-		deadline = time.Now().Add(o.duration)
-	}
-	var (
-		postAt = make([]int64, min(count, 1<<20)) // session clock at each post, by message
-		posts  = make([]int64, 0, min(count, 1<<20))
-		dones  = make([]int64, 0, min(count, 1<<20))
-		lats   = make([]int64, 0, min(count, 1<<20))
-		next   = make([]int, o.qps) // next message number k of each QP: message k*qps+q
-		done   = make([]int, o.qps)
-		cqes   = make([]nic.Completion, 256)
-		first  = int64(-1)
-		last   int64
-		top    = -1 // the highest message posted
-	)
+	sd := newSender(o.op, o.size, o.qps, o.depth, o.count, o.duration, cl.s, cl.qpns, cl.mr, cl.mr.VA, cl.buf,
+		cl.peer, cl.slots, 0)
+	cqes := make([]nic.Completion, 256)
 	defer func() {
-		cl.rep.setRun(lats, first, last, o.size)
-		cl.rep.BWPeakGbps = peakGbps(posts, dones, o.size)
+		cl.rep.setRun(sd.lat, sd.first, sd.last, o.size)
+		cl.rep.BWPeakGbps = peakGbps(sd.posts, sd.dones, o.size)
 		if o.duration > 0 {
-			cl.rep.Count = min(count, top+1)
+			cl.rep.Count = sd.ran()
+		}
+		if o.op == nic.OpRead {
+			cl.rep.VerifiedBytes, cl.rep.Corrupt, cl.rep.firstCorrupt = sd.verified, sd.corrupt, sd.firstCorrupt
 		}
 	}()
-	postQP := func(q int) error {
-		for {
-			k := next[q]
-			i := q + k*o.qps
-			if i >= count || k-done[q] >= o.depth {
-				return nil
-			}
-			for i >= len(postAt) {
-				postAt = append(postAt, make([]int64, len(postAt)+1)...)
-			}
-			top = max(top, i)
-			off := (q*o.depth + k%o.depth) * o.size
-			wr := nic.WR{ID: uint64(i), Op: o.op, QP: cl.qpns[q], LKey: cl.mr.Key, LocalVA: cl.mr.VA + uint64(off), Len: o.size}
-			switch o.op {
-			case nic.OpWrite, nic.OpRead:
-				wr.RKey, wr.RemoteVA = cl.peer.Key, cl.peer.VA+uint64(i%cl.slots)*uint64(o.size)
-			}
-			if o.op != nic.OpRead {
-				fill(cl.buf[off:off+o.size], uint64(i))
-			}
-			postAt[i] = cl.s.Now()
-			posts = append(posts, postAt[i])
-			if first < 0 {
-				first = postAt[i]
-			}
-			if err := cl.s.Post(wr); err != nil {
-				return fmt.Errorf("post message %d on QP %#x: %w", i, cl.qpns[q], err)
-			}
-			next[q]++
-		}
-	}
-	for q := range o.qps {
-		if err := postQP(q); err != nil {
-			return err
-		}
+	if err := sd.start(); err != nil {
+		return err
 	}
 	every := min(time.Second, o.timeout/4)
 	lastBeat, lastDone := time.Now(), time.Now()
 	idle := 0
-	for len(lats) < count {
+	for !sd.finished() {
 		n := cl.s.PollCQ(cqes)
 		now := time.Now()
-		if o.duration > 0 && count > top+1 && !now.Before(deadline) {
-			count = top + 1 // post no more beyond; fill the gaps below
-		}
+		sd.tick(now)
 		if n == 0 {
 			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("interrupted after %d messages: %w", len(lats), err)
+				return fmt.Errorf("interrupted after %d messages: %w", len(sd.lat), err)
 			}
 			if now.Sub(lastDone) > o.timeout {
-				return fmt.Errorf("no completion for %v with %d messages outstanding (%d of %d done): the peer's endpoint is not answering",
-					o.timeout, sum(next)-len(lats), len(lats), count)
+				return fmt.Errorf("no completion for %v with %d messages outstanding (%d done): the peer's endpoint is not answering",
+					o.timeout, sd.outstanding(), len(sd.lat))
 			}
 			// Spin a little, then sleep: the client and its worker
 			// share two cores with the server on a namespace testbed.
@@ -110,32 +63,19 @@ func (cl *client) post(ctx context.Context) error {
 			idle, lastDone = 0, now
 		}
 		for _, c := range cqes[:n] {
-			i := int(c.ID)
-			q := i % o.qps
-			done[q]++
-			if c.Status != nic.StatusOK {
-				return fmt.Errorf("message %d on QP %#x completed with %v after %d messages", i, c.QP, c.Status, len(lats))
-			}
-			lats = append(lats, c.Latency)
-			dones = append(dones, postAt[i]+c.Latency)
-			last = max(last, postAt[i]+c.Latency)
-			if o.op == nic.OpRead {
-				off := (q*o.depth + (i/o.qps)%o.depth) * o.size
-				cl.rep.VerifiedBytes += int64(o.size)
-				if err := check(cl.buf[off:off+o.size], uint64(i%cl.slots)); err != nil {
-					cl.rep.Corrupt++
-					if cl.rep.firstCorrupt == "" {
-						cl.rep.firstCorrupt = err.Error()
-					}
+			if c.ID&revBit != 0 {
+				if err := cl.reverse.received(c); err != nil {
+					return err
 				}
+				continue
 			}
-			if err := postQP(q); err != nil {
+			if err := sd.complete(c); err != nil {
 				return err
 			}
 		}
 		if now.Sub(lastBeat) >= every {
 			lastBeat = now
-			if err := cl.c.send(progress{Type: "progress", Messages: len(lats)}, o.timeout); err != nil {
+			if err := cl.c.send(progress{Type: "progress", Messages: len(sd.lat)}, o.timeout); err != nil {
 				return err
 			}
 		}

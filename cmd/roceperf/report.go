@@ -40,7 +40,11 @@ type report struct {
 	DurationSet float64    `json:"duration_set_s,omitempty"`
 	CPUUtilPct  *float64   `json:"cpu_util_pct,omitempty"`
 	Pcap        *pcapStats `json:"pcap,omitempty"`
-	Error       string     `json:"error,omitempty"`
+	// Reverse is the way back of a -b run: what the server sent, and
+	// what was verified of it (by the client for WRITE and SEND, by the
+	// server for READ).
+	Reverse *direction `json:"reverse,omitempty"`
+	Error   string     `json:"error,omitempty"`
 
 	firstCorrupt string
 	gbits        bool // --report-gbits
@@ -182,6 +186,10 @@ func (r *report) writeDetails(w io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	fmt.Fprintf(tw, "  verified\t%d bytes, %d corrupt\n", r.VerifiedBytes, r.Corrupt)
+	if v := r.Reverse; v != nil {
+		fmt.Fprintf(tw, "  way back\t%d messages (%d bytes) in %.6f s: %.3f Gbit/s (peak %.3f); verified %d bytes, %d corrupt\n",
+			v.Messages, v.Bytes, v.DurationS, v.GoodputGbps, v.BWPeakGbps, v.VerifiedBytes, v.Corrupt)
+	}
 	if r.CPUUtilPct != nil {
 		fmt.Fprintf(tw, "  CPU\t%.1f %% of one CPU (the client process: its poll loop and the endpoint's worker)\n", *r.CPUUtilPct)
 	}

@@ -39,12 +39,14 @@ import (
 // maxClients bounds --clients: one memory region each (nic.Config.MaxMRs).
 const maxClients = 64
 
-// Work request IDs of a round's endpoint: bits 48-61 are the client's
-// index in the round, latBit marks an echo, the low 48 bits are the
-// client's own (a receive slot).
+// Work request IDs of a round's endpoint: bits 48-60 are the client's
+// index in the round, revBit marks the way back of a bidirectional run
+// (-b), latBit an echo, and the low 48 bits are the client's own (a
+// receive slot, a message number).
 const (
 	idShift = 48
 	idMask  = 1<<idShift - 1
+	revBit  = 1 << 61
 )
 
 // serverRun is one client's run in a round, from the server's side.
@@ -69,10 +71,14 @@ type serverRun struct {
 	// timeout bounds each line from the client: its own --timeout, as
 	// it sends progress at least four times as often.
 	timeout time.Duration
-	done    bool    // the client said done, or its connection failed
-	d       doneMsg // its done line
-	err     error   // the exchange failed: no result to send
-	failed  error   // the server found the run failed (a receive, an echo)
+	rev     *sender // -b: the server's own messages to the client
+	revEnd  time.Time
+	// revStarted: the client said its endpoint runs (bidir.go).
+	revStarted bool
+	done       bool    // the client said done, or its connection failed
+	d          doneMsg // its done line
+	err        error   // the exchange failed: no result to send
+	failed     error   // the server found the run failed (a receive, an echo)
 }
 
 // serve runs rounds until ctx ends, or one with --once. It returns the
@@ -305,7 +311,10 @@ func (sv *server) setup(ctx context.Context, rs []*serverRun) (session, error) {
 		qps += r.p.h.QPs
 		rq = max(rq, r.p.rq)
 		if r.p.h.Lat {
-			sq = latSQ // the echoes
+			sq = max(sq, latSQ) // the echoes
+		}
+		if r.p.h.Bidir {
+			sq = max(sq, r.p.h.Depth) // the way back
 		}
 	}
 	for _, r := range rs {
@@ -315,7 +324,7 @@ func (sv *server) setup(ctx context.Context, rs []*serverRun) (session, error) {
 		return nil, fmt.Errorf("the round's clients ask for %d QPs, more than the %d an endpoint has", qps, maxQPs)
 	}
 	s, err := sv.dev.open(sessionConfig{ip: rs[0].local, transport: t, qps: qps, sq: sq, rq: rq,
-		cq: cq, mtu: h0.MTU, rate: sv.o.rate, baseQPN: randomBase(), cc: ctl, mrs: len(rs)})
+		cq: cq, mtu: h0.MTU, rate: sv.o.rate, baseQPN: randomBase(), cc: ctl, mrs: 2 * len(rs)})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -342,6 +351,7 @@ func (sv *server) setup(ctx context.Context, rs []*serverRun) (session, error) {
 	for _, r := range rs {
 		if err := r.c.send(r.acc, r.timeout); err != nil {
 			r.err, r.done = err, true
+			continue
 		}
 	}
 	ok = true
@@ -401,6 +411,18 @@ func (sv *server) setupRun(ctx context.Context, r *serverRun, macs map[netip.Add
 			}
 		}
 	}
+	if h.Bidir {
+		// The way back: the same messages from the server's own
+		// buffers into the client's reverse region (bidir.go).
+		buf := make([]byte, h.QPs*h.Depth*h.Size)
+		mr, err := s.RegisterMR(buf, nic.AccessRemote)
+		if err != nil {
+			return err
+		}
+		peer := nic.MR{Key: h.RMR.RKey, VA: h.RMR.VA, Len: h.RMR.Len}
+		r.rev = newSender(p.op, h.Size, h.QPs, h.Depth, h.Count, time.Duration(h.DurationMS)*time.Millisecond, s, r.qpns,
+			mr, mr.VA, buf, peer, max(h.RSlots, 1), r.idBase|revBit)
+	}
 	return nil
 }
 
@@ -426,7 +448,7 @@ func (sv *server) run(ctx context.Context, s session, rs []*serverRun) {
 			continue
 		}
 		pending++
-		pollCQ = pollCQ || r.p.op == nic.OpSend || r.busyLat()
+		pollCQ = pollCQ || r.p.op == nic.OpSend || r.busyLat() || r.rev != nil
 		busy = busy || r.busyLat()
 		every = min(every, r.timeout/4)
 		go func() {
@@ -447,11 +469,23 @@ func (sv *server) run(ctx context.Context, s session, rs []*serverRun) {
 	var cqes [256]nic.Completion
 	lastBeat := time.Now()
 	idle := 0
-	for pending > 0 {
+	for pending > 0 || sv.reversing(rs) {
 		n := 0
 		if pollCQ {
 			n = s.PollCQ(cqes[:])
 			sv.dispatch(rs, cqes[:n])
+		}
+		if pollCQ {
+			now := time.Now()
+			for _, r := range rs {
+				if r.rev != nil {
+					r.rev.tick(now)
+					if r.done && r.failed == nil && !r.rev.finished() && now.After(r.revEnd) {
+						r.failed = fmt.Errorf("the way back: no end %v after the client's: %d of its messages outstanding",
+							r.timeout, r.rev.outstanding())
+					}
+				}
+			}
 		}
 		for _, r := range rs {
 			if !r.done && r.busyLat() && r.p.op == nic.OpWrite && r.failed == nil {
@@ -464,7 +498,7 @@ func (sv *server) run(ctx context.Context, s session, rs []*serverRun) {
 				}
 			}
 		}
-		if len(rs) > 1 && pending < len(rs) {
+		if pending < len(rs) {
 			if now := time.Now(); now.Sub(lastBeat) >= every {
 				lastBeat = now
 				for _, r := range rs {
@@ -507,6 +541,13 @@ func (sv *server) run(ctx context.Context, s session, rs []*serverRun) {
 			r.err = fmt.Errorf("waiting for the client's done line: %w", l.err)
 		case l.typ == "progress":
 			continue
+		case l.typ == "started" && r.rev != nil && !r.revStarted:
+			// The client's endpoint runs: the way back may go.
+			r.revStarted = true
+			if err := r.rev.start(); err != nil && r.failed == nil {
+				r.failed = fmt.Errorf("the way back: %w", err)
+			}
+			continue
 		case l.typ == "done":
 			if err := json.Unmarshal(l.b, &r.d); err != nil {
 				r.err = fmt.Errorf("bad done line: %w", err)
@@ -515,19 +556,38 @@ func (sv *server) run(ctx context.Context, s session, rs []*serverRun) {
 			r.err = fmt.Errorf("got a %q line during the run", l.typ)
 		}
 		r.done = true
+		r.revEnd = time.Now().Add(r.timeout)
 		pending--
 	}
+}
+
+// reversing reports whether a client that said done still has the way
+// back of its -b run in flight.
+func (sv *server) reversing(rs []*serverRun) bool {
+	for _, r := range rs {
+		if r.rev != nil && r.err == nil && r.failed == nil && !r.rev.finished() {
+			return true
+		}
+	}
+	return false
 }
 
 // dispatch hands each completion to the run whose work request it was.
 func (sv *server) dispatch(rs []*serverRun, cqes []nic.Completion) {
 	for _, c := range cqes {
-		i := int(c.ID>>idShift) & (1<<(62-idShift) - 1)
+		i := int(c.ID>>idShift) & (1<<(61-idShift) - 1)
 		if i >= len(rs) {
 			continue
 		}
-		if err := rs[i].received(c); err != nil && rs[i].failed == nil {
-			rs[i].failed = err
+		r := rs[i]
+		var err error
+		if c.ID&revBit != 0 && r.rev != nil {
+			err = r.rev.complete(c)
+		} else {
+			err = r.received(c)
+		}
+		if err != nil && r.failed == nil {
+			r.failed = err
 		}
 	}
 }

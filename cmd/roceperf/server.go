@@ -88,6 +88,12 @@ func (sv *server) planRun(h hello) (plan, error) {
 		return p, fmt.Errorf("a latency test with %d QPs and depth %d: want one QP, one message in flight", h.QPs, h.Depth)
 	case h.RxDepth < 0 || h.RxDepth > 4096:
 		return p, fmt.Errorf("bad rx depth %d: want 0 to 4096", h.RxDepth)
+	case h.Bidir && h.Lat:
+		return p, fmt.Errorf("a latency test has no bidirectional form")
+	case h.Bidir && p.op != nic.OpSend && (h.RSlots < 1 || uint64(h.RSlots)*uint64(h.Size) > h.RMR.Len):
+		return p, fmt.Errorf("bidirectional: the client's region of %d B cannot hold %d slots of %d B", h.RMR.Len, h.RSlots, h.Size)
+	case h.Bidir && int64(h.QPs)*int64(h.Depth)*int64(h.Size) > maxClientMem:
+		return p, fmt.Errorf("bidirectional: %d QPs × depth %d × %d B of buffers for the way back, above %d B", h.QPs, h.Depth, h.Size, maxClientMem)
 	case !validMTU(h.MTU):
 		return p, fmt.Errorf("bad MTU %d: want 256, 512, 1024 or 2048", h.MTU)
 	case h.Depth < 1 || h.Depth > maxDepth:

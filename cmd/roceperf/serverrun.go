@@ -23,6 +23,9 @@ func (r *serverRun) finish() error {
 	}
 	r.res.Type = "result"
 	r.res.Server = r.s.Counters()
+	if r.rev != nil {
+		r.res.Reverse = directionOf(r.rev)
+	}
 	if r.failed != nil {
 		r.res.Error = r.failed.Error()
 	}
