@@ -174,12 +174,12 @@ type serverOpts struct {
 const usageText = `usage:
   roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB]
           [--clients 1] [--metrics ADDR:PORT] [--pcap FILE [--snaplen N]]
-  roceperf write|send|read[-bw] --dev IFACE --to HOST[:PORT] [--size 64KiB] [--count 5000 | -D SECONDS] [-a]
+  roceperf write|send|read[-bw] --dev IFACE --to HOST[:PORT] [--size 64KiB] [--count 5000 | -D SECONDS] [-a] [-b]
           [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rx-depth 0] [--rate 0] [--rto 0]
           [--bdp 128] [--timeout 10s] [--json] [--report-gbits] [--cpu-util] [--pcap FILE [--snaplen N]]
           [--cc none|fixed|dcqcn] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...]
   roceperf write-lat|send-lat|read-lat --dev IFACE --to HOST[:PORT] [--size 2] [--count 1000 | -D SECONDS] [-a] ...
-  perftest's spellings: -s SIZE, -n ITERS, -q QPS, -m MTU, -t TX-DEPTH, -r RX-DEPTH, -D SECONDS, -a, -F,
+  perftest's spellings: -s SIZE, -n ITERS, -q QPS, -m MTU, -t TX-DEPTH, -r RX-DEPTH, -D SECONDS, -a, -b, -F,
   -p PORT, and the server as the last argument (roceperf write-bw --dev eth0 -s 4096 10.0.0.2)
 `
 
