@@ -15,6 +15,11 @@ const (
 	CaptureRx    CapturePoint = iota // frames received on the port, before classification
 	CaptureTx                        // frames handed to the port for transmission
 	CaptureStage                     // frames a stage forwards or emits toward the port
+	// CaptureRxTx is CaptureRx and CaptureTx at once, in the order the
+	// worker handles them: what an endpoint on the port receives and
+	// sends, as tcpdump on the interface would show it if AF_XDP did
+	// not bypass the kernel's taps (roceperf --pcap).
+	CaptureRxTx
 )
 
 // ParseCapturePoint parses "rx", "tx" or "stage".
@@ -26,8 +31,10 @@ func ParseCapturePoint(s string) (CapturePoint, error) {
 		return CaptureTx, nil
 	case "stage":
 		return CaptureStage, nil
+	case "rxtx":
+		return CaptureRxTx, nil
 	}
-	return 0, fmt.Errorf("capture point %q: want rx, tx or stage", s)
+	return 0, fmt.Errorf("capture point %q: want rx, tx, rxtx or stage", s)
 }
 
 // Capture limits: a capture holds at most MaxCaptureBytes of frame copies
@@ -57,6 +64,8 @@ type Capture struct {
 	buf   []byte
 	recs  []CaptureRecord
 	n     atomic.Int64
+	// missed counts the frames that found every slot taken.
+	missed atomic.Uint64
 }
 
 // CaptureRecord is one captured frame: Data is its first snap-length
@@ -86,7 +95,7 @@ func CheckCapture(port int, point CapturePoint, stage, count, snap int) error {
 	if count*snap > MaxCaptureBytes {
 		return fmt.Errorf("%w: %d frames of %d bytes is over the %d MiB budget", ErrCapture, count, snap, MaxCaptureBytes>>20)
 	}
-	if port < 0 || port >= NoPort || point > CaptureStage || stage < 0 {
+	if port < 0 || port >= NoPort || point > CaptureRxTx || stage < 0 {
 		return fmt.Errorf("%w: port %d, point %d, stage %d", ErrCapture, port, point, stage)
 	}
 	return nil
@@ -98,6 +107,10 @@ func (c *Capture) Count() int { return int(c.n.Load()) }
 // Full reports whether every slot is taken.
 func (c *Capture) Full() bool { return c.Count() == len(c.recs) }
 
+// Missed returns how many frames came after every slot was taken and
+// were not copied; safe from any goroutine.
+func (c *Capture) Missed() uint64 { return c.missed.Load() }
+
 // Frames returns the frames captured so far, oldest first. The records
 // alias the capture's memory.
 func (c *Capture) Frames() []CaptureRecord { return c.recs[:c.Count()] }
@@ -106,6 +119,7 @@ func (c *Capture) Frames() []CaptureRecord { return c.recs[:c.Count()] }
 func (c *Capture) add(f []byte) {
 	i := int(c.n.Load())
 	if i == len(c.recs) {
+		c.missed.Add(1)
 		return
 	}
 	d := c.buf[i*c.snap : i*c.snap+min(len(f), c.snap)]

@@ -251,7 +251,7 @@ func (w *Worker) Step(now int64) int {
 			if room := min(p.TxRoom(), BatchSize); room > 0 {
 				k := e.Dequeue(now, w.out[:room])
 				sent := p.Transmit(w.out[:k])
-				if w.cap != nil && w.cap.Point == CaptureTx && w.cap.Port == i {
+				if w.cap != nil && (w.cap.Point == CaptureTx || w.cap.Point == CaptureRxTx) && w.cap.Port == i {
 					// The frames are the kernel's until their
 					// completion, but nothing rewrites them meanwhile.
 					for j := 0; j < sent; j++ {
@@ -292,7 +292,7 @@ func (w *Worker) Step(now int64) int {
 // MAC control frames, which act on this port's egress.
 func (w *Worker) receive(in int, b *Batch) {
 	pc := &w.st.Ports[in]
-	rx := w.cap != nil && w.cap.Point == CaptureRx && w.cap.Port == in
+	rx := w.cap != nil && (w.cap.Point == CaptureRx || w.cap.Point == CaptureRxTx) && w.cap.Port == in
 	for j := 0; j < b.N; j++ {
 		p := &b.Pkts[j]
 		if rx {

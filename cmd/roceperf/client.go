@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"time"
 
+	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
@@ -28,14 +29,19 @@ type client struct {
 	// READ comes from, slot i mod slots.
 	slots int
 	rep   report
+	// capture is --pcap's, armed on the session before it starts.
+	capture *dataplane.Capture
+	// reverse receives the way back of a -b run (bidir.go): the
+	// server's half of a run, on the client's endpoint.
+	reverse *serverRun
 }
 
 // runClient runs one client run and returns its report (nil when it
 // failed before the run began) and the error that made it fail.
-func runClient(ctx context.Context, o clientOpts, dev device) (*report, error) {
-	cl := &client{o: o, dev: dev}
+func runClient(ctx context.Context, o clientOpts, dev device, capture *dataplane.Capture) (*report, error) {
+	cl := &client{o: o, dev: dev, capture: capture}
 	cl.rep = report{Transport: o.transport, Op: o.op.String(), Size: o.size, Count: o.count, QPs: o.qps,
-		Depth: o.depth, MTU: o.mtu}
+		Depth: o.depth, MTU: o.mtu, DurationSet: o.duration.Seconds(), gbits: o.gbits}
 	d := net.Dialer{Timeout: o.timeout}
 	nc, err := d.DialContext(ctx, "tcp", o.to)
 	if err != nil {
@@ -53,9 +59,25 @@ func runClient(ctx context.Context, o clientOpts, dev device) (*report, error) {
 		return nil, err
 	}
 	defer cl.s.Stop()
-	runErr := cl.post(ctx)
-	cl.s.Stop()
-	cl.rep.counters = cl.s.Counters()
+	if o.bidir {
+		if err := cl.c.send(started{Type: "started"}, o.timeout); err != nil {
+			return nil, err
+		}
+	}
+	cpu0, wall0 := cpuTime(), time.Now()
+	var runErr error
+	if o.lat {
+		runErr = cl.pingPong(ctx)
+	} else {
+		runErr = cl.post(ctx)
+	}
+	if o.cpuUtil {
+		u := round3(100 * float64(cpuTime()-cpu0) / float64(time.Since(wall0)))
+		cl.rep.CPUUtilPct = &u
+	}
+	if !o.bidir {
+		cl.s.Stop()
+	}
 	d2 := doneMsg{Type: "done", Messages: cl.rep.Messages, Bytes: cl.rep.Bytes}
 	if runErr != nil {
 		d2.Error = runErr.Error()
@@ -68,10 +90,22 @@ func runClient(ctx context.Context, o clientOpts, dev device) (*report, error) {
 	var res result
 	err = cl.c.send(d2, wait)
 	if err == nil {
-		err = cl.c.expect("result", &res, wait)
+		if o.bidir {
+			// The endpoint answers the way back until the result.
+			err = cl.awaitResult(&res, wait)
+		} else {
+			err = cl.c.expect("result", &res, wait)
+		}
 	}
+	cl.s.Stop()
+	cl.rep.counters = cl.s.Counters()
 	if err != nil {
 		return &cl.rep, errors.Join(runErr, fmt.Errorf("verification result: %w", err))
+	}
+	if o.bidir {
+		if rerr := cl.verifyReverse(&res); rerr != nil && runErr == nil {
+			runErr = rerr
+		}
 	}
 	cl.rep.Server = &res.Server
 	if o.op != nic.OpRead {
@@ -108,18 +142,44 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 	if err != nil {
 		return err
 	}
-	cl.s, err = cl.dev.open(sessionConfig{ip: local, transport: t, qps: o.qps, sq: o.depth, rq: 1,
-		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, baseQPN: randomBase(), cc: ctl})
+	sc := sessionConfig{ip: local, transport: t, qps: o.qps, sq: o.depth, rq: 1,
+		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, baseQPN: randomBase(), cc: ctl}
+	var rp plan
+	if o.bidir {
+		if rp, err = cl.planReverse(); err != nil {
+			return err
+		}
+		sc.rq, sc.cq, sc.mrs = max(1, rp.rq), sc.cq+o.qps*max(1, rp.rq), 2
+	}
+	bufLen := o.qps * o.depth * o.size
+	if o.lat {
+		// The message and its echo (write-lat, send-lat) or what a
+		// READ brings back (read-lat): lat.go.
+		sc.sq, sc.rq, sc.cq = latSQ, 1, latSQ+1
+		bufLen = 2 * o.size
+	}
+	cl.s, err = cl.dev.open(sc)
 	if err != nil {
 		return err
 	}
-	cl.buf = make([]byte, o.qps*o.depth*o.size)
+	if cl.capture != nil {
+		cl.s.Capture(cl.capture)
+	}
+	cl.buf = make([]byte, bufLen)
 	if cl.mr, err = cl.s.RegisterMR(cl.buf, nic.AccessRemote); err != nil {
 		return err
 	}
+	if o.bidir {
+		if cl.reverse, err = newReverse(cl.s, &rp); err != nil {
+			return err
+		}
+	}
 	h := hello{Type: "hello", Version: protoVersion, Op: o.op.String(), Transport: o.transport, QPs: o.qps,
 		Size: o.size, Count: o.count, MTU: o.mtu, Depth: o.depth, RTOUS: o.rto.Microseconds(), BDP: o.bdp, TimeoutMS: o.timeout.Milliseconds(),
-		MR: mrToWire(cl.mr)}
+		MR: mrToWire(cl.mr), Lat: o.lat, RxDepth: o.rxDepth, DurationMS: o.duration.Milliseconds()}
+	if o.bidir {
+		h.Bidir, h.RMR, h.RSlots = true, mrToWire(cl.reverse.mr), rp.slots
+	}
 	if o.cc.Name != "none" {
 		h.CC = &o.cc
 	}
@@ -148,7 +208,7 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 	}
 	cl.peer = nic.MR{Key: acc.MR.RKey, VA: acc.MR.VA, Len: acc.MR.Len}
 	cl.slots = acc.Slots
-	if o.op == nic.OpWrite && orderTolerant(o.transport) && cl.slots < o.count {
+	if o.op == nic.OpWrite && !o.lat && orderTolerant(o.transport) && (o.count == 0 || cl.slots < o.count) {
 		// Slots are reused: message i+slots goes where message i went,
 		// on the same QP. An order-tolerant transport places a late
 		// packet of message i wherever it arrives, so message i+slots
@@ -176,6 +236,11 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 			return fmt.Errorf("server %w", err)
 		}
 		if err := cl.s.Connect(cl.qpns[i], r); err != nil {
+			return err
+		}
+	}
+	if o.bidir {
+		if err := cl.reverse.postReceives(cl.qpns); err != nil {
 			return err
 		}
 	}

@@ -33,13 +33,14 @@ type sessionConfig struct {
 	rate       uint64
 	baseQPN    uint32
 	cc         nic.CC // nil: none
+	mrs        int    // memory regions (0: nic's default)
 }
 
 // endpoint is the endpoint configuration a run asks for; the host adds
 // its addresses, egress and clock.
 func (c sessionConfig) endpoint() nic.Config {
 	return nic.Config{IP: c.ip, Transport: c.transport, MaxQPs: c.qps, BaseQPN: c.baseQPN,
-		SQDepth: c.sq, RQDepth: c.rq, CQDepth: c.cq, MTU: c.mtu, CC: c.cc}
+		SQDepth: c.sq, RQDepth: c.rq, CQDepth: c.cq, MTU: c.mtu, CC: c.cc, MaxMRs: c.mrs}
 }
 
 // session is one run's endpoint: the verbs, its clock, and its counters
@@ -51,10 +52,16 @@ type session interface {
 	Post(wr nic.WR) error
 	PollCQ(out []nic.Completion) int
 	Now() int64
+	// Capture arms a capture of what the endpoint sends and receives
+	// on its port (nil disarms).
+	Capture(c *dataplane.Capture)
 	Start()
 	Stop()
 	// Counters are valid after Stop.
 	Counters() counters
+	// LiveCounters are the packet, recovery and congestion counters as
+	// last published while the worker runs; safe from any goroutine.
+	LiveCounters() counters
 }
 
 // hostDevice runs sessions on a host.Host.
@@ -76,6 +83,8 @@ type hostSession struct {
 func (h hostSession) Now() int64 { return h.s.Now() }
 func (h hostSession) Start()     { h.s.Start() }
 func (h hostSession) Stop()      { h.s.Stop() }
+
+func (h hostSession) Capture(c *dataplane.Capture) { h.s.Worker().Capture(c) }
 
 // Counters reports the endpoint's counters, with packets as the worker
 // counted them on the port: what went to and came from the wire,
@@ -99,6 +108,19 @@ func (h hostSession) Counters() counters {
 		c.PacketsSent, c.PacketsReceived = snap.Ports[0].TxPackets, snap.Ports[0].RxPackets
 	}
 	c.Drops, c.HODrops = byReason(&snap.Drops), byReason(&snap.HODrops)
+	return c
+}
+
+// LiveCounters reads the counters the endpoint and the worker publish
+// about once a millisecond.
+func (h hostSession) LiveCounters() counters {
+	st := h.Stats()
+	snap := h.s.Worker().Snapshot()
+	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent,
+		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv}
+	if len(snap.Ports) > 0 {
+		c.PacketsSent, c.PacketsReceived = snap.Ports[0].TxPackets, snap.Ports[0].RxPackets
+	}
 	return c
 }
 

@@ -6,11 +6,21 @@
 //
 // Usage:
 //
-//	roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB] [--rate 0]
-//	roceperf write|send|read --dev IFACE --to HOST[:PORT] --size BYTES --count N
-//	        [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rate 0] [--rto 0]
-//	        [--timeout 10s] [--json]
+//	roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--clients 1] [--timeout 10s] [--max-mr 64MiB] [--rate 0]
+//	        [--metrics ADDR:PORT] [--pcap FILE [--snaplen 2176]]
+//	roceperf write|send|read[-bw] --dev IFACE --to HOST[:PORT] [--size 64KiB] [--count 5000 | -D SECONDS] [-a] [-b]
+//	        [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rx-depth 0] [--rate 0] [--rto 0]
+//	        [--timeout 10s] [--json] [--report-gbits] [--cpu-util] [--pcap FILE [--snaplen 2176]]
 //	        [--cc none|fixed|dcqcn] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...]
+//	roceperf write-lat|send-lat|read-lat --dev IFACE --to HOST[:PORT] [--size 2] [--count 1000 | -D SECONDS] [-a] ...
+//
+// perftest's one-letter flags are aliases (-s, -n, -q, -m, -t, -r, -D,
+// -a, -b, -p, -F) and the server may come last, as perftest takes it; the
+// bandwidth tests print perftest's table (#bytes, #iterations, BW peak,
+// BW average, MsgRate) and the latency tests, ping-pong as perftest's,
+// its latency columns (t_min … 99.9% percentile), then roceperf's own
+// lines. docs/roceperf.md maps every perftest flag, says which cannot
+// map (no verbs device, no GID index) and how each figure is computed.
 //
 // The server listens on TCP port 18515 (perftest's) for clients; each run
 // is one TCP connection over which both sides exchange their QPs and
@@ -67,8 +77,21 @@
 //	                 and default: --dcqcn-rpg-time-reset 300 (µs),
 //	                 --dcqcn-dce-tcp-rtt 1 (µs), --dcqcn-rpg-ai-rate 5
 //	                 (Mb/s), … (roceperf write -h lists all sixteen)
+//	--duration, -D S run S seconds instead of --count messages
+//	--all, -a        every size from 2 B to 8 MiB, a run each
+//	--bidirectional, -b  the server sends the same messages back at once
+//	                 (bidir.go); the table sums both ways
+//	--rx-depth, -r R receives the server posts per QP for SEND
+//	--report-gbits   the table in Gb/s instead of MB/s (2^20 B)
+//	--cpu-util       the client process's CPU over the run
+//	--pcap FILE      write every frame the endpoint sends and receives
+//	                 (AF_XDP bypasses tcpdump), nanosecond pcap, at most
+//	                 64 MiB of frames; --snaplen bytes of each
 //	--listen ADDR    (serve) listen address, default :18515
 //	--once           (serve) serve one run, exit 0 if it verified, else 1
+//	--clients N      (serve) serve up to N clients at once on one
+//	                 endpoint, each with its own QPs and region (round.go)
+//	--metrics ADDR   (serve) Prometheus metrics on http://ADDR/metrics
 //	--max-mr SIZE    (serve) memory for the region a run writes or reads;
 //	                 a WRITE run larger than this is verified on its last
 //	                 max-mr bytes

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/rocev2"
 )
@@ -173,11 +174,15 @@ func (s *fakeSession) PollCQ(out []nic.Completion) int {
 func (s *fakeSession) Now() int64 { return int64(time.Since(s.start)) }
 func (s *fakeSession) Start()     {}
 func (s *fakeSession) Stop()      {}
+
+func (s *fakeSession) Capture(*dataplane.Capture) {}
 func (s *fakeSession) Counters() counters {
 	s.n.mu.Lock()
 	defer s.n.mu.Unlock()
 	return s.st
 }
+
+func (s *fakeSession) LiveCounters() counters { return s.Counters() }
 
 // syncWriter lets the server's goroutine log while a test reads.
 type syncWriter struct {

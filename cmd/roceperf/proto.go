@@ -17,8 +17,10 @@ import (
 // The connection exchange: JSON objects, one per line, over one TCP
 // connection from client to server; docs/roceperf.md describes it byte
 // by byte. Every message has a "type"; a receiver rejects a type it does
-// not expect at that step.
-const protoVersion = 2
+// not expect at that step. Version 3 added the latency tests, -D and
+// --rx-depth to the hello; a version-2 server would take a latency
+// test for a bandwidth run, so the versions must match.
+const protoVersion = 3
 
 // maxLine bounds one protocol line: a hello for 8192 QPs is about
 // 800 KB.
@@ -58,6 +60,22 @@ type hello struct {
 	TimeoutMS int64    `json:"timeout_ms"`
 	QP        []qpWire `json:"qp"`
 	MR        mrWire   `json:"mr"`
+	// Lat asks for a latency test (write-lat, send-lat, read-lat): the
+	// server answers each WRITE or SEND with the same message back,
+	// into the client's region at offset size or as a SEND.
+	Lat bool `json:"lat,omitempty"`
+	// RxDepth is the receives per QP the server posts for SEND (0: its
+	// own choice).
+	RxDepth int `json:"rx_depth,omitempty"`
+	// DurationMS is set, and Count 0, when the client runs for a time
+	// rather than a count: the done line says how many it sent.
+	DurationMS int64 `json:"duration_ms,omitempty"`
+	// Bidir asks the server to run the same messages back to the
+	// client at the same time (-b): into RMR's RSlots slots for WRITE,
+	// from them for READ, into the client's receives for SEND.
+	Bidir  bool   `json:"bidir,omitempty"`
+	RMR    mrWire `json:"rmr,omitempty"`
+	RSlots int    `json:"rslots,omitempty"`
 }
 
 // accept answers a hello (server → client). Slots is how many size-byte
@@ -84,6 +102,14 @@ type progress struct {
 	Messages int    `json:"messages"`
 }
 
+// started tells the server of a -b run that the client's endpoint runs
+// (client → server, once, right after accept): the server's messages
+// back may go. Sent before, they could reach the client's endpoint
+// ahead of the receives it posted, and a SEND would meet none.
+type started struct {
+	Type string `json:"type"` // "started"
+}
+
 // doneMsg ends the run (client → server): what completed, and the first
 // error if the client gave up.
 type doneMsg struct {
@@ -102,6 +128,31 @@ type result struct {
 	FirstCorrupt  string   `json:"first_corrupt,omitempty"`
 	Error         string   `json:"error,omitempty"`
 	Server        counters `json:"server"`
+	// Reverse is the way back of a -b run, as the server sent it.
+	Reverse *direction `json:"reverse,omitempty"`
+}
+
+// direction is one way of a bidirectional run: what its sender
+// completed, how fast, and what was verified of it.
+type direction struct {
+	Messages      int     `json:"messages"`
+	Bytes         int64   `json:"bytes"`
+	DurationS     float64 `json:"duration_s"`
+	GoodputGbps   float64 `json:"goodput_gbps"`
+	BWPeakGbps    float64 `json:"bw_peak_gbps"`
+	MsgRateMpps   float64 `json:"msg_rate_mpps"`
+	VerifiedBytes int64   `json:"verified_bytes"`
+	Corrupt       int     `json:"corrupt"`
+	FirstCorrupt  string  `json:"first_corrupt,omitempty"`
+}
+
+// directionOf summarises what sd sent.
+func directionOf(sd *sender) *direction {
+	var r report
+	r.setRun(sd.lat, sd.first, sd.last, sd.size)
+	return &direction{Messages: r.Messages, Bytes: r.Bytes, DurationS: r.DurationS, GoodputGbps: r.GoodputGbps,
+		BWPeakGbps: peakGbps(sd.posts, sd.dones, sd.size), MsgRateMpps: r.MsgRateMpps,
+		VerifiedBytes: sd.verified, Corrupt: sd.corrupt, FirstCorrupt: sd.firstCorrupt}
 }
 
 // counters are an endpoint's counters as the report gives them.
@@ -247,9 +298,15 @@ func (c *conn) recv(timeout time.Duration) (string, []byte, error) {
 }
 
 // expect reads one line of type want into v. An "error" line becomes
-// errRefused with the peer's message.
+// errRefused with the peer's message. Progress lines are keepalives and
+// skipped, each restarting the timeout: a server serving several
+// clients at once sends them to a client that waits for its result
+// while the others finish.
 func (c *conn) expect(want string, v any, timeout time.Duration) error {
 	typ, line, err := c.recv(timeout)
+	for err == nil && typ == "progress" && want != "progress" {
+		typ, line, err = c.recv(timeout)
+	}
 	if err != nil {
 		return err
 	}

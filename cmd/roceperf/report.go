@@ -30,9 +30,24 @@ type report struct {
 	Depth         int       `json:"depth"`
 	MTU           int       `json:"mtu"`
 	Server        *counters `json:"server,omitempty"`
-	Error         string    `json:"error,omitempty"`
+	// perftest's figures: the latency test's summary (lat_us, with
+	// perftest's column names), the bandwidth test's peak (perftest's
+	// BW peak) and message rate, the run's length when -D set it
+	// rather than --count, and the client's CPU use with --cpu-util.
+	Lat         *latStats  `json:"lat_us,omitempty"`
+	BWPeakGbps  float64    `json:"bw_peak_gbps,omitempty"`
+	MsgRateMpps float64    `json:"msg_rate_mpps,omitempty"`
+	DurationSet float64    `json:"duration_set_s,omitempty"`
+	CPUUtilPct  *float64   `json:"cpu_util_pct,omitempty"`
+	Pcap        *pcapStats `json:"pcap,omitempty"`
+	// Reverse is the way back of a -b run: what the server sent, and
+	// what was verified of it (by the client for WRITE and SEND, by the
+	// server for READ).
+	Reverse *direction `json:"reverse,omitempty"`
+	Error   string     `json:"error,omitempty"`
 
 	firstCorrupt string
+	gbits        bool // --report-gbits
 }
 
 // fct is the flow completion time distribution in microseconds.
@@ -56,6 +71,7 @@ func (r *report) setRun(lats []int64, first, last int64, size int) {
 	}
 	r.DurationS = float64(last-first) / 1e9
 	r.GoodputGbps = float64(r.Bytes) * 8 / r.DurationS / 1e9
+	r.MsgRateMpps = round6(float64(r.Messages) / r.DurationS / 1e6)
 	r.FCT = fctOf(lats)
 }
 
@@ -84,6 +100,7 @@ func percentile(sorted []int64, q float64) int64 {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // writeJSON prints r as one JSON object.
 func (r *report) writeJSON(w io.Writer) error {
@@ -95,10 +112,17 @@ func (r *report) writeJSON(w io.Writer) error {
 	return err
 }
 
-// writeTable prints r for a person.
+// writeTable prints r for a person: perftest's table, then what
+// roceperf adds.
 func (r *report) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "roceperf %s over %s: %d QPs, %d messages of %d B, MTU %d, depth %d\n",
-		r.Op, r.Transport, r.QPs, r.Count, r.Size, r.MTU, r.Depth)
+	writeHeader(w, r)
+	writeRow(w, r)
+	fmt.Fprintln(w, perftestRule)
+	return r.writeDetails(w)
+}
+
+// writeDetails prints what roceperf measures beyond perftest's table.
+func (r *report) writeDetails(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  messages\t%d of %d (%d bytes)\n", r.Messages, r.Count, r.Bytes)
 	fmt.Fprintf(tw, "  duration\t%.6f s\n", r.DurationS)
@@ -162,6 +186,13 @@ func (r *report) writeTable(w io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	fmt.Fprintf(tw, "  verified\t%d bytes, %d corrupt\n", r.VerifiedBytes, r.Corrupt)
+	if v := r.Reverse; v != nil {
+		fmt.Fprintf(tw, "  way back\t%d messages (%d bytes) in %.6f s: %.3f Gbit/s (peak %.3f); verified %d bytes, %d corrupt\n",
+			v.Messages, v.Bytes, v.DurationS, v.GoodputGbps, v.BWPeakGbps, v.VerifiedBytes, v.Corrupt)
+	}
+	if r.CPUUtilPct != nil {
+		fmt.Fprintf(tw, "  CPU\t%.1f %% of one CPU (the client process: its poll loop and the endpoint's worker)\n", *r.CPUUtilPct)
+	}
 	if d := dropsText(r.Drops); d != "" {
 		fmt.Fprintf(tw, "  drops\t%s\n", d)
 	}

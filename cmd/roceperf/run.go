@@ -48,7 +48,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, op
 			return usageError(stderr, err)
 		}
 		return serveMain(ctx, o, stdout, stderr, open)
-	case "write", "send", "read":
+	case "write", "send", "read", "write-bw", "send-bw", "read-bw", "write-lat", "send-lat", "read-lat":
 		o, err := parseClient(cmd, rest, stderr)
 		if err != nil {
 			return usageError(stderr, err)
@@ -86,6 +86,20 @@ func serveMain(ctx context.Context, o serverOpts, stdout, stderr io.Writer, open
 	}
 	defer ln.Close()
 	sv := &server{o: o, dev: dev, out: stdout, log: stderr}
+	if sv.capture, err = o.pcap.newCapture(); err != nil {
+		fmt.Fprintf(stderr, "roceperf: --pcap: %v\n", err)
+		return exitFailure
+	}
+	if o.metrics != "" {
+		sv.metrics = newServeMetrics()
+		addr, stop, err := serveMetricsHTTP(o.metrics, sv.metrics)
+		if err != nil {
+			fmt.Fprintf(stderr, "roceperf: %v\n", err)
+			return exitFailure
+		}
+		defer stop()
+		fmt.Fprintf(stderr, "roceperf: metrics on http://%v/metrics\n", addr)
+	}
 	return sv.serve(ctx, ln)
 }
 
@@ -96,16 +110,61 @@ func clientMain(ctx context.Context, o clientOpts, stdout, stderr io.Writer, ope
 		return exitFailure
 	}
 	defer closeDev()
-	rep, err := runClient(ctx, o, dev)
-	if rep != nil {
+	capture, err := o.pcap.newCapture()
+	if err != nil {
+		fmt.Fprintf(stderr, "roceperf: --pcap: %v\n", err)
+		return exitFailure
+	}
+	// One run, or -a's sweep: a run per size, each its own connection
+	// and session, in one table.
+	sizes := []int{o.size}
+	if o.all {
+		sizes = sweepSizes()
+	}
+	var reps []*report
+	for k, size := range sizes {
+		ro := o
+		ro.size = size
+		if o.all && o.depthAuto {
+			ro.depth = autoDepth(size, o.qps)
+		}
+		rep, rerr := runClient(ctx, ro, dev, capture)
+		if rerr != nil {
+			err = rerr
+		}
+		last := k == len(sizes)-1 || err != nil
+		if rep != nil {
+			if rerr != nil {
+				rep.Error = rerr.Error()
+			}
+			if last && capture != nil {
+				if rep.Pcap, err = o.pcap.writePcap(capture); err == nil {
+					fmt.Fprintln(stderr, rep.Pcap.note(o.pcap))
+				}
+				if rerr != nil {
+					err = rerr
+				}
+			}
+			reps = append(reps, rep)
+			switch {
+			case o.json:
+				rep.writeJSON(stdout)
+			case !o.all:
+				rep.writeTable(stdout)
+			default:
+				if k == 0 {
+					writeHeader(stdout, rep)
+				}
+				writeRow(stdout, rep)
+			}
+		}
 		if err != nil {
-			rep.Error = err.Error()
+			break
 		}
-		if o.json {
-			rep.writeJSON(stdout)
-		} else {
-			rep.writeTable(stdout)
-		}
+	}
+	if o.all && !o.json && len(reps) > 0 {
+		fmt.Fprintln(stdout, perftestRule)
+		writeSweepSummary(stdout, reps)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "roceperf: %v\n", err)

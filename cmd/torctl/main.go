@@ -42,7 +42,7 @@ commands:
   llr on|off|auto PORT            pin the port's llr sender on or off, or hand it to the neighbour's monitor
   log-level [LEVEL]               show or set the log level (debug, info, warn, error)
   reload                          re-read tord's configuration; refused whole if invalid or if it needs a restart
-  capture --port P [--point rx|tx|stage] [--stage S] [--count N] [--snaplen L] [--timeout D] -w FILE
+  capture --port P [--point rx|tx|rxtx|stage] [--stage S] [--count N] [--snaplen L] [--timeout D] -w FILE
                                   a pcap of what the port received or sent, or a stage forwarded toward it
 `
 

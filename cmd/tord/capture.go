@@ -7,12 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 	"go.uber.org/zap"
 
 	"rocetor/dataplane"
+	"rocetor/dataplane/pcap"
 )
 
 // Capture defaults and bounds.
@@ -22,7 +20,7 @@ const (
 	maxCaptureTimeout     = 5 * time.Minute
 )
 
-// captureHandler serves POST /api/v1/capture?port=P[&point=rx|tx|stage]
+// captureHandler serves POST /api/v1/capture?port=P[&point=rx|tx|rxtx|stage]
 // [&stage=S][&count=N][&snaplen=L][&timeout=D]: it arms a capture on
 // every worker, waits until count frames are taken, the timeout passes or
 // the client goes away, and answers with a pcap of the frames in time
@@ -141,14 +139,5 @@ wait:
 
 	w.Header().Set("Content-Type", "application/vnd.tcpdump.pcap")
 	w.Header().Set("X-Rocetor-Frames", strconv.Itoa(len(frames)))
-	pw := pcapgo.NewWriterNanos(w)
-	if err := pw.WriteFileHeader(uint32(snap), layers.LinkTypeEthernet); err != nil {
-		return
-	}
-	for _, f := range frames {
-		ci := gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: f.OrigLen}
-		if err := pw.WritePacket(ci, f.Data); err != nil {
-			return
-		}
-	}
+	pcap.Write(w, snap, frames) // a client gone away is all that can fail
 }
