@@ -45,7 +45,8 @@ func (p *MemPort) Inject(frame []byte) bool {
 	return true
 }
 
-// Pending returns how many injected frames wait for Receive.
+// Pending returns how many injected frames wait for Receive
+// (Pender: a simulator steps the worker when it is not 0).
 func (p *MemPort) Pending() int { return p.n }
 
 // SetTxRoom limits how many frames one Transmit call takes, to model a
