@@ -183,6 +183,7 @@ type Egress struct {
 	pauseBps uint64
 	// pausedUntil is when each PFC priority may send again (ns).
 	pausedUntil [8]int64
+	pausedNs    int64
 	ctrl        queue // MAC control frames: never paused, never shaped
 	markAt      MarkPoint
 	mem         *Mem     // where marked frames live (UseMem)
@@ -327,9 +328,18 @@ func (e *Egress) Pause(now int64, enable uint8, times *[8]uint16) {
 		if enable&(1<<p) == 0 {
 			continue
 		}
-		e.pausedUntil[p] = now + int64(uint64(times[p])*512*1e9/e.pauseBps)
+		until := now + int64(uint64(times[p])*512*1e9/e.pauseBps)
+		// Pause time in force: what the new deadline adds past now,
+		// or takes back from the old one (a resume, time 0).
+		e.pausedNs += until - max(e.pausedUntil[p], now)
+		e.pausedUntil[p] = until
 	}
 }
+
+// PausedNs returns the PFC pause time this egress has been given, summed
+// over priorities, in nanoseconds: pauses that a later frame shortened
+// or resumed count only until then.
+func (e *Egress) PausedNs() int64 { return e.pausedNs }
 
 // PauseAll applies an 802.3x PAUSE, which stops every priority.
 func (e *Egress) PauseAll(now int64, quanta uint16) {

@@ -586,6 +586,11 @@ func (w *Worker) Next(now int64) (at int64, ok bool) {
 	return max(at, now), true
 }
 
+// Publish copies the counters for Snapshot at worker time now, from the
+// worker's goroutine. A worker publishes about once a millisecond of its
+// clock; a simulator calls Publish at the end of a run.
+func (w *Worker) Publish(now int64) { w.publish(now) }
+
 // publish copies the counters for Snapshot.
 func (w *Worker) publish(now int64) {
 	w.lastPub = now
