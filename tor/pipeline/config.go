@@ -295,11 +295,11 @@ func (c *Config) Validate() error {
 				th, what, c.Egress.QueueLimit)
 		}
 	}
-	if need := 2*c.XDP.RingSize*len(c.Ports) + c.NetRT.frames(); c.NetRT.On() && c.XDP.Frames < need {
+	if need := 2*c.XDP.RingSize*len(c.Ports) + c.NetRT.Frames(); c.NetRT.On() && c.XDP.Frames < need {
 		// Frames NetRT holds are not in the fill rings: without room
 		// for them the ports run out of receive buffers.
 		return bad("xdp.frames", "%d, NetRT holds up to %d frames beyond the rings' %d: want a power of two ≥ %d",
-			c.XDP.Frames, c.NetRT.frames(), 2*c.XDP.RingSize*len(c.Ports), need)
+			c.XDP.Frames, c.NetRT.Frames(), 2*c.XDP.RingSize*len(c.Ports), need)
 	}
 	for d, q := range c.Forwarding.DSCPQueues {
 		if d < 0 || d > 63 {

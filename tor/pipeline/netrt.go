@@ -77,9 +77,9 @@ func (n *NetRTConfig) validate(ports []string) error {
 	return nil
 }
 
-// frames is how many UMEM frames the stages may hold at once, per
+// Frames is how many UMEM frames the stages may hold at once, per
 // worker: the pool's and the reordering buffer's.
-func (n *NetRTConfig) frames() int {
+func (n *NetRTConfig) Frames() int {
 	pool, buf := n.PoolFrames, n.BufferFrames
 	if pool == 0 {
 		pool = netrt.DefaultPoolFrames
