@@ -126,6 +126,7 @@ type Network struct {
 	byNode   []int         // topology node → index among switches or hosts
 	first    []int         // topology node → its first host, -1 if none
 	dist     map[int][]int // BFS distances to a ToR node, by ToR node
+	adj      [][]int       // links of each node
 }
 
 // End is one end of a link, the topology's view of a port.
@@ -585,4 +586,3 @@ func (n *Network) hostOf(node int) int {
 	}
 	return n.byNode[node]
 }
-

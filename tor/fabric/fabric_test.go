@@ -1,0 +1,71 @@
+package fabric
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+
+	"rocetor/tor/workload"
+)
+
+func run(t *testing.T, topo string, o Options, flows func(hosts int) []workload.Flow) *Result {
+	t.Helper()
+	ti := DefaultTiers()
+	ti.HostRate, ti.FabricRate = 10e9, 10e9
+	tp, err := ParseTopology(topo, ti)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Build(tp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := n.Run(flows(len(n.Hosts)), RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestChainWrite: one WRITE over the chain completes at about its ideal
+// FCT, the pipeline forwards every packet.
+func TestChainWrite(t *testing.T) {
+	res := run(t, "chain", Options{Seed: 1}, func(int) []workload.Flow {
+		return []workload.Flow{{Src: 0, Dst: 1, Size: 1 << 20, After: -1}}
+	})
+	if res.Completed != 1 {
+		t.Fatalf("completed %d of 1: %+v", res.Completed, res)
+	}
+	if s := res.All.P50Slowdown; s > 1.2 {
+		t.Errorf("slowdown %.3f on an empty chain", s)
+	}
+	if res.HostCounters["Retransmits"] != 0 || len(res.Drops) != 0 {
+		t.Errorf("retransmits %d, drops %v on a clean chain", res.HostCounters["Retransmits"], res.Drops)
+	}
+	t.Logf("FCT %d ns, slowdown %.3f, %d events, %d steps (%d idle)", res.All.P50FCTNs, res.All.P50Slowdown, res.Events, res.Steps, res.IdleSteps)
+}
+
+// TestDeterminism: the same seed gives byte-identical JSON.
+func TestDeterminism(t *testing.T) {
+	flows := func(h int) []workload.Flow {
+		d, _ := workload.LoadCDF("websearch")
+		return workload.Poisson(h, d, 0.5, 10e9, 5e6, 1<<20, rand.New(rand.NewPCG(3, 3)))
+	}
+	o := Options{Seed: 3, Switch: "ecn: {}\nforwarding: {multipath: ecmp}\n", Transport: "irn", CC: "dcqcn"}
+	var out [2][]byte
+	for i := range out {
+		res := run(t, "leafspine:leaves=2,spines=2,hosts=4", o, flows)
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = b
+		if res.Completed == 0 {
+			t.Fatalf("no flow completed of %d", res.Flows)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Fatal("two runs with one seed differ")
+	}
+}
