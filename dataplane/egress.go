@@ -111,7 +111,8 @@ type entry struct {
 // queue is a FIFO ring of frames with byte accounting.
 type queue struct {
 	cfg     QueueConfig
-	ring    []entry // power-of-two capacity
+	ring    []entry // power-of-two capacity, grown up to max
+	max     int     // the most entries the ring may grow to
 	head    uint32
 	tail    uint32
 	bytes   int
@@ -141,6 +142,9 @@ type QueueStats struct {
 func (q *queue) packets() int { return int(q.tail - q.head) }
 
 func (q *queue) push(e entry) bool {
+	if q.packets() == len(q.ring) && len(q.ring) < q.max {
+		q.grow()
+	}
 	if q.bytes+int(e.len) > q.cfg.Limit || q.packets() == len(q.ring) {
 		q.stats.Drops++
 		q.stats.DropBytes += uint64(e.len)
@@ -154,6 +158,21 @@ func (q *queue) push(e entry) bool {
 		q.stats.MaxDepthBytes = q.bytes
 	}
 	return true
+}
+
+// grow doubles the ring. Rings start small and grow to the depth the
+// queue reaches: a ring sized for its byte limit in minimum-size frames
+// (16 K entries for 1 MiB) is walked whole by the indices however
+// shallow the queue, and a fabric simulation's thousands of ports then
+// spent most of their time missing the cache (10 µs a packet-hop for a
+// k = 16 fat tree, 2026-11-25). A queue grows at most log2(max/256)
+// times, each at a new high-water mark.
+func (q *queue) grow() {
+	r := make([]entry, 2*len(q.ring))
+	for i := q.head; i != q.tail; i++ {
+		r[i&uint32(len(r)-1)] = q.ring[i&uint32(len(q.ring)-1)]
+	}
+	q.ring = r
 }
 
 func (q *queue) peek() *entry { return &q.ring[q.head&uint32(len(q.ring)-1)] }
@@ -221,7 +240,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 		for n < qc.Limit/60+1 {
 			n <<= 1
 		}
-		e.queues[i] = queue{cfg: qc, ring: make([]entry, n), quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
+		e.queues[i] = queue{cfg: qc, ring: make([]entry, min(n, 256)), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
 		if _, ok := byLevel[qc.Level]; !ok {
 			lv = append(lv, qc.Level)
 		}
@@ -241,7 +260,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	}
 	e.rr = make([]int, len(e.levels))
 	e.credited = make([]bool, len(e.levels))
-	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, 64)}
+	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, 64), max: 64}
 	return e, nil
 }
 

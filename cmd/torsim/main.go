@@ -89,6 +89,7 @@ func run(args []string) error {
 		quiet     = fs.Bool("quiet", false, "no progress line")
 		cpuprof   = fs.String("cpuprofile", "", "write a CPU profile here")
 		dump      = fs.String("dump-traffic", "", "write the flows to this traffic file too")
+		memprof   = fs.String("memprofile", "", "write a heap profile here at the end")
 	)
 	size, maxSize := 1<<20, 0
 	fs.Var(rateFlag{&ti.HostRate}, "rate", "host link rate, e.g. 100G")
@@ -164,7 +165,7 @@ func run(args []string) error {
 		largest = max(largest, f.Size)
 	}
 	o := fabric.Options{Seed: *seed, Switch: string(sw), Transport: *transport, RTO: *rto, BDP: *bdp, CC: *ccName,
-		MTU: *mtu, Overhead: *overhead, MaxMessage: largest}
+		MTU: *mtu, Overhead: *overhead, MaxMessage: largest, MaxQPs: fabric.QPsNeeded(flows, *qps)}
 	if *overhead == 0 {
 		o.Overhead = -1
 	}
@@ -206,6 +207,16 @@ func run(args []string) error {
 		return err
 	}
 	el := time.Since(start)
+	if *memprof != "" {
+		f, err := os.Create(*memprof)
+		if err != nil {
+			return err
+		}
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			return err
+		}
+		f.Close()
+	}
 	if !*quiet {
 		fmt.Fprintln(os.Stderr)
 	}

@@ -17,6 +17,7 @@ func run(t *testing.T, topo string, o Options, flows func(hosts int) []workload.
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.MaxQPs = QPsNeeded(flows(len(tp.Hosts())), 1)
 	n, err := Build(tp, o)
 	if err != nil {
 		t.Fatal(err)

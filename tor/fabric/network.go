@@ -19,6 +19,7 @@ import (
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
 	"rocetor/tor/pipeline"
+	"rocetor/tor/workload"
 )
 
 // Options say how a Network is built from a Topology.
@@ -56,6 +57,11 @@ type Options struct {
 	// MaxMessage is the largest message a flow posts (sizes the one
 	// memory region every host registers; default 4 MiB).
 	MaxMessage int
+	// MaxQPs is the most QPs one host has (default 64). Each costs its
+	// context and queues whether used or not (nic.Endpoint.QPBytes), so
+	// a thousand hosts want no more than they use: QPsNeeded counts it
+	// for a flow list.
+	MaxQPs int
 }
 
 func (o *Options) setDefaults() {
@@ -66,6 +72,7 @@ func (o *Options) setDefaults() {
 	o.HostQueue = cmp.Or(o.HostQueue, 64<<10)
 	o.RxRing = cmp.Or(o.RxRing, 1024)
 	o.MaxMessage = cmp.Or(o.MaxMessage, 4<<20)
+	o.MaxQPs = cmp.Or(o.MaxQPs, 64)
 	switch {
 	case o.Overhead == 0:
 		o.Overhead = 24
@@ -513,9 +520,6 @@ func (n *Network) cc(line uint64) (nic.CC, error) {
 	return nil, fmt.Errorf("fabric: congestion control %q: want none, fixed or dcqcn", n.Opts.CC)
 }
 
-// hostQPs is how many QPs a host endpoint can hold.
-const hostQPs = 4096
-
 func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clock func() int64) error {
 	t, err := n.transport()
 	if err != nil {
@@ -526,14 +530,14 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 		return err
 	}
 	eg := dataplane.DefaultEgress(0, n.Opts.HostQueue)
-	ep, err := nic.NewEndpoint(nic.Config{MAC: h.MAC, IP: h.IP, Egress: eg, Transport: t, CC: c, MaxQPs: hostQPs,
+	ep, err := nic.NewEndpoint(nic.Config{MAC: h.MAC, IP: h.IP, Egress: eg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
 		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock})
 	if err != nil {
 		return fmt.Errorf("host %s: %w", h.Name, err)
 	}
 	w, err := dataplane.NewWorker(dataplane.WorkerConfig{ID: h.Index, Mem: mem, Ports: []dataplane.Port{sp[0]},
 		Egress: []dataplane.EgressConfig{eg}, Stages: []dataplane.Stage{ep},
-		Classifier: ep.Classifier(rocev2.Classifier{DCP: n.Opts.Transport == "dcp"}), Clock: clock, TimerCap: 4*hostQPs + 1024})
+		Classifier: ep.Classifier(rocev2.Classifier{DCP: n.Opts.Transport == "dcp"}), Clock: clock, TimerCap: 4*n.Opts.MaxQPs + 1024})
 	if err != nil {
 		return fmt.Errorf("host %s: %w", h.Name, err)
 	}
@@ -574,6 +578,25 @@ func (n *Network) Pair(a, b, k int) error {
 		ha.peers[b] = append(ha.peers[b], pairQP{local: qa.QPN, remote: qb.QPN})
 	}
 	return nil
+}
+
+// QPsNeeded returns the most QPs one host needs for flows with qps QPs
+// per communicating pair (Options.MaxQPs).
+func QPsNeeded(flows []workload.Flow, qps int) int {
+	pairs := map[[2]int]bool{}
+	per := map[int]int{}
+	for _, f := range flows {
+		if k := [2]int{f.Src, f.Dst}; !pairs[k] {
+			pairs[k] = true
+			per[f.Src] += qps
+			per[f.Dst] += qps
+		}
+	}
+	most := 1
+	for _, n := range per {
+		most = max(most, n)
+	}
+	return most
 }
 
 // QPs returns the QPs set up from host a to host b.
