@@ -302,6 +302,11 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	}
 	cfg.Ports = all
 	cfg.Workers = 1
+	if len(hosts) == 0 {
+		// NetRT runs between ToRs (seed 000): a switch without hosts
+		// only forwards what they exchange.
+		cfg.NetRT = pipeline.NetRTConfig{}
+	}
 	cfg.MetricsAddr, cfg.AdminAddr = "", ""
 	cfg.NetRT.Fabric = expand(cfg.NetRT.Fabric)
 	cfg.LLR.Ports = expand(cfg.LLR.Ports)

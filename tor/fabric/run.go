@@ -373,8 +373,9 @@ func (n *Network) adjacency() [][]int {
 }
 
 // sumStats adds every unsigned and signed integer field of v, a struct,
-// into m by name (nested structs' fields as Outer.Inner), leaving out
-// arrays, slices and maps.
+// into m by name (nested structs' fields as Outer.Inner, arrays and
+// slices of structs summed over their elements), leaving out maps and
+// arrays of numbers.
 func sumStats(m map[string]int64, prefix string, v reflect.Value) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
@@ -390,6 +391,13 @@ func sumStats(m map[string]int64, prefix string, v reflect.Value) {
 			m[prefix+f.Name] += x.Int()
 		case reflect.Struct:
 			sumStats(m, prefix+f.Name+".", x)
+		case reflect.Array, reflect.Slice:
+			// Per-port or per-flow stats: summed element by element.
+			if x.Type().Elem().Kind() == reflect.Struct {
+				for j := 0; j < x.Len(); j++ {
+					sumStats(m, prefix+f.Name+".", x.Index(j))
+				}
+			}
 		}
 	}
 }

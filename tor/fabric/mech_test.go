@@ -1,0 +1,112 @@
+package fabric
+
+import (
+	"encoding/json"
+	"testing"
+
+	"rocetor/tor/workload"
+)
+
+// Each mechanism runs a small experiment in the simulator, as CI can
+// afford on every change: it must complete every flow, its own counters
+// must show it at work, and a second run with the seed must give the
+// same JSON, byte for byte.
+
+const lossy = `
+impair:
+  rules: [{port: fabric, direction: egress, match: roce, loss: 0.01}]
+`
+
+func mech(t *testing.T, topo string, o Options, flows []workload.Flow) *Result {
+	t.Helper()
+	res := run(t, topo, o, func(int) []workload.Flow { return flows })
+	again := run(t, topo, o, func(int) []workload.Flow { return flows })
+	a, _ := json.Marshal(res)
+	b, _ := json.Marshal(again)
+	if string(a) != string(b) {
+		t.Error("two runs with one seed differ")
+	}
+	if res.Completed != len(flows) {
+		t.Fatalf("completed %d of %d flows (%d failed)", res.Completed, len(flows), res.Failed)
+	}
+	return res
+}
+
+func both(size int) []workload.Flow {
+	return []workload.Flow{{Src: 0, Dst: 1, Size: size, After: -1}, {Src: 1, Dst: 0, Size: size, After: -1}}
+}
+
+func incast(n, size int) []workload.Flow {
+	var s []int
+	for i := 1; i <= n; i++ {
+		s = append(s, i)
+	}
+	return workload.Incast(s, 0, size)
+}
+
+// TestMechNetRT: NetRT between the chain's ToRs recovers the fabric's
+// losses: its ToRs retransmit, GBN's hosts hardly do.
+func TestMechNetRT(t *testing.T) {
+	o := Options{Seed: 1, Switch: "netrt: {fabric: [fabric]}\n" + lossy}
+	res := mech(t, "chain", o, both(256<<10))
+	src := res.Stages["netrt_src"]
+	if src["Ports.Retrans"]+src["Ports.Paced"] == 0 {
+		t.Fatalf("NetRT retransmitted nothing: %v", src)
+	}
+	off := run(t, "chain", Options{Seed: 1, Switch: lossy}, func(int) []workload.Flow { return both(256 << 10) })
+	if on, e2e := res.HostCounters["Retransmits"], off.HostCounters["Retransmits"]; on >= e2e {
+		t.Errorf("end-to-end retransmissions: %d with NetRT, %d without", on, e2e)
+	}
+	t.Logf("netrt_src %v; host retransmits %d (without NetRT %d)", src, res.HostCounters["Retransmits"], off.HostCounters["Retransmits"])
+}
+
+// TestMechTrim: DCP's trimming switch turns the incast's excess into
+// header-only packets, which DCP's RNIC retransmits from.
+func TestMechTrim(t *testing.T) {
+	o := Options{Seed: 1, Transport: "dcp", Switch: "trim: {}\negress: {queue_limit: 256KiB}\n"}
+	res := mech(t, "dumbbell:hosts=4", o, incast(3, 512<<10))
+	if res.Stages["trim"]["Ports.Trimmed"] == 0 {
+		t.Fatalf("nothing trimmed: %v", res.Stages["trim"])
+	}
+	t.Logf("trim %v; hosts %v", res.Stages["trim"], res.HostCounters["Retransmits"])
+}
+
+// TestMechLLR: link-local retransmission on the lossy switch-to-switch
+// link recovers its losses before the hosts see them.
+func TestMechLLR(t *testing.T) {
+	o := Options{Seed: 1, Switch: "llr: {ports: [fabric]}\n" + lossy}
+	res := mech(t, "link", o, both(256<<10))
+	if res.Stages["llr"]["Ports.Retransmitted"] == 0 {
+		t.Fatalf("llr retransmitted nothing: %v", res.Stages["llr"])
+	}
+	if r := res.HostCounters["Timeouts"]; r > 0 {
+		t.Errorf("%d host timeouts behind llr", r)
+	}
+	t.Logf("llr retransmitted %d; host retransmits %d", res.Stages["llr"]["Ports.Retransmitted"], res.HostCounters["Retransmits"])
+}
+
+// TestMechSR: IRN's and FaSR's selective repeat recover the fabric's
+// losses end to end.
+func TestMechSR(t *testing.T) {
+	for _, tr := range []string{"irn", "fasr", "gbn"} {
+		t.Run(tr, func(t *testing.T) {
+			res := mech(t, "chain", Options{Seed: 1, Transport: tr, Switch: lossy}, both(256<<10))
+			if res.HostCounters["Retransmits"] == 0 {
+				t.Fatal("no retransmission on a lossy fabric")
+			}
+			t.Logf("%s: retransmits %d, timeouts %d, p99 slowdown %.2f", tr, res.HostCounters["Retransmits"],
+				res.HostCounters["Timeouts"], res.All.P99Slowdown)
+		})
+	}
+}
+
+// TestMechDCQCN: ECN marking at the incast's bottleneck and DCQCN's
+// CNPs.
+func TestMechDCQCN(t *testing.T) {
+	o := Options{Seed: 1, CC: "dcqcn", Switch: "ecn: {}\n"}
+	res := mech(t, "dumbbell:hosts=4", o, incast(3, 512<<10))
+	if res.ECNMarked == 0 || res.HostCounters["CNPsSent"] == 0 {
+		t.Fatalf("marks %d, CNPs %d", res.ECNMarked, res.HostCounters["CNPsSent"])
+	}
+	t.Logf("marks %d, CNPs sent %d received %d", res.ECNMarked, res.HostCounters["CNPsSent"], res.HostCounters["CNPsRecv"])
+}
