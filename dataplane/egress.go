@@ -203,10 +203,13 @@ type Egress struct {
 	// pausedUntil is when each PFC priority may send again (ns).
 	pausedUntil [8]int64
 	pausedNs    int64
-	ctrl        queue // MAC control frames: never paused, never shaped
-	markAt      MarkPoint
-	mem         *Mem     // where marked frames live (UseMem)
-	rng         rand.PCG // the marking draws; seeded, so runs repeat
+	// backlog is the bytes in all queues, kept as frames come and go:
+	// a worker asks for it on every port every loop.
+	backlog int
+	ctrl    queue // MAC control frames: never paused, never shaped
+	markAt  MarkPoint
+	mem     *Mem     // where marked frames live (UseMem)
+	rng     rand.PCG // the marking draws; seeded, so runs repeat
 }
 
 // NewEgress builds an egress from a validated configuration.
@@ -311,7 +314,11 @@ func (e *Egress) Stats(q int) QueueStats { return e.queues[q].stats }
 // drop, when the queue's byte budget would be exceeded; the caller still
 // owns the frame then. The frame is not ECN marked; see EnqueuePacket.
 func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
-	return e.queues[q].push(entry{addr: addr, len: uint16(n)})
+	if !e.queues[q].push(entry{addr: addr, len: uint16(n)}) {
+		return false
+	}
+	e.backlog += n
+	return true
 }
 
 // EnqueuePacket appends p's frame to queue p.Queue as Enqueue does,
@@ -326,6 +333,7 @@ func (e *Egress) EnqueuePacket(p *Packet) bool {
 	if !q.push(en) {
 		return false
 	}
+	e.backlog += int(en.len)
 	if e.markAt == MarkEnqueue && en.ecn != ecnNotECT {
 		// the entry in the ring, so that it remembers a mark
 		e.mark(q, &q.ring[(q.tail-1)&uint32(len(q.ring)-1)], depth)
@@ -336,7 +344,11 @@ func (e *Egress) EnqueuePacket(p *Packet) bool {
 // EnqueueControl queues a MAC control frame (PFC, PAUSE) ahead of every
 // data queue; pause and shaping do not apply to it.
 func (e *Egress) EnqueueControl(addr uint64, n int) bool {
-	return e.ctrl.push(entry{addr: addr, len: uint16(n)})
+	if !e.ctrl.push(entry{addr: addr, len: uint16(n)}) {
+		return false
+	}
+	e.backlog += n
+	return true
 }
 
 // Pause applies a received PFC frame: for each priority enabled in the
@@ -373,13 +385,7 @@ func (e *Egress) Paused(now int64, q int) bool {
 }
 
 // Backlog returns the bytes waiting in all queues.
-func (e *Egress) Backlog() int {
-	n := e.ctrl.bytes
-	for i := range e.queues {
-		n += e.queues[i].bytes
-	}
-	return n
-}
+func (e *Egress) Backlog() int { return e.backlog }
 
 // Next returns when Dequeue can next give a frame, if the queues hold
 // any (ok): now when one may go at once, else when the shaper has a
@@ -420,6 +426,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 	n := 0
 	for n < len(out) && e.ctrl.packets() > 0 {
 		en := e.ctrl.pop()
+		e.backlog -= int(en.len)
 		out[n] = Packet{Addr: en.addr, Len: en.len, Out: NoPort}
 		n++
 	}
@@ -446,6 +453,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 		}
 		qu := &e.queues[q]
 		en := qu.pop()
+		e.backlog -= int(en.len)
 		if e.markAt == MarkDequeue && en.ecn != ecnNotECT {
 			e.mark(qu, &en, qu.bytes)
 		}
@@ -530,7 +538,9 @@ func (e *Egress) flush(mem *Mem) {
 			qu = &e.queues[q]
 		}
 		for qu.packets() > 0 {
-			mem.Release(qu.pop().addr)
+			en := qu.pop()
+			e.backlog -= int(en.len)
+			mem.Release(en.addr)
 		}
 	}
 }

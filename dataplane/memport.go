@@ -40,14 +40,7 @@ type memFrame struct {
 // Inject copies frame into a free frame of Mem and queues it for Receive.
 // It returns false, and counts it, when the port's queue or Mem is full.
 func (p *MemPort) Inject(frame []byte) bool {
-	if p.n == len(p.rx) && len(p.rx) < p.cap {
-		r := make([]memFrame, min(2*len(p.rx), p.cap))
-		for i := 0; i < p.n; i++ {
-			r[i] = p.rx[(p.head+i)%len(p.rx)]
-		}
-		p.rx, p.head = r, 0
-	}
-	if p.n == len(p.rx) || len(frame) > p.mem.FrameSize() {
+	if len(frame) > p.mem.FrameSize() {
 		p.stats.InjectRefused++
 		return false
 	}
@@ -57,7 +50,28 @@ func (p *MemPort) Inject(frame []byte) bool {
 		return false
 	}
 	copy(p.mem.Room(addr), frame)
-	p.rx[(p.head+p.n)%len(p.rx)] = memFrame{addr: addr, len: uint16(len(frame))}
+	return p.Deliver(addr, len(frame))
+}
+
+// Deliver queues a frame of n bytes already in the port's Mem for
+// Receive, taking ownership of it: a simulator's link copies a frame into
+// the receiving worker's memory as it leaves the sender and delivers it
+// when its last bit arrives. It returns false, counted, with the frame
+// freed, when the port's queue is full.
+func (p *MemPort) Deliver(addr uint64, n int) bool {
+	if p.n == len(p.rx) && len(p.rx) < p.cap {
+		r := make([]memFrame, min(2*len(p.rx), p.cap))
+		for i := 0; i < p.n; i++ {
+			r[i] = p.rx[(p.head+i)%len(p.rx)]
+		}
+		p.rx, p.head = r, 0
+	}
+	if p.n == len(p.rx) {
+		p.stats.InjectRefused++
+		p.mem.Release(addr)
+		return false
+	}
+	p.rx[(p.head+p.n)%len(p.rx)] = memFrame{addr: addr, len: uint16(n)}
 	p.n++
 	return true
 }

@@ -9,8 +9,9 @@
 // frames in flight, a node with work due), never one per packet, and an
 // object's entry moves when its next time changes (Sim.Wake keeps the
 // earlier); a link direction schedules only its head frame, as an htsim
-// pipe does; frames in flight live in a Pool of fixed-size slots reused
-// from a free list, so the steady state allocates nothing. Events at the
+// pipe does; a frame in flight is copied once, into a frame of the
+// receiving worker's Mem (as a NIC DMAs it into a UMEM frame taken from
+// a free list), so the steady state allocates nothing. Events at the
 // same time fire in the order of their objects' ids, so a run depends
 // only on its inputs and seeds.
 //

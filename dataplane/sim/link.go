@@ -7,47 +7,6 @@ import (
 	"rocetor/rocev2"
 )
 
-// Pool holds the frames on the wires: fixed-size slots taken from and
-// returned to a free list, as htsim takes packets from its free lists.
-// It grows by chunks when a run has more in flight than ever before and
-// never shrinks, so the steady state allocates nothing.
-type Pool struct {
-	size int
-	bufs [][]byte // chunks
-	free []int32  // slot numbers
-	per  int      // slots per chunk
-	// InUse is the slots holding a frame now; Peak its high-water mark.
-	InUse, Peak int
-}
-
-// NewPool returns a pool of slots of size bytes.
-func NewPool(size int) *Pool { return &Pool{size: size, per: 1024} }
-
-func (p *Pool) get() int32 {
-	if len(p.free) == 0 {
-		base := int32(len(p.bufs) * p.per)
-		p.bufs = append(p.bufs, make([]byte, p.per*p.size))
-		for i := p.per - 1; i >= 0; i-- {
-			p.free = append(p.free, base+int32(i))
-		}
-	}
-	s := p.free[len(p.free)-1]
-	p.free = p.free[:len(p.free)-1]
-	p.InUse++
-	p.Peak = max(p.Peak, p.InUse)
-	return s
-}
-
-func (p *Pool) slot(s int32) []byte {
-	c, i := int(s)/p.per, int(s)%p.per
-	return p.bufs[c][i*p.size : (i+1)*p.size]
-}
-
-func (p *Pool) put(s int32) {
-	p.free = append(p.free, s)
-	p.InUse--
-}
-
 // LinkConfig describes one full-duplex link.
 type LinkConfig struct {
 	RateBps uint64 // bits per second, each way
@@ -67,7 +26,8 @@ type PortStats struct {
 	TxFrames, TxBytes uint64 // frames and bytes (without Overhead) sent
 	BusyTime          Time   // time spent serializing
 	RxFrames          uint64 // frames delivered into the ring
-	RxRefused         uint64 // frames lost: the ring or the worker's Mem was full
+	RxRefused         uint64 // frames lost: the ring was full
+	RxNoFrame         uint64 // frames lost: the receiving worker's Mem was full
 }
 
 // Port is one end of a link, a dataplane.Port whose Transmit completes
@@ -146,22 +106,29 @@ func (p *Port) Config() LinkConfig { return p.cfg }
 // pipe schedules only its head.
 type wire struct {
 	sim  *Sim
-	mem  *dataplane.Mem
 	id   int
 	to   *Port
-	pool *Pool
 	q    []inflight // ring
 	head int
 	n    int
 }
 
+// inflight is a frame on the wire. It is copied into the receiving
+// worker's Mem as it leaves (one copy a hop, the wire's), and handed to
+// the port's ring when its last bit arrives.
 type inflight struct {
 	at   Time
-	slot int32
+	addr uint64
 	len  uint16
 }
 
 func (w *wire) push(f []byte, at Time) {
+	addr, ok := w.to.mem.Alloc()
+	if !ok {
+		w.to.st.RxNoFrame++
+		return
+	}
+	copy(w.to.mem.Room(addr), f)
 	if w.n == len(w.q) {
 		q := make([]inflight, max(16, 2*len(w.q)))
 		for i := 0; i < w.n; i++ {
@@ -169,9 +136,7 @@ func (w *wire) push(f []byte, at Time) {
 		}
 		w.q, w.head = q, 0
 	}
-	s := w.pool.get()
-	copy(w.pool.slot(s), f)
-	w.q[(w.head+w.n)%len(w.q)] = inflight{at: at, slot: s, len: uint16(len(f))}
+	w.q[(w.head+w.n)%len(w.q)] = inflight{at: at, addr: addr, len: uint16(len(f))}
 	w.n++
 	if w.n == 1 {
 		w.sim.Wake(w.id, at)
@@ -184,11 +149,10 @@ func (w *wire) Fire(now Time) {
 	got := false
 	for w.n > 0 && w.q[w.head].at <= now {
 		e := w.q[w.head]
-		if w.to.Inject(w.pool.slot(e.slot)[:e.len]) {
+		if w.to.Deliver(e.addr, int(e.len)) {
 			w.to.st.RxFrames++
 			got = true
 		}
-		w.pool.put(e.slot)
 		w.head = (w.head + 1) % len(w.q)
 		w.n--
 	}
@@ -200,9 +164,8 @@ func (w *wire) Fire(now Time) {
 	}
 }
 
-// Connect joins a and b with a full-duplex link whose frames in flight
-// live in pool.
-func Connect(s *Sim, pool *Pool, a, b *Port, c LinkConfig) error {
+// Connect joins a and b with a full-duplex link.
+func Connect(s *Sim, a, b *Port, c LinkConfig) error {
 	if c.RateBps == 0 {
 		return fmt.Errorf("sim: link %s–%s: no rate", a.Name(), b.Name())
 	}
@@ -210,8 +173,8 @@ func Connect(s *Sim, pool *Pool, a, b *Port, c LinkConfig) error {
 		return fmt.Errorf("sim: link %s–%s: a port is connected already", a.Name(), b.Name())
 	}
 	a.cfg, b.cfg = c, c
-	a.out = &wire{sim: s, to: b, pool: pool}
-	b.out = &wire{sim: s, to: a, pool: pool}
+	a.out = &wire{sim: s, to: b}
+	b.out = &wire{sim: s, to: a}
 	a.out.id, b.out.id = s.Add(a.out), s.Add(b.out)
 	return nil
 }

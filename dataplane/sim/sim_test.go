@@ -104,7 +104,6 @@ const frameHeaders = 14 + 20 + 8 + 12 + 4 // and a payload padded to 4 bytes
 func pair(t *testing.T, c LinkConfig, a, b *sender) (*Sim, [2]*Node) {
 	t.Helper()
 	s := New()
-	pool := NewPool(2048)
 	var nodes [2]*Node
 	var ports [2]*Port
 	for i, st := range []*sender{a, b} {
@@ -120,7 +119,7 @@ func pair(t *testing.T, c LinkConfig, a, b *sender) (*Sim, [2]*Node) {
 		}
 		nodes[i] = AddNode(s, w, []*Port{ports[i]})
 	}
-	if err := Connect(s, pool, ports[0], ports[1], c); err != nil {
+	if err := Connect(s, ports[0], ports[1], c); err != nil {
 		t.Fatal(err)
 	}
 	return s, nodes

@@ -124,7 +124,6 @@ const (
 // Network is a topology built: switches and hosts on one simulation.
 type Network struct {
 	Sim      *sim.Sim
-	Pool     *sim.Pool
 	Topo     Topology
 	Switches []*SwitchNode
 	Hosts    []*HostNode
@@ -150,7 +149,7 @@ type end struct {
 // set up later, by Pairs.
 func Build(t Topology, o Options) (*Network, error) {
 	o.setDefaults()
-	n := &Network{Sim: sim.New(), Pool: sim.NewPool(4096), Topo: t, Opts: o, byNode: make([]int, len(t.Nodes))}
+	n := &Network{Sim: sim.New(), Topo: t, Opts: o, byNode: make([]int, len(t.Nodes))}
 	n.scratch = make([]byte, o.MaxMessage)
 	// Ports of every node, in link order.
 	ports := make([][]end, len(t.Nodes))
@@ -243,7 +242,7 @@ func Build(t Topology, o Options) (*Network, error) {
 				pa, pb = simPorts[l.A][e.port], simPorts[l.B][e.pp]
 			}
 		}
-		if err := sim.Connect(n.Sim, n.Pool, pa, pb, sim.LinkConfig{RateBps: l.RateBps, Delay: l.Delay,
+		if err := sim.Connect(n.Sim, pa, pb, sim.LinkConfig{RateBps: l.RateBps, Delay: l.Delay,
 			Overhead: o.Overhead, RxRing: o.RxRing}); err != nil {
 			return nil, err
 		}
@@ -348,6 +347,11 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	// Frames as tord's UMEM would need them: the rings' (a small ring
 	// here, there is no kernel), NetRT's, and every queue full.
 	cfg.XDP.RingSize = 64
+	// Frames of 2 KiB hold an MTU of 1024 with every header and shim;
+	// half of tord's default size is half the memory a run touches.
+	if n.Opts.MTU <= 1024 {
+		cfg.XDP.FrameSize = 2048
+	}
 	need := 2*64*len(all) + cfg.NetRT.Frames() + len(all)*4*int(cfg.Egress.QueueLimit)/1024
 	cfg.XDP.Frames = 1 << 12
 	for cfg.XDP.Frames < need {

@@ -58,7 +58,6 @@ type Result struct {
 	ECNMarked     uint64                      `json:"ecn_marked"`
 	SwitchResults []SwitchResult              `json:"switch_detail"`
 	Buffer        BufferResult                `json:"buffer"`
-	WirePoolPeak  int                         `json:"wire_pool_peak_frames"`
 }
 
 // Bucket is the FCTs of the flows of one size range.
@@ -139,7 +138,7 @@ func (r *runner) result() *Result {
 	n := r.n
 	res := &Result{Seed: n.Opts.Seed, Topology: n.Topo.Name, Hosts: len(n.Hosts), Switches: len(n.Switches),
 		Transport: n.Opts.Transport, CC: n.Opts.CC, MTU: n.Opts.MTU, QPs: r.o.QPs, SimTimeNs: n.Sim.Now() / sim.Nanosecond,
-		Events: n.Sim.Events, Flows: len(r.flows), WirePoolPeak: n.Pool.Peak}
+		Events: n.Sim.Events, Flows: len(r.flows)}
 	now := n.Sim.Now() / sim.Nanosecond
 	// FCTs.
 	type fs struct {
