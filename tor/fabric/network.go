@@ -338,6 +338,9 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	}
 	// Each switch draws from streams of its own.
 	cfg.Impair.Seed = sim.Seed(n.Opts.Seed, 1, uint64(s.Index), cfg.Impair.Seed)
+	// Each switch hashes differently, as operators seed each tier
+	// (tor/fwd: ECMP polarization).
+	cfg.Forwarding.HashSeed = sim.Seed(n.Opts.Seed, 3, uint64(s.Index), cfg.Forwarding.HashSeed)
 	if cfg.ECN != nil {
 		cfg.ECN.Seed = sim.Seed(n.Opts.Seed, 2, uint64(s.Index), cfg.ECN.Seed)
 	}
@@ -372,9 +375,6 @@ func (n *Network) buildSwitch(s *SwitchNode, ports [][]end, node int, mem *datap
 	if err != nil {
 		return fmt.Errorf("switch %s: %w", s.Name, err)
 	}
-	// Each switch hashes differently, as operators seed each tier
-	// (tor/fwd: ECMP polarization).
-	pn.Fwd.HashSeed = sim.Seed(n.Opts.Seed, 3, uint64(s.Index))
 	s.Table = n.routes(s, ports, node, macs)
 	s.Table.Multipath = pn.Fwd.Multipath
 	tb, err := fwd.NewTable(s.Table)

@@ -230,6 +230,7 @@ func FwdConfig(cfg *Config) (fwd.Config, error) {
 	// control queue of every port, trimming or not (tor/fwd).
 	fc.DCP, fc.HOQueue = cfg.ParsesDCP(), dataplane.DefaultEgress(0, 1).QueueIndexByName(trim.ControlQueue)
 	fc.Multipath = fwd.Multipath{Bias: int(cfg.Forwarding.AdaptiveBias)}
+	fc.HashSeed = cfg.Forwarding.HashSeed
 	var err error
 	fc.Multipath.Mode, err = fwd.ParseMode(cfg.Forwarding.Multipath)
 	return fc, err

@@ -53,6 +53,9 @@ type Config struct {
 		AdaptiveBias dataplane.Bytes `yaml:"adaptive_bias"` // bytes in favour of the ECMP choice
 		Queue        string          `yaml:"queue"`         // egress queue for forwarded traffic
 		DSCPQueues   map[int]string  `yaml:"dscp_queues"`   // per-DSCP overrides
+		// HashSeed perturbs the ECMP hash; give each switch tier its
+		// own, or the tiers split flows alike (ECMP polarization).
+		HashSeed uint64 `yaml:"hash_seed"`
 	} `yaml:"forwarding"`
 
 	VerifyICRC bool `yaml:"verify_icrc"` // drop RoCEv2 frames with a bad ICRC (costs a CRC per frame)
