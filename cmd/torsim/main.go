@@ -20,7 +20,15 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	args := os.Args[1:]
+	var err error
+	switch {
+	case len(args) > 0 && args[0] == "merge":
+		err = merge(args[1:])
+	default:
+		err = run(args)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "torsim:", err)
 		os.Exit(1)
 	}
@@ -90,6 +98,8 @@ func run(args []string) error {
 		cpuprof   = fs.String("cpuprofile", "", "write a CPU profile here")
 		dump      = fs.String("dump-traffic", "", "write the flows to this traffic file too")
 		memprof   = fs.String("memprofile", "", "write a heap profile here at the end")
+		sweep     = fs.String("sweep", "", "run the cells of this sweep file (JSON: common flags and a list of cells' flags) into --out/cell-N")
+		cell      = fs.Int("cell", -1, "with --sweep: run only this cell (default: $JOB_COMPLETION_INDEX, else every cell)")
 	)
 	size, maxSize := 1<<20, 0
 	fs.Var(rateFlag{&ti.HostRate}, "rate", "host link rate, e.g. 100G")
@@ -100,6 +110,19 @@ func run(args []string) error {
 	ti.FabricRate = 0
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *sweep != "" {
+		if *out == "" {
+			return fmt.Errorf("--sweep needs --out")
+		}
+		// Flags given beside --sweep apply to every cell.
+		var extra []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "sweep" && f.Name != "cell" && f.Name != "out" {
+				extra = append(extra, "--"+f.Name+"="+f.Value.String())
+			}
+		})
+		return runSweep(*sweep, *cell, *out, extra)
 	}
 	if ti.FabricRate == 0 {
 		ti.FabricRate = ti.HostRate
