@@ -83,6 +83,7 @@ func run(args []string) error {
 		bdp       = fs.Int("bdp", 0, "packets IRN's and FaSR's windows span (0: 128)")
 		mtu       = fs.Int("mtu", 1024, "QP MTU")
 		overhead  = fs.Int("overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
+		rxRing    = fs.Int("rx-ring", 1024, "frames a port's receive ring holds")
 		wl        = fs.String("workload", "permutation", "permutation, incast, alltoall, allreduce, poisson or file")
 		traffic   = fs.String("traffic", "", "traffic file for --workload file (src dst size start_ns [after])")
 		cdf       = fs.String("cdf", "websearch", "flow sizes for poisson: websearch, datamining, hadoop or a file")
@@ -188,7 +189,7 @@ func run(args []string) error {
 		largest = max(largest, f.Size)
 	}
 	o := fabric.Options{Seed: *seed, Switch: string(sw), Transport: *transport, RTO: *rto, BDP: *bdp, CC: *ccName,
-		MTU: *mtu, Overhead: *overhead, MaxMessage: largest, MaxQPs: fabric.QPsNeeded(flows, *qps)}
+		MTU: *mtu, Overhead: *overhead, MaxMessage: largest, RxRing: *rxRing, MaxQPs: fabric.QPsNeeded(flows, *qps)}
 	if *overhead == 0 {
 		o.Overhead = -1
 	}
