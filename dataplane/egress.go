@@ -393,6 +393,9 @@ func (e *Egress) Backlog() int { return e.backlog }
 // A worker sleeps until then instead of polling a queue that cannot
 // move.
 func (e *Egress) Next(now int64) (at int64, ok bool) {
+	if e.backlog == 0 {
+		return 0, false
+	}
 	if e.ctrl.packets() > 0 {
 		return now, true
 	}

@@ -101,6 +101,7 @@ type Worker struct {
 	stages []Stage
 	timed  []Timed
 	hold   []Holder // ports, or the ports under them, that hold frames
+	pend   []Pender // ports, or the ports under them, that count waiting frames
 	srcs   []Source
 	srcIdx []uint16
 	timers *Timers
@@ -194,6 +195,9 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 		for q := p; q != nil; {
 			if h, ok := q.(Holder); ok {
 				w.hold = append(w.hold, h)
+			}
+			if r, ok := q.(Pender); ok {
+				w.pend = append(w.pend, r)
 			}
 			u, ok := q.(Wrapper)
 			if !ok {
@@ -553,22 +557,17 @@ func (w *Worker) Next(now int64) (at int64, ok bool) {
 	if w.srcFull {
 		return now, true
 	}
-	at = math.MaxInt64
-	for i, p := range w.ports {
-		for q := p; q != nil; {
-			if r, is := q.(Pender); is && r.Pending() > 0 {
-				return now, true
-			}
-			u, is := q.(Wrapper)
-			if !is {
-				break
-			}
-			q = u.Inner()
+	for _, r := range w.pend {
+		if r.Pending() > 0 {
+			return now, true
 		}
-		if p.TxRoom() == 0 {
+	}
+	at = math.MaxInt64
+	for i, e := range w.egress {
+		if e.Backlog() == 0 || w.ports[i].TxRoom() == 0 {
 			continue
 		}
-		if t, due := w.egress[i].Next(now); due {
+		if t, due := e.Next(now); due {
 			at, ok = min(at, t), true
 		}
 	}
