@@ -84,12 +84,13 @@ func run(args []string) error {
 		mtu       = fs.Int("mtu", 1024, "QP MTU")
 		overhead  = fs.Int("overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
 		rxRing    = fs.Int("rx-ring", 1024, "frames a port's receive ring holds")
-		wl        = fs.String("workload", "permutation", "permutation, incast, alltoall, allreduce, poisson or file")
+		wl        = fs.String("workload", "permutation", "permutation, incast, alltoall, allreduce, sequence, poisson or file")
 		traffic   = fs.String("traffic", "", "traffic file for --workload file (src dst size start_ns [after])")
 		cdf       = fs.String("cdf", "websearch", "flow sizes for poisson: websearch, datamining, hadoop or a file")
 		load      = fs.Float64("load", 0.5, "poisson: offered load per host, of its link rate")
 		duration  = fs.Duration("duration", time.Millisecond, "poisson: how long flows arrive")
 		incast    = fs.Int("incast", 8, "incast: senders (to host 0)")
+		count     = fs.Int("count", 100, "sequence: messages from host 0 to the last host, one after another")
 		qps       = fs.Int("qps", 1, "QPs per host pair")
 		op        = fs.String("op", "write", "verb: write or send")
 		seed      = fs.Uint64("seed", 1, "seed of every random stream")
@@ -103,6 +104,19 @@ func run(args []string) error {
 		cell      = fs.Int("cell", -1, "with --sweep: run only this cell (default: $JOB_COMPLETION_INDEX, else every cell)")
 	)
 	size, maxSize := 1<<20, 0
+	switchFor := map[string]string{}
+	fs.Func("switch-for", "NAME=FILE: build switch NAME from FILE instead of --switch (repeatable)", func(v string) error {
+		name, file, ok := strings.Cut(v, "=")
+		if !ok {
+			return fmt.Errorf("want NAME=FILE")
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		switchFor[name] = string(b)
+		return nil
+	})
 	fs.Var(rateFlag{&ti.HostRate}, "rate", "host link rate, e.g. 100G")
 	fs.Var(rateFlag{&ti.FabricRate}, "fabric-rate", "switch-to-switch link rate (default: --rate)")
 	fs.Var(rateFlag{&ti.CoreRate}, "core-rate", "a fat tree's core link rate (default: --fabric-rate)")
@@ -119,7 +133,7 @@ func run(args []string) error {
 		// Flags given beside --sweep apply to every cell.
 		var extra []string
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name != "sweep" && f.Name != "cell" && f.Name != "out" {
+			if f.Name != "sweep" && f.Name != "cell" && f.Name != "out" && f.Name != "switch-for" {
 				extra = append(extra, "--"+f.Name+"="+f.Value.String())
 			}
 		})
@@ -153,6 +167,8 @@ func run(args []string) error {
 		flows = workload.Incast(s, 0, size)
 	case "alltoall":
 		flows = workload.AllToAll(hosts, size)
+	case "sequence":
+		flows = workload.Sequence(0, hosts-1, size, *count)
 	case "allreduce":
 		flows = workload.RingAllReduce(hosts, size)
 	case "poisson":
@@ -172,7 +188,7 @@ func run(args []string) error {
 			return err
 		}
 	default:
-		return fmt.Errorf("--workload %q: want permutation, incast, alltoall, allreduce, poisson or file", *wl)
+		return fmt.Errorf("--workload %q: want permutation, incast, alltoall, allreduce, sequence, poisson or file", *wl)
 	}
 	if *dump != "" {
 		f, err := os.Create(*dump)
@@ -188,7 +204,7 @@ func run(args []string) error {
 	for _, f := range flows {
 		largest = max(largest, f.Size)
 	}
-	o := fabric.Options{Seed: *seed, Switch: string(sw), Transport: *transport, RTO: *rto, BDP: *bdp, CC: *ccName,
+	o := fabric.Options{Seed: *seed, Switch: string(sw), SwitchFor: switchFor, Transport: *transport, RTO: *rto, BDP: *bdp, CC: *ccName,
 		MTU: *mtu, Overhead: *overhead, MaxMessage: largest, RxRing: *rxRing, MaxQPs: fabric.QPsNeeded(flows, *qps)}
 	if *overhead == 0 {
 		o.Overhead = -1

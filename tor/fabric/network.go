@@ -34,6 +34,11 @@ type Options struct {
 	// port, "fabric", "hosts" and "all" stand for the switch's ports of
 	// that kind. Empty: forwarding alone.
 	Switch string
+	// SwitchFor replaces Switch for the switches it names (by topology
+	// name: "core", "tor0", "agg1-0"), e.g. to impair one port of one
+	// switch as the testbed does. Ports are named after the node they
+	// lead to ("tor1" on core).
+	SwitchFor map[string]string
 	// Transport is the hosts' loss recovery: gbn, irn, fasr or dcp
 	// (default gbn); RTO its first retransmission timeout (0: the
 	// transport's default); BDP the packets IRN's and FaSR's windows
@@ -228,7 +233,7 @@ func Build(t Topology, o Options) (*Network, error) {
 		}
 		mems[i] = mem
 		for pi := range ports[i] {
-			name := fmt.Sprintf("p%d", pi)
+			name := n.portName(ports[i], pi)
 			if nd.Role == Host {
 				name = "eth0"
 			}
@@ -262,17 +267,38 @@ func Build(t Topology, o Options) (*Network, error) {
 	return n, nil
 }
 
+// portName names a switch's port after the node it leads to, as the
+// testbed names them ("tor1" on core is core's port toward tor1); the
+// second and later links to one node get "-2", "-3", ….
+func (n *Network) portName(ends []end, port int) string {
+	peer := n.Topo.Nodes[ends[port].peer].Name
+	k := 1
+	for _, e := range ends[:port] {
+		if e.peer == ends[port].peer {
+			k++
+		}
+	}
+	if k > 1 {
+		return fmt.Sprintf("%s-%d", peer, k)
+	}
+	return peer
+}
+
 // switchConfig is the switch's tord configuration: the template with
 // the switch's ports, port groups expanded, its own seeds, one worker.
 func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, error) {
-	cfg, err := pipeline.ParseConfig([]byte(n.Opts.Switch), "switch template")
+	text, what := n.Opts.Switch, "switch template"
+	if y, ok := n.Opts.SwitchFor[s.Name]; ok {
+		text, what = y, "switch "+s.Name
+	}
+	cfg, err := pipeline.ParseConfig([]byte(text), what)
 	if err != nil {
 		return cfg, err
 	}
 	var all, hosts, fabric []string
 	var maxRate uint64
 	for _, e := range ends {
-		name := fmt.Sprintf("p%d", e.port)
+		name := n.portName(ends, e.port)
 		all = append(all, name)
 		if n.Topo.Nodes[e.peer].Role == Host {
 			hosts = append(hosts, name)
@@ -333,7 +359,7 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 			if cfg.Egress.PortRates == nil {
 				cfg.Egress.PortRates = map[string]dataplane.Rate{}
 			}
-			cfg.Egress.PortRates[fmt.Sprintf("p%d", e.port)] = dataplane.Rate(r)
+			cfg.Egress.PortRates[n.portName(ends, e.port)] = dataplane.Rate(r)
 		}
 	}
 	// Each switch draws from streams of its own.

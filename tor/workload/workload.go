@@ -154,6 +154,17 @@ func Incast(senders []int, dst, size int) []Flow {
 	return out
 }
 
+// Sequence sends count messages of size bytes from src to dst one after
+// another, each posted when the previous completed, as roceperf posts a
+// run of messages at depth 1.
+func Sequence(src, dst, size, count int) []Flow {
+	out := make([]Flow, count)
+	for i := range out {
+		out[i] = Flow{Src: src, Dst: dst, Size: size, After: i - 1}
+	}
+	return out
+}
+
 // AllToAll sends size bytes from every host to every other at once.
 func AllToAll(hosts, size int) []Flow {
 	var out []Flow
