@@ -282,7 +282,10 @@ func run(args []string) error {
 	if err := os.WriteFile(filepath.Join(*out, "result.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(*out, "result.md"), []byte(md.String()), 0o644)
+	if err := os.WriteFile(filepath.Join(*out, "result.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	return writePlots(*out, res)
 }
 
 // machine describes where the run happened: the CPU model and count
