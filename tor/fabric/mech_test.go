@@ -2,8 +2,10 @@ package fabric
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
+	"rocetor/tor/impair"
 	"rocetor/tor/workload"
 )
 
@@ -109,4 +111,42 @@ func TestMechDCQCN(t *testing.T) {
 		t.Fatalf("marks %d, CNPs %d", res.ECNMarked, res.HostCounters["CNPsSent"])
 	}
 	t.Logf("marks %d, CNPs sent %d received %d", res.ECNMarked, res.HostCounters["CNPsSent"], res.HostCounters["CNPsRecv"])
+}
+
+// TestWireImpairment: loss on the wire, tor/impair's model wrapped on
+// the switch ports, destroys the share of frames it is set to, within
+// three standard deviations; and every frame the wire lost is
+// recovered.
+func TestWireImpairment(t *testing.T) {
+	const p = 0.02
+	o := Options{Seed: 5, Transport: "irn", Switch: "impair:\n  rules: [{port: fabric, direction: egress, loss: 0.02}]\n"}
+	tp, err := ParseTopology("link", DefaultTiers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Build(tp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := n.Run([]workload.Flow{{Src: 0, Dst: 1, Size: 4 << 20, After: -1}}, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 1 {
+		t.Fatalf("flow not completed")
+	}
+	var matched, lost uint64
+	for _, s := range n.Switches {
+		for _, ip := range s.Pipe.Impairs {
+			d := ip.Counters().Dir[impair.Egress]
+			matched += d.Matched
+			lost += d.Caused(impair.CauseLoss)
+		}
+	}
+	rate := float64(lost) / float64(matched)
+	sd := math.Sqrt(p * (1 - p) / float64(matched))
+	if math.Abs(rate-p) > 3*sd {
+		t.Fatalf("lost %d of %d frames (%.4f), want %.2f ± %.4f", lost, matched, rate, p, 3*sd)
+	}
+	t.Logf("lost %d of %d (%.4f); host retransmits %d", lost, matched, rate, res.HostCounters["Retransmits"])
 }
