@@ -211,12 +211,16 @@ func Write(w io.Writer, flows []Flow) error {
 	return bw.Flush()
 }
 
-// Read reads a traffic file (Write's format; after may be left out).
+// Read reads a traffic file (Write's format; after may be left out), or
+// an htsim connection matrix (a first line "Nodes N", then "Connections
+// C" and one "src->dst id I start T size S" line per flow, T in
+// picoseconds, as htsim's datacenter/connection_matrices hold them).
 // Lines starting with # are comments.
 func Read(r io.Reader) ([]Flow, error) {
 	sc := bufio.NewScanner(r)
 	var out []Flow
 	n, line := -1, 0
+	htsim := false
 	for sc.Scan() {
 		line++
 		t := strings.TrimSpace(sc.Text())
@@ -224,6 +228,21 @@ func Read(r io.Reader) ([]Flow, error) {
 			continue
 		}
 		f := strings.Fields(t)
+		if n < 0 && !htsim && f[0] == "Nodes" {
+			htsim = true
+			continue
+		}
+		if htsim {
+			if f[0] == "Connections" {
+				continue
+			}
+			fl, err := cmFlow(f)
+			if err != nil {
+				return nil, fmt.Errorf("workload: connection matrix line %d: %w", line, err)
+			}
+			out = append(out, fl)
+			continue
+		}
 		if n < 0 {
 			v, err := strconv.Atoi(t)
 			if err != nil || v < 0 {
@@ -256,4 +275,36 @@ func Read(r io.Reader) ([]Flow, error) {
 		return nil, fmt.Errorf("workload: traffic file says %d flows, has %d", n, len(out))
 	}
 	return out, nil
+}
+
+// cmFlow parses one connection of an htsim connection matrix.
+func cmFlow(f []string) (Flow, error) {
+	fl := Flow{After: -1}
+	a, b, ok := strings.Cut(f[0], "->")
+	src, err1 := strconv.Atoi(a)
+	dst, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil {
+		return fl, fmt.Errorf("%q is not src->dst", f[0])
+	}
+	fl.Src, fl.Dst = src, dst
+	for i := 1; i+1 < len(f); i += 2 {
+		switch f[i] {
+		case "start":
+			ps, err := strconv.ParseFloat(f[i+1], 64)
+			if err != nil {
+				return fl, fmt.Errorf("start %q", f[i+1])
+			}
+			fl.Start = int64(ps / 1000)
+		case "size":
+			v, err := strconv.Atoi(f[i+1])
+			if err != nil || v < 1 {
+				return fl, fmt.Errorf("size %q", f[i+1])
+			}
+			fl.Size = v
+		}
+	}
+	if fl.Size == 0 {
+		return fl, fmt.Errorf("no size")
+	}
+	return fl, nil
 }

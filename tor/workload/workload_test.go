@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +82,17 @@ func TestPatterns(t *testing.T) {
 	back, err := Read(&b)
 	if err != nil || !slices.Equal(back, ar) {
 		t.Fatalf("traffic file round trip: %v", err)
+	}
+}
+
+func TestConnectionMatrix(t *testing.T) {
+	cm := "Nodes 4\nConnections 2\n0->3 id 1 start 0 size 2000000\n2->1 id 2 start 5000000 size 100\n"
+	fs, err := Read(strings.NewReader(cm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Flow{{Src: 0, Dst: 3, Size: 2000000, After: -1}, {Src: 2, Dst: 1, Size: 100, Start: 5000, After: -1}}
+	if !slices.Equal(fs, want) {
+		t.Fatalf("got %+v", fs)
 	}
 }
