@@ -32,7 +32,7 @@ for loss in 0.001 0.005 0.01 0.05; do
 		"$loss" "$loss" >"$out/core-$loss.yaml"
 	for size in 10000 100000 1000000; do
 		for mode in plain netrt; do
-			"$out/torsim" --topo chain --rate 1G --workload sequence --count 200 --size "$size" \
+			"$out/torsim" --topo chain --rate 1G --workload sequence --count 200 --depth 1 --size "$size" \
 				--switch "$out/$mode.yaml" --switch-for "core=$out/core-$loss.yaml" --seed 1 --quiet \
 				--out "$out/cells/$loss-$size-$mode" 2>/dev/null
 		done

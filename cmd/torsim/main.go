@@ -90,7 +90,8 @@ func run(args []string) error {
 		load      = fs.Float64("load", 0.5, "poisson: offered load per host, of its link rate")
 		duration  = fs.Duration("duration", time.Millisecond, "poisson: how long flows arrive")
 		incast    = fs.Int("incast", 8, "incast: senders (to host 0)")
-		count     = fs.Int("count", 100, "sequence: messages from host 0 to the last host, one after another")
+		count     = fs.Int("count", 100, "sequence: messages from host 0 to the last host")
+		depth     = fs.Int("depth", 1, "sequence: messages in flight")
 		qps       = fs.Int("qps", 1, "QPs per host pair")
 		op        = fs.String("op", "write", "verb: write or send")
 		seed      = fs.Uint64("seed", 1, "seed of every random stream")
@@ -168,7 +169,7 @@ func run(args []string) error {
 	case "alltoall":
 		flows = workload.AllToAll(hosts, size)
 	case "sequence":
-		flows = workload.Sequence(0, hosts-1, size, *count)
+		flows = workload.Sequence(0, hosts-1, size, *count, *depth)
 	case "allreduce":
 		flows = workload.RingAllReduce(hosts, size)
 	case "poisson":

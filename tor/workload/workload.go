@@ -154,13 +154,17 @@ func Incast(senders []int, dst, size int) []Flow {
 	return out
 }
 
-// Sequence sends count messages of size bytes from src to dst one after
-// another, each posted when the previous completed, as roceperf posts a
-// run of messages at depth 1.
-func Sequence(src, dst, size, count int) []Flow {
+// Sequence sends count messages of size bytes from src to dst, at most
+// depth in flight (at least 1): message i is posted when message
+// i−depth completed, as roceperf keeps its queue depth.
+func Sequence(src, dst, size, count, depth int) []Flow {
+	depth = max(depth, 1)
 	out := make([]Flow, count)
 	for i := range out {
-		out[i] = Flow{Src: src, Dst: dst, Size: size, After: i - 1}
+		out[i] = Flow{Src: src, Dst: dst, Size: size, After: -1}
+		if i >= depth {
+			out[i].After = i - depth
+		}
 	}
 	return out
 }
