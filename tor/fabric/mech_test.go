@@ -150,3 +150,40 @@ func TestWireImpairment(t *testing.T) {
 	}
 	t.Logf("lost %d of %d (%.4f); host retransmits %d", lost, matched, rate, res.HostCounters["Retransmits"])
 }
+
+// TestMultipath: the routes from the topology give the multipath modes
+// every path: one flow sprayed, or adaptively routed over uplinks a
+// quarter of its rate, crosses all four cores; ECMP keeps it on one.
+func TestMultipath(t *testing.T) {
+	for _, c := range []struct {
+		mode  string
+		cores int
+	}{{"ecmp", 1}, {"spray", 4}, {"adaptive", 4}} {
+		t.Run(c.mode, func(t *testing.T) {
+			ti := DefaultTiers()
+			ti.FabricRate = 25e9
+			tp, err := ParseTopology("multipath:paths=4", ti)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := Build(tp, Options{Seed: 1, Transport: "irn", Switch: "forwarding: {multipath: " + c.mode + "}\n"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := n.Run([]workload.Flow{{Src: 0, Dst: 1, Size: 2 << 20, After: -1}}, RunOptions{})
+			if err != nil || res.Completed != 1 {
+				t.Fatalf("completed %v, %v", res, err)
+			}
+			used := 0
+			for _, s := range res.SwitchResults {
+				if len(s.Name) > 4 && s.Name[:4] == "core" && len(s.Ports) > 0 {
+					used++
+				}
+			}
+			// ECMP: the data takes one core, the ACKs perhaps another.
+			if c.mode == "ecmp" && used > 2 || c.mode != "ecmp" && used != c.cores {
+				t.Fatalf("%s: %d cores carried traffic", c.mode, used)
+			}
+		})
+	}
+}
