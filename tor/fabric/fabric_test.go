@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"rocetor/nic"
 	"rocetor/tor/workload"
 )
 
@@ -68,5 +69,30 @@ func TestDeterminism(t *testing.T) {
 	}
 	if !bytes.Equal(out[0], out[1]) {
 		t.Fatal("two runs with one seed differ")
+	}
+}
+
+// TestSendAndQPs: SEND flows (a receive posted for each) and several QPs
+// per pair, every flow over its pair's QPs in turn.
+func TestSendAndQPs(t *testing.T) {
+	tp, err := ParseTopology("dumbbell:hosts=2", DefaultTiers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows := workload.AllToAll(4, 64<<10)
+	flows = append(flows, flows...)
+	n, err := Build(tp, Options{Seed: 1, Transport: "irn", MaxQPs: QPsNeeded(flows, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := n.Run(flows, RunOptions{Op: nic.OpSend, QPs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != len(flows) || res.HostCounters["RNRNAKsSent"] != 0 {
+		t.Fatalf("completed %d of %d, RNR NAKs %d", res.Completed, len(flows), res.HostCounters["RNRNAKsSent"])
+	}
+	if n.QPs(0, 1) != 3 {
+		t.Fatalf("%d QPs from host 0 to 1, want 3", n.QPs(0, 1))
 	}
 }
