@@ -138,6 +138,8 @@ type Network struct {
 	first    []int         // topology node → its first host, -1 if none
 	dist     map[int][]int // BFS distances to a ToR node, by ToR node
 	adj      [][]int       // links of each node
+	hostDist map[int][]int // hop counts to a host node, by host node (ideal FCTs)
+	hostNd   []int         // host index → topology node
 }
 
 // End is one end of a link, the topology's view of a port.
@@ -636,11 +638,3 @@ func QPsNeeded(flows []workload.Flow, qps int) int {
 
 // QPs returns the QPs set up from host a to host b.
 func (n *Network) QPs(a, b int) int { return len(n.Hosts[a].peers[b]) }
-
-// hostOf returns the index among hosts of a topology node, -1 for a switch.
-func (n *Network) hostOf(node int) int {
-	if n.Topo.Nodes[node].Role != Host {
-		return -1
-	}
-	return n.byNode[node]
-}

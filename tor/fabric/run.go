@@ -54,19 +54,18 @@ type flowState struct {
 }
 
 type runner struct {
-	n       *Network
-	o       RunOptions
-	flows   []flowState
-	byID    map[uint64]int
-	order   []int // flows with a start time, by start
-	at      int   // next of order
-	id      int   // the runner's actor id
-	done    int
-	pending map[uint32][]int // flows waiting for room on their QP, by host<<20|qp... keyed per host below
-	waitQ   []map[uint32][]int
-	rr      map[[2]int]int
-	samp    *sampler
-	err     error
+	n     *Network
+	o     RunOptions
+	flows []flowState
+	byID  map[uint64]int
+	order []int // flows with a start time, by start
+	at    int   // next of order
+	id    int   // the runner's actor id
+	done  int
+	waitQ []map[uint32][]int // flows waiting for room on their QP, per host by QPN
+	rr    map[[2]int]int
+	samp  *sampler
+	err   error
 }
 
 // Run runs flows over the network and returns what was measured. The
@@ -312,53 +311,68 @@ func (n *Network) idealFCT(f workload.Flow) int64 {
 }
 
 // path returns the links of one shortest path from host a to host b.
+// The hop counts to each destination host are kept, so a run of many
+// flows walks the topology once per destination.
 func (n *Network) path(a, b int) []LinkSpec {
 	t := &n.Topo
 	src, dst := n.hostNode(a), n.hostNode(b)
 	adj := n.adjacency()
-	// BFS from dst over every node, then walk down from src.
-	d := make([]int, len(t.Nodes))
-	for i := range d {
-		d[i] = -1
+	if n.hostDist == nil {
+		n.hostDist = map[int][]int{}
 	}
-	d[dst] = 0
-	q := []int{dst}
-	for len(q) > 0 {
-		x := q[0]
-		q = q[1:]
-		for _, li := range adj[x] {
-			l := t.Links[li]
-			y := l.A + l.B - x
-			if d[y] < 0 && (t.Nodes[y].Role == Switch || y == src) {
-				d[y] = d[x] + 1
-				q = append(q, y)
+	d, ok := n.hostDist[dst]
+	if !ok {
+		d = make([]int, len(t.Nodes))
+		for i := range d {
+			d[i] = -1
+		}
+		d[dst] = 0
+		q := []int{dst}
+		for len(q) > 0 {
+			x := q[0]
+			q = q[1:]
+			if x != dst && t.Nodes[x].Role == Host {
+				continue // hosts end paths, they do not forward
+			}
+			for _, li := range adj[x] {
+				l := t.Links[li]
+				if y := l.A + l.B - x; d[y] < 0 {
+					d[y] = d[x] + 1
+					q = append(q, y)
+				}
 			}
 		}
+		n.hostDist[dst] = d
 	}
 	var out []LinkSpec
-	for x := src; x != dst; {
+	for x := src; x != dst && d[x] > 0; {
+		next := -1
 		for _, li := range adj[x] {
 			l := t.Links[li]
-			if y := l.A + l.B - x; d[y] == d[x]-1 && d[y] >= 0 {
+			if y := l.A + l.B - x; d[y] == d[x]-1 {
 				out = append(out, l)
-				x = y
+				next = y
 				break
 			}
 		}
-		if len(out) > len(t.Nodes) {
+		if next < 0 {
 			break
 		}
+		x = next
 	}
 	return out
 }
 
 func (n *Network) hostNode(h int) int {
-	for i := range n.Topo.Nodes {
-		if n.Topo.Nodes[i].Role == Host && n.byNode[i] == h {
-			return i
+	if n.hostNd == nil {
+		n.hostNd = make([]int, len(n.Hosts))
+		for i := range n.Topo.Nodes {
+			if n.Topo.Nodes[i].Role == Host {
+				n.hostNd[n.byNode[i]] = i
+			}
 		}
 	}
-	return -1
+	return n.hostNd[h]
 }
 
 func (n *Network) adjacency() [][]int {
