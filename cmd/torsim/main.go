@@ -106,7 +106,7 @@ func run(args []string) error {
 	)
 	size, maxSize := 1<<20, 0
 	switchFor := map[string]string{}
-	fs.Func("switch-for", "NAME=FILE: build switch NAME from FILE instead of --switch (repeatable)", func(v string) error {
+	fs.Func("switch-for", "NAME=FILE: build switch NAME (or the switches a pattern such as tor* matches) from FILE instead of --switch (repeatable)", func(v string) error {
 		name, file, ok := strings.Cut(v, "=")
 		if !ok {
 			return fmt.Errorf("want NAME=FILE")

@@ -96,3 +96,30 @@ func TestSendAndQPs(t *testing.T) {
 		t.Fatalf("%d QPs from host 0 to 1, want 3", n.QPs(0, 1))
 	}
 }
+
+// TestSwitchFor: a switch named, or matched by a pattern, is built from
+// its own YAML.
+func TestSwitchFor(t *testing.T) {
+	tp := FatTree(4, DefaultTiers())
+	n, err := Build(tp, Options{Seed: 1, Switch: "ecn: {}\n", SwitchFor: map[string]string{
+		"core*": "forwarding: {multipath: spray}\n", "core0": "trim: {}\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range n.Switches {
+		switch {
+		case s.Name == "core0":
+			if s.Cfg.Trim == nil || s.Cfg.ECN != nil {
+				t.Errorf("core0 not from its own YAML")
+			}
+		case s.Name[:4] == "core":
+			if s.Cfg.Forwarding.Multipath != "spray" || s.Cfg.Trim != nil {
+				t.Errorf("%s not from core*", s.Name)
+			}
+		default:
+			if s.Cfg.ECN == nil {
+				t.Errorf("%s not from the template", s.Name)
+			}
+		}
+	}
+}

@@ -3,7 +3,10 @@ package fabric
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
+	"path"
+	"slices"
 	"time"
 
 	"rocetor/dataplane"
@@ -35,8 +38,9 @@ type Options struct {
 	// that kind. Empty: forwarding alone.
 	Switch string
 	// SwitchFor replaces Switch for the switches it names (by topology
-	// name: "core", "tor0", "agg1-0"), e.g. to impair one port of one
-	// switch as the testbed does. Ports are named after the node they
+	// name: "core", "tor0", "agg1-0", or a path.Match pattern, "agg*",
+	// the first in sorted order that matches; a name beats a pattern),
+	// e.g. to impair one port of one switch as the testbed does. Ports are named after the node they
 	// lead to ("tor1" on core).
 	SwitchFor map[string]string
 	// Transport is the hosts' loss recovery: gbn, irn, fasr or dcp
@@ -292,6 +296,15 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	text, what := n.Opts.Switch, "switch template"
 	if y, ok := n.Opts.SwitchFor[s.Name]; ok {
 		text, what = y, "switch "+s.Name
+	} else {
+		// Patterns, in order, the first that matches: "tor*" names
+		// a fat tree's tier.
+		for _, k := range slices.Sorted(maps.Keys(n.Opts.SwitchFor)) {
+			if ok, _ := path.Match(k, s.Name); ok {
+				text, what = n.Opts.SwitchFor[k], "switch "+s.Name+" ("+k+")"
+				break
+			}
+		}
 	}
 	cfg, err := pipeline.ParseConfig([]byte(text), what)
 	if err != nil {
