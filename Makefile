@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: build test bench bench-forward generate lint fuzz demo
+.PHONY: build test bench bench-forward generate lint fuzz demo sim
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -44,3 +44,11 @@ fuzz:
 demo:
 	$(GO) build -o $(BIN)/ ./cmd/tord ./cmd/roceperf ./cmd/testbed
 	$(BIN)/testbed run demo --bin $(BIN)
+
+# The fabric simulator (docs/simulator.md): a 16-host fat tree, WebSearch
+# flows at 50% load over IRN and DCQCN with ECN marking; no root needed.
+sim:
+	$(GO) build -o $(BIN)/ ./cmd/torsim
+	printf 'ecn: {}\n' > $(BIN)/sim-switch.yaml
+	$(BIN)/torsim --topo fattree:k=4 --rate 100G --transport irn --cc dcqcn --switch $(BIN)/sim-switch.yaml \
+		--workload poisson --cdf websearch --load 0.5 --duration 1ms --max-size 4MB --out $(BIN)/sim

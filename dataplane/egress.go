@@ -111,7 +111,8 @@ type entry struct {
 // queue is a FIFO ring of frames with byte accounting.
 type queue struct {
 	cfg     QueueConfig
-	ring    []entry // power-of-two capacity
+	ring    []entry // power-of-two capacity, grown up to max
+	max     int     // the most entries the ring may grow to
 	head    uint32
 	tail    uint32
 	bytes   int
@@ -141,6 +142,9 @@ type QueueStats struct {
 func (q *queue) packets() int { return int(q.tail - q.head) }
 
 func (q *queue) push(e entry) bool {
+	if q.packets() == len(q.ring) && len(q.ring) < q.max {
+		q.grow()
+	}
 	if q.bytes+int(e.len) > q.cfg.Limit || q.packets() == len(q.ring) {
 		q.stats.Drops++
 		q.stats.DropBytes += uint64(e.len)
@@ -154,6 +158,21 @@ func (q *queue) push(e entry) bool {
 		q.stats.MaxDepthBytes = q.bytes
 	}
 	return true
+}
+
+// grow doubles the ring. Rings start small and grow to the depth the
+// queue reaches: a ring sized for its byte limit in minimum-size frames
+// (16 K entries for 1 MiB) is walked whole by the indices however
+// shallow the queue, and a fabric simulation's thousands of ports then
+// spent most of their time missing the cache (10 µs a packet-hop for a
+// k = 16 fat tree, 2026-11-25). A queue grows at most log2(max/256)
+// times, each at a new high-water mark.
+func (q *queue) grow() {
+	r := make([]entry, 2*len(q.ring))
+	for i := q.head; i != q.tail; i++ {
+		r[i&uint32(len(r)-1)] = q.ring[i&uint32(len(q.ring)-1)]
+	}
+	q.ring = r
 }
 
 func (q *queue) peek() *entry { return &q.ring[q.head&uint32(len(q.ring)-1)] }
@@ -183,10 +202,14 @@ type Egress struct {
 	pauseBps uint64
 	// pausedUntil is when each PFC priority may send again (ns).
 	pausedUntil [8]int64
-	ctrl        queue // MAC control frames: never paused, never shaped
-	markAt      MarkPoint
-	mem         *Mem     // where marked frames live (UseMem)
-	rng         rand.PCG // the marking draws; seeded, so runs repeat
+	pausedNs    int64
+	// backlog is the bytes in all queues, kept as frames come and go:
+	// a worker asks for it on every port every loop.
+	backlog int
+	ctrl    queue // MAC control frames: never paused, never shaped
+	markAt  MarkPoint
+	mem     *Mem     // where marked frames live (UseMem)
+	rng     rand.PCG // the marking draws; seeded, so runs repeat
 }
 
 // NewEgress builds an egress from a validated configuration.
@@ -220,7 +243,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 		for n < qc.Limit/60+1 {
 			n <<= 1
 		}
-		e.queues[i] = queue{cfg: qc, ring: make([]entry, n), quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
+		e.queues[i] = queue{cfg: qc, ring: make([]entry, min(n, 256)), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
 		if _, ok := byLevel[qc.Level]; !ok {
 			lv = append(lv, qc.Level)
 		}
@@ -240,7 +263,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	}
 	e.rr = make([]int, len(e.levels))
 	e.credited = make([]bool, len(e.levels))
-	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, 64)}
+	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, 64), max: 64}
 	return e, nil
 }
 
@@ -291,7 +314,11 @@ func (e *Egress) Stats(q int) QueueStats { return e.queues[q].stats }
 // drop, when the queue's byte budget would be exceeded; the caller still
 // owns the frame then. The frame is not ECN marked; see EnqueuePacket.
 func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
-	return e.queues[q].push(entry{addr: addr, len: uint16(n)})
+	if !e.queues[q].push(entry{addr: addr, len: uint16(n)}) {
+		return false
+	}
+	e.backlog += n
+	return true
 }
 
 // EnqueuePacket appends p's frame to queue p.Queue as Enqueue does,
@@ -306,6 +333,7 @@ func (e *Egress) EnqueuePacket(p *Packet) bool {
 	if !q.push(en) {
 		return false
 	}
+	e.backlog += int(en.len)
 	if e.markAt == MarkEnqueue && en.ecn != ecnNotECT {
 		// the entry in the ring, so that it remembers a mark
 		e.mark(q, &q.ring[(q.tail-1)&uint32(len(q.ring)-1)], depth)
@@ -316,7 +344,11 @@ func (e *Egress) EnqueuePacket(p *Packet) bool {
 // EnqueueControl queues a MAC control frame (PFC, PAUSE) ahead of every
 // data queue; pause and shaping do not apply to it.
 func (e *Egress) EnqueueControl(addr uint64, n int) bool {
-	return e.ctrl.push(entry{addr: addr, len: uint16(n)})
+	if !e.ctrl.push(entry{addr: addr, len: uint16(n)}) {
+		return false
+	}
+	e.backlog += n
+	return true
 }
 
 // Pause applies a received PFC frame: for each priority enabled in the
@@ -327,9 +359,18 @@ func (e *Egress) Pause(now int64, enable uint8, times *[8]uint16) {
 		if enable&(1<<p) == 0 {
 			continue
 		}
-		e.pausedUntil[p] = now + int64(uint64(times[p])*512*1e9/e.pauseBps)
+		until := now + int64(uint64(times[p])*512*1e9/e.pauseBps)
+		// Pause time in force: what the new deadline adds past now,
+		// or takes back from the old one (a resume, time 0).
+		e.pausedNs += until - max(e.pausedUntil[p], now)
+		e.pausedUntil[p] = until
 	}
 }
+
+// PausedNs returns the PFC pause time this egress has been given, summed
+// over priorities, in nanoseconds: pauses that a later frame shortened
+// or resumed count only until then.
+func (e *Egress) PausedNs() int64 { return e.pausedNs }
 
 // PauseAll applies an 802.3x PAUSE, which stops every priority.
 func (e *Egress) PauseAll(now int64, quanta uint16) {
@@ -344,13 +385,7 @@ func (e *Egress) Paused(now int64, q int) bool {
 }
 
 // Backlog returns the bytes waiting in all queues.
-func (e *Egress) Backlog() int {
-	n := e.ctrl.bytes
-	for i := range e.queues {
-		n += e.queues[i].bytes
-	}
-	return n
-}
+func (e *Egress) Backlog() int { return e.backlog }
 
 // Next returns when Dequeue can next give a frame, if the queues hold
 // any (ok): now when one may go at once, else when the shaper has a
@@ -358,6 +393,9 @@ func (e *Egress) Backlog() int {
 // A worker sleeps until then instead of polling a queue that cannot
 // move.
 func (e *Egress) Next(now int64) (at int64, ok bool) {
+	if e.backlog == 0 {
+		return 0, false
+	}
 	if e.ctrl.packets() > 0 {
 		return now, true
 	}
@@ -391,6 +429,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 	n := 0
 	for n < len(out) && e.ctrl.packets() > 0 {
 		en := e.ctrl.pop()
+		e.backlog -= int(en.len)
 		out[n] = Packet{Addr: en.addr, Len: en.len, Out: NoPort}
 		n++
 	}
@@ -417,6 +456,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 		}
 		qu := &e.queues[q]
 		en := qu.pop()
+		e.backlog -= int(en.len)
 		if e.markAt == MarkDequeue && en.ecn != ecnNotECT {
 			e.mark(qu, &en, qu.bytes)
 		}
@@ -501,7 +541,9 @@ func (e *Egress) flush(mem *Mem) {
 			qu = &e.queues[q]
 		}
 		for qu.packets() > 0 {
-			mem.Release(qu.pop().addr)
+			en := qu.pop()
+			e.backlog -= int(en.len)
+			mem.Release(en.addr)
 		}
 	}
 }

@@ -14,7 +14,8 @@ import (
 type Mem struct {
 	buf       []byte
 	frameSize int
-	free      []uint64
+	free      []uint64 // frames given back, most recent last
+	fresh     int      // frames never handed out: the last fresh of buf
 	inUse     int
 }
 
@@ -30,11 +31,9 @@ func NewMem(buf []byte, frameSize int) (*Mem, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("%w: %d bytes hold no %d-byte frame", ErrMemSize, len(buf), frameSize)
 	}
-	m := &Mem{buf: buf, frameSize: frameSize, free: make([]uint64, n)}
-	for i := range m.free {
-		m.free[i] = uint64((n - 1 - i) * frameSize)
-	}
-	return m, nil
+	// The stack's room is reserved, not touched: it fills as frames
+	// come back, so Release never allocates.
+	return &Mem{buf: buf, frameSize: frameSize, free: make([]uint64, 0, n), fresh: n}, nil
 }
 
 // FrameSize returns the size of one frame.
@@ -44,7 +43,7 @@ func (m *Mem) FrameSize() int { return m.frameSize }
 func (m *Mem) Frames() int { return len(m.buf) / m.frameSize }
 
 // Free returns the number of free frames.
-func (m *Mem) Free() int { return len(m.free) }
+func (m *Mem) Free() int { return len(m.free) + m.fresh }
 
 // InUse returns the number of frames handed out and not yet freed.
 func (m *Mem) InUse() int { return m.inUse }
@@ -53,7 +52,16 @@ func (m *Mem) InUse() int { return m.inUse }
 func (m *Mem) Alloc() (addr uint64, ok bool) {
 	n := len(m.free)
 	if n == 0 {
-		return 0, false
+		if m.fresh == 0 {
+			return 0, false
+		}
+		// Frames never handed out yet, from the start of buf: the
+		// free stack holds only frames given back, so a large Mem
+		// costs nothing until its frames are used (a simulator's
+		// thousand workers each reserve what tord's UMEM would).
+		m.fresh--
+		m.inUse++
+		return uint64((len(m.buf)/m.frameSize - 1 - m.fresh) * m.frameSize), true
 	}
 	addr = m.free[n-1]
 	m.free = m.free[:n-1]

@@ -10,9 +10,10 @@ type MemPort struct {
 	name string
 	mac  rocev2.MAC
 	mem  *Mem
-	rx   []Packet // injected frames waiting for Receive, FIFO ring
+	rx   []memFrame // injected frames waiting for Receive, FIFO ring
 	head int
 	n    int
+	cap  int // the most frames rx may grow to
 	// OnTransmit receives each transmitted frame; the slice is valid only
 	// during the call, after which the frame goes back to Mem. Nil
 	// discards frames.
@@ -24,13 +25,22 @@ type MemPort struct {
 // NewMemPort returns an in-memory port on mem that can hold rxCap
 // injected frames.
 func NewMemPort(name string, mac rocev2.MAC, mem *Mem, rxCap int) *MemPort {
-	return &MemPort{name: name, mac: mac, mem: mem, rx: make([]Packet, rxCap), txRoom: BatchSize}
+	return &MemPort{name: name, mac: mac, mem: mem, rx: make([]memFrame, min(rxCap, 64)), cap: rxCap, txRoom: BatchSize}
+}
+
+// memFrame is a frame waiting in a MemPort's ring. The ring starts small
+// and grows to the depth it reaches, up to its capacity: a simulator's
+// thousands of ports would otherwise walk rings sized for the worst
+// case and miss the cache at every frame.
+type memFrame struct {
+	addr uint64
+	len  uint16
 }
 
 // Inject copies frame into a free frame of Mem and queues it for Receive.
 // It returns false, and counts it, when the port's queue or Mem is full.
 func (p *MemPort) Inject(frame []byte) bool {
-	if p.n == len(p.rx) || len(frame) > p.mem.FrameSize() {
+	if len(frame) > p.mem.FrameSize() {
 		p.stats.InjectRefused++
 		return false
 	}
@@ -40,12 +50,34 @@ func (p *MemPort) Inject(frame []byte) bool {
 		return false
 	}
 	copy(p.mem.Room(addr), frame)
-	p.rx[(p.head+p.n)%len(p.rx)] = Packet{Addr: addr, Len: uint16(len(frame))}
+	return p.Deliver(addr, len(frame))
+}
+
+// Deliver queues a frame of n bytes already in the port's Mem for
+// Receive, taking ownership of it: a simulator's link copies a frame into
+// the receiving worker's memory as it leaves the sender and delivers it
+// when its last bit arrives. It returns false, counted, with the frame
+// freed, when the port's queue is full.
+func (p *MemPort) Deliver(addr uint64, n int) bool {
+	if p.n == len(p.rx) && len(p.rx) < p.cap {
+		r := make([]memFrame, min(2*len(p.rx), p.cap))
+		for i := 0; i < p.n; i++ {
+			r[i] = p.rx[(p.head+i)%len(p.rx)]
+		}
+		p.rx, p.head = r, 0
+	}
+	if p.n == len(p.rx) {
+		p.stats.InjectRefused++
+		p.mem.Release(addr)
+		return false
+	}
+	p.rx[(p.head+p.n)%len(p.rx)] = memFrame{addr: addr, len: uint16(n)}
 	p.n++
 	return true
 }
 
-// Pending returns how many injected frames wait for Receive.
+// Pending returns how many injected frames wait for Receive
+// (Pender: a simulator steps the worker when it is not 0).
 func (p *MemPort) Pending() int { return p.n }
 
 // SetTxRoom limits how many frames one Transmit call takes, to model a
@@ -62,7 +94,7 @@ func (p *MemPort) MAC() rocev2.MAC { return p.mac }
 func (p *MemPort) Receive(b *Batch) int {
 	k := 0
 	for p.n > 0 && b.N < BatchSize {
-		b.Pkts[b.N] = p.rx[p.head]
+		b.Pkts[b.N] = Packet{Addr: p.rx[p.head].addr, Len: p.rx[p.head].len}
 		b.N++
 		p.head = (p.head + 1) % len(p.rx)
 		p.n--
@@ -103,7 +135,7 @@ func (p *MemPort) Stats() PortStats {
 // Close implements Port: injected frames go back to Mem.
 func (p *MemPort) Close() error {
 	for p.n > 0 {
-		p.mem.Release(p.rx[p.head].Addr)
+		p.mem.Release(p.rx[p.head].addr)
 		p.head = (p.head + 1) % len(p.rx)
 		p.n--
 	}

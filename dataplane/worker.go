@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -100,6 +101,7 @@ type Worker struct {
 	stages []Stage
 	timed  []Timed
 	hold   []Holder // ports, or the ports under them, that hold frames
+	pend   []Pender // ports, or the ports under them, that count waiting frames
 	srcs   []Source
 	srcIdx []uint16
 	timers *Timers
@@ -112,6 +114,10 @@ type Worker struct {
 	out     [BatchSize]Packet
 	ctx     Ctx
 	st      workerStats
+	// srcFull says a Source made a whole batch in the last Step: it
+	// stopped for the batch, not for want of room, credit or work, so
+	// it may have more now (Next).
+	srcFull bool
 	pfd     []unix.PollFd
 
 	lastPub int64
@@ -190,6 +196,9 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 			if h, ok := q.(Holder); ok {
 				w.hold = append(w.hold, h)
 			}
+			if r, ok := q.(Pender); ok {
+				w.pend = append(w.pend, r)
+			}
 			u, ok := q.(Wrapper)
 			if !ok {
 				break
@@ -241,9 +250,12 @@ func (w *Worker) Step(now int64) int {
 			t.Timer(&w.ctx, arg)
 		}
 	}
+	w.srcFull = false
 	for i, src := range w.srcs {
 		w.ctx.stage = w.srcIdx[i]
-		work += src.Poll(&w.ctx)
+		n := src.Poll(&w.ctx)
+		work += n
+		w.srcFull = w.srcFull || n >= BatchSize
 	}
 	for i, p := range w.ports {
 		e := w.egress[i]
@@ -519,6 +531,64 @@ func (w *Worker) sleep(now int64) {
 	ts := unix.NsecToTimespec(d)
 	_, _ = unix.Ppoll(w.pfd, &ts, nil) // EINTR and timeouts both mean "look again"
 }
+
+// Pender is implemented by ports that know how many received frames
+// wait for Receive without taking them (dataplane.MemPort): Next finds
+// it through Wrapper, as the worker finds a Holder.
+type Pender interface {
+	Pending() int
+}
+
+// Next returns the earliest time, at or after now, at which Step has
+// something to do, having just run Step(now): now when a port has frames
+// waiting (Pender), a Source made a whole batch, or a queued frame may
+// go at once; else the next timer, held frame (Holder) or time the
+// egress may release a frame (Egress.Next: the shaper's next token, the
+// end of a PFC pause). ok is false when nothing is pending at all:
+// only a received frame or a posted request wakes the worker then.
+//
+// A port whose TxRoom is 0 is left out: its owner knows when the wire
+// frees (a simulator's port completes a transmission at serialization
+// time) and steps the worker then. A discrete-event simulator calls
+// Next after each Step instead of polling, so idle time costs nothing;
+// the worker's own loop (Run) needs no Next, as it sleeps on the same
+// deadlines (sleep).
+func (w *Worker) Next(now int64) (at int64, ok bool) {
+	if w.srcFull {
+		return now, true
+	}
+	for _, r := range w.pend {
+		if r.Pending() > 0 {
+			return now, true
+		}
+	}
+	at = math.MaxInt64
+	for i, e := range w.egress {
+		if e.Backlog() == 0 || w.ports[i].TxRoom() == 0 {
+			continue
+		}
+		if t, due := e.Next(now); due {
+			at, ok = min(at, t), true
+		}
+	}
+	if t, due := w.timers.Next(); due {
+		at, ok = min(at, t), true
+	}
+	for _, h := range w.hold {
+		if t, due := h.Deadline(); due {
+			at, ok = min(at, t), true
+		}
+	}
+	if !ok {
+		return 0, false
+	}
+	return max(at, now), true
+}
+
+// Publish copies the counters for Snapshot at worker time now, from the
+// worker's goroutine. A worker publishes about once a millisecond of its
+// clock; a simulator calls Publish at the end of a run.
+func (w *Worker) Publish(now int64) { w.publish(now) }
 
 // publish copies the counters for Snapshot.
 func (w *Worker) publish(now int64) {

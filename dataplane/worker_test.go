@@ -495,3 +495,58 @@ func TestWorkerSleepWakesForHeld(t *testing.T) {
 		t.Fatalf("%d sleeps, %d polls; want a sleep between two polls", s.Sleeps, hp.polls)
 	}
 }
+
+// TestWorkerNext: a worker stepped only at the times Next names does
+// what one stepped every nanosecond does — received frames at once, a
+// timer at its time, a shaped queue at its tokens — and says when
+// nothing is pending.
+func TestWorkerNext(t *testing.T) {
+	ts := &timerStage{}
+	r := newRig(t, DefaultEgress(0, 1<<20), ts)
+	if _, ok := r.w.Next(0); ok {
+		t.Fatal("an idle worker has something due")
+	}
+	r.ports[0].Inject(roceFrame(t, 1, 10))
+	if at, ok := r.w.Next(100); !ok || at != 100 {
+		t.Fatalf("a pending frame is due at %d (%v), want now", at, ok)
+	}
+	r.w.Step(100)
+	at, ok := r.w.Next(100)
+	if !ok || at != 5100 {
+		t.Fatalf("next = %d (%v), want the timer at 5100", at, ok)
+	}
+	r.w.Step(at)
+	if len(ts.fired) != 1 || ts.fired[0] != 5000 {
+		t.Fatalf("timer fired after %v", ts.fired)
+	}
+	if _, ok := r.w.Next(at); ok {
+		t.Fatal("something due after the timer fired")
+	}
+
+	// A queue shaped to 1 Gb/s with a 1-frame burst: each frame waits
+	// for its tokens, and Next says when.
+	eg := DefaultEgress(1e9, 1<<20)
+	eg.BurstBytes = 1
+	r = newRig(t, eg)
+	for i := 0; i < 3; i++ {
+		r.ports[0].Inject(roceFrame(t, uint32(i), 1000))
+	}
+	now, steps := int64(0), 0
+	for ; steps < 100; steps++ {
+		r.w.Step(now)
+		next, ok := r.w.Next(now)
+		if !ok {
+			break
+		}
+		if next < now {
+			t.Fatalf("next %d before now %d", next, now)
+		}
+		now = next
+	}
+	if len(r.sent[1]) != 3 {
+		t.Fatalf("sent %d frames in %d steps, want 3", len(r.sent[1]), steps)
+	}
+	if steps > 10 {
+		t.Fatalf("%d steps for 3 shaped frames: Next polls", steps)
+	}
+}

@@ -12,7 +12,7 @@ import (
 	"rocetor/tor/impair"
 )
 
-// TordConfig is the part of tord's YAML configuration (cmd/tord/config.go)
+// TordConfig is the part of tord's YAML configuration (tor/pipeline/config.go)
 // that testbed writes, one file per switch. Fields left out keep tord's
 // defaults.
 type TordConfig struct {

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/pprof"
-	"os"
+	"rocetor/tor/pipeline"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,20 +42,8 @@ type admin struct {
 	reloads sync.Mutex // one reload at a time
 }
 
-// readToken reads a bearer token file: its first line, at least 16
-// characters.
-func readToken(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	tok, _, _ := bytes.Cut(b, []byte("\n"))
-	tok = bytes.TrimSpace(tok)
-	if len(tok) < 16 {
-		return nil, fmt.Errorf("%s: the token must be at least 16 characters", path)
-	}
-	return tok, nil
-}
+// readToken reads a bearer token file (pipeline.ReadToken).
+func readToken(path string) ([]byte, error) { return pipeline.ReadToken(path) }
 
 func newAdmin(cfg Config, sw *Switch, level zap.AtomicLevel, log *zap.Logger, reload func() (Config, error)) (*admin, error) {
 	a := &admin{sw: sw, log: log, level: level, started: time.Now(), reload: reload}

@@ -141,7 +141,7 @@ netrt:
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := c.NetRT.stageConfig(c.Ports, nil)
+	nc, err := c.NetRT.StageConfig(c.Ports, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ trim:
 	}
 	tc := c.Trim
 	if tc == nil || tc.Threshold != 32<<10 || tc.IncastDegree != 16 || tc.Ratio != 20 || tc.MinWeight != 0.05 ||
-		len(tc.Ports) != 1 || !tc.Trims("s2") || tc.Trims("s1") || !c.dcp() {
+		len(tc.Ports) != 1 || !tc.Trims("s2") || tc.Trims("s1") || !c.ParsesDCP() {
 		t.Fatalf("trim %+v", tc)
 	}
 	if w := tc.Weight(); w != 3 {
@@ -209,8 +209,8 @@ trim:
 		if err != nil || (c.Trim != nil) != y.on {
 			t.Errorf("%q: trim %+v, %v; want on=%v", y.yaml, c.Trim, err, y.on)
 		}
-		if strings.Contains(y.yaml, "trim") != c.dcp() {
-			t.Errorf("%q: dcp() = %v", y.yaml, c.dcp())
+		if strings.Contains(y.yaml, "trim") != c.ParsesDCP() {
+			t.Errorf("%q: dcp() = %v", y.yaml, c.ParsesDCP())
 		}
 	}
 }
@@ -249,14 +249,14 @@ llr: {ports: [up], mode: nb, tx_buffer: 128KiB, ack_timeout: 2ms, target_loss: 1
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	lc, err := c.LLR.stageConfig(c.Ports)
+	lc, err := c.LLR.StageConfig(c.Ports)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lc.Ports != 2 || lc.TxBuffer != 128<<10 || lc.AckTimeout != 2e6 || lc.TargetLoss != 1e-8 || !lc.Dormant || !lc.Watch {
 		t.Errorf("stage config %+v", lc)
 	}
-	if m := c.LLR.Monitor.config(); m.Interval != 200*time.Millisecond || m.Threshold != 1e-6 || m.Window != 0 {
+	if m := c.LLR.Monitor.Config(); m.Interval != 200*time.Millisecond || m.Threshold != 1e-6 || m.Window != 0 {
 		t.Errorf("monitor config %+v", m)
 	}
 	for _, bad := range []struct{ yaml, field string }{

@@ -39,8 +39,8 @@ func TestHOControlEveryPort(t *testing.T) {
 				Routes:     []fwd.Route{{Prefix: netip.MustParsePrefix("10.0.2.0/24"), NextHops: []fwd.NextHop{{Port: 1, Gateway: netip.MustParseAddr("10.9.1.1")}}}},
 				Neighbours: []fwd.Neighbour{{Port: 1, Addr: netip.MustParseAddr("10.9.1.1"), MAC: rocev2.MAC{2, 1}}},
 			})
-			if sw.trim != nil {
-				sw.trim.SetPort(1, !tc.off)
+			if sw.Trim != nil {
+				sw.Trim.SetPort(1, !tc.off)
 			}
 			w, mem, mps := sw.w, sw.mem, sw.ports
 			var sent [][]byte

@@ -36,11 +36,11 @@ ecn:
 	if err != nil {
 		t.Fatal(err)
 	}
-	egs, err := c.egressConfigs()
+	egs, err := c.EgressConfigs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := c.ECN.marking(&c, egs)
+	m := c.ECN.Marking(&c, egs)
 	if m.At != dataplane.MarkEnqueue || m.Seed != 7 {
 		t.Fatalf("marking at %v, seed %d", m.At, m.Seed)
 	}
@@ -70,12 +70,12 @@ ecn:
 	if err != nil {
 		t.Fatal(err)
 	}
-	egs, _ = c.egressConfigs()
+	egs, _ = c.EgressConfigs()
 	if p := egs[1].Queues[data].ECN; p != dataplane.DefaultECNProfile(10e9) || egs[1].MarkAt != dataplane.MarkDequeue {
 		t.Errorf("ecn: {}: data queue %+v at %v", p, egs[1].MarkAt)
 	}
 	c, _ = loadAndValidate(t, "ports: [a, b]")
-	egs, _ = c.egressConfigs()
+	egs, _ = c.EgressConfigs()
 	for _, q := range egs[0].Queues {
 		if q.ECN.On() {
 			t.Errorf("no ecn section, yet queue %s marks: %+v", q.Name, q.ECN)

@@ -214,7 +214,7 @@ func runProgram(t *testing.T, cfg Config, seeds [][]byte, prog []byte) error {
 			return err
 		}
 	}
-	if testing.Verbose() && r.src != nil && r.trim != nil {
+	if testing.Verbose() && r.Src != nil && r.Trim != nil {
 		r.now += 2e6
 		r.w.Step(r.now)
 		snap := r.w.Snapshot()
@@ -228,7 +228,7 @@ func runProgram(t *testing.T, cfg Config, seeds [][]byte, prog []byte) error {
 		for _, p := range snap.Ports {
 			rx, tx = rx+p.RxPackets, tx+p.TxPackets
 		}
-		src, dst, tr, ts := r.src.Stats(), r.dst.Stats(), r.trim.Stats(), r.trust.Stats()
+		src, dst, tr, ts := r.Src.Stats(), r.Dst.Stats(), r.Trim.Stats(), r.Trust.Stats()
 		t.Logf("rx %d tx %d, drops %v; NetRT pooled %d, retransmitted %d, held %d; trimmed %d; trust refused %d",
 			rx, tx, drops, src.Sum().Pooled, src.Sum().Retrans, dst.Sum().Held, tr.Sum().Trimmed, ts.Sum().Total())
 	}
@@ -280,14 +280,14 @@ func (r *fuzzRig) holding() holding {
 		_, n := e.ControlDepth()
 		h.control += n
 	}
-	if r.src != nil {
-		src, dst := r.src.Stats(), r.dst.Stats()
+	if r.Src != nil {
+		src, dst := r.Src.Stats(), r.Dst.Stats()
 		for i := range src.Ports {
 			h.pool += src.Ports[i].Frames
 		}
 		h.reorder = dst.Frames + dst.NAKs
 	}
-	for _, ip := range r.impairs {
+	for _, ip := range r.Impairs {
 		h.impaired += ip.Counters().Held
 	}
 	return h
@@ -316,26 +316,26 @@ func (r *fuzzRig) check() error {
 			}
 		}
 	}
-	if r.src != nil {
+	if r.Src != nil {
 		if err := r.checkNetRT(); err != nil {
 			return err
 		}
 	}
 	hold := int(r.cfg.Impair.HoldBytes)
-	for _, ip := range r.impairs {
+	for _, ip := range r.Impairs {
 		if c := ip.Counters(); c.HeldBytes > hold || c.HeldBytes < 0 {
 			return fmt.Errorf("impaired port %s holds %d bytes, budget %d", c.Port, c.HeldBytes, hold)
 		}
 	}
-	if r.llr == nil {
+	if r.LLR == nil {
 		return nil
 	}
-	lc := r.llr.Config()
+	lc := r.LLR.Config()
 	for i := range r.cfg.Ports {
-		if !r.llr.Protected(i) {
+		if !r.LLR.Protected(i) {
 			continue
 		}
-		p := r.llr.Stats().Ports[i]
+		p := r.LLR.Stats().Ports[i]
 		if p.TxBytes > lc.TxBuffer || p.RxBytes > lc.RxBuffer {
 			return fmt.Errorf("llr on %s: Tx buffer %d bytes (budget %d), reordering buffer %d (budget %d)", r.cfg.Ports[i], p.TxBytes, lc.TxBuffer, p.RxBytes, lc.RxBuffer)
 		}
@@ -349,14 +349,14 @@ func (r *fuzzRig) check() error {
 func (r *fuzzRig) checkNetRT() error {
 	// What the pool and the buffer hold, entry by entry, against what
 	// they report.
-	if err := r.src.Check(); err != nil {
+	if err := r.Src.Check(); err != nil {
 		return err
 	}
-	if err := r.dst.Check(); err != nil {
+	if err := r.Dst.Check(); err != nil {
 		return err
 	}
-	nc := r.src.Config()
-	src, dst := r.src.Stats(), r.dst.Stats()
+	nc := r.Src.Config()
+	src, dst := r.Src.Stats(), r.Dst.Stats()
 	frames, bytes := 0, 0
 	for i := range src.Ports {
 		p := &src.Ports[i]

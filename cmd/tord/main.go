@@ -216,7 +216,7 @@ func serve(cfg Config, sw *Switch, adm *admin, ready *atomic.Bool, log *zap.Logg
 	if len(sw.trims) > 0 {
 		reg.MustRegister(newTrimCollector(cfg, sw.trims))
 	}
-	if cfg.dcp() {
+	if cfg.ParsesDCP() {
 		reg.MustRegister(&hoDropCollector{sources: srcs})
 	}
 	if cfg.Forwarding.Multipath == "adaptive" {

@@ -76,11 +76,11 @@ func (a *admin) doReload() (api.Reload, error) {
 		res.Applied = append(res.Applied, "impair")
 	}
 	if slices.Contains(changed, "ecn") {
-		egs, err := cur.egressConfigs()
+		egs, err := cur.EgressConfigs()
 		if err != nil {
 			return api.Reload{}, err
 		}
-		m := cur.ECN.marking(&cur, egs)
+		m := cur.ECN.Marking(&cur, egs)
 		for _, w := range a.sw.workers {
 			if err := w.SetMarking(m); err != nil {
 				return api.Reload{}, err

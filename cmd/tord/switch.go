@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"rocetor/tor/pipeline"
 	"strings"
 	"sync"
 	"time"
@@ -94,11 +95,11 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		log.Info("attached XDP program", zap.String("port", name), zap.Stringer("mode", got))
 	}
 	bind := map[string]afxdp.BindMode{"auto": afxdp.BindAuto, "zerocopy": afxdp.BindZeroCopy, "copy": afxdp.BindCopy}[cfg.XDP.Bind]
-	pn, err := newPlan(&cfg, s.fib, s.misses)
+	pn, err := pipeline.NewPlan(&cfg, s.fib, s.misses)
 	if err != nil {
 		return nil, err
 	}
-	s.impair = pn.impair
+	s.impair = pn.Impair
 	for w := 0; w < cfg.Workers; w++ {
 		u, err := afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: cfg.XDP.Frames})
 		if err != nil {
@@ -133,24 +134,24 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			}
 		}
 		s.ports = append(s.ports, xports)
-		pl, err := pn.build(w, mem, ports, nil)
+		pl, err := pn.Build(w, mem, ports, nil)
 		if err != nil {
 			return nil, err
 		}
-		s.workers = append(s.workers, pl.worker)
-		s.stages = append(s.stages, pl.fwd)
-		s.trusts = append(s.trusts, pl.trust)
-		s.impairs = append(s.impairs, pl.impairs...)
-		if pl.src != nil {
-			s.srcs, s.dsts = append(s.srcs, pl.src), append(s.dsts, pl.dst)
+		s.workers = append(s.workers, pl.Worker)
+		s.stages = append(s.stages, pl.Fwd)
+		s.trusts = append(s.trusts, pl.Trust)
+		s.impairs = append(s.impairs, pl.Impairs...)
+		if pl.Src != nil {
+			s.srcs, s.dsts = append(s.srcs, pl.Src), append(s.dsts, pl.Dst)
 		}
-		if pl.trim != nil {
-			s.trims = append(s.trims, pl.trim)
+		if pl.Trim != nil {
+			s.trims = append(s.trims, pl.Trim)
 		}
-		if pl.llr != nil {
-			s.llr = pl.llr // workers: 1 with llr
+		if pl.LLR != nil {
+			s.llr = pl.LLR // workers: 1 with llr
 			if m := cfg.LLR.Monitor; m != nil {
-				if s.monitor, err = llr.NewMonitor(m.config(), s.llr, cfg.Ports, ifCounters, log.Named("llr-monitor")); err != nil {
+				if s.monitor, err = llr.NewMonitor(m.Config(), s.llr, cfg.Ports, ifCounters, log.Named("llr-monitor")); err != nil {
 					return nil, err
 				}
 			}
@@ -170,7 +171,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			zap.Float64("weight", tc.Weight()), zap.Int("drr_control", cw), zap.Int("drr_data", dw))
 	}
 	if cfg.ECN != nil {
-		egs, err := cfg.egressConfigs()
+		egs, err := cfg.EgressConfigs()
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +188,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 	}
 	log.Info("trust boundaries", zap.String("trust", describeTrust(&cfg)))
 	s.mirror, err = fwd.NewMirror(fwd.MirrorConfig{Ports: cfg.Ports, FIB: s.fib, Misses: s.misses,
-		Multipath: pn.fwd.Multipath, Logger: log.Named("mirror")})
+		Multipath: pn.Fwd.Multipath, Logger: log.Named("mirror")})
 	if err != nil {
 		return nil, fmt.Errorf("kernel mirror: %w", err)
 	}
@@ -404,21 +405,4 @@ func localAddrs() ([]netip.Addr, error) {
 		}
 	}
 	return out, nil
-}
-
-// fwdConfig derives the forwarding stage's configuration from tord's.
-func fwdConfig(cfg *Config) (fwd.Config, error) {
-	fc := fwd.DefaultConfig()
-	fc.Queue = dataplane.DefaultEgress(0, 1).QueueIndexByName(cfg.Forwarding.Queue)
-	fc.DSCPQueue = map[uint8]int{}
-	for d, q := range cfg.Forwarding.DSCPQueues {
-		fc.DSCPQueue[uint8(d)] = dataplane.DefaultEgress(0, 1).QueueIndexByName(q)
-	}
-	// Every switch that parses DCP keeps header-only packets on the
-	// control queue of every port, trimming or not (tor/fwd).
-	fc.DCP, fc.HOQueue = cfg.dcp(), dataplane.DefaultEgress(0, 1).QueueIndexByName(trim.ControlQueue)
-	fc.Multipath = fwd.Multipath{Bias: int(cfg.Forwarding.AdaptiveBias)}
-	var err error
-	fc.Multipath.Mode, err = fwd.ParseMode(cfg.Forwarding.Multipath)
-	return fc, err
 }

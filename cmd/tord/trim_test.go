@@ -3,6 +3,7 @@ package main
 import (
 	"net/http/httptest"
 	"net/netip"
+	"rocetor/tor/pipeline"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,7 +35,7 @@ func scrape(t *testing.T, cs ...prometheus.Collector) map[string]float64 {
 // memSwitch is tord's pipeline, built by the plan OpenSwitch builds
 // from, over in-memory ports and a clock the test steps.
 type memSwitch struct {
-	*pipeline
+	*pipeline.Pipeline
 	w     *dataplane.Worker
 	mem   *dataplane.Mem
 	ports []*dataplane.MemPort
@@ -68,14 +69,14 @@ func newMemSwitchFrames(t *testing.T, cfg Config, tab *fwd.TableConfig, frames i
 		t.Fatal(err)
 	}
 	fib.Store(tb)
-	pn, err := newPlan(&cfg, fib, nil)
+	pn, err := pipeline.NewPlan(&cfg, fib, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sw.pipeline, err = pn.build(0, mem, ports, func() int64 { return sw.now }); err != nil {
+	if sw.Pipeline, err = pn.Build(0, mem, ports, func() int64 { return sw.now }); err != nil {
 		t.Fatal(err)
 	}
-	sw.w = sw.worker
+	sw.w = sw.Worker
 	return sw
 }
 
@@ -114,7 +115,7 @@ func TestTrimMetrics(t *testing.T) {
 			{Port: 2, Addr: netip.MustParseAddr("10.9.2.1"), MAC: rocev2.MAC{2, 2}}},
 		Multipath: fwd.Multipath{Mode: fwd.Adaptive},
 	})
-	w, mps, fs, ts, ips, now := sw.w, sw.ports, sw.fwd, sw.trim, sw.impairs, &sw.now
+	w, mps, fs, ts, ips, now := sw.w, sw.ports, sw.Fwd, sw.Trim, sw.Impairs, &sw.now
 	// 600 DCP data packets and 100 non-DCP, in batches of 70 at once:
 	// 1 Gb/s drains 8.6 KB per 70 µs step, so the queues pass 8 KiB.
 	for i := 0; i < 10; i++ {

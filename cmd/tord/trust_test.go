@@ -26,11 +26,11 @@ func TestTrustConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc := cfg.Trust.stageConfig(&cfg)
+			tc := cfg.Trust.StageConfig(&cfg)
 			if tc.Hosts != c.hosts || tc.NetRT != c.netrt {
 				t.Errorf("hosts %b netrt %v, want %b %v", tc.Hosts, tc.NetRT, c.hosts, c.netrt)
 			}
-			if got := cfg.Trust.refusePFC(cfg.Ports); !slices.Equal(got, c.refuse) || (got == nil) != (c.refuse == nil) {
+			if got := cfg.Trust.RefusePFC(cfg.Ports); !slices.Equal(got, c.refuse) || (got == nil) != (c.refuse == nil) {
 				t.Errorf("refuse PFC %v, want %v", got, c.refuse)
 			}
 			if c.netrt && !slices.Equal(tc.Peers, cfg.NetRT.Prefixes) {

@@ -185,8 +185,8 @@ type trustState struct {
 }
 
 func (r *trustRig) state() trustState {
-	s := trustState{src: r.src.Stats(), dst: r.dst.Stats(), trim: r.trim.Stats(), llr: r.llr.Stats(),
-		tx: append([]int(nil), r.tx...), flows: r.dst.Busiest()}
+	s := trustState{src: r.Src.Stats(), dst: r.Dst.Stats(), trim: r.Trim.Stats(), llr: r.LLR.Stats(),
+		tx: append([]int(nil), r.tx...), flows: r.Dst.Busiest()}
 	s.src.Calls, s.dst.Calls = 0, 0 // the forged frame's batch was handed to them
 	snap := r.w.Snapshot()
 	s.drops = snap.Drops
@@ -277,7 +277,7 @@ func TestTrustForged(t *testing.T) {
 			if f.drops[c.reason] != 1 || cl.drops[c.reason] != 0 {
 				t.Errorf("%s drops: %d forged, %d clean; want 1 and 0", c.reason, f.drops[c.reason], cl.drops[c.reason])
 			}
-			ts := forged.trust.Stats()
+			ts := forged.Trust.Stats()
 			if c.reason == dataplane.ReasonPFCRefused {
 				if n := forged.w.Snapshot().Ports[c.in].PFCRefused; n != 1 {
 					t.Errorf("port %s counted %d refused PFC frames, want 1", cfg.Ports[c.in], n)

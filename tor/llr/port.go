@@ -64,6 +64,19 @@ func (p *Port) Stats() dataplane.PortStats { return p.inner.Stats() }
 // not frames, so there is nothing of Mem to give back.
 func (p *Port) Close() error { return p.inner.Close() }
 
+// Pending implements dataplane.Pender: when the reordering buffer holds
+// the next frame in sequence, Receive would release it now, so it waits
+// as a frame on the wire does. A worker stepped only when it has work
+// (dataplane.Worker.Next, the fabric simulator) comes back for frames a
+// filled hole freed beyond one batch; the inner port's own frames it
+// finds under this one.
+func (p *Port) Pending() int {
+	if l := p.l; l.rx != nil && l.has(l.ackNo) {
+		return 1
+	}
+	return 0
+}
+
 // shimAt returns the offset of the shim (14, or 18 behind an 802.1Q tag)
 // when f carries one, else 0.
 func shimAt(f []byte) int {

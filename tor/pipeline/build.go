@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"net"
@@ -13,41 +13,45 @@ import (
 	"rocetor/tor/trust"
 )
 
-// plan is what the workers of one switch share, derived once from a
+// Plan is what the workers of one switch share, derived once from a
 // validated Config: the FIB the forwarding stages read, the stage
 // configurations, and the impairment every worker's ports obey.
-type plan struct {
+type Plan struct {
 	cfg    *Config
 	fib    *fwd.FIB
 	misses *fwd.Misses // nil: misses are not reported to the kernel
-	fwd    fwd.Config
-	netrt  netrt.Config
-	llr    llr.Config
-	trust  trust.Config
-	impair *impair.Control // nil without impair rules
+	// Fwd is the forwarding stage's configuration (its Multipath is
+	// what the kernel mirror spreads routes by).
+	Fwd   fwd.Config
+	netrt netrt.Config
+	llr   llr.Config
+	trust trust.Config
+	// Impair is the impairment every worker's ports obey; nil without
+	// impair rules.
+	Impair *impair.Control
 }
 
-// newPlan derives the stage configurations of cfg. llr's largest frame
+// NewPlan derives the stage configurations of cfg. llr's largest frame
 // comes from the MTU of the protected interfaces that exist; where none
 // does (in-memory ports), llr's default holds.
-func newPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*plan, error) {
-	p := &plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.stageConfig(cfg)}
+func NewPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*Plan, error) {
+	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg)}
 	var err error
-	if p.fwd, err = fwdConfig(cfg); err != nil {
+	if p.Fwd, err = FwdConfig(cfg); err != nil {
 		return nil, err
 	}
 	if len(cfg.Impair.Rules) > 0 {
-		if p.impair, err = impair.NewControl(cfg.Impair, cfg.Ports); err != nil {
+		if p.Impair, err = impair.NewControl(cfg.Impair, cfg.Ports); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.NetRT.On() {
-		if p.netrt, err = cfg.NetRT.stageConfig(cfg.Ports, fib); err != nil {
+		if p.netrt, err = cfg.NetRT.StageConfig(cfg.Ports, fib); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.LLR.On() {
-		if p.llr, err = cfg.LLR.stageConfig(cfg.Ports); err != nil {
+		if p.llr, err = cfg.LLR.StageConfig(cfg.Ports); err != nil {
 			return nil, err
 		}
 		if p.llr.TxBuffer == 0 {
@@ -69,35 +73,42 @@ func newPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*plan, error) {
 	return p, nil
 }
 
-// pipeline is one worker of a switch as its Config describes it: the
+// Pipeline is one worker of a switch as its Config describes it: the
 // stages in order, the ports wrapped for the wire (impair) and the link
-// (llr's receiver), and the worker over them. OpenSwitch builds one per
-// worker over AF_XDP ports; tests build it over in-memory ports, so both
-// run the same pipeline.
-type pipeline struct {
-	worker  *dataplane.Worker
-	trust   *trust.Stage
-	fwd     *fwd.Stage
-	src     *netrt.SrcToR  // nil without netrt:
-	dst     *netrt.DstToR  // nil without netrt:
-	trim    *trim.Stage    // nil without trim:
-	llr     *llr.Stage     // nil without llr:
-	impairs []*impair.Port // every port, wrapped when impair: has rules
+// (llr's receiver), and the worker over them. tord builds one per
+// worker over AF_XDP ports; tests and the fabric simulator build it over
+// in-memory ports, so all run the same pipeline.
+type Pipeline struct {
+	Worker  *dataplane.Worker
+	Trust   *trust.Stage
+	Fwd     *fwd.Stage
+	Src     *netrt.SrcToR  // nil without netrt:
+	Dst     *netrt.DstToR  // nil without netrt:
+	Trim    *trim.Stage    // nil without trim:
+	LLR     *llr.Stage     // nil without llr:
+	Impairs []*impair.Port // every port, wrapped when impair: has rules
+	// Ports are the worker's ports as the worker sees them: the ports
+	// Build was given, wrapped by impair and llr where the
+	// configuration says.
+	Ports []dataplane.Port
+	// Stages are the worker's stages in order, for a caller that
+	// compares or reports pipelines.
+	Stages []dataplane.Stage
 }
 
-// build makes worker w's pipeline over ports (one per cfg.Ports, in
+// Build makes worker w's pipeline over ports (one per cfg.Ports, in
 // order), whose frames live in mem, on clock (nil: the runtime's).
-func (p *plan) build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock func() int64) (*pipeline, error) {
+func (p *Plan) Build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock func() int64) (*Pipeline, error) {
 	cfg := p.cfg
-	pl := &pipeline{}
+	pl := &Pipeline{}
 	ports = append([]dataplane.Port(nil), ports...)
 	if clock == nil {
 		clock = dataplane.MonotonicClock()
 	}
 	// DCP headers are parsed only in a DCP fabric: elsewhere the DSCP
 	// bits they would read are an ordinary traffic class.
-	cls := rocev2.Classifier{VerifyICRC: cfg.VerifyICRC, DCP: cfg.dcp()}
-	if p.impair != nil {
+	cls := rocev2.Classifier{VerifyICRC: cfg.VerifyICRC, DCP: cfg.ParsesDCP()}
+	if p.Impair != nil {
 		// Impairment is the wire's: every port is wrapped right on its
 		// socket, under llr's receiver (wrapped below), so every frame
 		// that leaves or arrives meets the rules, whichever stage or
@@ -106,32 +117,32 @@ func (p *plan) build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 		// the worker's clock: their deadlines and policers run on the
 		// time the worker steps at.
 		for i := range ports {
-			ip := p.impair.Wrap(ports[i], impair.PortConfig{Worker: w, Mem: mem, Clock: clock, Classifier: cls})
-			pl.impairs = append(pl.impairs, ip)
+			ip := p.Impair.Wrap(ports[i], impair.PortConfig{Worker: w, Mem: mem, Clock: clock, Classifier: cls})
+			pl.Impairs = append(pl.Impairs, ip)
 			ports[i] = ip
 		}
 	}
 	var err error
-	if pl.fwd, err = fwd.NewStage(p.fwd, p.fib, p.misses); err != nil {
+	if pl.Fwd, err = fwd.NewStage(p.Fwd, p.fib, p.misses); err != nil {
 		return nil, err
 	}
 	// First: what crosses a trust boundary must reach no stage, not
 	// even fwd, which would forward a shimmed frame onto a protected
 	// link. What stages emit later is the switch's own and skips it.
-	pl.trust = trust.NewStage(p.trust)
-	stages := []dataplane.Stage{pl.trust, pl.fwd}
+	pl.Trust = trust.NewStage(p.trust)
+	stages := []dataplane.Stage{pl.Trust, pl.Fwd}
 	if cfg.NetRT.On() {
 		// After fwd, which picks the ports both stages key on; before
 		// trim and llr, which the packets NetRT emits later
 		// (retransmissions, released packets) pass through like any
 		// other (dataplane.Ctx.Emit).
-		if pl.src, err = netrt.NewSrcToR(p.netrt); err != nil {
+		if pl.Src, err = netrt.NewSrcToR(p.netrt); err != nil {
 			return nil, err
 		}
-		if pl.dst, err = netrt.NewDstToR(p.netrt); err != nil {
+		if pl.Dst, err = netrt.NewDstToR(p.netrt); err != nil {
 			return nil, err
 		}
-		stages = append(stages, pl.src, pl.dst)
+		stages = append(stages, pl.Src, pl.Dst)
 	}
 	if cfg.Trim != nil {
 		// After fwd, which chooses the port and queue the trimming
@@ -139,10 +150,10 @@ func (p *plan) build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 		// whole before this ToR may trim it (a pooled copy must carry
 		// the payload a retransmission restores). An HO packet made
 		// here still meets an impaired port's loss.
-		if pl.trim, err = trim.NewStage(*cfg.Trim); err != nil {
+		if pl.Trim, err = trim.NewStage(*cfg.Trim); err != nil {
 			return nil, err
 		}
-		stages = append(stages, pl.trim)
+		stages = append(stages, pl.Trim)
 	}
 	if cfg.LLR.On() {
 		// The sender half, after every stage that picks ports and
@@ -151,19 +162,19 @@ func (p *plan) build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 		// outside any impairment, so frames reach the pipeline
 		// de-duplicated, in order and unshimmed, and everything llr
 		// sends, copies and control alike, meets the impaired wire.
-		if pl.llr, err = llr.NewStage(p.llr); err != nil {
+		if pl.LLR, err = llr.NewStage(p.llr); err != nil {
 			return nil, err
 		}
 		for i := range ports {
-			if pl.llr.Protected(i) {
-				if ports[i], err = pl.llr.Wrap(i, ports[i], mem); err != nil {
+			if pl.LLR.Protected(i) {
+				if ports[i], err = pl.LLR.Wrap(i, ports[i], mem); err != nil {
 					return nil, err
 				}
 			}
 		}
-		stages = append(stages, pl.llr)
+		stages = append(stages, pl.LLR)
 	}
-	egs, err := cfg.egressConfigs()
+	egs, err := cfg.EgressConfigs()
 	if err != nil {
 		return nil, err
 	}
@@ -172,18 +183,19 @@ func (p *plan) build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 		seed = cfg.ECN.Seed
 	}
 	pm, _ := dataplane.ParsePollMode(cfg.Poll)
-	pl.worker, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
-		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.refusePFC(cfg.Ports)})
+	pl.Worker, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
+		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.RefusePFC(cfg.Ports)})
 	if err != nil {
 		return nil, err
 	}
+	pl.Ports, pl.Stages = ports, stages
 	return pl, nil
 }
 
-// egressConfigs returns the egress of each port of a worker: the
+// EgressConfigs returns the egress of each port of a worker: the
 // default queues, each worker's share of the port's rate, trimming's
 // WRR on the trimming ports and the ECN marking.
-func (cfg *Config) egressConfigs() ([]dataplane.EgressConfig, error) {
+func (cfg *Config) EgressConfigs() ([]dataplane.EgressConfig, error) {
 	// Each worker shapes its share of the link: with W workers, W
 	// shapers at rate/W add up to the configured rate.
 	eg := dataplane.DefaultEgress(uint64(cfg.Egress.Rate)/uint64(cfg.Workers), int(cfg.Egress.QueueLimit))
@@ -202,6 +214,24 @@ func (cfg *Config) egressConfigs() ([]dataplane.EgressConfig, error) {
 			}
 		}
 	}
-	applyMarking(egs, cfg.ECN.marking(cfg, egs))
+	ApplyMarking(egs, cfg.ECN.Marking(cfg, egs))
 	return egs, nil
+}
+
+// FwdConfig derives the forwarding stage's configuration from cfg.
+func FwdConfig(cfg *Config) (fwd.Config, error) {
+	fc := fwd.DefaultConfig()
+	fc.Queue = dataplane.DefaultEgress(0, 1).QueueIndexByName(cfg.Forwarding.Queue)
+	fc.DSCPQueue = map[uint8]int{}
+	for d, q := range cfg.Forwarding.DSCPQueues {
+		fc.DSCPQueue[uint8(d)] = dataplane.DefaultEgress(0, 1).QueueIndexByName(q)
+	}
+	// Every switch that parses DCP keeps header-only packets on the
+	// control queue of every port, trimming or not (tor/fwd).
+	fc.DCP, fc.HOQueue = cfg.ParsesDCP(), dataplane.DefaultEgress(0, 1).QueueIndexByName(trim.ControlQueue)
+	fc.Multipath = fwd.Multipath{Bias: int(cfg.Forwarding.AdaptiveBias)}
+	fc.HashSeed = cfg.Forwarding.HashSeed
+	var err error
+	fc.Multipath.Mode, err = fwd.ParseMode(cfg.Forwarding.Multipath)
+	return fc, err
 }

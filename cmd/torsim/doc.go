@@ -1,0 +1,14 @@
+// Command torsim runs a fabric simulation on rocetor's own code: every
+// switch a dataplane.Worker with the pipeline tord builds from the same
+// YAML, every host a nic endpoint with its transport and congestion
+// control, over virtual links and time (tor/fabric, dataplane/sim).
+//
+//	torsim --topo fattree:k=4 --rate 100G --transport irn --cc dcqcn \
+//	       --switch switch.yaml --workload poisson --cdf websearch --load 0.5 \
+//	       --duration 2ms --seed 1 --out results/
+//
+// It writes result.json (same seed, same bytes), result.md, PNG plots
+// (slowdown.png, buffers.png) and a
+// progress line on stderr (simulated time, events/s, ETA) while it runs.
+// docs/simulator.md describes the model, the flags and what is measured.
+package main

@@ -1,0 +1,180 @@
+package sim
+
+import (
+	"fmt"
+
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+)
+
+// LinkConfig describes one full-duplex link.
+type LinkConfig struct {
+	RateBps uint64 // bits per second, each way
+	Delay   Time   // propagation, each way
+	// Overhead is the bytes the wire adds to each frame (preamble and
+	// delimiter 8, FCS 4, inter-frame gap 12: 24); 0 counts the frame
+	// alone, as htsim and ns-3's point-to-point device do.
+	Overhead int
+	// RxRing is each receiving port's ring of frames not yet taken by
+	// its worker; a frame that finds it full is lost (RxRefused).
+	// Default 1024.
+	RxRing int
+}
+
+// PortStats are a port's wire counters.
+type PortStats struct {
+	TxFrames, TxBytes uint64 // frames and bytes (without Overhead) sent
+	BusyTime          Time   // time spent serializing
+	RxFrames          uint64 // frames delivered into the ring
+	RxRefused         uint64 // frames lost: the ring was full
+	RxNoFrame         uint64 // frames lost: the receiving worker's Mem was full
+}
+
+// Port is one end of a link, a dataplane.Port whose Transmit completes
+// at serialization time: TxRoom is 1 while the wire is free and 0 while
+// it serializes, so the worker dequeues a frame exactly when the wire
+// can take it and the rest wait in its egress queues. Received frames
+// come from the in-memory port underneath (Receive, Pending), copied
+// into the worker's Mem as they arrive. Like every port it belongs to
+// its worker's goroutine, here the simulation's.
+type Port struct {
+	*dataplane.MemPort
+	sim  *Sim
+	mem  *dataplane.Mem
+	node int // the actor to wake when a frame arrives (-1 until Attach)
+	out  *wire
+	cfg  LinkConfig
+	busy Time
+	st   PortStats
+}
+
+// NewPort returns a port named name with address mac whose frames live
+// in mem. It carries nothing until Connect joins it to another.
+func NewPort(s *Sim, name string, mac rocev2.MAC, mem *dataplane.Mem, rxRing int) *Port {
+	if rxRing == 0 {
+		rxRing = 1024
+	}
+	return &Port{MemPort: dataplane.NewMemPort(name, mac, mem, rxRing), sim: s, mem: mem, node: -1}
+}
+
+// Attach names the actor (the port's Node) woken when a frame arrives.
+func (p *Port) Attach(node int) { p.node = node }
+
+// TxRoom implements dataplane.Port: 1 while the wire is free.
+func (p *Port) TxRoom() int {
+	if p.out == nil || p.sim.now < p.busy {
+		return 0
+	}
+	return 1
+}
+
+// TxFree returns when the wire is free again (in the past if it is).
+func (p *Port) TxFree() Time { return p.busy }
+
+// Transmit implements dataplane.Port: it takes the first frame if the
+// wire is free, puts it on the wire, due at the far end Delay after its
+// last bit, and gives the frame back to Mem.
+func (p *Port) Transmit(pkts []dataplane.Packet) int {
+	if len(pkts) == 0 || p.TxRoom() == 0 {
+		return 0
+	}
+	pk := &pkts[0]
+	f := p.mem.Frame(pk)
+	ser := Time(uint64(len(f)+p.cfg.Overhead) * 8 * uint64(Second) / p.cfg.RateBps)
+	start := p.sim.now
+	p.busy = start + ser
+	p.st.TxFrames++
+	p.st.TxBytes += uint64(len(f))
+	p.st.BusyTime += ser
+	p.out.push(f, p.busy+p.cfg.Delay)
+	p.mem.Release(pk.Addr)
+	return 1
+}
+
+// WireStats returns the wire counters.
+func (p *Port) WireStats() PortStats {
+	s := p.st
+	s.RxRefused = p.MemPort.Stats().InjectRefused
+	return s
+}
+
+// Config returns the link's configuration.
+func (p *Port) Config() LinkConfig { return p.cfg }
+
+// wire is one direction of a link: frames in flight, in order, each due
+// at its arrival. Its event is its head frame's arrival, as an htsim
+// pipe schedules only its head.
+type wire struct {
+	sim  *Sim
+	id   int
+	to   *Port
+	q    []inflight // ring
+	head int
+	n    int
+}
+
+// inflight is a frame on the wire. It is copied into the receiving
+// worker's Mem as it leaves (one copy a hop, the wire's), and handed to
+// the port's ring when its last bit arrives.
+type inflight struct {
+	at   Time
+	addr uint64
+	len  uint16
+}
+
+func (w *wire) push(f []byte, at Time) {
+	addr, ok := w.to.mem.Alloc()
+	if !ok {
+		w.to.st.RxNoFrame++
+		return
+	}
+	copy(w.to.mem.Room(addr), f)
+	if w.n == len(w.q) {
+		q := make([]inflight, max(16, 2*len(w.q)))
+		for i := 0; i < w.n; i++ {
+			q[i] = w.q[(w.head+i)%len(w.q)]
+		}
+		w.q, w.head = q, 0
+	}
+	w.q[(w.head+w.n)%len(w.q)] = inflight{at: at, addr: addr, len: uint16(len(f))}
+	w.n++
+	if w.n == 1 {
+		w.sim.Wake(w.id, at)
+	}
+}
+
+// Fire delivers the frames due now into the receiving port's ring and
+// wakes its node.
+func (w *wire) Fire(now Time) {
+	got := false
+	for w.n > 0 && w.q[w.head].at <= now {
+		e := w.q[w.head]
+		if w.to.Deliver(e.addr, int(e.len)) {
+			w.to.st.RxFrames++
+			got = true
+		}
+		w.head = (w.head + 1) % len(w.q)
+		w.n--
+	}
+	if got && w.to.node >= 0 {
+		w.sim.Wake(w.to.node, now)
+	}
+	if w.n > 0 {
+		w.sim.Wake(w.id, w.q[w.head].at)
+	}
+}
+
+// Connect joins a and b with a full-duplex link.
+func Connect(s *Sim, a, b *Port, c LinkConfig) error {
+	if c.RateBps == 0 {
+		return fmt.Errorf("sim: link %s–%s: no rate", a.Name(), b.Name())
+	}
+	if a.out != nil || b.out != nil {
+		return fmt.Errorf("sim: link %s–%s: a port is connected already", a.Name(), b.Name())
+	}
+	a.cfg, b.cfg = c, c
+	a.out = &wire{sim: s, to: b}
+	b.out = &wire{sim: s, to: a}
+	a.out.id, b.out.id = s.Add(a.out), s.Add(b.out)
+	return nil
+}

@@ -1,0 +1,178 @@
+package sim
+
+import "math"
+
+// Time is simulated time in picoseconds.
+type Time = int64
+
+// Units of Time.
+const (
+	Picosecond  Time = 1
+	Nanosecond  Time = 1000
+	Microsecond Time = 1000 * Nanosecond
+	Millisecond Time = 1000 * Microsecond
+	Second      Time = 1000 * Millisecond
+	// Never is a time no event has.
+	Never Time = math.MaxInt64
+)
+
+// Actor is an object of the simulation with a time of its own: the
+// engine calls Fire at the time it was woken for, once, and the actor
+// wakes itself again (Sim.Wake) if it has more to do.
+type Actor interface {
+	Fire(now Time)
+}
+
+// Sim is the event list: one entry per actor with something due,
+// ordered by time and then by the actor's id (Add order), so that
+// events at one time fire in the same order on every run. Its zero
+// value is not ready; use New.
+type Sim struct {
+	now    Time
+	actors []Actor
+	at     []Time  // when each actor is due, Never if not
+	pos    []int32 // its index in h, -1 if not there
+	h      []int32 // a binary min-heap of actor ids
+	// Events counts actor firings.
+	Events uint64
+}
+
+// New returns an empty simulation at time 0.
+func New() *Sim { return &Sim{} }
+
+// Now returns the current time.
+func (s *Sim) Now() Time { return s.now }
+
+// Add registers a and returns its id. Ids order simultaneous events.
+func (s *Sim) Add(a Actor) int {
+	s.actors = append(s.actors, a)
+	s.at = append(s.at, Never)
+	s.pos = append(s.pos, -1)
+	return len(s.actors) - 1
+}
+
+// Wake makes actor id due at at (not before now), unless it is due
+// earlier already: an actor has one entry, at its earliest time.
+func (s *Sim) Wake(id int, at Time) {
+	at = max(at, s.now)
+	if at >= s.at[id] {
+		return
+	}
+	s.at[id] = at
+	if s.pos[id] < 0 {
+		s.pos[id] = int32(len(s.h))
+		s.h = append(s.h, int32(id))
+	}
+	s.up(int(s.pos[id]))
+}
+
+// Due returns when actor id is next due, Never if not.
+func (s *Sim) Due(id int) Time { return s.at[id] }
+
+// Pending returns how many actors are due.
+func (s *Sim) Pending() int { return len(s.h) }
+
+// Next returns the time of the earliest event, Never if none.
+func (s *Sim) Next() Time {
+	if len(s.h) == 0 {
+		return Never
+	}
+	return s.at[s.h[0]]
+}
+
+// Step fires the earliest event and reports whether there was one.
+func (s *Sim) Step() bool {
+	if len(s.h) == 0 {
+		return false
+	}
+	id := s.h[0]
+	s.now = s.at[id]
+	s.remove0()
+	s.at[id] = Never
+	s.Events++
+	s.actors[id].Fire(s.now)
+	return true
+}
+
+// Run fires events until none is due at or before until; it leaves the
+// clock at until if the events ran out before, and reports whether
+// events remain.
+func (s *Sim) Run(until Time) bool {
+	for len(s.h) > 0 && s.at[s.h[0]] <= until {
+		s.Step()
+	}
+	if s.now < until && until != Never {
+		s.now = until
+	}
+	return len(s.h) > 0
+}
+
+func (s *Sim) less(i, j int) bool {
+	a, b := s.h[i], s.h[j]
+	return s.at[a] < s.at[b] || (s.at[a] == s.at[b] && a < b)
+}
+
+func (s *Sim) swap(i, j int) {
+	s.h[i], s.h[j] = s.h[j], s.h[i]
+	s.pos[s.h[i]], s.pos[s.h[j]] = int32(i), int32(j)
+}
+
+func (s *Sim) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			return
+		}
+		s.swap(i, p)
+		i = p
+	}
+}
+
+func (s *Sim) down(i int) {
+	n := len(s.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && s.less(r, l) {
+			m = r
+		}
+		if !s.less(m, i) {
+			return
+		}
+		s.swap(i, m)
+		i = m
+	}
+}
+
+func (s *Sim) remove0() {
+	id := s.h[0]
+	last := len(s.h) - 1
+	s.swap(0, last)
+	s.h = s.h[:last]
+	s.pos[id] = -1
+	if last > 0 {
+		s.down(0)
+	}
+}
+
+// Seed derives a seed for one component from a run's seed and the
+// component's coordinates (splitmix64 over each), so that every port,
+// switch and host draws from a stream of its own and adding one does
+// not shift the others'.
+func Seed(seed uint64, parts ...uint64) uint64 {
+	x := seed
+	for _, p := range parts {
+		x = mix(x ^ mix(p+0x9e3779b97f4a7c15))
+	}
+	return mix(x)
+}
+
+func mix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}

@@ -1,0 +1,37 @@
+// Package fabric builds a simulated RoCEv2 fabric out of rocetor's own
+// code and runs workloads over it: every switch is a dataplane.Worker
+// with the pipeline tord builds from the same YAML (tor/pipeline: trust,
+// fwd, netrt, trim, llr, impair on the wire, ECN marking, the egress
+// queues, DRR and PFC), every host a nic.Endpoint with its transport
+// (gbn, irn, fasr, dcp) and congestion control (fixed, DCQCN) posting
+// the verbs roceperf posts, all stepped by dataplane/sim over virtual
+// links.
+//
+// Topologies (topo.go) are the testbed's chain, dumbbell, multipath and
+// link, leaf-spine with any oversubscription, and k-ary fat trees up to
+// k = 16 (1,024 hosts), with link rates and delays per tier. Addresses
+// follow the topology: the hosts of the i-th ToR are 10.i/24 (.1, .2, …),
+// each switch has an address of its own (11.0.0.0/8) that its neighbours
+// route to. Routes go into tor/fwd's FIB directly, with no netlink: a /32
+// per attached host, and for every other ToR's /24 all the equal-cost
+// next hops of the shortest paths, so the multipath mode of the switch
+// configuration (ecmp, spray, adaptive) spreads over them. Each switch
+// hashes with a seed of its own, as operators seed each tier.
+//
+// The switch YAML is tord's configuration file without ports; in port
+// lists "fabric", "hosts" and "all" stand for the switch's ports of each
+// kind, so one file configures every switch:
+//
+//	ecn: {}
+//	netrt: {fabric: [fabric]}
+//	impair:
+//	  rules: [{port: fabric, direction: egress, loss: 0.001}]
+//
+// The simulator sets what has no meaning without a kernel (one worker,
+// a small XDP ring, no listeners), derives each switch's impairment and
+// ECN seeds from the run's seed and the switch's index, and sizes its
+// frame memory as tord's UMEM would be for full queues.
+//
+// A Network is not safe for concurrent use; one goroutine builds and
+// runs it.
+package fabric

@@ -1,0 +1,125 @@
+package fabric
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+
+	"rocetor/nic"
+	"rocetor/tor/workload"
+)
+
+func run(t *testing.T, topo string, o Options, flows func(hosts int) []workload.Flow) *Result {
+	t.Helper()
+	ti := DefaultTiers()
+	ti.HostRate, ti.FabricRate = 10e9, 10e9
+	tp, err := ParseTopology(topo, ti)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.MaxQPs = QPsNeeded(flows(len(tp.Hosts())), 1)
+	n, err := Build(tp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := n.Run(flows(len(n.Hosts)), RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestChainWrite: one WRITE over the chain completes at about its ideal
+// FCT, the pipeline forwards every packet.
+func TestChainWrite(t *testing.T) {
+	res := run(t, "chain", Options{Seed: 1}, func(int) []workload.Flow {
+		return []workload.Flow{{Src: 0, Dst: 1, Size: 1 << 20, After: -1}}
+	})
+	if res.Completed != 1 {
+		t.Fatalf("completed %d of 1: %+v", res.Completed, res)
+	}
+	if s := res.All.P50Slowdown; s > 1.2 {
+		t.Errorf("slowdown %.3f on an empty chain", s)
+	}
+	if res.HostCounters["Retransmits"] != 0 || len(res.Drops) != 0 {
+		t.Errorf("retransmits %d, drops %v on a clean chain", res.HostCounters["Retransmits"], res.Drops)
+	}
+	t.Logf("FCT %d ns, slowdown %.3f, %d events, %d steps (%d idle)", res.All.P50FCTNs, res.All.P50Slowdown, res.Events, res.Steps, res.IdleSteps)
+}
+
+// TestDeterminism: the same seed gives byte-identical JSON.
+func TestDeterminism(t *testing.T) {
+	flows := func(h int) []workload.Flow {
+		d, _ := workload.LoadCDF("websearch")
+		return workload.Poisson(h, d, 0.5, 10e9, 5e6, 1<<20, rand.New(rand.NewPCG(3, 3)))
+	}
+	o := Options{Seed: 3, Switch: "ecn: {}\nforwarding: {multipath: ecmp}\n", Transport: "irn", CC: "dcqcn"}
+	var out [2][]byte
+	for i := range out {
+		res := run(t, "leafspine:leaves=2,spines=2,hosts=4", o, flows)
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = b
+		if res.Completed == 0 {
+			t.Fatalf("no flow completed of %d", res.Flows)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Fatal("two runs with one seed differ")
+	}
+}
+
+// TestSendAndQPs: SEND flows (a receive posted for each) and several QPs
+// per pair, every flow over its pair's QPs in turn.
+func TestSendAndQPs(t *testing.T) {
+	tp, err := ParseTopology("dumbbell:hosts=2", DefaultTiers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows := workload.AllToAll(4, 64<<10)
+	flows = append(flows, flows...)
+	n, err := Build(tp, Options{Seed: 1, Transport: "irn", MaxQPs: QPsNeeded(flows, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := n.Run(flows, RunOptions{Op: nic.OpSend, QPs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != len(flows) || res.HostCounters["RNRNAKsSent"] != 0 {
+		t.Fatalf("completed %d of %d, RNR NAKs %d", res.Completed, len(flows), res.HostCounters["RNRNAKsSent"])
+	}
+	if n.QPs(0, 1) != 3 {
+		t.Fatalf("%d QPs from host 0 to 1, want 3", n.QPs(0, 1))
+	}
+}
+
+// TestSwitchFor: a switch named, or matched by a pattern, is built from
+// its own YAML.
+func TestSwitchFor(t *testing.T) {
+	tp := FatTree(4, DefaultTiers())
+	n, err := Build(tp, Options{Seed: 1, Switch: "ecn: {}\n", SwitchFor: map[string]string{
+		"core*": "forwarding: {multipath: spray}\n", "core0": "trim: {}\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range n.Switches {
+		switch {
+		case s.Name == "core0":
+			if s.Cfg.Trim == nil || s.Cfg.ECN != nil {
+				t.Errorf("core0 not from its own YAML")
+			}
+		case s.Name[:4] == "core":
+			if s.Cfg.Forwarding.Multipath != "spray" || s.Cfg.Trim != nil {
+				t.Errorf("%s not from core*", s.Name)
+			}
+		default:
+			if s.Cfg.ECN == nil {
+				t.Errorf("%s not from the template", s.Name)
+			}
+		}
+	}
+}

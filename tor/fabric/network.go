@@ -1,0 +1,653 @@
+package fabric
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/netip"
+	"path"
+	"slices"
+	"time"
+
+	"rocetor/dataplane"
+	"rocetor/dataplane/sim"
+	"rocetor/nic"
+	"rocetor/nic/cc"
+	"rocetor/nic/dcp"
+	"rocetor/nic/fasr"
+	"rocetor/nic/gbn"
+	"rocetor/nic/irn"
+	"rocetor/rocev2"
+	"rocetor/rocev2/psn"
+	"rocetor/tor/fwd"
+	"rocetor/tor/impair"
+	"rocetor/tor/pipeline"
+	"rocetor/tor/workload"
+)
+
+// Options say how a Network is built from a Topology.
+type Options struct {
+	// Seed seeds every random stream: each switch's ECMP hash, ECN
+	// marking and impairment, each host's QPs' first PSNs.
+	Seed uint64
+	// Switch is the YAML every switch is built from: tord's
+	// configuration file (docs/operations.md) without ports, which the
+	// topology gives. In a port list (netrt.fabric, llr.ports,
+	// trim.ports, trust.hosts, trust.pfc_ports) and in an impair rule's
+	// port, "fabric", "hosts" and "all" stand for the switch's ports of
+	// that kind. Empty: forwarding alone.
+	Switch string
+	// SwitchFor replaces Switch for the switches it names (by topology
+	// name: "core", "tor0", "agg1-0", or a path.Match pattern, "agg*",
+	// the first in sorted order that matches; a name beats a pattern),
+	// e.g. to impair one port of one switch as the testbed does. Ports are named after the node they
+	// lead to ("tor1" on core).
+	SwitchFor map[string]string
+	// Transport is the hosts' loss recovery: gbn, irn, fasr or dcp
+	// (default gbn); RTO its first retransmission timeout (0: the
+	// transport's default); BDP the packets IRN's and FaSR's windows
+	// span (default 128).
+	Transport string
+	RTO       time.Duration
+	BDP       int
+	// CC is the hosts' congestion control: none, fixed (each QP paced
+	// at the host's line rate) or dcqcn (ConnectX's defaults).
+	CC string
+	// MTU of every QP (default 1024).
+	MTU int
+	// Overhead is the bytes the wire adds to each frame (sim.LinkConfig;
+	// default 24, -1 for none).
+	Overhead int
+	// HostQueue is each host's egress data queue budget, the NIC's
+	// transmit backpressure (default 64 KiB).
+	HostQueue int
+	// RxRing is every port's receive ring in frames (default 1024).
+	RxRing int
+	// MaxMessage is the largest message a flow posts (sizes the one
+	// memory region every host registers; default 4 MiB).
+	MaxMessage int
+	// MaxQPs is the most QPs one host has (default 64). Each costs its
+	// context and queues whether used or not (nic.Endpoint.QPBytes), so
+	// a thousand hosts want no more than they use: QPsNeeded counts it
+	// for a flow list.
+	MaxQPs int
+}
+
+func (o *Options) setDefaults() {
+	o.Transport = cmp.Or(o.Transport, "gbn")
+	o.CC = cmp.Or(o.CC, "none")
+	o.MTU = cmp.Or(o.MTU, 1024)
+	o.BDP = cmp.Or(o.BDP, 128)
+	o.HostQueue = cmp.Or(o.HostQueue, 64<<10)
+	o.RxRing = cmp.Or(o.RxRing, 1024)
+	o.MaxMessage = cmp.Or(o.MaxMessage, 4<<20)
+	o.MaxQPs = cmp.Or(o.MaxQPs, 64)
+	switch {
+	case o.Overhead == 0:
+		o.Overhead = 24
+	case o.Overhead < 0:
+		o.Overhead = 0
+	}
+}
+
+// SwitchNode is one switch: tord's pipeline, built from its Config by
+// tor/pipeline as tord builds it, over simulated ports.
+type SwitchNode struct {
+	Name  string
+	Index int // among the switches
+	Cfg   pipeline.Config
+	Pipe  *pipeline.Pipeline
+	Node  *sim.Node
+	Addr  netip.Addr // its own address, the gateway its neighbours route to
+	Table *fwd.TableConfig
+	kinds []portKind
+}
+
+// HostNode is one host: a nic endpoint with its transport and
+// congestion control on a worker with one simulated port.
+type HostNode struct {
+	Name  string
+	Index int // among the hosts
+	IP    netip.Addr
+	MAC   rocev2.MAC
+	EP    *nic.Endpoint
+	Node  *sim.Node
+	MR    nic.MR
+	Line  uint64     // link rate
+	ToR   int        // the switch it hangs off (index among switches)
+	gw    rocev2.MAC // the ToR port's MAC, every frame's destination
+	cqb   [64]nic.Completion
+	qps   int
+	peers map[int][]pairQP // by peer host index: the QPs set up to it
+}
+
+type pairQP struct{ local, remote uint32 }
+
+type portKind uint8
+
+const (
+	hostPort portKind = iota
+	fabricPort
+)
+
+// Network is a topology built: switches and hosts on one simulation.
+type Network struct {
+	Sim      *sim.Sim
+	Topo     Topology
+	Switches []*SwitchNode
+	Hosts    []*HostNode
+	Opts     Options
+	scratch  []byte
+	byNode   []int         // topology node → index among switches or hosts
+	first    []int         // topology node → its first host, -1 if none
+	dist     map[int][]int // BFS distances to a ToR node, by ToR node
+	adj      [][]int       // links of each node
+	hostDist map[int][]int // hop counts to a host node, by host node (ideal FCTs)
+	hostNd   []int         // host index → topology node
+}
+
+// End is one end of a link, the topology's view of a port.
+type end struct {
+	node, port int // topology node, port index on it
+	peer, pp   int // the node and port at the other end
+	link       int
+}
+
+// Build makes the network of t: a worker per switch with the pipeline
+// its configuration gives, a nic endpoint per host, links between
+// their ports, and routes from the topology in every switch's FIB
+// (shortest paths, every equal-cost next hop in the group). QPs are
+// set up later, by Pairs.
+func Build(t Topology, o Options) (*Network, error) {
+	o.setDefaults()
+	n := &Network{Sim: sim.New(), Topo: t, Opts: o, byNode: make([]int, len(t.Nodes))}
+	n.scratch = make([]byte, o.MaxMessage)
+	// Ports of every node, in link order.
+	ports := make([][]end, len(t.Nodes))
+	for li, l := range t.Links {
+		pa, pb := len(ports[l.A]), len(ports[l.B])
+		ports[l.A] = append(ports[l.A], end{node: l.A, port: pa, peer: l.B, pp: pb, link: li})
+		ports[l.B] = append(ports[l.B], end{node: l.B, port: pb, peer: l.A, pp: pa, link: li})
+	}
+	macs := make([][]rocev2.MAC, len(t.Nodes))
+	k := 0
+	for i := range t.Nodes {
+		for range ports[i] {
+			k++
+			macs[i] = append(macs[i], rocev2.MAC{0x02, 0, byte(k >> 24), byte(k >> 16), byte(k >> 8), byte(k)})
+		}
+	}
+	// Addresses: each switch with hosts is a ToR with a /24; its hosts
+	// are .1, .2, … in link order. Every switch has an address of its
+	// own, the gateway its neighbours route to.
+	tor := 0
+	for i, nd := range t.Nodes {
+		if nd.Role != Switch {
+			continue
+		}
+		s := &SwitchNode{Name: nd.Name, Index: len(n.Switches)}
+		s.Addr = netip.AddrFrom4([4]byte{11, byte(s.Index >> 8), byte(s.Index), 1})
+		n.byNode[i] = s.Index
+		n.Switches = append(n.Switches, s)
+		hosts := 0
+		for _, e := range ports[i] {
+			if t.Nodes[e.peer].Role == Host {
+				hosts++
+			}
+		}
+		if hosts > 254 {
+			return nil, fmt.Errorf("fabric: switch %s has %d hosts, at most 254", nd.Name, hosts)
+		}
+		j := 0
+		for _, e := range ports[i] {
+			if t.Nodes[e.peer].Role != Host {
+				continue
+			}
+			j++
+			h := &HostNode{Name: t.Nodes[e.peer].Name, Index: len(n.Hosts), MAC: macs[e.peer][0],
+				IP: netip.AddrFrom4([4]byte{10, byte(tor >> 8), byte(tor), byte(j)}), Line: t.Links[e.link].RateBps,
+				ToR: s.Index, gw: macs[i][e.port], peers: map[int][]pairQP{}}
+			n.byNode[e.peer] = h.Index
+			n.Hosts = append(n.Hosts, h)
+		}
+		if hosts > 0 {
+			tor++
+		}
+	}
+	if len(n.Hosts) != len(t.Hosts()) {
+		return nil, fmt.Errorf("fabric: every host must hang off a switch")
+	}
+	// Simulated ports, per node.
+	simPorts := make([][]*sim.Port, len(t.Nodes))
+	mems := make([]*dataplane.Mem, len(t.Nodes))
+	for i, nd := range t.Nodes {
+		frames, size := 4096, 2048
+		if nd.Role == Switch {
+			cfg, err := n.switchConfig(n.Switches[n.byNode[i]], ports[i])
+			if err != nil {
+				return nil, err
+			}
+			n.Switches[n.byNode[i]].Cfg = cfg
+			frames, size = cfg.XDP.Frames, cfg.XDP.FrameSize
+		}
+		// Frame memory is reserved, not touched: the free list hands
+		// out the most recently freed frame first, so a run touches
+		// the frames its queues fill and no more.
+		mem, err := dataplane.NewMem(make([]byte, frames*size), size)
+		if err != nil {
+			return nil, err
+		}
+		mems[i] = mem
+		for pi := range ports[i] {
+			name := n.portName(ports[i], pi)
+			if nd.Role == Host {
+				name = "eth0"
+			}
+			simPorts[i] = append(simPorts[i], sim.NewPort(n.Sim, name, macs[i][pi], mem, o.RxRing))
+		}
+	}
+	for li, l := range t.Links {
+		var pa, pb *sim.Port
+		for _, e := range ports[l.A] {
+			if e.link == li {
+				pa, pb = simPorts[l.A][e.port], simPorts[l.B][e.pp]
+			}
+		}
+		if err := sim.Connect(n.Sim, pa, pb, sim.LinkConfig{RateBps: l.RateBps, Delay: l.Delay,
+			Overhead: o.Overhead, RxRing: o.RxRing}); err != nil {
+			return nil, err
+		}
+	}
+	clock := func() int64 { return n.Sim.Now() / sim.Nanosecond }
+	for i, nd := range t.Nodes {
+		if nd.Role == Switch {
+			if err := n.buildSwitch(n.Switches[n.byNode[i]], ports, i, mems[i], simPorts[i], macs, clock); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := n.buildHost(n.Hosts[n.byNode[i]], mems[i], simPorts[i], clock); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// portName names a switch's port after the node it leads to, as the
+// testbed names them ("tor1" on core is core's port toward tor1); the
+// second and later links to one node get "-2", "-3", ….
+func (n *Network) portName(ends []end, port int) string {
+	peer := n.Topo.Nodes[ends[port].peer].Name
+	k := 1
+	for _, e := range ends[:port] {
+		if e.peer == ends[port].peer {
+			k++
+		}
+	}
+	if k > 1 {
+		return fmt.Sprintf("%s-%d", peer, k)
+	}
+	return peer
+}
+
+// switchConfig is the switch's tord configuration: the template with
+// the switch's ports, port groups expanded, its own seeds, one worker.
+func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, error) {
+	text, what := n.Opts.Switch, "switch template"
+	if y, ok := n.Opts.SwitchFor[s.Name]; ok {
+		text, what = y, "switch "+s.Name
+	} else {
+		// Patterns, in order, the first that matches: "tor*" names
+		// a fat tree's tier.
+		for _, k := range slices.Sorted(maps.Keys(n.Opts.SwitchFor)) {
+			if ok, _ := path.Match(k, s.Name); ok {
+				text, what = n.Opts.SwitchFor[k], "switch "+s.Name+" ("+k+")"
+				break
+			}
+		}
+	}
+	cfg, err := pipeline.ParseConfig([]byte(text), what)
+	if err != nil {
+		return cfg, err
+	}
+	var all, hosts, fabric []string
+	var maxRate uint64
+	for _, e := range ends {
+		name := n.portName(ends, e.port)
+		all = append(all, name)
+		if n.Topo.Nodes[e.peer].Role == Host {
+			hosts = append(hosts, name)
+			s.kinds = append(s.kinds, hostPort)
+		} else {
+			fabric = append(fabric, name)
+			s.kinds = append(s.kinds, fabricPort)
+		}
+		maxRate = max(maxRate, n.Topo.Links[e.link].RateBps)
+	}
+	expand := func(l []string) []string {
+		var out []string
+		for _, p := range l {
+			switch p {
+			case "all":
+				out = append(out, all...)
+			case "hosts":
+				out = append(out, hosts...)
+			case "fabric":
+				out = append(out, fabric...)
+			default:
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	cfg.Ports = all
+	cfg.Workers = 1
+	if len(hosts) == 0 {
+		// NetRT runs between ToRs (seed 000): a switch without hosts
+		// only forwards what they exchange.
+		cfg.NetRT = pipeline.NetRTConfig{}
+	}
+	cfg.MetricsAddr, cfg.AdminAddr = "", ""
+	cfg.NetRT.Fabric = expand(cfg.NetRT.Fabric)
+	cfg.LLR.Ports = expand(cfg.LLR.Ports)
+	cfg.Trust.Hosts = expand(cfg.Trust.Hosts)
+	if cfg.Trust.PFCPorts != nil {
+		p := expand(*cfg.Trust.PFCPorts)
+		cfg.Trust.PFCPorts = &p
+	}
+	if cfg.Trim != nil {
+		cfg.Trim.Ports = expand(cfg.Trim.Ports)
+	}
+	var rules []impair.Rule
+	for _, r := range cfg.Impair.Rules {
+		for _, p := range expand([]string{r.Port}) {
+			r.Port = p
+			rules = append(rules, r)
+		}
+	}
+	cfg.Impair.Rules = rules
+	if cfg.Egress.Rate == 0 {
+		cfg.Egress.Rate = dataplane.Rate(maxRate)
+	}
+	for _, e := range ends {
+		if r := n.Topo.Links[e.link].RateBps; r != uint64(cfg.Egress.Rate) {
+			if cfg.Egress.PortRates == nil {
+				cfg.Egress.PortRates = map[string]dataplane.Rate{}
+			}
+			cfg.Egress.PortRates[n.portName(ends, e.port)] = dataplane.Rate(r)
+		}
+	}
+	// Each switch draws from streams of its own.
+	cfg.Impair.Seed = sim.Seed(n.Opts.Seed, 1, uint64(s.Index), cfg.Impair.Seed)
+	// Each switch hashes differently, as operators seed each tier
+	// (tor/fwd: ECMP polarization).
+	cfg.Forwarding.HashSeed = sim.Seed(n.Opts.Seed, 3, uint64(s.Index), cfg.Forwarding.HashSeed)
+	if cfg.ECN != nil {
+		cfg.ECN.Seed = sim.Seed(n.Opts.Seed, 2, uint64(s.Index), cfg.ECN.Seed)
+	}
+	if n.Opts.Transport == "dcp" {
+		cfg.DCP = true
+	}
+	// Frames as tord's UMEM would need them: the rings' (a small ring
+	// here, there is no kernel), NetRT's, and every queue full.
+	cfg.XDP.RingSize = 64
+	// Frames of 2 KiB hold an MTU of 1024 with every header and shim;
+	// half of tord's default size is half the memory a run touches.
+	if n.Opts.MTU <= 1024 {
+		cfg.XDP.FrameSize = 2048
+	}
+	need := 2*64*len(all) + cfg.NetRT.Frames() + len(all)*4*int(cfg.Egress.QueueLimit)/1024
+	cfg.XDP.Frames = 1 << 12
+	for cfg.XDP.Frames < need {
+		cfg.XDP.Frames <<= 1
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("switch %s: %w", s.Name, err)
+	}
+	return cfg, nil
+}
+
+// buildSwitch builds the switch's pipeline (tor/pipeline, as tord does)
+// over its simulated ports, with routes from the topology in its FIB.
+func (n *Network) buildSwitch(s *SwitchNode, ports [][]end, node int, mem *dataplane.Mem, sp []*sim.Port,
+	macs [][]rocev2.MAC, clock func() int64) error {
+	fib := &fwd.FIB{}
+	pn, err := pipeline.NewPlan(&s.Cfg, fib, nil)
+	if err != nil {
+		return fmt.Errorf("switch %s: %w", s.Name, err)
+	}
+	s.Table = n.routes(s, ports, node, macs)
+	s.Table.Multipath = pn.Fwd.Multipath
+	tb, err := fwd.NewTable(s.Table)
+	if err != nil {
+		return fmt.Errorf("switch %s: routes: %w", s.Name, err)
+	}
+	fib.Store(tb)
+	dp := make([]dataplane.Port, len(sp))
+	for i, p := range sp {
+		dp[i] = p
+	}
+	if s.Pipe, err = pn.Build(0, mem, dp, clock); err != nil {
+		return fmt.Errorf("switch %s: %w", s.Name, err)
+	}
+	s.Node = sim.AddNode(n.Sim, s.Pipe.Worker, sp)
+	return nil
+}
+
+// routes fills the switch's table from the topology: a /32 to each of
+// its hosts, and to every other ToR's /24 the equal-cost next hops of
+// the shortest paths, through the neighbouring switches' addresses.
+func (n *Network) routes(s *SwitchNode, ports [][]end, node int, macs [][]rocev2.MAC) *fwd.TableConfig {
+	t := &n.Topo
+	tc := &fwd.TableConfig{Local: []netip.Addr{s.Addr}}
+	for _, e := range ports[node] {
+		peer := t.Nodes[e.peer]
+		if peer.Role == Host {
+			h := n.Hosts[n.byNode[e.peer]]
+			tc.Routes = append(tc.Routes, fwd.Route{Prefix: netip.PrefixFrom(h.IP, 32), NextHops: []fwd.NextHop{{Port: uint16(e.port)}}})
+			tc.Neighbours = append(tc.Neighbours, fwd.Neighbour{Port: uint16(e.port), Addr: h.IP, MAC: h.MAC})
+			continue
+		}
+		ps := n.Switches[n.byNode[e.peer]]
+		tc.Neighbours = append(tc.Neighbours, fwd.Neighbour{Port: uint16(e.port), Addr: ps.Addr, MAC: macs[e.peer][e.pp]})
+	}
+	for _, dst := range n.tors() {
+		if dst == node {
+			continue
+		}
+		dist := n.distances(ports, dst)
+		var hops []fwd.NextHop
+		for _, e := range ports[node] {
+			if t.Nodes[e.peer].Role == Switch && dist[e.peer] == dist[node]-1 {
+				hops = append(hops, fwd.NextHop{Port: uint16(e.port), Gateway: n.Switches[n.byNode[e.peer]].Addr})
+			}
+		}
+		if len(hops) == 0 {
+			continue
+		}
+		h := n.Hosts[n.firstHost(dst)]
+		tc.Routes = append(tc.Routes, fwd.Route{Prefix: netip.PrefixFrom(h.IP, 24).Masked(), NextHops: hops})
+	}
+	return tc
+}
+
+// tors returns the topology nodes that have hosts, in order.
+func (n *Network) tors() []int {
+	var out []int
+	for i := range n.Topo.Nodes {
+		if n.Topo.Nodes[i].Role == Switch && n.firstHost(i) >= 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (n *Network) firstHost(sw int) int {
+	if n.first == nil {
+		n.first = make([]int, len(n.Topo.Nodes))
+		for i := range n.first {
+			n.first[i] = -1
+		}
+		for i, nd := range n.Topo.Nodes {
+			if nd.Role != Switch {
+				continue
+			}
+			for _, h := range n.Hosts {
+				if h.ToR == n.byNode[i] {
+					n.first[i] = h.Index
+					break
+				}
+			}
+		}
+	}
+	return n.first[sw]
+}
+
+// distances returns the hop count from every node to dst over switches.
+func (n *Network) distances(ports [][]end, dst int) []int {
+	if n.dist == nil {
+		n.dist = map[int][]int{}
+	}
+	if d, ok := n.dist[dst]; ok {
+		return d
+	}
+	d := make([]int, len(n.Topo.Nodes))
+	for i := range d {
+		d[i] = -1
+	}
+	d[dst] = 0
+	q := []int{dst}
+	for len(q) > 0 {
+		x := q[0]
+		q = q[1:]
+		for _, e := range ports[x] {
+			if n.Topo.Nodes[e.peer].Role == Switch && d[e.peer] < 0 {
+				d[e.peer] = d[x] + 1
+				q = append(q, e.peer)
+			}
+		}
+	}
+	n.dist[dst] = d
+	return d
+}
+
+// Transports are the loss recoveries a host can run, by name, each built
+// as roceperf builds it (cmd/roceperf/flags.go).
+var Transports = []string{"gbn", "irn", "fasr", "dcp"}
+
+func (n *Network) transport() (nic.Transport, error) {
+	rto := int64(n.Opts.RTO)
+	bdp := n.Opts.BDP
+	switch n.Opts.Transport {
+	case "gbn":
+		return gbn.New(gbn.Config{RTO: rto})
+	case "dcp":
+		return dcp.New(dcp.Config{RTO: rto})
+	case "fasr":
+		return fasr.New(fasr.Config{RTO: rto, Window: bdp, BDP: bdp})
+	case "irn":
+		c := irn.Config{BDP: bdp << 10}
+		if rto > 0 {
+			def, _ := irn.New(irn.Config{})
+			c.RTOHigh = rto
+			c.RTOLow = min(rto, def.Config().RTOLow)
+			c.MaxRTO = max(def.Config().MaxRTO, 16*rto)
+		}
+		return irn.New(c)
+	}
+	return nil, fmt.Errorf("fabric: transport %q: want one of %v", n.Opts.Transport, Transports)
+}
+
+func (n *Network) cc(line uint64) (nic.CC, error) {
+	switch n.Opts.CC {
+	case "none":
+		return nil, nil
+	case "fixed":
+		return cc.NewFixed(line, 0), nil
+	case "dcqcn":
+		return cc.NewDCQCN(line, cc.DefaultDCQCNConfig())
+	}
+	return nil, fmt.Errorf("fabric: congestion control %q: want none, fixed or dcqcn", n.Opts.CC)
+}
+
+func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clock func() int64) error {
+	t, err := n.transport()
+	if err != nil {
+		return err
+	}
+	c, err := n.cc(h.Line)
+	if err != nil {
+		return err
+	}
+	eg := dataplane.DefaultEgress(0, n.Opts.HostQueue)
+	ep, err := nic.NewEndpoint(nic.Config{MAC: h.MAC, IP: h.IP, Egress: eg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
+		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock})
+	if err != nil {
+		return fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	w, err := dataplane.NewWorker(dataplane.WorkerConfig{ID: h.Index, Mem: mem, Ports: []dataplane.Port{sp[0]},
+		Egress: []dataplane.EgressConfig{eg}, Stages: []dataplane.Stage{ep},
+		Classifier: ep.Classifier(rocev2.Classifier{DCP: n.Opts.Transport == "dcp"}), Clock: clock, TimerCap: 4*n.Opts.MaxQPs + 1024})
+	if err != nil {
+		return fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	h.EP = ep
+	h.Node = sim.AddNode(n.Sim, w, sp)
+	// Every host registers the same scratch buffer: the simulation runs
+	// on one goroutine, and what a WRITE carries is not looked at.
+	if h.MR, err = ep.RegisterMR(n.scratch, nic.AccessRemote); err != nil {
+		return fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	return nil
+}
+
+// Pair sets up k QPs between hosts a and b (indices among the hosts),
+// connected both ways. Call it before the simulation runs.
+func (n *Network) Pair(a, b, k int) error {
+	ha, hb := n.Hosts[a], n.Hosts[b]
+	for i := 0; i < k; i++ {
+		pa := psn.New(uint32(sim.Seed(n.Opts.Seed, 4, uint64(a), uint64(b), uint64(i))))
+		pb := psn.New(uint32(sim.Seed(n.Opts.Seed, 5, uint64(a), uint64(b), uint64(i))))
+		qa, err := ha.EP.CreateQP(nic.QPOptions{MTU: n.Opts.MTU, PSN: pa})
+		if err != nil {
+			return fmt.Errorf("host %s: %w", ha.Name, err)
+		}
+		qb, err := hb.EP.CreateQP(nic.QPOptions{MTU: n.Opts.MTU, PSN: pb})
+		if err != nil {
+			return fmt.Errorf("host %s: %w", hb.Name, err)
+		}
+		// Frames go to the ToR's port: the routed fabric's gateway.
+		ra, rb := qb, qa
+		ra.MAC, rb.MAC = ha.gw, hb.gw
+		if err := ha.EP.Connect(qa.QPN, ra); err != nil {
+			return err
+		}
+		if err := hb.EP.Connect(qb.QPN, rb); err != nil {
+			return err
+		}
+		ha.peers[b] = append(ha.peers[b], pairQP{local: qa.QPN, remote: qb.QPN})
+	}
+	return nil
+}
+
+// QPsNeeded returns the most QPs one host needs for flows with qps QPs
+// per communicating pair (Options.MaxQPs).
+func QPsNeeded(flows []workload.Flow, qps int) int {
+	pairs := map[[2]int]bool{}
+	per := map[int]int{}
+	for _, f := range flows {
+		if k := [2]int{f.Src, f.Dst}; !pairs[k] {
+			pairs[k] = true
+			per[f.Src] += qps
+			per[f.Dst] += qps
+		}
+	}
+	most := 1
+	for _, n := range per {
+		most = max(most, n)
+	}
+	return most
+}
+
+// QPs returns the QPs set up from host a to host b.
+func (n *Network) QPs(a, b int) int { return len(n.Hosts[a].peers[b]) }

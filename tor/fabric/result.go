@@ -1,0 +1,371 @@
+package fabric
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+
+	"rocetor/dataplane"
+	"rocetor/dataplane/sim"
+)
+
+// Result is what a run measured, in the testbed's shape: JSON with the
+// command, seed and machine (the caller fills those), flow completion
+// times and slowdowns per size bucket, goodput, the hosts' recovery and
+// congestion counters, every switch port's PFC, pause time, queue peaks
+// and ECN marks, every stage's counters summed over the switches, and
+// the buffer occupancy over time. A run's Result depends only on its
+// inputs and seed: nothing in it reads the wall clock.
+type Result struct {
+	Command   string `json:"command,omitempty"`
+	Seed      uint64 `json:"seed"`
+	Machine   string `json:"machine,omitempty"`
+	Topology  string `json:"topology"`
+	Hosts     int    `json:"hosts"`
+	Switches  int    `json:"switches"`
+	Transport string `json:"transport"`
+	CC        string `json:"cc"`
+	MTU       int    `json:"mtu"`
+	QPs       int    `json:"qps_per_pair"`
+
+	SimTimeNs int64  `json:"sim_time_ns"`
+	Events    uint64 `json:"events"`
+	Steps     uint64 `json:"worker_steps"`
+	IdleSteps uint64 `json:"idle_steps"`
+	// PacketHops is the frames all ports put on the wire.
+	PacketHops uint64 `json:"packet_hops"`
+
+	Flows     int `json:"flows"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	// FCT per size bucket, and All over every completed flow.
+	FCT []Bucket `json:"fct"`
+	All Bucket   `json:"fct_all"`
+	// GoodputGbps is the completed flows' bytes over the time from the
+	// first post to the last completion.
+	GoodputGbps float64 `json:"goodput_gbps"`
+
+	HostCounters map[string]int64 `json:"host_counters"`
+	// Stages sums each stage's own counters over every switch, by
+	// stage (trust, fwd, netrt_src, netrt_dst, trim, llr, impair).
+	Stages        map[string]map[string]int64 `json:"stages"`
+	Drops         map[string]uint64           `json:"switch_drops"`
+	PFCPauseNs    int64                       `json:"pfc_pause_ns"`
+	PFCFrames     uint64                      `json:"pfc_frames"`
+	ECNMarked     uint64                      `json:"ecn_marked"`
+	SwitchResults []SwitchResult              `json:"switch_detail"`
+	Buffer        BufferResult                `json:"buffer"`
+}
+
+// Bucket is the FCTs of the flows of one size range.
+type Bucket struct {
+	Range        string  `json:"range"`
+	Flows        int     `json:"flows"`
+	P50FCTNs     int64   `json:"p50_fct_ns"`
+	P99FCTNs     int64   `json:"p99_fct_ns"`
+	MeanSlowdown float64 `json:"mean_slowdown"`
+	P50Slowdown  float64 `json:"p50_slowdown"`
+	P99Slowdown  float64 `json:"p99_slowdown"`
+}
+
+// SwitchResult is one switch's ports that carried anything.
+type SwitchResult struct {
+	Name        string       `json:"name"`
+	BufferPeak  int          `json:"buffer_peak_bytes"`
+	BufferMean  int          `json:"buffer_mean_bytes"`
+	Ports       []PortResult `json:"ports"`
+	Drops       uint64       `json:"drops"`
+	PFCPauseNs  int64        `json:"pfc_pause_ns"`
+	ECNMarked   uint64       `json:"ecn_marked"`
+	RxRefused   uint64       `json:"rx_ring_refused"`
+	TimersArmed int          `json:"timers_armed"`
+}
+
+// PortResult is one switch port.
+type PortResult struct {
+	Port      string         `json:"port"`
+	TxPackets uint64         `json:"tx_packets"`
+	TxBytes   uint64         `json:"tx_bytes"`
+	Busy      float64        `json:"busy"` // fraction of the run the wire was serializing
+	PFCTx     uint64         `json:"pfc_tx"`
+	PFCRx     uint64         `json:"pfc_rx"`
+	PausedNs  int64          `json:"paused_ns"`
+	Queues    []QueueResult  `json:"queues,omitempty"`
+	Extra     map[string]int `json:"-"`
+}
+
+// QueueResult is one egress queue that carried anything.
+type QueueResult struct {
+	Name      string `json:"name"`
+	Dequeued  uint64 `json:"dequeued"`
+	PeakBytes int    `json:"peak_bytes"`
+	Drops     uint64 `json:"drops"`
+	Marked    uint64 `json:"ecn_marked"`
+}
+
+// BufferResult is the switches' buffered bytes over time.
+type BufferResult struct {
+	IntervalNs int64    `json:"interval_ns"`
+	PeakBytes  int      `json:"peak_switch_bytes"`
+	Series     []Sample `json:"series"`
+}
+
+// Buckets are the size ranges FCTs are reported in.
+var Buckets = []int{10 << 10, 100 << 10, 1 << 20, 10 << 20, math.MaxInt}
+
+func bucketName(lo, hi int) string {
+	f := func(b int) string {
+		switch {
+		case b >= 1<<20:
+			return fmt.Sprintf("%dMiB", b>>20)
+		default:
+			return fmt.Sprintf("%dKiB", b>>10)
+		}
+	}
+	if hi == math.MaxInt {
+		return "≥" + f(lo)
+	}
+	if lo == 0 {
+		return "<" + f(hi)
+	}
+	return f(lo) + "–" + f(hi)
+}
+
+func (r *runner) result() *Result {
+	n := r.n
+	res := &Result{Seed: n.Opts.Seed, Topology: n.Topo.Name, Hosts: len(n.Hosts), Switches: len(n.Switches),
+		Transport: n.Opts.Transport, CC: n.Opts.CC, MTU: n.Opts.MTU, QPs: r.o.QPs, SimTimeNs: n.Sim.Now() / sim.Nanosecond,
+		Events: n.Sim.Events, Flows: len(r.flows)}
+	now := n.Sim.Now() / sim.Nanosecond
+	// FCTs.
+	type fs struct {
+		size     int
+		fct      int64
+		slowdown float64
+	}
+	var all []fs
+	first, last := int64(math.MaxInt64), int64(0)
+	var bytes int64
+	for i := range r.flows {
+		f := &r.flows[i]
+		if !f.started || f.done == 0 && !f.ok {
+			continue
+		}
+		if !f.ok {
+			res.Failed++
+			continue
+		}
+		res.Completed++
+		ideal := n.idealFCT(f.Flow)
+		all = append(all, fs{size: f.Size, fct: f.fct, slowdown: max(1, float64(f.fct)/float64(ideal))})
+		first = min(first, f.posted/sim.Nanosecond)
+		last = max(last, f.done/sim.Nanosecond)
+		bytes += int64(f.Size)
+	}
+	if last > first {
+		res.GoodputGbps = round3(float64(bytes) * 8 / float64(last-first))
+	}
+	lo := 0
+	for _, hi := range Buckets {
+		var in []fs
+		for _, x := range all {
+			if x.size >= lo && x.size < hi {
+				in = append(in, x)
+			}
+		}
+		if len(in) > 0 {
+			b := bucket(bucketName(lo, hi), len(in), func(i int) (int64, float64) { return in[i].fct, in[i].slowdown })
+			res.FCT = append(res.FCT, b)
+		}
+		lo = hi
+	}
+	res.All = bucket("all", len(all), func(i int) (int64, float64) { return all[i].fct, all[i].slowdown })
+	// Hosts.
+	res.HostCounters = map[string]int64{}
+	for _, h := range n.Hosts {
+		sumStats(res.HostCounters, "", reflect.ValueOf(h.EP.LiveStats()))
+		res.Steps += h.Node.Steps
+		res.IdleSteps += h.Node.Idle
+		for _, p := range h.Node.Ports {
+			res.PacketHops += p.WireStats().TxFrames
+		}
+	}
+	// Switches.
+	res.Stages = map[string]map[string]int64{}
+	res.Drops = map[string]uint64{}
+	stage := func(name string, v any) {
+		if res.Stages[name] == nil {
+			res.Stages[name] = map[string]int64{}
+		}
+		sumStats(res.Stages[name], "", reflect.ValueOf(v))
+	}
+	res.Buffer = BufferResult{IntervalNs: r.o.Sample / sim.Nanosecond, Series: decimate(r.samp.series, 200)}
+	for i, s := range n.Switches {
+		w := s.Node.W
+		w.Publish(now)
+		snap := w.Snapshot()
+		res.Steps += s.Node.Steps
+		res.IdleSteps += s.Node.Idle
+		sr := SwitchResult{Name: s.Name, BufferPeak: r.samp.peak[i], TimersArmed: snap.Timers}
+		if r.samp.k > 0 {
+			sr.BufferMean = int(r.samp.sum[i] / r.samp.k)
+		}
+		res.Buffer.PeakBytes = max(res.Buffer.PeakBytes, sr.BufferPeak)
+		for k, d := range snap.Drops {
+			if d > 0 {
+				res.Drops[dataplane.Reason(k).String()] += d
+				sr.Drops += d
+			}
+		}
+		for pi, p := range s.Node.Ports {
+			ws := p.WireStats()
+			res.PacketHops += ws.TxFrames
+			sr.RxRefused += ws.RxRefused
+			pc := snap.Ports[pi]
+			e := w.Egress(pi)
+			pr := PortResult{Port: p.Name(), TxPackets: pc.TxPackets, TxBytes: pc.TxBytes, PFCTx: pc.PFCTx, PFCRx: pc.PFCRx,
+				PausedNs: e.PausedNs()}
+			if now > 0 {
+				pr.Busy = round3(float64(ws.BusyTime/sim.Nanosecond) / float64(now))
+			}
+			for _, q := range snap.Queues[pi] {
+				res.ECNMarked += q.Marked
+				sr.ECNMarked += q.Marked
+				if q.Dequeued > 0 || q.Drops > 0 {
+					pr.Queues = append(pr.Queues, QueueResult{Name: q.Name, Dequeued: q.Dequeued, PeakBytes: q.MaxDepthBytes,
+						Drops: q.Drops, Marked: q.Marked})
+				}
+			}
+			res.PFCPauseNs += pr.PausedNs
+			sr.PFCPauseNs += pr.PausedNs
+			res.PFCFrames += pr.PFCTx
+			if pr.TxPackets > 0 {
+				sr.Ports = append(sr.Ports, pr)
+			}
+		}
+		res.SwitchResults = append(res.SwitchResults, sr)
+		pl := s.Pipe
+		stage("trust", pl.Trust.Stats())
+		stage("fwd", pl.Fwd.Stats())
+		if pl.Src != nil {
+			stage("netrt_src", pl.Src.Stats())
+			stage("netrt_dst", pl.Dst.Stats())
+		}
+		if pl.Trim != nil {
+			stage("trim", pl.Trim.Stats())
+		}
+		if pl.LLR != nil {
+			stage("llr", pl.LLR.Stats())
+		}
+		for _, ip := range pl.Impairs {
+			stage("impair", ip.Counters())
+		}
+	}
+	for name, m := range res.Stages {
+		for k, v := range m {
+			if v == 0 {
+				delete(m, k)
+			}
+		}
+		if len(m) == 0 {
+			delete(res.Stages, name)
+		}
+	}
+	return res
+}
+
+func bucket(name string, n int, get func(int) (int64, float64)) Bucket {
+	b := Bucket{Range: name, Flows: n}
+	if n == 0 {
+		return b
+	}
+	fct := make([]int64, n)
+	sd := make([]float64, n)
+	sum := 0.0
+	for i := 0; i < n; i++ {
+		fct[i], sd[i] = get(i)
+		sum += sd[i]
+	}
+	slices.Sort(fct)
+	slices.Sort(sd)
+	pct := func(p float64) int { return min(n-1, int(math.Ceil(p*float64(n)))-1) }
+	b.P50FCTNs, b.P99FCTNs = fct[pct(0.5)], fct[pct(0.99)]
+	b.P50Slowdown, b.P99Slowdown = round3(sd[pct(0.5)]), round3(sd[pct(0.99)])
+	b.MeanSlowdown = round3(sum / float64(n))
+	return b
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// decimate keeps at most k samples, the largest of each run of samples
+// it folds (so peaks survive).
+func decimate(s []Sample, k int) []Sample {
+	if len(s) <= k {
+		return s
+	}
+	step := (len(s) + k - 1) / k
+	var out []Sample
+	for i := 0; i < len(s); i += step {
+		m := s[i]
+		for j := i; j < min(i+step, len(s)); j++ {
+			if s[j].Bytes > m.Bytes {
+				m.Bytes = s[j].Bytes
+			}
+			m.Max = max(m.Max, s[j].Max)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Markdown writes the result as the testbed's tables.
+func (res *Result) Markdown(w io.Writer) {
+	fmt.Fprintf(w, "## %s, %d hosts, %s", res.Topology, res.Hosts, res.Transport)
+	if res.CC != "none" {
+		fmt.Fprintf(w, " + %s", res.CC)
+	}
+	fmt.Fprintf(w, "\n\n")
+	if res.Command != "" {
+		fmt.Fprintf(w, "`%s` (seed %d)\n\n", res.Command, res.Seed)
+	}
+	fmt.Fprintf(w, "%d of %d flows completed (%d failed) in %.3f ms of simulated time; goodput %.2f Gbit/s; %d events, %d packet-hops.\n\n",
+		res.Completed, res.Flows, res.Failed, float64(res.SimTimeNs)/1e6, res.GoodputGbps, res.Events, res.PacketHops)
+	fmt.Fprintf(w, "| size | flows | p50 FCT (µs) | p99 FCT (µs) | mean slowdown | p50 slowdown | p99 slowdown |\n| --- | --: | --: | --: | --: | --: | --: |\n")
+	for _, b := range append(slices.Clone(res.FCT), res.All) {
+		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.2f | %.2f | %.2f |\n", b.Range, b.Flows, float64(b.P50FCTNs)/1e3,
+			float64(b.P99FCTNs)/1e3, b.MeanSlowdown, b.P50Slowdown, b.P99Slowdown)
+	}
+	h := res.HostCounters
+	fmt.Fprintf(w, "\nHosts: %d retransmitted packets, %d timeouts, %d NAKs sent, %d ECN-marked packets received, %d CNPs sent.\n",
+		h["Retransmits"], h["Timeouts"], h["NAKsSent"], h["ECNMarked"], h["CNPsSent"])
+	fmt.Fprintf(w, "Switches: %d PFC frames, %.1f µs of PFC pause in all, %d ECN marks, peak buffer %d bytes on one switch.\n",
+		res.PFCFrames, float64(res.PFCPauseNs)/1e3, res.ECNMarked, res.Buffer.PeakBytes)
+	if len(res.Drops) > 0 {
+		var ds []string
+		for _, k := range sortedKeys(res.Drops) {
+			ds = append(ds, fmt.Sprintf("%s %d", k, res.Drops[k]))
+		}
+		fmt.Fprintf(w, "Switch drops: %s.\n", strings.Join(ds, ", "))
+	}
+	for _, name := range sortedKeys(res.Stages) {
+		m := res.Stages[name]
+		var ks []string
+		for _, k := range sortedKeys(m) {
+			ks = append(ks, fmt.Sprintf("%s %d", k, m[k]))
+		}
+		fmt.Fprintf(w, "\n- %s: %s", name, strings.Join(ks, ", "))
+	}
+	fmt.Fprintln(w)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,341 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"rocetor/dataplane"
+	"rocetor/tor/impair"
+	"rocetor/tor/trim"
+)
+
+// Config is tord's configuration: a YAML file, overridden by flags. Every
+// field has a default; docs/operations.md lists them with their units.
+type Config struct {
+	// File is the configuration file tord read, if any (--config).
+	File string `yaml:"-"`
+
+	Ports       []string `yaml:"ports"`        // interfaces the switch owns
+	Workers     int      `yaml:"workers"`      // poll-mode workers; each owns queue w of every port
+	Poll        string   `yaml:"poll"`         // busy, adaptive or interrupt
+	MetricsAddr string   `yaml:"metrics_addr"` // Prometheus /metrics, /healthz, /readyz
+	AdminAddr   string   `yaml:"admin_addr"`   // admin API and pprof; loopback unless admin_token_file is set
+	// AdminTokenFile holds the bearer token every admin request must
+	// carry; required for an admin_addr that is not loopback.
+	AdminTokenFile string `yaml:"admin_token_file"`
+	LogLevel       string `yaml:"log_level"` // debug, info, warn, error
+
+	XDP struct {
+		Mode      string `yaml:"mode"`       // auto, native or generic attach
+		Bind      string `yaml:"bind"`       // auto, zerocopy or copy
+		FrameSize int    `yaml:"frame_size"` // bytes per UMEM frame: 2048 or 4096
+		Frames    int    `yaml:"frames"`     // UMEM frames per worker, power of two
+		RingSize  int    `yaml:"ring_size"`  // descriptors per ring, power of two
+	} `yaml:"xdp"`
+
+	Egress struct {
+		Rate       dataplane.Rate  `yaml:"rate"`        // shaped link rate, e.g. 10G; 0 = unshaped
+		QueueLimit dataplane.Bytes `yaml:"queue_limit"` // byte budget of each queue, e.g. 1MiB
+		// PortRates overrides rate for the ports it names, e.g. an
+		// uplink slower than the others.
+		PortRates map[string]dataplane.Rate `yaml:"port_rates"`
+	} `yaml:"egress"`
+
+	Forwarding struct {
+		Multipath    string          `yaml:"multipath"`     // ecmp, spray or adaptive
+		AdaptiveBias dataplane.Bytes `yaml:"adaptive_bias"` // bytes in favour of the ECMP choice
+		Queue        string          `yaml:"queue"`         // egress queue for forwarded traffic
+		DSCPQueues   map[int]string  `yaml:"dscp_queues"`   // per-DSCP overrides
+		// HashSeed perturbs the ECMP hash; give each switch tier its
+		// own, or the tiers split flows alike (ECMP polarization).
+		HashSeed uint64 `yaml:"hash_seed"`
+	} `yaml:"forwarding"`
+
+	VerifyICRC bool `yaml:"verify_icrc"` // drop RoCEv2 frames with a bad ICRC (costs a CRC per frame)
+
+	// Impair injects loss, corruption, reordering and delay for testbeds
+	// on the wire of the ports it names (tor/impair); no rules, no
+	// impaired ports.
+	Impair impair.Config `yaml:"impair"`
+
+	// NetRT recovers losses between this ToR and the remote ToRs
+	// (tor/netrt); no fabric ports, no stages.
+	NetRT NetRTConfig `yaml:"netrt"`
+
+	// Trim is DCP's trimming switch (tor/trim, seed 002 §4.2): on the
+	// trimming ports, DCP data packets that find the data queue over
+	// the threshold become header-only packets on the control queue,
+	// which shares the data queue's level by WRR. No section, no stage;
+	// "trim: {}" trims on every port with the defaults:
+	//
+	//	trim:
+	//	  threshold: 64KiB   # data queue depth beyond which packets are trimmed (or dropped if not DCP data)
+	//	  incast_degree: 8   # N: an N−1 to 1 incast keeps the control queue lossless
+	//	  ratio: 0           # r = data/HO packet size; 0 = 1106/66 (1024-byte MTU, IPv4)
+	//	  min_weight: 0.1    # WRR weight w when r ≤ N−1; else w = (N−1)/(r−N+1)
+	//	  ports: [s2]        # trimming ports; empty = all
+	Trim *trim.Config `yaml:"trim"`
+
+	// DCP says the fabric runs DCP (seed 002): the classifier reads the
+	// DCP tag in the DSCP and the DCP extension header. A switch that
+	// only forwards DCP traffic needs it too: a header-only packet of a
+	// WRITE First has no RETH, and without DCP parsing it is malformed.
+	// Trimming, and impair rules that trim, turn it on by themselves.
+	// With it, header-only packets take the control queue of every port,
+	// trimming or not (tor/fwd, seed 002 §4.2), and their drops are
+	// counted apart (rocetor_dcp_ho_drops_total). Off, DSCPs whose low
+	// bits are set are ordinary traffic classes.
+	DCP bool `yaml:"dcp"`
+
+	// LLR is link-local retransmission (tor/llr, Protego) on the
+	// switch-to-switch links it names; see tor/pipeline/llr.go.
+	LLR LLRConfig `yaml:"llr"`
+
+	// ECN is DCQCN's congestion point: ECN marking per egress queue with
+	// WRED_PROFILE-shaped profiles (tor/pipeline/ecn.go). No section, no
+	// marking; "ecn: {}" marks the data queue of every port with the
+	// profile derived from the port's rate (4 KB and 16 KB of Kmin and
+	// Kmax per Gbit/s, Pmax 20%). A reload applies it live.
+	ECN *ECNConfig `yaml:"ecn"`
+	// Trust says which ports face hosts and which ports' PFC frames
+	// are honoured: where each kind of control frame may come from
+	// (tor/trust, docs/operations.md "Trust boundaries").
+	Trust TrustConfig `yaml:"trust"`
+}
+
+// dcp reports whether the classifier must parse DCP headers.
+func (c *Config) ParsesDCP() bool { return c.DCP || c.Trim != nil || hasImpairTrim(*c) }
+
+// hasImpairTrim reports whether an impair rule trims.
+func hasImpairTrim(c Config) bool {
+	for _, r := range c.Impair.Rules {
+		if r.Trim {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultConfig returns the configuration tord runs with when neither
+// file nor flags say otherwise.
+func DefaultConfig() Config {
+	var c Config
+	c.Workers = 1
+	c.Poll = "adaptive"
+	c.MetricsAddr = "127.0.0.1:9478"
+	c.AdminAddr = "127.0.0.1:9479"
+	c.LogLevel = "info"
+	c.XDP.Mode = "auto"
+	c.XDP.Bind = "auto"
+	c.XDP.FrameSize = 4096
+	c.XDP.Frames = 8192
+	c.XDP.RingSize = 2048
+	c.Egress.QueueLimit = 1 << 20
+	c.Forwarding.Multipath = "ecmp"
+	c.Forwarding.Queue = "data"
+	return c
+}
+
+// LoadConfig reads a YAML file over the defaults. Unknown fields are errors,
+// so a typo does not silently fall back to a default.
+func LoadConfig(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return DefaultConfig(), fmt.Errorf("read config: %w", err)
+	}
+	return ParseConfig(b, path)
+}
+
+// ParseConfig reads YAML b over the defaults, as LoadConfig reads a file
+// (name is for errors). The simulator builds every switch with it from
+// the text a tord would read.
+func ParseConfig(b []byte, name string) (Config, error) {
+	c := DefaultConfig()
+	d := yaml.NewDecoder(bytes.NewReader(b))
+	d.KnownFields(true)
+	// An empty file (io.EOF) means all defaults.
+	if err := d.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("config %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// ErrConfig wraps every validation error; the message names the field.
+var ErrConfig = errors.New("invalid config")
+
+func bad(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, args...))
+}
+
+// Validate checks every field and names the first bad one.
+func (c *Config) Validate() error {
+	if len(c.Ports) < 2 {
+		return bad("ports", "need at least two interfaces, got %d", len(c.Ports))
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Ports {
+		if p == "" || seen[p] {
+			return bad("ports", "empty or repeated interface %q", p)
+		}
+		seen[p] = true
+	}
+	if c.Workers < 1 || c.Workers > 64 {
+		return bad("workers", "%d, want 1 to 64", c.Workers)
+	}
+	if _, err := dataplane.ParsePollMode(c.Poll); err != nil {
+		return bad("poll", "%v", err)
+	}
+	for _, a := range []struct{ field, addr string }{{"metrics_addr", c.MetricsAddr}, {"admin_addr", c.AdminAddr}} {
+		if a.addr == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return bad(a.field, "%q is not host:port", a.addr)
+		}
+	}
+	if host, _, _ := net.SplitHostPort(c.AdminAddr); c.AdminAddr != "" && !isLoopback(host) && c.AdminTokenFile == "" {
+		return bad("admin_addr", "%q is not a loopback address: the admin API changes the switch, so it needs admin_token_file (--admin-token-file) to listen there", c.AdminAddr)
+	}
+	if c.AdminTokenFile != "" {
+		if _, err := ReadToken(c.AdminTokenFile); err != nil {
+			return bad("admin_token_file", "%v", err)
+		}
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return bad("log_level", "%q, want debug, info, warn or error", c.LogLevel)
+	}
+	switch c.XDP.Mode {
+	case "auto", "native", "generic":
+	default:
+		return bad("xdp.mode", "%q, want auto, native or generic", c.XDP.Mode)
+	}
+	switch c.XDP.Bind {
+	case "auto", "zerocopy", "copy":
+	default:
+		return bad("xdp.bind", "%q, want auto, zerocopy or copy", c.XDP.Bind)
+	}
+	if c.XDP.FrameSize != 2048 && c.XDP.FrameSize != 4096 {
+		return bad("xdp.frame_size", "%d, want 2048 or 4096", c.XDP.FrameSize)
+	}
+	if !pow2(c.XDP.RingSize) || c.XDP.RingSize < 64 {
+		return bad("xdp.ring_size", "%d, want a power of two ≥ 64", c.XDP.RingSize)
+	}
+	if !pow2(c.XDP.Frames) || c.XDP.Frames < 2*c.XDP.RingSize*len(c.Ports) {
+		return bad("xdp.frames", "%d, want a power of two ≥ 2 × ring_size × ports (%d)", c.XDP.Frames, 2*c.XDP.RingSize*len(c.Ports))
+	}
+	for name := range c.Egress.PortRates {
+		if !slices.Contains(c.Ports, name) {
+			return bad("egress.port_rates", "%q is not one of ports", name)
+		}
+	}
+	if c.Egress.QueueLimit < 2048 {
+		return bad("egress.queue_limit", "%d bytes, want ≥ 2KiB", c.Egress.QueueLimit)
+	}
+	switch c.Forwarding.Multipath {
+	case "ecmp", "spray", "adaptive":
+	default:
+		return bad("forwarding.multipath", "%q, want ecmp, spray or adaptive", c.Forwarding.Multipath)
+	}
+	eg := dataplane.DefaultEgress(0, 1)
+	known := map[string]bool{}
+	for _, q := range eg.Queues {
+		known[q.Name] = true
+	}
+	if !known[c.Forwarding.Queue] {
+		return bad("forwarding.queue", "%q is not a queue (control, retransmit, data, idle)", c.Forwarding.Queue)
+	}
+	if err := c.Impair.Validate(c.Ports); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := c.NetRT.validate(c.Ports); err != nil {
+		return err
+	}
+	// NetRT and trimming keep their flow state and budgets per worker,
+	// while the XDP program steers frames by rx queue: a flow's requests,
+	// ACKs and notices, or a port's packets, can reach a worker that does
+	// not own its state. Until frames are handed to their owner
+	// (DESIGN.md, "Many workers"), one worker must own everything.
+	if c.NetRT.On() && c.Workers != 1 {
+		return bad("netrt", "NetRT keeps its flows per worker and needs workers: 1, have %d", c.Workers)
+	}
+	if c.Trim != nil && c.Workers != 1 {
+		return bad("trim", "trimming keeps its queues' weights and budgets per worker and needs workers: 1, have %d", c.Workers)
+	}
+	if err := c.LLR.validate(c); err != nil {
+		return err
+	}
+	if err := c.ECN.validate(c); err != nil {
+		return err
+	}
+	if err := c.Trust.validate(c); err != nil {
+		return err
+	}
+	if t := c.Trim; t != nil {
+		if err := t.Validate(c.Ports); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		if c.Forwarding.Queue != trim.DataQueue {
+			return bad("trim", "trims what fwd puts on the %q queue, but forwarding.queue is %q", trim.DataQueue, c.Forwarding.Queue)
+		}
+		if len(c.Ports) > trim.MaxPorts {
+			return bad("trim", "trims at most %d ports, have %d", trim.MaxPorts, len(c.Ports))
+		}
+		th, what := int(t.Threshold), ""
+		if th == 0 {
+			th, what = trim.DefaultThreshold, " (the default)"
+		}
+		if th >= int(c.Egress.QueueLimit) {
+			return bad("trim.threshold", "%d bytes%s, want below egress.queue_limit (%d): the data queue would drop packets before trimming them",
+				th, what, c.Egress.QueueLimit)
+		}
+	}
+	if need := 2*c.XDP.RingSize*len(c.Ports) + c.NetRT.Frames(); c.NetRT.On() && c.XDP.Frames < need {
+		// Frames NetRT holds are not in the fill rings: without room
+		// for them the ports run out of receive buffers.
+		return bad("xdp.frames", "%d, NetRT holds up to %d frames beyond the rings' %d: want a power of two ≥ %d",
+			c.XDP.Frames, c.NetRT.Frames(), 2*c.XDP.RingSize*len(c.Ports), need)
+	}
+	for d, q := range c.Forwarding.DSCPQueues {
+		if d < 0 || d > 63 {
+			return bad("forwarding.dscp_queues", "DSCP %d out of range 0–63", d)
+		}
+		if !known[q] {
+			return bad("forwarding.dscp_queues", "DSCP %d: %q is not a queue", d, q)
+		}
+	}
+	return nil
+}
+
+// ReadToken reads a bearer token file: its first line, at least 16
+// characters.
+func ReadToken(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	tok, _, _ := bytes.Cut(b, []byte("\n"))
+	tok = bytes.TrimSpace(tok)
+	if len(tok) < 16 {
+		return nil, fmt.Errorf("%s: the token must be at least 16 characters", path)
+	}
+	return tok, nil
+}
+
+func pow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

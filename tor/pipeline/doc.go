@@ -1,0 +1,23 @@
+// Package pipeline turns a switch configuration into the pipelines its
+// workers run: the one place that does, shared by tord (over AF_XDP
+// ports) and the fabric simulator and tests (over in-memory ports).
+//
+// Config is tord's YAML configuration (docs/operations.md lists every
+// field, its unit and default), with its validation. NewPlan derives
+// what the workers of one switch share from a validated Config (the
+// stage configurations, the impairment control, the FIB the forwarding
+// stages read); Plan.Build assembles one worker: the stages in the order
+// the design fixes,
+//
+//	trust → fwd → netrt (SrcToR, DstToR) → trim → llr
+//
+// the egress queues of every port (queue limits, the shaper's share of
+// the link rate, trimming's WRR, ECN marking), and the ports wrapped for
+// the wire (impair, outermost on the socket) and the link (llr's
+// receiver, above impair). Whatever the ports are, AF_XDP sockets or
+// dataplane.MemPorts, the worker and its stages are the same code built
+// the same way.
+//
+// A Config is not safe for concurrent mutation; a Plan is read-only
+// once built and may build many workers, each owned by one goroutine.
+package pipeline

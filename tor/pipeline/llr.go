@@ -1,0 +1,94 @@
+package pipeline
+
+import (
+	"slices"
+	"time"
+
+	"rocetor/dataplane"
+	"rocetor/tor/llr"
+)
+
+// LLRConfig is the llr: section: link-local retransmission (tor/llr,
+// Protego) on the switch-to-switch links it names. The switch at the
+// other end of each link must protect its side too, in the same mode.
+// No ports, no stage.
+type LLRConfig struct {
+	Ports      []string        `yaml:"ports"`       // protected links
+	Mode       string          `yaml:"mode"`        // blocking (default) or nb
+	TxBuffer   dataplane.Bytes `yaml:"tx_buffer"`   // copies kept until ACKed, per port; default 2 × egress.queue_limit, at least 256KiB
+	RxBuffer   dataplane.Bytes `yaml:"rx_buffer"`   // reordering buffer per port (blocking)
+	Pause      dataplane.Bytes `yaml:"pause"`       // reorder bytes that pause the upstream switch
+	Resume     dataplane.Bytes `yaml:"resume"`      // ... and resume it
+	AckTimeout time.Duration   `yaml:"ack_timeout"` // ackNoTimeout: a missing packet is skipped after this
+	TargetLoss float64         `yaml:"target_loss"` // Eq. 1's target
+	ActualLoss float64         `yaml:"actual_loss"` // Eq. 1's loss estimate; 0: measured
+	Copies     int             `yaml:"copies"`      // copies per lost packet; 0: Eq. 1
+	Dormant    bool            `yaml:"dormant"`     // senders start off; the neighbour's monitor or torctl llr on turns them on
+	Watch      bool            `yaml:"watch"`       // senders switched off still number frames, so the neighbour's monitor sees losses
+	RetxRate   dataplane.Rate  `yaml:"retx_rate"`   // retransmissions loss notices may draw per port, sustained; 0: half the port's rate
+	RetxBurst  dataplane.Bytes `yaml:"retx_burst"`  // ... and at once; 0: tx_buffer
+	// Monitor, when present, runs the corruption monitor on every
+	// protected port: it asks the neighbour to protect the link once the
+	// loss rate measured here reaches the threshold.
+	Monitor *LLRMonitorConfig `yaml:"monitor"`
+}
+
+// LLRMonitorConfig is the llr.monitor: section (tor/llr.Monitor, seed 003
+// appendix C); zero fields take the defaults.
+type LLRMonitorConfig struct {
+	Interval  time.Duration `yaml:"interval"`  // between readings; default 1s
+	Window    uint64        `yaml:"window"`    // frames the loss rate is estimated over; default 100000000
+	Threshold float64       `yaml:"threshold"` // loss rate that makes a link corrupting; default 1e-8
+}
+
+func (m *LLRMonitorConfig) Config() llr.MonitorConfig {
+	return llr.MonitorConfig{Interval: m.Interval, Window: m.Window, Threshold: m.Threshold}
+}
+
+// On reports whether the section protects any port.
+func (l *LLRConfig) On() bool { return len(l.Ports) > 0 }
+
+// stageConfig turns the section into tor/llr's configuration.
+func (l *LLRConfig) StageConfig(ports []string) (llr.Config, error) {
+	c := llr.Config{TxBuffer: int(l.TxBuffer), RxBuffer: int(l.RxBuffer), Pause: int(l.Pause), Resume: int(l.Resume),
+		AckTimeout: int64(l.AckTimeout), TargetLoss: l.TargetLoss, ActualLoss: l.ActualLoss, Copies: l.Copies,
+		Dormant: l.Dormant, Watch: l.Watch, RetxRate: uint64(l.RetxRate), RetxBurst: int(l.RetxBurst)}
+	mode := l.Mode
+	if mode == "" {
+		mode = "blocking"
+	}
+	var err error
+	if c.Mode, err = llr.ParseMode(mode); err != nil {
+		return c, bad("llr.mode", "%v", err)
+	}
+	for _, p := range l.Ports {
+		i := slices.Index(ports, p)
+		if i < 0 || i >= llr.MaxPorts {
+			return c, bad("llr.ports", "%q is not one of the first %d ports", p, llr.MaxPorts)
+		}
+		c.Ports |= 1 << i
+	}
+	if err := c.Validate(); err != nil {
+		return c, bad("llr", "%v", err)
+	}
+	if m := l.Monitor; m != nil {
+		if m.Interval < 0 || m.Threshold < 0 || m.Threshold >= 1 {
+			return c, bad("llr.monitor", "interval %v, threshold %g: want a positive interval and a threshold in [0, 1)", m.Interval, m.Threshold)
+		}
+	}
+	return c, nil
+}
+
+// validate checks the section against the rest of the configuration.
+func (l *LLRConfig) validate(c *Config) error {
+	if !l.On() {
+		return nil
+	}
+	if c.Workers != 1 {
+		// Each worker would number its share of the link; the
+		// neighbour could not tell the streams apart.
+		return bad("llr", "link-local retransmission needs workers: 1, have %d", c.Workers)
+	}
+	_, err := l.StageConfig(c.Ports)
+	return err
+}

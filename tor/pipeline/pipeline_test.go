@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+	"rocetor/tor/fwd"
+)
+
+// TestParseConfig: unknown fields are errors, an empty file is the
+// defaults, and Validate names the bad field.
+func TestParseConfig(t *testing.T) {
+	if _, err := ParseConfig([]byte("portz: [a]\n"), "x"); err == nil || !strings.Contains(err.Error(), "portz") {
+		t.Fatalf("unknown field: %v", err)
+	}
+	c, err := ParseConfig(nil, "empty")
+	if err != nil || c.Workers != 1 || c.Forwarding.Multipath != "ecmp" {
+		t.Fatalf("empty file: %+v, %v", c, err)
+	}
+	c.Ports = []string{"a"}
+	if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "ports") {
+		t.Fatalf("one port: %v", err)
+	}
+}
+
+// TestBuildOrder: the stages a configuration asks for, in the order the
+// design fixes, over ports wrapped for the wire and the link.
+func TestBuildOrder(t *testing.T) {
+	c, err := ParseConfig([]byte(`
+ports: [up, h1]
+netrt: {fabric: [up]}
+trim: {ports: [up]}
+llr: {ports: [up]}
+ecn: {}
+impair:
+  rules: [{port: up, direction: egress, loss: 0.01}]
+forwarding: {hash_seed: 7}
+`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AdminAddr, c.MetricsAddr = "", ""
+	c.XDP.Frames = 1 << 16
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := []dataplane.Port{dataplane.NewMemPort("up", rocev2.MAC{2, 0, 0, 0, 0, 1}, mem, 64),
+		dataplane.NewMemPort("h1", rocev2.MAC{2, 0, 0, 0, 0, 2}, mem, 64)}
+	pn, err := NewPlan(&c, &fwd.FIB{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pn.Fwd.HashSeed != 7 {
+		t.Errorf("hash seed %d, want 7", pn.Fwd.HashSeed)
+	}
+	pl, err := pn.Build(0, mem, ports, func() int64 { return 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range pl.Stages {
+		names = append(names, s.Name())
+	}
+	if got := strings.Join(names, " "); got != "trust fwd netrt-src netrt-dst trim llr" {
+		t.Errorf("stages %q", got)
+	}
+	if _, ok := pl.Ports[0].(dataplane.Wrapper); !ok || len(pl.Impairs) != 2 {
+		t.Errorf("the uplink is not wrapped, or %d impair ports", len(pl.Impairs))
+	}
+	if e := pl.Worker.Egress(0); !e.ECN(e.QueueIndex("data")).On() {
+		t.Error("no ECN marking on the data queue")
+	}
+}
