@@ -22,6 +22,12 @@
 #             copied into the duplicate pool (SrcToR) and, with no ACK
 #             coming back, leaves it when its hold time runs out: a copy,
 #             a pool entry and a retirement per frame. Needs --roce.
+#   tord-ecn  tord (--poll busy) with ECN marking on every queue from the
+#             first byte of depth (ecn: Kmin 1 B, Kmax 2 B): the marking
+#             point runs on every frame. testpmd's frames are Not-ECT, so
+#             none is marked: this is what marking costs a switch per
+#             frame; a frame that is marked costs 7–9 ns more
+#             (BenchmarkEgressMarking, dataplane).
 #   testpmd   dpdk-testpmd --forward-mode=mac over net_af_xdp on both veths
 #             (rewrites both MACs, like a router, but looks nothing up)
 #   kernel    Linux IP forwarding (net.ipv4.ip_forward=1, no XDP)
@@ -70,7 +76,7 @@ usage: sudo scripts/bench-forward.sh [options]
   --duration S       seconds each setup is measured (default 10)
   --warmup S         seconds of traffic before measuring (default 3)
   --sizes "A B"      frame sizes in bytes, without FCS (default "64 1024")
-  --setups "..."     any of: tord tord-adaptive tord-netrt testpmd kernel xdp (default all but tord-netrt)
+  --setups "..."     any of: tord tord-adaptive tord-netrt tord-ecn testpmd kernel xdp (default all but tord-netrt and tord-ecn)
   --roce             send RoCEv2 frames (UDP port 4791) instead of UDP port 9; tord-netrt needs it
   --repeat N         measure every setup N times, report the median (default 1)
   --gen-cpu N        CPU of the generator (default 0)
@@ -197,7 +203,7 @@ validate() {
 		fi
 	done
 	for s in $SETUPS; do
-		case $s in tord | tord-adaptive | tord-netrt | testpmd | kernel | xdp) ;; *) die "unknown setup '$s' (tord tord-adaptive tord-netrt testpmd kernel xdp)" ;; esac
+		case $s in tord | tord-adaptive | tord-netrt | tord-ecn | testpmd | kernel | xdp) ;; *) die "unknown setup '$s' (tord tord-adaptive tord-netrt tord-ecn testpmd kernel xdp)" ;; esac
 	done
 	[[ " $SETUPS " != *" tord-netrt "* || $ROCE = 1 ]] || die "tord-netrt needs --roce: NetRT acts on RoCEv2 frames only"
 	GO=$(command -v go || echo /usr/local/go/bin/go)
@@ -383,7 +389,7 @@ start_dut() {
 	inns "$NS_DUT" sysctl -qw net.ipv4.ip_forward=0
 	local -a extra
 	case $setup in
-	tord | tord-adaptive | tord-netrt)
+	tord | tord-adaptive | tord-netrt | tord-ecn)
 		local poll=busy
 		[ "$setup" != tord-adaptive ] || poll=adaptive
 		read -r -a extra <<<"$TORD_ARGS"
@@ -392,6 +398,11 @@ start_dut() {
 			printf 'ports: [%s, %s]\nxdp: {frames: 16384}\nnetrt: {fabric: [%s], pool_frames: 2048}\n' \
 				"$IF_D0" "$IF_D1" "$IF_D1" >"$WORK/netrt.yaml"
 			extra+=(--config "$WORK/netrt.yaml")
+		fi
+		if [ "$setup" = tord-ecn ]; then
+			printf 'ports: [%s, %s]\necn:\n  profiles: {all: {min_threshold: 1, max_threshold: 2, probability: 100}}\n  queues: {control: all, retransmit: all, data: all, idle: all}\n' \
+				"$IF_D0" "$IF_D1" >"$WORK/ecn.yaml"
+			extra+=(--config "$WORK/ecn.yaml")
 		fi
 		start "$logf" ip netns exec "$NS_DUT" taskset -c "$DUT_CPU" "$WORK/tord" \
 			--ports "$IF_D0,$IF_D1" --workers 1 --poll "$poll" "${extra[@]}" "$@"
@@ -607,6 +618,7 @@ report() {
 	echo
 	local -A name=([tord]="tord (1 worker, --poll busy)" [tord-adaptive]="tord (1 worker, --poll adaptive)"
 		[tord-netrt]="tord with NetRT, every frame pooled (1 worker, --poll busy)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
+		[tord-ecn]="tord with ECN marking on every queue (1 worker, --poll busy)"
 		[kernel]="kernel IP forwarding" [xdp]="XDP router (bpf_fib_lookup + redirect)")
 	declare -gA MED
 	for setup in $SETUPS; do
@@ -620,7 +632,7 @@ report() {
 	done
 	local pair
 	local x y
-	for pair in "tord testpmd" "tord-adaptive testpmd" "tord-netrt tord" "tord xdp" "testpmd xdp"; do
+	for pair in "tord testpmd" "tord-adaptive testpmd" "tord-netrt tord" "tord-ecn tord" "tord xdp" "testpmd xdp"; do
 		read -r x y <<<"$pair"
 		[[ " $SETUPS " == *" $x "* && " $SETUPS " == *" $y "* ]] || continue
 		printf '| **%s / %s** |' "$x" "$y"
