@@ -31,7 +31,9 @@
 # usage: sudo scripts/soak.sh [--duration 10m] [--rate 1000] [--out DIR]
 #          [--loss 0.001] [--llr blocking|nb] [--tcp-rate 100M]
 #          [--roce-rate 300M] [--size 1MiB] [--count 8] [--interval 30]
-#          [--prefix rtb-soak-] [--no-build]
+#          [--prefix rtb-soak-] [--no-build] [--no-trust]
+# --no-trust leaves the switches' trust sections out: PFC from the hosts
+# is honoured, and the blasters' storms pause the host ports.
 # GO=... selects the go tool for `make build`.
 set -euo pipefail
 
@@ -50,6 +52,7 @@ TREND_PCT=10
 TREND_MIB=8
 PREFIX=rtb-soak-
 BUILD=1
+TRUST=--trust
 STATE_DIR=/run/rocetor-testbed
 
 while [ $# -gt 0 ]; do
@@ -69,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--trend-mib) TREND_MIB=$2; shift 2 ;;
 	--prefix) PREFIX=$2; shift 2 ;;
 	--no-build) BUILD=0; shift ;;
+	--no-trust) TRUST=; shift ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "soak.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -126,8 +130,8 @@ if [ "$BUILD" = 1 ]; then
 	make -s build GO="${GO:-go}"
 fi
 
-log "testbed up chain --netrt --llr $LLR --loss $LOSS --trust (prefix $PREFIX)"
-"$BIN/testbed" up chain --prefix "$PREFIX" --bin "$BIN" --netrt --llr "$LLR" --loss "$LOSS" --trust \
+log "testbed up chain --netrt --llr $LLR --loss $LOSS $TRUST (prefix $PREFIX)"
+"$BIN/testbed" up chain --prefix "$PREFIX" --bin "$BIN" --netrt --llr "$LLR" --loss "$LOSS" $TRUST \
 	>"$OUT/up.log" 2>&1 || { cat "$OUT/up.log"; exit 1; }
 cp "$STATE" "$OUT/state.json"
 SWITCHES=$(jq -r '.switches | keys[]' "$STATE" | sort)
@@ -227,7 +231,7 @@ sample
 
 # The verdict.
 jq -n \
-	--arg duration "$DURATION" --argjson secs "$SECS" --argjson rate "$RATE" --arg loss "$LOSS" --arg llr "$LLR" \
+	--arg duration "$DURATION" --argjson secs "$SECS" --argjson rate "$RATE" --arg loss "$LOSS" --arg llr "$LLR" --arg trust "$TRUST" \
 	--arg tcp_rate "$TCP_RATE" --arg roce_rate "$ROCE_RATE" --arg size "$SIZE" --argjson count "$COUNT" \
 	--argjson warmup "$WARMUP" --argjson trend_pct "$TREND_PCT" --argjson trend_mib "$TREND_MIB" \
 	--arg kernel "$(uname -r)" --argjson nproc "$(nproc)" --arg date "$(date -u -d @"$START" +%Y-%m-%dT%H:%M:%SZ)" \
@@ -252,7 +256,7 @@ jq -n \
 	| ($runs | map(select(.rc != 0 or .bytes == 0 or .verified_bytes != .bytes or .corrupt != 0))) as $bad
 	| {
 		date: $date, kernel: $kernel, nproc: $nproc, duration: $duration, seconds: $secs,
-		testbed: {topology: "chain", netrt: true, llr: $llr, loss: ($loss | tonumber), trust: true},
+		testbed: {topology: "chain", netrt: true, llr: $llr, loss: ($loss | tonumber), trust: ($trust != "")},
 		blaster: {rate: $rate, h1: $b1[0], h2: $b2[0]},
 		switches: $sw,
 		roce: {op: "write", size: $size, count: $count, rate: $roce_rate, runs: ($runs | length), failed: ($bad | length),
