@@ -189,19 +189,22 @@ else
 fi
 log "running ${SECS}s: roceperf WRITE $COUNT × $SIZE at $ROCE_RATE per run, iperf3 at $TCP_RATE, blasters at $RATE frames/s; output in $OUT"
 
-# Samples: t, switch, pid alive, RSS in KiB.
-echo -e "t\tswitch\talive\trss_kib" >"$OUT/rss.tsv"
+# Samples: t, switch, pid alive, RSS in KiB, CPU seconds so far (user
+# and system, from /proc/PID/stat).
+TCK=$(getconf CLK_TCK)
+echo -e "t\tswitch\talive\trss_kib\tcpu_s" >"$OUT/rss.tsv"
 sample() {
-	local t=$(( $(date +%s) - START )) line="" n pid rss alive drops
+	local t=$(( $(date +%s) - START )) line="" n pid rss alive drops cpu
 	for n in $SWITCHES; do
 		pid=$(pid_of "$n")
 		if [ -r "/proc/$pid/status" ]; then
 			alive=1
 			rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
+			cpu=$(awk -v tck="$TCK" '{sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / tck}' "/proc/$pid/stat")
 		else
-			alive=0 rss=0
+			alive=0 rss=0 cpu=0
 		fi
-		echo -e "$t\t$n\t$alive\t$rss" >>"$OUT/rss.tsv"
+		echo -e "$t\t$n\t$alive\t$rss\t$cpu" >>"$OUT/rss.tsv"
 		line+=" $n=$((rss / 1024))MiB"
 		[ "$alive" = 1 ] || line+="(DEAD)"
 	done
@@ -242,13 +245,14 @@ jq -n \
 	def mean: if length == 0 then 0 else add / length end;
 	def series($prefix): split("\n") | map(select(startswith($prefix)) | capture("^(?<name>[a-z_]+)(\\{(?<labels>[^}]*)\\})? (?<v>[0-9.e+-]+)$")?)
 		| map(select(.v | tonumber > 0) | {key: ((.labels // "") | gsub("\""; "")), value: (.v | tonumber)}) | from_entries;
-	($rss | split("\n")[1:] | map(select(length > 0) | split("\t") | {t: (.[0] | tonumber), sw: .[1], alive: (.[2] == "1"), kib: (.[3] | tonumber)})) as $s
+	($rss | split("\n")[1:] | map(select(length > 0) | split("\t") | {t: (.[0] | tonumber), sw: .[1], alive: (.[2] == "1"), kib: (.[3] | tonumber), cpu: (.[4] | tonumber)})) as $s
 	| ($s | group_by(.sw) | map(
 		. as $all | ($all | map(select(.t >= $warmup and .alive))) as $w
 		| (($w | length) / 3 | floor) as $third
 		| ($w[:$third] | map(.kib) | mean) as $first | ($w[($w | length) - $third:] | map(.kib) | mean) as $last
 		| {key: $all[0].sw, value: {
 			samples: ($all | length), died: ($all | any(.alive | not)),
+			cpu_pct: (if ($all[-1].t > $all[0].t) then 100 * ($all[-1].cpu - $all[0].cpu) / ($all[-1].t - $all[0].t) else 0 end),
 			rss_mib: {first: ($all[0].kib / 1024), last: ($all[-1].kib / 1024), max: (($all | map(.kib) | max) / 1024),
 				first_third_mean: ($first / 1024), last_third_mean: ($last / 1024)},
 			trend: ($third > 0 and $last > $first * (1 + $trend_pct / 100) and ($last - $first) > $trend_mib * 1024)}}
@@ -280,8 +284,8 @@ jq -n \
 ' >"$OUT/summary.json"
 
 jq -r '
-	"soak: \(.date), \(.seconds) s, kernel \(.kernel), \(.nproc) CPUs; blaster \(.blaster.rate) frames/s (sent h1 \(.blaster.h1.sent), h2 \(.blaster.h2.sent))",
-	(.switches | to_entries[] | "  \(.key): RSS first \(.value.rss_mib.first | floor) MiB, last \(.value.rss_mib.last | floor), max \(.value.rss_mib.max | floor); thirds \(.value.rss_mib.first_third_mean | floor) → \(.value.rss_mib.last_third_mean | floor) MiB; died \(.value.died), trend \(.value.trend)"),
+	"soak: \(.date), \(.seconds) s, kernel \(.kernel), \(.nproc) CPUs; blaster \(.blaster.rate) frames/s (sent h1 \(.blaster.h1.sent), h2 \(.blaster.h2.sent); CPU \(.blaster.h1.cpu_s // 0) s and \(.blaster.h2.cpu_s // 0) s)",
+	(.switches | to_entries[] | "  \(.key): RSS first \(.value.rss_mib.first | floor) MiB, last \(.value.rss_mib.last | floor), max \(.value.rss_mib.max | floor); thirds \(.value.rss_mib.first_third_mean | floor) → \(.value.rss_mib.last_third_mean | floor) MiB; CPU \(.value.cpu_pct | floor) % of a core; died \(.value.died), trend \(.value.trend)"),
 	"  RoCE: \(.roce.runs) runs, \(.roce.failed) failed, \(.roce.verified_bytes) of \(.roce.bytes) bytes verified, \(.roce.retx_packets) retransmitted packets, \(.roce.timeouts) timeouts",
 	"  TCP: \(.tcp.received_mbps | floor) Mbit/s over \(.tcp.seconds | floor) s, \(.tcp.retransmits) retransmits\(if .tcp.error then ", error: " + .tcp.error else "" end)",
 	(.drops | to_entries[] | "  \(.key) drops: \(.value | to_entries | map("\(.key | sub("reason="; ""))=\(.value)") | join(" "))"),

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"syscall"
 	"time"
 
 	"rocetor/afxdp"
@@ -247,6 +248,7 @@ type BlastReport struct {
 	DurationS float64           `json:"duration_s"`
 	Sent      int               `json:"sent"`
 	SendErrs  int               `json:"send_errors"` // e.g. ENOBUFS
+	CPUS      float64           `json:"cpu_s"`       // the blaster's user and system CPU time
 	PerKind   map[string]int    `json:"per_kind"`
 	Mix       map[string]string `json:"mix"` // each kind's share, as configured
 }
@@ -343,6 +345,10 @@ loop:
 		}
 	}
 	rep.DurationS = time.Since(start).Seconds()
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		rep.CPUS = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
 	for k := range numBlastKinds {
 		rep.PerKind[k.String()] = per[k]
 	}
