@@ -28,7 +28,7 @@
 #   - a roceperf run that failed or did not verify every byte it sent.
 # The testbed is always torn down (trap), and nothing else is touched.
 #
-# usage: sudo scripts/soak.sh [--duration 10m] [--rate 1000] [--out DIR]
+# usage: sudo scripts/soak.sh [--duration 10m] [--rate 2000] [--out DIR]
 #          [--loss 0.001] [--llr blocking|nb] [--tcp-rate 100M]
 #          [--roce-rate 300M] [--size 1MiB] [--count 8] [--interval 30]
 #          [--prefix rtb-soak-] [--no-build] [--no-trust]
@@ -38,7 +38,7 @@
 set -euo pipefail
 
 DURATION=10m
-RATE=1000          # forged frames/s, both blasters together; 0: none (a control run)
+RATE=2000          # forged frames/s, both blasters together; 0: none (a control run)
 OUT=
 LOSS=0.001         # at core's link with tor2, both ways
 LLR=blocking
