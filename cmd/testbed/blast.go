@@ -263,9 +263,9 @@ func cmdBlast(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rate := fs.Int("rate", 1000, "frames per second, all kinds together")
 	dur := fs.Duration("duration", time.Minute, "how long to blast (SIGINT ends it early, with the report)")
 	seed := fs.Uint64("seed", 1, "seed of the mix and of every random field")
-	if _, rest, err := parseWithName(fs, args); err != nil {
+	if name, _, err := parseWithName(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 || *rate <= 0 {
+	} else if name != "" || *rate <= 0 {
 		return usagef("testbed blast [--prefix P] --from HOST --to HOST --rate N --duration D --seed S")
 	}
 	if err := needRoot(); err != nil {
