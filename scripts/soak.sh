@@ -17,14 +17,17 @@
 # its drop reasons. At the end it writes OUT/summary.json and fails
 # (exit 1) on
 #   - a tord that died (crash);
-#   - a memory trend: after a warm-up (--warmup), the mean RSS of the last
-#     third of a switch's samples exceeds the first third's by more than
-#     --trend-pct percent and --trend-mib MiB. tord's RSS is mostly its
-#     UMEM (32 or 64 MiB, touched once) and a Go heap the GC keeps within
-#     about twice its live size, so a healthy switch levels off after its
-#     first seconds; noise of a few MiB is GC timing. A leak of 100 bytes
-#     per forged frame at 1,000 frames/s adds 60 MB in ten minutes, well
-#     past both bounds;
+#   - a memory trend: after a warm-up (--warmup), the mean anonymous RSS
+#     (RssAnon) of the last third of a switch's samples exceeds the first
+#     third's by more than --trend-pct percent and --trend-mib MiB.
+#     Anonymous memory is what a leak grows: tord's UMEM (32 or 64 MiB,
+#     populated at start), its Go heap, which the GC keeps within about
+#     twice its live size, and stacks; a healthy switch levels off after
+#     its first seconds, and moves by a few MiB with GC timing. VmRSS also
+#     counts the binary's pages as code paths run for the first time,
+#     bounded by its size, so it is reported, not judged. A leak of 100
+#     bytes per forged frame at 1,000 frames/s adds 60 MB in ten minutes,
+#     well past both bounds;
 #   - a roceperf run that failed or did not verify every byte it sent.
 # The testbed is always torn down (trap), and nothing else is touched.
 #
@@ -190,25 +193,34 @@ fi
 log "running ${SECS}s: roceperf WRITE $COUNT × $SIZE at $ROCE_RATE per run, iperf3 at $TCP_RATE, blasters at $RATE frames/s; output in $OUT"
 
 # Samples: t, switch, pid alive, RSS in KiB, CPU seconds so far (user
-# and system, from /proc/PID/stat).
+# and system, from /proc/PID/stat), and from its metrics the Go heap in
+# use (KiB) and goroutines: RSS also grows as UMEM pages are first
+# touched, the heap does not. Each sample's scrape is kept in
+# OUT/scrapes/NODE-T.txt.
 TCK=$(getconf CLK_TCK)
-echo -e "t\tswitch\talive\trss_kib\tcpu_s" >"$OUT/rss.tsv"
+mkdir -p "$OUT/scrapes"
+echo -e "t\tswitch\talive\trss_kib\tcpu_s\theap_kib\tgoroutines\tanon_kib" >"$OUT/rss.tsv"
 sample() {
-	local t=$(( $(date +%s) - START )) line="" n pid rss alive drops cpu
+	local t=$(( $(date +%s) - START )) line="" n pid rss alive drops cpu m heap gr anon
 	for n in $SWITCHES; do
 		pid=$(pid_of "$n")
 		if [ -r "/proc/$pid/status" ]; then
 			alive=1
 			rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
+			anon=$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status")
 			cpu=$(awk -v tck="$TCK" '{sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / tck}' "/proc/$pid/stat")
 		else
-			alive=0 rss=0 cpu=0
+			alive=0 rss=0 cpu=0 anon=0
 		fi
-		echo -e "$t\t$n\t$alive\t$rss\t$cpu" >>"$OUT/rss.tsv"
-		line+=" $n=$((rss / 1024))MiB"
+		m=$(scrape "$n" 2>/dev/null || true)
+		echo "$m" >"$OUT/scrapes/$n-$(printf %04d "$t").txt"
+		heap=$(awk '/^go_memstats_heap_inuse_bytes / {printf "%d", $2 / 1024}' <<<"$m")
+		gr=$(awk '/^go_goroutines / {print $2}' <<<"$m")
+		echo -e "$t\t$n\t$alive\t$rss\t$cpu\t${heap:-0}\t${gr:-0}\t$anon" >>"$OUT/rss.tsv"
+		line+=" $n=$((rss / 1024))/$((anon / 1024))/$(( ${heap:-0} / 1024 ))MiB"
 		[ "$alive" = 1 ] || line+="(DEAD)"
 	done
-	log "t=${t}s RSS$line"
+	log "t=${t}s RSS/anon/Go heap in use$line"
 	for n in $SWITCHES; do
 		drops=$(scrape "$n" 2>/dev/null | awk '/^rocetor_drops_total\{/ && $2 > 0 {
 			match($0, /reason="[^"]*"/); r = substr($0, RSTART + 8, RLENGTH - 9); printf " %s=%d", r, $2 }')
@@ -245,19 +257,26 @@ jq -n \
 	def mean: if length == 0 then 0 else add / length end;
 	def series($prefix): split("\n") | map(select(startswith($prefix)) | capture("^(?<name>[a-z_]+)(\\{(?<labels>[^}]*)\\})? (?<v>[0-9.e+-]+)$")?)
 		| map(select(.v | tonumber > 0) | {key: ((.labels // "") | gsub("\""; "")), value: (.v | tonumber)}) | from_entries;
-	($rss | split("\n")[1:] | map(select(length > 0) | split("\t") | {t: (.[0] | tonumber), sw: .[1], alive: (.[2] == "1"), kib: (.[3] | tonumber), cpu: (.[4] | tonumber)})) as $s
+	($rss | split("\n")[1:] | map(select(length > 0) | split("\t") | {t: (.[0] | tonumber), sw: .[1], alive: (.[2] == "1"), kib: (.[3] | tonumber), cpu: (.[4] | tonumber), heap: (.[5] | tonumber), gr: (.[6] | tonumber), anon: (.[7] | tonumber)})) as $s
 	| ($s | group_by(.sw) | map(
 		. as $all | ($all | map(select(.t >= $warmup and .alive))) as $w
 		| (($w | length) / 3 | floor) as $third
-		| ($w[:$third] | map(.kib) | mean) as $first | ($w[($w | length) - $third:] | map(.kib) | mean) as $last
+		| ($w[:$third] | map(.anon) | mean) as $first | ($w[($w | length) - $third:] | map(.anon) | mean) as $last
 		| {key: $all[0].sw, value: {
 			samples: ($all | length), died: ($all | any(.alive | not)),
 			cpu_pct: (if ($all[-1].t > $all[0].t) then 100 * ($all[-1].cpu - $all[0].cpu) / ($all[-1].t - $all[0].t) else 0 end),
 			rss_mib: {first: ($all[0].kib / 1024), last: ($all[-1].kib / 1024), max: (($all | map(.kib) | max) / 1024),
+				first_third_mean: (($w[:$third] | map(.kib) | mean) / 1024),
+				last_third_mean: (($w[($w | length) - $third:] | map(.kib) | mean) / 1024)},
+			anon_mib: {first: ($all[0].anon / 1024), last: ($all[-1].anon / 1024), max: (($all | map(.anon) | max) / 1024),
 				first_third_mean: ($first / 1024), last_third_mean: ($last / 1024)},
+			heap_mib: {first: ($all[0].heap / 1024), last: ($all[-1].heap / 1024), max: (($all | map(.heap) | max) / 1024),
+				first_third_mean: (($w[:$third] | map(.heap) | mean) / 1024),
+				last_third_mean: (($w[($w | length) - $third:] | map(.heap) | mean) / 1024)},
+			goroutines: {first: $all[0].gr, last: $all[-1].gr, max: ($all | map(.gr) | max)},
 			trend: ($third > 0 and $last > $first * (1 + $trend_pct / 100) and ($last - $first) > $trend_mib * 1024)}}
 	) | from_entries) as $sw
-	| ($runs | map(select(.rc != 0 or .bytes == 0 or .verified_bytes != .bytes or .corrupt != 0))) as $bad
+	| ($runs | map(select(.rc != 0 or .messages != $count or .bytes == 0 or .verified_bytes != .bytes or .corrupt != 0))) as $bad
 	| {
 		date: $date, kernel: $kernel, nproc: $nproc, duration: $duration, seconds: $secs,
 		testbed: {topology: "chain", netrt: true, llr: $llr, loss: ($loss | tonumber), trust: ($trust != "")},
@@ -285,7 +304,7 @@ jq -n \
 
 jq -r '
 	"soak: \(.date), \(.seconds) s, kernel \(.kernel), \(.nproc) CPUs; blaster \(.blaster.rate) frames/s (sent h1 \(.blaster.h1.sent), h2 \(.blaster.h2.sent); CPU \(.blaster.h1.cpu_s // 0) s and \(.blaster.h2.cpu_s // 0) s)",
-	(.switches | to_entries[] | "  \(.key): RSS first \(.value.rss_mib.first | floor) MiB, last \(.value.rss_mib.last | floor), max \(.value.rss_mib.max | floor); thirds \(.value.rss_mib.first_third_mean | floor) → \(.value.rss_mib.last_third_mean | floor) MiB; CPU \(.value.cpu_pct | floor) % of a core; died \(.value.died), trend \(.value.trend)"),
+	(.switches | to_entries[] | "  \(.key): RSS first \(.value.rss_mib.first | floor) MiB, last \(.value.rss_mib.last | floor), max \(.value.rss_mib.max | floor); thirds \(.value.rss_mib.first_third_mean | floor) → \(.value.rss_mib.last_third_mean | floor) MiB; anonymous \(.value.anon_mib.first | floor) → \(.value.anon_mib.last | floor) MiB, thirds \(.value.anon_mib.first_third_mean | floor) → \(.value.anon_mib.last_third_mean | floor); Go heap in use \(.value.heap_mib.first | floor) → \(.value.heap_mib.last | floor) MiB (max \(.value.heap_mib.max | floor), thirds \(.value.heap_mib.first_third_mean | floor) → \(.value.heap_mib.last_third_mean | floor)); goroutines \(.value.goroutines.first) → \(.value.goroutines.last); CPU \(.value.cpu_pct | floor) % of a core; died \(.value.died), trend \(.value.trend)"),
 	"  RoCE: \(.roce.runs) runs, \(.roce.failed) failed, \(.roce.verified_bytes) of \(.roce.bytes) bytes verified, \(.roce.retx_packets) retransmitted packets, \(.roce.timeouts) timeouts",
 	"  TCP: \(.tcp.received_mbps | floor) Mbit/s over \(.tcp.seconds | floor) s, \(.tcp.retransmits) retransmits\(if .tcp.error then ", error: " + .tcp.error else "" end)",
 	(.drops | to_entries[] | "  \(.key) drops: \(.value | to_entries | map("\(.key | sub("reason="; ""))=\(.value)") | join(" "))"),
