@@ -50,7 +50,10 @@ ROCE_RATE=300M     # roceperf --rate of each run
 SIZE=1MiB
 COUNT=8
 INTERVAL=30
-WARMUP=60          # seconds of samples the trend leaves out
+# Seconds of samples the trend leaves out. In trial runs anonymous RSS
+# rose for about two minutes (the Go heap's spans growing to its GC goal,
+# about twice the live heap, as every code path ran) and was flat after.
+WARMUP=120
 TREND_PCT=10
 TREND_MIB=8
 PREFIX=rtb-soak-
