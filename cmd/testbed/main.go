@@ -25,6 +25,8 @@ const usage = `usage:
                                    print a switch's nonzero rocetor_ metrics
   testbed down [--prefix P]        remove testbeds (default: all, and every rtb-* namespace)
   testbed run EXPERIMENT [flags]   run an experiment (testbed list names and describes them)
+  testbed blast [--prefix P] --from h1 --to h2 --rate 1000 --duration 1m --seed 1
+                                   forge malformed and hostile frames from a host (a soak's blaster)
   testbed plot RECORD DIR          draw an experiment's plots again from its --record file
   testbed list                     describe the experiments
   testbed help COMMAND             the flags of up, run EXPERIMENT, ...
@@ -71,6 +73,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdMetrics(ctx, rest, stdout, stderr)
 	case "run":
 		err = cmdRun(ctx, rest, stdout, stderr)
+	case "blast":
+		err = cmdBlast(ctx, rest, stdout, stderr)
 	case "plot":
 		err = cmdPlot(rest, stdout, stderr)
 	case "list":
@@ -141,6 +145,7 @@ func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.BoolVar(&o.NetRT, "netrt", o.NetRT, "tor1 and tor2 run NetRT: in-network retransmission between the ToRs")
 	fs.StringVar(&o.LLR, "llr", o.LLR, "link-local retransmission on every switch-to-switch link: off, nb or blocking")
 	fs.BoolVar(&o.LLRMonitor, "llr-monitor", o.LLRMonitor, "with --llr: links start dormant and the corruption monitor turns protection on")
+	fs.BoolVar(&o.Trust, "trust", o.Trust, "every switch's trust section names its host ports and honours PFC and PAUSE from switch ports only (docs/operations.md, Trust boundaries)")
 	fs.BoolVar(&o.Trim, "trim", o.Trim, "every switch trims DCP data to header-only packets above --trim-threshold (DCP's lossless control plane)")
 	fs.StringVar(&o.TrimThreshold, "trim-threshold", o.TrimThreshold, "data-queue depth above which DCP data is trimmed (default: tord's)")
 	fs.IntVar(&o.IncastDegree, "incast-degree", o.IncastDegree, "incast degree N the control queue's WRR weight is set for (default: tord's)")

@@ -33,6 +33,8 @@ func TestCLIUsage(t *testing.T) {
 		{[]string{"run", "loss-sweep", "stray"}, "unexpected argument"},
 		{[]string{"down", "extra"}, "no arguments"},
 		{[]string{"metrics"}, "NODE"},
+		{[]string{"blast", "extra"}, "testbed blast"},
+		{[]string{"blast", "--rate", "0"}, "testbed blast"},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
@@ -53,7 +55,7 @@ func TestCLIListAndHelp(t *testing.T) {
 		}
 	}
 	code, out, _ = runCLI("help", "up")
-	for _, flag := range []string{"-loss", "-burst", "-senders", "-paths", "-multipath", "-prefix", "-state", "-mgmt"} {
+	for _, flag := range []string{"-loss", "-burst", "-senders", "-paths", "-multipath", "-prefix", "-state", "-mgmt", "-trust"} {
 		if code != 0 || !strings.Contains(out, flag) {
 			t.Errorf("help up lacks %s (exit %d)", flag, code)
 		}

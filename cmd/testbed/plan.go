@@ -46,6 +46,7 @@ type Options struct {
 	DCP           bool          `json:"dcp,omitempty"`            // every switch parses DCP headers (a DCP fabric; implied by Trim)
 	LLR           string        `json:"llr,omitempty"`            // link-local retransmission on every switch-to-switch link: "", off, nb or blocking
 	LLRMonitor    bool          `json:"llr_monitor,omitempty"`    // llr starts dormant, watching; the corruption monitor switches it on
+	Trust         bool          `json:"trust,omitempty"`          // every switch names its host ports and honours PFC from switches only (tord's trust section)
 	TrimThreshold string        `json:"trim_threshold,omitempty"` // data-queue depth that trims, e.g. 64KiB; "": tord's default
 	IncastDegree  int           `json:"incast_degree,omitempty"`  // N of the WRR weight; 0: tord's default
 	PathRates     []string      `json:"path_rates,omitempty"`     // multipath: tor1's rate toward core k, for unequal paths

@@ -40,6 +40,36 @@ type TordConfig struct {
 	DCP    bool          `yaml:"dcp,omitempty"`
 	LLR    *LLRSection   `yaml:"llr,omitempty"`
 	ECN    *ECNSection   `yaml:"ecn,omitempty"`
+	Trust  *TrustSection `yaml:"trust,omitempty"`
+}
+
+// TrustSection is tord's trust: section (tor/trust): the ports facing
+// hosts, whose NetRT messages are refused, and the ports whose PFC and
+// PAUSE frames pause egress. Both are lists that may be empty (core has
+// no hosts), so neither is omitted.
+type TrustSection struct {
+	Hosts    []string `yaml:"hosts"`
+	PFCPorts []string `yaml:"pfc_ports"`
+}
+
+// Trust returns the trust section of a switch with --trust: its host
+// ports are those whose link leads to a host, and only its switch ports'
+// PFC is honoured (hosts send none: NetRT's pauses go the other way).
+func (p *Plan) Trust(node string) *TrustSection {
+	t := &TrustSection{Hosts: []string{}, PFCPorts: p.switchPorts(node)}
+	if t.PFCPorts == nil {
+		t.PFCPorts = []string{}
+	}
+	sw := map[string]bool{}
+	for _, s := range t.PFCPorts {
+		sw[s] = true
+	}
+	for _, port := range p.Ports(node) {
+		if !sw[port] {
+			t.Hosts = append(t.Hosts, port)
+		}
+	}
+	return t
 }
 
 // ECNSection is tord's ecn: section (cmd/tord/ecn.go) as testbed writes
@@ -312,6 +342,9 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 		}
 		c.DCP = o.DCP
 		c.LLR = p.LLR(n.Name)
+		if o.Trust {
+			c.Trust = p.Trust(n.Name)
+		}
 		if n.Name == "tor1" && len(o.PathRates) > 0 {
 			// Unequal paths: tor1's port toward core k is shaped to
 			// the k-th rate, where adaptive routing sees the queues.

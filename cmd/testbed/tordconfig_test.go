@@ -211,3 +211,35 @@ func TestNetRTRequestDelay(t *testing.T) {
 		t.Errorf("request delay %q without skew, want none", got)
 	}
 }
+
+// --trust gives every switch a trust section: its host ports, and PFC
+// honoured from its switch ports only; core has no hosts, an empty list
+// that stays in the file. Without --trust no switch has one.
+func TestTrustTordConfigs(t *testing.T) {
+	want := map[string][2][]string{
+		"tor1": {{"h1"}, {"core"}},
+		"core": {{}, {"tor1", "tor2"}},
+		"tor2": {{"h2"}, {"core"}},
+	}
+	p := mustPlan(t, "chain", func(o *Options) { o.NetRT, o.LLR, o.Trust = true, "blocking", true })
+	for node, cfg := range p.TordConfigs() {
+		w := want[node]
+		if cfg.Trust == nil || !slices.Equal(cfg.Trust.Hosts, w[0]) || !slices.Equal(cfg.Trust.PFCPorts, w[1]) {
+			t.Errorf("%s: trust %+v, want hosts %v, pfc_ports %v", node, cfg.Trust, w[0], w[1])
+			continue
+		}
+		b, err := cfg.Marshal(node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back TordConfig
+		if err := decodeStrict(b, &back); err != nil || back.Trust == nil || back.Trust.Hosts == nil {
+			t.Errorf("%s: round trip %+v, %v\n%s", node, back.Trust, err, b)
+		}
+	}
+	for node, cfg := range mustPlan(t, "chain", nil).TordConfigs() {
+		if cfg.Trust != nil {
+			t.Errorf("%s: trust section without --trust", node)
+		}
+	}
+}
