@@ -55,6 +55,11 @@ func fuzzConfig(t testing.TB) Config {
 	}}
 	pfc := []string{"s1", "s2"}
 	cfg.Trust.PFCPorts = &pfc
+	// ECN marking on every queue from a few frames of depth, so that the
+	// 64 KiB queues mark (and rewrite) frames the other stages hold.
+	cfg.ECN = &ECNConfig{Seed: 3, Profiles: map[string]ECNProfileConfig{
+		"low": {MinThreshold: 2 << 10, MaxThreshold: 16 << 10}},
+		Queues: map[string]string{"control": "low", "retransmit": "low", "data": "low", "idle": "low"}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
