@@ -385,13 +385,9 @@ func (e *dcpIncast) Flags(fs *flag.FlagSet) {
 }
 
 func (e *dcpIncast) Setup() (Options, error) {
-	e.nList = nil
-	for _, s := range splitList(e.senders) {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 16 {
-			return Options{}, usagef("--senders: %q is not 1 to 16", s)
-		}
-		e.nList = append(e.nList, n)
+	var err error
+	if e.nList, err = intList("senders", e.senders, 1, 16, "1 to 16"); err != nil {
+		return Options{}, err
 	}
 	if len(e.nList) == 0 {
 		return Options{}, usagef("--senders: none given")

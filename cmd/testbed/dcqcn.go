@@ -179,13 +179,9 @@ func (e *dcqcnExp) Setup() (Options, error) {
 			return Options{}, usagef("--cc: %q: want dcqcn, none or fixed", c)
 		}
 	}
-	e.nList = nil
-	for _, s := range splitList(e.senders) {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 16 {
-			return Options{}, usagef("--senders: %q is not 1 to 16", s)
-		}
-		e.nList = append(e.nList, n)
+	var err error
+	if e.nList, err = intList("senders", e.senders, 1, 16, "1 to 16"); err != nil {
+		return Options{}, err
 	}
 	e.dcqcnParams = map[string]string{}
 	for _, kv := range splitList(e.dcqcn) {

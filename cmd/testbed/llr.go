@@ -347,13 +347,9 @@ func (e *llrTail) Flags(fs *flag.FlagSet) {
 }
 
 func (e *llrTail) Setup() (Options, error) {
-	e.sizeList = nil
-	for _, s := range splitList(e.sizes) {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			return Options{}, usagef("--sizes: %q is not a size in bytes", s)
-		}
-		e.sizeList = append(e.sizeList, v)
+	var err error
+	if e.sizeList, err = intList("sizes", e.sizes, 1, math.MaxInt, "a size in bytes"); err != nil {
+		return Options{}, err
 	}
 	e.modeList = nil
 	for _, m := range splitList(e.modes) {

@@ -95,6 +95,20 @@ func (e *lossSweep) Setup() (Options, error) {
 	return o, nil
 }
 
+// intList parses a comma-separated flag value of integers in [lo, hi],
+// naming the flag and what it wants ("1 to 16") in the usage error.
+func intList(flag, s string, lo, hi int, want string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < lo || n > hi {
+			return nil, usagef("--%s: %q is not %s", flag, f, want)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {

@@ -84,12 +84,9 @@ func (e *netrtLoss) Setup() (Options, error) {
 		}
 		e.lossList = append(e.lossList, v)
 	}
-	for _, s := range splitList(e.sizes) {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			return Options{}, usagef("--sizes: %q is not a size in bytes", s)
-		}
-		e.sizeList = append(e.sizeList, v)
+	var err error
+	if e.sizeList, err = intList("sizes", e.sizes, 1, math.MaxInt, "a size in bytes"); err != nil {
+		return Options{}, err
 	}
 	switch {
 	case len(e.lossList) == 0 || len(e.sizeList) == 0:

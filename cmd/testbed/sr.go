@@ -503,15 +503,10 @@ func (e *srConcurrency) Setup() (Options, error) {
 			return Options{}, usagef("--transports: %q: want gbn, irn or fasr", t)
 		}
 	}
-	e.qpList = nil
-	for _, s := range splitList(e.qps) {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 8192 {
-			return Options{}, usagef("--qps: %q is not 1 to 8192", s)
-		}
-		e.qpList = append(e.qpList, n)
-	}
 	var err error
+	if e.qpList, err = intList("qps", e.qps, 1, 8192, "1 to 8192"); err != nil {
+		return Options{}, err
+	}
 	if e.lossList, err = parseLosses(e.losses); err != nil {
 		return Options{}, err
 	}
