@@ -140,7 +140,7 @@ func (e *dcqcnExp) Synopsis() string {
 // dcqcnTransports are the loss recoveries the experiments pair with
 // DCQCN: endpoints' (gbn, irn, fasr), NetRT on the ToRs with gbn
 // endpoints, and DCP endpoints on trimming switches.
-var dcqcnTransports = map[string]bool{"gbn": true, "irn": true, "fasr": true, "netrt": true, "dcp": true}
+var dcqcnTransports = []string{"gbn", "irn", "fasr", "netrt", "dcp"}
 
 func (e *dcqcnExp) Flags(fs *flag.FlagSet) {
 	e.opts = dcqcnDefaults(e.incast)
@@ -167,19 +167,13 @@ func (e *dcqcnExp) Flags(fs *flag.FlagSet) {
 }
 
 func (e *dcqcnExp) Setup() (Options, error) {
-	e.transportList = splitList(e.transports)
-	for _, t := range e.transportList {
-		if !dcqcnTransports[t] {
-			return Options{}, usagef("--transports: %q: want gbn, irn, fasr, netrt or dcp", t)
-		}
-	}
-	e.ccList = splitList(e.ccs)
-	for _, c := range e.ccList {
-		if c != "dcqcn" && c != "none" && c != "fixed" {
-			return Options{}, usagef("--cc: %q: want dcqcn, none or fixed", c)
-		}
-	}
 	var err error
+	if e.transportList, err = wordList("transports", e.transports, dcqcnTransports...); err != nil {
+		return Options{}, err
+	}
+	if e.ccList, err = wordList("cc", e.ccs, "dcqcn", "none", "fixed"); err != nil {
+		return Options{}, err
+	}
 	if e.nList, err = intList("senders", e.senders, 1, 16, "1 to 16"); err != nil {
 		return Options{}, err
 	}

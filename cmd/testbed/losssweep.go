@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +106,18 @@ func intList(flag, s string, lo, hi int, want string) ([]int, error) {
 			return nil, usagef("--%s: %q is not %s", flag, f, want)
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// wordList parses a comma-separated flag value whose every word must be
+// one of allowed.
+func wordList(flag, s string, allowed ...string) ([]string, error) {
+	out := splitList(s)
+	for _, w := range out {
+		if !slices.Contains(allowed, w) {
+			return nil, usagef("--%s: %q: want %s or %s", flag, w, strings.Join(allowed[:len(allowed)-1], ", "), allowed[len(allowed)-1])
+		}
 	}
 	return out, nil
 }

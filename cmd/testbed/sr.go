@@ -197,8 +197,6 @@ type srLossCell struct {
 	ref reference // the lossless run, for the table
 }
 
-var srTransports = map[string]bool{"gbn": true, "irn": true, "fasr": true, "netrt": true, "dcp": true}
-
 func newSRLoss() *srLoss {
 	return &srLoss{transports: "gbn,irn,fasr,netrt,dcp", losses: "0,0.0001,0.001,0.005,0.01,0.02"}
 }
@@ -227,13 +225,10 @@ func (e *srLoss) Flags(fs *flag.FlagSet) {
 }
 
 func (e *srLoss) Setup() (Options, error) {
-	e.transportList = splitList(e.transports)
-	for _, t := range e.transportList {
-		if !srTransports[t] {
-			return Options{}, usagef("--transports: %q: want gbn, irn, fasr, netrt or dcp", t)
-		}
-	}
 	var err error
+	if e.transportList, err = wordList("transports", e.transports, "gbn", "irn", "fasr", "netrt", "dcp"); err != nil {
+		return Options{}, err
+	}
 	if e.lossList, err = parseLosses(e.losses); err != nil {
 		return Options{}, err
 	}
@@ -497,13 +492,10 @@ func (e *srConcurrency) Flags(fs *flag.FlagSet) {
 }
 
 func (e *srConcurrency) Setup() (Options, error) {
-	e.transportList = splitList(e.transports)
-	for _, t := range e.transportList {
-		if t != "gbn" && t != "irn" && t != "fasr" {
-			return Options{}, usagef("--transports: %q: want gbn, irn or fasr", t)
-		}
-	}
 	var err error
+	if e.transportList, err = wordList("transports", e.transports, "gbn", "irn", "fasr"); err != nil {
+		return Options{}, err
+	}
 	if e.qpList, err = intList("qps", e.qps, 1, 8192, "1 to 8192"); err != nil {
 		return Options{}, err
 	}
