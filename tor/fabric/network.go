@@ -140,9 +140,8 @@ type Network struct {
 	scratch  []byte
 	byNode   []int         // topology node → index among switches or hosts
 	first    []int         // topology node → its first host, -1 if none
-	dist     map[int][]int // BFS distances to a ToR node, by ToR node
+	dist     map[int][]int // hop counts to a node, by node (hops)
 	adj      [][]int       // links of each node
-	hostDist map[int][]int // hop counts to a host node, by host node (ideal FCTs)
 	hostNd   []int         // host index → topology node
 }
 
@@ -455,7 +454,7 @@ func (n *Network) routes(s *SwitchNode, ports [][]end, node int, macs [][]rocev2
 		if dst == node {
 			continue
 		}
-		dist := n.distances(ports, dst)
+		dist := n.hops(dst)
 		var hops []fwd.NextHop
 		for _, e := range ports[node] {
 			if t.Nodes[e.peer].Role == Switch && dist[e.peer] == dist[node]-1 {
@@ -503,15 +502,20 @@ func (n *Network) firstHost(sw int) int {
 	return n.first[sw]
 }
 
-// distances returns the hop count from every node to dst over switches.
-func (n *Network) distances(ports [][]end, dst int) []int {
-	if n.dist == nil {
-		n.dist = map[int][]int{}
-	}
+// hops returns the hop count from every node to node dst over the
+// topology's links, -1 where there is no path; a host other than dst
+// ends a path (hosts do not forward). Routing (to a ToR) and ideal FCTs
+// (to a host) both read it; it is kept per dst, so they walk the
+// topology once per destination.
+func (n *Network) hops(dst int) []int {
 	if d, ok := n.dist[dst]; ok {
 		return d
 	}
-	d := make([]int, len(n.Topo.Nodes))
+	if n.dist == nil {
+		n.dist = map[int][]int{}
+	}
+	t, adj := &n.Topo, n.adjacency()
+	d := make([]int, len(t.Nodes))
 	for i := range d {
 		d[i] = -1
 	}
@@ -520,10 +524,14 @@ func (n *Network) distances(ports [][]end, dst int) []int {
 	for len(q) > 0 {
 		x := q[0]
 		q = q[1:]
-		for _, e := range ports[x] {
-			if n.Topo.Nodes[e.peer].Role == Switch && d[e.peer] < 0 {
-				d[e.peer] = d[x] + 1
-				q = append(q, e.peer)
+		if x != dst && t.Nodes[x].Role == Host {
+			continue
+		}
+		for _, li := range adj[x] {
+			l := t.Links[li]
+			if y := l.A + l.B - x; d[y] < 0 {
+				d[y] = d[x] + 1
+				q = append(q, y)
 			}
 		}
 	}

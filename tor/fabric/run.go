@@ -317,33 +317,7 @@ func (n *Network) path(a, b int) []LinkSpec {
 	t := &n.Topo
 	src, dst := n.hostNode(a), n.hostNode(b)
 	adj := n.adjacency()
-	if n.hostDist == nil {
-		n.hostDist = map[int][]int{}
-	}
-	d, ok := n.hostDist[dst]
-	if !ok {
-		d = make([]int, len(t.Nodes))
-		for i := range d {
-			d[i] = -1
-		}
-		d[dst] = 0
-		q := []int{dst}
-		for len(q) > 0 {
-			x := q[0]
-			q = q[1:]
-			if x != dst && t.Nodes[x].Role == Host {
-				continue // hosts end paths, they do not forward
-			}
-			for _, li := range adj[x] {
-				l := t.Links[li]
-				if y := l.A + l.B - x; d[y] < 0 {
-					d[y] = d[x] + 1
-					q = append(q, y)
-				}
-			}
-		}
-		n.hostDist[dst] = d
-	}
+	d := n.hops(dst)
 	var out []LinkSpec
 	for x := src; x != dst && d[x] > 0; {
 		next := -1
