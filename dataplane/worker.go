@@ -314,7 +314,9 @@ func (w *Worker) receive(in int, b *Batch) {
 		pc.RxPackets++
 		pc.RxBytes += uint64(p.Len)
 		f := w.mem.Frame(p)
-		w.cfg.Classifier.Classify(f, &p.Meta)
+		// The frame is the worker's alone: the ICRC is verified in
+		// place, in one CRC pass (rocev2.Classifier.ClassifyOwned).
+		w.cfg.Classifier.ClassifyOwned(f, &p.Meta)
 		if p.Meta.Reason != rocev2.ReasonNone {
 			p.Drop(Malformed(p.Meta.Reason))
 			continue
@@ -373,7 +375,7 @@ func (w *Worker) emit(s uint16, p *Packet) bool {
 	q := &b.Pkts[0]
 	*q = *p
 	q.Verdict, q.Reason = Forward, 0
-	if w.cfg.Classifier.Classify(w.mem.Frame(q), &q.Meta); q.Meta.Reason != rocev2.ReasonNone {
+	if w.cfg.Classifier.ClassifyOwned(w.mem.Frame(q), &q.Meta); q.Meta.Reason != rocev2.ReasonNone {
 		w.dropPacket(q, Malformed(q.Meta.Reason)) // a stage's bug, counted like the wire's
 		return false
 	}
