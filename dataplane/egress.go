@@ -460,19 +460,34 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 			break
 		}
 		qu := &e.queues[q]
-		en := qu.pop()
-		e.backlog -= int(en.len)
-		if e.markAt == MarkDequeue && en.ecn != ecnNotECT {
-			e.mark(qu, &en, qu.bytes)
+		for {
+			en := qu.pop()
+			e.backlog -= int(en.len)
+			if e.markAt == MarkDequeue && en.ecn != ecnNotECT {
+				e.mark(qu, &en, qu.bytes)
+			}
+			if !qu.alone {
+				qu.deficit -= int(en.len)
+			}
+			if e.rate > 0 {
+				e.tokens -= int(en.len)
+			}
+			out[n] = Packet{Addr: en.addr, Len: en.len, Out: NoPort, Queue: uint8(q)}
+			n++
+			// pick would return q again, with nothing to change on
+			// the way, while q holds frames and is the only queue
+			// of its level or its deficit still covers its head
+			// frame: no queue above it fills during Dequeue, pauses
+			// are read at now, and q's level is credited. So q is
+			// served here without a pick per frame, which walked
+			// every level above it (pick was 3% of
+			// BenchmarkWorkerForward/plain and 9% of
+			// BenchmarkTrim/trim, 2026-11-28).
+			if n == len(out) || qu.packets() == 0 || e.rate > 0 && e.tokens <= 0 ||
+				!qu.alone && qu.deficit < int(qu.peek().len) {
+				break
+			}
 		}
-		if !qu.alone {
-			qu.deficit -= int(en.len)
-		}
-		if e.rate > 0 {
-			e.tokens -= int(en.len)
-		}
-		out[n] = Packet{Addr: en.addr, Len: en.len, Out: NoPort, Queue: uint8(q)}
-		n++
 	}
 	return n
 }
