@@ -481,8 +481,9 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 			// are read at now, and q's level is credited. So q is
 			// served here without a pick per frame, which walked
 			// every level above it (pick was 3% of
-			// BenchmarkWorkerForward/plain and 9% of
-			// BenchmarkTrim/trim, 2026-11-28).
+			// BenchmarkWorkerForward/plain and, with the DRR
+			// level of tor/trim's WRR, 9% of BenchmarkTrim; pprof,
+			// 2026-11-28).
 			if n == len(out) || qu.packets() == 0 || e.rate > 0 && e.tokens <= 0 ||
 				!qu.alone && qu.deficit < int(qu.peek().len) {
 				break

@@ -165,8 +165,8 @@ type Classifier struct {
 // else reads or writes while it runs, such as a worker's freshly
 // received frame. To verify the ICRC it sets the masked fields to ones
 // in b itself, runs one CRC pass over the frame and restores them
-// (icrcOwned), which costs about half as much as Classify's copy of the
-// headers; b is unchanged on return, and m is what Classify would give.
+// (icrcOwned), instead of copying the headers and making two passes; b is
+// unchanged on return, and m is what Classify would give.
 func (c Classifier) ClassifyOwned(b []byte, m *Meta) {
 	c.owned = true
 	c.Classify(b, m)

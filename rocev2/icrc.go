@@ -31,7 +31,7 @@ import (
 // bytes long: on amd64 its carry-less-multiply kernel takes 16 bytes at
 // a time and leaves the rest to a byte-at-a-time table loop, which cost
 // as much for the 14 bytes left of a 1 KB frame's payload as the kernel
-// for the other 928 (43 against 65–80 ns, go1.26 on the 2 vCPU machine of
+// for the other 928 (43 against 65–83 ns, go1.26 on the 2 vCPU machine of
 // docs/performance.md, 2026-11-28). The few bytes the length is off by
 // go through the slicing-by-8 loop ahead of it instead. See BenchmarkICRC.
 
