@@ -81,7 +81,11 @@ func computeICRC(b []byte, l3, bth, icrcOff int, v6 bool) uint32 {
 // icrcOwned computes the ICRC in one pass over b, which the caller owns
 // and nobody else reads or writes meanwhile: it sets the masked bytes to
 // ones, runs the CRC over b[l3:icrcOff] and restores them, so b is as it
-// was on return. One pass instead of a copy of the headers and two.
+// was on return. One pass instead of a copy of the headers and two: the
+// ICRC of BenchmarkICRC/1KB (1010 bytes covered) took 136 ns with the
+// copy (before its alignment), 121 ns with it and 79 ns in place (CPU
+// time per iteration, medians of 10 interleaved runs, 2026-11-28; see
+// docs/performance.md, "Per-core cost").
 //
 // The masks are applied in registers and stored with one wide store per
 // group: a load that spans a narrower earlier store cannot take its bytes
