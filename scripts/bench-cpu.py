@@ -10,6 +10,10 @@ fixed iteration counts N1 and N2 = 5·N1 (-test.benchtime Nx), and
 (T2 − T1)/(N2 − N1) is the CPU time of one iteration without the setup,
 divided by the packets per iteration (the benchmark's ns/op over its
 ns/pkt). The trees alternate case by case, so both see the same load.
+The binaries run with GOMAXPROCS=1: on an idle machine the runtime's
+threads spinning on the other CPU are charged too, and made some
+differences negative. On a quiet machine the wall-clock column is the
+better figure; CPU time is for a loaded one.
 
 Output: OUT/old-PKG.txt and OUT/new-PKG.txt in benchstat format, with the
 units cpu-ns/pkt (this measure), wall-ns/pkt (what the benchmark itself
@@ -60,7 +64,8 @@ def run(tree, pkg, binary, bench, n):
     p = subprocess.run(
         ["perf", "stat", "-x,", "-e", "task-clock", "--", binary, "-test.run", "^$",
          "-test.bench", "^" + bench, "-test.benchtime", "%dx" % n, "-test.benchmem"],
-        cwd=os.path.join(tree, pkg), capture_output=True, text=True, check=True)
+        cwd=os.path.join(tree, pkg), capture_output=True, text=True, check=True,
+        env=dict(os.environ, GOMAXPROCS="1"))
     ms = float([l for l in p.stderr.splitlines() if "task-clock" in l][0].split(",")[0])
     lines = [l for l in p.stdout.splitlines() if l.startswith("Benchmark")]
     if not lines:
