@@ -629,7 +629,11 @@ report() {
 	# shellcheck disable=SC2016 # ${Version} is dpkg-query's, not the shell's
 	dpdk=$(dpkg-query -W -f '${Version}' dpdk 2>/dev/null || echo "(version unknown)")
 	echo "rocetor $rev, DPDK $dpdk, generator $GEN."
-	echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
+	if [[ " $SETUPS " == *" testpmd "* ]]; then
+		echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
+	else
+		echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}."
+	fi
 	if [ "$ROCE" = 1 ]; then
 		echo "Traffic: RoCEv2 frames (UDP 4791, a zero BTH: RC SEND First, PSN 0, QP 0)."
 	else
