@@ -10,8 +10,11 @@
 # The generator is DPDK's dpdk-testpmd (--forward-mode=txonly over the
 # net_af_xdp PMD): UDP frames from 198.18.0.1 to 198.18.1.2, 64 B and
 # 1024 B; with --roce to UDP port 4791, so that every frame is a RoCEv2
-# packet (a zero BTH: an RC SEND First, PSN 0, QP 0, with payload). The
-# device under test is, in turn:
+# packet (a zero BTH: an RC SEND First, PSN 0, QP 0, with payload). Where
+# dpdk-testpmd is not installed (Debian 12's dpdk package lacks it), or
+# with --gen txgen, scripts/bench-forward/txgen sends the same frames
+# from one AF_XDP socket in copy mode, and the testpmd setup is left out
+# of the defaults. The device under test is, in turn:
 #
 #   tord      rocetor's switch: forwarding only, one worker, --poll busy
 #   tord-adaptive
@@ -59,8 +62,8 @@
 # i.e. on the DUT's CPU, in every setup. docs/performance.md has both.
 #
 # Needs root, Go, clang (to build the two small XDP programs), iproute2,
-# ethtool, curl and dpdk-testpmd with net_af_xdp (Debian: dpdk). Builds
-# tord itself. Everything it creates — namespaces, veths, XDP programs,
+# ethtool, curl and, for the testpmd generator and setup, dpdk-testpmd
+# with net_af_xdp (Debian: dpdk). Builds tord (and txgen) itself. Everything it creates — namespaces, veths, XDP programs,
 # processes, DPDK runtime files — is removed on exit, on failure and on
 # Ctrl-C.
 #
@@ -77,6 +80,7 @@ usage: sudo scripts/bench-forward.sh [options]
   --warmup S         seconds of traffic before measuring (default 3)
   --sizes "A B"      frame sizes in bytes, without FCS (default "64 1024")
   --setups "..."     any of: tord tord-adaptive tord-netrt tord-ecn testpmd kernel xdp (default all but tord-netrt and tord-ecn)
+  --gen testpmd|txgen the generator (default testpmd if dpdk-testpmd is installed, else txgen)
   --roce             send RoCEv2 frames (UDP port 4791) instead of UDP port 9; tord-netrt needs it
   --repeat N         measure every setup N times, report the median (default 1)
   --gen-cpu N        CPU of the generator (default 0)
@@ -98,13 +102,14 @@ EOF
 main() {
 	DURATION=10 WARMUP=3 SIZES="64 1024" SETUPS="tord tord-adaptive testpmd kernel xdp" REPEAT=1
 	GEN_CPU=0 DUT_CPU=1 RX_ON=dut OVERLOAD_RATE=1G OVERLOAD_SIZE=1024 PROFILE="" OUT="" KEEP=0
-	TORD_ARGS="" TESTPMD_ARGS="" TESTPMD_VDEV="" ROCE=0
+	TORD_ARGS="" TESTPMD_ARGS="" TESTPMD_VDEV="" ROCE=0 GEN="" SETUPS_GIVEN=0
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--duration) DURATION=$2; shift ;;
 		--warmup) WARMUP=$2; shift ;;
 		--sizes) SIZES=$2; shift ;;
-		--setups) SETUPS=$2; shift ;;
+		--setups) SETUPS=$2 SETUPS_GIVEN=1; shift ;;
+		--gen) GEN=$2; shift ;;
 		--repeat) REPEAT=$2; shift ;;
 		--gen-cpu) GEN_CPU=$2; shift ;;
 		--dut-cpu) DUT_CPU=$2; shift ;;
@@ -206,9 +211,19 @@ validate() {
 		case $s in tord | tord-adaptive | tord-netrt | tord-ecn | testpmd | kernel | xdp) ;; *) die "unknown setup '$s' (tord tord-adaptive tord-netrt tord-ecn testpmd kernel xdp)" ;; esac
 	done
 	[[ " $SETUPS " != *" tord-netrt "* || $ROCE = 1 ]] || die "tord-netrt needs --roce: NetRT acts on RoCEv2 frames only"
+	if [ -z "$GEN" ]; then
+		GEN=txgen
+		! command -v dpdk-testpmd >/dev/null || GEN=testpmd
+	fi
+	case $GEN in testpmd | txgen) ;; *) die "--gen is testpmd or txgen, not '$GEN'" ;; esac
+	if [ "$SETUPS_GIVEN" = 0 ] && ! command -v dpdk-testpmd >/dev/null; then
+		log "dpdk-testpmd is not installed: generator txgen, and no testpmd setup"
+		SETUPS=${SETUPS/testpmd /}
+	fi
 	GO=$(command -v go || echo /usr/local/go/bin/go)
-	local t
-	for t in "$GO" clang ip ethtool curl taskset dpdk-testpmd awk; do
+	local t need=("$GO" clang ip ethtool curl taskset awk)
+	[[ $GEN != testpmd && " $SETUPS " != *" testpmd "* ]] || need+=(dpdk-testpmd)
+	for t in "${need[@]}"; do
 		command -v "$t" >/dev/null || die "missing $t (Debian: golang/clang/iproute2/ethtool/curl/util-linux/dpdk)"
 	done
 }
@@ -274,6 +289,10 @@ stop_pid() {
 build() {
 	log "building tord and the XDP programs"
 	(cd "$ROOT" && "$GO" build -buildvcs=false -o "$WORK/tord" ./cmd/tord) || die "go build ./cmd/tord failed"
+	if [ "$GEN" = txgen ]; then
+		(cd "$ROOT" && "$GO" build -buildvcs=false -o "$WORK/txgen" ./scripts/bench-forward/txgen) ||
+			die "go build ./scripts/bench-forward/txgen failed"
+	fi
 	local p
 	for p in sink router; do
 		clang -O2 -g -Wall -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
@@ -369,6 +388,15 @@ eal() {
 
 start_gen() {
 	local size=$1 logf=$2
+	if [ "$GEN" = txgen ]; then
+		local roce=()
+		[ "$ROCE" = 0 ] || roce=(--roce)
+		start "$logf" ip netns exec "$NS_GEN" taskset -c "$GEN_CPU" "$WORK/txgen" --iface "$IF_G0" \
+			--dst-mac "$MAC_D0" --size "$size" "${roce[@]}"
+		GEN_PID=$LAST_PID
+		wait_for 20 grep -q 'txgen: sending' "$logf" || die "generator did not start; see $logf"
+		return
+	fi
 	local -a eal_args
 	mapfile -t eal_args < <(eal "$GEN_CPU" g)
 	local -a udp=()
@@ -600,8 +628,12 @@ report() {
 	rev=$(git -c safe.directory="$ROOT" -C "$ROOT" describe --always --dirty 2>/dev/null || echo "(not a git checkout)")
 	# shellcheck disable=SC2016 # ${Version} is dpkg-query's, not the shell's
 	dpdk=$(dpkg-query -W -f '${Version}' dpdk 2>/dev/null || echo "(version unknown)")
-	echo "rocetor $rev, DPDK $dpdk."
-	echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
+	echo "rocetor $rev, DPDK $dpdk, generator $GEN."
+	if [[ " $SETUPS " == *" testpmd "* ]]; then
+		echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
+	else
+		echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}."
+	fi
 	if [ "$ROCE" = 1 ]; then
 		echo "Traffic: RoCEv2 frames (UDP 4791, a zero BTH: RC SEND First, PSN 0, QP 0)."
 	else

@@ -120,7 +120,7 @@ func newDCQCNFairness() *dcqcnExp {
 }
 
 func newDCQCNIncast() *dcqcnExp {
-	return &dcqcnExp{incast: true, transports: "gbn", ccs: "dcqcn,none", senders: "2,4", count: 64, dcqcn: testbedDCQCN}
+	return &dcqcnExp{incast: true, transports: "gbn", ccs: "dcqcn,none", senders: "2,4", count: 256, dcqcn: testbedDCQCN}
 }
 
 func (e *dcqcnExp) Name() string {

@@ -45,8 +45,8 @@ type Options struct {
 	SwitchFor map[string]string
 	// Transport is the hosts' loss recovery: gbn, irn, fasr or dcp
 	// (default gbn); RTO its first retransmission timeout (0: the
-	// transport's default); BDP the packets IRN's and FaSR's windows
-	// span (default 128).
+	// transport's default); BDP the packets Go-Back-N's, IRN's and
+	// FaSR's windows span (default 128, Go-Back-N's own default).
 	Transport string
 	RTO       time.Duration
 	BDP       int
@@ -548,7 +548,7 @@ func (n *Network) transport() (nic.Transport, error) {
 	bdp := n.Opts.BDP
 	switch n.Opts.Transport {
 	case "gbn":
-		return gbn.New(gbn.Config{RTO: rto})
+		return gbn.New(gbn.Config{RTO: rto, Window: bdp})
 	case "dcp":
 		return dcp.New(dcp.Config{RTO: rto})
 	case "fasr":
