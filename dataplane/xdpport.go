@@ -55,6 +55,7 @@ func (p *XDPPort) Socket() *afxdp.Socket { return p.sock }
 
 // Receive implements Port.
 func (p *XDPPort) Receive(b *Batch) int {
+	_ = p.sock.BusyPoll() // transient refusals retry on the next loop
 	n := p.sock.Receive(p.rx[:BatchSize-b.N])
 	for i := 0; i < n; i++ {
 		d := &p.rx[i]
@@ -135,7 +136,7 @@ func (p *XDPPort) Stats() PortStats {
 		s.RxRingFull, s.FillEmpty, s.TxRingEmpty = k.RxRingFull, k.RxFillRingEmptyDescs, k.TxRingEmptyDescs
 	}
 	w := p.sock.Wakeups()
-	s.Wakeups = w.Tx + w.Rx + w.Poll
+	s.Wakeups = w.Tx + w.Rx + w.Poll + w.Busy
 	s.RxQueueDepth = int(p.sock.Rings().Rx.Available())
 	s.ZeroCopy = p.sock.BindMode() == afxdp.BindZeroCopy
 	s.NativeXDP = p.native

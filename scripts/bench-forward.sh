@@ -31,6 +31,12 @@
 #             none is marked: this is what marking costs a switch per
 #             frame; a frame that is marked costs 7–9 ns more
 #             (BenchmarkEgressMarking, dataplane).
+#   tord-busypoll
+#             tord (--poll busy) with the kernel's preferred busy polling
+#             (xdp.busy_poll 50us, busy_poll_budget 64; the DUT's veths
+#             with napi_defer_hard_irqs 2 and gro_flush_timeout 200 µs):
+#             tord's thread runs veth's NAPI poll itself, in a recvfrom
+#             per port and loop, instead of the NAPI thread
 #   testpmd   dpdk-testpmd --forward-mode=mac over net_af_xdp on both veths
 #             (rewrites both MACs, like a router, but looks nothing up)
 #   kernel    Linux IP forwarding (net.ipv4.ip_forward=1, no XDP)
@@ -79,7 +85,7 @@ usage: sudo scripts/bench-forward.sh [options]
   --duration S       seconds each setup is measured (default 10)
   --warmup S         seconds of traffic before measuring (default 3)
   --sizes "A B"      frame sizes in bytes, without FCS (default "64 1024")
-  --setups "..."     any of: tord tord-adaptive tord-netrt tord-ecn testpmd kernel xdp (default all but tord-netrt and tord-ecn)
+  --setups "..."     any of: tord tord-adaptive tord-busypoll tord-netrt tord-ecn testpmd kernel xdp (default all but tord-busypoll, tord-netrt and tord-ecn)
   --gen testpmd|txgen the generator (default testpmd if dpdk-testpmd is installed, else txgen)
   --roce             send RoCEv2 frames (UDP port 4791) instead of UDP port 9; tord-netrt needs it
   --repeat N         measure every setup N times, report the median (default 1)
@@ -208,7 +214,7 @@ validate() {
 		fi
 	done
 	for s in $SETUPS; do
-		case $s in tord | tord-adaptive | tord-netrt | tord-ecn | testpmd | kernel | xdp) ;; *) die "unknown setup '$s' (tord tord-adaptive tord-netrt tord-ecn testpmd kernel xdp)" ;; esac
+		case $s in tord | tord-adaptive | tord-busypoll | tord-netrt | tord-ecn | testpmd | kernel | xdp) ;; *) die "unknown setup '$s' (tord tord-adaptive tord-busypoll tord-netrt tord-ecn testpmd kernel xdp)" ;; esac
 	done
 	[[ " $SETUPS " != *" tord-netrt "* || $ROCE = 1 ]] || die "tord-netrt needs --roce: NetRT acts on RoCEv2 frames only"
 	if [ -z "$GEN" ]; then
@@ -409,6 +415,16 @@ start_gen() {
 	wait_for 20 grep -q 'forwards packets on' "$logf" || die "generator did not start; see $logf"
 }
 
+# napi_defer sets the DUT's veths' napi_defer_hard_irqs and
+# gro_flush_timeout (ns), which preferred busy polling wants: the kernel
+# then leaves the NAPI to the busy-polling thread for that long.
+napi_defer() {
+	local i
+	for i in "$IF_D0" "$IF_D1"; do
+		inns "$NS_DUT" sh -c "echo $1 > /sys/class/net/$i/napi_defer_hard_irqs; echo $2 > /sys/class/net/$i/gro_flush_timeout"
+	done
+}
+
 # start_dut brings one setup up and returns when it forwards.
 start_dut() {
 	local setup=$1 logf=$2
@@ -417,7 +433,7 @@ start_dut() {
 	inns "$NS_DUT" sysctl -qw net.ipv4.ip_forward=0
 	local -a extra
 	case $setup in
-	tord | tord-adaptive | tord-netrt | tord-ecn)
+	tord | tord-adaptive | tord-busypoll | tord-netrt | tord-ecn)
 		local poll=busy
 		[ "$setup" != tord-adaptive ] || poll=adaptive
 		read -r -a extra <<<"$TORD_ARGS"
@@ -431,6 +447,11 @@ start_dut() {
 			printf 'ports: [%s, %s]\necn:\n  profiles: {all: {min_threshold: 1, max_threshold: 2, probability: 100}}\n  queues: {control: all, retransmit: all, data: all, idle: all}\n' \
 				"$IF_D0" "$IF_D1" >"$WORK/ecn.yaml"
 			extra+=(--config "$WORK/ecn.yaml")
+		fi
+		if [ "$setup" = tord-busypoll ]; then
+			printf 'ports: [%s, %s]\nxdp: {busy_poll: 50us, busy_poll_budget: 64}\n' "$IF_D0" "$IF_D1" >"$WORK/busypoll.yaml"
+			extra+=(--config "$WORK/busypoll.yaml")
+			napi_defer 2 200000
 		fi
 		start "$logf" ip netns exec "$NS_DUT" taskset -c "$DUT_CPU" "$WORK/tord" \
 			--ports "$IF_D0,$IF_D1" --workers 1 --poll "$poll" "${extra[@]}" "$@"
@@ -469,6 +490,7 @@ stop_dut() {
 	if [ "$setup" = xdp ]; then
 		ip -n "$NS_DUT" link set dev "$IF_D0" xdp off
 	fi
+	[ "$setup" != tord-busypoll ] || napi_defer 0 0
 	inns "$NS_DUT" sysctl -qw net.ipv4.ip_forward=0
 	# Whatever a DUT left attached (a killed testpmd leaves libxdp's
 	# program) must not meet the next one.
@@ -651,6 +673,7 @@ report() {
 	local -A name=([tord]="tord (1 worker, --poll busy)" [tord-adaptive]="tord (1 worker, --poll adaptive)"
 		[tord-netrt]="tord with NetRT, every frame pooled (1 worker, --poll busy)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
 		[tord-ecn]="tord with ECN marking on every queue (1 worker, --poll busy)"
+		[tord-busypoll]="tord with preferred busy polling (1 worker, --poll busy)"
 		[kernel]="kernel IP forwarding" [xdp]="XDP router (bpf_fib_lookup + redirect)")
 	declare -gA MED
 	for setup in $SETUPS; do
@@ -664,7 +687,7 @@ report() {
 	done
 	local pair
 	local x y
-	for pair in "tord testpmd" "tord-adaptive testpmd" "tord-netrt tord" "tord-ecn tord" "tord xdp" "testpmd xdp"; do
+	for pair in "tord testpmd" "tord-adaptive testpmd" "tord-busypoll tord" "tord-netrt tord" "tord-ecn tord" "tord xdp" "tord-busypoll xdp" "testpmd xdp"; do
 		read -r x y <<<"$pair"
 		[[ " $SETUPS " == *" $x "* && " $SETUPS " == *" $y "* ]] || continue
 		printf '| **%s / %s** |' "$x" "$y"

@@ -113,7 +113,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		var ports []dataplane.Port
 		var xports []*dataplane.XDPPort
 		for i, name := range cfg.Ports {
-			sock, err := openSocket(name, w, u, bind, cfg.XDP.RingSize)
+			sock, err := openSocket(name, w, u, bind, &cfg)
 			if err != nil {
 				return nil, err
 			}
@@ -199,8 +199,10 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 // openSocket opens one AF_XDP socket, asking the kernel for a large tx
 // budget where it has one (Linux 6.17) so that copy mode sends a whole
 // batch per syscall.
-func openSocket(name string, queue int, u *afxdp.UMEM, bind afxdp.BindMode, ring int) (*afxdp.Socket, error) {
-	o := afxdp.Options{RxSize: ring, TxSize: ring, FillSize: ring, CompletionSize: ring, Bind: bind, TxBudget: 256}
+func openSocket(name string, queue int, u *afxdp.UMEM, bind afxdp.BindMode, cfg *pipeline.Config) (*afxdp.Socket, error) {
+	ring := cfg.XDP.RingSize
+	o := afxdp.Options{RxSize: ring, TxSize: ring, FillSize: ring, CompletionSize: ring, Bind: bind, TxBudget: 256,
+		BusyPoll: cfg.XDP.BusyPoll, BusyPollBudget: cfg.XDP.BusyPollBudget}
 	sock, err := afxdp.Open(name, queue, u, o)
 	if errors.Is(err, afxdp.ErrTxBudget) {
 		o.TxBudget = 0

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -38,6 +39,12 @@ type Config struct {
 		FrameSize int    `yaml:"frame_size"` // bytes per UMEM frame: 2048 or 4096
 		Frames    int    `yaml:"frames"`     // UMEM frames per worker, power of two
 		RingSize  int    `yaml:"ring_size"`  // descriptors per ring, power of two
+		// BusyPoll turns on the kernel's preferred busy polling on
+		// every socket: a worker runs its queues' NAPI poll itself, in
+		// a recvfrom per port and loop, for up to this long each; 0:
+		// off (softirq or NAPI threads receive). Only with poll: busy.
+		BusyPoll       time.Duration `yaml:"busy_poll"`
+		BusyPollBudget int           `yaml:"busy_poll_budget"` // frames per busy poll; 0: the kernel's 8
 	} `yaml:"xdp"`
 
 	Egress struct {
@@ -225,6 +232,12 @@ func (c *Config) Validate() error {
 	}
 	if c.XDP.FrameSize != 2048 && c.XDP.FrameSize != 4096 {
 		return bad("xdp.frame_size", "%d, want 2048 or 4096", c.XDP.FrameSize)
+	}
+	if c.XDP.BusyPoll < 0 || c.XDP.BusyPoll > time.Second || c.XDP.BusyPollBudget < 0 || c.XDP.BusyPollBudget > 65535 {
+		return bad("xdp.busy_poll", "%v with budget %d, want 0 to 1s and 0 to 65535 frames", c.XDP.BusyPoll, c.XDP.BusyPollBudget)
+	}
+	if c.XDP.BusyPoll > 0 && c.Poll != "busy" {
+		return bad("xdp.busy_poll", "needs poll: busy (a worker that sleeps in poll would leave the receive path to no one), have %s", c.Poll)
 	}
 	if !pow2(c.XDP.RingSize) || c.XDP.RingSize < 64 {
 		return bad("xdp.ring_size", "%d, want a power of two ≥ 64", c.XDP.RingSize)
