@@ -470,12 +470,13 @@ type srConcurrencyCell struct {
 	// why).
 	Ratio *float64 `json:"goodput_ratio"`
 	referenceCells
-	// The receiver's (h2's) SR state for the run's QPs (nic.SRState:
-	// what the transport keeps beyond Go-Back-N): its per-QP state × QPs
-	// + what it shares among them, sized for a BDP of sr_bdp_packets
-	// (roceperf's; 0 when the state does not depend on it). The sender's
-	// is the same figure (both sides of every QP live in each endpoint's
-	// context); client_sr_state_bytes is its own report of it.
+	// The receiver's SR state for the run's QPs (nic.SRState: what the
+	// transport keeps beyond Go-Back-N): its per-QP state × QPs + what
+	// it shares among them, sized for a BDP of sr_bdp_packets
+	// (roceperf's; 0 when the state does not depend on it). One
+	// sender's is the same figure (both sides of every QP live in each
+	// endpoint's context); client_sr_state_bytes is the senders' own
+	// reports, added up (each has its own shared pool).
 	StateBytes       int      `json:"sr_state_bytes"`
 	ClientStateBytes int      `json:"client_sr_state_bytes"`
 	StateBytesPerQP  int      `json:"sr_state_bytes_per_qp"`
