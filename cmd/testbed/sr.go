@@ -21,8 +21,9 @@ import (
 // their aggregate goodput, the SR state each transport needs for them,
 // and FaSR's fast-path share.
 //
-// Both pace the sender at --host-rate, 200 Mbit/s by default, well below
-// what the testbed carries. Paced at the links' 1 Gbit/s, the chain's
+// Both pace the sender (sr-concurrency's senders together) at
+// --host-rate, 200 Mbit/s by default, well below what the testbed
+// carries. Paced at the links' 1 Gbit/s, the chain's
 // five processes on two CPUs are the bottleneck (one QP: about 0.6
 // Gbit/s), queues fill, and at 1 % loss IRN and FaSR kept 68 % and 82 %
 // of their lossless goodput, against 96 % and 97 % at 200 Mbit/s
