@@ -45,6 +45,14 @@
 #             1.3.1 does not load on Linux 6.18, which lacks the
 #             xdp_redirect_map tracepoints it attaches to; see that file)
 #
+# With --queues N (txgen only) every veth has N queues, the generator
+# sends on all N (veth hands tx queue q's frames to its peer's rx queue
+# q), tord runs N workers (worker w owns queue w of every port), and the
+# report adds each worker's share, from tord's /metrics. Everything of
+# the DUT still runs on --dut-cpu: on a 2-core machine the run shows
+# that the work spreads over the workers and what the split costs, not
+# that it scales with cores.
+#
 # Each runs for --warmup seconds, then the frames reaching the sink are
 # counted for --duration seconds. Then an overload run: tord shaped to
 # --overload-rate while the generator sends faster; its /metrics are
@@ -86,6 +94,7 @@ usage: sudo scripts/bench-forward.sh [options]
   --warmup S         seconds of traffic before measuring (default 3)
   --sizes "A B"      frame sizes in bytes, without FCS (default "64 1024")
   --setups "..."     any of: tord tord-adaptive tord-busypoll tord-netrt tord-ecn testpmd kernel xdp (default all but tord-busypoll, tord-netrt and tord-ecn)
+  --queues N         queues per veth, tord workers and generator queues (default 1; not with testpmd)
   --gen testpmd|txgen the generator (default testpmd if dpdk-testpmd is installed, else txgen)
   --roce             send RoCEv2 frames (UDP port 4791) instead of UDP port 9; tord-netrt needs it
   --repeat N         measure every setup N times, report the median (default 1)
@@ -108,7 +117,7 @@ EOF
 main() {
 	DURATION=10 WARMUP=3 SIZES="64 1024" SETUPS="tord tord-adaptive testpmd kernel xdp" REPEAT=1
 	GEN_CPU=0 DUT_CPU=1 RX_ON=dut OVERLOAD_RATE=1G OVERLOAD_SIZE=1024 PROFILE="" OUT="" KEEP=0
-	TORD_ARGS="" TESTPMD_ARGS="" TESTPMD_VDEV="" ROCE=0 GEN="" SETUPS_GIVEN=0
+	TORD_ARGS="" TESTPMD_ARGS="" TESTPMD_VDEV="" ROCE=0 GEN="" SETUPS_GIVEN=0 QUEUES=1
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--duration) DURATION=$2; shift ;;
@@ -116,6 +125,7 @@ main() {
 		--sizes) SIZES=$2; shift ;;
 		--setups) SETUPS=$2 SETUPS_GIVEN=1; shift ;;
 		--gen) GEN=$2; shift ;;
+		--queues) QUEUES=$2; shift ;;
 		--repeat) REPEAT=$2; shift ;;
 		--gen-cpu) GEN_CPU=$2; shift ;;
 		--dut-cpu) DUT_CPU=$2; shift ;;
@@ -161,7 +171,7 @@ main() {
 	local load_start load_end
 	load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
-	declare -gA PPS OFFERED CPU
+	declare -gA PPS OFFERED CPU WORKERS
 	local r size setup
 	for ((r = 1; r <= REPEAT; r++)); do
 		for size in $SIZES; do
@@ -198,7 +208,7 @@ die() {
 validate() {
 	[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, XDP, AF_XDP): sudo $0"
 	local n
-	for n in "$DURATION" "$WARMUP" "$REPEAT" "$GEN_CPU" "$DUT_CPU" "$OVERLOAD_SIZE"; do
+	for n in "$DURATION" "$WARMUP" "$REPEAT" "$GEN_CPU" "$DUT_CPU" "$OVERLOAD_SIZE" "$QUEUES"; do
 		[[ $n =~ ^[0-9]+$ ]] || die "expected a whole number, got '$n'"
 	done
 	if [ "$DURATION" -lt 1 ] || [ "$REPEAT" -lt 1 ]; then
@@ -222,9 +232,16 @@ validate() {
 		! command -v dpdk-testpmd >/dev/null || GEN=testpmd
 	fi
 	case $GEN in testpmd | txgen) ;; *) die "--gen is testpmd or txgen, not '$GEN'" ;; esac
-	if [ "$SETUPS_GIVEN" = 0 ] && ! command -v dpdk-testpmd >/dev/null; then
-		log "dpdk-testpmd is not installed: generator txgen, and no testpmd setup"
+	if [ "$SETUPS_GIVEN" = 0 ] && { [ "$QUEUES" -gt 1 ] || ! command -v dpdk-testpmd >/dev/null; }; then
+		log "generator txgen, no testpmd setup (dpdk-testpmd is not installed, or --queues > 1)"
 		SETUPS=${SETUPS/testpmd /}
+		GEN=txgen
+	fi
+	if [ "$QUEUES" -lt 1 ] || [ "$QUEUES" -gt 8 ]; then
+		die "--queues $QUEUES: want 1 to 8"
+	fi
+	if [ "$QUEUES" -gt 1 ] && [[ $GEN = testpmd || " $SETUPS " == *" testpmd "* ]]; then
+		die "--queues > 1 runs with the txgen generator and without the testpmd setup"
 	fi
 	GO=$(command -v go || echo /usr/local/go/bin/go)
 	local t need=("$GO" clang ip ethtool curl taskset awk)
@@ -323,8 +340,9 @@ topology() {
 		# No IPv6: no router solicitations or MLD reports in the counts.
 		inns "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 	done
-	ip link add "$IF_G0" netns "$NS_GEN" type veth peer name "$IF_D0" netns "$NS_DUT"
-	ip link add "$IF_D1" netns "$NS_DUT" type veth peer name "$IF_S0" netns "$NS_SINK"
+	local q=(numtxqueues "$QUEUES" numrxqueues "$QUEUES")
+	ip link add "$IF_G0" netns "$NS_GEN" "${q[@]}" type veth peer name "$IF_D0" netns "$NS_DUT" "${q[@]}"
+	ip link add "$IF_D1" netns "$NS_DUT" "${q[@]}" type veth peer name "$IF_S0" netns "$NS_SINK" "${q[@]}"
 	ip -n "$NS_GEN" addr add 198.18.0.1/24 dev "$IF_G0"
 	ip -n "$NS_DUT" addr add 198.18.0.254/24 dev "$IF_D0"
 	ip -n "$NS_DUT" addr add 198.18.1.254/24 dev "$IF_D1"
@@ -363,7 +381,7 @@ pin_napi() {
 }
 
 sink_count() {
-	inns "$NS_SINK" ethtool -S "$IF_S0" | awk '$1 == "rx_queue_0_xdp_drops:" { print $2 }'
+	inns "$NS_SINK" ethtool -S "$IF_S0" | awk '$1 ~ /^rx_queue_[0-9]+_xdp_drops:$/ { s += $2 } END { print s + 0 }'
 }
 
 gen_count() {
@@ -398,7 +416,7 @@ start_gen() {
 		local roce=()
 		[ "$ROCE" = 0 ] || roce=(--roce)
 		start "$logf" ip netns exec "$NS_GEN" taskset -c "$GEN_CPU" "$WORK/txgen" --iface "$IF_G0" \
-			--dst-mac "$MAC_D0" --size "$size" "${roce[@]}"
+			--dst-mac "$MAC_D0" --size "$size" --queues "$QUEUES" "${roce[@]}"
 		GEN_PID=$LAST_PID
 		wait_for 20 grep -q 'txgen: sending' "$logf" || die "generator did not start; see $logf"
 		return
@@ -429,7 +447,7 @@ napi_defer() {
 start_dut() {
 	local setup=$1 logf=$2
 	shift 2
-	DUT_PID=""
+	DUT_PID="" DUT_SETUP=$setup
 	inns "$NS_DUT" sysctl -qw net.ipv4.ip_forward=0
 	local -a extra
 	case $setup in
@@ -454,7 +472,7 @@ start_dut() {
 			napi_defer 2 200000
 		fi
 		start "$logf" ip netns exec "$NS_DUT" taskset -c "$DUT_CPU" "$WORK/tord" \
-			--ports "$IF_D0,$IF_D1" --workers 1 --poll "$poll" "${extra[@]}" "$@"
+			--ports "$IF_D0,$IF_D1" --workers "$QUEUES" --poll "$poll" "${extra[@]}" "$@"
 		DUT_PID=$LAST_PID
 		wait_for 20 inns "$NS_DUT" curl -sf http://127.0.0.1:9478/readyz || die "tord did not become ready; see $logf"
 		;;
@@ -525,6 +543,11 @@ cpu_stat() { grep -E "^cpu($GEN_CPU|$DUT_CPU) " /proc/stat; }
 # out of reach of the INT trap).
 window() {
 	local s1 g1 t1 c1 s2 g2 t2 c2
+	local per=""
+	if [ "$QUEUES" -gt 1 ] && [ -n "${DUT_PID:-}" ] && [[ ${DUT_SETUP:-} == tord* ]]; then
+		per=$WORK/workers
+		inns "$NS_DUT" curl -sf http://127.0.0.1:9478/metrics >"$per.1" || true
+	fi
 	t1=$(now) s1=$(sink_count) g1=$(gen_count) c1=$(cpu_stat)
 	if [ -n "${MID_SCRAPE:-}" ]; then
 		# Half-way through, a scrape of tord's /metrics into MID_SCRAPE.
@@ -535,6 +558,16 @@ window() {
 		nap "$DURATION"
 	fi
 	t2=$(now) s2=$(sink_count) g2=$(gen_count) c2=$(cpu_stat)
+	WORKER_PPS=""
+	if [ -n "$per" ]; then
+		inns "$NS_DUT" curl -sf http://127.0.0.1:9478/metrics >"$per.2" || true
+		local w a b
+		for ((w = 0; w < QUEUES; w++)); do
+			a=$(metric "$per.1" rocetor_worker_batch_size_sum "worker=\"$w\"")
+			b=$(metric "$per.2" rocetor_worker_batch_size_sum "worker=\"$w\"")
+			WORKER_PPS+="$(awk -v d="$((b - a))" -v t1="$t1" -v t2="$t2" 'BEGIN { printf "%.0f", d / (t2 - t1) }') "
+		done
+	fi
 	WINDOW=$(printf '%s\n%s\n' "$c1" "$c2" | awk -v s="$((s2 - s1))" -v g="$((g2 - g1))" -v t1="$t1" -v t2="$t2" \
 		-v gc="cpu$GEN_CPU" -v dc="cpu$DUT_CPU" '
 		# user nice system idle iowait irq softirq steal
@@ -573,6 +606,7 @@ measure() {
 	PPS[$setup,$size]+="$sink "
 	OFFERED[$setup,$size]+="$gen "
 	CPU[$setup,$size]="$gbusy $usr $sys $soft $idle"
+	WORKERS[$setup,$size]=$WORKER_PPS
 	log "  sink $(fmt_pps "$sink") pps, generator $(fmt_pps "$gen") pps; CPU $GEN_CPU (generator) ${gbusy}% busy; CPU $DUT_CPU (DUT) user ${usr}%, system ${sys}%, softirq ${soft}%, idle ${idle}%"
 	if [ "$setup" = tord-netrt ]; then
 		# Proof that the pool worked: what it took in and gave up.
@@ -652,9 +686,9 @@ report() {
 	dpdk=$(dpkg-query -W -f '${Version}' dpdk 2>/dev/null || echo "(version unknown)")
 	echo "rocetor $rev, DPDK $dpdk, generator $GEN."
 	if [[ " $SETUPS " == *" testpmd "* ]]; then
-		echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
+		echo "tord flags: --workers $QUEUES${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
 	else
-		echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}."
+		echo "tord flags: --workers $QUEUES${TORD_ARGS:+ $TORD_ARGS}; $QUEUES queue(s) per veth."
 	fi
 	if [ "$ROCE" = 1 ]; then
 		echo "Traffic: RoCEv2 frames (UDP 4791, a zero BTH: RC SEND First, PSN 0, QP 0)."
@@ -670,10 +704,12 @@ report() {
 	printf '| --- |'
 	for size in $SIZES; do printf ' ---: | ---: |'; done
 	echo
-	local -A name=([tord]="tord (1 worker, --poll busy)" [tord-adaptive]="tord (1 worker, --poll adaptive)"
-		[tord-netrt]="tord with NetRT, every frame pooled (1 worker, --poll busy)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
-		[tord-ecn]="tord with ECN marking on every queue (1 worker, --poll busy)"
-		[tord-busypoll]="tord with preferred busy polling (1 worker, --poll busy)"
+	local wn="1 worker"
+	[ "$QUEUES" = 1 ] || wn="$QUEUES workers"
+	local -A name=([tord]="tord ($wn, --poll busy)" [tord-adaptive]="tord ($wn, --poll adaptive)"
+		[tord-netrt]="tord with NetRT, every frame pooled ($wn, --poll busy)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
+		[tord-ecn]="tord with ECN marking on every queue ($wn, --poll busy)"
+		[tord-busypoll]="tord with preferred busy polling ($wn, --poll busy)"
 		[kernel]="kernel IP forwarding" [xdp]="XDP router (bpf_fib_lookup + redirect)")
 	declare -gA MED
 	for setup in $SETUPS; do
@@ -717,6 +753,26 @@ report() {
 				"$(awk -v i="$idle" -v p="$last" 'BEGIN { if (p > 0) printf "%.0f", (100 - i) * 1e7 / p; else print "–" }')"
 		done
 	done
+	if [ "$QUEUES" -gt 1 ]; then
+		echo
+		echo "Frames each tord worker received per second in the last measured run (rocetor_worker_batch_size_sum):"
+		echo
+		local w row
+		printf '| setup | frame |'
+		for ((w = 0; w < QUEUES; w++)); do printf ' worker %d |' "$w"; done
+		echo
+		printf '| --- | ---: |'
+		for ((w = 0; w < QUEUES; w++)); do printf ' ---: |'; done
+		echo
+		for setup in $SETUPS; do
+			[[ $setup == tord* ]] || continue
+			for size in $SIZES; do
+				printf '| %s | %s B |' "$setup" "$size"
+				for row in ${WORKERS[$setup,$size]:-}; do printf ' %s |' "$(fmt_pps "$row")"; done
+				echo
+			done
+		done
+	fi
 	if [ -n "${OV_SINK:-}" ]; then
 		echo
 		overload_report

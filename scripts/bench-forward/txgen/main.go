@@ -8,9 +8,12 @@
 //
 // Like testpmd on net_af_xdp it keeps a UMEM of ready-made frames and
 // only moves descriptors: a completed frame goes straight back on the tx
-// ring, its bytes untouched.
+// ring, its bytes untouched. With --queues N it sends on the interface's
+// first N tx queues in turn, one socket each on a shared UMEM; veth
+// delivers what tx queue q sends to its peer's rx queue q, so a
+// multi-queue veth's every rx queue gets an equal share.
 //
-//	txgen --iface gen0 --dst-mac 02:00:00:00:00:02 --size 64 --roce
+//	txgen --iface gen0 --dst-mac 02:00:00:00:00:02 --size 64 --roce [--queues 2]
 package main
 
 import (
@@ -41,9 +44,13 @@ func run() error {
 	dstIP := flag.String("dst-ip", "198.18.1.2", "destination IPv4 address")
 	size := flag.Int("size", 64, "frame size in bytes, without the FCS (60 to 1514)")
 	roce := flag.Bool("roce", false, "UDP ports 4791 (RoCEv2) instead of 9 (discard)")
+	queues := flag.Int("queues", 1, "tx queues to send on, 1 to 16")
 	flag.Parse()
 	if *iface == "" || *dstMAC == "" {
 		return fmt.Errorf("--iface and --dst-mac are required")
+	}
+	if *queues < 1 || *queues > 16 {
+		return fmt.Errorf("--queues %d, want 1 to 16", *queues)
 	}
 	if *size < 60 || *size > 1514 {
 		return fmt.Errorf("--size %d, want 60 to 1514", *size)
@@ -75,18 +82,31 @@ func run() error {
 		return err
 	}
 	defer umem.Close()
-	// A tx budget of the whole ring: one sendto moves up to 2048 frames
-	// instead of the kernel's default 32 (afxdp.Options.TxBudget).
-	sock, err := afxdp.Open(*iface, 0, umem, afxdp.Options{Bind: afxdp.BindCopy, TxSize: 2048, CompletionSize: 2048, TxBudget: 2048})
-	if err != nil {
-		return err
+	// Each queue's socket owns frames/queues of the UMEM: ready holds
+	// those the kernel does not, all of them at first, then each frame
+	// its completion ring gives back, whole and unchanged.
+	type txq struct {
+		sock  *afxdp.Socket
+		ready []afxdp.Desc
+		k     int
 	}
-	defer sock.Close()
-
-	descs := make([]afxdp.Desc, frames)
-	for i := range descs {
-		descs[i] = afxdp.Desc{Addr: umem.FrameAddr(i), Len: uint32(*size)}
-		build(umem.Frame(descs[i].Addr, *size), ifi.HardwareAddr, dst, sip.As4(), dip.As4(), port)
+	per := frames / *queues
+	qs := make([]txq, *queues)
+	for q := range qs {
+		// A tx budget of the whole ring: one sendto moves up to 2048
+		// frames instead of the kernel's default 32
+		// (afxdp.Options.TxBudget).
+		sock, err := afxdp.Open(*iface, q, umem, afxdp.Options{Bind: afxdp.BindCopy, TxSize: 2048, CompletionSize: 2048, TxBudget: 2048})
+		if err != nil {
+			return err
+		}
+		defer sock.Close()
+		qs[q] = txq{sock: sock, ready: make([]afxdp.Desc, per), k: per}
+		for i := range qs[q].ready {
+			d := afxdp.Desc{Addr: umem.FrameAddr(q*per + i), Len: uint32(*size)}
+			build(umem.Frame(d.Addr, *size), ifi.HardwareAddr, dst, sip.As4(), dip.As4(), port)
+			qs[q].ready[i] = d
+		}
 	}
 
 	var stop atomic.Bool
@@ -94,23 +114,22 @@ func run() error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() { <-sig; stop.Store(true) }()
 
-	fmt.Printf("txgen: sending %d B frames on %s\n", *size, *iface)
-	// ready holds the frames the kernel does not: all of them at first,
-	// then each frame the completion ring gives back, whole and
-	// unchanged.
-	ready, k := descs, len(descs)
+	fmt.Printf("txgen: sending %d B frames on %s, %d queue(s)\n", *size, *iface, *queues)
 	addrs := make([]uint64, 256)
 	for !stop.Load() {
-		if n := sock.Transmit(ready[:k]); n > 0 {
-			k = copy(ready, ready[n:k])
-		}
-		if err := sock.Wakeup(); err != nil {
-			return err
-		}
-		n := sock.Complete(addrs)
-		for _, a := range addrs[:n] {
-			ready[k] = afxdp.Desc{Addr: a, Len: uint32(*size)}
-			k++
+		for i := range qs {
+			q := &qs[i]
+			if n := q.sock.Transmit(q.ready[:q.k]); n > 0 {
+				q.k = copy(q.ready, q.ready[n:q.k])
+			}
+			if err := q.sock.Wakeup(); err != nil {
+				return err
+			}
+			n := q.sock.Complete(addrs)
+			for _, a := range addrs[:n] {
+				q.ready[q.k] = afxdp.Desc{Addr: a, Len: uint32(*size)}
+				q.k++
+			}
 		}
 	}
 	return nil
