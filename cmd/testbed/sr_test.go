@@ -581,3 +581,42 @@ not json
 		t.Errorf("10.0.1.20 matched %q", got)
 	}
 }
+
+// TestDumbbellSRConcurrency is the several-sender round on the real
+// dumbbell: two senders write into one roceperf serve --clients 2
+// through tor1's lossy port toward tor2, FaSR at 1 %. Each sender's
+// every byte arrives intact, the cell adds the two up, and FaSR resends
+// at least what was lost.
+func TestDumbbellSRConcurrency(t *testing.T) {
+	const size, count = 8192, 400
+	var res struct {
+		Runs  []Run               `json:"runs"`
+		Cells []srConcurrencyCell `json:"cells"`
+	}
+	runRecorded(t, "c", &res, "sr-concurrency", "--senders", "2", "--transports", "fasr", "--qps", "4", "--losses", "0.01",
+		"--size", strconv.Itoa(size), "--min-count", strconv.Itoa(count), "--per-qp", "1", "--timeout", "60s",
+		"--reference-runs", "1", "--reference-retries", "0")
+	if len(res.Cells) != 1 {
+		t.Fatalf("%d cells, want 1", len(res.Cells))
+	}
+	c := res.Cells[0]
+	t.Logf("fasr, 4 QPs, 2 senders at 1%%: %.3f Gbit/s, %d messages, %d retx for %.0f lost, %d timeouts; per sender %+v",
+		c.Goodput, c.Messages, c.Retx, c.Lost, c.Timeouts, c.PerSender)
+	if c.Error != "" || c.Senders != 2 || len(c.PerSender) != 2 {
+		t.Fatalf("cell: error %q, %d senders, %d per-sender entries", c.Error, c.Senders, len(c.PerSender))
+	}
+	msgs := 0
+	for _, s := range c.PerSender {
+		if !s.Reported || s.QPs != 2 || s.Messages != int64(s.Count) || s.VerifiedBytes != int64(size*s.Count) {
+			t.Errorf("sender %s: reported %v, %d QPs, %d of %d messages, %d bytes verified", s.Host, s.Reported, s.QPs,
+				s.Messages, s.Count, s.VerifiedBytes)
+		}
+		msgs += s.Count
+	}
+	if msgs != count || c.Messages != count {
+		t.Errorf("the senders asked for %d WRITEs, the cell says %d; want %d", msgs, c.Messages, count)
+	}
+	if c.Lost < 5 || float64(c.Retx) < c.Lost {
+		t.Errorf("%d retransmissions for %v losses: every loss must be resent (and some loss is expected)", c.Retx, c.Lost)
+	}
+}
