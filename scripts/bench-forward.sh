@@ -11,7 +11,7 @@
 # net_af_xdp PMD): UDP frames from 198.18.0.1 to 198.18.1.2, 64 B and
 # 1024 B; with --roce to UDP port 4791, so that every frame is a RoCEv2
 # packet (a zero BTH: an RC SEND First, PSN 0, QP 0, with payload). Where
-# dpdk-testpmd is not installed (Debian 12's dpdk package lacks it), or
+# dpdk-testpmd is not installed (Debian ships it in dpdk-dev), or
 # with --gen txgen, scripts/bench-forward/txgen sends the same frames
 # from one AF_XDP socket in copy mode, and the testpmd setup is left out
 # of the defaults. The device under test is, in turn:
@@ -77,9 +77,10 @@
 #
 # Needs root, Go, clang (to build the two small XDP programs), iproute2,
 # ethtool, curl and, for the testpmd generator and setup, dpdk-testpmd
-# with net_af_xdp (Debian: dpdk). Builds tord (and txgen) itself. Everything it creates — namespaces, veths, XDP programs,
-# processes, DPDK runtime files — is removed on exit, on failure and on
-# Ctrl-C.
+# with net_af_xdp (Debian: dpdk-dev; apt-get install clang libbpf-dev
+# ethtool curl dpdk-dev). Builds tord (and txgen) itself. Everything it
+# creates — namespaces, veths, XDP programs, processes, DPDK runtime
+# files — is removed on exit, on failure and on Ctrl-C.
 #
 #   sudo scripts/bench-forward.sh                      # make bench-forward
 #   sudo scripts/bench-forward.sh --duration 5 --sizes 64 --setups "tord testpmd"
@@ -247,7 +248,7 @@ validate() {
 	local t need=("$GO" clang ip ethtool curl taskset awk)
 	[[ $GEN != testpmd && " $SETUPS " != *" testpmd "* ]] || need+=(dpdk-testpmd)
 	for t in "${need[@]}"; do
-		command -v "$t" >/dev/null || die "missing $t (Debian: golang/clang/iproute2/ethtool/curl/util-linux/dpdk)"
+		command -v "$t" >/dev/null || die "missing $t (Debian: golang clang libbpf-dev iproute2 ethtool curl util-linux dpdk-dev)"
 	done
 }
 
