@@ -229,7 +229,10 @@ func addSrc(t, p *srcPort) {
 	t.Retrans += p.Retrans
 	t.Paced += p.Paced
 	t.TailProbes += p.TailProbes
+	t.ProbesDeferred += p.ProbesDeferred
 	t.RetxFailed += p.RetxFailed
+	t.Limited += p.Limited
+	t.InQueue += p.InQueue
 	t.PacedSkips += p.PacedSkips
 	t.PaceQueued += p.PaceQueued
 	t.RateBps = max(t.RateBps, p.RateBps)
