@@ -275,11 +275,8 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	copy(room, c.Mem.Frame(p))
 	e := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
-	// The batch's frames before p are not in the queue's depth yet:
-	// each leaves after the one before.
-	cp := &s.cp[p.Out]
-	cp.ddep = max(cp.ddep, s.departs(c, p.Out, int(p.Queue), 0)) + s.wire(c, p.Out, l)
-	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold, dep: cp.ddep}
+	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold,
+		dep: s.cp[p.Out].data.after(c.Now, s.departs(c, p.Out, int(p.Queue), 0), s.wire(c, p.Out, l))}
 	s.pushBack(&s.byPort[p.Out], onPort, e)
 	if t := f.dups.tail; t >= 0 && s.dups[t].probing {
 		s.punlink(t) // no longer the newest: e reveals a loss of it
@@ -588,11 +585,27 @@ func (s *SrcToR) resend(c *dataplane.Ctx, e int32, paced bool) {
 	} else {
 		ps.Retrans++
 	}
-	// Copies emitted in one call are not in the queue's depth yet: each
-	// leaves after the one before.
-	p := &s.cp[d.out]
-	p.rdep = max(p.rdep, s.departs(c, d.out, queueRetransmit, 0)) + s.wire(c, d.out, int(d.len))
-	d.dep = p.rdep
+	d.dep = s.cp[d.out].retx.after(c.Now, s.departs(c, d.out, queueRetransmit, 0), s.wire(c, d.out, int(d.len)))
+}
+
+// leave estimates when the frames a call sends to one queue of a port
+// leave it. They join the queue once the call returns, so the queue's
+// depth (departs) does not show those before them yet: within a call
+// each leaves a frame's time after the one before. A later call starts
+// from the depth again, so that frames the queue then refused (full)
+// do not push the estimates of those after them.
+type leave struct {
+	now, last int64 // the call, and the departure last given in it
+}
+
+// after returns the departure of a frame that takes wire ns and would
+// leave at dep on its own.
+func (l *leave) after(now, dep, wire int64) int64 {
+	if l.now == now {
+		dep = max(dep, l.last)
+	}
+	l.now, l.last = now, dep+wire
+	return l.last
 }
 
 // departs estimates when a frame of n bytes that joins queue q of port

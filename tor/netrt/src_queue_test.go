@@ -102,3 +102,34 @@ func TestSrcRequestQueued(t *testing.T) {
 	}
 	r.noLeak(s)
 }
+
+// Frames the port's queue refused (full) do not count as waiting: a
+// lost original is resent as soon as what was queued ahead of it has
+// left, however many more were lost behind it. The queue takes ten of
+// sixty frames sent one call each; a request 3 ms later, when the ten
+// have left, resends the lost PSN 59.
+func TestSrcRequestAfterTailDrop(t *testing.T) {
+	c := Config{Fabric: 2, Hold: 100_000_000}
+	s, err := NewSrcToR(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := len(data(t, 7, 0))
+	shaped := dataplane.DefaultEgress(10e6, 10*frame)
+	shaped.BurstBytes = 400
+	r := newSrcRig(t, []dataplane.EgressConfig{dataplane.DefaultEgress(0, 8<<20), shaped}, s)
+	for k := uint32(0); k < 60; k++ {
+		r.inject(0, data(t, 7, k))
+		r.step(1000)
+	}
+	r.until(3_500_000, 100_000)
+	if _, ids, _ := sortOut(t, r.take(1)); len(ids) > 12 {
+		t.Fatalf("sent %v: want the ten or so the queue took", ids)
+	}
+	r.inject(1, request(t, 7, 59, rocev2.Bitmap128{}))
+	r.step(1000)
+	if st := s.Stats().Ports[1]; st.Retrans != 1 || st.InQueue != 0 {
+		t.Fatalf("retransmitted %d, in queue %d; want 1, 0: PSN 59 was refused, not queued", st.Retrans, st.InQueue)
+	}
+	r.noLeak(s)
+}
