@@ -30,6 +30,7 @@ var srcMetrics = []portMetric[srcPort]{
 	gaugeOf("netrt_pool_hold_only_lower", "1 when pool_hold_only_peak_bytes is a lower bound: the record of ACK-retired bytes overflowed.", func(p *srcPort) float64 { return b2f(p.HoldOnlyLower) }),
 	counterOf("netrt_pool_byte_seconds_total", "Integral of pool_bytes over time; its rate is the mean pool occupancy in bytes.", func(p *srcPort) float64 { return p.ByteSeconds }),
 	counterOf("netrt_pool_admitted_total", "Duplicates admitted to the pool.", func(p *srcPort) float64 { return float64(p.Pooled) }),
+	counterOf("netrt_pool_holds_extended_total", "Holds that ran out before the duplicate's original had left the port hold before (a congested port's queue): kept another hold.", func(p *srcPort) float64 { return float64(p.HoldsExtended) }),
 	counterOf("netrt_pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
 	counterOf("netrt_requests_received_total", "Retransmission requests consumed, by the fabric port they came in on.", func(p *srcPort) float64 { return float64(p.Requests) }),
 	counterOf("netrt_retransmitted_total", "Duplicates retransmitted from the pool, at once or paced.", func(p *srcPort) float64 { return float64(p.Retrans + p.Paced) }),
@@ -224,6 +225,7 @@ func addSrc(t, p *srcPort) {
 	t.TooBig += p.TooBig
 	t.Evicted += p.Evicted
 	t.Expired += p.Expired
+	t.HoldsExtended += p.HoldsExtended
 	t.Acked += p.Acked
 	t.Requests += p.Requests
 	t.Retrans += p.Retrans

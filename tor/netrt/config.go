@@ -63,7 +63,9 @@ type Config struct {
 	// default 256 KiB. PoolFrames bounds the duplicates it holds over all
 	// ports; default 4096.
 	PoolBytes, PoolFrames int
-	// Hold is how long SrcToR keeps a duplicate at most; default 100 µs.
+	// Hold is how long SrcToR keeps a duplicate after its original left
+	// the egress port (its queueing there excluded), up to twice that;
+	// default 100 µs.
 	Hold int64
 	// TailProbe, when not zero, is how long after a flow's newest
 	// duplicate left the egress port (its queueing there excluded),

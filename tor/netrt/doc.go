@@ -18,7 +18,8 @@
 // chosen among the flows of the port's 32 oldest duplicates, so that
 // eviction costs the same at any number of flows (Redis samples its
 // approximated LFU the same way; exact up to 32 pooled flows). A
-// duplicate leaves the pool after Hold, or as soon as an RC ACK passing
+// duplicate leaves the pool after Hold (counted from when its original
+// left the port, below), or as soon as an RC ACK passing
 // back through the switch acknowledges its PSN. A retransmission request
 // arriving from the fabric for one of its hosts is consumed: every
 // missing PSN it names (ePSN, and ePSN+1+i for each clear bit i below

@@ -133,3 +133,27 @@ func TestSrcRequestAfterTailDrop(t *testing.T) {
 	}
 	r.noLeak(s)
 }
+
+// Hold counts from when the original left the port: sixty frames take
+// 15 ms to leave the shaped port, Hold is 5 ms, and a request for the
+// last one 1 ms after it left is answered from the pool, not with an
+// unfulfilled notice. Then it expires.
+func TestSrcHoldQueued(t *testing.T) {
+	r, s := newQueuedSrc(t, Config{Hold: 5_000_000})
+	r.queued(7, 60)
+	r.until(17_000_000, 100_000)
+	if _, ids, _ := sortOut(t, r.take(1)); len(ids) != 60 {
+		t.Fatalf("sent %d frames by 17 ms, want all 60", len(ids))
+	}
+	r.inject(1, request(t, 7, 59, rocev2.Bitmap128{}))
+	r.step(1000)
+	st := s.Stats().Ports[1]
+	if st.Retrans != 1 || st.Unfulfill != 0 || st.HoldsExtended == 0 {
+		t.Fatalf("retransmitted %d, unfulfilled %d, holds extended %d; want 1, 0, some", st.Retrans, st.Unfulfill, st.HoldsExtended)
+	}
+	r.until(40_000_000, 100_000)
+	if st := s.Stats().Ports[1]; st.Frames != 0 || st.Expired != 60 {
+		t.Fatalf("%d pooled, %d expired at 40 ms; want 0, 60", st.Frames, st.Expired)
+	}
+	r.noLeak(s)
+}

@@ -181,7 +181,10 @@ type SrcPortStats struct {
 	TooBig      uint64 // packets larger than the port's whole budget, not pooled
 	Evicted     uint64 // duplicates replaced by LFU eviction (§III-C-1)
 	Expired     uint64 // duplicates retired after Hold
-	Acked       uint64 // duplicates retired by an ACK before their Hold ran out
+	// HoldsExtended counts Holds run out before their duplicate's
+	// original had left the port Hold before: kept another Hold.
+	HoldsExtended uint64
+	Acked         uint64 // duplicates retired by an ACK before their Hold ran out
 
 	// HoldOnlyPeak is the high-water mark of Bytes plus the bytes ACKs
 	// retired whose Hold had not yet run out: what the port's pool would
@@ -235,6 +238,7 @@ func (st SrcStats) Sum() SrcPortStats {
 		t.TooBig += p.TooBig
 		t.Evicted += p.Evicted
 		t.Expired += p.Expired
+		t.HoldsExtended += p.HoldsExtended
 		t.Acked += p.Acked
 		t.HoldOnlyPeak = max(t.HoldOnlyPeak, p.HoldOnlyPeak)
 		t.HoldOnlyLower = t.HoldOnlyLower || p.HoldOnlyLower
