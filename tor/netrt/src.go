@@ -276,7 +276,7 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	copy(room, c.Mem.Frame(p))
 	e := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
-	dep := s.cp[p.Out].data.after(c.Now, s.departs(c, p.Out, int(p.Queue), 0), s.wire(c, p.Out, l))
+	dep := s.cp[p.Out].data.after(c.Now, s.departs(c, p.Out, int(p.Queue)), s.wire(c, p.Out, l))
 	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold, dep: dep, left: dep}
 	s.pushBack(&s.byPort[p.Out], onPort, e)
 	if t := f.dups.tail; t >= 0 && s.dups[t].probing {
@@ -601,7 +601,7 @@ func (s *SrcToR) resend(c *dataplane.Ctx, e int32, paced bool) {
 	} else {
 		ps.Retrans++
 	}
-	d.dep = s.cp[d.out].retx.after(c.Now, s.departs(c, d.out, queueRetransmit, 0), s.wire(c, d.out, int(d.len)))
+	d.dep = s.cp[d.out].retx.after(c.Now, s.departs(c, d.out, queueRetransmit), s.wire(c, d.out, int(d.len)))
 }
 
 // leave estimates when the frames a call sends to one queue of a port
@@ -624,14 +624,14 @@ func (l *leave) after(now, dep, wire int64) int64 {
 	return l.last
 }
 
-// departs estimates when a frame of n bytes that joins queue q of port
-// out now will have left: after what waits in that queue and in the
+// departs estimates when what waits ahead of a frame that joins queue
+// q of port out now will have left: what waits in that queue and in the
 // more urgent ones (the layout of dataplane.DefaultEgress: control,
 // retransmit, data, idle, the first served first), at the port's shaped
 // rate; now on an unshaped port, whose queues do not build. Worker
 // stalls make it late and a shaper's burst credit early; a request or
 // probe it turns away comes again.
-func (s *SrcToR) departs(c *dataplane.Ctx, out uint16, q, n int) int64 {
+func (s *SrcToR) departs(c *dataplane.Ctx, out uint16, q int) int64 {
 	eg := c.Egress(int(out))
 	if eg.RateBps() == 0 {
 		return c.Now
@@ -641,7 +641,7 @@ func (s *SrcToR) departs(c *dataplane.Ctx, out uint16, q, n int) int64 {
 		qb, _ := eg.Depth(k)
 		b += qb
 	}
-	return c.Now + s.wire(c, out, b+n)
+	return c.Now + s.wire(c, out, b)
 }
 
 // wire returns how long n bytes take on port out at its shaped rate.
