@@ -223,6 +223,9 @@ func (h *Handoff) clearWake(w int) {
 // (ReasonHandoffFull) and returns false.
 func (w *Worker) hand(p *Packet, to int, at uint16) bool {
 	e := handed{Packet: *p, At: at}
+	// It goes on forwarding there, whatever a stage that emits it
+	// left in its Verdict (a held packet's is Taken).
+	e.Verdict, e.Reason = Forward, 0
 	if !w.ho.rings[w.cfg.ID][to].push(&e) {
 		p.Drop(ReasonHandoffFull)
 		return false

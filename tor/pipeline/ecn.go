@@ -185,7 +185,7 @@ func (e *ECNConfig) Marking(c *Config, egs []dataplane.EgressConfig) dataplane.M
 		m.At = dataplane.MarkDequeue
 	}
 	m.Seed = e.Seed
-	w := max(c.Workers, 1)
+	w := c.shares()
 	for i, eg := range egs {
 		ps := make([]dataplane.ECNProfile, len(eg.Queues))
 		for q, name := range e.queues() {
