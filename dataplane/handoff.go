@@ -301,6 +301,14 @@ func (w *Worker) resume(in []handed) {
 	b := &w.batch
 	for i := 0; i < len(in); {
 		at := in[i].At
+		if at == rawAt {
+			p := &in[i].Packet
+			if x := w.inbox[p.In]; x == nil || !x.push(p) {
+				w.drop(p.Addr, ReasonHandoffFull)
+			}
+			i++
+			continue
+		}
 		b.N = 0
 		for ; i < len(in) && in[i].At == at; i++ {
 			b.Pkts[b.N] = in[i].Packet
@@ -329,4 +337,80 @@ func (w *Worker) flushHandoff() {
 		}
 	}
 	w.mem.flushBack()
+}
+
+// rawAt is the At of a frame handed before classification, received on
+// a port whose link another worker owns (WorkerConfig.LinkOwner): the
+// owner receives it through its Inbox on that port, as if from the wire.
+const rawAt = 0xffff
+
+// Inbox is a port of a link's owner that also receives the frames other
+// workers took from their queues of that link and handed over
+// (WorkerConfig.LinkOwner): a link-level protocol under it (tor/llr's
+// receiver wraps it) then sees every frame of the link, whichever rx
+// queue the NIC steered it to. Frames already on the owner pass straight
+// through. Like every port it belongs to its worker's thread.
+type Inbox struct {
+	Port
+	q    []Packet // FIFO ring of handed frames
+	head int
+	n    int
+	// Refused counts handed frames the full inbox dropped.
+	Refused uint64
+}
+
+// NewInbox wraps inner with room for size handed frames.
+func NewInbox(inner Port, size int) *Inbox {
+	return &Inbox{Port: inner, q: make([]Packet, max(size, BatchSize))}
+}
+
+// Inner implements Wrapper.
+func (x *Inbox) Inner() Port { return x.Port }
+
+// Receive implements Port: the inner port's frames, then handed ones.
+func (x *Inbox) Receive(b *Batch) int {
+	k := x.Port.Receive(b)
+	for x.n > 0 && b.N < BatchSize {
+		b.Pkts[b.N] = x.q[x.head]
+		b.N++
+		x.head = (x.head + 1) % len(x.q)
+		x.n--
+		k++
+	}
+	return k
+}
+
+// Pending implements Pender: handed frames wait here.
+func (x *Inbox) Pending() int {
+	n := x.n
+	if r, ok := x.Port.(Pender); ok {
+		n += r.Pending()
+	}
+	return n
+}
+
+// push queues a handed frame; false when the inbox is full.
+func (x *Inbox) push(p *Packet) bool {
+	if x.n == len(x.q) {
+		x.Refused++
+		return false
+	}
+	x.q[(x.head+x.n)%len(x.q)] = Packet{Addr: p.Addr, Len: p.Len}
+	x.n++
+	return true
+}
+
+// handRaw hands the frames of b, received on port in, whose link worker
+// to owns, before classification; a full ring drops them.
+func (w *Worker) handRaw(in int, to int, b *Batch) {
+	r := w.ho.rings[w.cfg.ID][to]
+	for j := 0; j < b.N; j++ {
+		e := handed{Packet: Packet{Addr: b.Pkts[j].Addr, Len: b.Pkts[j].Len, In: uint16(in)}, At: rawAt}
+		if !r.push(&e) {
+			w.drop(e.Addr, ReasonHandoffFull)
+			continue
+		}
+		w.st.Handed[to]++
+	}
+	b.N = 0
 }

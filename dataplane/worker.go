@@ -107,6 +107,12 @@ type WorkerConfig struct {
 	// owner rather than on the flow's (trimming and llr read and number
 	// the port's queue). Only with PortOwner.
 	EgressStage int
+	// LinkOwner names, by port index, the worker that owns each port's
+	// link (a link-level protocol's receiver, tor/llr's), or -1. Frames
+	// this worker receives on a port another worker's link owns are
+	// handed to it unclassified; the owner's port must be an Inbox (or
+	// wrap one), through which it receives them. nil: no link owners.
+	LinkOwner []int
 }
 
 // Worker runs the pipeline over its ports on one locked OS thread: it
@@ -161,6 +167,7 @@ type Worker struct {
 	egressAt int
 	in       [BatchSize]handed
 	gone     uint64
+	inbox    []*Inbox // by port, where the port is or wraps one
 }
 
 // MonotonicClock returns a clock reading nanoseconds since the call on
@@ -195,6 +202,9 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 		if c.PortOwner != nil && len(c.PortOwner) != len(c.Ports) {
 			return nil, fmt.Errorf("%w: PortOwner names %d ports, have %d", ErrWorkerConfig, len(c.PortOwner), len(c.Ports))
 		}
+		if c.LinkOwner != nil && len(c.LinkOwner) != len(c.Ports) {
+			return nil, fmt.Errorf("%w: LinkOwner names %d ports, have %d", ErrWorkerConfig, len(c.LinkOwner), len(c.Ports))
+		}
 		if c.EgressStage < 0 || c.EgressStage > len(c.Stages) {
 			return nil, fmt.Errorf("%w: egress stage %d of %d stages", ErrWorkerConfig, c.EgressStage, len(c.Stages))
 		}
@@ -210,7 +220,7 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	}
 	w := &Worker{cfg: c, mem: c.Mem, ports: c.Ports, stages: c.Stages, timers: NewTimers(c.TimerCap), clock: c.Clock, egressAt: -1}
 	if c.Handoff == nil {
-		w.cfg.Owner, w.cfg.PortOwner = nil, nil
+		w.cfg.Owner, w.cfg.PortOwner, w.cfg.LinkOwner = nil, nil, nil
 	} else {
 		w.ho = c.Handoff
 		if c.PortOwner != nil {
@@ -239,11 +249,17 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 			w.srcIdx = append(w.srcIdx, uint16(i))
 		}
 	}
-	for _, p := range c.Ports {
+	for i, p := range c.Ports {
 		if fd := p.Fd(); fd >= 0 {
 			w.pfd = append(w.pfd, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 		}
 		for q := p; q != nil; {
+			if x, ok := q.(*Inbox); ok && w.ho != nil {
+				if w.inbox == nil {
+					w.inbox = make([]*Inbox, len(c.Ports))
+				}
+				w.inbox[i] = x
+			}
 			if h, ok := q.(Holder); ok {
 				w.hold = append(w.hold, h)
 			}
@@ -288,6 +304,12 @@ func (w *Worker) Step(now int64) int {
 			continue
 		}
 		work += n
+		if w.cfg.LinkOwner != nil {
+			if o := w.cfg.LinkOwner[i]; o >= 0 && o != w.cfg.ID {
+				w.handRaw(i, o, b) // counted where the link's owner receives them
+				continue
+			}
+		}
 		w.st.batch(n)
 		w.receive(i, b)
 		if w.gone != 0 {

@@ -262,7 +262,6 @@ llr: {ports: [up], mode: nb, tx_buffer: 128KiB, ack_timeout: 2ms, target_loss: 1
 	for _, bad := range []struct{ yaml, field string }{
 		{"llr: {ports: [c]}", "llr.ports"},
 		{"llr: {ports: [b], mode: eager}", "llr.mode"},
-		{"llr: {ports: [b]}\nworkers: 2", "llr"},
 		{"llr: {ports: [b], pause: 1KiB, resume: 2KiB}", "llr"},
 		{"llr: {ports: [b], monitor: {threshold: 2}}", "llr.monitor"},
 		{"llr: {ports: [b], monitor: {interval: -1s}}", "llr.monitor"},

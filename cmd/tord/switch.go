@@ -181,8 +181,8 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		if pl.Trim != nil {
 			s.trims = append(s.trims, pl.Trim)
 		}
-		if pl.LLR != nil {
-			s.llr = pl.LLR // workers: 1 with llr
+		if pl.LLR != nil && w == 0 {
+			s.llr = pl.LLR // worker 0 owns every protected link (pipeline.Owners)
 			if m := cfg.LLR.Monitor; m != nil {
 				if s.monitor, err = llr.NewMonitor(m.Config(), s.llr, cfg.Ports, ifCounters, log.Named("llr-monitor")); err != nil {
 					return nil, err

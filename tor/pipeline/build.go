@@ -141,6 +141,7 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 		}
 	}
 	var err error
+	var linkOwner []int // with a handoff and llr: the owner of each protected link
 	if pl.Fwd, err = fwd.NewStage(p.Fwd, p.fib, p.misses); err != nil {
 		return nil, err
 	}
@@ -180,12 +181,33 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 		// outside any impairment, so frames reach the pipeline
 		// de-duplicated, in order and unshimmed, and everything llr
 		// sends, copies and control alike, meets the impaired wire.
-		if pl.LLR, err = llr.NewStage(p.llr); err != nil {
+		lc := p.llr
+		if h != nil {
+			// A link has one llr state, on its owner (Owners): the
+			// other workers protect nothing and hand what they
+			// receive on it to the owner raw (LinkOwner), whose
+			// receiver reads it through an Inbox under it.
+			linkOwner = make([]int, len(ports))
+			for i := range ports {
+				linkOwner[i] = -1
+				if lc.Ports&(1<<i) != 0 {
+					linkOwner[i] = p.Owners.Port(i)
+					if linkOwner[i] != w {
+						lc.Ports &^= 1 << i
+					}
+				}
+			}
+		}
+		if pl.LLR, err = llr.NewStage(lc); err != nil {
 			return nil, err
 		}
 		for i := range ports {
 			if pl.LLR.Protected(i) {
-				if ports[i], err = pl.LLR.Wrap(i, ports[i], mem); err != nil {
+				in := ports[i]
+				if h != nil {
+					in = dataplane.NewInbox(in, h.Workers()*dataplane.HandoffRing)
+				}
+				if ports[i], err = pl.LLR.Wrap(i, in, mem); err != nil {
 					return nil, err
 				}
 			}
@@ -211,6 +233,7 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 		// llr's sender, which read and number the egress queue, on
 		// the port's.
 		wc.Handoff, wc.Owner, wc.PortOwner, wc.EgressStage = h, p.Owners.Flow, p.Owners.Ports(), len(stages)
+		wc.LinkOwner = linkOwner
 		if pl.Trim != nil {
 			wc.EgressStage = slices.Index(stages, dataplane.Stage(pl.Trim))
 		} else if pl.LLR != nil {
