@@ -45,7 +45,7 @@ type Switch struct {
 	cfg     Config
 	progs   []*bpf.Program
 	umems   []*afxdp.UMEM
-	handoff *dataplane.Handoff // nil unless cfg.Handoff()
+	handoff *dataplane.Handoff     // nil unless cfg.Handoff()
 	ports   [][]*dataplane.XDPPort // [worker][port]
 	workers []*dataplane.Worker
 	stages  []*fwd.Stage
