@@ -10,7 +10,8 @@ import (
 // the area is the UMEM shared by all the worker's sockets, so a frame moves
 // from one port's rx ring to another's tx ring without a copy; under the
 // in-memory port it is an ordinary slice. It is owned by one worker and
-// not safe for concurrent use.
+// not safe for concurrent use. SharedMems cuts one area among the workers
+// of a switch, so that they hand frames to each other (Handoff).
 type Mem struct {
 	buf       []byte
 	frameSize int
