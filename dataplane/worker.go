@@ -740,6 +740,11 @@ func (w *Worker) publish(now int64) {
 			bytes, pkts := e.Depth(q)
 			s.Queues[i][q] = QueueSnapshot{Name: e.QueueName(q), DepthBytes: bytes, DepthPackets: pkts,
 				LimitBytes: e.Limit(q), Paused: e.Paused(now, q), ECN: e.ECN(q), MarkAt: e.MarkAt(), QueueStats: e.Stats(q)}
+			if w.egressAt >= 0 && w.cfg.PortOwner[i] != w.cfg.ID {
+				// Another worker owns the port's budgets whole; the
+				// collector sums the workers' shares.
+				s.Queues[i][q].LimitBytes, s.Queues[i][q].ECN = 0, ECNProfile{}
+			}
 		}
 	}
 }

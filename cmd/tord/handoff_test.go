@@ -268,6 +268,9 @@ type event struct {
 // settled after each event.
 func (sw *memSwitches) play(events []event, seed uint64) outcome {
 	rng := rand.New(rand.NewPCG(seed, 1))
+	// Started before any frame arrives: what the stages send on their
+	// first loop (llr's sync) goes before a frame a loop late would.
+	sw.settle()
 	for _, e := range events {
 		if e.frame != nil {
 			// At the time the last settle fired the timers of: a
@@ -470,4 +473,76 @@ func TestHandoffSameOutcome(t *testing.T) {
 			}
 		}
 	}
+}
+
+// programEvents reads a FuzzPipeline program as events: 0 injects seed
+// frame a on port b with byte c XORed with d; 1 injects the next a bytes
+// as a frame on port b; 2 lets 2^(a mod 26) ns pass; 3 injects seed a
+// cut to b bytes on port c.
+func programEvents(seeds [][]byte, ports int, prog []byte) []event {
+	arg := func(i int) int {
+		if i < len(prog) {
+			return int(prog[i])
+		}
+		return 0
+	}
+	var ev []event
+	for len(prog) > 0 {
+		n := 1
+		switch prog[0] % 4 {
+		case 0:
+			f := bytes.Clone(seeds[arg(1)%len(seeds)])
+			f[arg(3)%len(f)] ^= byte(arg(4))
+			ev = append(ev, event{port: arg(2) % ports, frame: f})
+			n = 5
+		case 1:
+			l := min(arg(1), len(prog)-3)
+			if l > 0 {
+				ev = append(ev, event{port: arg(2) % ports, frame: bytes.Clone(prog[3 : 3+l])})
+			}
+			n = 3 + max(l, 0)
+		case 2:
+			ev = append(ev, event{wait: time.Duration(1) << (arg(1) % 26)})
+			n = 2
+		case 3:
+			s := seeds[arg(1)%len(seeds)]
+			if l := min(len(s), arg(2)); l > 0 {
+				ev = append(ev, event{port: arg(3) % ports, frame: bytes.Clone(s[:l])})
+			}
+			n = 4
+		}
+		prog = prog[min(n, len(prog)):]
+	}
+	return ev
+}
+
+// FuzzHandoff plays a FuzzPipeline program (programEvents, its seed
+// frames) on tord's pipeline with every stateful stage on
+// (handoffConfigs' "all") on one worker, and on 2 to 4 workers with every
+// frame steered to a worker drawn from the input, and expects the same
+// outcome (TestHandoffSameOutcome's).
+func FuzzHandoff(f *testing.F) {
+	f.Add(uint8(0), []byte{0, 0, 0, 0, 0, 2, 10, 0, 1, 0, 0, 0, 2, 12, 0, 8, 2, 0, 0, 2, 16})
+	f.Add(uint8(1), []byte{0, 2, 2, 0, 0, 0, 3, 2, 0, 0, 2, 10, 0, 9, 2, 0, 0, 0, 10, 0, 0, 0, 2, 20})
+	f.Add(uint8(2), []byte{0, 14, 3, 0, 0, 0, 17, 3, 0, 0, 0, 19, 2, 0, 0, 2, 14, 0, 20, 2, 0, 0, 0, 21, 0, 0, 0})
+	f.Add(uint8(5), []byte{1, 40, 2, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x02, 0, 0, 0, 0, 1, 0x88, 0xb5, 0x00, 0x01, 0x05, 0x03, 0x08, 0x00, 2, 15})
+	f.Add(uint8(4), bytes.Repeat([]byte{0, 0, 0, 0, 0}, 100))
+	f.Add(uint8(3), []byte{0, 2, 2, 0, 0, 0, 2, 2, 53, 2, 2, 12, 0, 2, 2, 53, 3, 2, 14, 2, 18})
+	seeds := pipelineSeeds(f)
+	cfg := handoffConfigs(f)["all"]
+	f.Fuzz(func(t *testing.T, w uint8, prog []byte) {
+		if len(prog) > 512 {
+			return
+		}
+		ev := programEvents(seeds, len(cfg.Ports), prog)
+		c := cfg
+		// 1024 frames a worker: a program of 512 bytes injects at
+		// most 128 frames, and a smaller memory makes more runs.
+		want := newMemSwitches(t, c, trustTable(), 1024).play(ev, 0)
+		c.Workers = 2 + int(w%3)
+		got := newMemSwitches(t, c, trustTable(), 1024).play(ev, uint64(w))
+		if d := got.diff(want); d != "" {
+			t.Fatalf("%d workers:\n%s", c.Workers, d)
+		}
+	})
 }
