@@ -53,7 +53,7 @@ type Switch struct {
 	impair  *impair.Control // nil without impair rules
 	trims   []*trim.Stage
 	trusts  []*trust.Stage
-	llr     *llr.Stage // workers: 1 when on
+	llr     *llr.Stage // worker 0's, which owns every protected link
 	monitor *llr.Monitor
 	srcs    []*netrt.SrcToR
 	dsts    []*netrt.DstToR
