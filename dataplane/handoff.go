@@ -28,7 +28,9 @@ import (
 //
 // The rings are the only state workers share; each end of each ring is
 // used by one worker's thread. Counters (Snapshot.Handed, the
-// ReasonHandoffFull drops) are the sending worker's.
+// ReasonHandoffFull drops) are the sending worker's. Make one with
+// NewHandoff (the zero value is not ready); Workers and Wakeups are safe
+// from any goroutine.
 type Handoff struct {
 	n     int
 	rings [][]*spsc[handed] // [from][to]; nil where from == to
@@ -349,7 +351,8 @@ const rawAt = 0xffff
 // (WorkerConfig.LinkOwner): a link-level protocol under it (tor/llr's
 // receiver wraps it) then sees every frame of the link, whichever rx
 // queue the NIC steered it to. Frames already on the owner pass straight
-// through. Like every port it belongs to its worker's thread.
+// through. Like every port it belongs to its worker's thread; make it
+// with NewInbox.
 type Inbox struct {
 	Port
 	q    []Packet // FIFO ring of handed frames
