@@ -27,7 +27,10 @@ type XDPPort struct {
 }
 
 // MemOfUMEM returns a Mem over a UMEM's frames, for the worker that owns
-// every socket on that UMEM.
+// every socket on that UMEM. Workers that hand frames to each other share
+// one UMEM instead, each with its Mem of SharedMems over it: a frame one
+// worker's socket received may then complete on another's, whose Mem
+// gives it back to its own.
 func MemOfUMEM(u *afxdp.UMEM) (*Mem, error) {
 	return NewMem(u.Bytes(), u.FrameSize())
 }

@@ -273,16 +273,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	// NetRT and trimming keep their flow state and budgets per worker,
-	// while the XDP program steers frames by rx queue: a flow's requests,
-	// ACKs and notices, or a port's packets, can reach a worker that does
-	// not own its state. Until frames are handed to their owner
-	// (DESIGN.md, "Many workers"), one worker must own everything.
-	if c.NetRT.On() && c.Workers != 1 {
-		return bad("netrt", "NetRT keeps its flows per worker and needs workers: 1, have %d", c.Workers)
-	}
-	if c.Trim != nil && c.Workers != 1 {
-		return bad("trim", "trimming keeps its queues' weights and budgets per worker and needs workers: 1, have %d", c.Workers)
-	}
+	// while the XDP program steers frames by rx queue: with more than one
+	// worker, frames are handed to the worker that owns their flow or
+	// port (Owners, dataplane.Handoff), so any number of workers will do.
 	if err := c.LLR.validate(c); err != nil {
 		return err
 	}
