@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 )
 
 // QueueConfig describes one egress queue of a port.
@@ -210,6 +211,10 @@ type Egress struct {
 	markAt  MarkPoint
 	mem     *Mem     // where marked frames live (UseMem)
 	rng     rand.PCG // the marking draws; seeded, so runs repeat
+	// seen is the depth of each queue (and, last, of the MAC control
+	// queue) as the owning worker last published it (Publish), for the
+	// other workers of a handoff, which may not read the queues.
+	seen []atomic.Int64
 }
 
 // NewEgress builds an egress from a validated configuration.
@@ -264,8 +269,22 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	e.rr = make([]int, len(e.levels))
 	e.credited = make([]bool, len(e.levels))
 	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, 64), max: 64}
+	e.seen = make([]atomic.Int64, len(e.queues)+1)
 	return e, nil
 }
+
+// Publish records each queue's depth for Seen. Only the worker that owns
+// the egress calls it; a handoff's port owner does once per loop.
+func (e *Egress) Publish() {
+	for i := range e.queues {
+		e.seen[i].Store(int64(e.queues[i].bytes))
+	}
+	e.seen[len(e.queues)].Store(int64(e.ctrl.bytes))
+}
+
+// Seen returns the bytes in queue q as last published (Publish); q ==
+// NumQueues is the MAC control queue. Safe from any goroutine.
+func (e *Egress) Seen(q int) int { return int(e.seen[q].Load()) }
 
 // NumQueues returns the number of queues.
 func (e *Egress) NumQueues() int { return len(e.queues) }

@@ -40,6 +40,9 @@ type Handoff struct {
 	sleeping []atomic.Bool
 	efd      []int
 	wakes    []atomic.Uint64 // wakeups sent to each worker
+	// egress is each worker's egress by port, for the queue depths a
+	// port's owner publishes (Ctx.QueueDepth); set by NewWorker.
+	egress [][]*Egress
 }
 
 // handed is one frame on a handoff ring: the packet as the sender left
@@ -72,7 +75,7 @@ func NewHandoff(n, ringSize int) (*Handoff, error) {
 	if ringSize < BatchSize || ringSize&(ringSize-1) != 0 {
 		return nil, fmt.Errorf("%w: ring of %d packets, want a power of two ≥ %d", ErrHandoff, ringSize, BatchSize)
 	}
-	h := &Handoff{n: n, sleeping: make([]atomic.Bool, n), wakes: make([]atomic.Uint64, n)}
+	h := &Handoff{n: n, sleeping: make([]atomic.Bool, n), wakes: make([]atomic.Uint64, n), egress: make([][]*Egress, n)}
 	h.rings = make([][]*spsc[handed], n)
 	h.back = make([][]*spsc[uint64], n)
 	for from := range h.rings {

@@ -241,6 +241,9 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 		e.seedECN(w.portSeed(c.Seed, i))
 		w.egress = append(w.egress, e)
 	}
+	if w.ho != nil {
+		w.ho.egress[c.ID] = w.egress
+	}
 	w.timed = make([]Timed, len(c.Stages))
 	for i, s := range c.Stages {
 		w.timed[i], _ = s.(Timed)
@@ -370,6 +373,13 @@ func (w *Worker) Step(now int64) int {
 	}
 	if w.ho != nil {
 		w.flushHandoff()
+		if w.egressAt >= 0 {
+			for i, e := range w.egress {
+				if w.cfg.PortOwner[i] == w.cfg.ID {
+					e.Publish()
+				}
+			}
+		}
 	}
 	if work > 0 {
 		w.st.BusyPolls++

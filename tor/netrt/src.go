@@ -636,10 +636,9 @@ func (s *SrcToR) departs(c *dataplane.Ctx, out uint16, q int) int64 {
 	if eg.RateBps() == 0 {
 		return c.Now
 	}
-	b, _ := eg.ControlDepth()
+	b := c.QueueDepth(int(out), eg.NumQueues())
 	for k := 0; k <= q && k < eg.NumQueues(); k++ {
-		qb, _ := eg.Depth(k)
-		b += qb
+		b += c.QueueDepth(int(out), k)
 	}
 	return c.Now + s.wire(c, out, b)
 }
