@@ -85,6 +85,10 @@ type WorkerConfig struct {
 	// with a forged pause. nil, or a false entry, honours them, which
 	// is what a switch did before it had the knob.
 	RefusePFC []bool
+	// PFC, when not nil, pauses a port's peer when the bytes it put in
+	// the egress queues pass a threshold (IngressPFC). nil sends PFC
+	// only where a stage does (Ctx.SendPFC).
+	PFC *IngressPFC
 }
 
 // Worker runs the pipeline over its ports on one locked OS thread: it
@@ -131,6 +135,7 @@ type Worker struct {
 	// marking is a Marking that SetMarking handed over, until Step
 	// adopts it.
 	marking atomic.Pointer[Marking]
+	pfc     *pfcState // WorkerConfig.PFC's accounting; nil without it
 }
 
 // MonotonicClock returns a clock reading nanoseconds since the call on
@@ -158,6 +163,11 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	if c.RefusePFC != nil && len(c.RefusePFC) != len(c.Ports) {
 		return nil, fmt.Errorf("%w: RefusePFC names %d ports, have %d", ErrWorkerConfig, len(c.RefusePFC), len(c.Ports))
 	}
+	if c.PFC != nil {
+		if err := c.PFC.validate(len(c.Ports)); err != nil {
+			return nil, err
+		}
+	}
 	if c.TimerCap == 0 {
 		c.TimerCap = 1 << 16
 	}
@@ -179,6 +189,9 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 		e.UseMem(w.mem)
 		e.seedECN(w.portSeed(c.Seed, i))
 		w.egress = append(w.egress, e)
+	}
+	if c.PFC != nil {
+		w.pfc = newPFCState(*c.PFC, w.egress)
 	}
 	w.timed = make([]Timed, len(c.Stages))
 	for i, s := range c.Stages {
@@ -250,6 +263,9 @@ func (w *Worker) Step(now int64) int {
 			t.Timer(&w.ctx, arg)
 		}
 	}
+	if w.pfc != nil && now >= w.pfc.next {
+		w.pfcRefresh(now)
+	}
 	w.srcFull = false
 	for i, src := range w.srcs {
 		w.ctx.stage = w.srcIdx[i]
@@ -262,6 +278,13 @@ func (w *Worker) Step(now int64) int {
 		if e.Backlog() > 0 {
 			if room := min(p.TxRoom(), BatchSize); room > 0 {
 				k := e.Dequeue(now, w.out[:room])
+				if w.pfc != nil {
+					for j := 0; j < k; j++ {
+						if o := &w.out[j]; o.In != NoPort {
+							w.pfcDequeued(o.In, uint16(i), o.Queue, int(o.Len))
+						}
+					}
+				}
 				sent := p.Transmit(w.out[:k])
 				if w.cap != nil && (w.cap.Point == CaptureTx || w.cap.Point == CaptureRxTx) && w.cap.Port == i {
 					// The frames are the kernel's until their
@@ -422,6 +445,9 @@ func (w *Worker) enqueue(p *Packet) bool {
 	case !w.egress[p.Out].EnqueuePacket(p):
 		w.dropPacket(p, ReasonQueueFull)
 	default:
+		if w.pfc != nil {
+			w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len))
+		}
 		return true
 	}
 	return false
@@ -573,6 +599,9 @@ func (w *Worker) Next(now int64) (at int64, ok bool) {
 	}
 	if t, due := w.timers.Next(); due {
 		at, ok = min(at, t), true
+	}
+	if w.pfc != nil && w.pfc.next != math.MaxInt64 {
+		at, ok = min(at, w.pfc.next), true
 	}
 	for _, h := range w.hold {
 		if t, due := h.Deadline(); due {

@@ -10,6 +10,7 @@ import (
 
 	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
+	"rocetor/tor/impair"
 )
 
 // Result is what a run measured, in the testbed's shape: JSON with the
@@ -261,7 +262,16 @@ func (r *runner) result() *Result {
 			stage("llr", pl.LLR.Stats())
 		}
 		for _, ip := range pl.Impairs {
-			stage("impair", ip.Counters())
+			st := ip.Counters()
+			stage("impair", st)
+			// Destroyed is a table by class and cause, which sumStats
+			// leaves out: by class is what tells a recovery
+			// mechanism's own frames (control) from the data.
+			for d := range st.Dir {
+				for k := impair.Class(0); k < impair.NumClasses; k++ {
+					res.Stages["impair"]["Destroyed."+k.String()] += int64(st.Dir[d].Of(k))
+				}
+			}
 		}
 	}
 	for name, m := range res.Stages {

@@ -184,7 +184,8 @@ func (p *Plan) Build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 	}
 	pm, _ := dataplane.ParsePollMode(cfg.Poll)
 	pl.Worker, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
-		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.RefusePFC(cfg.Ports)})
+		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.RefusePFC(cfg.Ports),
+		PFC: cfg.PFC.ingress(cfg.Ports)})
 	if err != nil {
 		return nil, err
 	}

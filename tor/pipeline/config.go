@@ -108,6 +108,63 @@ type Config struct {
 	// are honoured: where each kind of control frame may come from
 	// (tor/trust, docs/operations.md "Trust boundaries").
 	Trust TrustConfig `yaml:"trust"`
+	// PFC pauses a port's peer when the bytes it put in the egress
+	// queues pass xoff and resumes it at xon (dataplane.IngressPFC): a
+	// lossless fabric, as a switch MMU makes one. No section, PFC only
+	// where a stage sends it (llr, NetRT).
+	PFC *PFCConfig `yaml:"pfc"`
+}
+
+// PFCConfig is PFC on buffer thresholds, per ingress port and priority
+// (the data queue's priority 3 in DefaultEgress):
+//
+//	pfc:
+//	  xoff: 64KiB   # pause the peer when its queued bytes pass this
+//	  xon: 32KiB    # resume it when they fall to this
+//	  quanta: 0     # a pause's length in 512 bit times; 0 = 65535, repeated while above xon
+//	  ports: [s1]   # ports whose peers are paused; empty = all
+//
+// With workers: W each worker counts its own queues' share.
+type PFCConfig struct {
+	XOff   dataplane.Bytes `yaml:"xoff"`
+	XOn    dataplane.Bytes `yaml:"xon"`
+	Quanta uint16          `yaml:"quanta"`
+	Ports  []string        `yaml:"ports"`
+}
+
+// ingress returns the worker's configuration for ports, nil without
+// a section.
+func (p *PFCConfig) ingress(ports []string) *dataplane.IngressPFC {
+	if p == nil {
+		return nil
+	}
+	c := &dataplane.IngressPFC{XOff: int(p.XOff), XOn: int(p.XOn), Quanta: p.Quanta}
+	if len(p.Ports) > 0 {
+		c.Ports = make([]bool, len(ports))
+		for i, n := range ports {
+			c.Ports[i] = slices.Contains(p.Ports, n)
+		}
+	}
+	return c
+}
+
+// validate checks the section against the rest of the configuration.
+func (p *PFCConfig) validate(c *Config) error {
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.XOff <= 0 || p.XOn >= p.XOff:
+		return bad("pfc", "xoff %d, xon %d bytes: want 0 ≤ xon < xoff", p.XOff, p.XOn)
+	case p.XOff >= c.Egress.QueueLimit:
+		return bad("pfc.xoff", "%d bytes, want below egress.queue_limit (%d): the queue would drop before it paused", p.XOff, c.Egress.QueueLimit)
+	}
+	for _, n := range p.Ports {
+		if !slices.Contains(c.Ports, n) {
+			return bad("pfc.ports", "%q is not one of ports", n)
+		}
+	}
+	return nil
 }
 
 // dcp reports whether the classifier must parse DCP headers.
@@ -277,6 +334,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Trust.validate(c); err != nil {
+		return err
+	}
+	if err := c.PFC.validate(c); err != nil {
 		return err
 	}
 	if t := c.Trim; t != nil {
