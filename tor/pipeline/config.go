@@ -126,10 +126,10 @@ type Config struct {
 //
 // With workers: W each worker counts its own queues' share.
 type PFCConfig struct {
-	XOff   dataplane.Bytes `yaml:"xoff"`
-	XOn    dataplane.Bytes `yaml:"xon"`
-	Quanta uint16          `yaml:"quanta"`
-	Ports  []string        `yaml:"ports"`
+	XOff   dataplane.Bytes `yaml:"xoff"`   // a port's peer is paused when the bytes it queued here pass this
+	XOn    dataplane.Bytes `yaml:"xon"`    // ... and resumed when they fall to this
+	Quanta uint16          `yaml:"quanta"` // a pause's length in 512 bit times, sent again while above xon; 0: 65535
+	Ports  []string        `yaml:"ports"`  // ports whose peers are paused; empty: all
 }
 
 // ingress returns the worker's configuration for ports, nil without
