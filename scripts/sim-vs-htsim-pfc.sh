@@ -9,7 +9,10 @@
 # output queues are given 1,000 packets (-q 1000): at -q 100 its lossless
 # queues pass their size (it reports, and does not drop) and the
 # completion times move by under 1%. Each pair runs RUNS times; wall and
-# user CPU times of every run go to OUT/times.txt.
+# user CPU times of every run go to OUT/times.txt. htsim's completion
+# times change from run to run with the same seed (-seed, 13 by
+# default), so its row is the median over the runs [min–max]; torsim's
+# runs must give byte-identical result.json, and the script checks.
 #
 #   scripts/sim-vs-htsim-pfc.sh HTSIM_DATACENTER_DIR [OUT]
 #
@@ -37,28 +40,40 @@ for i in $(seq "$runs"); do
 		set -- $w
 		/usr/bin/time -a -o "$out/times.txt" -f "htsim $1 hosts: %e s wall, %U s user, %M KB" \
 			"$h/htsim_roce" -strat ecmp_host -paths 64 -nodes "$1" -q 1000 -mtu 1024 -end "$3" \
-			-tm "$out/incast_$1.cm" >"$out/htsim-$1.out"
+			-tm "$out/incast_$1.cm" >"$out/htsim-$1-$i.out"
 		/usr/bin/time -a -o "$out/times.txt" -f "torsim $1 hosts: %e s wall, %U s user, %M KB" \
 			"$out/torsim" --topo "fattree:k=$2" --rate 100G --workload file --traffic "$out/incast_$1.cm" \
-			--overhead 0 --mtu 1024 --switch "$out/pfc.yaml" --quiet --out "$out/torsim-$1" >/dev/null 2>&1
+			--overhead 0 --mtu 1024 --switch "$out/pfc.yaml" --quiet --out "$out/torsim-$1-$i" >/dev/null 2>&1
+		python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+a.pop("command"); b.pop("command")  # names its --out
+sys.exit(a != b and "torsim: two runs differ")' "$out/torsim-$1-1/result.json" "$out/torsim-$1-$i/result.json"
 		uptime >>"$out/times.txt"
 	done
 done
-python3 - "$out" <<'PY'
+python3 - "$out" "$runs" <<'PY'
 import json, math, re, sys
-out = sys.argv[1]
+out, runs = sys.argv[1], int(sys.argv[2])
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, math.ceil(p * len(xs)) - 1)]
+def med(xs):
+    xs = sorted(xs)
+    return "%.1f" % xs[len(xs) // 2] + (" [%.1f–%.1f]" % (xs[0], xs[-1]) if len(xs) > 1 else "")
 print("| workload | simulator | flows done | p50 FCT (µs) | p99 FCT (µs) | last flow (µs) | drops | retransmissions |")
 print("| --- | --- | --: | --: | --: | --: | --: | --: |")
 for n in ["16", "128"]:
-    f = [float(m.group(1)) for m in re.finditer(r"finished at ([0-9.]+)", open(f"{out}/htsim-{n}.out").read())]
-    rtx = re.search(r"Rtx: (\d+)", open(f"{out}/htsim-{n}.out").read())
-    print("| incast, %s hosts | htsim | %d | %.1f | %.1f | %.1f | – | %s |" % (n, len(f), pct(f, .5), pct(f, .99), max(f), rtx.group(1) if rtx else "?"))
-    d = json.load(open(f"{out}/torsim-{n}/result.json"))
+    p50, p99, last, done, rtx = [], [], [], [], set()
+    for i in range(1, runs + 1):
+        t = open(f"{out}/htsim-{n}-{i}.out").read()
+        f = [float(m.group(1)) for m in re.finditer(r"finished at ([0-9.]+)", t)]
+        p50.append(pct(f, .5)); p99.append(pct(f, .99)); last.append(max(f)); done.append(len(f))
+        rtx.add(re.search(r"Rtx: (\d+)", t).group(1))
+    print("| incast, %s hosts | htsim (%d runs) | %s | %s | %s | %s | – | %s |" % (n, runs, "/".join(sorted(set(map(str, done)))),
+        med(p50), med(p99), med(last), "/".join(sorted(rtx))))
+    d = json.load(open(f"{out}/torsim-{n}-1/result.json"))
     a = d["fct_all"]
-    print("| incast, %s hosts | torsim | %d | %.1f | %.1f | %.1f | %d | %d |" % (n, d["completed"], a["p50_fct_ns"] / 1e3,
+    print("| incast, %s hosts | torsim (%d runs, identical) | %d | %.1f | %.1f | %.1f | %d | %d |" % (n, runs, d["completed"], a["p50_fct_ns"] / 1e3,
         a["p99_fct_ns"] / 1e3, d["sim_time_ns"] / 1e3, sum(d["switch_drops"].values()), d["host_counters"].get("Retransmits", 0)))
 PY
 cat "$out/times.txt"
