@@ -19,10 +19,11 @@
 # HTSIM_DATACENTER_DIR is csg-htsim's sim/datacenter with htsim_roce
 # built (github.com/Broadcom/csg-htsim; build it outside this tree).
 set -eu
-h=$1
+h=$(cd "$1" && pwd)
 out=${2:-results/sim-vs-htsim-pfc}
 runs=${RUNS:-3}
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # htsim writes logout.dat and idmap.txt where it runs: there
 go build -o "$out/torsim" ./cmd/torsim
 printf 'pfc: {xoff: 15KiB, xon: 12KiB}\n' >"$out/pfc.yaml"
 python3 - "$out/incast_16.cm" <<'PY'
@@ -38,9 +39,9 @@ for i in $(seq "$runs"); do
 	for w in "16 4 5000" "128 8 40000"; do
 		# shellcheck disable=SC2086
 		set -- $w
-		/usr/bin/time -a -o "$out/times.txt" -f "htsim $1 hosts: %e s wall, %U s user, %M KB" \
+		(cd "$out" && /usr/bin/time -a -o times.txt -f "htsim $1 hosts: %e s wall, %U s user, %M KB" \
 			"$h/htsim_roce" -strat ecmp_host -paths 64 -nodes "$1" -q 1000 -mtu 1024 -end "$3" \
-			-tm "$out/incast_$1.cm" >"$out/htsim-$1-$i.out"
+			-tm "incast_$1.cm" >"htsim-$1-$i.out")
 		/usr/bin/time -a -o "$out/times.txt" -f "torsim $1 hosts: %e s wall, %U s user, %M KB" \
 			"$out/torsim" --topo "fattree:k=$2" --rate 100G --workload file --traffic "$out/incast_$1.cm" \
 			--overhead 0 --mtu 1024 --switch "$out/pfc.yaml" --quiet --out "$out/torsim-$1-$i" >/dev/null 2>&1
