@@ -597,6 +597,10 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 		return err
 	}
 	eg := dataplane.DefaultEgress(0, n.Opts.HostQueue)
+	// A PFC quantum is 512 bit times of the link: unshaped, the egress
+	// would time it at 10 Gbit/s, and a 1 Gbit/s host would wake from
+	// a pause ten times too soon, before its ToR means to send it again.
+	eg.PauseRateBps = h.Line
 	ep, err := nic.NewEndpoint(nic.Config{MAC: h.MAC, IP: h.IP, Egress: eg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
 		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock})
 	if err != nil {
