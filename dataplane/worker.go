@@ -546,6 +546,9 @@ func (w *Worker) sleep(now int64) {
 			d = min(d, at-now)
 		}
 	}
+	if w.pfc != nil && w.pfc.next != math.MaxInt64 {
+		d = min(d, w.pfc.next-now) // a pause to send again before it lapses
+	}
 	if d <= 0 {
 		return
 	}
