@@ -76,9 +76,11 @@ func (w *Worker) pfcEnqueued(in, out uint16, q uint8, n int) {
 	}
 	b := &s.bytes[in][prio]
 	*b += n
-	if bit := uint8(1) << prio; *b > s.cfg.XOff && s.on[in]&bit == 0 {
+	// A pause or resume that finds no frame or a full control queue
+	// (counted as a drop) changes no state, so the next frame tries
+	// again.
+	if bit := uint8(1) << prio; *b > s.cfg.XOff && s.on[in]&bit == 0 && w.pfcSend(int(in), bit, s.cfg.Quanta) {
 		s.on[in] |= bit
-		w.pfcSend(int(in), bit, s.cfg.Quanta)
 		if t := w.ctx.Now + s.pause[in]/2; s.on[in] == bit {
 			s.again[in] = t
 			s.next = min(s.next, t)
@@ -99,9 +101,8 @@ func (w *Worker) pfcDequeued(in, out uint16, q uint8, n int) {
 	}
 	b := &s.bytes[in][prio]
 	*b -= n
-	if bit := uint8(1) << prio; *b <= s.cfg.XOn && s.on[in]&bit != 0 {
+	if bit := uint8(1) << prio; *b <= s.cfg.XOn && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
 		s.on[in] &^= bit
-		w.pfcSend(int(in), bit, 0)
 		if s.on[in] == 0 {
 			// Rare (once per pause): the next repetition is
 			// another port's, if any.
@@ -115,7 +116,8 @@ func (w *Worker) pfcDequeued(in, out uint16, q uint8, n int) {
 	}
 }
 
-// pfcRefresh sends again, at time now, the pauses due.
+// pfcRefresh sends again, at time now, the pauses due, and the
+// resumes a full control queue kept from going.
 func (w *Worker) pfcRefresh(now int64) {
 	s := w.pfc
 	s.next = math.MaxInt64
@@ -124,23 +126,40 @@ func (w *Worker) pfcRefresh(now int64) {
 			continue
 		}
 		if s.again[i] <= now {
-			w.pfcSend(i, on, s.cfg.Quanta)
+			var above, below uint8
+			for p := 0; p < 8; p++ {
+				if bit := uint8(1) << p; on&bit != 0 {
+					if s.bytes[i][p] > s.cfg.XOn {
+						above |= bit
+					} else {
+						below |= bit
+					}
+				}
+			}
+			if below != 0 && w.pfcSend(i, below, 0) {
+				s.on[i] &^= below
+			}
+			if above != 0 {
+				w.pfcSend(i, above, s.cfg.Quanta)
+			}
 			s.again[i] = now + s.pause[i]/2
 		}
-		s.next = min(s.next, s.again[i])
+		if s.on[i] != 0 {
+			s.next = min(s.next, s.again[i])
+		}
 	}
 }
 
 // pfcSend sends port's peer a PFC frame giving time t to the
-// priorities in enable.
-func (w *Worker) pfcSend(port int, enable uint8, t uint16) {
+// priorities in enable, and reports whether the frame was queued.
+func (w *Worker) pfcSend(port int, enable uint8, t uint16) bool {
 	var times [8]uint16
 	for p := range times {
 		if enable&(1<<p) != 0 {
 			times[p] = t
 		}
 	}
-	w.sendPFC(port, enable, times)
+	return w.sendPFC(port, enable, times)
 }
 
 // IngressPFC returns the worker's PFC thresholds (WorkerConfig.PFC), the
