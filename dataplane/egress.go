@@ -99,14 +99,15 @@ func (c *EgressConfig) Validate() error {
 	return nil
 }
 
-// entry is a queued frame: only what transmission and ECN marking
-// need, 16 bytes as before marking (the marking fields fill padding).
+// entry is a queued frame: only what transmission, ECN marking and
+// ingress PFC need, 16 bytes (the marking and ingress fields fill padding).
 type entry struct {
 	addr uint64
 	len  uint16
 	l3   uint16 // offset of the IP header, when ecn != 0
 	ecn  uint8  // ECN bits at enqueue; 0 (Not-ECT) for what marking skips
 	v6   bool
+	in   uint16 // the ingress port (Packet.In), NoPort for what no port brought
 }
 
 // queue is a FIFO ring of frames with byte accounting.
@@ -333,7 +334,7 @@ func (e *Egress) Stats(q int) QueueStats { return e.queues[q].stats }
 // drop, when the queue's byte budget would be exceeded; the caller still
 // owns the frame then. The frame is not ECN marked; see EnqueuePacket.
 func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
-	if !e.queues[q].push(entry{addr: addr, len: uint16(n)}) {
+	if !e.queues[q].push(entry{addr: addr, len: uint16(n), in: NoPort}) {
 		return false
 	}
 	e.backlog += n
@@ -345,7 +346,7 @@ func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
 // here, on the depth the frame finds. p.Meta must describe the frame as
 // it is now.
 func (e *Egress) EnqueuePacket(p *Packet) bool {
-	en := entry{addr: p.Addr, len: p.Len}
+	en := entry{addr: p.Addr, len: p.Len, in: p.In}
 	en.ecn, en.l3, en.v6 = ecnOf(p)
 	q := &e.queues[p.Queue]
 	depth := q.bytes
@@ -363,7 +364,7 @@ func (e *Egress) EnqueuePacket(p *Packet) bool {
 // EnqueueControl queues a MAC control frame (PFC, PAUSE) ahead of every
 // data queue; pause and shaping do not apply to it.
 func (e *Egress) EnqueueControl(addr uint64, n int) bool {
-	if !e.ctrl.push(entry{addr: addr, len: uint16(n)}) {
+	if !e.ctrl.push(entry{addr: addr, len: uint16(n), in: NoPort}) {
 		return false
 	}
 	e.backlog += n
@@ -449,7 +450,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 	for n < len(out) && e.ctrl.packets() > 0 {
 		en := e.ctrl.pop()
 		e.backlog -= int(en.len)
-		out[n] = Packet{Addr: en.addr, Len: en.len, Out: NoPort}
+		out[n] = Packet{Addr: en.addr, Len: en.len, In: NoPort, Out: NoPort}
 		n++
 	}
 	if e.rate > 0 {
@@ -485,7 +486,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 		if e.rate > 0 {
 			e.tokens -= int(en.len)
 		}
-		out[n] = Packet{Addr: en.addr, Len: en.len, Out: NoPort, Queue: uint8(q)}
+		out[n] = Packet{Addr: en.addr, Len: en.len, In: en.in, Out: NoPort, Queue: uint8(q)}
 		n++
 	}
 	return n

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"errors"
 	"testing"
+	"unsafe"
 )
 
 func mustEgress(t testing.TB, c EgressConfig) *Egress {
@@ -202,5 +203,14 @@ func TestEgressAloneLevel(t *testing.T) {
 	}
 	if e.queues[0].deficit != 0 || e.queues[1].deficit != 0 {
 		t.Fatalf("deficits %d, %d; want 0 for queues alone on their level", e.queues[0].deficit, e.queues[1].deficit)
+	}
+}
+
+// TestEntrySize: a queued frame stays 16 bytes with what ECN marking and
+// ingress PFC keep of it; the rings of a thousand-switch simulation are
+// walked by the cache line.
+func TestEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(entry{}); n != 16 {
+		t.Fatalf("entry is %d bytes, want 16", n)
 	}
 }

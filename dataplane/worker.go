@@ -113,6 +113,10 @@ type WorkerConfig struct {
 	// handed to it unclassified; the owner's port must be an Inbox (or
 	// wrap one), through which it receives them. nil: no link owners.
 	LinkOwner []int
+	// PFC, when not nil, pauses a port's peer when the bytes it put in
+	// the egress queues pass a threshold (IngressPFC). nil sends PFC
+	// only where a stage does (Ctx.SendPFC).
+	PFC *IngressPFC
 }
 
 // Worker runs the pipeline over its ports on one locked OS thread: it
@@ -167,7 +171,8 @@ type Worker struct {
 	egressAt int
 	in       [BatchSize]handed
 	gone     uint64
-	inbox    []*Inbox // by port, where the port is or wraps one
+	inbox    []*Inbox  // by port, where the port is or wraps one
+	pfc      *pfcState // WorkerConfig.PFC's accounting; nil without it
 }
 
 // MonotonicClock returns a clock reading nanoseconds since the call on
@@ -209,6 +214,11 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 			return nil, fmt.Errorf("%w: egress stage %d of %d stages", ErrWorkerConfig, c.EgressStage, len(c.Stages))
 		}
 	}
+	if c.PFC != nil {
+		if err := c.PFC.validate(len(c.Ports)); err != nil {
+			return nil, err
+		}
+	}
 	if c.TimerCap == 0 {
 		c.TimerCap = 1 << 16
 	}
@@ -243,6 +253,9 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	}
 	if w.ho != nil {
 		w.ho.egress[c.ID] = w.egress
+	}
+	if c.PFC != nil {
+		w.pfc = newPFCState(*c.PFC, w.egress)
 	}
 	w.timed = make([]Timed, len(c.Stages))
 	for i, s := range c.Stages {
@@ -332,6 +345,9 @@ func (w *Worker) Step(now int64) int {
 			t.Timer(&w.ctx, arg)
 		}
 	}
+	if w.pfc != nil && now >= w.pfc.next {
+		w.pfcRefresh(now)
+	}
 	w.srcFull = false
 	for i, src := range w.srcs {
 		w.ctx.stage = w.srcIdx[i]
@@ -344,6 +360,13 @@ func (w *Worker) Step(now int64) int {
 		if e.Backlog() > 0 {
 			if room := min(p.TxRoom(), BatchSize); room > 0 {
 				k := e.Dequeue(now, w.out[:room])
+				if w.pfc != nil {
+					for j := 0; j < k; j++ {
+						if o := &w.out[j]; o.In != NoPort {
+							w.pfcDequeued(o.In, uint16(i), o.Queue, int(o.Len))
+						}
+					}
+				}
 				sent := p.Transmit(w.out[:k])
 				if w.cap != nil && (w.cap.Point == CaptureTx || w.cap.Point == CaptureRxTx) && w.cap.Port == i {
 					// The frames are the kernel's until their
@@ -542,6 +565,9 @@ func (w *Worker) enqueue(p *Packet) bool {
 	case !w.egress[p.Out].EnqueuePacket(p):
 		w.dropPacket(p, ReasonQueueFull)
 	default:
+		if w.pfc != nil {
+			w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len))
+		}
 		return true
 	}
 	return false
@@ -640,6 +666,9 @@ func (w *Worker) sleep(now int64) {
 			d = min(d, at-now)
 		}
 	}
+	if w.pfc != nil && w.pfc.next != math.MaxInt64 {
+		d = min(d, w.pfc.next-now) // a pause to send again before it lapses
+	}
 	if d <= 0 {
 		return
 	}
@@ -704,6 +733,9 @@ func (w *Worker) Next(now int64) (at int64, ok bool) {
 	}
 	if t, due := w.timers.Next(); due {
 		at, ok = min(at, t), true
+	}
+	if w.pfc != nil && w.pfc.next != math.MaxInt64 {
+		at, ok = min(at, w.pfc.next), true
 	}
 	for _, h := range w.hold {
 		if t, due := h.Deadline(); due {
