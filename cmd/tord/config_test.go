@@ -72,6 +72,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"ports: [a, b]\nxdp: {frame_size: 1000}", "xdp.frame_size"},
 		{"ports: [a, b]\nxdp: {busy_poll: 50us}", "xdp.busy_poll"}, // poll: adaptive
 		{"ports: [a, b]\npoll: busy\nxdp: {busy_poll: 2s}", "xdp.busy_poll"},
+		{"ports: [a, b]\nworkers: 2\nxdp: {frames: 16384}\ntrim: {}\npfc: {xoff: 64KiB, xon: 32KiB}", "pfc"},
 		{"ports: [a, b]\nforwarding: {queue: bulk}", "forwarding.queue"},
 		{"ports: [a, b]\nforwarding: {dscp_queues: {70: data}}", "forwarding.dscp_queues"},
 		{"ports: [a, b]\nlog_level: loud", "log_level"},
