@@ -57,6 +57,10 @@ func open(ifi *net.Interface, queue int, umem *UMEM, opts Options, sizes ringSiz
 		s.teardown()
 		return nil, err
 	}
+	if err := s.setBusyPoll(opts.BusyPoll, opts.BusyPollBudget); err != nil {
+		s.teardown()
+		return nil, err
+	}
 	umem.sockets = append(umem.sockets, s)
 	return s, nil
 }
@@ -72,6 +76,29 @@ func (s *Socket) setTxBudget(n int) error {
 	if err != nil {
 		return fmt.Errorf("tx budget %d: %w", n, err)
 	}
+	return nil
+}
+
+// setBusyPoll turns on preferred busy polling for the socket.
+func (s *Socket) setBusyPoll(d time.Duration, budget int) error {
+	if d <= 0 {
+		return nil
+	}
+	us := max(1, int(d/time.Microsecond))
+	for _, o := range []struct {
+		name string
+		opt  int
+		val  int
+	}{{"SO_PREFER_BUSY_POLL", unix.SO_PREFER_BUSY_POLL, 1}, {"SO_BUSY_POLL", unix.SO_BUSY_POLL, us},
+		{"SO_BUSY_POLL_BUDGET", unix.SO_BUSY_POLL_BUDGET, budget}} {
+		if o.val == 0 {
+			continue
+		}
+		if err := unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, o.opt, o.val); err != nil {
+			return fmt.Errorf("busy polling: %s %d: %w", o.name, o.val, err)
+		}
+	}
+	s.busyPoll = true
 	return nil
 }
 

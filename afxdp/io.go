@@ -114,6 +114,23 @@ func (s *Socket) WakeupRx() error {
 	return e
 }
 
+// BusyPoll runs the queue's NAPI poll in this thread, with a
+// non-blocking recvfrom, on a socket opened with Options.BusyPoll; it
+// does nothing on any other. Call it once per loop before Receive.
+func (s *Socket) BusyPoll() error {
+	if !s.busyPoll {
+		return nil
+	}
+	s.busyPolls.Add(1)
+	// Raw for the reason Wakeup's sendto is: it never blocks.
+	_, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+	switch e {
+	case 0, unix.EAGAIN, unix.EBUSY, unix.ENOBUFS, unix.ENETDOWN:
+		return nil
+	}
+	return e
+}
+
 // Poll sleeps until the rx ring has frames or timeout passes (a negative
 // timeout waits for ever) and reports whether frames are ready. The
 // adaptive and interrupt worker modes sleep here. With need_wakeup the
@@ -144,10 +161,11 @@ type Wakeups struct {
 	Tx   uint64 // sendto calls by Wakeup
 	Rx   uint64 // recvfrom calls by WakeupRx
 	Poll uint64 // poll calls by Poll
+	Busy uint64 // recvfrom calls by BusyPoll
 }
 
 // Wakeups returns the socket's wakeup syscall counts. Safe to call from any
 // goroutine, for example a metrics collector.
 func (s *Socket) Wakeups() Wakeups {
-	return Wakeups{Tx: s.txWakeups.Load(), Rx: s.rxWakeups.Load(), Poll: s.polls.Load()}
+	return Wakeups{Tx: s.txWakeups.Load(), Rx: s.rxWakeups.Load(), Poll: s.polls.Load(), Busy: s.busyPolls.Load()}
 }

@@ -63,6 +63,16 @@ type Options struct {
 	// Zero keeps the kernel's 32, which on veth means one sendto per 32
 	// frames; 256 sent a 200-frame burst in one call.
 	TxBudget int
+	// BusyPoll turns on preferred busy polling (SO_PREFER_BUSY_POLL,
+	// Linux 5.11): the kernel then runs the queue's NAPI poll in this
+	// socket's own recvfrom and sendto, for up to BusyPoll each
+	// (SO_BUSY_POLL) and BusyPollBudget frames (SO_BUSY_POLL_BUDGET;
+	// zero keeps the kernel's 8), instead of in softirq or a NAPI
+	// thread. The caller must then call BusyPoll on every loop: nothing
+	// else moves the receive path once the kernel defers to it. Zero:
+	// off.
+	BusyPoll       time.Duration
+	BusyPollBudget int
 }
 
 // Rings are a socket's four rings, the low-level batch API.
@@ -90,6 +100,7 @@ type Socket struct {
 	umem       *UMEM
 	mode       BindMode
 	needWakeup bool
+	busyPoll   bool
 	mmaps      [][]byte
 	pfd        [1]unix.PollFd
 	closed     atomic.Bool
@@ -97,6 +108,7 @@ type Socket struct {
 	txWakeups atomic.Uint64
 	rxWakeups atomic.Uint64
 	polls     atomic.Uint64
+	busyPolls atomic.Uint64
 }
 
 // ringSize applies the default and validates one ring size.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"rocetor/afxdp"
 	"rocetor/afxdp/xdptest"
 )
@@ -145,6 +147,52 @@ func TestTxBudget(t *testing.T) {
 		}
 		hostRecv(t, p.pkt, fmt.Sprintf("budget%d", tc.budget), len(descs))
 		s.Close()
+	}
+}
+
+// TestBusyPoll: a socket opened with BusyPoll has the kernel's busy
+// polling options set (and Open took the budget), receives through BusyPoll and Receive, and counts
+// its busy polls; a socket without it makes no syscall in BusyPoll.
+func TestBusyPoll(t *testing.T) {
+	xdptest.RequireRoot(t, root)
+	p := newPort(t, xdptest.NewNetns(t), xdptest.NewNetns(t))
+	u := newUMEM(t, afxdp.UMEMOptions{FrameSize: 2048, NumFrames: 256})
+	s := p.open(t, u, afxdp.Options{BusyPoll: 50 * time.Microsecond, BusyPollBudget: 16})
+	for _, o := range []struct {
+		name      string
+		opt, want int
+	}{{"SO_PREFER_BUSY_POLL", unix.SO_PREFER_BUSY_POLL, 1}, {"SO_BUSY_POLL", unix.SO_BUSY_POLL, 50}} {
+		// SO_BUSY_POLL_BUDGET cannot be read back (ENOPROTOOPT).
+		if v, err := unix.GetsockoptInt(s.FD(), unix.SOL_SOCKET, o.opt); err != nil || v != o.want {
+			t.Errorf("%s = %d (%v), want %d", o.name, v, err, o.want)
+		}
+	}
+	free := afxdp.NewFrameStackFull(u)
+	fill(t, s, free, 64)
+	p.register(t, s)
+	for i := range 20 {
+		if err := p.pkt.Send(shimFrame(p.macA, p.macB, "busy", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, buf := 0, make([]afxdp.Desc, 64)
+	for deadline := time.Now().Add(2 * time.Second); got < 20 && time.Now().Before(deadline); {
+		if err := s.BusyPoll(); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range buf[:s.Receive(buf)] {
+			if hasTag(u.Frame(d.Addr, int(d.Len)), "busy") {
+				got++
+			}
+		}
+	}
+	if w := s.Wakeups(); got != 20 || w.Busy == 0 {
+		t.Errorf("received %d of 20 with %d busy polls", got, w.Busy)
+	}
+	s.Close()
+	plain := p.open(t, u, afxdp.Options{})
+	if err := plain.BusyPoll(); err != nil || plain.Wakeups().Busy != 0 {
+		t.Errorf("BusyPoll without the option: %v, %d busy polls", err, plain.Wakeups().Busy)
 	}
 }
 

@@ -27,6 +27,16 @@
 // Not-ECT frames are left alone; nothing is dropped for ECN.
 // Worker.SetMarking changes the profiles of a running worker. See ecn.go.
 //
+// With more than one worker, a Handoff connects the workers of a switch
+// (VPP's handoff): frame memory is one area cut among them (SharedMems),
+// a frame another worker owns — its flow (WorkerConfig.Owner), its
+// egress port (PortOwner, from EgressStage on) or its link (LinkOwner,
+// received through the owner's Inbox) — goes to that worker over a
+// bounded single-producer ring without a copy, and a frame freed away
+// from home goes back to its worker over another. A worker drains its
+// rings before it polls its ports; a sleeping worker is woken by an
+// eventfd. Frames already on their owner touch no ring. See handoff.go.
+//
 // Drops are counted by Reason; stages register their own with NewReason.
 // Among them, the worker counts apart (Snapshot.HODrops) the DCP
 // header-only packets (rocev2.Meta.HeaderOnly, seed 002 §4.2) it frees,

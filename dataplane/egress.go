@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 )
 
 // QueueConfig describes one egress queue of a port.
@@ -98,14 +99,15 @@ func (c *EgressConfig) Validate() error {
 	return nil
 }
 
-// entry is a queued frame: only what transmission and ECN marking
-// need, 16 bytes as before marking (the marking fields fill padding).
+// entry is a queued frame: only what transmission, ECN marking and
+// ingress PFC need, 16 bytes (the marking and ingress fields fill padding).
 type entry struct {
 	addr uint64
 	len  uint16
 	l3   uint16 // offset of the IP header, when ecn != 0
 	ecn  uint8  // ECN bits at enqueue; 0 (Not-ECT) for what marking skips
 	v6   bool
+	in   uint16 // the ingress port (Packet.In), NoPort for what no port brought
 }
 
 // queue is a FIFO ring of frames with byte accounting.
@@ -155,7 +157,7 @@ func (q *queue) push(e entry) bool {
 	// which the store buffer cannot forward; that one line was 4% of
 	// BenchmarkWorkerForward/plain (pprof -disasm, 2026-11-28).
 	r := &q.ring[q.tail&uint32(len(q.ring)-1)]
-	r.addr, r.len, r.l3, r.ecn, r.v6 = e.addr, e.len, e.l3, e.ecn, e.v6
+	r.addr, r.len, r.l3, r.ecn, r.v6, r.in = e.addr, e.len, e.l3, e.ecn, e.v6, e.in
 	q.tail++
 	q.bytes += int(e.len)
 	q.stats.Enqueued++
@@ -215,6 +217,10 @@ type Egress struct {
 	markAt  MarkPoint
 	mem     *Mem     // where marked frames live (UseMem)
 	rng     rand.PCG // the marking draws; seeded, so runs repeat
+	// seen is the depth of each queue (and, last, of the MAC control
+	// queue) as the owning worker last published it (Publish), for the
+	// other workers of a handoff, which may not read the queues.
+	seen []atomic.Int64
 }
 
 // NewEgress builds an egress from a validated configuration.
@@ -269,8 +275,22 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	e.rr = make([]int, len(e.levels))
 	e.credited = make([]bool, len(e.levels))
 	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, 64), max: 64}
+	e.seen = make([]atomic.Int64, len(e.queues)+1)
 	return e, nil
 }
+
+// Publish records each queue's depth for Seen. Only the worker that owns
+// the egress calls it; a handoff's port owner does once per loop.
+func (e *Egress) Publish() {
+	for i := range e.queues {
+		e.seen[i].Store(int64(e.queues[i].bytes))
+	}
+	e.seen[len(e.queues)].Store(int64(e.ctrl.bytes))
+}
+
+// Seen returns the bytes in queue q as last published (Publish); q ==
+// NumQueues is the MAC control queue. Safe from any goroutine.
+func (e *Egress) Seen(q int) int { return int(e.seen[q].Load()) }
 
 // NumQueues returns the number of queues.
 func (e *Egress) NumQueues() int { return len(e.queues) }
@@ -319,7 +339,7 @@ func (e *Egress) Stats(q int) QueueStats { return e.queues[q].stats }
 // drop, when the queue's byte budget would be exceeded; the caller still
 // owns the frame then. The frame is not ECN marked; see EnqueuePacket.
 func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
-	if !e.queues[q].push(entry{addr: addr, len: uint16(n)}) {
+	if !e.queues[q].push(entry{addr: addr, len: uint16(n), in: NoPort}) {
 		return false
 	}
 	e.backlog += n
@@ -331,7 +351,7 @@ func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
 // here, on the depth the frame finds. p.Meta must describe the frame as
 // it is now.
 func (e *Egress) EnqueuePacket(p *Packet) bool {
-	en := entry{addr: p.Addr, len: p.Len}
+	en := entry{addr: p.Addr, len: p.Len, in: p.In}
 	en.ecn, en.l3, en.v6 = ecnOf(p)
 	q := &e.queues[p.Queue]
 	depth := q.bytes
@@ -349,7 +369,7 @@ func (e *Egress) EnqueuePacket(p *Packet) bool {
 // EnqueueControl queues a MAC control frame (PFC, PAUSE) ahead of every
 // data queue; pause and shaping do not apply to it.
 func (e *Egress) EnqueueControl(addr uint64, n int) bool {
-	if !e.ctrl.push(entry{addr: addr, len: uint16(n)}) {
+	if !e.ctrl.push(entry{addr: addr, len: uint16(n), in: NoPort}) {
 		return false
 	}
 	e.backlog += n
@@ -435,7 +455,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 	for n < len(out) && e.ctrl.packets() > 0 {
 		en := e.ctrl.pop()
 		e.backlog -= int(en.len)
-		out[n] = Packet{Addr: en.addr, Len: en.len, Out: NoPort}
+		out[n] = Packet{Addr: en.addr, Len: en.len, In: NoPort, Out: NoPort}
 		n++
 	}
 	if e.rate > 0 {
@@ -472,7 +492,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 			if e.rate > 0 {
 				e.tokens -= int(en.len)
 			}
-			out[n] = Packet{Addr: en.addr, Len: en.len, Out: NoPort, Queue: uint8(q)}
+			out[n] = Packet{Addr: en.addr, Len: en.len, In: en.in, Out: NoPort, Queue: uint8(q)}
 			n++
 			// pick would return q again, with nothing to change on
 			// the way, while q holds frames and is the only queue

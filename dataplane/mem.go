@@ -10,13 +10,22 @@ import (
 // the area is the UMEM shared by all the worker's sockets, so a frame moves
 // from one port's rx ring to another's tx ring without a copy; under the
 // in-memory port it is an ordinary slice. It is owned by one worker and
-// not safe for concurrent use.
+// not safe for concurrent use. SharedMems cuts one area among the workers
+// of a switch, so that they hand frames to each other (Handoff).
 type Mem struct {
 	buf       []byte
 	frameSize int
 	free      []uint64 // frames given back, most recent last
 	fresh     int      // frames never handed out: the last fresh of buf
 	inUse     int
+	// lo and hi bound this Mem's own frames in buf (byte offsets): all
+	// of buf, unless SharedMems cut buf among the workers of a switch.
+	lo, hi uint64
+	// share, with SharedMems, carries frames this Mem frees that
+	// another worker's Mem owns back to it; id is this worker's index.
+	share *Handoff
+	id    int
+	owed  [][]uint64 // frames freed while the ring back was full, by owner
 }
 
 // Errors from NewMem.
@@ -33,14 +42,45 @@ func NewMem(buf []byte, frameSize int) (*Mem, error) {
 	}
 	// The stack's room is reserved, not touched: it fills as frames
 	// come back, so Release never allocates.
-	return &Mem{buf: buf, frameSize: frameSize, free: make([]uint64, 0, n), fresh: n}, nil
+	return &Mem{buf: buf, frameSize: frameSize, free: make([]uint64, 0, n), fresh: n, hi: uint64(n * frameSize)}, nil
+}
+
+// SharedMems cuts buf into h.Workers() Mems of equal frame ranges over
+// one area: worker w allocates only from its range, but every worker
+// reads and writes every frame, so a frame received by one worker is
+// handed to another (Handoff) without a copy. Under AF_XDP buf is one
+// UMEM that every socket of the switch shares (XDP_SHARED_UMEM, each
+// socket with its own fill and completion rings). A frame released by a
+// worker that does not own it — transmitted, completed, dropped or
+// freed by a stage there — goes back to its owner over h's ring of freed
+// frames (Worker.Step drains it), so each fill ring is refilled by one
+// worker from its own range and no Mem's count of frames drifts. Each
+// Mem is owned by its worker, as a Mem from NewMem is.
+func SharedMems(buf []byte, frameSize int, h *Handoff) ([]*Mem, error) {
+	n := h.Workers()
+	per := len(buf) / frameSize / n
+	if per == 0 {
+		return nil, fmt.Errorf("%w: %d bytes hold no %d-byte frame per worker for %d workers", ErrMemSize, len(buf), frameSize, n)
+	}
+	ms := make([]*Mem, n)
+	for w := range ms {
+		m, err := NewMem(buf, frameSize)
+		if err != nil {
+			return nil, err
+		}
+		m.lo, m.hi = uint64(w*per*frameSize), uint64((w+1)*per*frameSize)
+		m.free, m.fresh = make([]uint64, 0, per), per
+		m.share, m.id, m.owed = h, w, make([][]uint64, n)
+		ms[w] = m
+	}
+	return ms, nil
 }
 
 // FrameSize returns the size of one frame.
 func (m *Mem) FrameSize() int { return m.frameSize }
 
 // Frames returns the number of frames.
-func (m *Mem) Frames() int { return len(m.buf) / m.frameSize }
+func (m *Mem) Frames() int { return int(m.hi-m.lo) / m.frameSize }
 
 // Free returns the number of free frames.
 func (m *Mem) Free() int { return len(m.free) + m.fresh }
@@ -61,7 +101,7 @@ func (m *Mem) Alloc() (addr uint64, ok bool) {
 		// thousand workers each reserve what tord's UMEM would).
 		m.fresh--
 		m.inUse++
-		return uint64((len(m.buf)/m.frameSize - 1 - m.fresh) * m.frameSize), true
+		return m.hi - uint64((1+m.fresh)*m.frameSize), true
 	}
 	addr = m.free[n-1]
 	m.free = m.free[:n-1]
@@ -72,8 +112,60 @@ func (m *Mem) Alloc() (addr uint64, ok bool) {
 // Release gives a frame back. addr may point anywhere inside the frame
 // (AF_XDP descriptors carry headroom offsets); it is aligned down.
 func (m *Mem) Release(addr uint64) {
-	m.free = append(m.free, addr&^uint64(m.frameSize-1))
+	a := addr &^ uint64(m.frameSize-1)
+	if m.share != nil && (a < m.lo || a >= m.hi) {
+		m.giveBack(a)
+		return
+	}
+	m.free = append(m.free, a)
 	m.inUse--
+}
+
+// giveBack queues frame a, which another worker's Mem owns, on the ring
+// back to it; the owner counts it free when it takes it (reclaim).
+func (m *Mem) giveBack(a uint64) {
+	to := int(a / (m.hi - m.lo))
+	if len(m.owed[to]) > 0 || !m.share.back[m.id][to].push(&a) {
+		m.owed[to] = append(m.owed[to], a) // grows only while the owner is behind: rare
+	}
+}
+
+// flushBack publishes the frames given back since the last call, first
+// retrying those the rings had no room for. The worker calls it once per
+// loop.
+func (m *Mem) flushBack() {
+	for to, r := range m.share.back[m.id] {
+		if r == nil {
+			continue
+		}
+		o := m.owed[to]
+		k := 0
+		for k < len(o) && r.push(&o[k]) {
+			k++
+		}
+		m.owed[to] = o[:copy(o, o[k:])]
+		r.publish()
+	}
+}
+
+// reclaim takes back the frames other workers freed. The free stack has
+// room for every own frame, so it takes them in place.
+func (m *Mem) reclaim() {
+	for from := range m.share.back {
+		r := m.share.back[from][m.id]
+		if r == nil {
+			continue
+		}
+		for {
+			n := len(m.free)
+			k := r.pop(m.free[n:cap(m.free)])
+			if k == 0 {
+				break
+			}
+			m.free = m.free[:n+k]
+			m.inUse -= k
+		}
+	}
 }
 
 // Bytes returns the n bytes of the frame at addr. The slice aliases the

@@ -69,6 +69,9 @@ var (
 	// not honour them (WorkerConfig.RefusePFC): a trust boundary, so it
 	// paused nothing.
 	ReasonPFCRefused = NewReason("trust_pfc")
+	// ReasonHandoffFull: the ring to the worker that owns the frame
+	// (Handoff) was full; that worker is more than a ring behind.
+	ReasonHandoffFull = NewReason("handoff_full")
 	// classifier reasons, one per rocev2.Reason
 	malformed [rocev2.NumReasons]Reason
 )

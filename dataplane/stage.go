@@ -52,6 +52,29 @@ func (c *Ctx) Port(i int) Port { return c.w.ports[i] }
 // Egress returns the egress of port i, for queue-depth readings.
 func (c *Ctx) Egress(i int) *Egress { return c.w.egress[i] }
 
+// QueueDepth returns the bytes waiting in queue q of port i (q ==
+// NumQueues: its MAC control queue). On a switch whose ports each have
+// one owner worker (WorkerConfig.PortOwner) another worker's queues
+// hold nothing of port i: it reads the depth the owner published at the
+// end of its last loop, at most a loop old. Stages that estimate a
+// port's delay (NetRT) or route by depth (adaptive routing) read it
+// here rather than from Egress.
+func (c *Ctx) QueueDepth(i, q int) int {
+	w := c.w
+	if w.egressAt >= 0 {
+		if o := w.cfg.PortOwner[i]; o != w.cfg.ID {
+			return w.ho.egress[o][i].Seen(q)
+		}
+	}
+	e := w.egress[i]
+	if q == e.NumQueues() {
+		b, _ := e.ControlDepth()
+		return b
+	}
+	b, _ := e.Depth(q)
+	return b
+}
+
 // Classifier returns the worker's classifier, for stages that re-parse a
 // frame they rewrote.
 func (c *Ctx) Classifier() rocev2.Classifier { return c.w.cfg.Classifier }

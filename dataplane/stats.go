@@ -58,6 +58,10 @@ type Snapshot struct {
 	TimerFull uint64 // timers refused at capacity
 	FramesUse int    // frames of Mem in use
 	Frames    int    // frames of Mem in all
+	// Handed counts, by receiving worker, the frames this worker
+	// handed to their owner (Handoff); nil without a handoff. Frames
+	// a full ring refused are ReasonHandoffFull drops.
+	Handed []uint64
 }
 
 // workerStats are the plain counters the worker thread updates.
@@ -70,6 +74,7 @@ type workerStats struct {
 	IdlePolls uint64
 	Sleeps    uint64
 	Batches   [HistBuckets]uint64
+	Handed    []uint64
 }
 
 func (s *workerStats) batch(n int) {

@@ -85,6 +85,38 @@ type WorkerConfig struct {
 	// with a forged pause. nil, or a false entry, honours them, which
 	// is what a switch did before it had the knob.
 	RefusePFC []bool
+	// Handoff, when not nil, connects the worker (ID is its index) to
+	// the other workers of its switch, and Mem must be ID's Mem of
+	// SharedMems over the same Handoff. nil: the worker owns whatever
+	// reaches it, and Owner and PortOwner are ignored.
+	Handoff *Handoff
+	// Owner returns the worker that owns a frame fresh from the wire,
+	// classified (p.Meta, p.In set; frame is its bytes), or -1 when no
+	// worker does and it stays where it arrived. A frame another worker
+	// owns is handed to it before any stage runs. nil: every frame
+	// stays. It runs on the packet path: no allocation, no locks.
+	Owner func(p *Packet, frame []byte) int
+	// PortOwner names, by port index, the worker that owns each port's
+	// egress: its queues, shaper and byte budgets, and the stages from
+	// EgressStage on. A packet bound for a port another worker owns is
+	// handed to it before stage EgressStage (or, when EgressStage is
+	// the number of stages, before it is queued). nil: every worker
+	// queues on its own share of every port.
+	PortOwner []int
+	// EgressStage is the first stage that runs on the egress port's
+	// owner rather than on the flow's (trimming and llr read and number
+	// the port's queue). Only with PortOwner.
+	EgressStage int
+	// LinkOwner names, by port index, the worker that owns each port's
+	// link (a link-level protocol's receiver, tor/llr's), or -1. Frames
+	// this worker receives on a port another worker's link owns are
+	// handed to it unclassified; the owner's port must be an Inbox (or
+	// wrap one), through which it receives them. nil: no link owners.
+	LinkOwner []int
+	// PFC, when not nil, pauses a port's peer when the bytes it put in
+	// the egress queues pass a threshold (IngressPFC). nil sends PFC
+	// only where a stage does (Ctx.SendPFC).
+	PFC *IngressPFC
 }
 
 // Worker runs the pipeline over its ports on one locked OS thread: it
@@ -131,6 +163,16 @@ type Worker struct {
 	// marking is a Marking that SetMarking handed over, until Step
 	// adopts it.
 	marking atomic.Pointer[Marking]
+
+	// ho is WorkerConfig.Handoff; egressAt is WorkerConfig.EgressStage
+	// with PortOwner, else -1. in is the batch a handoff ring is
+	// drained into; gone marks the packets of a batch handed away.
+	ho       *Handoff
+	egressAt int
+	in       [BatchSize]handed
+	gone     uint64
+	inbox    []*Inbox  // by port, where the port is or wraps one
+	pfc      *pfcState // WorkerConfig.PFC's accounting; nil without it
 }
 
 // MonotonicClock returns a clock reading nanoseconds since the call on
@@ -158,6 +200,25 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	if c.RefusePFC != nil && len(c.RefusePFC) != len(c.Ports) {
 		return nil, fmt.Errorf("%w: RefusePFC names %d ports, have %d", ErrWorkerConfig, len(c.RefusePFC), len(c.Ports))
 	}
+	if h := c.Handoff; h != nil {
+		if c.ID < 0 || c.ID >= h.Workers() || c.Mem.share != h || c.Mem.id != c.ID {
+			return nil, fmt.Errorf("%w: worker %d of a handoff among %d needs its Mem of SharedMems", ErrWorkerConfig, c.ID, h.Workers())
+		}
+		if c.PortOwner != nil && len(c.PortOwner) != len(c.Ports) {
+			return nil, fmt.Errorf("%w: PortOwner names %d ports, have %d", ErrWorkerConfig, len(c.PortOwner), len(c.Ports))
+		}
+		if c.LinkOwner != nil && len(c.LinkOwner) != len(c.Ports) {
+			return nil, fmt.Errorf("%w: LinkOwner names %d ports, have %d", ErrWorkerConfig, len(c.LinkOwner), len(c.Ports))
+		}
+		if c.EgressStage < 0 || c.EgressStage > len(c.Stages) {
+			return nil, fmt.Errorf("%w: egress stage %d of %d stages", ErrWorkerConfig, c.EgressStage, len(c.Stages))
+		}
+	}
+	if c.PFC != nil {
+		if err := c.PFC.validate(len(c.Ports)); err != nil {
+			return nil, err
+		}
+	}
 	if c.TimerCap == 0 {
 		c.TimerCap = 1 << 16
 	}
@@ -167,7 +228,17 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	if c.MaxSleep == 0 {
 		c.MaxSleep = time.Millisecond
 	}
-	w := &Worker{cfg: c, mem: c.Mem, ports: c.Ports, stages: c.Stages, timers: NewTimers(c.TimerCap), clock: c.Clock}
+	w := &Worker{cfg: c, mem: c.Mem, ports: c.Ports, stages: c.Stages, timers: NewTimers(c.TimerCap), clock: c.Clock, egressAt: -1}
+	if c.Handoff == nil {
+		w.cfg.Owner, w.cfg.PortOwner, w.cfg.LinkOwner = nil, nil, nil
+	} else {
+		w.ho = c.Handoff
+		if c.PortOwner != nil {
+			w.egressAt = c.EgressStage
+		}
+		w.pfd = append(w.pfd, unix.PollFd{Fd: int32(w.ho.efd[c.ID]), Events: unix.POLLIN})
+		w.st.Handed = make([]uint64, w.ho.Workers())
+	}
 	if w.clock == nil {
 		w.clock = MonotonicClock()
 	}
@@ -180,6 +251,12 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 		e.seedECN(w.portSeed(c.Seed, i))
 		w.egress = append(w.egress, e)
 	}
+	if w.ho != nil {
+		w.ho.egress[c.ID] = w.egress
+	}
+	if c.PFC != nil {
+		w.pfc = newPFCState(*c.PFC, w.egress)
+	}
 	w.timed = make([]Timed, len(c.Stages))
 	for i, s := range c.Stages {
 		w.timed[i], _ = s.(Timed)
@@ -188,11 +265,17 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 			w.srcIdx = append(w.srcIdx, uint16(i))
 		}
 	}
-	for _, p := range c.Ports {
+	for i, p := range c.Ports {
 		if fd := p.Fd(); fd >= 0 {
 			w.pfd = append(w.pfd, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 		}
 		for q := p; q != nil; {
+			if x, ok := q.(*Inbox); ok && w.ho != nil {
+				if w.inbox == nil {
+					w.inbox = make([]*Inbox, len(c.Ports))
+				}
+				w.inbox[i] = x
+			}
 			if h, ok := q.(Holder); ok {
 				w.hold = append(w.hold, h)
 			}
@@ -226,6 +309,9 @@ func (w *Worker) Step(now int64) int {
 	w.ctx.Now = now
 	w.cap = w.capture.Load()
 	w.applyMarking()
+	if w.ho != nil {
+		work += w.drainHandoff()
+	}
 	for i, p := range w.ports {
 		b := &w.batch
 		b.N = 0
@@ -234,8 +320,17 @@ func (w *Worker) Step(now int64) int {
 			continue
 		}
 		work += n
+		if w.cfg.LinkOwner != nil {
+			if o := w.cfg.LinkOwner[i]; o >= 0 && o != w.cfg.ID {
+				w.handRaw(i, o, b) // counted where the link's owner receives them
+				continue
+			}
+		}
 		w.st.batch(n)
 		w.receive(i, b)
+		if w.gone != 0 {
+			w.compact(b)
+		}
 		w.process(0, b)
 		w.dispatch(b)
 	}
@@ -250,6 +345,9 @@ func (w *Worker) Step(now int64) int {
 			t.Timer(&w.ctx, arg)
 		}
 	}
+	if w.pfc != nil && now >= w.pfc.next {
+		w.pfcRefresh(now)
+	}
 	w.srcFull = false
 	for i, src := range w.srcs {
 		w.ctx.stage = w.srcIdx[i]
@@ -262,6 +360,13 @@ func (w *Worker) Step(now int64) int {
 		if e.Backlog() > 0 {
 			if room := min(p.TxRoom(), BatchSize); room > 0 {
 				k := e.Dequeue(now, w.out[:room])
+				if w.pfc != nil {
+					for j := 0; j < k; j++ {
+						if o := &w.out[j]; o.In != NoPort {
+							w.pfcDequeued(o.In, uint16(i), o.Queue, int(o.Len))
+						}
+					}
+				}
 				sent := p.Transmit(w.out[:k])
 				if w.cap != nil && (w.cap.Point == CaptureTx || w.cap.Point == CaptureRxTx) && w.cap.Port == i {
 					// The frames are the kernel's until their
@@ -288,6 +393,16 @@ func (w *Worker) Step(now int64) int {
 			}
 		}
 		p.Service()
+	}
+	if w.ho != nil {
+		w.flushHandoff()
+		if w.egressAt >= 0 {
+			for i, e := range w.egress {
+				if w.cfg.PortOwner[i] == w.cfg.ID {
+					e.Publish()
+				}
+			}
+		}
 	}
 	if work > 0 {
 		w.st.BusyPolls++
@@ -324,38 +439,56 @@ func (w *Worker) receive(in int, b *Batch) {
 			p.Drop(Malformed(p.Meta.Reason))
 			continue
 		}
-		if p.Meta.Kind == rocev2.KindMACControl {
-			if in < len(w.cfg.RefusePFC) && w.cfg.RefusePFC[in] {
-				pc.PFCRefused++
-				p.Drop(ReasonPFCRefused)
+		if w.cfg.Owner != nil {
+			if o := w.cfg.Owner(p, f); o >= 0 && o != w.cfg.ID {
+				if w.hand(p, o, 0) {
+					w.gone |= 1 << j
+				}
 				continue
 			}
-			c := rocev2.MACControl(f[p.Meta.L3Off:])
-			switch c.Opcode() {
-			case rocev2.MACControlPFC:
-				if len(c) >= rocev2.PFCLen {
-					var t [8]uint16
-					for k := range t {
-						t[k] = c.Time(k)
-					}
-					w.egress[in].Pause(w.ctx.Now, c.ClassEnable(), &t)
-					pc.PFCRx++
-				}
-			case rocev2.MACControlPause:
-				w.egress[in].PauseAll(w.ctx.Now, c.PauseTime())
-				pc.PauseRx++
-			}
-			// MAC control frames end at the link; they are consumed,
-			// not dropped.
-			w.mem.Release(p.Addr)
-			p.Verdict = Taken
+		}
+		if p.Meta.Kind == rocev2.KindMACControl {
+			w.control(in, p, f)
 		}
 	}
+}
+
+// control acts on a MAC control frame received on port in, which pauses
+// that port's egress.
+func (w *Worker) control(in int, p *Packet, f []byte) {
+	pc := &w.st.Ports[in]
+	if in < len(w.cfg.RefusePFC) && w.cfg.RefusePFC[in] {
+		pc.PFCRefused++
+		p.Drop(ReasonPFCRefused)
+		return
+	}
+	c := rocev2.MACControl(f[p.Meta.L3Off:])
+	switch c.Opcode() {
+	case rocev2.MACControlPFC:
+		if len(c) >= rocev2.PFCLen {
+			var t [8]uint16
+			for k := range t {
+				t[k] = c.Time(k)
+			}
+			w.egress[in].Pause(w.ctx.Now, c.ClassEnable(), &t)
+			pc.PFCRx++
+		}
+	case rocev2.MACControlPause:
+		w.egress[in].PauseAll(w.ctx.Now, c.PauseTime())
+		pc.PauseRx++
+	}
+	// MAC control frames end at the link; they are consumed,
+	// not dropped.
+	w.mem.Release(p.Addr)
+	p.Verdict = Taken
 }
 
 // process runs stages from, from+1, … over b.
 func (w *Worker) process(from int, b *Batch) {
 	for s := from; s < len(w.stages); s++ {
+		if s == w.egressAt {
+			w.handEgress(b)
+		}
 		w.ctx.stage = uint16(s)
 		w.st.Stages[s].Calls++
 		w.st.Stages[s].Packets += uint64(b.N)
@@ -419,6 +552,16 @@ func (w *Worker) dispatch(b *Batch) {
 }
 
 func (w *Worker) enqueue(p *Packet) bool {
+	if w.egressAt >= 0 && int(p.Out) < len(w.egress) && w.cfg.PortOwner[p.Out] != w.cfg.ID {
+		// Bound for a port another worker owns, past the stages
+		// that check (EgressStage is the last, or a stage after it
+		// emitted): it queues it.
+		if w.hand(p, w.cfg.PortOwner[p.Out], uint16(len(w.stages))) {
+			return true
+		}
+		w.dropPacket(p, p.Reason)
+		return false
+	}
 	switch {
 	case p.Out == NoPort:
 		w.dropPacket(p, ReasonUnrouted)
@@ -427,6 +570,9 @@ func (w *Worker) enqueue(p *Packet) bool {
 	case !w.egress[p.Out].EnqueuePacket(p):
 		w.dropPacket(p, ReasonQueueFull)
 	default:
+		if w.pfc != nil {
+			w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len))
+		}
 		return true
 	}
 	return false
@@ -525,8 +671,22 @@ func (w *Worker) sleep(now int64) {
 			d = min(d, at-now)
 		}
 	}
+	if w.pfc != nil && w.pfc.next != math.MaxInt64 {
+		d = min(d, w.pfc.next-now) // a pause to send again before it lapses
+	}
 	if d <= 0 {
 		return
+	}
+	if w.ho != nil {
+		// Say so before looking at the rings a last time: a worker
+		// that hands a frame after the look sees the flag and writes
+		// the eventfd this poll waits on (Handoff.wake).
+		w.ho.sleeping[w.cfg.ID].Store(true)
+		defer w.ho.sleeping[w.cfg.ID].Store(false)
+		if w.ho.pending(w.cfg.ID) {
+			return
+		}
+		defer w.ho.clearWake(w.cfg.ID)
 	}
 	w.st.Sleeps++
 	if len(w.pfd) == 0 {
@@ -559,7 +719,7 @@ type Pender interface {
 // the worker's own loop (Run) needs no Next, as it sleeps on the same
 // deadlines (sleep).
 func (w *Worker) Next(now int64) (at int64, ok bool) {
-	if w.srcFull {
+	if w.srcFull || (w.ho != nil && w.ho.pending(w.cfg.ID)) {
 		return now, true
 	}
 	for _, r := range w.pend {
@@ -578,6 +738,9 @@ func (w *Worker) Next(now int64) (at int64, ok bool) {
 	}
 	if t, due := w.timers.Next(); due {
 		at, ok = min(at, t), true
+	}
+	if w.pfc != nil && w.pfc.next != math.MaxInt64 {
+		at, ok = min(at, w.pfc.next), true
 	}
 	for _, h := range w.hold {
 		if t, due := h.Deadline(); due {
@@ -607,6 +770,7 @@ func (w *Worker) publish(now int64) {
 	s.Drops, s.HODrops = w.st.Drops, w.st.HODrops
 	s.BusyPolls, s.IdlePolls, s.Sleeps = w.st.BusyPolls, w.st.IdlePolls, w.st.Sleeps
 	s.Batches = w.st.Batches
+	s.Handed = append(s.Handed[:0], w.st.Handed...)
 	s.Timers, s.TimerFull = w.timers.Len(), w.timers.Refused
 	s.FramesUse, s.Frames = w.mem.InUse(), w.mem.Frames()
 	if len(s.PortStats) != len(w.ports) {
@@ -623,6 +787,11 @@ func (w *Worker) publish(now int64) {
 			bytes, pkts := e.Depth(q)
 			s.Queues[i][q] = QueueSnapshot{Name: e.QueueName(q), DepthBytes: bytes, DepthPackets: pkts,
 				LimitBytes: e.Limit(q), Paused: e.Paused(now, q), ECN: e.ECN(q), MarkAt: e.MarkAt(), QueueStats: e.Stats(q)}
+			if w.egressAt >= 0 && w.cfg.PortOwner[i] != w.cfg.ID {
+				// Another worker owns the port's budgets whole; the
+				// collector sums the workers' shares.
+				s.Queues[i][q].LimitBytes, s.Queues[i][q].ECN = 0, ECNProfile{}
+			}
 		}
 	}
 }
@@ -636,6 +805,7 @@ func (w *Worker) Snapshot() Snapshot {
 	s.Ports = append([]PortCounters(nil), s.Ports...)
 	s.PortStats = append([]PortStats(nil), s.PortStats...)
 	s.Stages = append([]StageCounters(nil), s.Stages...)
+	s.Handed = append([]uint64(nil), s.Handed...)
 	s.Queues = make([][]QueueSnapshot, len(w.pub.Queues))
 	for i := range s.Queues {
 		s.Queues[i] = append([]QueueSnapshot(nil), w.pub.Queues[i]...)

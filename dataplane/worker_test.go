@@ -550,3 +550,139 @@ func TestWorkerNext(t *testing.T) {
 		t.Fatalf("%d steps for 3 shaped frames: Next polls", steps)
 	}
 }
+
+// TestWorkerIngressPFC checks PFC on buffer thresholds: the bytes port 0
+// put in port 1's data queue pause port 0's peer past XOff, the pause is
+// sent again at half its length while they stay above XOn (Next says
+// when), and a resume (time 0) goes once they fall to XOn.
+func TestWorkerIngressPFC(t *testing.T) {
+	eg := DefaultEgress(1e9, 1<<20)
+	r := newRig(t, eg, cross{q: 2})
+	r.w.cfg.PFC = &IngressPFC{XOff: 8 << 10, XOn: 4 << 10, Quanta: 1000}
+	r.w.pfc = newPFCState(*r.w.cfg.PFC, r.w.egress)
+	pfcs := func() (times []uint16) {
+		var m rocev2.Meta
+		for _, f := range r.sent[0] {
+			rocev2.Classifier{}.Classify(f, &m)
+			c := rocev2.MACControl(f[m.L3Off:])
+			if m.Kind != rocev2.KindMACControl || c.ClassEnable() != 1<<3 {
+				t.Fatalf("port 0 sent a frame that is not a PFC frame for priority 3")
+			}
+			times = append(times, c.Time(3))
+		}
+		return times
+	}
+	// Port 1 is paused by its own peer: port 0's frames stay queued.
+	pfc := make([]byte, 64)
+	n, _ := rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{3: 0xffff})
+	r.ports[1].Inject(pfc[:n])
+	r.w.Step(0)
+	for i := 0; i < 6; i++ {
+		r.ports[0].Inject(roceFrame(t, uint32(i), 1024))
+	}
+	r.w.Step(1000)
+	if got := pfcs(); len(got) != 0 {
+		t.Fatalf("paused at %d queued bytes, under XOff", r.w.Egress(1).Backlog())
+	}
+	for i := 6; i < 10; i++ {
+		r.ports[0].Inject(roceFrame(t, uint32(i), 1024))
+	}
+	r.w.Step(2000)
+	if got := pfcs(); len(got) != 1 || got[0] != 1000 {
+		t.Fatalf("PFC frames %v past XOff, want one pause of 1000 quanta", got)
+	}
+	// 1000 quanta at 1 Gbit/s: 512 µs; sent again 256 µs on.
+	if at, ok := r.w.Next(2000); !ok || at != 2000+256_000 {
+		t.Fatalf("Next = %d, %v: want the pause's repetition at %d", at, ok, 2000+256_000)
+	}
+	r.w.Step(2000 + 256_000)
+	if got := pfcs(); len(got) != 2 || got[1] != 1000 {
+		t.Fatalf("PFC frames %v: want the pause sent again", got)
+	}
+	// Port 1 resumes and drains: a resume once XOn is reached, no more.
+	n, _ = rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{})
+	r.ports[1].Inject(pfc[:n])
+	for now := int64(300_000); r.w.Egress(1).Backlog() > 0 || r.w.Egress(0).Backlog() > 0 || r.ports[1].Pending() > 0; now += 10_000 {
+		r.w.Step(now)
+	}
+	if got := pfcs(); len(got) != 3 || got[2] != 0 {
+		t.Fatalf("PFC frames %v: want a resume after the drain (%d bytes, sent %d)", got, r.w.pfc.bytes[0][3], len(r.sent[1]))
+	}
+	if len(r.sent[1]) != 10 {
+		t.Fatalf("port 1 sent %d frames, want 10", len(r.sent[1]))
+	}
+	if _, ok := r.w.Next(1e9); ok {
+		t.Fatal("Next still reports work with nothing paused or queued")
+	}
+	if r.w.pfc.bytes[0][3] != 0 {
+		t.Fatalf("%d bytes still counted against port 0", r.w.pfc.bytes[0][3])
+	}
+}
+
+// TestWorkerIngressPFCRetry: a resume that finds port 0's control queue
+// full is not lost: the port stays counted as paused and the resume goes
+// at the pause's next repetition, with no pause after it.
+func TestWorkerIngressPFCRetry(t *testing.T) {
+	r := newRig(t, DefaultEgress(1e9, 1<<20), cross{q: 2})
+	r.w.cfg.PFC = &IngressPFC{XOff: 8 << 10, XOn: 4 << 10, Quanta: 1000}
+	r.w.pfc = newPFCState(*r.w.cfg.PFC, r.w.egress)
+	times := func() (ts []uint16) {
+		var m rocev2.Meta
+		for _, f := range r.sent[0] {
+			rocev2.Classifier{}.Classify(f, &m)
+			if c := rocev2.MACControl(f[m.L3Off:]); m.Kind == rocev2.KindMACControl && c.ClassEnable() == 1<<3 {
+				ts = append(ts, c.Time(3))
+			}
+		}
+		return ts
+	}
+	pfc := make([]byte, 64)
+	n, _ := rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{3: 0xffff})
+	r.ports[1].Inject(pfc[:n]) // port 1 paused: port 0's frames stay queued
+	r.w.Step(0)
+	for i := 0; i < 10; i++ {
+		r.ports[0].Inject(roceFrame(t, uint32(i), 1024))
+	}
+	r.w.Step(1000)
+	if got := times(); len(got) != 1 || got[0] != 1000 {
+		t.Fatalf("PFC frames %v, want one pause", got)
+	}
+	// Port 0's wire stops and its control queue fills with other frames.
+	r.ports[0].SetTxRoom(0)
+	for {
+		addr, ok := r.mem.Alloc()
+		if !ok {
+			t.Fatal("no frame")
+		}
+		k, _ := rocev2.BuildPFC(r.mem.Room(addr), r.ports[0].MAC(), 1<<5, [8]uint16{})
+		if !r.w.Egress(0).EnqueueControl(addr, k) {
+			r.mem.Release(addr)
+			break
+		}
+	}
+	n, _ = rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{})
+	r.ports[1].Inject(pfc[:n]) // port 1 resumes and drains
+	for now := int64(2000); r.w.Egress(1).Backlog() > 0 || r.ports[1].Pending() > 0; now += 10_000 {
+		r.w.Step(now)
+	}
+	if r.w.pfc.on[0] == 0 {
+		t.Fatal("the resume found no room, yet the port is no longer counted as paused")
+	}
+	r.ports[0].SetTxRoom(1024)
+	for r.w.Egress(0).Backlog() > 0 {
+		r.w.Step(200_000) // the other control frames go
+	}
+	at, ok := r.w.Next(200_000)
+	if !ok || at != 1000+256_000 {
+		t.Fatalf("Next = %d, %v: want the repetition at %d", at, ok, 1000+256_000)
+	}
+	for now := at; now < at+600_000; now += 50_000 {
+		r.w.Step(now)
+	}
+	if got := times(); len(got) != 2 || got[1] != 0 {
+		t.Fatalf("PFC frames %v: want the pause, then its resume at the repetition, nothing more", got)
+	}
+	if r.w.pfc.on[0] != 0 {
+		t.Fatal("still counted as paused after the resume went")
+	}
+}

@@ -27,7 +27,10 @@ type XDPPort struct {
 }
 
 // MemOfUMEM returns a Mem over a UMEM's frames, for the worker that owns
-// every socket on that UMEM.
+// every socket on that UMEM. Workers that hand frames to each other share
+// one UMEM instead, each with its Mem of SharedMems over it: a frame one
+// worker's socket received may then complete on another's, whose Mem
+// gives it back to its own.
 func MemOfUMEM(u *afxdp.UMEM) (*Mem, error) {
 	return NewMem(u.Bytes(), u.FrameSize())
 }
@@ -55,6 +58,7 @@ func (p *XDPPort) Socket() *afxdp.Socket { return p.sock }
 
 // Receive implements Port.
 func (p *XDPPort) Receive(b *Batch) int {
+	_ = p.sock.BusyPoll() // transient refusals retry on the next loop
 	n := p.sock.Receive(p.rx[:BatchSize-b.N])
 	for i := 0; i < n; i++ {
 		d := &p.rx[i]
@@ -135,7 +139,7 @@ func (p *XDPPort) Stats() PortStats {
 		s.RxRingFull, s.FillEmpty, s.TxRingEmpty = k.RxRingFull, k.RxFillRingEmptyDescs, k.TxRingEmptyDescs
 	}
 	w := p.sock.Wakeups()
-	s.Wakeups = w.Tx + w.Rx + w.Poll
+	s.Wakeups = w.Tx + w.Rx + w.Poll + w.Busy
 	s.RxQueueDepth = int(p.sock.Rings().Rx.Available())
 	s.ZeroCopy = p.sock.BindMode() == afxdp.BindZeroCopy
 	s.NativeXDP = p.native

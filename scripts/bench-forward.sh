@@ -10,8 +10,11 @@
 # The generator is DPDK's dpdk-testpmd (--forward-mode=txonly over the
 # net_af_xdp PMD): UDP frames from 198.18.0.1 to 198.18.1.2, 64 B and
 # 1024 B; with --roce to UDP port 4791, so that every frame is a RoCEv2
-# packet (a zero BTH: an RC SEND First, PSN 0, QP 0, with payload). The
-# device under test is, in turn:
+# packet (a zero BTH: an RC SEND First, PSN 0, QP 0, with payload). Where
+# dpdk-testpmd is not installed (Debian ships it in dpdk-dev), or
+# with --gen txgen, scripts/bench-forward/txgen sends the same frames
+# from one AF_XDP socket in copy mode, and the testpmd setup is left out
+# of the defaults. The device under test is, in turn:
 #
 #   tord      rocetor's switch: forwarding only, one worker, --poll busy
 #   tord-adaptive
@@ -28,6 +31,12 @@
 #             none is marked: this is what marking costs a switch per
 #             frame; a frame that is marked costs 7–9 ns more
 #             (BenchmarkEgressMarking, dataplane).
+#   tord-busypoll
+#             tord (--poll busy) with the kernel's preferred busy polling
+#             (xdp.busy_poll 50us, busy_poll_budget 64; the DUT's veths
+#             with napi_defer_hard_irqs 2 and gro_flush_timeout 200 µs):
+#             tord's thread runs veth's NAPI poll itself, in a recvfrom
+#             per port and loop, instead of the NAPI thread
 #   testpmd   dpdk-testpmd --forward-mode=mac over net_af_xdp on both veths
 #             (rewrites both MACs, like a router, but looks nothing up)
 #   kernel    Linux IP forwarding (net.ipv4.ip_forward=1, no XDP)
@@ -35,6 +44,14 @@
 #             (scripts/bench-forward/router.bpf.c; xdp-bench of xdp-tools
 #             1.3.1 does not load on Linux 6.18, which lacks the
 #             xdp_redirect_map tracepoints it attaches to; see that file)
+#
+# With --queues N (txgen only) every veth has N queues, the generator
+# sends on all N (veth hands tx queue q's frames to its peer's rx queue
+# q), tord runs N workers (worker w owns queue w of every port), and the
+# report adds each worker's share, from tord's /metrics. Everything of
+# the DUT still runs on --dut-cpu: on a 2-core machine the run shows
+# that the work spreads over the workers and what the split costs, not
+# that it scales with cores.
 #
 # Each runs for --warmup seconds, then the frames reaching the sink are
 # counted for --duration seconds. Then an overload run: tord shaped to
@@ -59,10 +76,11 @@
 # i.e. on the DUT's CPU, in every setup. docs/performance.md has both.
 #
 # Needs root, Go, clang (to build the two small XDP programs), iproute2,
-# ethtool, curl and dpdk-testpmd with net_af_xdp (Debian: dpdk). Builds
-# tord itself. Everything it creates — namespaces, veths, XDP programs,
-# processes, DPDK runtime files — is removed on exit, on failure and on
-# Ctrl-C.
+# ethtool, curl and, for the testpmd generator and setup, dpdk-testpmd
+# with net_af_xdp (Debian: dpdk-dev; apt-get install clang libbpf-dev
+# ethtool curl dpdk-dev). Builds tord (and txgen) itself. Everything it
+# creates — namespaces, veths, XDP programs, processes, DPDK runtime
+# files — is removed on exit, on failure and on Ctrl-C.
 #
 #   sudo scripts/bench-forward.sh                      # make bench-forward
 #   sudo scripts/bench-forward.sh --duration 5 --sizes 64 --setups "tord testpmd"
@@ -76,7 +94,9 @@ usage: sudo scripts/bench-forward.sh [options]
   --duration S       seconds each setup is measured (default 10)
   --warmup S         seconds of traffic before measuring (default 3)
   --sizes "A B"      frame sizes in bytes, without FCS (default "64 1024")
-  --setups "..."     any of: tord tord-adaptive tord-netrt tord-ecn testpmd kernel xdp (default all but tord-netrt and tord-ecn)
+  --setups "..."     any of: tord tord-adaptive tord-busypoll tord-netrt tord-ecn testpmd kernel xdp (default all but tord-busypoll, tord-netrt and tord-ecn)
+  --queues N         queues per veth, tord workers and generator queues (default 1; not with testpmd)
+  --gen testpmd|txgen the generator (default testpmd if dpdk-testpmd is installed, else txgen)
   --roce             send RoCEv2 frames (UDP port 4791) instead of UDP port 9; tord-netrt needs it
   --repeat N         measure every setup N times, report the median (default 1)
   --gen-cpu N        CPU of the generator (default 0)
@@ -98,13 +118,15 @@ EOF
 main() {
 	DURATION=10 WARMUP=3 SIZES="64 1024" SETUPS="tord tord-adaptive testpmd kernel xdp" REPEAT=1
 	GEN_CPU=0 DUT_CPU=1 RX_ON=dut OVERLOAD_RATE=1G OVERLOAD_SIZE=1024 PROFILE="" OUT="" KEEP=0
-	TORD_ARGS="" TESTPMD_ARGS="" TESTPMD_VDEV="" ROCE=0
+	TORD_ARGS="" TESTPMD_ARGS="" TESTPMD_VDEV="" ROCE=0 GEN="" SETUPS_GIVEN=0 QUEUES=1
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--duration) DURATION=$2; shift ;;
 		--warmup) WARMUP=$2; shift ;;
 		--sizes) SIZES=$2; shift ;;
-		--setups) SETUPS=$2; shift ;;
+		--setups) SETUPS=$2 SETUPS_GIVEN=1; shift ;;
+		--gen) GEN=$2; shift ;;
+		--queues) QUEUES=$2; shift ;;
 		--repeat) REPEAT=$2; shift ;;
 		--gen-cpu) GEN_CPU=$2; shift ;;
 		--dut-cpu) DUT_CPU=$2; shift ;;
@@ -150,7 +172,7 @@ main() {
 	local load_start load_end
 	load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
-	declare -gA PPS OFFERED CPU
+	declare -gA PPS OFFERED CPU WORKERS
 	local r size setup
 	for ((r = 1; r <= REPEAT; r++)); do
 		for size in $SIZES; do
@@ -187,7 +209,7 @@ die() {
 validate() {
 	[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, XDP, AF_XDP): sudo $0"
 	local n
-	for n in "$DURATION" "$WARMUP" "$REPEAT" "$GEN_CPU" "$DUT_CPU" "$OVERLOAD_SIZE"; do
+	for n in "$DURATION" "$WARMUP" "$REPEAT" "$GEN_CPU" "$DUT_CPU" "$OVERLOAD_SIZE" "$QUEUES"; do
 		[[ $n =~ ^[0-9]+$ ]] || die "expected a whole number, got '$n'"
 	done
 	if [ "$DURATION" -lt 1 ] || [ "$REPEAT" -lt 1 ]; then
@@ -203,13 +225,30 @@ validate() {
 		fi
 	done
 	for s in $SETUPS; do
-		case $s in tord | tord-adaptive | tord-netrt | tord-ecn | testpmd | kernel | xdp) ;; *) die "unknown setup '$s' (tord tord-adaptive tord-netrt tord-ecn testpmd kernel xdp)" ;; esac
+		case $s in tord | tord-adaptive | tord-busypoll | tord-netrt | tord-ecn | testpmd | kernel | xdp) ;; *) die "unknown setup '$s' (tord tord-adaptive tord-busypoll tord-netrt tord-ecn testpmd kernel xdp)" ;; esac
 	done
 	[[ " $SETUPS " != *" tord-netrt "* || $ROCE = 1 ]] || die "tord-netrt needs --roce: NetRT acts on RoCEv2 frames only"
+	if [ -z "$GEN" ]; then
+		GEN=txgen
+		! command -v dpdk-testpmd >/dev/null || GEN=testpmd
+	fi
+	case $GEN in testpmd | txgen) ;; *) die "--gen is testpmd or txgen, not '$GEN'" ;; esac
+	if [ "$SETUPS_GIVEN" = 0 ] && { [ "$QUEUES" -gt 1 ] || ! command -v dpdk-testpmd >/dev/null; }; then
+		log "generator txgen, no testpmd setup (dpdk-testpmd is not installed, or --queues > 1)"
+		SETUPS=${SETUPS/testpmd /}
+		GEN=txgen
+	fi
+	if [ "$QUEUES" -lt 1 ] || [ "$QUEUES" -gt 8 ]; then
+		die "--queues $QUEUES: want 1 to 8"
+	fi
+	if [ "$QUEUES" -gt 1 ] && [[ $GEN = testpmd || " $SETUPS " == *" testpmd "* ]]; then
+		die "--queues > 1 runs with the txgen generator and without the testpmd setup"
+	fi
 	GO=$(command -v go || echo /usr/local/go/bin/go)
-	local t
-	for t in "$GO" clang ip ethtool curl taskset dpdk-testpmd awk; do
-		command -v "$t" >/dev/null || die "missing $t (Debian: golang/clang/iproute2/ethtool/curl/util-linux/dpdk)"
+	local t need=("$GO" clang ip ethtool curl taskset awk)
+	[[ $GEN != testpmd && " $SETUPS " != *" testpmd "* ]] || need+=(dpdk-testpmd)
+	for t in "${need[@]}"; do
+		command -v "$t" >/dev/null || die "missing $t (Debian: golang clang libbpf-dev iproute2 ethtool curl util-linux dpdk-dev)"
 	done
 }
 
@@ -274,6 +313,10 @@ stop_pid() {
 build() {
 	log "building tord and the XDP programs"
 	(cd "$ROOT" && "$GO" build -buildvcs=false -o "$WORK/tord" ./cmd/tord) || die "go build ./cmd/tord failed"
+	if [ "$GEN" = txgen ]; then
+		(cd "$ROOT" && "$GO" build -buildvcs=false -o "$WORK/txgen" ./scripts/bench-forward/txgen) ||
+			die "go build ./scripts/bench-forward/txgen failed"
+	fi
 	local p
 	for p in sink router; do
 		clang -O2 -g -Wall -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
@@ -298,8 +341,9 @@ topology() {
 		# No IPv6: no router solicitations or MLD reports in the counts.
 		inns "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 	done
-	ip link add "$IF_G0" netns "$NS_GEN" type veth peer name "$IF_D0" netns "$NS_DUT"
-	ip link add "$IF_D1" netns "$NS_DUT" type veth peer name "$IF_S0" netns "$NS_SINK"
+	local q=(numtxqueues "$QUEUES" numrxqueues "$QUEUES")
+	ip link add "$IF_G0" netns "$NS_GEN" "${q[@]}" type veth peer name "$IF_D0" netns "$NS_DUT" "${q[@]}"
+	ip link add "$IF_D1" netns "$NS_DUT" "${q[@]}" type veth peer name "$IF_S0" netns "$NS_SINK" "${q[@]}"
 	ip -n "$NS_GEN" addr add 198.18.0.1/24 dev "$IF_G0"
 	ip -n "$NS_DUT" addr add 198.18.0.254/24 dev "$IF_D0"
 	ip -n "$NS_DUT" addr add 198.18.1.254/24 dev "$IF_D1"
@@ -338,7 +382,7 @@ pin_napi() {
 }
 
 sink_count() {
-	inns "$NS_SINK" ethtool -S "$IF_S0" | awk '$1 == "rx_queue_0_xdp_drops:" { print $2 }'
+	inns "$NS_SINK" ethtool -S "$IF_S0" | awk '$1 ~ /^rx_queue_[0-9]+_xdp_drops:$/ { s += $2 } END { print s + 0 }'
 }
 
 gen_count() {
@@ -369,6 +413,15 @@ eal() {
 
 start_gen() {
 	local size=$1 logf=$2
+	if [ "$GEN" = txgen ]; then
+		local roce=()
+		[ "$ROCE" = 0 ] || roce=(--roce)
+		start "$logf" ip netns exec "$NS_GEN" taskset -c "$GEN_CPU" "$WORK/txgen" --iface "$IF_G0" \
+			--dst-mac "$MAC_D0" --size "$size" --queues "$QUEUES" "${roce[@]}"
+		GEN_PID=$LAST_PID
+		wait_for 20 grep -q 'txgen: sending' "$logf" || die "generator did not start; see $logf"
+		return
+	fi
 	local -a eal_args
 	mapfile -t eal_args < <(eal "$GEN_CPU" g)
 	local -a udp=()
@@ -381,15 +434,25 @@ start_gen() {
 	wait_for 20 grep -q 'forwards packets on' "$logf" || die "generator did not start; see $logf"
 }
 
+# napi_defer sets the DUT's veths' napi_defer_hard_irqs and
+# gro_flush_timeout (ns), which preferred busy polling wants: the kernel
+# then leaves the NAPI to the busy-polling thread for that long.
+napi_defer() {
+	local i
+	for i in "$IF_D0" "$IF_D1"; do
+		inns "$NS_DUT" sh -c "echo $1 > /sys/class/net/$i/napi_defer_hard_irqs; echo $2 > /sys/class/net/$i/gro_flush_timeout"
+	done
+}
+
 # start_dut brings one setup up and returns when it forwards.
 start_dut() {
 	local setup=$1 logf=$2
 	shift 2
-	DUT_PID=""
+	DUT_PID="" DUT_SETUP=$setup
 	inns "$NS_DUT" sysctl -qw net.ipv4.ip_forward=0
 	local -a extra
 	case $setup in
-	tord | tord-adaptive | tord-netrt | tord-ecn)
+	tord | tord-adaptive | tord-busypoll | tord-netrt | tord-ecn)
 		local poll=busy
 		[ "$setup" != tord-adaptive ] || poll=adaptive
 		read -r -a extra <<<"$TORD_ARGS"
@@ -404,8 +467,13 @@ start_dut() {
 				"$IF_D0" "$IF_D1" >"$WORK/ecn.yaml"
 			extra+=(--config "$WORK/ecn.yaml")
 		fi
+		if [ "$setup" = tord-busypoll ]; then
+			printf 'ports: [%s, %s]\nxdp: {busy_poll: 50us, busy_poll_budget: 64}\n' "$IF_D0" "$IF_D1" >"$WORK/busypoll.yaml"
+			extra+=(--config "$WORK/busypoll.yaml")
+			napi_defer 2 200000
+		fi
 		start "$logf" ip netns exec "$NS_DUT" taskset -c "$DUT_CPU" "$WORK/tord" \
-			--ports "$IF_D0,$IF_D1" --workers 1 --poll "$poll" "${extra[@]}" "$@"
+			--ports "$IF_D0,$IF_D1" --workers "$QUEUES" --poll "$poll" "${extra[@]}" "$@"
 		DUT_PID=$LAST_PID
 		wait_for 20 inns "$NS_DUT" curl -sf http://127.0.0.1:9478/readyz || die "tord did not become ready; see $logf"
 		;;
@@ -441,6 +509,7 @@ stop_dut() {
 	if [ "$setup" = xdp ]; then
 		ip -n "$NS_DUT" link set dev "$IF_D0" xdp off
 	fi
+	[ "$setup" != tord-busypoll ] || napi_defer 0 0
 	inns "$NS_DUT" sysctl -qw net.ipv4.ip_forward=0
 	# Whatever a DUT left attached (a killed testpmd leaves libxdp's
 	# program) must not meet the next one.
@@ -475,6 +544,11 @@ cpu_stat() { grep -E "^cpu($GEN_CPU|$DUT_CPU) " /proc/stat; }
 # out of reach of the INT trap).
 window() {
 	local s1 g1 t1 c1 s2 g2 t2 c2
+	local per=""
+	if [ "$QUEUES" -gt 1 ] && [ -n "${DUT_PID:-}" ] && [[ ${DUT_SETUP:-} == tord* ]]; then
+		per=$WORK/workers
+		inns "$NS_DUT" curl -sf http://127.0.0.1:9478/metrics >"$per.1" || true
+	fi
 	t1=$(now) s1=$(sink_count) g1=$(gen_count) c1=$(cpu_stat)
 	if [ -n "${MID_SCRAPE:-}" ]; then
 		# Half-way through, a scrape of tord's /metrics into MID_SCRAPE.
@@ -485,6 +559,16 @@ window() {
 		nap "$DURATION"
 	fi
 	t2=$(now) s2=$(sink_count) g2=$(gen_count) c2=$(cpu_stat)
+	WORKER_PPS=""
+	if [ -n "$per" ]; then
+		inns "$NS_DUT" curl -sf http://127.0.0.1:9478/metrics >"$per.2" || true
+		local w a b
+		for ((w = 0; w < QUEUES; w++)); do
+			a=$(metric "$per.1" rocetor_worker_batch_size_sum "worker=\"$w\"")
+			b=$(metric "$per.2" rocetor_worker_batch_size_sum "worker=\"$w\"")
+			WORKER_PPS+="$(awk -v d="$((b - a))" -v t1="$t1" -v t2="$t2" 'BEGIN { printf "%.0f", d / (t2 - t1) }') "
+		done
+	fi
 	WINDOW=$(printf '%s\n%s\n' "$c1" "$c2" | awk -v s="$((s2 - s1))" -v g="$((g2 - g1))" -v t1="$t1" -v t2="$t2" \
 		-v gc="cpu$GEN_CPU" -v dc="cpu$DUT_CPU" '
 		# user nice system idle iowait irq softirq steal
@@ -523,6 +607,7 @@ measure() {
 	PPS[$setup,$size]+="$sink "
 	OFFERED[$setup,$size]+="$gen "
 	CPU[$setup,$size]="$gbusy $usr $sys $soft $idle"
+	WORKERS[$setup,$size]=$WORKER_PPS
 	log "  sink $(fmt_pps "$sink") pps, generator $(fmt_pps "$gen") pps; CPU $GEN_CPU (generator) ${gbusy}% busy; CPU $DUT_CPU (DUT) user ${usr}%, system ${sys}%, softirq ${soft}%, idle ${idle}%"
 	if [ "$setup" = tord-netrt ]; then
 		# Proof that the pool worked: what it took in and gave up.
@@ -600,8 +685,12 @@ report() {
 	rev=$(git -c safe.directory="$ROOT" -C "$ROOT" describe --always --dirty 2>/dev/null || echo "(not a git checkout)")
 	# shellcheck disable=SC2016 # ${Version} is dpkg-query's, not the shell's
 	dpdk=$(dpkg-query -W -f '${Version}' dpdk 2>/dev/null || echo "(version unknown)")
-	echo "rocetor $rev, DPDK $dpdk."
-	echo "tord flags: --workers 1${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
+	echo "rocetor $rev, DPDK $dpdk, generator $GEN."
+	if [[ " $SETUPS " == *" testpmd "* ]]; then
+		echo "tord flags: --workers $QUEUES${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
+	else
+		echo "tord flags: --workers $QUEUES${TORD_ARGS:+ $TORD_ARGS}; $QUEUES queue(s) per veth."
+	fi
 	if [ "$ROCE" = 1 ]; then
 		echo "Traffic: RoCEv2 frames (UDP 4791, a zero BTH: RC SEND First, PSN 0, QP 0)."
 	else
@@ -616,9 +705,12 @@ report() {
 	printf '| --- |'
 	for size in $SIZES; do printf ' ---: | ---: |'; done
 	echo
-	local -A name=([tord]="tord (1 worker, --poll busy)" [tord-adaptive]="tord (1 worker, --poll adaptive)"
-		[tord-netrt]="tord with NetRT, every frame pooled (1 worker, --poll busy)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
-		[tord-ecn]="tord with ECN marking on every queue (1 worker, --poll busy)"
+	local wn="1 worker"
+	[ "$QUEUES" = 1 ] || wn="$QUEUES workers"
+	local -A name=([tord]="tord ($wn, --poll busy)" [tord-adaptive]="tord ($wn, --poll adaptive)"
+		[tord-netrt]="tord with NetRT, every frame pooled ($wn, --poll busy)" [testpmd]="dpdk-testpmd mac (net_af_xdp)"
+		[tord-ecn]="tord with ECN marking on every queue ($wn, --poll busy)"
+		[tord-busypoll]="tord with preferred busy polling ($wn, --poll busy)"
 		[kernel]="kernel IP forwarding" [xdp]="XDP router (bpf_fib_lookup + redirect)")
 	declare -gA MED
 	for setup in $SETUPS; do
@@ -632,7 +724,7 @@ report() {
 	done
 	local pair
 	local x y
-	for pair in "tord testpmd" "tord-adaptive testpmd" "tord-netrt tord" "tord-ecn tord" "tord xdp" "testpmd xdp"; do
+	for pair in "tord testpmd" "tord-adaptive testpmd" "tord-busypoll tord" "tord-netrt tord" "tord-ecn tord" "tord xdp" "tord-busypoll xdp" "testpmd xdp"; do
 		read -r x y <<<"$pair"
 		[[ " $SETUPS " == *" $x "* && " $SETUPS " == *" $y "* ]] || continue
 		printf '| **%s / %s** |' "$x" "$y"
@@ -662,6 +754,26 @@ report() {
 				"$(awk -v i="$idle" -v p="$last" 'BEGIN { if (p > 0) printf "%.0f", (100 - i) * 1e7 / p; else print "–" }')"
 		done
 	done
+	if [ "$QUEUES" -gt 1 ]; then
+		echo
+		echo "Frames each tord worker received per second in the last measured run (rocetor_worker_batch_size_sum):"
+		echo
+		local w row
+		printf '| setup | frame |'
+		for ((w = 0; w < QUEUES; w++)); do printf ' worker %d |' "$w"; done
+		echo
+		printf '| --- | ---: |'
+		for ((w = 0; w < QUEUES; w++)); do printf ' ---: |'; done
+		echo
+		for setup in $SETUPS; do
+			[[ $setup == tord* ]] || continue
+			for size in $SIZES; do
+				printf '| %s | %s B |' "$setup" "$size"
+				for row in ${WORKERS[$setup,$size]:-}; do printf ' %s |' "$(fmt_pps "$row")"; done
+				echo
+			done
+		done
+	fi
 	if [ -n "${OV_SINK:-}" ]; then
 		echo
 		overload_report

@@ -26,6 +26,7 @@ func (cl *client) post(ctx context.Context) error {
 	cqes := make([]nic.Completion, 256)
 	defer func() {
 		cl.rep.setRun(sd.lat, sd.first, sd.last, o.size)
+		cl.rep.setWall(sd.first, sd.last, cl.s.Now(), time.Now())
 		cl.rep.BWPeakGbps = peakGbps(sd.posts, sd.dones, o.size)
 		if o.duration > 0 {
 			cl.rep.Count = sd.ran()

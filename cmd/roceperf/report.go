@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // report is a client run's result; its JSON names are what testbed
@@ -23,7 +24,13 @@ type report struct {
 	Bytes       int64   `json:"bytes"`
 	DurationS   float64 `json:"duration_s"`
 	GoodputGbps float64 `json:"goodput_gbps"`
-	FCT         fct     `json:"fct_us"`
+	// Start and End are duration_s's ends on the wall clock, so that
+	// the runs of several clients into one server (serve --clients) can
+	// be lined up: a testbed's goodput of a round is the bytes of all
+	// over the span from the first Start to the last End.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+	FCT   fct       `json:"fct_us"`
 	counters
 	VerifiedBytes int64     `json:"verified_bytes"`
 	Corrupt       int       `json:"corrupt"`
@@ -73,6 +80,15 @@ func (r *report) setRun(lats []int64, first, last int64, size int) {
 	r.GoodputGbps = float64(r.Bytes) * 8 / r.DurationS / 1e9
 	r.MsgRateMpps = round6(float64(r.Messages) / r.DurationS / 1e6)
 	r.FCT = fctOf(lats)
+}
+
+// setWall sets Start and End from first and last on the session clock,
+// whose time now is now (wall: the wall clock's at the same moment).
+func (r *report) setWall(first, last, now int64, wall time.Time) {
+	if r.DurationS == 0 {
+		return
+	}
+	r.Start, r.End = wall.Add(time.Duration(first-now)).UTC(), wall.Add(time.Duration(last-now)).UTC()
 }
 
 // fctOf summarises latencies in nanoseconds as microseconds.

@@ -161,6 +161,26 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
+// TestReportWall: start and end are the run's ends on the wall clock,
+// found from the session clock's reading at a known wall time; a run
+// with nothing completed has neither.
+func TestReportWall(t *testing.T) {
+	wall := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	var r report
+	r.setRun([]int64{500, 700}, 1_000, 3_001_000, 4096) // 3 ms on the session clock
+	r.setWall(1_000, 3_001_000, 5_001_000, wall)        // read 2 ms after the last completion
+	if want := wall.Add(-5 * time.Millisecond); !r.Start.Equal(want) || !r.End.Equal(wall.Add(-2*time.Millisecond)) {
+		t.Errorf("start %v, end %v; want %v and 3 ms later", r.Start, r.End, want)
+	}
+	var none report
+	none.setRun(nil, -1, 0, 4096)
+	none.setWall(-1, 0, 10, wall)
+	var b bytes.Buffer
+	if none.writeJSON(&b); strings.Contains(b.String(), `"start"`) || !none.Start.IsZero() {
+		t.Errorf("a run without completions has a start: %s", b.String())
+	}
+}
+
 func TestPattern(t *testing.T) {
 	const size = 1 << 20
 	b := make([]byte, size)

@@ -120,7 +120,7 @@ func newDCQCNFairness() *dcqcnExp {
 }
 
 func newDCQCNIncast() *dcqcnExp {
-	return &dcqcnExp{incast: true, transports: "gbn", ccs: "dcqcn,none", senders: "2,4", count: 64, dcqcn: testbedDCQCN}
+	return &dcqcnExp{incast: true, transports: "gbn", ccs: "dcqcn,none", senders: "2,4", count: 256, dcqcn: testbedDCQCN}
 }
 
 func (e *dcqcnExp) Name() string {
@@ -296,7 +296,44 @@ type dcqcnCell struct {
 	Jain      *float64   `json:"jain_last_half"`
 	FlowRates []float64  `json:"flow_rates_mbps"`
 	Depth     DepthStats `json:"depth"`
-	Error     string     `json:"error,omitempty"`
+	// NetRT is what the ToRs' NetRT stages did, in netrt's cells only.
+	NetRT *dcqcnNetRT `json:"netrt,omitempty"`
+	Error string      `json:"error,omitempty"`
+}
+
+// dcqcnNetRT are the NetRT counters that tell the source ToR's own
+// retransmissions apart from the senders' (Retx): what it resent into
+// the bottleneck, of which tail probes, for how many requests, and how
+// many of those copies reached tor2 after their originals (Late: below
+// the flow's ePSN, passed to the RNIC, which discards them). A probe
+// or request the stage turned away because the original had not left
+// tor1 yet is counted apart (ProbesDeferred, InQueue): before they
+// were, such copies overtook their originals on the strict-priority
+// retransmit queue (docs/experiments.md, DCQCN).
+type dcqcnNetRT struct {
+	Retransmitted  float64 `json:"pool_retransmitted"`
+	TailProbes     float64 `json:"tail_probes"`
+	ProbesDeferred float64 `json:"tail_probes_deferred"`
+	Requests       float64 `json:"requests"`
+	InQueue        float64 `json:"requested_in_queue"`
+	Late           float64 `json:"late_at_destination"`
+	// RetxQueueDrops are the bottleneck port's retransmit queue's
+	// drops, part of QueueDrops.
+	RetxQueueDrops float64 `json:"retransmit_queue_drops"`
+}
+
+// netrtOf reads a run's NetRT counters, every switch's added up, the
+// retransmit queue's drops at the bottleneck (node's port).
+func netrtOf(r *Run, node, port string) *dcqcnNetRT {
+	return &dcqcnNetRT{
+		Retransmitted:  sum(r, "rocetor_netrt_retransmitted_total"),
+		TailProbes:     sum(r, "rocetor_netrt_tail_probes_total"),
+		ProbesDeferred: sum(r, "rocetor_netrt_tail_probes_deferred_total"),
+		Requests:       sum(r, "rocetor_netrt_requests_received_total"),
+		InQueue:        sum(r, "rocetor_netrt_retransmit_in_queue_total"),
+		Late:           sum(r, "rocetor_netrt_data_packets_total", `outcome="late"`),
+		RetxQueueDrops: r.Switches[node].Sum("rocetor_queue_drops_total", `port="`+port+`"`, `queue="retransmit"`),
+	}
 }
 
 // ccReport is what the experiments read of roceperf's JSON beyond
@@ -343,6 +380,9 @@ func dcqcnCellOf(r *Run, tr, cc string, n int, node, port string) dcqcnCell {
 	c.Drops = sum(r, "rocetor_queue_drops_total")
 	c.Trimmed = sum(r, "rocetor_trim_trimmed_packets_total")
 	c.PFCPauses = sum(r, "rocetor_port_pfc_tx_frames_total")
+	if tr == "netrt" {
+		c.NetRT = netrtOf(r, node, port)
+	}
 	for _, f := range r.Flows {
 		s, rcv, cuts := ccOf(f)
 		c.CNPsSent, c.CNPsReceived, c.RateCuts = c.CNPsSent+s, c.CNPsReceived+rcv, c.RateCuts+cuts
@@ -419,7 +459,7 @@ func fmtJain(j *float64) string {
 func dcqcnTable(cells []dcqcnCell) Table {
 	t := Table{Columns: []string{"transport", "cc", "senders", "goodput (Gbit/s)", "FCT p50/p99 (µs)", "Jain (last half)",
 		"flow rates (Mbit/s)", "depth mean/max (KB)", "in [Kmin, Kmax]", "at limit", "queue drops", "CE marked", "CNPs",
-		"rate cuts", "PFC", "trimmed", "retx"}}
+		"rate cuts", "PFC", "trimmed", "retx", "NetRT resent / probes / late"}}
 	for _, c := range cells {
 		var rates []string
 		for _, r := range c.FlowRates {
@@ -428,11 +468,15 @@ func dcqcnTable(cells []dcqcnCell) Table {
 		if len(rates) == 0 {
 			rates = []string{"–"}
 		}
+		netrt := "–"
+		if n := c.NetRT; n != nil {
+			netrt = fmtInt(n.Retransmitted) + " / " + fmtInt(n.TailProbes) + " / " + fmtInt(n.Late)
+		}
 		t.Rows = append(t.Rows, []string{c.Transport, c.CC, strconv.Itoa(c.Senders), fmtFloat(c.Goodput, 3),
 			fmtInt(c.FCT.P50) + " / " + fmtInt(c.FCT.P99), fmtJain(c.Jain), strings.Join(rates, " "),
 			fmtFloat(c.Depth.Mean/1e3, 1) + " / " + fmtFloat(c.Depth.Max/1e3, 1), pct(c.Depth.InBand, c.Depth.Samples),
 			pct(c.Depth.AtLimit, c.Depth.Samples), fmtInt(c.QueueDrops), fmtInt(c.CEMarked), strconv.FormatInt(c.CNPsSent, 10),
-			strconv.FormatInt(c.RateCuts, 10), fmtInt(c.PFCPauses), fmtInt(c.Trimmed), strconv.FormatInt(c.Retx, 10)})
+			strconv.FormatInt(c.RateCuts, 10), fmtInt(c.PFCPauses), fmtInt(c.Trimmed), strconv.FormatInt(c.Retx, 10), netrt})
 	}
 	return t
 }

@@ -503,3 +503,35 @@ func TestDCQCNReusedTestbed(t *testing.T) {
 		t.Errorf("reused testbed reconfigured to %+v", o)
 	}
 }
+
+// A netrt cell carries the NetRT counters that tell the source ToR's
+// retransmissions apart from the senders', and its table row shows
+// them; other transports' cells have none.
+func TestDCQCNCellNetRT(t *testing.T) {
+	r := &Run{Switches: map[string]Sample{
+		"tor1": {
+			`rocetor_netrt_retransmitted_total{port="tor2"}`:            150,
+			`rocetor_netrt_tail_probes_total{port="tor2"}`:              3,
+			`rocetor_netrt_tail_probes_deferred_total{port="tor2"}`:     7,
+			`rocetor_netrt_requests_received_total{port="tor2"}`:        4,
+			`rocetor_netrt_retransmit_in_queue_total{port="tor2"}`:      20,
+			`rocetor_queue_drops_total{port="tor2",queue="data"}`:       5,
+			`rocetor_queue_drops_total{port="tor2",queue="retransmit"}`: 2,
+		},
+		"tor2": {
+			`rocetor_netrt_data_packets_total{outcome="late",port="h3"}`:     90,
+			`rocetor_netrt_data_packets_total{outcome="late",port="h4"}`:     10,
+			`rocetor_netrt_data_packets_total{outcome="in_order",port="h3"}`: 1000,
+		},
+	}}
+	c := dcqcnCellOf(r, "netrt", "dcqcn", 2, "tor1", "tor2")
+	want := dcqcnNetRT{Retransmitted: 150, TailProbes: 3, ProbesDeferred: 7, Requests: 4, InQueue: 20, Late: 100, RetxQueueDrops: 2}
+	if c.NetRT == nil || *c.NetRT != want || c.QueueDrops != 7 {
+		t.Fatalf("netrt %+v, queue drops %v; want %+v, 7", c.NetRT, c.QueueDrops, want)
+	}
+	tab := dcqcnTable([]dcqcnCell{c, dcqcnCellOf(r, "gbn", "dcqcn", 2, "tor1", "tor2")})
+	col := slices.Index(tab.Columns, "NetRT resent / probes / late")
+	if col < 0 || tab.Rows[0][col] != "150 / 3 / 100" || tab.Rows[1][col] != "–" {
+		t.Fatalf("table %q %q", tab.Columns, tab.Rows)
+	}
+}

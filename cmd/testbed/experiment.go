@@ -106,29 +106,28 @@ func (e *Env) printf(format string, args ...any) {
 // failed point does not lose the others.
 func (e *Env) Measure(ctx context.Context, point map[string]string, repeat int, t Transfer) Run {
 	run := Run{Point: point, Repeat: repeat, Started: time.Now().UTC()}
-	before, err := e.Fabric.Scrape(ctx)
-	if err != nil {
-		run.Error = err.Error()
-		return run
-	}
-	res, err := e.Perf.Transfer(ctx, t)
-	if res != nil {
-		run.Perf = res
-	}
-	if err != nil {
-		run.Error = err.Error()
-	}
-	after, err := e.Fabric.Scrape(ctx)
-	if err != nil {
-		if run.Error == "" {
-			run.Error = err.Error()
-		}
-		return run
-	}
-	run.Switches = map[string]Sample{}
-	for node, a := range after {
-		run.Switches[node] = Delta(before[node], a)
-	}
+	e.between(ctx, &run, func() error {
+		var err error
+		run.Perf, err = e.Perf.Transfer(ctx, t)
+		return err
+	})
+	return run
+}
+
+// MeasureRound runs transfers from several hosts into one receiving
+// host at once, as one round of one server (Perf.Round), between two
+// scrapes of every switch, and returns them as one Run: each sender's
+// result in Flows (nil for one that reported nothing), and in Perf
+// their merger (mergeRound), which readers of one transfer's Run read
+// as they would one client's with all the QPs.
+func (e *Env) MeasureRound(ctx context.Context, point map[string]string, repeat int, ts []Transfer) Run {
+	run := Run{Point: point, Repeat: repeat, Started: time.Now().UTC()}
+	e.between(ctx, &run, func() error {
+		var err error
+		run.Flows, err = e.Perf.Round(ctx, ts)
+		run.Perf = mergeRound(run.Flows)
+		return err
+	})
 	return run
 }
 
@@ -146,36 +145,46 @@ func (e *Env) MeasureAll(ctx context.Context, point map[string]string, ts []Tran
 // Run.Series.
 func (e *Env) MeasureSeries(ctx context.Context, point map[string]string, ts []Transfer, spec *SeriesSpec) Run {
 	run := Run{Point: point, Repeat: 1, Started: time.Now().UTC()}
+	e.between(ctx, &run, func() error {
+		var smp *sampler
+		if spec != nil {
+			smp = startSampler(ctx, e.Fabric, *spec, len(ts))
+		}
+		run.Flows = make([]*PerfResult, len(ts))
+		errs := make([]error, len(ts))
+		var wg sync.WaitGroup
+		for i, t := range ts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run.Flows[i], errs[i] = e.Perf.Transfer(ctx, t)
+				if errs[i] != nil {
+					errs[i] = fmt.Errorf("%s → %s: %w", t.From, t.To, errs[i])
+				}
+				if smp != nil {
+					smp.ended(i)
+				}
+			}()
+		}
+		wg.Wait()
+		if smp != nil {
+			run.Series = smp.stop()
+		}
+		return errors.Join(errs...)
+	})
+	return run
+}
+
+// between scrapes every switch, runs measure, scrapes them again and
+// keeps in run what each counted meanwhile; the first error goes to
+// run.Error. Without the first scrape nothing is measured.
+func (e *Env) between(ctx context.Context, run *Run, measure func() error) {
 	before, err := e.Fabric.Scrape(ctx)
 	if err != nil {
 		run.Error = err.Error()
-		return run
+		return
 	}
-	var smp *sampler
-	if spec != nil {
-		smp = startSampler(ctx, e.Fabric, *spec, len(ts))
-	}
-	run.Flows = make([]*PerfResult, len(ts))
-	errs := make([]error, len(ts))
-	var wg sync.WaitGroup
-	for i, t := range ts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run.Flows[i], errs[i] = e.Perf.Transfer(ctx, t)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("%s → %s: %w", t.From, t.To, errs[i])
-			}
-			if smp != nil {
-				smp.ended(i)
-			}
-		}()
-	}
-	wg.Wait()
-	if smp != nil {
-		run.Series = smp.stop()
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := measure(); err != nil {
 		run.Error = err.Error()
 	}
 	after, err := e.Fabric.Scrape(ctx)
@@ -183,13 +192,12 @@ func (e *Env) MeasureSeries(ctx context.Context, point map[string]string, ts []T
 		if run.Error == "" {
 			run.Error = err.Error()
 		}
-		return run
+		return
 	}
 	run.Switches = map[string]Sample{}
 	for node, a := range after {
 		run.Switches[node] = Delta(before[node], a)
 	}
-	return run
 }
 
 // RunConfig is the framework's side of testbed run.

@@ -144,8 +144,31 @@ func (p *fakePerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error
 		s.RetxPackets, s.Timeouts = 5, 2
 		p.spurious[t.Transport] = n - 1
 	}
+	s.Start = fakeEpoch
+	s.End = s.Start.Add(time.Duration(s.DurationS * float64(time.Second)))
 	raw, _ := json.Marshal(s)
 	return &PerfResult{Client: s, ClientRaw: raw}, nil
+}
+
+// fakeEpoch is when every fake transfer starts.
+var fakeEpoch = time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+
+func (p *fakePerf) Round(ctx context.Context, ts []Transfer) ([]*PerfResult, error) {
+	return roundOf(ctx, p.Transfer, ts)
+}
+
+// roundOf is a fake's Round: the transfers one after the other through
+// transfer, their errors joined.
+func roundOf(ctx context.Context, transfer func(context.Context, Transfer) (*PerfResult, error), ts []Transfer) ([]*PerfResult, error) {
+	out := make([]*PerfResult, len(ts))
+	var errs []error
+	for i, t := range ts {
+		var err error
+		if out[i], err = transfer(ctx, t); err != nil {
+			errs = append(errs, fmt.Errorf("%s → %s: %w", t.From, t.To, err))
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 func parseExperiment(t *testing.T, exp Experiment, args ...string) {

@@ -29,6 +29,8 @@ const usage = `usage:
                                    forge malformed and hostile frames from a host (a soak's blaster)
   testbed plot RECORD DIR          draw an experiment's plots again from its --record file
   testbed list                     describe the experiments
+  testbed sim EXPERIMENT|ARGS...   the fabric simulator (torsim): an experiment at the testbed's
+                                   parameters (netrt-loss, dcp-loss, llr-loss, sr-loss), or any run
   testbed help COMMAND             the flags of up, run EXPERIMENT, ...
 `
 
@@ -77,6 +79,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdBlast(ctx, rest, stdout, stderr)
 	case "plot":
 		err = cmdPlot(rest, stdout, stderr)
+	case "sim":
+		err = cmdSim(ctx, rest, stdout, stderr)
 	case "list":
 		for _, n := range experimentNames() {
 			fmt.Fprintf(stdout, "%-12s %s\n", n, experiments[n]().Synopsis())
@@ -594,6 +598,8 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		exp.Flags(fs)
 		fmt.Fprintf(stdout, "testbed run %s [flags]: %s\n", exp.Name(), exp.Synopsis())
 		fs.PrintDefaults()
+	case "sim":
+		fmt.Fprintf(stdout, simUsage, strings.Join(simExperiments, ", "))
 	default:
 		fmt.Fprint(stdout, usage)
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -54,24 +55,29 @@ type FCT struct {
 
 // Summary is roceperf's JSON summary (roceperf … --json).
 type Summary struct {
-	Transport       string  `json:"transport"`
-	Op              string  `json:"op"`
-	Size            int64   `json:"size"`
-	Count           int64   `json:"count"`
-	QPs             int64   `json:"qps"`
-	Messages        int64   `json:"messages"`
-	Bytes           int64   `json:"bytes"`
-	DurationS       float64 `json:"duration_s"`
-	GoodputGbps     float64 `json:"goodput_gbps"`
-	FCT             FCT     `json:"fct_us"`
-	RetxPackets     int64   `json:"retx_packets"`
-	Timeouts        int64   `json:"timeouts"`
-	NaksReceived    int64   `json:"naks_received"`
-	NaksSent        int64   `json:"naks_sent"`
-	PacketsSent     int64   `json:"packets_sent"`
-	PacketsReceived int64   `json:"packets_received"`
-	VerifiedBytes   int64   `json:"verified_bytes"`
-	Corrupt         int64   `json:"corrupt"`
+	Transport   string  `json:"transport"`
+	Op          string  `json:"op"`
+	Size        int64   `json:"size"`
+	Count       int64   `json:"count"`
+	QPs         int64   `json:"qps"`
+	Messages    int64   `json:"messages"`
+	Bytes       int64   `json:"bytes"`
+	DurationS   float64 `json:"duration_s"`
+	GoodputGbps float64 `json:"goodput_gbps"`
+	// Start and End are the run's first post and last completion on
+	// the wall clock (roceperf's start and end; zero from a roceperf
+	// without them).
+	Start           time.Time `json:"start,omitzero"`
+	End             time.Time `json:"end,omitzero"`
+	FCT             FCT       `json:"fct_us"`
+	RetxPackets     int64     `json:"retx_packets"`
+	Timeouts        int64     `json:"timeouts"`
+	NaksReceived    int64     `json:"naks_received"`
+	NaksSent        int64     `json:"naks_sent"`
+	PacketsSent     int64     `json:"packets_sent"`
+	PacketsReceived int64     `json:"packets_received"`
+	VerifiedBytes   int64     `json:"verified_bytes"`
+	Corrupt         int64     `json:"corrupt"`
 	EndpointDrops
 	// Server is what the client reports of the server's endpoint.
 	Server *EndpointDrops `json:"server,omitempty"`
@@ -94,6 +100,10 @@ type PerfResult struct {
 // one; tests use a fake.
 type Perf interface {
 	Transfer(ctx context.Context, t Transfer) (*PerfResult, error)
+	// Round runs transfers that share their receiving host at once, as
+	// one round of one server (roceperf serve --clients), and returns
+	// their results in order, nil for one that reported nothing.
+	Round(ctx context.Context, ts []Transfer) ([]*PerfResult, error)
 }
 
 // roceperf runs the roceperf binary in the hosts' namespaces.
@@ -113,29 +123,54 @@ var ErrPerf = errors.New("roceperf failed")
 
 // Transfer starts roceperf serve --once on the receiving host, waits
 // until it listens, runs the client on the sending host and reads its
-// JSON summary, then waits for the server to exit.
+// JSON summary, then waits for the server to exit: a round of one.
 func (r *roceperf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
-	from, to := r.plan.Node(t.From), r.plan.Node(t.To)
-	if from == nil || to == nil {
-		return nil, fmt.Errorf("transfer %s → %s: no such host", t.From, t.To)
+	res, err := r.Round(ctx, []Transfer{t})
+	return res[0], err
+}
+
+// Round runs transfers into one receiving host at once: one roceperf
+// serve --once --clients N there, which serves them as one round on one
+// endpoint (docs/roceperf.md, "Many clients"), and a client per
+// transfer on its sending host, all started together once the server
+// listens. Each sending host runs one endpoint, so the transfers come
+// from different hosts. The results are in the transfers' order, nil
+// for a client that reported nothing; the errors are joined.
+func (r *roceperf) Round(ctx context.Context, ts []Transfer) ([]*PerfResult, error) {
+	out := make([]*PerfResult, len(ts))
+	to := r.plan.Node(ts[0].To)
+	timeout := ts[0].Timeout
+	seen := map[string]bool{}
+	for _, t := range ts {
+		if r.plan.Node(t.From) == nil || to == nil {
+			return out, fmt.Errorf("transfer %s → %s: no such host", t.From, t.To)
+		}
+		if t.To != ts[0].To || seen[t.From] {
+			return out, fmt.Errorf("transfer %s → %s: a round takes one receiver and a sending host per transfer", t.From, t.To)
+		}
+		seen[t.From] = true
+		timeout = max(timeout, t.Timeout)
 	}
 	n := r.seq.Add(1)
-	dst := r.plan.Addr(t.To).String()
-	listen := fmt.Sprintf("%s:%d", dst, r.port)
+	listen := fmt.Sprintf("%s:%d", r.plan.Addr(ts[0].To), r.port)
 	base := filepath.Join(r.logDir, fmt.Sprintf("roceperf-%03d", n))
 
 	srvOut := &bytes.Buffer{}
 	srvLog, err := os.Create(base + "-server.log")
 	if err != nil {
-		return nil, fmt.Errorf("roceperf log: %w", err)
+		return out, fmt.Errorf("roceperf log: %w", err)
 	}
 	defer srvLog.Close()
-	srv := exec.Command("ip", "netns", "exec", to.Netns, r.bin, "serve", "--dev", "eth0", "--listen", listen, "--once",
-		"--timeout", t.Timeout.String())
+	args := []string{"netns", "exec", to.Netns, r.bin, "serve", "--dev", "eth0", "--listen", listen, "--once",
+		"--timeout", timeout.String()}
+	if len(ts) > 1 {
+		args = append(args, "--clients", strconv.Itoa(len(ts)))
+	}
+	srv := exec.Command("ip", args...)
 	srv.Stdout, srv.Stderr = srvOut, srvLog
 	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("start roceperf serve on %s: %w", t.To, err)
+		return out, fmt.Errorf("start roceperf serve on %s: %w", ts[0].To, err)
 	}
 	srvDone := make(chan error, 1)
 	go func() { srvDone <- srv.Wait() }()
@@ -156,9 +191,47 @@ func (r *roceperf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error
 	}
 	defer stopServer()
 	if err := waitListening(ctx, srv.Process.Pid, r.port, srvDone, 15*time.Second); err != nil {
-		return nil, fmt.Errorf("roceperf serve on %s: %w; its log %s:\n%s", t.To, err, srvLog.Name(), tail(srvLog.Name(), 20))
+		return out, fmt.Errorf("roceperf serve on %s: %w; its log %s:\n%s", ts[0].To, err, srvLog.Name(), tail(srvLog.Name(), 20))
 	}
 
+	errs := make([]error, len(ts))
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		log := base + "-client.log"
+		if len(ts) > 1 {
+			log = base + "-client-" + t.From + ".log"
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = r.client(ctx, t, listen, log)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return out, err
+	}
+	// With --once the server ends after its one round.
+	select {
+	case <-srvDone:
+		srvDone <- nil // for the deferred stopServer
+	case <-time.After(10 * time.Second):
+		fmt.Fprintf(srvLog, "# testbed: still running 10s after the clients ended; stopped\n")
+	}
+	for i, t := range ts {
+		if len(ts) == 1 {
+			out[i].Server = lastJSON(srvOut.Bytes())
+		} else {
+			out[i].Server = serverLine(srvOut.Bytes(), r.plan.Addr(t.From).String())
+		}
+	}
+	return out, nil
+}
+
+// client runs one transfer's client against the server at listen and
+// reads its JSON summary.
+func (r *roceperf) client(ctx context.Context, t Transfer, listen, log string) (*PerfResult, error) {
+	from := r.plan.Node(t.From)
 	args := []string{"netns", "exec", from.Netns, r.bin, t.Op, "--dev", "eth0", "--to", listen,
 		"--size", strconv.Itoa(t.Size), "--count", strconv.Itoa(t.Count), "--qps", strconv.Itoa(t.QPs),
 		"--transport", t.Transport, "--json", "--timeout", t.Timeout.String()}
@@ -178,7 +251,7 @@ func (r *roceperf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error
 	cctx, cancel := context.WithTimeout(ctx, t.Timeout+30*time.Second)
 	defer cancel()
 	cli := exec.CommandContext(cctx, "ip", args...)
-	cliLog, err := os.Create(base + "-client.log")
+	cliLog, err := os.Create(log)
 	if err != nil {
 		return nil, fmt.Errorf("roceperf log: %w", err)
 	}
@@ -206,15 +279,67 @@ func (r *roceperf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error
 	if raw == nil {
 		return res, fmt.Errorf("%w: roceperf %s printed no JSON summary:\n%s", ErrPerf, t.Op, stdout.String())
 	}
-	// With --once the server ends after its one client.
-	select {
-	case <-srvDone:
-		srvDone <- nil // for the deferred stopServer
-	case <-time.After(10 * time.Second):
-		fmt.Fprintf(srvLog, "# testbed: still running 10s after the client ended; stopped\n")
-	}
-	res.Server = lastJSON(srvOut.Bytes())
 	return res, nil
+}
+
+// serverLine is the line of a round's server output (one JSON object
+// per client) whose client came from address addr.
+func serverLine(out []byte, addr string) json.RawMessage {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Client string `json:"client"`
+		}
+		l := bytes.TrimSpace(sc.Bytes())
+		if json.Unmarshal(l, &line) == nil && strings.HasPrefix(line.Client, addr+":") {
+			return append(json.RawMessage(nil), l...)
+		}
+	}
+	return nil
+}
+
+// mergeRound reads the transfers of one round as one, what one client
+// with all their QPs would have reported: messages, bytes, the
+// recovery's and the packets' counters added up, goodput the verified
+// bytes of all over the span from the first start to the last end (so
+// a sender that started late or finished early counts as it did), and
+// each FCT percentile the largest of the clients'. nil when no client
+// reported.
+func mergeRound(flows []*PerfResult) *PerfResult {
+	var m Summary
+	n := 0
+	for _, f := range flows {
+		if f == nil {
+			continue
+		}
+		c := f.Client
+		if n++; n == 1 {
+			m.Transport, m.Op, m.Size = c.Transport, c.Op, c.Size
+		}
+		m.Count, m.QPs, m.Messages, m.Bytes = m.Count+c.Count, m.QPs+c.QPs, m.Messages+c.Messages, m.Bytes+c.Bytes
+		m.RetxPackets, m.Timeouts = m.RetxPackets+c.RetxPackets, m.Timeouts+c.Timeouts
+		m.NaksReceived, m.NaksSent = m.NaksReceived+c.NaksReceived, m.NaksSent+c.NaksSent
+		m.PacketsSent, m.PacketsReceived = m.PacketsSent+c.PacketsSent, m.PacketsReceived+c.PacketsReceived
+		m.VerifiedBytes, m.Corrupt = m.VerifiedBytes+c.VerifiedBytes, m.Corrupt+c.Corrupt
+		if !c.Start.IsZero() && (m.Start.IsZero() || c.Start.Before(m.Start)) {
+			m.Start = c.Start
+		}
+		if c.End.After(m.End) {
+			m.End = c.End
+		}
+		m.FCT = FCT{P50: max(m.FCT.P50, c.FCT.P50), P99: max(m.FCT.P99, c.FCT.P99), P999: max(m.FCT.P999, c.FCT.P999),
+			P9999: max(m.FCT.P9999, c.FCT.P9999), Mean: max(m.FCT.Mean, c.FCT.Mean), Max: max(m.FCT.Max, c.FCT.Max)}
+	}
+	if n == 0 {
+		return nil
+	}
+	if !m.Start.IsZero() && m.End.After(m.Start) {
+		m.DurationS = m.End.Sub(m.Start).Seconds()
+		m.GoodputGbps = float64(m.VerifiedBytes) * 8 / m.DurationS / 1e9
+	}
+	raw, _ := json.Marshal(m)
+	return &PerfResult{Client: m, ClientRaw: raw}
 }
 
 // ccArgs are roceperf's congestion-control flags for the transfer, the

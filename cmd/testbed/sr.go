@@ -8,7 +8,10 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"rocetor/dataplane"
 )
 
 // The selective-retransmission experiments (FaSR, seed 001 §V; IRN, seed
@@ -18,8 +21,9 @@ import (
 // their aggregate goodput, the SR state each transport needs for them,
 // and FaSR's fast-path share.
 //
-// Both pace the sender at --host-rate, 200 Mbit/s by default, well below
-// what the testbed carries. Paced at the links' 1 Gbit/s, the chain's
+// Both pace the sender (sr-concurrency's senders together) at
+// --host-rate, 200 Mbit/s by default, well below what the testbed
+// carries. Paced at the links' 1 Gbit/s, the chain's
 // five processes on two CPUs are the bottleneck (one QP: about 0.6
 // Gbit/s), queues fill, and at 1 % loss IRN and FaSR kept 68 % and 82 %
 // of their lossless goodput, against 96 % and 97 % at 200 Mbit/s
@@ -68,16 +72,49 @@ type srFaSR struct {
 	GBNFallbacks   uint64  `json:"gbn_fallbacks"`
 }
 
-// srOf reads a run's roceperf summary; nil when it has none.
+// srOf reads a run's roceperf summary, a round's (Env.MeasureRound)
+// from its clients' (srOfRound); nil when it has none.
 func srOf(r *Run) *srReport {
-	if r.Perf == nil || len(r.Perf.ClientRaw) == 0 {
+	if len(r.Flows) > 0 {
+		return srOfRound(r.Flows)
+	}
+	return srReportOf(r.Perf)
+}
+
+// srReportOf reads one client's summary; nil without one.
+func srReportOf(f *PerfResult) *srReport {
+	if f == nil || len(f.ClientRaw) == 0 {
 		return nil
 	}
 	var s srReport
-	if json.Unmarshal(r.Perf.ClientRaw, &s) != nil {
+	if json.Unmarshal(f.ClientRaw, &s) != nil {
 		return nil
 	}
 	return &s
+}
+
+// srOfRound is the SR state of a round's clients as one report: the
+// clients' added up (each sender's endpoint holds its own QPs' state and
+// pool), the server's as the clients report it — the round's one
+// endpoint with every client's QPs, the same in each client's report
+// (docs/roceperf.md, "Many clients"), so the largest is taken.
+func srOfRound(flows []*PerfResult) *srReport {
+	var m *srReport
+	for _, f := range flows {
+		s := srReportOf(f)
+		switch {
+		case s == nil:
+			continue
+		case m == nil:
+			m = s
+			continue
+		}
+		m.StateBytes, m.SharedBytes = m.StateBytes+s.StateBytes, m.SharedBytes+s.SharedBytes
+		if s.Server != nil && (m.Server == nil || s.Server.StateBytes > m.Server.StateBytes) {
+			m.Server = s.Server
+		}
+	}
+	return m
 }
 
 // finite is v, or 0 for a figure a failed run left NaN or infinite
@@ -392,19 +429,21 @@ func (e *srLoss) Plots() []PlotSpec {
 // ---- sr-concurrency ----
 
 // srConcurrency is FaSR's §V-C (Fig. 7(b), 7(c)), Fig. 8(b) and Fig.
-// 9(b): one roceperf client on h1 with N QPs to one server on h2, each QP
-// writing 4 KiB messages (one at a time at 5,000 QPs: roceperf keeps at
-// most 16 MiB in flight), at 0 and 1 % random loss on the way. The
-// paper connects three clients to one server; roceperf serves one client
-// at a time and the testbed runs one endpoint per host, so here one
-// sender holds all the QPs — what the paper measures is the receiving
-// RNIC's SR state for N connections, which one endpoint with N QPs has
-// (docs/testbed.md).
+// 9(b): N QPs into one roceperf server, each QP writing 4 KiB messages
+// (one at a time at 5,000 QPs: roceperf keeps at most 16 MiB in flight),
+// at 0 and 1 % random loss on the way. As in the paper, several senders
+// write into one receiver: --senders hosts behind tor1 (the dumbbell
+// with one receiver), each with its share of the QPs, the messages and
+// the rate, as clients of one round of roceperf serve --clients, whose
+// one endpoint holds every QP's receiving state (Env.MeasureRound).
+// --senders 1 is one client on h1 with all the QPs on the link, the
+// shape of the figures recorded before (docs/testbed.md).
 type srConcurrency struct {
 	opts       Options
 	transports string
 	qps        string
 	losses     string
+	senders    int
 	size       int
 	perQP      int
 	minCount   int
@@ -432,12 +471,13 @@ type srConcurrencyCell struct {
 	// why).
 	Ratio *float64 `json:"goodput_ratio"`
 	referenceCells
-	// The receiver's (h2's) SR state for the run's QPs (nic.SRState:
-	// what the transport keeps beyond Go-Back-N): its per-QP state × QPs
-	// + what it shares among them, sized for a BDP of sr_bdp_packets
-	// (roceperf's; 0 when the state does not depend on it). The sender's
-	// is the same figure (both sides of every QP live in each endpoint's
-	// context); client_sr_state_bytes is its own report of it.
+	// The receiver's SR state for the run's QPs (nic.SRState: what the
+	// transport keeps beyond Go-Back-N): its per-QP state × QPs + what
+	// it shares among them, sized for a BDP of sr_bdp_packets
+	// (roceperf's; 0 when the state does not depend on it). One
+	// sender's is the same figure (both sides of every QP live in each
+	// endpoint's context); client_sr_state_bytes is the senders' own
+	// reports, added up (each has its own shared pool).
 	StateBytes       int      `json:"sr_state_bytes"`
 	ClientStateBytes int      `json:"client_sr_state_bytes"`
 	StateBytesPerQP  int      `json:"sr_state_bytes_per_qp"`
@@ -450,18 +490,42 @@ type srConcurrencyCell struct {
 	Timeouts         int64    `json:"timeouts"`
 	Lost             float64  `json:"lost_packets"`
 	Messages         int      `json:"messages"`
-	Error            string   `json:"error,omitempty"`
+	// Senders are the hosts that wrote; with more than one the cell's
+	// figures are the round's (mergeRound: goodput the verified bytes
+	// of all over the span from the first start to the last end,
+	// messages, retransmissions and timeouts added up, the clients' SR
+	// state added up), and PerSender is each one's own.
+	Senders   int            `json:"senders"`
+	PerSender []srSenderCell `json:"per_sender,omitempty"`
+	Error     string         `json:"error,omitempty"`
 
 	ref reference // the lossless run, for the table
 }
 
+// srSenderCell is one sender's part of a round, as its client reported
+// it.
+type srSenderCell struct {
+	Host             string  `json:"host"`
+	QPs              int     `json:"qps"`
+	Count            int     `json:"count"` // WRITEs asked for
+	Rate             string  `json:"rate"`  // its pacing
+	Messages         int64   `json:"messages"`
+	VerifiedBytes    int64   `json:"verified_bytes"`
+	Goodput          float64 `json:"goodput_gbps"` // its own, over its own duration
+	DurationS        float64 `json:"duration_s"`
+	Retx             int64   `json:"retx_packets"`
+	Timeouts         int64   `json:"timeouts"`
+	ClientStateBytes int     `json:"client_sr_state_bytes"`
+	Reported         bool    `json:"reported"` // false: its client printed no summary
+}
+
 func newSRConcurrency() *srConcurrency {
-	return &srConcurrency{transports: "gbn,irn,fasr", qps: "16,256,1024,5000", losses: "0,0.01"}
+	return &srConcurrency{transports: "gbn,irn,fasr", qps: "16,256,1024,5000", losses: "0,0.01", senders: 2}
 }
 
 func (e *srConcurrency) Name() string { return "sr-concurrency" }
 func (e *srConcurrency) Synopsis() string {
-	return "FaSR's Fig. 7(b)/(c), 8(b), 9(b): 16 to 5,000 QPs h1 → h2 at 0 and 1 % loss, aggregate goodput, SR state, FaSR's fast-path share"
+	return "FaSR's Fig. 7(b)/(c), 8(b), 9(b): 16 to 5,000 QPs from --senders hosts into one at 0 and 1 % loss, aggregate goodput, SR state, FaSR's fast-path share"
 }
 
 func (e *srConcurrency) Flags(fs *flag.FlagSet) {
@@ -478,7 +542,8 @@ func (e *srConcurrency) Flags(fs *flag.FlagSet) {
 	// 4 KiB messages (four packets), at least four per QP and 20,000 in
 	// all: 80 MB, about 3.5 s a run at 200 Mbit/s, 800 losses at 1 %.
 	e.size, e.perQP, e.minCount, e.mtu, e.hostRate, e.timeout = 4096, 4, 20000, 1024, srHostRate, 2*time.Minute
-	fs.StringVar(&e.opts.Topology, "topology", e.opts.Topology, "chain (loss on core's link with tor2) or link (h1 — tor1 — tor2 — h2, loss on tor1's link with tor2)")
+	fs.StringVar(&e.opts.Topology, "topology", e.opts.Topology, "chain (loss on core's link with tor2; one sender) or link (h1 — tor1 — tor2 — h2, loss on tor1's link with tor2; with --senders N, N senders behind tor1)")
+	fs.IntVar(&e.senders, "senders", e.senders, "hosts writing at once into the one receiver, each with its share of the QPs, the WRITEs and --host-rate, as clients of one roceperf serve --clients N (1 to 16); 1: one client with every QP")
 	fs.StringVar(&e.transports, "transports", e.transports, "comma-separated: gbn, irn, fasr")
 	fs.StringVar(&e.qps, "qps", e.qps, "comma-separated QP counts (1 to 8192)")
 	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates at the impair site; the lossless runs are measured whether 0 is listed or not")
@@ -486,7 +551,7 @@ func (e *srConcurrency) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.perQP, "per-qp", e.perQP, "WRITEs per QP at least")
 	fs.IntVar(&e.minCount, "min-count", e.minCount, "WRITEs per run at least")
 	fs.IntVar(&e.mtu, "mtu", e.mtu, "RoCE path MTU")
-	fs.StringVar(&e.hostRate, "host-rate", e.hostRate, "the sender's rate (empty: the switches' --rate)")
+	fs.StringVar(&e.hostRate, "host-rate", e.hostRate, "the senders' rate together, split evenly among them (empty: each at the switches' --rate)")
 	fs.DurationVar(&e.timeout, "timeout", e.timeout, "roceperf's --timeout per run")
 	fs.IntVar(&e.bdp, "bdp", e.bdp, "roceperf's --bdp: packets IRN's window and bitmaps and FaSR's window and pool are sized for (0: roceperf's, 128)")
 }
@@ -514,10 +579,28 @@ func (e *srConcurrency) Setup() (Options, error) {
 		return Options{}, usagef("--timeout must be > 0")
 	case e.bdp < 0 || e.bdp > 1<<16:
 		return Options{}, usagef("--bdp %d: want 0 (roceperf's) to 65536 packets", e.bdp)
+	case e.senders < 1 || e.senders > 16:
+		return Options{}, usagef("--senders %d: want 1 to 16", e.senders)
+	case slices.Min(e.qpList) < e.senders:
+		return Options{}, usagef("--qps %d: fewer QPs than --senders %d", slices.Min(e.qpList), e.senders)
+	}
+	if e.hostRate != "" {
+		var r dataplane.Rate
+		if err := r.UnmarshalText([]byte(e.hostRate)); err != nil || uint64(r) < uint64(e.senders) {
+			return Options{}, usagef("--host-rate %q: want a rate, e.g. 200M", e.hostRate)
+		}
 	}
 	o := e.opts
-	if o.Topology != "chain" && o.Topology != "link" {
+	switch {
+	case o.Topology != "chain" && o.Topology != "link":
 		return Options{}, usagef("--topology %q: want chain or link", o.Topology)
+	case o.Topology == "chain" && e.senders > 1:
+		return Options{}, usagef("--senders %d: the chain has one sender; --topology link has as many as asked", e.senders)
+	case e.senders > 1:
+		// The link with more hosts behind tor1: the dumbbell with one
+		// receiver, its impair site the same port, tor1's toward tor2,
+		// which every sender's data crosses.
+		o.Topology, o.Senders, o.Receivers = "dumbbell", e.senders, 1
 	}
 	o.Loss, o.NetRT, o.DCP = 0, false, false
 	return o, nil
@@ -526,19 +609,44 @@ func (e *srConcurrency) Setup() (Options, error) {
 // count is the WRITEs of a run with n QPs.
 func (e *srConcurrency) count(n int) int { return max(e.perQP*n, e.minCount) }
 
-func (e *srConcurrency) transfer(plan *Plan, transport string, n int) Transfer {
+// transfers are a run's with n QPs: a transfer from each of the first
+// --senders senders to the receiver, the QPs, the WRITEs and
+// --host-rate split evenly among them (the first ones one more QP and
+// WRITE, so none has fewer WRITEs than QPs).
+func (e *srConcurrency) transfers(plan *Plan, transport string, n int) []Transfer {
 	rate := e.hostRate
 	if rate == "" && plan.Options.Rate != "0" {
 		rate = plan.Options.Rate
+	} else if rate != "" && e.senders > 1 {
+		var r dataplane.Rate
+		r.UnmarshalText([]byte(rate)) // Setup checked it
+		rate = strconv.FormatUint(uint64(r)/uint64(e.senders), 10)
 	}
-	return Transfer{Op: "write", From: plan.ByRole(RoleSender)[0], To: plan.ByRole(RoleReceiver)[0], Size: e.size,
-		Count: e.count(n), QPs: n, Transport: transport, MTU: e.mtu, Rate: rate, BDP: e.bdp, Timeout: e.timeout}
+	var ts []Transfer
+	for i, from := range plan.ByRole(RoleSender)[:e.senders] {
+		ts = append(ts, Transfer{Op: "write", From: from, To: plan.ByRole(RoleReceiver)[0], Size: e.size,
+			Count: evenPart(e.count(n), e.senders, i), QPs: evenPart(n, e.senders, i), Transport: transport, MTU: e.mtu,
+			Rate: rate, BDP: e.bdp, Timeout: e.timeout})
+	}
+	return ts
+}
+
+// evenPart is part i of n split into k parts as evenly as can be, the
+// first n mod k parts one more.
+func evenPart(n, k, i int) int {
+	if i < n%k {
+		return n/k + 1
+	}
+	return n / k
 }
 
 func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 	plan := env.Fabric.Plan()
+	if got := len(plan.ByRole(RoleSender)); got < e.senders {
+		return usagef("%s: --senders %d needs as many senders, not %s", e.Name(), e.senders, plan.Shape())
+	}
 	res.Params = map[string]string{"transports": e.transports, "qps": e.qps, "losses": e.losses, "size": strconv.Itoa(e.size),
-		"per_qp": strconv.Itoa(e.perQP), "min_count": strconv.Itoa(e.minCount), "mtu": strconv.Itoa(e.mtu),
+		"senders": strconv.Itoa(e.senders), "per_qp": strconv.Itoa(e.perQP), "min_count": strconv.Itoa(e.minCount), "mtu": strconv.Itoa(e.mtu),
 		"host_rate": e.hostRate, "timeout": e.timeout.String(), "bdp": strconv.Itoa(e.bdp)}
 	var cells []srConcurrencyCell
 	defer func() {
@@ -557,12 +665,18 @@ func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 		}
 		for _, n := range e.qpList {
 			for _, tr := range e.transportList {
-				point := map[string]string{"transport": tr, "qps": strconv.Itoa(n), "loss": strconv.FormatFloat(loss, 'g', -1, 64)}
+				point := map[string]string{"transport": tr, "qps": strconv.Itoa(n), "loss": strconv.FormatFloat(loss, 'g', -1, 64),
+					"senders": strconv.Itoa(e.senders)}
 				var c srConcurrencyCell
 				measure := func(repeat int) (*Run, error) {
-					res.Runs = append(res.Runs, env.Measure(ctx, point, repeat, e.transfer(plan, tr, n)))
+					ts := e.transfers(plan, tr, n)
+					if len(ts) == 1 {
+						res.Runs = append(res.Runs, env.Measure(ctx, point, repeat, ts[0]))
+					} else {
+						res.Runs = append(res.Runs, env.MeasureRound(ctx, point, repeat, ts))
+					}
 					r := &res.Runs[len(res.Runs)-1]
-					c = srConcurrencyCellOf(r, tr, n, loss)
+					c = srConcurrencyCellOf(r, tr, n, loss, ts)
 					env.printf("run %s: goodput %.3f Gbit/s, SR state %d B, %d retransmitted for %.0f lost, %d timeouts%s\n",
 						pointKey(point), c.Goodput, c.StateBytes, c.Retx, c.Lost, c.Timeouts, errSuffix(c.Error))
 					return r, ctx.Err()
@@ -591,9 +705,23 @@ func (e *srConcurrency) Run(ctx context.Context, env *Env, res *Results) error {
 	return srImpair(ctx, env, 0, false)
 }
 
-// srConcurrencyCellOf reads one run.
-func srConcurrencyCellOf(r *Run, tr string, n int, loss float64) srConcurrencyCell {
-	c := srConcurrencyCell{Transport: tr, QPs: n, Loss: loss, Goodput: finite(goodput(r)), Lost: lostAt(r), Error: firstLine(r.Error)}
+// srConcurrencyCellOf reads one run of transfers ts: a round's
+// figures are its merger's (Run.Perf, srOf), each sender's beside them.
+func srConcurrencyCellOf(r *Run, tr string, n int, loss float64, ts []Transfer) srConcurrencyCell {
+	c := srConcurrencyCell{Transport: tr, QPs: n, Loss: loss, Goodput: finite(goodput(r)), Lost: lostAt(r), Error: firstLine(r.Error),
+		Senders: len(ts)}
+	for i, f := range r.Flows {
+		sc := srSenderCell{Host: ts[i].From, QPs: ts[i].QPs, Count: ts[i].Count, Rate: ts[i].Rate, Reported: f != nil}
+		if f != nil {
+			s := f.Client
+			sc.Messages, sc.VerifiedBytes, sc.Goodput, sc.DurationS = s.Messages, s.VerifiedBytes, finite(s.GoodputGbps), s.DurationS
+			sc.Retx, sc.Timeouts = s.RetxPackets, s.Timeouts
+		}
+		if sr := srReportOf(f); sr != nil {
+			sc.ClientStateBytes = sr.StateBytes
+		}
+		c.PerSender = append(c.PerSender, sc)
+	}
 	if r.Perf != nil {
 		c.Retx, c.Timeouts, c.Messages = r.Perf.Client.RetxPackets, r.Perf.Client.Timeouts, int(r.Perf.Client.Messages)
 	}
@@ -613,6 +741,10 @@ func srConcurrencyCellOf(r *Run, tr string, n int, loss float64) srConcurrencyCe
 func srConcurrencyTable(cells []srConcurrencyCell) Table {
 	t := Table{Columns: []string{"transport", "QPs", "loss", "goodput (Gbit/s)", "of lossless", "SR state (B)",
 		"per QP + shared (B)", "fast path", "peak units", "lost", "retx", "timeouts"}}
+	round := slices.ContainsFunc(cells, func(c srConcurrencyCell) bool { return len(c.PerSender) > 0 })
+	if round {
+		t.Columns = append(t.Columns, "per sender: goodput (Gbit/s), retx")
+	}
 	for _, c := range cells {
 		fp, units := "–", "–"
 		if c.FastPathRatio != nil {
@@ -628,6 +760,14 @@ func srConcurrencyTable(cells []srConcurrencyCell) Table {
 			fmtFloat(c.Goodput, 3), c.ref.ratioCell(c.Ratio, 1), strconv.Itoa(c.StateBytes),
 			fmt.Sprintf("%d + %d", c.StateBytesPerQP, c.SharedBytes), fp, units, fmtInt(c.Lost),
 			strconv.FormatInt(c.Retx, 10), strconv.FormatInt(c.Timeouts, 10)})
+		if round {
+			var each []string
+			for _, s := range c.PerSender {
+				each = append(each, fmt.Sprintf("%s %s, %d", s.Host, fmtFloat(s.Goodput, 3), s.Retx))
+			}
+			row := &t.Rows[len(t.Rows)-1]
+			*row = append(*row, strings.Join(each, "; "))
+		}
 	}
 	return t
 }

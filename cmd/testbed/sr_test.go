@@ -11,19 +11,37 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // srPerf is fakePerf whose summaries carry the endpoints' SR state as
 // roceperf reports it (per QP × QPs + shared, client and server) and,
 // for fasr, the receiver's fast-path share; gbn's goodput suffers more
 // from loss than the others'.
-type srPerf struct{ fakePerf }
+//
+// In a round (Round) the server's SR state is the round's, every
+// client's QPs (one endpoint for all), and a sender in late starts and
+// ends that much later.
+type srPerf struct {
+	fakePerf
+	late     map[string]time.Duration
+	roundQPs int // the QPs of the round running, 0 outside one
+}
+
+func (p *srPerf) Round(ctx context.Context, ts []Transfer) ([]*PerfResult, error) {
+	for _, t := range ts {
+		p.roundQPs += t.QPs
+	}
+	defer func() { p.roundQPs = 0 }()
+	return roundOf(ctx, p.Transfer, ts)
+}
 
 func (p *srPerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
 	r, err := p.fakePerf.Transfer(ctx, t)
 	if err != nil {
 		return r, err
 	}
+	r.Client.Start, r.Client.End = r.Client.Start.Add(p.late[t.From]), r.Client.End.Add(p.late[t.From])
 	if t.Transport == "gbn" && !p.fab.netrt {
 		r.Client.GoodputGbps = 1 - 40*p.fab.imp.Loss
 	}
@@ -46,6 +64,9 @@ func (p *srPerf) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) 
 	for k, v := range end {
 		raw[k], server[k] = v, v
 	}
+	if p.roundQPs > 0 {
+		server["sr_state_bytes"] = per*p.roundQPs + shared
+	}
 	raw["server"] = server
 	r.ClientRaw, _ = json.Marshal(raw)
 	return r, nil
@@ -66,7 +87,7 @@ func runFakeSRSpurious(t *testing.T, exp Experiment, spurious map[string]int, ar
 		t.Fatal(err)
 	}
 	fab := fabricOf(t, o)
-	perf := &srPerf{fakePerf{fab: fab, spurious: spurious}}
+	perf := &srPerf{fakePerf: fakePerf{fab: fab, spurious: spurious}}
 	res := newResults(exp, fab.plan, "testbed run "+exp.Name())
 	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
 		t.Fatal(err)
@@ -155,8 +176,13 @@ func TestSRLossFlags(t *testing.T) {
 }
 
 func TestSRConcurrencyWithFakes(t *testing.T) {
-	fab, perf, res := runFakeSR(t, newSRConcurrency(), "--qps", "16,5000", "--losses", "0,0.01", "--bdp", "500",
+	fab, perf, res := runFakeSR(t, newSRConcurrency(), "--senders", "1", "--qps", "16,5000", "--losses", "0,0.01", "--bdp", "500",
 		"--reference-runs", "1")
+	// --senders 1: the link, one client with every QP, paced at
+	// --host-rate, as before there was a --senders.
+	if fab.plan.Options.Topology != "link" {
+		t.Errorf("topology %s, want link", fab.plan.Options.Topology)
+	}
 	// Lossy first, the lossless reference last; every transport at
 	// every QP count; at least --per-qp messages per QP.
 	if n := len(perf.transfers); n != 12 {
@@ -167,7 +193,8 @@ func TestSRConcurrencyWithFakes(t *testing.T) {
 		if (fab.sets[min(i/6, len(fab.sets)-1)].Loss > 0) != lossy {
 			t.Errorf("transfer %d at %+v", i, fab.sets)
 		}
-		if tr.Size != 4096 || tr.Count < 4*tr.QPs || tr.Count < 20000 || tr.Depth != 0 || tr.From != "h1" || tr.To != "h2" || tr.BDP != 500 {
+		if tr.Size != 4096 || tr.Count < 4*tr.QPs || tr.Count < 20000 || tr.Depth != 0 || tr.From != "h1" || tr.To != "h2" || tr.BDP != 500 ||
+			tr.Rate != srHostRate {
 			t.Errorf("transfer %d: %+v", i, tr)
 		}
 	}
@@ -176,7 +203,10 @@ func TestSRConcurrencyWithFakes(t *testing.T) {
 		t.Fatalf("%d cells", len(cells))
 	}
 	hasKeys(t, cells[0], "transport", "qps", "loss", "goodput_gbps", "sr_state_bytes", "client_sr_state_bytes", "sr_bdp_packets",
-		"lossless_goodput_gbps", "goodput_ratio")
+		"lossless_goodput_gbps", "goodput_ratio", "senders")
+	if _, ok := cells[0]["per_sender"]; ok || cells[0]["senders"] != 1.0 {
+		t.Errorf("one sender's cell %v: want senders 1 and no per_sender", cells[0])
+	}
 	byKey := map[string]map[string]any{}
 	for _, c := range cells {
 		byKey[c["transport"].(string)+"/"+strconv.Itoa(int(c["qps"].(float64)))+"/"+strconv.FormatFloat(c["loss"].(float64), 'g', -1, 64)] = c
@@ -202,7 +232,9 @@ func TestSRConcurrencyWithFakes(t *testing.T) {
 }
 
 func TestSRConcurrencyFlags(t *testing.T) {
-	for _, args := range [][]string{{"--transports", "dcp"}, {"--qps", "0"}, {"--qps", "9000"}, {"--losses", "x"}, {"--per-qp", "0"}, {"--bdp", "-1"}} {
+	for _, args := range [][]string{{"--transports", "dcp"}, {"--qps", "0"}, {"--qps", "9000"}, {"--losses", "x"}, {"--per-qp", "0"}, {"--bdp", "-1"},
+		{"--senders", "0"}, {"--senders", "17"}, {"--senders", "4", "--qps", "3,16"}, {"--senders", "2", "--topology", "chain"},
+		{"--host-rate", "fast"}} {
 		exp := newSRConcurrency()
 		parseExperiment(t, exp, args...)
 		if _, err := exp.Setup(); err == nil {
@@ -318,7 +350,7 @@ func TestSRLossUncleanReference(t *testing.T) {
 
 // TestSRConcurrencyUncleanReference: as sr-loss's, per (transport, QPs).
 func TestSRConcurrencyUncleanReference(t *testing.T) {
-	_, _, res := runFakeSRSpurious(t, newSRConcurrency(), map[string]int{"gbn": -1}, "--qps", "16", "--losses", "0.01")
+	_, _, res := runFakeSRSpurious(t, newSRConcurrency(), map[string]int{"gbn": -1}, "--senders", "1", "--qps", "16", "--losses", "0.01")
 	cells := cellsOf(t, res)
 	if len(cells) != 3 {
 		t.Fatalf("%d cells", len(cells))
@@ -343,7 +375,7 @@ func TestSRConcurrencyUncleanReference(t *testing.T) {
 // in the record. A transport whose every lossless run retransmits gets
 // no ratio after --reference-retries more runs.
 func TestReferenceMeasuredAgain(t *testing.T) {
-	_, perf, res := runFakeSRSpurious(t, newSRConcurrency(), map[string]int{"irn": 1, "gbn": -1}, "--qps", "16",
+	_, perf, res := runFakeSRSpurious(t, newSRConcurrency(), map[string]int{"irn": 1, "gbn": -1}, "--senders", "1", "--qps", "16",
 		"--losses", "0.01", "--reference-runs", "1", "--reference-retries", "2")
 	runs := map[string]int{}
 	for _, tr := range perf.transfers {
@@ -399,5 +431,192 @@ func TestReferenceMedian(t *testing.T) {
 	ref, _ = measureReference(env, "x", referenceOpts{Runs: 3, Retries: 0}, measure(runs))
 	if ref.clean() || ref.ratio(0.09) != nil || len(ref.Discarded) != 1 || ref.Runs != 2 {
 		t.Errorf("reference %+v: two clean runs of three is none", ref)
+	}
+}
+
+// TestSRConcurrencySenders: with --senders 3 each run is one round into
+// the dumbbell's one receiver, the QPs, WRITEs and --host-rate split
+// evenly among the senders; the cell is the round's — goodput every
+// sender's verified bytes over the span from the first start to the
+// last end, retransmissions and timeouts added up, the receiver's SR
+// state for every QP, the senders' added up — with each sender's own
+// figures beside it; the references are rounds of as many senders.
+func TestSRConcurrencySenders(t *testing.T) {
+	exp := newSRConcurrency()
+	parseExperiment(t, exp, "--senders", "3", "--transports", "irn,fasr", "--qps", "16,1000", "--losses", "0.01",
+		"--reference-runs", "1", "--host-rate", "300M")
+	o, err := exp.Setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Topology != "dumbbell" || o.Senders != 3 || o.Receivers != 1 {
+		t.Fatalf("Setup() = %s with %d senders and %d receivers, want the dumbbell with 3 and 1", o.Topology, o.Senders, o.Receivers)
+	}
+	fab := fabricOf(t, o)
+	if s := fab.plan.Sites; len(s) != 1 || s[0] != (Site{Node: "tor1", Port: "tor2"}) {
+		t.Errorf("impair sites %v, want tor1's port toward tor2, which every sender crosses", s)
+	}
+	// h2 starts half a second after the others and ends as late: the
+	// round spans 1.5 s.
+	perf := &srPerf{fakePerf: fakePerf{fab: fab}, late: map[string]time.Duration{"h2": 500 * time.Millisecond}}
+	res := newResults(exp, fab.plan, "testbed run sr-concurrency")
+	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: perf}, res); err != nil {
+		t.Fatal(err)
+	}
+	// Per (QPs, transport): the lossy round, then the lossless one.
+	if n := len(perf.transfers); n != 2*2*2*3 {
+		t.Fatalf("%d transfers, want 2 QP counts × 2 transports × 2 losses × 3 senders", n)
+	}
+	wantQPs := map[int][]int{16: {6, 5, 5}, 1000: {334, 333, 333}}
+	wantCount := map[int][]int{16: {6667, 6667, 6666}, 1000: {6667, 6667, 6666}}
+	for i := 0; i < len(perf.transfers); i += 3 {
+		round := perf.transfers[i : i+3]
+		n := round[0].QPs + round[1].QPs + round[2].QPs
+		for j, tr := range round {
+			if tr.From != "h"+strconv.Itoa(j+1) || tr.To != "h4" || tr.QPs != wantQPs[n][j] || tr.Count != wantCount[n][j] ||
+				tr.Rate != "100000000" || tr.Transport != round[0].Transport {
+				t.Errorf("round %d, transfer %d: %+v", i/3, j, tr)
+			}
+		}
+	}
+	for _, r := range res.Runs {
+		if len(r.Flows) != 3 || r.Perf == nil || r.Point["senders"] != "3" {
+			t.Fatalf("run %v: %d flows, merged %v", r.Point, len(r.Flows), r.Perf != nil)
+		}
+	}
+	cells := cellsOf(t, res)
+	if len(cells) != 4 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	var fasr map[string]any
+	for _, c := range cells {
+		if c["transport"] == "fasr" && c["qps"] == 16.0 {
+			fasr = c
+		}
+	}
+	const span = 1.5
+	if g := fasr["goodput_gbps"].(float64); math.Abs(g-20000*4096*8/span/1e9) > 1e-9 {
+		t.Errorf("goodput %v, want every verified byte over the 1.5 s span", g)
+	}
+	// The fake's lossless rounds span 1.5 s too: ratio 1.
+	if fasr["lossless_goodput_gbps"] != fasr["goodput_gbps"] || fasr["goodput_ratio"] != 1.0 || fasr["lossless_clean"] != true {
+		t.Errorf("reference of %v", fasr)
+	}
+	if fasr["retx_packets"] != 300.0 || fasr["timeouts"] != 3.0 || fasr["messages"] != 20000.0 || fasr["senders"] != 3.0 {
+		t.Errorf("fasr at 16 QPs: retx %v, timeouts %v, messages %v, senders %v; want 3 × 100, 3 × 1, 20000, 3",
+			fasr["retx_packets"], fasr["timeouts"], fasr["messages"], fasr["senders"])
+	}
+	if fasr["sr_state_bytes"] != float64(16*8+232) || fasr["client_sr_state_bytes"] != float64(16*8+3*232) {
+		t.Errorf("SR state %v (want the receiver's for 16 QPs, %d), the senders' %v (want theirs added up, %d)",
+			fasr["sr_state_bytes"], 16*8+232, fasr["client_sr_state_bytes"], 16*8+3*232)
+	}
+	each, _ := fasr["per_sender"].([]any)
+	if len(each) != 3 {
+		t.Fatalf("per_sender %v", fasr["per_sender"])
+	}
+	h2 := each[1].(map[string]any)
+	if h2["host"] != "h2" || h2["qps"] != 5.0 || h2["count"] != 6667.0 || h2["rate"] != "100000000" || h2["goodput_gbps"] != 0.9 ||
+		h2["retx_packets"] != 100.0 || h2["client_sr_state_bytes"] != float64(5*8+232) || h2["reported"] != true {
+		t.Errorf("h2's part %v", h2)
+	}
+	if cols := res.Table.Columns; cols[len(cols)-1] != "per sender: goodput (Gbit/s), retx" ||
+		!strings.HasPrefix(res.Table.Rows[0][len(cols)-1], "h1 ") {
+		t.Errorf("table %v %v", cols, res.Table.Rows[0])
+	}
+	if files, err := writePlots(t.TempDir(), newSRConcurrency().Plots(), GroupRuns(res.Runs)); err != nil || len(files) != 3 {
+		t.Errorf("plots %v: %v", files, err)
+	}
+}
+
+// TestMergeRound: a round read as one client — counts added up, goodput
+// the verified bytes over the span from the first start to the last
+// end, each FCT percentile the largest; a client without a report or
+// without times leaves the others' span; no report at all is no merger.
+func TestMergeRound(t *testing.T) {
+	at := func(ms int) time.Time { return fakeEpoch.Add(time.Duration(ms) * time.Millisecond) }
+	flows := []*PerfResult{
+		{Client: Summary{Transport: "irn", Op: "write", Size: 4096, Count: 10, QPs: 2, Messages: 10, Bytes: 40960,
+			VerifiedBytes: 40960, RetxPackets: 3, Timeouts: 1, Start: at(100), End: at(600), FCT: FCT{P50: 10, P99: 90}}},
+		nil,
+		{Client: Summary{Count: 10, QPs: 1, Messages: 9, Bytes: 36864, VerifiedBytes: 36864, RetxPackets: 4,
+			Start: at(0), End: at(400), FCT: FCT{P50: 20, P99: 50}}},
+		{Client: Summary{Count: 5, QPs: 1, Messages: 0}}, // nothing completed: no times
+	}
+	m := mergeRound(flows)
+	c := m.Client
+	if c.Transport != "irn" || c.Count != 25 || c.QPs != 4 || c.Messages != 19 || c.VerifiedBytes != 77824 ||
+		c.RetxPackets != 7 || c.Timeouts != 1 || !c.Start.Equal(at(0)) || !c.End.Equal(at(600)) || c.DurationS != 0.6 {
+		t.Errorf("merged %+v", c)
+	}
+	if want := 77824 * 8 / 0.6 / 1e9; math.Abs(c.GoodputGbps-want) > 1e-12 {
+		t.Errorf("goodput %v, want %v", c.GoodputGbps, want)
+	}
+	if c.FCT.P50 != 20 || c.FCT.P99 != 90 {
+		t.Errorf("FCT %+v, want each percentile's largest", c.FCT)
+	}
+	var back Summary
+	if err := json.Unmarshal(m.ClientRaw, &back); err != nil || back.GoodputGbps != c.GoodputGbps {
+		t.Errorf("raw %s: %v", m.ClientRaw, err)
+	}
+	if mergeRound([]*PerfResult{nil, nil}) != nil {
+		t.Error("no reports merged into one")
+	}
+	one := mergeRound(flows[3:]) // no times: no span, no goodput
+	if one.Client.GoodputGbps != 0 || one.Client.DurationS != 0 {
+		t.Errorf("merged without times %+v", one.Client)
+	}
+}
+
+// TestServerLine: a round's server prints a line per client; each
+// transfer takes the one from its sender's address.
+func TestServerLine(t *testing.T) {
+	out := []byte(`{"run":1,"round":1,"clients":2,"client":"10.0.2.2:40000","messages":5}
+not json
+{"run":2,"round":1,"clients":2,"client":"10.0.1.2:40001","messages":7}
+`)
+	if got := string(serverLine(out, "10.0.1.2")); !strings.Contains(got, `"messages":7`) {
+		t.Errorf("h1's line %q", got)
+	}
+	if got := serverLine(out, "10.0.1.20"); got != nil {
+		t.Errorf("10.0.1.20 matched %q", got)
+	}
+}
+
+// TestDumbbellSRConcurrency is the several-sender round on the real
+// dumbbell: two senders write into one roceperf serve --clients 2
+// through tor1's lossy port toward tor2, FaSR at 1 %. Each sender's
+// every byte arrives intact, the cell adds the two up, and FaSR resends
+// at least what was lost.
+func TestDumbbellSRConcurrency(t *testing.T) {
+	const size, count = 8192, 400
+	var res struct {
+		Runs  []Run               `json:"runs"`
+		Cells []srConcurrencyCell `json:"cells"`
+	}
+	runRecorded(t, "c", &res, "sr-concurrency", "--senders", "2", "--transports", "fasr", "--qps", "4", "--losses", "0.01",
+		"--size", strconv.Itoa(size), "--min-count", strconv.Itoa(count), "--per-qp", "1", "--timeout", "60s",
+		"--reference-runs", "1", "--reference-retries", "0")
+	if len(res.Cells) != 1 {
+		t.Fatalf("%d cells, want 1", len(res.Cells))
+	}
+	c := res.Cells[0]
+	t.Logf("fasr, 4 QPs, 2 senders at 1%%: %.3f Gbit/s, %d messages, %d retx for %.0f lost, %d timeouts; per sender %+v",
+		c.Goodput, c.Messages, c.Retx, c.Lost, c.Timeouts, c.PerSender)
+	if c.Error != "" || c.Senders != 2 || len(c.PerSender) != 2 {
+		t.Fatalf("cell: error %q, %d senders, %d per-sender entries", c.Error, c.Senders, len(c.PerSender))
+	}
+	msgs := 0
+	for _, s := range c.PerSender {
+		if !s.Reported || s.QPs != 2 || s.Messages != int64(s.Count) || s.VerifiedBytes != int64(size*s.Count) {
+			t.Errorf("sender %s: reported %v, %d QPs, %d of %d messages, %d bytes verified", s.Host, s.Reported, s.QPs,
+				s.Messages, s.Count, s.VerifiedBytes)
+		}
+		msgs += s.Count
+	}
+	if msgs != count || c.Messages != count {
+		t.Errorf("the senders asked for %d WRITEs, the cell says %d; want %d", msgs, c.Messages, count)
+	}
+	if c.Lost < 5 || float64(c.Retx) < c.Lost {
+		t.Errorf("%d retransmissions for %v losses: every loss must be resent (and some loss is expected)", c.Retx, c.Lost)
 	}
 }

@@ -127,9 +127,10 @@ type TrimSection struct {
 //     random losses as congestion, pause the sender and pace its
 //     retransmissions, and the sender's RTO would fire;
 //   - requests repeat every millisecond, eight times;
-//   - a flow's last packet, unacknowledged 4 ms after it passed, is sent
-//     again (tail_probe): a lost last packet of a message leaves tor2
-//     nothing to see the gap by, and the sender's RTO is 16 ms;
+//   - a flow's last packet, unacknowledged 4 ms after it left the
+//     switch's port, is sent again (tail_probe): a lost last packet of a
+//     message leaves tor2 nothing to see the gap by, and the sender's
+//     RTO is 16 ms;
 //   - with --skew, the first request of a gap waits for the paths'
 //     delay spread plus 200 µs (request_delay): most gaps are then
 //     reordering, and a request at once would have tor1 resend packets

@@ -70,6 +70,9 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"ports: [a, b]\nxdp: {ring_size: 100}", "xdp.ring_size"},
 		{"ports: [a, b]\nxdp: {frames: 1024}", "xdp.frames"},
 		{"ports: [a, b]\nxdp: {frame_size: 1000}", "xdp.frame_size"},
+		{"ports: [a, b]\nxdp: {busy_poll: 50us}", "xdp.busy_poll"}, // poll: adaptive
+		{"ports: [a, b]\npoll: busy\nxdp: {busy_poll: 2s}", "xdp.busy_poll"},
+		{"ports: [a, b]\nworkers: 2\nxdp: {frames: 16384}\ntrim: {}\npfc: {xoff: 64KiB, xon: 32KiB}", "pfc"},
 		{"ports: [a, b]\nforwarding: {queue: bulk}", "forwarding.queue"},
 		{"ports: [a, b]\nforwarding: {dscp_queues: {70: data}}", "forwarding.dscp_queues"},
 		{"ports: [a, b]\nlog_level: loud", "log_level"},
@@ -262,7 +265,6 @@ llr: {ports: [up], mode: nb, tx_buffer: 128KiB, ack_timeout: 2ms, target_loss: 1
 	for _, bad := range []struct{ yaml, field string }{
 		{"llr: {ports: [c]}", "llr.ports"},
 		{"llr: {ports: [b], mode: eager}", "llr.mode"},
-		{"llr: {ports: [b]}\nworkers: 2", "llr"},
 		{"llr: {ports: [b], pause: 1KiB, resume: 2KiB}", "llr"},
 		{"llr: {ports: [b], monitor: {threshold: 2}}", "llr.monitor"},
 		{"llr: {ports: [b], monitor: {interval: -1s}}", "llr.monitor"},
@@ -271,17 +273,11 @@ llr: {ports: [up], mode: nb, tx_buffer: 128KiB, ack_timeout: 2ms, target_loss: 1
 	}
 }
 
-// NetRT and trimming keep per-worker state that the XDP program's
-// steering by rx queue does not respect: more than one worker is
-// refused with an error naming the section.
-func TestConfigOneWorker(t *testing.T) {
-	for _, c := range []struct{ yaml, want string }{
-		{"netrt: {fabric: [b]}\nxdp: {frames: 16384}\nworkers: 2", "netrt: NetRT keeps its flows per worker and needs workers: 1, have 2"},
-		{"trim: {}\nworkers: 4", "trim: trimming keeps its queues' weights and budgets per worker and needs workers: 1, have 4"},
-	} {
-		wantConfigErr(t, "ports: [a, b]\n"+c.yaml, c.want)
-	}
-	for _, ok := range []string{"netrt: {fabric: [b]}\nxdp: {frames: 16384}\nworkers: 1", "trim: {}\nworkers: 1", "workers: 2"} {
+// NetRT and trimming accept any number of workers: frames are handed to
+// the worker that owns their flow or port (tor/pipeline.Owners).
+func TestConfigManyWorkers(t *testing.T) {
+	for _, ok := range []string{"netrt: {fabric: [b]}\nxdp: {frames: 16384}\nworkers: 2", "trim: {}\nworkers: 4",
+		"netrt: {fabric: [b]}\nxdp: {frames: 16384}\nworkers: 1", "trim: {}\nworkers: 1", "workers: 2"} {
 		if _, err := loadAndValidate(t, "ports: [a, b]\n"+ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}

@@ -30,13 +30,16 @@ var srcMetrics = []portMetric[srcPort]{
 	gaugeOf("netrt_pool_hold_only_lower", "1 when pool_hold_only_peak_bytes is a lower bound: the record of ACK-retired bytes overflowed.", func(p *srcPort) float64 { return b2f(p.HoldOnlyLower) }),
 	counterOf("netrt_pool_byte_seconds_total", "Integral of pool_bytes over time; its rate is the mean pool occupancy in bytes.", func(p *srcPort) float64 { return p.ByteSeconds }),
 	counterOf("netrt_pool_admitted_total", "Duplicates admitted to the pool.", func(p *srcPort) float64 { return float64(p.Pooled) }),
+	counterOf("netrt_pool_holds_extended_total", "Holds that ran out before the duplicate's original had left the port hold before (a congested port's queue): kept another hold.", func(p *srcPort) float64 { return float64(p.HoldsExtended) }),
 	counterOf("netrt_pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
 	counterOf("netrt_requests_received_total", "Retransmission requests consumed, by the fabric port they came in on.", func(p *srcPort) float64 { return float64(p.Requests) }),
 	counterOf("netrt_retransmitted_total", "Duplicates retransmitted from the pool, at once or paced.", func(p *srcPort) float64 { return float64(p.Retrans + p.Paced) }),
-	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent every tail_probe while unacknowledged.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
+	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent every tail_probe after its last copy left the port, while unacknowledged.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
+	counterOf("netrt_tail_probes_deferred_total", "Tail probes put off because the duplicate's last copy had not left the port tail_probe before: each would have overtaken its original, still queued there.", func(p *srcPort) float64 { return float64(p.ProbesDeferred) }),
 	counterOf("netrt_retransmitted_paced_total", "Of retransmitted_total, those paced at R_r because requested data exceeded K_l.", func(p *srcPort) float64 { return float64(p.Paced) }),
 	counterOf("netrt_retransmit_failed_total", "Retransmissions not sent for want of a frame or queue room.", func(p *srcPort) float64 { return float64(p.RetxFailed) }),
 	counterOf("netrt_retransmit_limited_total", "Requested duplicates not sent because the port's retransmission budget (netrt.retx_rate, retx_burst) was spent: the amplification bound at work.", func(p *srcPort) float64 { return float64(p.Limited) }),
+	counterOf("netrt_retransmit_in_queue_total", "Requested duplicates not resent because the original or its last copy had not yet left the port: not lost, and a copy on the retransmit queue would overtake it.", func(p *srcPort) float64 { return float64(p.InQueue) }),
 	counterOf("netrt_paced_skipped_total", "Paced retransmissions dropped from the queue because their duplicate was retired first.", func(p *srcPort) float64 { return float64(p.PacedSkips) }),
 	gaugeOf("netrt_pace_queue", "Duplicates waiting to be retransmitted at R_r.", func(p *srcPort) float64 { return float64(p.PaceQueued) }),
 	gaugeOf("netrt_retransmit_rate_bps", "R_r of the last paced retransmission, bit/s.", func(p *srcPort) float64 { return float64(p.RateBps) }),
@@ -222,12 +225,16 @@ func addSrc(t, p *srcPort) {
 	t.TooBig += p.TooBig
 	t.Evicted += p.Evicted
 	t.Expired += p.Expired
+	t.HoldsExtended += p.HoldsExtended
 	t.Acked += p.Acked
 	t.Requests += p.Requests
 	t.Retrans += p.Retrans
 	t.Paced += p.Paced
 	t.TailProbes += p.TailProbes
+	t.ProbesDeferred += p.ProbesDeferred
 	t.RetxFailed += p.RetxFailed
+	t.Limited += p.Limited
+	t.InQueue += p.InQueue
 	t.PacedSkips += p.PacedSkips
 	t.PaceQueued += p.PaceQueued
 	t.RateBps = max(t.RateBps, p.RateBps)

@@ -29,14 +29,23 @@ import (
 	"rocetor/tor/trust"
 )
 
-// Switch is a running tord: one XDP program per port, one UMEM and one
-// worker per worker index, each worker owning queue w of every port, and
-// the kernel mirror feeding the forwarding stages.
+// Switch is a running tord: one XDP program per port, one worker per
+// worker index, each worker owning queue w of every port, and the kernel
+// mirror feeding the forwarding stages. Each worker has a UMEM of its
+// own, except when the workers hand frames to their owners
+// (Config.Handoff): then every socket of the switch shares one UMEM
+// (XDP_SHARED_UMEM, each socket with its own fill and completion
+// rings), cut into one frame range per worker (dataplane.SharedMems), so
+// a frame received on worker A's socket is transmitted on worker B's
+// without a copy; B's completion ring gives it back to B, which returns
+// it to A over the handoff (A alone refills its fill rings from its
+// range).
 type Switch struct {
 	log     *zap.Logger
 	cfg     Config
 	progs   []*bpf.Program
 	umems   []*afxdp.UMEM
+	handoff *dataplane.Handoff     // nil unless cfg.Handoff()
 	ports   [][]*dataplane.XDPPort // [worker][port]
 	workers []*dataplane.Worker
 	stages  []*fwd.Stage
@@ -44,7 +53,7 @@ type Switch struct {
 	impair  *impair.Control // nil without impair rules
 	trims   []*trim.Stage
 	trusts  []*trust.Stage
-	llr     *llr.Stage // workers: 1 when on
+	llr     *llr.Stage // worker 0's, which owns every protected link
 	monitor *llr.Monitor
 	srcs    []*netrt.SrcToR
 	dsts    []*netrt.DstToR
@@ -100,20 +109,44 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		return nil, err
 	}
 	s.impair = pn.Impair
-	for w := 0; w < cfg.Workers; w++ {
-		u, err := afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: cfg.XDP.Frames})
+	var mems []*dataplane.Mem
+	if cfg.Handoff() {
+		if s.handoff, err = dataplane.NewHandoff(cfg.Workers, 0); err != nil {
+			return nil, err
+		}
+		// xdp.frames per worker, in one UMEM of a power of two.
+		n := 1
+		for n < cfg.XDP.Frames*cfg.Workers {
+			n *= 2
+		}
+		u, err := afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: n})
 		if err != nil {
-			return nil, fmt.Errorf("worker %d: %w", w, err)
+			return nil, fmt.Errorf("shared UMEM of %d workers: %w", cfg.Workers, err)
 		}
 		s.umems = append(s.umems, u)
-		mem, err := dataplane.MemOfUMEM(u)
-		if err != nil {
+		if mems, err = dataplane.SharedMems(u.Bytes(), u.FrameSize(), s.handoff); err != nil {
 			return nil, err
+		}
+		log.Info("workers hand frames to their owners", zap.Int("workers", cfg.Workers), zap.Int("umem_frames", n))
+	}
+	for w := 0; w < cfg.Workers; w++ {
+		var u *afxdp.UMEM
+		var mem *dataplane.Mem
+		if s.handoff != nil {
+			u, mem = s.umems[0], mems[w]
+		} else {
+			if u, err = afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: cfg.XDP.Frames}); err != nil {
+				return nil, fmt.Errorf("worker %d: %w", w, err)
+			}
+			s.umems = append(s.umems, u)
+			if mem, err = dataplane.MemOfUMEM(u); err != nil {
+				return nil, err
+			}
 		}
 		var ports []dataplane.Port
 		var xports []*dataplane.XDPPort
 		for i, name := range cfg.Ports {
-			sock, err := openSocket(name, w, u, bind, cfg.XDP.RingSize)
+			sock, err := openSocket(name, w, u, bind, &cfg)
 			if err != nil {
 				return nil, err
 			}
@@ -134,7 +167,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			}
 		}
 		s.ports = append(s.ports, xports)
-		pl, err := pn.Build(w, mem, ports, nil)
+		pl, err := pn.BuildHanded(w, mem, ports, nil, s.handoff)
 		if err != nil {
 			return nil, err
 		}
@@ -148,8 +181,8 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		if pl.Trim != nil {
 			s.trims = append(s.trims, pl.Trim)
 		}
-		if pl.LLR != nil {
-			s.llr = pl.LLR // workers: 1 with llr
+		if pl.LLR != nil && w == 0 {
+			s.llr = pl.LLR // worker 0 owns every protected link (pipeline.Owners)
 			if m := cfg.LLR.Monitor; m != nil {
 				if s.monitor, err = llr.NewMonitor(m.Config(), s.llr, cfg.Ports, ifCounters, log.Named("llr-monitor")); err != nil {
 					return nil, err
@@ -199,8 +232,10 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 // openSocket opens one AF_XDP socket, asking the kernel for a large tx
 // budget where it has one (Linux 6.17) so that copy mode sends a whole
 // batch per syscall.
-func openSocket(name string, queue int, u *afxdp.UMEM, bind afxdp.BindMode, ring int) (*afxdp.Socket, error) {
-	o := afxdp.Options{RxSize: ring, TxSize: ring, FillSize: ring, CompletionSize: ring, Bind: bind, TxBudget: 256}
+func openSocket(name string, queue int, u *afxdp.UMEM, bind afxdp.BindMode, cfg *pipeline.Config) (*afxdp.Socket, error) {
+	ring := cfg.XDP.RingSize
+	o := afxdp.Options{RxSize: ring, TxSize: ring, FillSize: ring, CompletionSize: ring, Bind: bind, TxBudget: 256,
+		BusyPoll: cfg.XDP.BusyPoll, BusyPollBudget: cfg.XDP.BusyPollBudget}
 	sock, err := afxdp.Open(name, queue, u, o)
 	if errors.Is(err, afxdp.ErrTxBudget) {
 		o.TxBudget = 0
@@ -323,6 +358,9 @@ func (s *Switch) Close() {
 	}
 	for _, u := range s.umems {
 		u.Close()
+	}
+	if s.handoff != nil {
+		s.handoff.Close()
 	}
 }
 

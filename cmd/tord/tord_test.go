@@ -16,7 +16,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -330,6 +332,13 @@ type topo struct {
 // them the veths, when the test ends, also on failure.
 func newTopo(t *testing.T) *topo {
 	t.Helper()
+	return newTopoQueues(t, 1)
+}
+
+// newTopoQueues is newTopo with veths of q rx and tx queues on each side,
+// for tord's workers to own one each.
+func newTopoQueues(t *testing.T, q int) *topo {
+	t.Helper()
 	tp := &topo{h1: xdptest.NewNetns(t), sw: xdptest.NewNetns(t), h2: xdptest.NewNetns(t)}
 	// No duplicate address detection on the interfaces to come: while
 	// a port's link-local address is tentative (1–2 s after link-up) the
@@ -359,7 +368,8 @@ func newTopo(t *testing.T) *topo {
 		{tp.h2, "s2", "10.0.2.2", "fd02::2", "10.0.2.1", "fd02::1", "/24", "/64"},
 	}
 	for _, h := range hosts {
-		h.ns.IP(t, "link", "add", "eth0", "type", "veth", "peer", "name", h.port, "netns", tp.sw.Name)
+		qs := []string{"numtxqueues", strconv.Itoa(q), "numrxqueues", strconv.Itoa(q)}
+		h.ns.IP(t, slices.Concat([]string{"link", "add", "eth0"}, qs, []string{"type", "veth", "peer", "name", h.port}, qs, []string{"netns", tp.sw.Name})...)
 		h.ns.IP(t, "addr", "add", h.v4+h.pfx4, "dev", "eth0")
 		h.ns.IP(t, "addr", "add", h.v6+h.pfx6, "dev", "eth0")
 		tp.sw.IP(t, "addr", "add", h.gw4+h.pfx4, "dev", h.port)

@@ -80,7 +80,7 @@ func run(args []string) error {
 		transport = fs.String("transport", "gbn", "hosts' loss recovery: gbn, irn, fasr or dcp")
 		ccName    = fs.String("cc", "none", "hosts' congestion control: none, fixed or dcqcn")
 		rto       = fs.Duration("rto", 0, "first retransmission timeout (0: the transport's default)")
-		bdp       = fs.Int("bdp", 0, "packets IRN's and FaSR's windows span (0: 128)")
+		bdp       = fs.Int("bdp", 0, "packets Go-Back-N's, IRN's and FaSR's windows span (0: 128)")
 		mtu       = fs.Int("mtu", 1024, "QP MTU")
 		overhead  = fs.Int("overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
 		rxRing    = fs.Int("rx-ring", 1024, "frames a port's receive ring holds")

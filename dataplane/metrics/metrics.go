@@ -67,6 +67,7 @@ var (
 	dBusy        = desc("worker_busy_polls_total", "Worker loops that moved frames or fired timers.", "worker")
 	dIdle        = desc("worker_idle_polls_total", "Worker loops that found nothing to do.", "worker")
 	dSleeps      = desc("worker_sleeps_total", "Times the worker slept in poll(2).", "worker")
+	dHanded      = desc("worker_handed_total", "Frames the worker handed to the worker that owns their flow or port (handoff rings; with netrt, trim or llr and more than one worker).", "worker", "to")
 	dBatch       = desc("worker_batch_size", "Frames per received batch.", "worker")
 	dTimers      = desc("worker_timers", "Timers armed by the worker's stages.", "worker")
 	dTimerFull   = desc("worker_timers_refused_total", "Timers refused because the worker's timer heap was full.", "worker")
@@ -82,7 +83,7 @@ func Descs() []*prometheus.Desc {
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
 		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops,
 		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dDrops,
-		dBusy, dIdle, dSleeps, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
+		dBusy, dIdle, dSleeps, dHanded, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
 }
 
 // Describe implements prometheus.Collector.
@@ -163,6 +164,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(ch, dBusy, s.BusyPolls, w)
 		counter(ch, dIdle, s.IdlePolls, w)
 		counter(ch, dSleeps, s.Sleeps, w)
+		for to, n := range s.Handed {
+			if to != s.Worker {
+				counter(ch, dHanded, n, w, strconv.Itoa(to))
+			}
+		}
 		gauge(ch, dTimers, float64(s.Timers), w)
 		counter(ch, dTimerFull, s.TimerFull, w)
 		gauge(ch, dFramesUse, float64(s.FramesUse), w)

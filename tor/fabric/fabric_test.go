@@ -123,3 +123,19 @@ func TestSwitchFor(t *testing.T) {
 		}
 	}
 }
+
+// TestHostPauseRate: a host times PFC quanta at its link's rate, as a
+// NIC does, so a pause from a 1 Gbit/s ToR lasts what the ToR meant.
+func TestHostPauseRate(t *testing.T) {
+	ti := DefaultTiers()
+	ti.HostRate, ti.FabricRate = 1e9, 10e9
+	n, err := Build(Chain(1, ti), Options{Seed: 1, MaxQPs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range n.Hosts {
+		if r := h.Node.W.Egress(0).PauseRateBps(); r != 1e9 {
+			t.Errorf("%s times PFC quanta at %d bit/s, want its link's 1e9", h.Name, r)
+		}
+	}
+}

@@ -55,11 +55,17 @@ func TestMechNetRT(t *testing.T) {
 	if src["Ports.Retrans"]+src["Ports.Paced"] == 0 {
 		t.Fatalf("NetRT retransmitted nothing: %v", src)
 	}
+	if h := res.HostCounters; h["Retransmits"] != 0 || h["Timeouts"] != 0 {
+		t.Errorf("behind NetRT the hosts retransmitted %d packets and timed out %d times, want none", h["Retransmits"], h["Timeouts"])
+	}
+	if r, lost := src["Ports.Retrans"], res.Stages["impair"]["Destroyed.data"]; r != lost {
+		t.Errorf("NetRT's ToRs retransmitted %d packets for %d data packets lost", r, lost)
+	}
 	off := run(t, "chain", Options{Seed: 1, Switch: lossy}, func(int) []workload.Flow { return both(256 << 10) })
 	if on, e2e := res.HostCounters["Retransmits"], off.HostCounters["Retransmits"]; on >= e2e {
 		t.Errorf("end-to-end retransmissions: %d with NetRT, %d without", on, e2e)
 	}
-	t.Logf("netrt_src %v; host retransmits %d (without NetRT %d)", src, res.HostCounters["Retransmits"], off.HostCounters["Retransmits"])
+	t.Logf("netrt_src %v; host retransmits %d (without NetRT %d); impair %v", src, res.HostCounters["Retransmits"], off.HostCounters["Retransmits"], res.Stages["impair"])
 }
 
 // TestMechTrim: DCP's trimming switch turns the incast's excess into
@@ -69,6 +75,10 @@ func TestMechTrim(t *testing.T) {
 	res := mech(t, "dumbbell:hosts=4", o, incast(3, 512<<10))
 	if res.Stages["trim"]["Ports.Trimmed"] == 0 {
 		t.Fatalf("nothing trimmed: %v", res.Stages["trim"])
+	}
+	if h := res.HostCounters; h["Retransmits"] != res.Stages["trim"]["Ports.Trimmed"] || h["Timeouts"] != 0 {
+		t.Errorf("DCP retransmitted %d packets for %d trimmed, with %d timeouts: want exactly the trimmed ones, no timeout",
+			h["Retransmits"], res.Stages["trim"]["Ports.Trimmed"], h["Timeouts"])
 	}
 	t.Logf("trim %v; hosts %v", res.Stages["trim"], res.HostCounters["Retransmits"])
 }
@@ -84,7 +94,15 @@ func TestMechLLR(t *testing.T) {
 	if r := res.HostCounters["Timeouts"]; r > 0 {
 		t.Errorf("%d host timeouts behind llr", r)
 	}
-	t.Logf("llr retransmitted %d; host retransmits %d", res.Stages["llr"]["Ports.Retransmitted"], res.HostCounters["Retransmits"])
+	l := res.Stages["llr"]
+	if r := res.HostCounters["Retransmits"]; r != 0 {
+		t.Errorf("the hosts retransmitted %d packets behind llr", r)
+	}
+	if l["Ports.Retransmitted"] != l["Ports.LossesDetected"] || l["Ports.Retransmitted"] < res.Stages["impair"]["Destroyed.data"] {
+		t.Errorf("llr retransmitted %d frames for %d losses detected, %d data frames lost", l["Ports.Retransmitted"],
+			l["Ports.LossesDetected"], res.Stages["impair"]["Destroyed.data"])
+	}
+	t.Logf("llr %v; host retransmits %d; impair %v", res.Stages["llr"], res.HostCounters["Retransmits"], res.Stages["impair"])
 }
 
 // TestMechSR: IRN's and FaSR's selective repeat recover the fabric's
@@ -93,13 +111,58 @@ func TestMechSR(t *testing.T) {
 	for _, tr := range []string{"irn", "fasr", "gbn"} {
 		t.Run(tr, func(t *testing.T) {
 			res := mech(t, "chain", Options{Seed: 1, Transport: tr, Switch: lossy}, both(256<<10))
-			if res.HostCounters["Retransmits"] == 0 {
+			h := res.HostCounters
+			if h["Retransmits"] == 0 {
 				t.Fatal("no retransmission on a lossy fabric")
 			}
-			t.Logf("%s: retransmits %d, timeouts %d, p99 slowdown %.2f", tr, res.HostCounters["Retransmits"],
-				res.HostCounters["Timeouts"], res.All.P99Slowdown)
+			if tr != "gbn" {
+				// Selective repeat: each lost data packet is sent
+				// again once; what a lost ACK or NAK made it resend
+				// arrives as a duplicate. No timeouts.
+				if lost := res.Stages["impair"]["Destroyed.data"]; h["Retransmits"]-h["Duplicates"] != lost || h["Timeouts"] != 0 {
+					t.Errorf("%d retransmissions, %d duplicates, %d timeouts for %d data packets lost", h["Retransmits"],
+						h["Duplicates"], h["Timeouts"], lost)
+				}
+			}
+			t.Logf("%s: retransmits %d, timeouts %d, p99 slowdown %.2f; impair %v; hosts %v", tr, res.HostCounters["Retransmits"],
+				res.HostCounters["Timeouts"], res.All.P99Slowdown, res.Stages["impair"], res.HostCounters)
 		})
 	}
+}
+
+// TestMechDCP: loss on the wire, trimmed as dcp-loss trims it (core's
+// port toward the receiver's ToR trims the DCP data it picks): DCP
+// resends exactly the trimmed packets and never times out.
+func TestMechDCP(t *testing.T) {
+	core := "impair:\n  rules: [{port: tor1, direction: egress, match: fabric, loss: 0.01, trim: true}]\n"
+	o := Options{Seed: 1, Transport: "dcp", SwitchFor: map[string]string{"core": core}}
+	res := mech(t, "chain", o, []workload.Flow{{Src: 0, Dst: 1, Size: 1 << 20, After: -1}})
+	h, trimmed := res.HostCounters, res.Stages["impair"]["Dir.Trimmed"]
+	if trimmed == 0 || h["Retransmits"] != trimmed || h["Timeouts"] != 0 {
+		t.Errorf("%d trimmed, %d retransmitted, %d timeouts: want as many retransmitted as trimmed, no timeout",
+			trimmed, h["Retransmits"], h["Timeouts"])
+	}
+}
+
+// TestMechPFC: PFC on buffer thresholds makes the incast lossless where
+// the same queues without it drop: no drop, no retransmission, no
+// timeout, and the senders' ToR ports paused.
+func TestMechPFC(t *testing.T) {
+	q := "egress: {queue_limit: 128KiB}\n"
+	res := mech(t, "dumbbell:hosts=4", Options{Seed: 1, Switch: q + "pfc: {xoff: 16KiB, xon: 8KiB}\n"}, incast(3, 512<<10))
+	h := res.HostCounters
+	if len(res.Drops) != 0 || h["Retransmits"] != 0 || h["Timeouts"] != 0 {
+		t.Errorf("with PFC: drops %v, %d retransmissions, %d timeouts: want none", res.Drops, h["Retransmits"], h["Timeouts"])
+	}
+	if res.PFCFrames == 0 || res.HostPFCPauseNs == 0 {
+		t.Errorf("%d PFC frames, senders paused %d ns: the incast never paused a sender", res.PFCFrames, res.HostPFCPauseNs)
+	}
+	off := run(t, "dumbbell:hosts=4", Options{Seed: 1, Switch: q}, func(int) []workload.Flow { return incast(3, 512<<10) })
+	if off.Drops["queue_full"] == 0 {
+		t.Errorf("without PFC the incast dropped nothing (%v): the test shows nothing", off.Drops)
+	}
+	t.Logf("PFC frames %d, hosts paused %d ns, switches %d ns, p99 slowdown %.2f; without: drops %v, retransmits %d", res.PFCFrames, res.HostPFCPauseNs, res.PFCPauseNs,
+		res.All.P99Slowdown, off.Drops, off.HostCounters["Retransmits"])
 }
 
 // TestMechDCQCN: ECN marking at the incast's bottleneck and DCQCN's

@@ -33,7 +33,7 @@ type Options struct {
 	// Switch is the YAML every switch is built from: tord's
 	// configuration file (docs/operations.md) without ports, which the
 	// topology gives. In a port list (netrt.fabric, llr.ports,
-	// trim.ports, trust.hosts, trust.pfc_ports) and in an impair rule's
+	// trim.ports, trust.hosts, trust.pfc_ports, pfc.ports) and in an impair rule's
 	// port, "fabric", "hosts" and "all" stand for the switch's ports of
 	// that kind. Empty: forwarding alone.
 	Switch string
@@ -45,8 +45,8 @@ type Options struct {
 	SwitchFor map[string]string
 	// Transport is the hosts' loss recovery: gbn, irn, fasr or dcp
 	// (default gbn); RTO its first retransmission timeout (0: the
-	// transport's default); BDP the packets IRN's and FaSR's windows
-	// span (default 128).
+	// transport's default); BDP the packets Go-Back-N's, IRN's and
+	// FaSR's windows span (default 128, Go-Back-N's own default).
 	Transport string
 	RTO       time.Duration
 	BDP       int
@@ -357,6 +357,15 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	if cfg.Trim != nil {
 		cfg.Trim.Ports = expand(cfg.Trim.Ports)
 	}
+	if cfg.PFC != nil {
+		p := *cfg.PFC
+		p.Ports = expand(cfg.PFC.Ports)
+		if len(p.Ports) == 0 && len(cfg.PFC.Ports) > 0 {
+			cfg.PFC = nil // "hosts" on a switch without hosts: none, not all
+		} else {
+			cfg.PFC = &p
+		}
+	}
 	var rules []impair.Rule
 	for _, r := range cfg.Impair.Rules {
 		for _, p := range expand([]string{r.Port}) {
@@ -548,7 +557,7 @@ func (n *Network) transport() (nic.Transport, error) {
 	bdp := n.Opts.BDP
 	switch n.Opts.Transport {
 	case "gbn":
-		return gbn.New(gbn.Config{RTO: rto})
+		return gbn.New(gbn.Config{RTO: rto, Window: bdp})
 	case "dcp":
 		return dcp.New(dcp.Config{RTO: rto})
 	case "fasr":
@@ -588,6 +597,10 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 		return err
 	}
 	eg := dataplane.DefaultEgress(0, n.Opts.HostQueue)
+	// A PFC quantum is 512 bit times of the link: unshaped, the egress
+	// would time it at 10 Gbit/s, and a 1 Gbit/s host would wake from
+	// a pause ten times too soon, before its ToR means to send it again.
+	eg.PauseRateBps = h.Line
 	ep, err := nic.NewEndpoint(nic.Config{MAC: h.MAC, IP: h.IP, Egress: eg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
 		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock})
 	if err != nil {

@@ -27,6 +27,7 @@ forwarding: {multipath: adaptive}
 netrt: {fabric: [fabric]}
 trim: {ports: [fabric]}
 llr: {ports: [fabric]}
+pfc: {xoff: 64KiB, xon: 32KiB, ports: [hosts]}
 impair:
   rules: [{port: fabric, direction: egress, match: roce, loss: 0.001}]
 `
@@ -88,6 +89,9 @@ func describe(pl *pipeline.Pipeline) string {
 		out += st.Name() + " "
 	}
 	out += fmt.Sprintf("| trust %+v", pl.Trust.Config())
+	if c, ok := pl.Worker.IngressPFC(); ok {
+		out += fmt.Sprintf(" | pfc %+v", c)
+	}
 	if pl.Src != nil {
 		c := pl.Src.Config()
 		c.Route = nil

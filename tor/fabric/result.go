@@ -10,6 +10,7 @@ import (
 
 	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
+	"rocetor/tor/impair"
 )
 
 // Result is what a run measured, in the testbed's shape: JSON with the
@@ -51,13 +52,16 @@ type Result struct {
 	HostCounters map[string]int64 `json:"host_counters"`
 	// Stages sums each stage's own counters over every switch, by
 	// stage (trust, fwd, netrt_src, netrt_dst, trim, llr, impair).
-	Stages        map[string]map[string]int64 `json:"stages"`
-	Drops         map[string]uint64           `json:"switch_drops"`
-	PFCPauseNs    int64                       `json:"pfc_pause_ns"`
-	PFCFrames     uint64                      `json:"pfc_frames"`
-	ECNMarked     uint64                      `json:"ecn_marked"`
-	SwitchResults []SwitchResult              `json:"switch_detail"`
-	Buffer        BufferResult                `json:"buffer"`
+	Stages     map[string]map[string]int64 `json:"stages"`
+	Drops      map[string]uint64           `json:"switch_drops"`
+	PFCPauseNs int64                       `json:"pfc_pause_ns"`
+	PFCFrames  uint64                      `json:"pfc_frames"`
+	// HostPFCPauseNs is the PFC pause time the hosts' NICs were given,
+	// summed: a lossless fabric's backpressure reaching the senders.
+	HostPFCPauseNs int64          `json:"host_pfc_pause_ns"`
+	ECNMarked      uint64         `json:"ecn_marked"`
+	SwitchResults  []SwitchResult `json:"switch_detail"`
+	Buffer         BufferResult   `json:"buffer"`
 }
 
 // Bucket is the FCTs of the flows of one size range.
@@ -189,8 +193,9 @@ func (r *runner) result() *Result {
 		sumStats(res.HostCounters, "", reflect.ValueOf(h.EP.LiveStats()))
 		res.Steps += h.Node.Steps
 		res.IdleSteps += h.Node.Idle
-		for _, p := range h.Node.Ports {
+		for i, p := range h.Node.Ports {
 			res.PacketHops += p.WireStats().TxFrames
+			res.HostPFCPauseNs += h.Node.W.Egress(i).PausedNs()
 		}
 	}
 	// Switches.
@@ -261,7 +266,16 @@ func (r *runner) result() *Result {
 			stage("llr", pl.LLR.Stats())
 		}
 		for _, ip := range pl.Impairs {
-			stage("impair", ip.Counters())
+			st := ip.Counters()
+			stage("impair", st)
+			// Destroyed is a table by class and cause, which sumStats
+			// leaves out: by class is what tells a recovery
+			// mechanism's own frames (control) from the data.
+			for d := range st.Dir {
+				for k := impair.Class(0); k < impair.NumClasses; k++ {
+					res.Stages["impair"]["Destroyed."+k.String()] += int64(st.Dir[d].Of(k))
+				}
+			}
 		}
 	}
 	for name, m := range res.Stages {
@@ -341,8 +355,8 @@ func (res *Result) Markdown(w io.Writer) {
 	h := res.HostCounters
 	fmt.Fprintf(w, "\nHosts: %d retransmitted packets, %d timeouts, %d NAKs sent, %d ECN-marked packets received, %d CNPs sent.\n",
 		h["Retransmits"], h["Timeouts"], h["NAKsSent"], h["ECNMarked"], h["CNPsSent"])
-	fmt.Fprintf(w, "Switches: %d PFC frames, %.1f µs of PFC pause in all, %d ECN marks, peak buffer %d bytes on one switch.\n",
-		res.PFCFrames, float64(res.PFCPauseNs)/1e3, res.ECNMarked, res.Buffer.PeakBytes)
+	fmt.Fprintf(w, "Switches: %d PFC frames, %.1f µs of PFC pause in all (the hosts' NICs %.1f µs), %d ECN marks, peak buffer %d bytes on one switch.\n",
+		res.PFCFrames, float64(res.PFCPauseNs)/1e3, float64(res.HostPFCPauseNs)/1e3, res.ECNMarked, res.Buffer.PeakBytes)
 	if len(res.Drops) > 0 {
 		var ds []string
 		for _, k := range sortedKeys(res.Drops) {

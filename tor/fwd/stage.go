@@ -361,7 +361,7 @@ func (s *Stage) depth(c *dataplane.Ctx, port uint16, q uint8) int {
 	if int(q) >= e.NumQueues() {
 		return 1 << 62
 	}
-	d, _ := e.Depth(int(q))
+	d := c.QueueDepth(int(port), int(q))
 	if p := &s.pend[int(port)*maxQueues+int(q)]; p.gen == s.gen {
 		d += int(p.bytes)
 	}

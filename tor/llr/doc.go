@@ -186,8 +186,9 @@
 //
 // # Configuration
 //
-// In tord's YAML (workers: 1; both switches list their side of the
-// link):
+// In tord's YAML (both switches list their side of the link; with more
+// than one worker, worker 0 owns every protected link and the others hand
+// it what they receive there: tor/pipeline.Owners):
 //
 //	llr:
 //	  ports: [core]

@@ -63,16 +63,19 @@ type Config struct {
 	// default 256 KiB. PoolFrames bounds the duplicates it holds over all
 	// ports; default 4096.
 	PoolBytes, PoolFrames int
-	// Hold is how long SrcToR keeps a duplicate at most; default 100 µs.
+	// Hold is how long SrcToR keeps a duplicate after its original left
+	// the egress port (its queueing there excluded), up to twice that;
+	// default 100 µs.
 	Hold int64
-	// TailProbe, when not zero, is how long after pooling a flow's
-	// newest duplicate, still unacknowledged and with nothing sent after
-	// it, SrcToR sends it again, and again every TailProbe while its Hold
-	// lasts: a lost last packet leaves the destination ToR no later packet
-	// to detect the gap by, and a probe or the ACK it draws may be lost
-	// too. It should exceed an RTT (or the copy is mostly a duplicate)
-	// and stay below Hold and the hosts' RTO. Default 0: off, as in the
-	// paper.
+	// TailProbe, when not zero, is how long after a flow's newest
+	// duplicate left the egress port (its queueing there excluded),
+	// still unacknowledged and with nothing sent after it, SrcToR sends
+	// it again, and again every TailProbe while its Hold lasts: a lost
+	// last packet leaves the destination ToR no later packet to detect
+	// the gap by, and a probe or the ACK it draws may be lost too. It
+	// should exceed the RTT beyond this port (or the copy is mostly a
+	// duplicate) and stay below Hold and the hosts' RTO. Default 0: off,
+	// as in the paper.
 	TailProbe int64
 	// Congestion avoidance (SrcToR, §III-C-3).
 	//

@@ -18,7 +18,8 @@
 // chosen among the flows of the port's 32 oldest duplicates, so that
 // eviction costs the same at any number of flows (Redis samples its
 // approximated LFU the same way; exact up to 32 pooled flows). A
-// duplicate leaves the pool after Hold, or as soon as an RC ACK passing
+// duplicate leaves the pool after Hold (counted from when its original
+// left the port, below), or as soon as an RC ACK passing
 // back through the switch acknowledges its PSN. A retransmission request
 // arriving from the fabric for one of its hosts is consumed: every
 // missing PSN it names (ePSN, and ePSN+1+i for each clear bit i below
@@ -26,11 +27,21 @@
 // on the "retransmit" queue of the original egress port; for the first
 // one it lacks, an unfulfilled notice goes back to the destination ToR.
 // Going beyond the paper, with TailProbe set, a flow's newest duplicate
-// that is still unacknowledged TailProbe after it was pooled, with
+// that is still unacknowledged TailProbe after it left the port, with
 // nothing sent after it, is sent again, and again every TailProbe while
 // its Hold lasts: a lost last packet of a message leaves the destination
 // ToR no later packet to see the gap by, and a lost probe, or a lost ACK
 // of the last packet, must not leave the sender to its RTO either.
+//
+// When a copy leaves is estimated on a shaped port (the bytes queued
+// ahead of it at the port's rate), and neither a probe nor a request
+// sends a copy of a duplicate whose last copy has not left yet: the
+// retransmit queue has strict priority over the data queue, so such a
+// copy would overtake the flow's own queued packets, and the
+// destination ToR would take the gap this makes for a loss and ask for
+// every packet in it, all still queued. On a port that is itself the
+// bottleneck each would then cross it twice (SrcPortStats.ProbesDeferred,
+// InQueue; docs/experiments.md, DCQCN).
 //
 // SrcToR's congestion avoidance (§III-C-3) counts, per fabric port, N:
 // the bytes of retransmission requested on it within the last Window,

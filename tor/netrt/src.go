@@ -1,6 +1,7 @@
 package netrt
 
 import (
+	"math"
 	"math/bits"
 
 	"rocetor/dataplane"
@@ -22,6 +23,8 @@ type dup struct {
 	flow    int32
 	exp     int64        // when Hold retires it
 	pat     int64        // when the tail probe looks at it next
+	dep     int64        // when its last copy (the original, or a resend) leaves the port, as estimated when sent
+	left    int64        // when the original leaves the port, as estimated: Hold counts from there
 	on      [nLists]link // its places on the pool's lists (list.go)
 	queued  bool
 	probing bool // on the probe list
@@ -273,7 +276,8 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	copy(room, c.Mem.Frame(p))
 	e := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
-	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold}
+	dep := s.cp[p.Out].data.after(c.Now, s.departs(c, p.Out, int(p.Queue)), s.wire(c, p.Out, l))
+	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold, dep: dep, left: dep}
 	s.pushBack(&s.byPort[p.Out], onPort, e)
 	if t := f.dups.tail; t >= 0 && s.dups[t].probing {
 		s.punlink(t) // no longer the newest: e reveals a loss of it
@@ -356,9 +360,24 @@ func (s *SrcToR) remove(e int32) {
 
 // expire retires duplicates whose Hold has run out, and forgets the
 // ACK-retired bytes that would have gone by now.
+//
+// Hold counts from when the original left the port (dup.left), as
+// TailProbe does (tails): a duplicate whose original still waits in a
+// congested port's queue, or left less than Hold ago, is kept another
+// Hold, so that the expiry list stays in time order; it goes between
+// Hold and twice that after its original left. Otherwise a queue
+// longer than Hold (1 MiB at 200 Mbit/s is 42 ms) would retire the
+// duplicates of the very packets it drops before the destination ToR
+// could ask for them.
 func (s *SrcToR) expire(now int64) {
 	for e := s.byExp.head; e >= 0 && s.dups[e].exp <= now; e = s.byExp.head {
-		s.st.Ports[s.dups[e].out].Expired++
+		d := &s.dups[e]
+		if d.left+s.cfg.Hold > now && !d.queued {
+			s.st.Ports[d.out].HoldsExtended++
+			s.restart(e, now)
+			continue
+		}
+		s.st.Ports[d.out].Expired++
 		s.remove(e)
 	}
 	s.unshade(now)
@@ -407,11 +426,27 @@ func (s *SrcToR) punlink(e int32) {
 // probe covers it, so the wait outlives no single loss. Going beyond the
 // paper, which leaves tail losses to the end hosts. One waiting to be
 // paced is not sent twice; it stays on the list.
+//
+// TailProbe counts from when the duplicate's last copy left the port
+// (dup.dep), not from when it was pooled: on a congested port the
+// original may wait longer than TailProbe behind the port's queue, and
+// a probe then would leave on the strict-priority retransmit queue
+// ahead of the flow's packets still waiting there, a gap no loss made:
+// the destination ToR would hold the probe and ask for every packet in
+// between, each resent and arriving twice, on the very port that is
+// congested (dcqcn-fairness's dumbbell, docs/experiments.md). A probe
+// found too early is looked at again a TailProbe later, so the list
+// stays in time order: the probe leaves between TailProbe and twice
+// that after the copy left.
 func (s *SrcToR) tails(c *dataplane.Ctx) {
 	for e := s.probes.head; e >= 0 && s.dups[e].pat <= c.Now; e = s.probes.head {
 		d := &s.dups[e]
 		s.punlink(e)
-		if !d.queued {
+		switch {
+		case d.queued:
+		case c.Now < d.dep+s.cfg.TailProbe:
+			s.st.Ports[d.out].ProbesDeferred++
+		default:
 			s.st.Ports[d.out].TailProbes++
 			s.resend(c, e, false)
 		}
@@ -509,6 +544,14 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 			if k < 0 || k > hi || k > 0 && bm.Has(k-1) || found[k>>6]&(1<<(k&63)) != 0 {
 				continue
 			}
+			if !d.queued && d.dep > c.Now {
+				// Not lost: it has not left yet (tails says why a copy
+				// must not overtake it). A request repeated after it
+				// left, because it did not arrive, resends it.
+				s.st.Ports[d.out].InQueue++
+				found[k>>6] |= 1 << (k & 63)
+				continue
+			}
 			if !d.queued && !s.allow(c.Now, d) {
 				// Past the port's retransmission budget: as if the
 				// pool lacked it (the amplification bound).
@@ -549,14 +592,64 @@ func (s *SrcToR) resend(c *dataplane.Ctx, e int32, paced bool) {
 	}
 	copy(room, s.mem.Bytes(d.addr, int(d.len)))
 	q := dataplane.Packet{Addr: a, Len: d.len, In: dataplane.NoPort, Out: d.out, Queue: queueRetransmit}
-	switch {
-	case !c.Emit(&q):
+	if !c.Emit(&q) {
 		ps.RetxFailed++
-	case paced:
+		return
+	}
+	if paced {
 		ps.Paced++
-	default:
+	} else {
 		ps.Retrans++
 	}
+	d.dep = s.cp[d.out].retx.after(c.Now, s.departs(c, d.out, queueRetransmit), s.wire(c, d.out, int(d.len)))
+}
+
+// leave estimates when the frames a call sends to one queue of a port
+// leave it. They join the queue once the call returns, so the queue's
+// depth (departs) does not show those before them yet: within a call
+// each leaves a frame's time after the one before. A later call starts
+// from the depth again, so that frames the queue then refused (full)
+// do not push the estimates of those after them.
+type leave struct {
+	now, last int64 // the call, and the departure last given in it
+}
+
+// after returns the departure of a frame that takes wire ns and would
+// leave at dep on its own.
+func (l *leave) after(now, dep, wire int64) int64 {
+	if l.now == now {
+		dep = max(dep, l.last)
+	}
+	l.now, l.last = now, dep+wire
+	return l.last
+}
+
+// departs estimates when what waits ahead of a frame that joins queue
+// q of port out now will have left: what waits in that queue and in the
+// more urgent ones (the layout of dataplane.DefaultEgress: control,
+// retransmit, data, idle, the first served first), at the port's shaped
+// rate; now on an unshaped port, whose queues do not build. Worker
+// stalls make it late and a shaper's burst credit early; a request or
+// probe it turns away comes again.
+func (s *SrcToR) departs(c *dataplane.Ctx, out uint16, q int) int64 {
+	eg := c.Egress(int(out))
+	if eg.RateBps() == 0 {
+		return c.Now
+	}
+	b := c.QueueDepth(int(out), eg.NumQueues())
+	for k := 0; k <= q && k < eg.NumQueues(); k++ {
+		b += c.QueueDepth(int(out), k)
+	}
+	return c.Now + s.wire(c, out, b)
+}
+
+// wire returns how long n bytes take on port out at its shaped rate.
+func (s *SrcToR) wire(c *dataplane.Ctx, out uint16, n int) int64 {
+	r := c.Egress(int(out)).RateBps()
+	if r == 0 {
+		return 0
+	}
+	return int64(min(mulDiv(uint64(n)*8, 1e9, r), math.MaxInt32))
 }
 
 // highest returns the index of the highest set bit of b, or 0 when b is

@@ -35,6 +35,7 @@ type cport struct {
 	hcur, hprev uint64 // host ports whose flows the bytes were for
 
 	fifo       ends  // pacing FIFO, oldest first
+	retx, data leave // departures of the resends and originals of the current call (dup.dep)
 	next       int64 // earliest time of the next paced retransmission
 	armed      bool  // a pacing timer is armed
 	rmax, rmin uint64

@@ -181,7 +181,10 @@ type SrcPortStats struct {
 	TooBig      uint64 // packets larger than the port's whole budget, not pooled
 	Evicted     uint64 // duplicates replaced by LFU eviction (§III-C-1)
 	Expired     uint64 // duplicates retired after Hold
-	Acked       uint64 // duplicates retired by an ACK before their Hold ran out
+	// HoldsExtended counts Holds run out before their duplicate's
+	// original had left the port Hold before: kept another Hold.
+	HoldsExtended uint64
+	Acked         uint64 // duplicates retired by an ACK before their Hold ran out
 
 	// HoldOnlyPeak is the high-water mark of Bytes plus the bytes ACKs
 	// retired whose Hold had not yet run out: what the port's pool would
@@ -195,12 +198,17 @@ type SrcPortStats struct {
 	// Retransmission (§III-C-3), by the duplicate's egress port.
 	Retrans    uint64 // duplicates retransmitted at once (N < KLow)
 	Paced      uint64 // duplicates retransmitted paced at R_r (N ≥ KLow)
-	TailProbes uint64 // of Retrans, tail probes: a flow's newest duplicate resent every TailProbe after it was pooled, while unACKed
-	PaceQueued int    // duplicates waiting to be paced now
-	PacedSkips uint64 // paced duplicates retired (evicted, expired, ACKed) before their turn
-	RetxFailed uint64 // retransmissions not sent for want of a frame or queue room
-	Limited    uint64 // requested duplicates not sent: the port's retransmission budget (RetxRate, RetxBurst) was spent
-	RateBps    uint64 // R_r of the last paced retransmission
+	TailProbes uint64 // of Retrans, tail probes: a flow's newest duplicate resent every TailProbe after its last copy left the port, while unACKed
+	// ProbesDeferred counts tail probes put off because the duplicate's
+	// last copy had not left the port TailProbe before: on a congested
+	// port, probes that would have overtaken their originals.
+	ProbesDeferred uint64
+	PaceQueued     int    // duplicates waiting to be paced now
+	PacedSkips     uint64 // paced duplicates retired (evicted, expired, ACKed) before their turn
+	RetxFailed     uint64 // retransmissions not sent for want of a frame or queue room
+	Limited        uint64 // requested duplicates not sent: the port's retransmission budget (RetxRate, RetxBurst) was spent
+	InQueue        uint64 // requested duplicates not sent: the original, or the last copy, had not yet left the port
+	RateBps        uint64 // R_r of the last paced retransmission
 
 	// Requests, by the fabric port they came in on.
 	Requests   uint64 // retransmission requests consumed (netrt_consumed)
@@ -230,16 +238,19 @@ func (st SrcStats) Sum() SrcPortStats {
 		t.TooBig += p.TooBig
 		t.Evicted += p.Evicted
 		t.Expired += p.Expired
+		t.HoldsExtended += p.HoldsExtended
 		t.Acked += p.Acked
 		t.HoldOnlyPeak = max(t.HoldOnlyPeak, p.HoldOnlyPeak)
 		t.HoldOnlyLower = t.HoldOnlyLower || p.HoldOnlyLower
 		t.Retrans += p.Retrans
 		t.Paced += p.Paced
 		t.TailProbes += p.TailProbes
+		t.ProbesDeferred += p.ProbesDeferred
 		t.PaceQueued += p.PaceQueued
 		t.PacedSkips += p.PacedSkips
 		t.RetxFailed += p.RetxFailed
 		t.Limited += p.Limited
+		t.InQueue += p.InQueue
 		t.RateBps = max(t.RateBps, p.RateBps)
 		t.Requests += p.Requests
 		t.Unfulfill += p.Unfulfill

@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"fmt"
 	"net"
+	"slices"
 
 	"rocetor/dataplane"
 	"rocetor/rocev2"
@@ -29,6 +31,9 @@ type Plan struct {
 	// Impair is the impairment every worker's ports obey; nil without
 	// impair rules.
 	Impair *impair.Control
+	// Owners divides flows and ports among the workers; nil when they
+	// hand nothing to each other (Config.Handoff).
+	Owners *Owners
 }
 
 // NewPlan derives the stage configurations of cfg. llr's largest frame
@@ -36,6 +41,9 @@ type Plan struct {
 // does (in-memory ports), llr's default holds.
 func NewPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*Plan, error) {
 	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg)}
+	if cfg.Handoff() {
+		p.Owners = NewOwners(cfg)
+	}
 	var err error
 	if p.Fwd, err = FwdConfig(cfg); err != nil {
 		return nil, err
@@ -97,8 +105,18 @@ type Pipeline struct {
 }
 
 // Build makes worker w's pipeline over ports (one per cfg.Ports, in
-// order), whose frames live in mem, on clock (nil: the runtime's).
+// order), whose frames live in mem, on clock (nil: the runtime's), for a
+// switch whose workers hand nothing to each other (Config.Handoff is
+// false).
 func (p *Plan) Build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock func() int64) (*Pipeline, error) {
+	return p.BuildHanded(w, mem, ports, clock, nil)
+}
+
+// BuildHanded is Build for any switch: with more than one worker and a
+// stage that keeps state (Config.Handoff), h connects the switch's
+// workers and mem is w's of dataplane.SharedMems over h; otherwise h is
+// nil.
+func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, clock func() int64, h *dataplane.Handoff) (*Pipeline, error) {
 	cfg := p.cfg
 	pl := &Pipeline{}
 	ports = append([]dataplane.Port(nil), ports...)
@@ -123,6 +141,7 @@ func (p *Plan) Build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 		}
 	}
 	var err error
+	var linkOwner []int // with a handoff and llr: the owner of each protected link
 	if pl.Fwd, err = fwd.NewStage(p.Fwd, p.fib, p.misses); err != nil {
 		return nil, err
 	}
@@ -162,12 +181,33 @@ func (p *Plan) Build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 		// outside any impairment, so frames reach the pipeline
 		// de-duplicated, in order and unshimmed, and everything llr
 		// sends, copies and control alike, meets the impaired wire.
-		if pl.LLR, err = llr.NewStage(p.llr); err != nil {
+		lc := p.llr
+		if h != nil {
+			// A link has one llr state, on its owner (Owners): the
+			// other workers protect nothing and hand what they
+			// receive on it to the owner raw (LinkOwner), whose
+			// receiver reads it through an Inbox under it.
+			linkOwner = make([]int, len(ports))
+			for i := range ports {
+				linkOwner[i] = -1
+				if lc.Ports&(1<<i) != 0 {
+					linkOwner[i] = p.Owners.Port(i)
+					if linkOwner[i] != w {
+						lc.Ports &^= 1 << i
+					}
+				}
+			}
+		}
+		if pl.LLR, err = llr.NewStage(lc); err != nil {
 			return nil, err
 		}
 		for i := range ports {
 			if pl.LLR.Protected(i) {
-				if ports[i], err = pl.LLR.Wrap(i, ports[i], mem); err != nil {
+				in := ports[i]
+				if h != nil {
+					in = dataplane.NewInbox(in, h.Workers()*dataplane.HandoffRing)
+				}
+				if ports[i], err = pl.LLR.Wrap(i, in, mem); err != nil {
 					return nil, err
 				}
 			}
@@ -183,8 +223,25 @@ func (p *Plan) Build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 		seed = cfg.ECN.Seed
 	}
 	pm, _ := dataplane.ParsePollMode(cfg.Poll)
-	pl.Worker, err = dataplane.NewWorker(dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
-		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.RefusePFC(cfg.Ports)})
+	wc := dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
+		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.RefusePFC(cfg.Ports),
+		PFC: cfg.PFC.ingress(cfg.Ports)}
+	if (h != nil) != (p.Owners != nil) {
+		return nil, fmt.Errorf("%w: worker %d: a handoff is needed exactly with more than one worker and netrt, trim or llr", ErrConfig, w)
+	}
+	if h != nil {
+		// trust, fwd and NetRT run on the flow's owner; trimming and
+		// llr's sender, which read and number the egress queue, on
+		// the port's.
+		wc.Handoff, wc.Owner, wc.PortOwner, wc.EgressStage = h, p.Owners.Flow, p.Owners.Ports(), len(stages)
+		wc.LinkOwner = linkOwner
+		if pl.Trim != nil {
+			wc.EgressStage = slices.Index(stages, dataplane.Stage(pl.Trim))
+		} else if pl.LLR != nil {
+			wc.EgressStage = slices.Index(stages, dataplane.Stage(pl.LLR))
+		}
+	}
+	pl.Worker, err = dataplane.NewWorker(wc)
 	if err != nil {
 		return nil, err
 	}
@@ -197,13 +254,16 @@ func (p *Plan) Build(w int, mem *dataplane.Mem, ports []dataplane.Port, clock fu
 // WRR on the trimming ports and the ECN marking.
 func (cfg *Config) EgressConfigs() ([]dataplane.EgressConfig, error) {
 	// Each worker shapes its share of the link: with W workers, W
-	// shapers at rate/W add up to the configured rate.
-	eg := dataplane.DefaultEgress(uint64(cfg.Egress.Rate)/uint64(cfg.Workers), int(cfg.Egress.QueueLimit))
+	// shapers at rate/W add up to the configured rate. With a handoff
+	// (Config.Handoff) the port's owner alone queues on it, at the
+	// whole rate.
+	w := uint64(cfg.shares())
+	eg := dataplane.DefaultEgress(uint64(cfg.Egress.Rate)/w, int(cfg.Egress.QueueLimit))
 	egs := make([]dataplane.EgressConfig, len(cfg.Ports))
 	for i := range egs {
 		egs[i] = eg
 		if r, ok := cfg.Egress.PortRates[cfg.Ports[i]]; ok {
-			egs[i].RateBps = uint64(r) / uint64(cfg.Workers)
+			egs[i].RateBps = uint64(r) / w
 		}
 		if cfg.Trim != nil && cfg.Trim.Trims(cfg.Ports[i]) {
 			// The trimming ports' control and data queues share a

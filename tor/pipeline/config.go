@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -38,6 +39,12 @@ type Config struct {
 		FrameSize int    `yaml:"frame_size"` // bytes per UMEM frame: 2048 or 4096
 		Frames    int    `yaml:"frames"`     // UMEM frames per worker, power of two
 		RingSize  int    `yaml:"ring_size"`  // descriptors per ring, power of two
+		// BusyPoll turns on the kernel's preferred busy polling on
+		// every socket: a worker runs its queues' NAPI poll itself, in
+		// a recvfrom per port and loop, for up to this long each; 0:
+		// off (softirq or NAPI threads receive). Only with poll: busy.
+		BusyPoll       time.Duration `yaml:"busy_poll"`
+		BusyPollBudget int           `yaml:"busy_poll_budget"` // frames per busy poll; 0: the kernel's 8
 	} `yaml:"xdp"`
 
 	Egress struct {
@@ -108,6 +115,69 @@ type Config struct {
 	// are honoured: where each kind of control frame may come from
 	// (tor/trust, docs/operations.md "Trust boundaries").
 	Trust TrustConfig `yaml:"trust"`
+	// PFC pauses a port's peer when the bytes it put in the egress
+	// queues pass xoff and resumes it at xon (dataplane.IngressPFC): a
+	// lossless fabric, as a switch MMU makes one. No section, PFC only
+	// where a stage sends it (llr, NetRT).
+	PFC *PFCConfig `yaml:"pfc"`
+}
+
+// PFCConfig is PFC on buffer thresholds, per ingress port and priority
+// (the data queue's priority 3 in DefaultEgress):
+//
+//	pfc:
+//	  xoff: 64KiB   # pause the peer when its queued bytes pass this
+//	  xon: 32KiB    # resume it when they fall to this
+//	  quanta: 0     # a pause's length in 512 bit times; 0 = 65535, repeated while above xon
+//	  ports: [s1]   # ports whose peers are paused; empty = all
+//
+// With workers: W each worker counts its own queues' share; with a
+// handoff (netrt, trim or llr on several workers) it is refused.
+type PFCConfig struct {
+	XOff   dataplane.Bytes `yaml:"xoff"`   // a port's peer is paused when the bytes it queued here pass this
+	XOn    dataplane.Bytes `yaml:"xon"`    // ... and resumed when they fall to this
+	Quanta uint16          `yaml:"quanta"` // a pause's length in 512 bit times, sent again while above xon; 0: 65535
+	Ports  []string        `yaml:"ports"`  // ports whose peers are paused; empty: all
+}
+
+// ingress returns the worker's configuration for ports, nil without
+// a section.
+func (p *PFCConfig) ingress(ports []string) *dataplane.IngressPFC {
+	if p == nil {
+		return nil
+	}
+	c := &dataplane.IngressPFC{XOff: int(p.XOff), XOn: int(p.XOn), Quanta: p.Quanta}
+	if len(p.Ports) > 0 {
+		c.Ports = make([]bool, len(ports))
+		for i, n := range ports {
+			c.Ports[i] = slices.Contains(p.Ports, n)
+		}
+	}
+	return c
+}
+
+// validate checks the section against the rest of the configuration.
+func (p *PFCConfig) validate(c *Config) error {
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.XOff <= 0 || p.XOn >= p.XOff:
+		return bad("pfc", "xoff %d, xon %d bytes: want 0 ≤ xon < xoff", p.XOff, p.XOn)
+	case p.XOff >= c.Egress.QueueLimit:
+		return bad("pfc.xoff", "%d bytes, want below egress.queue_limit (%d): the queue would drop before it paused", p.XOff, c.Egress.QueueLimit)
+	case c.Handoff():
+		// With a handoff a port's queues have one owner, which would
+		// count every ingress port's bytes but could not send the
+		// pause on a port another worker owns.
+		return bad("pfc", "with workers: %d and netrt, trim or llr, ports have one owner each; PFC on buffer thresholds needs workers: 1 there", c.Workers)
+	}
+	for _, n := range p.Ports {
+		if !slices.Contains(c.Ports, n) {
+			return bad("pfc.ports", "%q is not one of ports", n)
+		}
+	}
+	return nil
 }
 
 // dcp reports whether the classifier must parse DCP headers.
@@ -226,6 +296,12 @@ func (c *Config) Validate() error {
 	if c.XDP.FrameSize != 2048 && c.XDP.FrameSize != 4096 {
 		return bad("xdp.frame_size", "%d, want 2048 or 4096", c.XDP.FrameSize)
 	}
+	if c.XDP.BusyPoll < 0 || c.XDP.BusyPoll > time.Second || c.XDP.BusyPollBudget < 0 || c.XDP.BusyPollBudget > 65535 {
+		return bad("xdp.busy_poll", "%v with budget %d, want 0 to 1s and 0 to 65535 frames", c.XDP.BusyPoll, c.XDP.BusyPollBudget)
+	}
+	if c.XDP.BusyPoll > 0 && c.Poll != "busy" {
+		return bad("xdp.busy_poll", "needs poll: busy (a worker that sleeps in poll would leave the receive path to no one), have %s", c.Poll)
+	}
 	if !pow2(c.XDP.RingSize) || c.XDP.RingSize < 64 {
 		return bad("xdp.ring_size", "%d, want a power of two ≥ 64", c.XDP.RingSize)
 	}
@@ -260,16 +336,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	// NetRT and trimming keep their flow state and budgets per worker,
-	// while the XDP program steers frames by rx queue: a flow's requests,
-	// ACKs and notices, or a port's packets, can reach a worker that does
-	// not own its state. Until frames are handed to their owner
-	// (DESIGN.md, "Many workers"), one worker must own everything.
-	if c.NetRT.On() && c.Workers != 1 {
-		return bad("netrt", "NetRT keeps its flows per worker and needs workers: 1, have %d", c.Workers)
-	}
-	if c.Trim != nil && c.Workers != 1 {
-		return bad("trim", "trimming keeps its queues' weights and budgets per worker and needs workers: 1, have %d", c.Workers)
-	}
+	// while the XDP program steers frames by rx queue: with more than one
+	// worker, frames are handed to the worker that owns their flow or
+	// port (Owners, dataplane.Handoff), so any number of workers will do.
 	if err := c.LLR.validate(c); err != nil {
 		return err
 	}
@@ -277,6 +346,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Trust.validate(c); err != nil {
+		return err
+	}
+	if err := c.PFC.validate(c); err != nil {
 		return err
 	}
 	if t := c.Trim; t != nil {

@@ -18,6 +18,14 @@
 // dataplane.MemPorts, the worker and its stages are the same code built
 // the same way.
 //
+// With more than one worker and netrt, trim or llr on (Config.Handoff),
+// Owners divides flows, port egresses and llr links among the workers and
+// Plan.BuildHanded wires each worker to the others through a
+// dataplane.Handoff: the flow's owner runs trust, fwd and NetRT, the
+// egress port's owner trimming, llr and the queues, and every port keeps
+// its rate, queue limit, threshold and marking whole. Plain forwarding
+// hands nothing: each worker shapes its share of every port.
+//
 // A Config is not safe for concurrent mutation; a Plan is read-only
 // once built and may build many workers, each owned by one goroutine.
 package pipeline

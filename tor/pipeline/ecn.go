@@ -173,7 +173,8 @@ func (e *ECNConfig) profile(c *Config, i int, name string) dataplane.ECNProfile 
 // (Plan.Build), so its queues drain W times slower than the port's;
 // a depth of K/W bytes in a worker's queue stands for the delay of K
 // bytes in the port's, and the thresholds are divided by W as the rate
-// is.
+// is. With a handoff (Config.Handoff) the port's owner alone queues on
+// it, at the whole rate, and W is 1.
 func (e *ECNConfig) Marking(c *Config, egs []dataplane.EgressConfig) dataplane.Marking {
 	var m dataplane.Marking
 	if e == nil {
@@ -185,7 +186,7 @@ func (e *ECNConfig) Marking(c *Config, egs []dataplane.EgressConfig) dataplane.M
 		m.At = dataplane.MarkDequeue
 	}
 	m.Seed = e.Seed
-	w := max(c.Workers, 1)
+	w := c.shares()
 	for i, eg := range egs {
 		ps := make([]dataplane.ECNProfile, len(eg.Queues))
 		for q, name := range e.queues() {

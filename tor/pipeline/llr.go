@@ -84,11 +84,9 @@ func (l *LLRConfig) validate(c *Config) error {
 	if !l.On() {
 		return nil
 	}
-	if c.Workers != 1 {
-		// Each worker would number its share of the link; the
-		// neighbour could not tell the streams apart.
-		return bad("llr", "link-local retransmission needs workers: 1, have %d", c.Workers)
-	}
+	// With more than one worker, one worker owns each protected link
+	// and the others hand it what they receive on it (Owners), so the
+	// link keeps one sequence space and one pair of buffers.
 	_, err := l.StageConfig(c.Ports)
 	return err
 }

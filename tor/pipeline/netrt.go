@@ -22,7 +22,7 @@ type NetRTConfig struct {
 	PoolBytes  dataplane.Bytes `yaml:"pool_bytes"`  // duplicate pool per fabric port (about one BDP)
 	PoolFrames int             `yaml:"pool_frames"` // duplicates per worker, all ports
 	Hold       time.Duration   `yaml:"hold"`        // longest a duplicate is kept (about one RTT)
-	TailProbe  time.Duration   `yaml:"tail_probe"`  // resend a flow's unACKed last duplicate after this, then every tail_probe while held; 0: off
+	TailProbe  time.Duration   `yaml:"tail_probe"`  // resend a flow's unACKed last duplicate this long after it left the port, then every tail_probe while held; 0: off
 
 	BufferBytes     dataplane.Bytes `yaml:"buffer_bytes"`     // reordering buffer per host port
 	BufferFrames    int             `yaml:"buffer_frames"`    // held frames per worker

@@ -78,3 +78,49 @@ forwarding: {hash_seed: 7}
 		t.Error("no ECN marking on the data queue")
 	}
 }
+
+// TestPFCConfig: the pfc section reaches the worker with its ports, and
+// Validate names thresholds that cannot work.
+func TestPFCConfig(t *testing.T) {
+	parse := func(y string) Config {
+		t.Helper()
+		c, err := ParseConfig([]byte("ports: [up, h1]\n"+y), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.AdminAddr, c.MetricsAddr = "", ""
+		return c
+	}
+	for y, field := range map[string]string{
+		"pfc: {xoff: 32KiB, xon: 32KiB}\n":  "pfc",
+		"pfc: {xoff: 2MiB, xon: 32KiB}\n":   "pfc.xoff",
+		"pfc: {xoff: 64KiB, ports: [h2]}\n": "pfc.ports",
+	} {
+		c := parse(y)
+		if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%q: %v, want an error naming %s", y, err, field)
+		}
+	}
+	c := parse("pfc: {xoff: 64KiB, xon: 32KiB, ports: [h1]}\n")
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := []dataplane.Port{dataplane.NewMemPort("up", rocev2.MAC{2, 0, 0, 0, 0, 1}, mem, 64),
+		dataplane.NewMemPort("h1", rocev2.MAC{2, 0, 0, 0, 0, 2}, mem, 64)}
+	pn, err := NewPlan(&c, &fwd.FIB{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := pn.Build(0, mem, ports, func() int64 { return 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := pl.Worker.IngressPFC()
+	if !ok || got.XOff != 64<<10 || got.XOn != 32<<10 || len(got.Ports) != 2 || got.Ports[0] || !got.Ports[1] {
+		t.Errorf("worker's PFC %+v, %v: want 64 KiB / 32 KiB on h1 only", got, ok)
+	}
+}

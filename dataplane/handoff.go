@@ -1,0 +1,422 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"rocetor/rocev2"
+)
+
+// Handoff connects the workers of one switch so that a frame that
+// arrives at a worker that does not own it reaches its owner without a
+// copy, as VPP's handoff does: one bounded single-producer
+// single-consumer ring of Packets for each ordered pair of workers, and
+// one of frame addresses carrying frames freed by a worker that did not
+// allocate them back to the one that did (SharedMems). A worker owns the
+// flows (NetRT's state) and the ports (an egress's queues, shaper and
+// budgets, trimming, llr's sender and receiver) its WorkerConfig.Owner
+// and PortOwner give it, so every such state has one writer whatever the
+// number of workers.
+//
+// A worker pushes what it hands during a loop and publishes the pushes
+// once, at the end of Step (a batch, as the AF_XDP rings are), then
+// wakes the receiving worker if it sleeps. A receiving worker drains its
+// inbound rings at the start of each Step, before it polls its ports.
+//
+// The rings are the only state workers share; each end of each ring is
+// used by one worker's thread. Counters (Snapshot.Handed, the
+// ReasonHandoffFull drops) are the sending worker's. Make one with
+// NewHandoff (the zero value is not ready); Workers and Wakeups are safe
+// from any goroutine.
+type Handoff struct {
+	n     int
+	rings [][]*spsc[handed] // [from][to]; nil where from == to
+	back  [][]*spsc[uint64] // [from][to]: frames of to that from freed
+	// sleeping[w] is set while worker w waits in poll(2), whose set
+	// includes efd[w]: a worker that hands it frames writes the eventfd.
+	sleeping []atomic.Bool
+	efd      []int
+	wakes    []atomic.Uint64 // wakeups sent to each worker
+	// egress is each worker's egress by port, for the queue depths a
+	// port's owner publishes (Ctx.QueueDepth); set by NewWorker.
+	egress [][]*Egress
+}
+
+// handed is one frame on a handoff ring: the packet as the sender left
+// it (classified, routed when At > 0) and the stage the owner resumes
+// it at. At 0 is a frame fresh from the wire (a MAC control frame is
+// acted on first); At == the number of stages means enqueue it.
+type handed struct {
+	Packet
+	At uint16
+}
+
+// HandoffRing is the default size of each handoff ring, in packets: four
+// batches, so a worker may hand a whole received batch to a peer that is
+// three loops behind before the ring refuses (ReasonHandoffFull).
+const HandoffRing = 4 * BatchSize
+
+// ErrHandoff wraps Handoff configuration errors.
+var ErrHandoff = errors.New("dataplane: handoff")
+
+// NewHandoff makes the rings between n workers, each ringSize packets (a
+// power of two; 0 means HandoffRing), and their wake-up eventfds. Close
+// releases the eventfds once the workers have stopped.
+func NewHandoff(n, ringSize int) (*Handoff, error) {
+	if ringSize == 0 {
+		ringSize = HandoffRing
+	}
+	if n < 2 || n > 64 {
+		return nil, fmt.Errorf("%w: %d workers, want 2 to 64", ErrHandoff, n)
+	}
+	if ringSize < BatchSize || ringSize&(ringSize-1) != 0 {
+		return nil, fmt.Errorf("%w: ring of %d packets, want a power of two ≥ %d", ErrHandoff, ringSize, BatchSize)
+	}
+	h := &Handoff{n: n, sleeping: make([]atomic.Bool, n), wakes: make([]atomic.Uint64, n), egress: make([][]*Egress, n)}
+	h.rings = make([][]*spsc[handed], n)
+	h.back = make([][]*spsc[uint64], n)
+	for from := range h.rings {
+		h.rings[from] = make([]*spsc[handed], n)
+		h.back[from] = make([]*spsc[uint64], n)
+		for to := range h.rings[from] {
+			if from != to {
+				h.rings[from][to] = newSPSC[handed](ringSize)
+				h.back[from][to] = newSPSC[uint64](backRing)
+			}
+		}
+	}
+	for range n {
+		fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+		if err != nil {
+			h.Close()
+			return nil, fmt.Errorf("%w: eventfd: %w", ErrHandoff, err)
+		}
+		h.efd = append(h.efd, fd)
+	}
+	return h, nil
+}
+
+// backRing is the size of each ring of freed frames. A freeing worker
+// that finds it full keeps the frames (Mem.owed) and tries again on its
+// next loop, so its size bounds no frame, only how many go back per
+// loop.
+const backRing = 1024
+
+// Workers returns the number of workers the rings connect.
+func (h *Handoff) Workers() int { return h.n }
+
+// Wakeups returns how many times worker w was woken for frames handed to
+// it while it slept.
+func (h *Handoff) Wakeups(w int) uint64 { return h.wakes[w].Load() }
+
+// Close closes the wake-up eventfds. Frames still on the rings are not
+// returned: the workers have stopped and frame memory goes with them.
+func (h *Handoff) Close() error {
+	for _, fd := range h.efd {
+		unix.Close(fd)
+	}
+	h.efd = nil
+	return nil
+}
+
+// pending reports whether any ring into worker to holds frames.
+func (h *Handoff) pending(to int) bool {
+	for from := range h.n {
+		if r := h.rings[from][to]; r != nil && r.ready() {
+			return true
+		}
+	}
+	return false
+}
+
+// wake wakes worker to if it sleeps.
+func (h *Handoff) wake(to int) {
+	if h.sleeping[to].Load() && h.sleeping[to].CompareAndSwap(true, false) {
+		h.wakes[to].Add(1)
+		var one = [8]byte{1}
+		_, _ = unix.Write(h.efd[to], one[:]) // EAGAIN: a wakeup is already pending
+	}
+}
+
+// cacheLine pads the ring's indices apart so that producer and consumer
+// do not share a line.
+type cacheLine [64]byte
+
+// spsc is a bounded single-producer single-consumer ring (gVisor's and
+// the AF_XDP rings' shape): the producer writes at its private tail and
+// publishes it with one store per batch; the consumer reads up to the
+// published tail and publishes its head once per batch. Each side keeps
+// a cached copy of the other's index, so an atomic load happens only when
+// the cached one says full (producer) or empty (consumer). Its size is a
+// power of two.
+type spsc[T any] struct {
+	_    cacheLine
+	head atomic.Uint64 // consumer's published position
+	_    cacheLine
+	tail atomic.Uint64 // producer's published position
+	_    cacheLine
+	// producer's
+	ptail, phead uint64
+	_            cacheLine
+	// consumer's
+	chead, ctail uint64
+	_            cacheLine
+	mask         uint64
+	buf          []T
+}
+
+func newSPSC[T any](size int) *spsc[T] {
+	return &spsc[T]{mask: uint64(size - 1), buf: make([]T, size)}
+}
+
+// push writes v at the producer's tail without publishing it; false when
+// the ring is full.
+func (r *spsc[T]) push(v *T) bool {
+	if r.ptail-r.phead > r.mask {
+		r.phead = r.head.Load()
+		if r.ptail-r.phead > r.mask {
+			return false
+		}
+	}
+	r.buf[r.ptail&r.mask] = *v
+	r.ptail++
+	return true
+}
+
+// publish makes the pushes visible to the consumer; it reports whether
+// there were any.
+func (r *spsc[T]) publish() bool {
+	if r.ptail == r.tail.Load() {
+		return false
+	}
+	r.tail.Store(r.ptail)
+	return true
+}
+
+// pop copies up to len(out) published entries into out and frees their
+// slots.
+func (r *spsc[T]) pop(out []T) int {
+	if r.chead == r.ctail {
+		r.ctail = r.tail.Load()
+		if r.chead == r.ctail {
+			return 0
+		}
+	}
+	n := min(int(r.ctail-r.chead), len(out))
+	for i := range n {
+		out[i] = r.buf[(r.chead+uint64(i))&r.mask]
+	}
+	r.chead += uint64(n)
+	r.head.Store(r.chead)
+	return n
+}
+
+// ready reports whether the consumer would find something; any thread.
+func (r *spsc[T]) ready() bool { return r.tail.Load() != r.head.Load() }
+
+// clearWake consumes a pending wakeup of worker w's eventfd.
+func (h *Handoff) clearWake(w int) {
+	var b [8]byte
+	_, _ = unix.Read(h.efd[w], b[:]) // EAGAIN: none pending
+}
+
+// hand pushes p onto the ring to worker to, to resume at stage at, and
+// marks it Taken; when the ring is full it marks it dropped
+// (ReasonHandoffFull) and returns false.
+func (w *Worker) hand(p *Packet, to int, at uint16) bool {
+	e := handed{Packet: *p, At: at}
+	// It goes on forwarding there, whatever a stage that emits it
+	// left in its Verdict (a held packet's is Taken).
+	e.Verdict, e.Reason = Forward, 0
+	if !w.ho.rings[w.cfg.ID][to].push(&e) {
+		p.Drop(ReasonHandoffFull)
+		return false
+	}
+	w.st.Handed[to]++
+	p.Verdict = Taken
+	return true
+}
+
+// handEgress hands the packets of b bound for a port another worker owns
+// to that worker, to resume at EgressStage, and takes them out of b.
+func (w *Worker) handEgress(b *Batch) {
+	for j := 0; j < b.N; j++ {
+		p := &b.Pkts[j]
+		if p.Verdict != Forward || int(p.Out) >= len(w.egress) {
+			continue
+		}
+		if o := w.cfg.PortOwner[p.Out]; o != w.cfg.ID && w.hand(p, o, uint16(w.egressAt)) {
+			w.gone |= 1 << j
+		}
+	}
+	if w.gone != 0 {
+		w.compact(b)
+	}
+}
+
+// compact takes the packets marked in w.gone, handed away, out of b, so
+// that the stages after the handoff count each packet once, on the
+// worker that runs them.
+func (w *Worker) compact(b *Batch) {
+	k := 0
+	for j := 0; j < b.N; j++ {
+		if w.gone&(1<<j) != 0 {
+			continue
+		}
+		if k != j {
+			b.Pkts[k] = b.Pkts[j]
+		}
+		k++
+	}
+	b.N, w.gone = k, 0
+}
+
+// drainHandoff takes back the frames other workers freed and runs what
+// they handed this worker, each from the stage it was handed at, and
+// returns how many it ran.
+func (w *Worker) drainHandoff() int {
+	w.mem.reclaim()
+	work := 0
+	for from := range w.ho.rings {
+		r := w.ho.rings[from][w.cfg.ID]
+		if r == nil {
+			continue
+		}
+		for {
+			n := r.pop(w.in[:])
+			if n == 0 {
+				break
+			}
+			work += n
+			w.resume(w.in[:n])
+			if n < len(w.in) {
+				break
+			}
+		}
+	}
+	return work
+}
+
+// resume runs handed packets through the stages from the one each was
+// handed at, a batch per run of equal stages.
+func (w *Worker) resume(in []handed) {
+	b := &w.batch
+	for i := 0; i < len(in); {
+		at := in[i].At
+		if at == rawAt {
+			p := &in[i].Packet
+			if x := w.inbox[p.In]; x == nil || !x.push(p) {
+				w.drop(p.Addr, ReasonHandoffFull)
+			}
+			i++
+			continue
+		}
+		b.N = 0
+		for ; i < len(in) && in[i].At == at; i++ {
+			b.Pkts[b.N] = in[i].Packet
+			b.N++
+		}
+		if at == 0 {
+			// Fresh from the wire: a MAC control frame was handed
+			// to the owner of the port it pauses.
+			for j := 0; j < b.N; j++ {
+				if p := &b.Pkts[j]; p.Meta.Kind == rocev2.KindMACControl {
+					w.control(int(p.In), p, w.mem.Frame(p))
+				}
+			}
+		}
+		w.process(int(at), b)
+		w.dispatch(b)
+	}
+}
+
+// flushHandoff publishes this loop's handed packets and freed frames and
+// wakes the workers handed to.
+func (w *Worker) flushHandoff() {
+	for to, r := range w.ho.rings[w.cfg.ID] {
+		if r != nil && r.publish() {
+			w.ho.wake(to)
+		}
+	}
+	w.mem.flushBack()
+}
+
+// rawAt is the At of a frame handed before classification, received on
+// a port whose link another worker owns (WorkerConfig.LinkOwner): the
+// owner receives it through its Inbox on that port, as if from the wire.
+const rawAt = 0xffff
+
+// Inbox is a port of a link's owner that also receives the frames other
+// workers took from their queues of that link and handed over
+// (WorkerConfig.LinkOwner): a link-level protocol under it (tor/llr's
+// receiver wraps it) then sees every frame of the link, whichever rx
+// queue the NIC steered it to. Frames already on the owner pass straight
+// through. Like every port it belongs to its worker's thread; make it
+// with NewInbox.
+type Inbox struct {
+	Port
+	q    []Packet // FIFO ring of handed frames
+	head int
+	n    int
+	// Refused counts handed frames the full inbox dropped.
+	Refused uint64
+}
+
+// NewInbox wraps inner with room for size handed frames.
+func NewInbox(inner Port, size int) *Inbox {
+	return &Inbox{Port: inner, q: make([]Packet, max(size, BatchSize))}
+}
+
+// Inner implements Wrapper.
+func (x *Inbox) Inner() Port { return x.Port }
+
+// Receive implements Port: the inner port's frames, then handed ones.
+func (x *Inbox) Receive(b *Batch) int {
+	k := x.Port.Receive(b)
+	for x.n > 0 && b.N < BatchSize {
+		b.Pkts[b.N] = x.q[x.head]
+		b.N++
+		x.head = (x.head + 1) % len(x.q)
+		x.n--
+		k++
+	}
+	return k
+}
+
+// Pending implements Pender: handed frames wait here.
+func (x *Inbox) Pending() int {
+	n := x.n
+	if r, ok := x.Port.(Pender); ok {
+		n += r.Pending()
+	}
+	return n
+}
+
+// push queues a handed frame; false when the inbox is full.
+func (x *Inbox) push(p *Packet) bool {
+	if x.n == len(x.q) {
+		x.Refused++
+		return false
+	}
+	x.q[(x.head+x.n)%len(x.q)] = Packet{Addr: p.Addr, Len: p.Len}
+	x.n++
+	return true
+}
+
+// handRaw hands the frames of b, received on port in, whose link worker
+// to owns, before classification; a full ring drops them.
+func (w *Worker) handRaw(in int, to int, b *Batch) {
+	r := w.ho.rings[w.cfg.ID][to]
+	for j := 0; j < b.N; j++ {
+		e := handed{Packet: Packet{Addr: b.Pkts[j].Addr, Len: b.Pkts[j].Len, In: uint16(in)}, At: rawAt}
+		if !r.push(&e) {
+			w.drop(e.Addr, ReasonHandoffFull)
+			continue
+		}
+		w.st.Handed[to]++
+	}
+	b.N = 0
+}

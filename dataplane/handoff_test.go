@@ -1,0 +1,236 @@
+package dataplane
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"rocetor/rocev2"
+)
+
+// pairRig is a switch of n workers over two in-memory ports each (queue
+// w of p0 and p1), frame memory shared through a Handoff.
+type pairRig struct {
+	h     *Handoff
+	mems  []*Mem
+	ws    []*Worker
+	ports [][2]*MemPort
+	sent  [2]int
+	bytes [2]int
+}
+
+// newPairRig builds it with owner steering every fresh frame and
+// portOwner owning each port's egress (nil: no handoff at all).
+func newPairRig(t testing.TB, n int, owner func(*Packet, []byte) int, portOwner []int, stages func() []Stage) *pairRig {
+	t.Helper()
+	h, err := NewHandoff(n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	r := &pairRig{h: h}
+	if r.mems, err = SharedMems(make([]byte, n*4096*2048), 2048, h); err != nil {
+		t.Fatal(err)
+	}
+	eg := DefaultEgress(0, 1<<20)
+	for w := range n {
+		var ps [2]*MemPort
+		for i := range ps {
+			ps[i] = NewMemPort([]string{"p0", "p1"}[i], rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, r.mems[w], 1024)
+			ps[i].OnTransmit = func(f []byte) { r.sent[i]++; r.bytes[i] += len(f) }
+		}
+		r.ports = append(r.ports, ps)
+		var st []Stage
+		if stages != nil {
+			st = stages()
+		} else {
+			st = []Stage{cross{q: 2}}
+		}
+		wk, err := NewWorker(WorkerConfig{ID: w, Mem: r.mems[w], Ports: []Port{ps[0], ps[1]}, Egress: []EgressConfig{eg, eg},
+			Stages: st, Classifier: rocev2.Classifier{VerifyICRC: true}, Handoff: h, Owner: owner, PortOwner: portOwner, EgressStage: len(st)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ws = append(r.ws, wk)
+	}
+	return r
+}
+
+// settle steps every worker in order until a whole round does nothing.
+func (r *pairRig) settle(now int64) {
+	for {
+		work := 0
+		for _, w := range r.ws {
+			work += w.Step(now)
+		}
+		if work == 0 {
+			return
+		}
+	}
+}
+
+func TestHandoffToOwner(t *testing.T) {
+	// Every frame belongs to worker 1 and port 1 to worker 0: a frame
+	// injected at worker 0 goes 0 → 1 (flow) → 0 (egress).
+	r := newPairRig(t, 2, func(*Packet, []byte) int { return 1 }, []int{1, 0}, nil)
+	f := roceFrame(t, 1, 1000)
+	for i := 0; i < 100; i++ {
+		r.ports[i%2][0].Inject(f)
+	}
+	r.settle(1000)
+	if r.sent[1] != 100 || r.sent[0] != 0 {
+		t.Fatalf("sent %v, want 100 on p1", r.sent)
+	}
+	if r.ports[0][1].Stats().TxRefused != 0 {
+		t.Fatal("refused")
+	}
+	s0, s1 := r.ws[0].Snapshot(), r.ws[1].Snapshot()
+	r.ws[0].Publish(1000)
+	r.ws[1].Publish(1000)
+	s0, s1 = r.ws[0].Snapshot(), r.ws[1].Snapshot()
+	if s0.Handed[1] != 50 || s1.Handed[0] != 100 {
+		t.Fatalf("handed 0→1 %d, 1→0 %d; want 50 and 100", s0.Handed[1], s1.Handed[0])
+	}
+	if s0.Ports[1].TxPackets != 100 || s1.Ports[1].TxPackets != 0 {
+		t.Fatalf("port 1 sent %d by worker 0 and %d by worker 1: its owner must send all", s0.Ports[1].TxPackets, s1.Ports[1].TxPackets)
+	}
+	// Every stage counted each frame once, on the worker that ran it.
+	if got := s0.Stages[0].Packets + s1.Stages[0].Packets; got != 100 {
+		t.Fatalf("stage saw %d packets, want 100", got)
+	}
+	// Frames worker 0 transmitted went back to the worker that
+	// allocated them.
+	r.settle(2000)
+	for w, m := range r.mems {
+		if m.InUse() != 0 {
+			t.Fatalf("worker %d: %d frames in use after the run", w, m.InUse())
+		}
+	}
+}
+
+func TestHandoffStaysWithoutOwner(t *testing.T) {
+	r := newPairRig(t, 2, func(*Packet, []byte) int { return -1 }, nil, nil)
+	f := roceFrame(t, 1, 1000)
+	for i := 0; i < 10; i++ {
+		r.ports[i%2][0].Inject(f)
+	}
+	r.settle(1000)
+	r.ws[0].Publish(1000)
+	if s := r.ws[0].Snapshot(); s.Handed[1] != 0 || s.Ports[1].TxPackets != 5 || r.sent[1] != 10 {
+		t.Fatalf("handed %d, worker 0 sent %d, all %d: a frame without an owner stays", s.Handed[1], s.Ports[1].TxPackets, r.sent[1])
+	}
+}
+
+func TestHandoffRingFull(t *testing.T) {
+	r := newPairRig(t, 2, func(*Packet, []byte) int { return 1 }, nil, nil)
+	f := roceFrame(t, 1, 100)
+	// Worker 1 does not run: the ring takes HandoffRing frames.
+	for i := 0; i < HandoffRing+10; i++ {
+		r.ports[0][0].Inject(f)
+		if i%BatchSize == 0 {
+			r.ws[0].Step(0)
+		}
+	}
+	for r.ws[0].Step(0) > 0 {
+	}
+	r.ws[0].Publish(0)
+	s := r.ws[0].Snapshot()
+	if s.Handed[1] != HandoffRing || s.Drops[ReasonHandoffFull] != 10 {
+		t.Fatalf("handed %d, dropped %d; want %d and 10", s.Handed[1], s.Drops[ReasonHandoffFull], HandoffRing)
+	}
+	r.settle(0)
+	if r.sent[1] != HandoffRing {
+		t.Fatalf("sent %d, want %d", r.sent[1], HandoffRing)
+	}
+}
+
+// TestHandoffWakesSleeper runs two workers on their own threads in
+// interrupt mode: worker 1 sleeps until worker 0 hands it frames.
+func TestHandoffWakesSleeper(t *testing.T) {
+	r := newPairRig(t, 2, func(*Packet, []byte) int { return 1 }, []int{1, 1}, nil)
+	for _, w := range r.ws {
+		w.cfg.Mode, w.cfg.MaxSleep = Interrupt, time.Hour
+	}
+	var mu sync.Mutex
+	for _, ps := range r.ports {
+		ps[1].OnTransmit = func([]byte) { mu.Lock(); r.sent[1]++; mu.Unlock() }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); r.ws[1].Run(ctx) }()
+	// Let worker 1 fall asleep, then hand it a frame from worker 0,
+	// stepped here (its port cannot be injected into from another
+	// thread).
+	deadline := time.Now().Add(5 * time.Second)
+	for r.h.sleeping[1].Load() == false && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	r.ports[0][0].Inject(roceFrame(t, 1, 100))
+	r.ws[0].Step(0)
+	for {
+		mu.Lock()
+		n := r.sent[1]
+		mu.Unlock()
+		if n == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	r.h.wake(1)
+	wg.Wait()
+	if r.sent[1] != 1 || r.h.Wakeups(1) == 0 {
+		t.Fatalf("sent %d after %d wakeups; want 1 frame sent by the woken worker", r.sent[1], r.h.Wakeups(1))
+	}
+}
+
+func TestHandoffStepAllocs(t *testing.T) {
+	r := newPairRig(t, 2, func(*Packet, []byte) int { return 1 }, []int{0, 0}, nil)
+	f := roceFrame(t, 1, 1000)
+	now := int64(0)
+	allocs := testing.AllocsPerRun(1000, func() {
+		for i := 0; i < 32; i++ {
+			r.ports[0][0].Inject(f)
+		}
+		now += 1000
+		r.ws[0].Step(now)
+		r.ws[1].Step(now)
+		r.ws[0].Step(now)
+	})
+	if allocs != 0 {
+		t.Fatalf("a handed batch allocates %.1f times", allocs)
+	}
+}
+
+// BenchmarkWorkerHandoff forwards 1 KB RoCEv2 frames from p0 to p1:
+// "none" on one worker, "handoff" arriving at worker 0 and owned by
+// worker 1 (flow and egress), which forwards them; ns/pkt counts both
+// workers' time on one thread, so the difference is the handoff's cost.
+func BenchmarkWorkerHandoff(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		owner func(*Packet, []byte) int
+	}{{"none", func(*Packet, []byte) int { return 0 }}, {"handoff", func(*Packet, []byte) int { return 1 }}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := newPairRig(b, 2, c.owner, nil, nil)
+			f := roceFrame(b, 1, 1000)
+			now := int64(0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += BatchSize {
+				for k := 0; k < BatchSize; k++ {
+					r.ports[0][0].Inject(f)
+				}
+				now += 1000
+				r.ws[0].Step(now)
+				r.ws[1].Step(now)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/pkt")
+			if r.sent[1] == 0 {
+				b.Fatal("nothing sent")
+			}
+		})
+	}
+}

@@ -1,0 +1,172 @@
+package dataplane
+
+import (
+	"fmt"
+	"math"
+)
+
+// IngressPFC is PFC on buffer thresholds, as a switch MMU generates it
+// (802.1Qbb; htsim's LosslessInputQueue): the bytes a port's peer has
+// put in this worker's egress queues are counted per ingress port and
+// PFC priority, from enqueue to dequeue. When they pass XOff the worker
+// sends the peer a PFC frame that pauses the priority for Quanta; when
+// they fall to XOn or below it sends one with time 0, which resumes it.
+// While they stay above XOn the pause is sent again every half of its
+// length, so a long backlog never lets it lapse. Only queues with a PFC
+// priority count: the control queue of DefaultEgress is exempt, as its
+// frames are.
+//
+// A frame counts against the port in its Packet.In when that names one
+// of the worker's ports: what a stage builds counts against the port
+// it says the frame came from. Lossless needs XOff plus a round trip of
+// the link's traffic (headroom) to fit the egress queues' budget.
+type IngressPFC struct {
+	XOff, XOn int // bytes
+	// Quanta is each pause's length in 512 bit times at the port's
+	// pause rate; 0 means 0xffff.
+	Quanta uint16
+	// Ports says by port index which ingress ports pause their peer;
+	// nil means every port.
+	Ports []bool
+}
+
+// validate checks the thresholds against n ports.
+func (c *IngressPFC) validate(n int) error {
+	switch {
+	case c.XOff <= 0 || c.XOn < 0 || c.XOn >= c.XOff:
+		return fmt.Errorf("%w: ingress pfc: xoff %d, xon %d bytes, want 0 ≤ xon < xoff", ErrWorkerConfig, c.XOff, c.XOn)
+	case c.Ports != nil && len(c.Ports) != n:
+		return fmt.Errorf("%w: ingress pfc names %d ports, have %d", ErrWorkerConfig, len(c.Ports), n)
+	}
+	return nil
+}
+
+// pfcState is a worker's ingress accounting.
+type pfcState struct {
+	cfg   IngressPFC
+	bytes [][8]int // queued bytes by ingress port and priority
+	on    []uint8  // priorities paused, by ingress port
+	again []int64  // when each paused port's pause is sent again
+	next  int64    // the earliest of again over paused ports; MaxInt64 when none
+	pause []int64  // a pause's length on each port, ns
+}
+
+func newPFCState(c IngressPFC, eg []*Egress) *pfcState {
+	if c.Quanta == 0 {
+		c.Quanta = 0xffff
+	}
+	s := &pfcState{cfg: c, bytes: make([][8]int, len(eg)), on: make([]uint8, len(eg)), again: make([]int64, len(eg)),
+		next: math.MaxInt64, pause: make([]int64, len(eg))}
+	for i, e := range eg {
+		s.pause[i] = int64(uint64(c.Quanta) * 512 * 1e9 / e.PauseRateBps())
+	}
+	return s
+}
+
+// pfcEnqueued counts a frame queued on port out, queue q, that came in
+// on port in, and pauses in's peer when the frame takes it past XOff.
+func (w *Worker) pfcEnqueued(in, out uint16, q uint8, n int) {
+	s := w.pfc
+	if int(in) >= len(s.bytes) || (s.cfg.Ports != nil && !s.cfg.Ports[in]) {
+		return
+	}
+	prio := w.egress[out].queues[q].cfg.PFC
+	if prio < 0 {
+		return
+	}
+	b := &s.bytes[in][prio]
+	*b += n
+	// A pause or resume that finds no frame or a full control queue
+	// (counted as a drop) changes no state, so the next frame tries
+	// again.
+	if bit := uint8(1) << prio; *b > s.cfg.XOff && s.on[in]&bit == 0 && w.pfcSend(int(in), bit, s.cfg.Quanta) {
+		s.on[in] |= bit
+		if t := w.ctx.Now + s.pause[in]/2; s.on[in] == bit {
+			s.again[in] = t
+			s.next = min(s.next, t)
+		}
+	}
+}
+
+// pfcDequeued uncounts a frame port out sent from queue q, and resumes
+// in's peer when that takes it to XOn.
+func (w *Worker) pfcDequeued(in, out uint16, q uint8, n int) {
+	s := w.pfc
+	if int(in) >= len(s.bytes) || (s.cfg.Ports != nil && !s.cfg.Ports[in]) {
+		return
+	}
+	prio := w.egress[out].queues[q].cfg.PFC
+	if prio < 0 {
+		return
+	}
+	b := &s.bytes[in][prio]
+	*b -= n
+	if bit := uint8(1) << prio; *b <= s.cfg.XOn && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
+		s.on[in] &^= bit
+		if s.on[in] == 0 {
+			// Rare (once per pause): the next repetition is
+			// another port's, if any.
+			s.next = math.MaxInt64
+			for i, on := range s.on {
+				if on != 0 {
+					s.next = min(s.next, s.again[i])
+				}
+			}
+		}
+	}
+}
+
+// pfcRefresh sends again, at time now, the pauses due, and the
+// resumes a full control queue kept from going.
+func (w *Worker) pfcRefresh(now int64) {
+	s := w.pfc
+	s.next = math.MaxInt64
+	for i, on := range s.on {
+		if on == 0 {
+			continue
+		}
+		if s.again[i] <= now {
+			var above, below uint8
+			for p := 0; p < 8; p++ {
+				if bit := uint8(1) << p; on&bit != 0 {
+					if s.bytes[i][p] > s.cfg.XOn {
+						above |= bit
+					} else {
+						below |= bit
+					}
+				}
+			}
+			if below != 0 && w.pfcSend(i, below, 0) {
+				s.on[i] &^= below
+			}
+			if above != 0 {
+				w.pfcSend(i, above, s.cfg.Quanta)
+			}
+			s.again[i] = now + s.pause[i]/2
+		}
+		if s.on[i] != 0 {
+			s.next = min(s.next, s.again[i])
+		}
+	}
+}
+
+// pfcSend sends port's peer a PFC frame giving time t to the
+// priorities in enable, and reports whether the frame was queued.
+func (w *Worker) pfcSend(port int, enable uint8, t uint16) bool {
+	var times [8]uint16
+	for p := range times {
+		if enable&(1<<p) != 0 {
+			times[p] = t
+		}
+	}
+	return w.sendPFC(port, enable, times)
+}
+
+// IngressPFC returns the worker's PFC thresholds (WorkerConfig.PFC), the
+// zero value and false without them.
+func (w *Worker) IngressPFC() (IngressPFC, bool) {
+	if w.pfc == nil {
+		return IngressPFC{}, false
+	}
+	return *w.cfg.PFC, true
+}

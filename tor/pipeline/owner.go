@@ -1,0 +1,104 @@
+package pipeline
+
+import (
+	"encoding/binary"
+
+	"rocetor/dataplane"
+	"rocetor/rocev2"
+)
+
+// Handoff reports whether the switch's workers hand frames to their
+// owners (dataplane.Handoff): with more than one worker and any stage
+// that keeps state per flow or budgets per port (netrt, trim, llr).
+// Plain forwarding keeps no such state, so every frame stays on the
+// worker whose rx queue it arrived at, as it always did.
+func (c *Config) Handoff() bool {
+	return c.Workers > 1 && (c.NetRT.On() || c.Trim != nil || c.LLR.On())
+}
+
+// shares is how many workers share each port's egress: its rate, queue
+// limits and marking thresholds are cut into that many parts. With a
+// handoff one worker owns each port's egress (Owners.Port) and the port
+// keeps its budgets whole.
+func (c *Config) shares() int {
+	if c.Handoff() {
+		return 1
+	}
+	return max(c.Workers, 1)
+}
+
+// Owners says which worker owns what, for a switch whose workers hand
+// frames to their owners (Config.Handoff):
+//
+//   - A port's egress (its queues, shaper, byte budgets and marking;
+//     trimming's and llr's sender state for it, the stages from
+//     EgressStage on) belongs to worker Port(i): ports are dealt round
+//     the workers, except that every llr-protected link belongs to
+//     worker 0, which alone runs llr's receiver and sender for it, so
+//     tord's loss monitor and admin API address one llr stage.
+//   - A RoCEv2 frame belongs to the worker the unordered pair of its IP
+//     addresses hashes to (Flow). BTH names only the destination QP,
+//     so the pair is the finest key both directions compute alike: a
+//     flow's data, the ACKs, NAKs and CNPs that answer it, NetRT's
+//     requests (which travel on the flow's reversed addresses) and
+//     unfulfilled notices (on its own) all meet one SrcToR or DstToR
+//     state. All QPs between two hosts share an owner.
+//   - A MAC control frame belongs to the owner of the port whose egress
+//     it pauses.
+//   - Anything else (ARP, plain IP) has no flow state and stays where it
+//     arrived; its egress is still its port's owner's.
+//
+// Owners is read-only after NewOwners and safe for concurrent use.
+type Owners struct {
+	n     int
+	ports []int
+}
+
+// NewOwners divides cfg's ports and flows among its workers.
+func NewOwners(cfg *Config) *Owners {
+	o := &Owners{n: max(cfg.Workers, 1), ports: make([]int, len(cfg.Ports))}
+	for i, name := range cfg.Ports {
+		o.ports[i] = i % o.n
+		for _, l := range cfg.LLR.Ports {
+			if l == name {
+				o.ports[i] = 0
+			}
+		}
+	}
+	return o
+}
+
+// Ports returns the owner of each port, by index (WorkerConfig.PortOwner).
+func (o *Owners) Ports() []int { return o.ports }
+
+// Port returns the worker that owns port i's egress.
+func (o *Owners) Port(i int) int { return o.ports[i] }
+
+// Flow returns the worker that owns a classified frame fresh from port
+// p.In, or -1 when it stays (WorkerConfig.Owner).
+func (o *Owners) Flow(p *dataplane.Packet, _ []byte) int {
+	switch p.Meta.Kind {
+	case rocev2.KindRoCE:
+		return PairOwner(&p.Meta.Flow, o.n)
+	case rocev2.KindMACControl:
+		return o.ports[p.In]
+	}
+	return -1
+}
+
+// PairOwner hashes the unordered pair of k's addresses to one of n
+// workers: k and its reverse map alike.
+func PairOwner(k *rocev2.FlowKey, n int) int {
+	h := addrHash(&k.Src) + addrHash(&k.Dst) // + commutes: both directions agree
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 32
+	return int(h % uint64(n))
+}
+
+func addrHash(a *[16]byte) uint64 {
+	x := binary.LittleEndian.Uint64(a[:8])*0x9e3779b97f4a7c15 ^ binary.LittleEndian.Uint64(a[8:])
+	x ^= x >> 31
+	x *= 0x94d049bb133111eb
+	return x ^ x>>29
+}
