@@ -2,6 +2,9 @@ package dataplane
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -203,6 +206,112 @@ func TestEgressAloneLevel(t *testing.T) {
 	}
 	if e.queues[0].deficit != 0 || e.queues[1].deficit != 0 {
 		t.Fatalf("deficits %d, %d; want 0 for queues alone on their level", e.queues[0].deficit, e.queues[1].deficit)
+	}
+}
+
+// dequeueOneByOne is Dequeue as it was before its batch path: pick for
+// every frame. TestDequeueBatch checks Dequeue against it.
+func dequeueOneByOne(e *Egress, now int64, out []Packet) int {
+	n := 0
+	for n < len(out) && e.ctrl.packets() > 0 {
+		en := e.ctrl.pop()
+		e.backlog -= int(en.len)
+		out[n] = Packet{Addr: en.addr, Len: en.len, In: NoPort, Out: NoPort}
+		n++
+	}
+	if e.rate > 0 {
+		if dt := now - e.last; dt > 0 {
+			add := int64(uint64(dt) * e.rate / 8e9)
+			if add > 0 {
+				e.tokens = int(min(int64(e.tokens)+add, int64(e.burst)))
+				e.last += int64(uint64(add) * 8e9 / e.rate)
+			}
+		} else if dt < 0 {
+			e.last = now
+		}
+	}
+	for n < len(out) {
+		if e.rate > 0 && e.tokens <= 0 {
+			break
+		}
+		q := e.pick(now)
+		if q < 0 {
+			break
+		}
+		qu := &e.queues[q]
+		en := qu.pop()
+		e.backlog -= int(en.len)
+		if e.markAt == MarkDequeue && en.ecn != ecnNotECT {
+			e.mark(qu, &en, qu.bytes)
+		}
+		if !qu.alone {
+			qu.deficit -= int(en.len)
+		}
+		if e.rate > 0 {
+			e.tokens -= int(en.len)
+		}
+		out[n] = Packet{Addr: en.addr, Len: en.len, In: en.in, Out: NoPort, Queue: uint8(q)}
+		n++
+	}
+	return n
+}
+
+// TestDequeueBatch is a differential test of Dequeue, which serves a
+// queue again without asking pick while pick would choose it anyway,
+// against dequeueOneByOne, which asks pick for every frame: over random
+// layouts (levels shared or alone, weights, small quanta), rates,
+// pauses, control frames, frame sizes and batch sizes, both must send the
+// same frames in the same order and leave the same state.
+func TestDequeueBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 200; trial++ {
+		var c EgressConfig
+		for q := 0; q < 1+rng.IntN(5); q++ {
+			c.Queues = append(c.Queues, QueueConfig{Name: fmt.Sprint("q", q), Level: rng.IntN(3),
+				Weight: 1 + rng.IntN(4), Limit: 1 << 20, PFC: rng.IntN(3) - 1})
+		}
+		c.Quantum = []int{0, 1, 64, 700}[rng.IntN(4)]
+		c.RateBps = []uint64{0, 0, 1e9, 10e9}[rng.IntN(4)]
+		batch, ref := mustEgress(t, c), mustEgress(t, c)
+		now := int64(0)
+		var got, want [BatchSize]Packet
+		for round := 0; round < 40; round++ {
+			for k := rng.IntN(80); k > 0; k-- {
+				q, n := rng.IntN(len(c.Queues)), 64+rng.IntN(1400)
+				addr := uint64(round)<<20 | uint64(k)
+				if batch.Enqueue(q, addr, n) != ref.Enqueue(q, addr, n) {
+					t.Fatalf("trial %d: enqueue results differ", trial)
+				}
+			}
+			if rng.IntN(8) == 0 {
+				batch.EnqueueControl(1, 64)
+				ref.EnqueueControl(1, 64)
+			}
+			if rng.IntN(4) == 0 {
+				var times [8]uint16
+				times[rng.IntN(2)] = uint16(rng.IntN(300))
+				batch.Pause(now, 3, &times)
+				ref.Pause(now, 3, &times)
+			}
+			now += int64(rng.IntN(20000))
+			room := rng.IntN(BatchSize) + 1
+			n, m := batch.Dequeue(now, got[:room]), dequeueOneByOne(ref, now, want[:room])
+			if n != m {
+				t.Fatalf("trial %d round %d: Dequeue sent %d frames, one by one %d", trial, round, n, m)
+			}
+			if got != want {
+				t.Fatalf("trial %d round %d: Dequeue sent\n%+v\none by one\n%+v", trial, round, got[:n], want[:n])
+			}
+			if batch.Backlog() != ref.Backlog() || batch.tokens != ref.tokens || !slices.Equal(batch.rr, ref.rr) ||
+				!slices.Equal(batch.credited, ref.credited) {
+				t.Fatalf("trial %d round %d: scheduler state differs", trial, round)
+			}
+			for q := range batch.queues {
+				if batch.queues[q].deficit != ref.queues[q].deficit {
+					t.Fatalf("trial %d round %d: queue %d deficit %d, one by one %d", trial, round, q, batch.queues[q].deficit, ref.queues[q].deficit)
+				}
+			}
+		}
 	}
 }
 

@@ -47,6 +47,17 @@ func BenchmarkClassify(b *testing.B) {
 			fxReportMpps(b)
 		})
 	}
+	b.Run("1KB-verify-icrc-owned", func(b *testing.B) {
+		var m rocev2.Meta
+		c := rocev2.Classifier{VerifyICRC: true}
+		for b.Loop() {
+			c.ClassifyOwned(frame, &m)
+		}
+		if m.Reason != rocev2.ReasonNone {
+			b.Fatal(m.Reason)
+		}
+		fxReportMpps(b)
+	})
 }
 
 // fxTableCRC is the plain alternative to hash/crc32's Update: a 256-entry
@@ -89,6 +100,18 @@ func BenchmarkICRC(b *testing.B) {
 				sum = m.ComputeICRC(frame)
 			}
 			if sum != m.ICRC(frame) {
+				b.Fatal("wrong ICRC")
+			}
+			fxReportMpps(b)
+		})
+		b.Run(size.name+"/in-place", func(b *testing.B) {
+			// SetICRC computes it in place, as ClassifyOwned does.
+			b.SetBytes(int64(len(covered)))
+			want := m.ICRC(frame)
+			for b.Loop() {
+				m.SetICRC(frame)
+			}
+			if m.ICRC(frame) != want {
 				b.Fatal("wrong ICRC")
 			}
 			fxReportMpps(b)
@@ -165,6 +188,7 @@ func TestZeroAllocs(t *testing.T) {
 	}{
 		{"Classify", func() { rocev2.Classifier{}.Classify(frame, &m) }},
 		{"Classify/VerifyICRC", func() { rocev2.Classifier{VerifyICRC: true}.Classify(frame, &m) }},
+		{"ClassifyOwned/VerifyICRC", func() { rocev2.Classifier{VerifyICRC: true}.ClassifyOwned(frame, &m) }},
 		{"Classify/DCP", func() { rocev2.Classifier{DCP: true, VerifyICRC: true}.Classify(dcp, &m) }},
 		{"Build", func() { rocev2.Build(buf, s) }},
 		{"Trim", func() {

@@ -231,7 +231,7 @@ func Build(b []byte, s *Spec) (int, error) {
 	off += copy(b[off:], s.Payload)
 	clear(b[off:total])
 	icrcOff := off + pad
-	crc := computeICRC(b, l2, bth, icrcOff, v6)
+	crc := icrcOwned(b, l2, bth, icrcOff, v6) // b is ours: Build writes it
 	binary.LittleEndian.PutUint32(b[icrcOff:], crc)
 	return total, nil
 }

@@ -20,6 +20,9 @@
 //
 // Views, Meta, Classifier and Spec have no hidden state: they are safe to
 // copy, and safe for concurrent use as long as no two goroutines write the
-// same frame. gopacket layers for tools live in rocev2/layers; the packet
+// same frame. Classify never writes the frame; ClassifyOwned, SetICRC and
+// Build compute the ICRC in place, masking the variant fields in the frame
+// for the length of one CRC pass, and so need a frame nothing else reads
+// meanwhile. gopacket layers for tools live in rocev2/layers; the packet
 // path never goes through gopacket.
 package rocev2

@@ -176,7 +176,8 @@ func fxCheckMeta(t *testing.T, c rocev2.Classifier, b []byte, m *rocev2.Meta) {
 }
 
 // FuzzClassify: Classify never panics, never writes to the frame, is
-// deterministic, and a well-formed Meta keeps its promises in all four
+// deterministic, ClassifyOwned agrees with it and leaves the frame as it
+// was, and a well-formed Meta keeps its promises in all four
 // modes; verifying the ICRC changes nothing but the Reason, and SetICRC
 // makes a well-formed RoCE frame verify.
 func FuzzClassify(f *testing.F) {
@@ -209,6 +210,13 @@ func fxClassifyChecks(t *testing.T, b []byte) {
 		}
 		if !bytes.Equal(b, orig) {
 			t.Fatalf("%+v: Classify wrote to the frame", c)
+		}
+		var owned rocev2.Meta
+		if c.ClassifyOwned(b, &owned); owned != m {
+			t.Fatalf("%+v: ClassifyOwned differs from Classify:\n%+v\n%+v", c, owned, m)
+		}
+		if !bytes.Equal(b, orig) {
+			t.Fatalf("%+v: ClassifyOwned left the frame changed", c)
 		}
 		if m.Reason >= rocev2.NumReasons || m.Kind > rocev2.KindLinkCtrl {
 			t.Fatalf("reason %d kind %d out of range", m.Reason, m.Kind)

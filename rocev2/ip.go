@@ -103,8 +103,19 @@ func ChecksumUpdate(sum, old, new uint16) uint16 {
 func (h IPv4) ComputeChecksum() uint16 {
 	h = h[:h.HeaderLen()] // IHL×4: a multiple of 4
 	var s uint64
-	for i := 0; i+4 <= len(h); i += 4 {
-		s += uint64(binary.BigEndian.Uint32(h[i:]))
+	if len(h) == IPv4MinLen {
+		// The usual header, without options, in straight-line loads
+		// whose bounds the compiler proves once, not a loop that
+		// checks them per word: BenchmarkClassify/1KB went from
+		// 26.4 to 24.5 ns (CPU time, medians of 20 interleaved runs,
+		// p = 0.02, 2026-11-28).
+		s = uint64(binary.BigEndian.Uint32(h[0:4])) + uint64(binary.BigEndian.Uint32(h[4:8])) +
+			uint64(binary.BigEndian.Uint32(h[8:12])) + uint64(binary.BigEndian.Uint32(h[12:16])) +
+			uint64(binary.BigEndian.Uint32(h[16:20]))
+	} else {
+		for i := 0; i+4 <= len(h); i += 4 {
+			s += uint64(binary.BigEndian.Uint32(h[i:]))
+		}
 	}
 	s -= uint64(binary.BigEndian.Uint16(h[10:12]))
 	s = s&0xffffffff + s>>32
