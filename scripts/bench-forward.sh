@@ -230,13 +230,14 @@ validate() {
 	[[ " $SETUPS " != *" tord-netrt "* || $ROCE = 1 ]] || die "tord-netrt needs --roce: NetRT acts on RoCEv2 frames only"
 	if [ -z "$GEN" ]; then
 		GEN=txgen
-		! command -v dpdk-testpmd >/dev/null || GEN=testpmd
+		if [ "$QUEUES" = 1 ] && command -v dpdk-testpmd >/dev/null; then
+			GEN=testpmd
+		fi
 	fi
 	case $GEN in testpmd | txgen) ;; *) die "--gen is testpmd or txgen, not '$GEN'" ;; esac
 	if [ "$SETUPS_GIVEN" = 0 ] && { [ "$QUEUES" -gt 1 ] || ! command -v dpdk-testpmd >/dev/null; }; then
-		log "generator txgen, no testpmd setup (dpdk-testpmd is not installed, or --queues > 1)"
+		log "no testpmd setup (dpdk-testpmd is not installed, or --queues > 1)"
 		SETUPS=${SETUPS/testpmd /}
-		GEN=txgen
 	fi
 	if [ "$QUEUES" -lt 1 ] || [ "$QUEUES" -gt 8 ]; then
 		die "--queues $QUEUES: want 1 to 8"
@@ -684,7 +685,7 @@ report() {
 	local rev dpdk
 	rev=$(git -c safe.directory="$ROOT" -C "$ROOT" describe --always --dirty 2>/dev/null || echo "(not a git checkout)")
 	# shellcheck disable=SC2016 # ${Version} is dpkg-query's, not the shell's
-	dpdk=$(dpkg-query -W -f '${Version}' dpdk 2>/dev/null || echo "(version unknown)")
+	dpdk=$(dpkg-query -W -f '${Version}' dpdk-dev 2>/dev/null || echo "(version unknown)")
 	echo "rocetor $rev, DPDK $dpdk, generator $GEN."
 	if [[ " $SETUPS " == *" testpmd "* ]]; then
 		echo "tord flags: --workers $QUEUES${TORD_ARGS:+ $TORD_ARGS}; DUT testpmd: --forward-mode=mac${TESTPMD_ARGS:+ $TESTPMD_ARGS}${TESTPMD_VDEV:+, net_af_xdp $TESTPMD_VDEV}."
