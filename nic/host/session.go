@@ -19,7 +19,8 @@ type SessionConfig struct {
 	Endpoint nic.Config
 	// RateBps shapes the port (the endpoint's pacing in all; 0: as fast
 	// as the socket takes frames). QueueLimit is each egress queue's
-	// byte budget (default 64 KiB): the data queue's is the endpoint's
+	// byte budget (default: what the shaper drains in 2 ms, 16 to 64
+	// KiB; 64 KiB unshaped): the data queue's is the endpoint's
 	// transmit backpressure. A NIC sends what it builds at once; here a
 	// built frame waits in the queue, and its wait counts in the
 	// round trip the retransmission timer measures — 256 KiB behind a
@@ -52,6 +53,21 @@ type Session struct {
 	once   sync.Once
 }
 
+// defaultQueueLimit is the data queue's budget for a port shaped to
+// rate: what the shaper drains in 2 ms, between 16 and 64 KiB. Frames
+// wait there before the wire, and the wait counts in the round trip the
+// retransmission timer measures: 64 KiB behind a 25 Mbit/s shaper are
+// 21 ms, beyond Go-Back-N's 16 ms RTO, and two senders paced at 25
+// Mbit/s each into one receiver timed out 524 and 711 times in a
+// lossless run (2026-11-28, the dumbbell) where one sender at 100
+// Mbit/s, 5 ms of queue, timed out never.
+func defaultQueueLimit(rate uint64) int {
+	if rate == 0 {
+		return 64 << 10
+	}
+	return min(64<<10, max(16<<10, int(rate/8/500)))
+}
+
 // NewSession builds an endpoint and its worker on the host's port. The
 // worker does not run until Start.
 func (h *Host) NewSession(c SessionConfig) (*Session, error) {
@@ -59,7 +75,7 @@ func (h *Host) NewSession(c SessionConfig) (*Session, error) {
 		return nil, ErrSessionRunning
 	}
 	if c.QueueLimit == 0 {
-		c.QueueLimit = 64 << 10
+		c.QueueLimit = defaultQueueLimit(c.RateBps)
 	}
 	if c.MaxSleep == 0 {
 		c.MaxSleep = 50 * time.Microsecond
