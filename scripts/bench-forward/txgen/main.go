@@ -1,5 +1,5 @@
 // Command txgen is scripts/bench-forward.sh's generator when DPDK's
-// dpdk-testpmd is not installed: it sends the frames testpmd's txonly mode
+// dpdk-testpmd is not installed, or for --queues > 1: it sends the frames testpmd's txonly mode
 // sends (UDP from --src-ip to --dst-ip, both ports 4791 with --roce, so
 // that every frame is a RoCEv2 packet with a zero BTH: an RC SEND First,
 // PSN 0, QP 0) as fast as one AF_XDP socket in copy mode can, until
