@@ -471,15 +471,20 @@ func TestLinkLLR(t *testing.T) {
 	if s.Messages != count || s.Corrupt != 0 || s.VerifiedBytes != size*count {
 		t.Errorf("%d messages, %d corrupt, %d bytes verified; want %d, 0, %d", s.Messages, s.Corrupt, s.VerifiedBytes, count, size*count)
 	}
-	// llr's promise: nothing lost on the link reaches the hosts — no
-	// frame unrecovered, no run skipped, no NAK at the sender. A sender
-	// timer may still expire on a CPU stall (nothing lost): logged.
+	// llr's promise, that nothing lost on the link reaches the hosts,
+	// holds while both workers get a CPU within its ackNo timeout (8
+	// ms): on two shared CPUs they may not (a CI run beside a spinning
+	// process skipped 1 to 18 sequences), so that promise is asserted
+	// on simulated time (tor/fabric's TestMechLLR). Here: nothing is
+	// lost silently — every frame that did not cross the link is a
+	// sequence llr gave up on, counted, and only those reach the
+	// sender as NAKs; sender timers on CPU stalls are logged.
 	c := res.Cells[0]
-	if s.Timeouts != 0 {
-		t.Logf("%d sender timeouts on delay, %d end-to-end retransmissions", s.Timeouts, c.E2ERetx)
+	if s.Timeouts != 0 || c.Unrecovered != 0 {
+		t.Logf("%d sender timeouts, %v sequences llr gave up on, %d end-to-end retransmissions", s.Timeouts, c.AckTimeouts, c.E2ERetx)
 	}
-	if r.ImpairDrops() == 0 || c.Unrecovered != 0 || c.AckTimeouts != 0 || s.NaksReceived != 0 {
-		t.Errorf("%v frames corrupted (%+v), %v unrecovered, %v ackNo timeouts, %d NAKs at the sender (%d end-to-end retransmissions); want some, 0, 0, 0",
+	if r.ImpairDrops() == 0 || c.Unrecovered != c.AckTimeouts || s.NaksReceived != 0 && c.AckTimeouts == 0 {
+		t.Errorf("%v frames corrupted (%+v), %v unrecovered, %v ackNo timeouts, %d NAKs at the sender (%d end-to-end retransmissions); want some, as many as ackNo timeouts, NAKs only after one",
 			r.ImpairDrops(), c.Destroyed, c.Unrecovered, c.AckTimeouts, s.NaksReceived, c.E2ERetx)
 		for node, sw := range r.Switches {
 			t.Logf("%s: %s", node, strings.Join(append(sw.Nonzero("rocetor_llr_"), sw.Nonzero("rocetor_impair_")...), "\n  "))
@@ -513,18 +518,20 @@ func TestLinkLLRMonitor(t *testing.T) {
 	// Eq. 1's copies follow the rate measured, which may land on
 	// either side of 1e-3: any rate the check above accepts will do.
 	lo, hi := llr.Copies(llr.DefaultTargetLoss, 2e-4), llr.Copies(llr.DefaultTargetLoss, 5e-3)
-	// Protected, nothing lost on the link reaches the hosts: no frame
-	// unrecovered and no NAK at the sender (a sender timer expiring on a
-	// CPU stall, with nothing lost, is logged, not failed).
+	// Protected, a NAK at the sender only follows a sequence llr gave
+	// up on (Unrecovered counts them: its ackNo timeouts), which a CPU
+	// stall beyond the 8 ms timeout causes on two shared CPUs (see
+	// TestLinkLLR; TestMechLLR asserts none on simulated time); sender
+	// timers on stalls are logged.
 	var naks, timeouts int64
 	if p := res.Runs[2].Perf; p != nil {
 		naks, timeouts = p.Client.NaksReceived, p.Client.Timeouts
 	}
-	if timeouts != 0 {
-		t.Logf("protected run: %d sender timeouts on delay, %d end-to-end retransmissions", timeouts, c.E2ERetxProtected)
+	if timeouts != 0 || c.Unrecovered != 0 {
+		t.Logf("protected run: %d sender timeouts, %v sequences llr gave up on, %d end-to-end retransmissions", timeouts, c.Unrecovered, c.E2ERetxProtected)
 	}
-	if naks != 0 || c.Unrecovered != 0 || c.Copies < float64(lo) || c.Copies > float64(hi) {
-		t.Errorf("protected run: %d NAKs at the sender (%d end-to-end retransmissions), %v unrecovered, %v copies; want 0, 0, %d to %d (Eq. 1 for 1e-9)",
+	if naks != 0 && c.Unrecovered == 0 || c.Copies < float64(lo) || c.Copies > float64(hi) {
+		t.Errorf("protected run: %d NAKs at the sender (%d end-to-end retransmissions), %v unrecovered, %v copies; want NAKs only after one, %d to %d copies (Eq. 1 for 1e-9)",
 			naks, c.E2ERetxProtected, c.Unrecovered, c.Copies, lo, hi)
 		if p := res.Runs[2].Perf; p != nil {
 			t.Logf("protected run's client: %+v", p.Client)

@@ -95,6 +95,9 @@ func TestMechLLR(t *testing.T) {
 		t.Errorf("%d host timeouts behind llr", r)
 	}
 	l := res.Stages["llr"]
+	if l["Ports.AckTimeouts"] != 0 || l["Ports.Skipped"] != 0 {
+		t.Errorf("llr gave up %d times, skipping %d sequences", l["Ports.AckTimeouts"], l["Ports.Skipped"])
+	}
 	if r := res.HostCounters["Retransmits"]; r != 0 {
 		t.Errorf("the hosts retransmitted %d packets behind llr", r)
 	}
