@@ -105,7 +105,13 @@ func (s *Socket) WakeupRx() error {
 		return nil
 	}
 	s.rxWakeups.Add(1)
-	// Raw for the reason Wakeup's sendto is: it never blocks.
+	return s.recv()
+}
+
+// recv is a non-blocking recvfrom with no buffer: it only drives the
+// kernel's receive path. Raw for the reason Wakeup's sendto is: it never
+// blocks. Transient refusals return nil.
+func (s *Socket) recv() error {
 	_, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 	switch e {
 	case 0, unix.EAGAIN, unix.EBUSY, unix.ENOBUFS, unix.ENETDOWN:
@@ -122,13 +128,7 @@ func (s *Socket) BusyPoll() error {
 		return nil
 	}
 	s.busyPolls.Add(1)
-	// Raw for the reason Wakeup's sendto is: it never blocks.
-	_, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
-	switch e {
-	case 0, unix.EAGAIN, unix.EBUSY, unix.ENOBUFS, unix.ENETDOWN:
-		return nil
-	}
-	return e
+	return s.recv()
 }
 
 // Poll sleeps until the rx ring has frames or timeout passes (a negative

@@ -63,18 +63,29 @@ func newPFCState(c IngressPFC, eg []*Egress) *pfcState {
 	return s
 }
 
+// pfcCount returns the byte count of ingress port in at the priority of
+// queue q of port out, and that priority; nil when in is not paused by
+// depth or the queue has no priority.
+func (w *Worker) pfcCount(in, out uint16, q uint8) (*int, int) {
+	s := w.pfc
+	if int(in) >= len(s.bytes) || (s.cfg.Ports != nil && !s.cfg.Ports[in]) {
+		return nil, 0
+	}
+	prio := w.egress[out].queues[q].cfg.PFC
+	if prio < 0 {
+		return nil, 0
+	}
+	return &s.bytes[in][prio], prio
+}
+
 // pfcEnqueued counts a frame queued on port out, queue q, that came in
 // on port in, and pauses in's peer when the frame takes it past XOff.
 func (w *Worker) pfcEnqueued(in, out uint16, q uint8, n int) {
 	s := w.pfc
-	if int(in) >= len(s.bytes) || (s.cfg.Ports != nil && !s.cfg.Ports[in]) {
+	b, prio := w.pfcCount(in, out, q)
+	if b == nil {
 		return
 	}
-	prio := w.egress[out].queues[q].cfg.PFC
-	if prio < 0 {
-		return
-	}
-	b := &s.bytes[in][prio]
 	*b += n
 	// A pause or resume that finds no frame or a full control queue
 	// (counted as a drop) changes no state, so the next frame tries
@@ -92,14 +103,10 @@ func (w *Worker) pfcEnqueued(in, out uint16, q uint8, n int) {
 // in's peer when that takes it to XOn.
 func (w *Worker) pfcDequeued(in, out uint16, q uint8, n int) {
 	s := w.pfc
-	if int(in) >= len(s.bytes) || (s.cfg.Ports != nil && !s.cfg.Ports[in]) {
+	b, prio := w.pfcCount(in, out, q)
+	if b == nil {
 		return
 	}
-	prio := w.egress[out].queues[q].cfg.PFC
-	if prio < 0 {
-		return
-	}
-	b := &s.bytes[in][prio]
 	*b -= n
 	if bit := uint8(1) << prio; *b <= s.cfg.XOn && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
 		s.on[in] &^= bit
