@@ -54,23 +54,36 @@ type handed struct {
 	At uint16
 }
 
-// HandoffRing is the default size of each handoff ring, in packets: four
-// batches, so a worker may hand a whole received batch to a peer that is
-// three loops behind before the ring refuses (ReasonHandoffFull).
+// HandoffRing is the smallest default size of each handoff ring, in
+// packets: four batches, so a worker may hand a whole received batch to
+// a peer that is three loops behind before the ring refuses
+// (ReasonHandoffFull).
 const HandoffRing = 4 * BatchSize
+
+// handoffBurst is what the rings into one worker take in all by default
+// (each ring its share, at least HandoffRing): the frames its peers may
+// hand it while it wakes from poll(2) or waits for a CPU. With 256 per
+// ring, a 400-frame burst into a two-queue veth, all for the other
+// worker, lost 43 frames as handoff_full in 2 of 6 runs
+// (TestTordWorkers, 2026-11-28).
+const handoffBurst = 4096
 
 // ErrHandoff wraps Handoff configuration errors.
 var ErrHandoff = errors.New("dataplane: handoff")
 
 // NewHandoff makes the rings between n workers, each ringSize packets (a
-// power of two; 0 means HandoffRing), and their wake-up eventfds. Close
+// power of two; 0 means each ring's share of handoffBurst, at least
+// HandoffRing), and their wake-up eventfds. Close
 // releases the eventfds once the workers have stopped.
 func NewHandoff(n, ringSize int) (*Handoff, error) {
-	if ringSize == 0 {
-		ringSize = HandoffRing
-	}
 	if n < 2 || n > 64 {
 		return nil, fmt.Errorf("%w: %d workers, want 2 to 64", ErrHandoff, n)
+	}
+	if ringSize == 0 {
+		ringSize = HandoffRing
+		for ringSize*2 <= handoffBurst/(n-1) {
+			ringSize *= 2
+		}
 	}
 	if ringSize < BatchSize || ringSize&(ringSize-1) != 0 {
 		return nil, fmt.Errorf("%w: ring of %d packets, want a power of two ≥ %d", ErrHandoff, ringSize, BatchSize)

@@ -24,7 +24,7 @@ type pairRig struct {
 // portOwner owning each port's egress (nil: no handoff at all).
 func newPairRig(t testing.TB, n int, owner func(*Packet, []byte) int, portOwner []int, stages func() []Stage) *pairRig {
 	t.Helper()
-	h, err := NewHandoff(n, 0)
+	h, err := NewHandoff(n, HandoffRing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,5 +232,20 @@ func BenchmarkWorkerHandoff(b *testing.B) {
 				b.Fatal("nothing sent")
 			}
 		})
+	}
+}
+
+// TestHandoffDefaultRing: by default the rings into one worker share
+// handoffBurst packets, each at least HandoffRing.
+func TestHandoffDefaultRing(t *testing.T) {
+	for _, c := range []struct{ n, want int }{{2, 4096}, {3, 2048}, {5, 1024}, {17, HandoffRing}, {64, HandoffRing}} {
+		h, err := NewHandoff(c.n, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(h.rings[0][1].buf); got != c.want {
+			t.Errorf("%d workers: rings of %d packets, want %d", c.n, got, c.want)
+		}
+		h.Close()
 	}
 }

@@ -88,6 +88,13 @@ func TestTordWorkers(t *testing.T) {
 					return m.Kind == rocev2.KindRoCE && m.Flow.QP == qp
 				})
 				if err != nil {
+					if ms, merr := td.metrics(); merr == nil {
+						for k, v := range ms {
+							if v != 0 && (strings.Contains(k, "drop") || strings.Contains(k, "handed") || strings.Contains(k, "netrt")) {
+								t.Logf("%s %g", k, v)
+							}
+						}
+					}
 					t.Fatalf("h2 received %d of %d frames: %v", len(seen), n, err)
 				}
 				var m rocev2.Meta
