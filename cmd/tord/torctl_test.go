@@ -18,14 +18,7 @@ import (
 // that needs a restart (by torctl and by SIGHUP), and a capture that
 // tshark decodes.
 func TestTorctl(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces and attach XDP")
-	}
-	for _, tool := range []string{"ip", "ping", "ethtool", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s in PATH", tool)
-		}
-	}
+	requireNetns(t)
 	bin := buildTord(t)
 	torctlBin := filepath.Join(filepath.Dir(bin), "torctl")
 	if out, err := exec.Command("go", "build", "-o", torctlBin, "../torctl").CombinedOutput(); err != nil {

@@ -29,6 +29,20 @@ import (
 	"rocetor/rocev2/psn"
 )
 
+// requireNetns skips t without root or the tools the namespace tests
+// run.
+func requireNetns(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create network namespaces and attach XDP")
+	}
+	for _, tool := range []string{"ip", "ping", "ethtool", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s in PATH", tool)
+		}
+	}
+}
+
 // TestTord runs the real tord binary as a user would: built with go
 // build, started with ip netns exec in the switch namespace of
 //
@@ -43,14 +57,7 @@ import (
 // the neighbours it needs, so any one of them can run alone with -run
 // (except stop, which ends tord for the rest).
 func TestTord(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces and attach XDP")
-	}
-	for _, tool := range []string{"ip", "ping", "ethtool", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s in PATH", tool)
-		}
-	}
+	requireNetns(t)
 	bin := buildTord(t)
 	tp := newTopo(t)
 
@@ -788,14 +795,7 @@ func pick(ms map[string]float64, names ...string) string {
 // kinds must occur, and tord's metrics must count exactly the trims h2
 // saw, with no drop on s2's control queue.
 func TestTordTrim(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces and attach XDP")
-	}
-	for _, tool := range []string{"ip", "ping", "ethtool", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s in PATH", tool)
-		}
-	}
+	requireNetns(t)
 	bin := buildTord(t)
 	tp := newTopo(t)
 	cfg := filepath.Join(t.TempDir(), "tord.yaml")

@@ -3,7 +3,6 @@ package main
 import (
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,14 +25,7 @@ import (
 // cross unprotected: what the test shows for llr is that worker 0 owns
 // the link and the frames pass). Run it alone: go test ./cmd/tord -run TestTordWorkers.
 func TestTordWorkers(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces and attach XDP")
-	}
-	for _, tool := range []string{"ip", "ping", "ethtool", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s in PATH", tool)
-		}
-	}
+	requireNetns(t)
 	bin := buildTord(t)
 	for _, c := range []struct{ name, yaml string }{
 		{"plain", ""},
