@@ -58,13 +58,7 @@ func newMemSwitches(t testing.TB, cfg Config, tab *fwd.TableConfig, frames int) 
 			sw.mems = append(sw.mems, m)
 		}
 	}
-	fib := &fwd.FIB{}
-	tb, err := fwd.NewTable(tab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fib.Store(tb)
-	pn, err := pipeline.NewPlan(&cfg, fib, nil)
+	pn, err := pipeline.NewPlan(&cfg, fibOf(t, tab), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

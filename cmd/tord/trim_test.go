@@ -63,13 +63,7 @@ func newMemSwitchFrames(t *testing.T, cfg Config, tab *fwd.TableConfig, frames i
 		p := dataplane.NewMemPort(name, rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, mem, 1024)
 		ports, sw.ports = append(ports, p), append(sw.ports, p)
 	}
-	fib := &fwd.FIB{}
-	tb, err := fwd.NewTable(tab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fib.Store(tb)
-	pn, err := pipeline.NewPlan(&cfg, fib, nil)
+	pn, err := pipeline.NewPlan(&cfg, fibOf(t, tab), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,4 +167,16 @@ func TestTrimMetrics(t *testing.T) {
 		t.Errorf("adaptive choices %d/%d, trimmed %d/%d, impair trimmed %d, non-DCP drops %d/%d: some path did not run",
 			a1, a2, t1, t2, ist.Trimmed, st.Ports[1].DropNonDCP, st.Ports[2].DropNonDCP)
 	}
+}
+
+// fibOf is a FIB holding the table tab.
+func fibOf(t testing.TB, tab *fwd.TableConfig) *fwd.FIB {
+	t.Helper()
+	tb, err := fwd.NewTable(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fib := &fwd.FIB{}
+	fib.Store(tb)
+	return fib
 }

@@ -47,12 +47,7 @@ forwarding: {hash_seed: 7}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports := []dataplane.Port{dataplane.NewMemPort("up", rocev2.MAC{2, 0, 0, 0, 0, 1}, mem, 64),
-		dataplane.NewMemPort("h1", rocev2.MAC{2, 0, 0, 0, 0, 2}, mem, 64)}
+	mem, ports := twoPorts(t)
 	pn, err := NewPlan(&c, &fwd.FIB{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -105,12 +100,7 @@ func TestPFCConfig(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports := []dataplane.Port{dataplane.NewMemPort("up", rocev2.MAC{2, 0, 0, 0, 0, 1}, mem, 64),
-		dataplane.NewMemPort("h1", rocev2.MAC{2, 0, 0, 0, 0, 2}, mem, 64)}
+	mem, ports := twoPorts(t)
 	pn, err := NewPlan(&c, &fwd.FIB{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -123,4 +113,15 @@ func TestPFCConfig(t *testing.T) {
 	if !ok || got.XOff != 64<<10 || got.XOn != 32<<10 || len(got.Ports) != 2 || got.Ports[0] || !got.Ports[1] {
 		t.Errorf("worker's PFC %+v, %v: want 64 KiB / 32 KiB on h1 only", got, ok)
 	}
+}
+
+// twoPorts is frame memory and two in-memory ports on it, "up" and "h1".
+func twoPorts(t *testing.T) (*dataplane.Mem, []dataplane.Port) {
+	t.Helper()
+	mem, err := dataplane.NewMem(make([]byte, 4096*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem, []dataplane.Port{dataplane.NewMemPort("up", rocev2.MAC{2, 0, 0, 0, 0, 1}, mem, 64),
+		dataplane.NewMemPort("h1", rocev2.MAC{2, 0, 0, 0, 0, 2}, mem, 64)}
 }
