@@ -143,7 +143,7 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 		return err
 	}
 	sc := sessionConfig{ip: local, transport: t, qps: o.qps, sq: o.depth, rq: 1,
-		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, baseQPN: randomBase(), cc: ctl}
+		cq: o.qps * o.depth, mtu: o.mtu, rate: o.rate, poll: o.poll, baseQPN: randomBase(), cc: ctl}
 	var rp plan
 	if o.bidir {
 		if rp, err = cl.planReverse(); err != nil {

@@ -31,6 +31,7 @@ type sessionConfig struct {
 	sq, rq, cq int
 	mtu        int
 	rate       uint64
+	poll       dataplane.PollMode
 	baseQPN    uint32
 	cc         nic.CC // nil: none
 	mrs        int    // memory regions (0: nic's default)
@@ -68,7 +69,7 @@ type session interface {
 type hostDevice struct{ *host.Host }
 
 func (d hostDevice) open(c sessionConfig) (session, error) {
-	s, err := d.NewSession(host.SessionConfig{RateBps: c.rate, Endpoint: c.endpoint()})
+	s, err := d.NewSession(host.SessionConfig{RateBps: c.rate, Poll: &c.poll, Endpoint: c.endpoint()})
 	if err != nil {
 		return nil, err
 	}

@@ -140,6 +140,7 @@ type clientOpts struct {
 	transport string
 	mtu       int
 	rate      uint64
+	poll      dataplane.PollMode
 	rto       time.Duration
 	bdp       int // packets; 0 before parsing
 	timeout   time.Duration
@@ -166,6 +167,7 @@ type serverOpts struct {
 	timeout time.Duration
 	maxMR   int
 	rate    uint64
+	poll    dataplane.PollMode
 	pcap    pcapOpts
 	metrics string // --metrics ADDR: Prometheus /metrics
 	clients int    // clients served at once (round.go)
@@ -173,10 +175,10 @@ type serverOpts struct {
 
 const usageText = `usage:
   roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB]
-          [--clients 1] [--metrics ADDR:PORT] [--pcap FILE [--snaplen N]]
+          [--clients 1] [--metrics ADDR:PORT] [--poll adaptive] [--pcap FILE [--snaplen N]]
   roceperf write|send|read[-bw] --dev IFACE --to HOST[:PORT] [--size 64KiB] [--count 5000 | -D SECONDS] [-a] [-b]
           [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rx-depth 0] [--rate 0] [--rto 0]
-          [--bdp 128] [--timeout 10s] [--json] [--report-gbits] [--cpu-util] [--pcap FILE [--snaplen N]]
+          [--poll adaptive] [--bdp 128] [--timeout 10s] [--json] [--report-gbits] [--cpu-util] [--pcap FILE [--snaplen N]]
           [--cc none|fixed|dcqcn] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...]
   roceperf write-lat|send-lat|read-lat --dev IFACE --to HOST[:PORT] [--size 2] [--count 1000 | -D SECONDS] [-a] ...
   perftest's spellings: -s SIZE, -n ITERS, -q QPS, -m MTU, -t TX-DEPTH, -r RX-DEPTH, -D SECONDS, -a, -b, -F,
@@ -214,6 +216,29 @@ func (s sizeFlag) Set(v string) error {
 }
 
 // rateFlag is a flag.Value for rates with K/M/G suffixes.
+// pollFlag is --poll: the endpoint worker's poll mode. Adaptive by
+// default; interrupt where the host shares a few CPUs with switches and
+// other hosts (the testbed's SR experiments), whose spinning workers
+// kept the switches from a CPU.
+type pollFlag struct{ v *dataplane.PollMode }
+
+func (p pollFlag) String() string {
+	if p.v == nil {
+		return dataplane.Adaptive.String()
+	}
+	return p.v.String()
+}
+
+func (p pollFlag) Set(v string) (err error) {
+	*p.v, err = dataplane.ParsePollMode(v)
+	return err
+}
+
+func addPollFlag(fs *flag.FlagSet, v *dataplane.PollMode) {
+	*v = dataplane.Adaptive
+	fs.Var(pollFlag{v}, "poll", "the endpoint's polling: `MODE` adaptive, busy or interrupt (sleeps as soon as idle)")
+}
+
 type rateFlag struct{ v *uint64 }
 
 func (r rateFlag) String() string {
@@ -297,6 +322,7 @@ func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error
 	fs.IntVar(&o.mtu, "m", o.mtu, "perftest's --mtu")
 	fs.IntVar(&port, "p", 0, "perftest's --port: the server's TCP port (default 18515)")
 	fs.Var(rateFlag{&o.rate}, "rate", "pace the endpoint to `RATE` bit/s (K, M, G suffixes; 0: unpaced)")
+	addPollFlag(fs, &o.poll)
 	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's: 16ms for gbn and fasr, 64ms for dcp, irn's RTO_high 8ms)")
 	fs.IntVar(&o.bdp, "bdp", o.bdp, "BDP in packets that both ends size IRN's window and bitmaps and FaSR's window and shared pool for")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "connect, protocol, resolution and completion timeout")
@@ -459,6 +485,7 @@ func parseServer(args []string, stderr io.Writer) (serverOpts, error) {
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "wait for a client's first line at most this long")
 	fs.Var(sizeFlag{&o.maxMR}, "max-mr", "memory for a run's region (KiB, MiB, GiB suffixes)")
 	fs.Var(rateFlag{&o.rate}, "rate", "pace the server's endpoint to `RATE` bit/s (read responses)")
+	addPollFlag(fs, &o.poll)
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on http://`ADDR:PORT`/metrics")
 	addPcapFlags(fs, &o.pcap)
 	if err := fs.Parse(args); err != nil {

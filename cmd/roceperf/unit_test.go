@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"rocetor/dataplane"
 	"rocetor/nic/irn"
 )
 
@@ -16,8 +17,11 @@ func TestParseClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.size != 4096 || o.count != 200 || o.qps != 4 || o.rate != 1e9 || o.to != "10.0.0.2:18515" ||
-		o.transport != "gbn" || o.mtu != 1024 || o.timeout != 10*time.Second || o.depth != 64 {
+		o.transport != "gbn" || o.mtu != 1024 || o.timeout != 10*time.Second || o.depth != 64 || o.poll != dataplane.Adaptive {
 		t.Errorf("parsed %+v", o)
+	}
+	if o, err := parseClient("write", append(base, "--poll", "interrupt"), &bytes.Buffer{}); err != nil || o.poll != dataplane.Interrupt {
+		t.Errorf("--poll interrupt: %+v, %v", o, err)
 	}
 	if o, err := parseClient("send", append(base, "--transport", "dcp"), &bytes.Buffer{}); err != nil || o.transport != "dcp" {
 		t.Errorf("send over dcp: %+v, %v", o, err)
@@ -53,6 +57,7 @@ func TestParseClient(t *testing.T) {
 		{append(base, "--count", "0"), "--count 0"},
 		{append(base, "--timeout", "0s"), "--timeout"},
 		{append(base, "--rate", "fast"), "invalid value"},
+		{append(base, "--poll", "spin"), `poll mode "spin"`},
 		{append(base, "--nope"), "flag provided but not defined"},
 		{append(base, "extra"), `unexpected argument "extra"`},
 		{[]string{"--dev", "e", "--to", "h", "--size", "1GiB", "--count", "1", "--qps", "2"}, "limit"},
@@ -98,10 +103,13 @@ func TestHostPort(t *testing.T) {
 
 func TestParseServer(t *testing.T) {
 	o, err := parseServer([]string{"--dev", "eth0", "--once", "--max-mr", "1MiB"}, &bytes.Buffer{})
-	if err != nil || !o.once || o.maxMR != 1<<20 || o.listen != ":18515" {
+	if err != nil || !o.once || o.maxMR != 1<<20 || o.listen != ":18515" || o.poll != dataplane.Adaptive {
 		t.Fatalf("parsed %+v, %v", o, err)
 	}
-	for _, args := range [][]string{{}, {"--dev", "e", "--listen", "nope"}, {"--dev", "e", "--max-mr", "0"}} {
+	if o, err := parseServer([]string{"--dev", "eth0", "--poll", "busy"}, &bytes.Buffer{}); err != nil || o.poll != dataplane.Busy {
+		t.Errorf("--poll busy: %+v, %v", o, err)
+	}
+	for _, args := range [][]string{{}, {"--dev", "e", "--listen", "nope"}, {"--dev", "e", "--max-mr", "0"}, {"--dev", "e", "--poll", "x"}} {
 		if _, err := parseServer(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("%q accepted", args)
 		}

@@ -33,6 +33,9 @@ type Transfer struct {
 	Depth     int    `json:"depth,omitempty"` // messages in flight per QP; 0: roceperf's
 	Rate      string `json:"rate,omitempty"`  // the client's pacing; empty: roceperf's default
 	BDP       int    `json:"bdp,omitempty"`   // packets IRN's and FaSR's SR state is sized for; 0: roceperf's (128)
+	// Poll is both endpoints' roceperf --poll (a round's server takes
+	// the first transfer's); empty: roceperf's default, adaptive.
+	Poll string `json:"poll,omitempty"`
 	// CC is roceperf's --cc (none, fixed, dcqcn); empty: roceperf's
 	// default, none.
 	CC       string `json:"cc,omitempty"`
@@ -166,6 +169,9 @@ func (r *roceperf) Round(ctx context.Context, ts []Transfer) ([]*PerfResult, err
 	if len(ts) > 1 {
 		args = append(args, "--clients", strconv.Itoa(len(ts)))
 	}
+	if ts[0].Poll != "" {
+		args = append(args, "--poll", ts[0].Poll)
+	}
 	srv := exec.Command("ip", args...)
 	srv.Stdout, srv.Stderr = srvOut, srvLog
 	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -246,6 +252,9 @@ func (r *roceperf) client(ctx context.Context, t Transfer, listen, log string) (
 	}
 	if t.BDP > 0 {
 		args = append(args, "--bdp", strconv.Itoa(t.BDP))
+	}
+	if t.Poll != "" {
+		args = append(args, "--poll", t.Poll)
 	}
 	args = append(args, t.ccArgs()...)
 	cctx, cancel := context.WithTimeout(ctx, t.Timeout+30*time.Second)

@@ -28,10 +28,12 @@ type SessionConfig struct {
 	// short.
 	RateBps    uint64
 	QueueLimit int
-	// Busy makes the worker poll without ever sleeping; by default it
-	// polls adaptively and sleeps at most MaxSleep (default 50 µs) when
-	// idle, which bounds the delay of a post to an idle endpoint.
-	Busy     bool
+	// Poll is the worker's poll mode: by default adaptive, sleeping at
+	// most MaxSleep (default 50 µs) when idle, which bounds the delay
+	// of a post to an idle endpoint; Busy never sleeps; Interrupt
+	// sleeps as soon as a loop finds nothing to do, for hosts that
+	// share a few CPUs with switches (roceperf --poll).
+	Poll     *dataplane.PollMode
 	MaxSleep time.Duration
 }
 
@@ -97,8 +99,8 @@ func (h *Host) NewSession(c SessionConfig) (*Session, error) {
 		maxQPs = 1024
 	}
 	mode := dataplane.Adaptive
-	if c.Busy {
-		mode = dataplane.Busy
+	if c.Poll != nil {
+		mode = *c.Poll
 	}
 	w, err := dataplane.NewWorker(dataplane.WorkerConfig{Mem: h.mem, Ports: []dataplane.Port{h.port},
 		Egress: []dataplane.EgressConfig{eg}, Stages: []dataplane.Stage{e},
