@@ -551,6 +551,7 @@ func TestLinkLLRWorkers(t *testing.T) {
 		back := sw.Sum("rocetor_worker_handed_total", fmt.Sprintf(`worker="%d"`, owner), `to="0"`)
 		// Every data packet and ACK of the flow crosses: at least the
 		// data the link protected.
+		t.Logf("%s: %v frames handed from worker 0 to worker %d, %v back", node, there, owner, back)
 		if there < float64(count*1000) || back < float64(count*1000) {
 			t.Errorf("%s: %v frames handed from worker 0 to the flow's owner %d, %v back; want every frame of the flow both ways",
 				node, there, owner, back)
