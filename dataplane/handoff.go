@@ -125,8 +125,8 @@ func (h *Handoff) Workers() int { return h.n }
 // it while it slept.
 func (h *Handoff) Wakeups(w int) uint64 { return h.wakes[w].Load() }
 
-// Close closes the wake-up eventfds. Frames still on the rings are not
-// returned: the workers have stopped and frame memory goes with them.
+// Close closes the wake-up eventfds. Call DrainHandoff first: frames
+// still on the rings are counted nowhere else.
 func (h *Handoff) Close() error {
 	for _, fd := range h.efd {
 		unix.Close(fd)
@@ -432,4 +432,77 @@ func (w *Worker) handRaw(in int, to int, b *Batch) {
 		w.st.Handed[to]++
 	}
 	b.N = 0
+}
+
+// DrainHandoff accounts for what the handoff rings still hold once every
+// worker of ws, the workers of one Handoff, has stopped (each Run has
+// returned; a test has stopped stepping them): a frame handed to a
+// worker that did not take it, on a ring or in one of its Inboxes, is
+// dropped there as ReasonShutdown, and each frame a worker freed for
+// another goes back to the Mem that allocated it. So every handed frame
+// is either delivered or a counted drop, and each Mem's InUse counts
+// only the frames its ports and stages still hold. It runs each
+// worker's side of the rings from the calling goroutine — which is why
+// the workers must have stopped — publishes their counters, and returns
+// how many frames it dropped. Workers without a Handoff are skipped.
+func DrainHandoff(ws []*Worker) uint64 {
+	var dropped uint64
+	for _, w := range ws {
+		if w.ho == nil {
+			continue
+		}
+		// A worker publishes its pushes at the end of each loop; one
+		// stopped between a push and its publication would leave it
+		// unseen.
+		for _, r := range w.ho.rings[w.cfg.ID] {
+			if r != nil {
+				r.publish()
+			}
+		}
+	}
+	for _, w := range ws {
+		if w.ho == nil {
+			continue
+		}
+		for from := range w.ho.rings {
+			r := w.ho.rings[from][w.cfg.ID]
+			if r == nil {
+				continue
+			}
+			for n := r.pop(w.in[:]); n > 0; n = r.pop(w.in[:]) {
+				for i := range w.in[:n] {
+					w.dropPacket(&w.in[i].Packet, ReasonShutdown)
+				}
+				dropped += uint64(n)
+			}
+		}
+		for _, x := range w.inbox {
+			for ; x != nil && x.n > 0; x.n-- {
+				w.drop(x.q[x.head].Addr, ReasonShutdown)
+				x.head = (x.head + 1) % len(x.q)
+				dropped++
+			}
+		}
+	}
+	// Frames freed for another worker, by the drops above or before
+	// the stop, go home; a ring back full keeps the rest owed for the
+	// next round.
+	for owed := true; owed; {
+		owed = false
+		for _, w := range ws {
+			if w.ho != nil {
+				w.mem.flushBack()
+			}
+		}
+		for _, w := range ws {
+			if w.ho != nil {
+				w.mem.reclaim()
+				owed = owed || w.mem.owes()
+			}
+		}
+	}
+	for _, w := range ws {
+		w.publish(w.clock())
+	}
+	return dropped
 }

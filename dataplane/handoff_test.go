@@ -249,3 +249,80 @@ func TestHandoffDefaultRing(t *testing.T) {
 		h.Close()
 	}
 }
+
+// TestHandoffDrainOnStop stops two workers with frames on a handoff ring
+// and in an Inbox. Worker 0 owns port p0's link, worker 1 every flow:
+// frames from worker 1's queue of p0 go raw to worker 0's Inbox, which
+// classifies them and hands them to worker 1, which sends them on p1.
+// DrainHandoff drops what was handed and not taken as "shutdown" on the
+// worker it was handed to, so every handed frame was delivered (received
+// through the Inbox, or resumed and sent) or dropped with a reason, and
+// every frame goes back to the Mem that allocated it.
+func TestHandoffDrainOnStop(t *testing.T) {
+	h, err := NewHandoff(2, HandoffRing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	mems, err := SharedMems(make([]byte, 2*4096*2048), 2048, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eg := DefaultEgress(0, 1<<20)
+	sent := 0
+	var ws []*Worker
+	var wire []*MemPort // each worker's queue of p0
+	for w := range 2 {
+		p0 := NewMemPort("p0", rocev2.MAC{2, 0, 0, 0, 0, 1}, mems[w], 1024)
+		p1 := NewMemPort("p1", rocev2.MAC{2, 0, 0, 0, 0, 2}, mems[w], 1024)
+		p1.OnTransmit = func([]byte) { sent++ }
+		var port0 Port = p0
+		if w == 0 {
+			port0 = NewInbox(p0, 1024)
+		}
+		wk, err := NewWorker(WorkerConfig{ID: w, Mem: mems[w], Ports: []Port{port0, p1}, Egress: []EgressConfig{eg, eg},
+			Stages: []Stage{cross{q: 2}}, Classifier: rocev2.Classifier{VerifyICRC: true}, Handoff: h,
+			Owner: func(*Packet, []byte) int { return 1 }, LinkOwner: []int{0, -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, wire = append(ws, wk), append(wire, p0)
+	}
+	f := roceFrame(t, 1, 500)
+	for range 200 {
+		wire[1].Inject(f)
+	}
+	for range 4 {
+		ws[1].Step(0) // 200 frames raw to worker 0, a batch a step
+	}
+	ws[0].Step(0) // 200 into its Inbox; a batch received and handed to worker 1
+	ws[1].Step(0) // which sends it
+	ws[0].Step(0) // another batch handed: on the ring at the stop, 72 left in the Inbox
+	// Stop as Run does, then drain the rings.
+	for _, w := range ws {
+		w.publish(0)
+		w.drain()
+	}
+	dropped := DrainHandoff(ws)
+	s0, s1 := ws[0].Snapshot(), ws[1].Snapshot()
+	handed := s0.Handed[1] + s1.Handed[0]
+	delivered := uint64(sent) + s0.Ports[0].RxPackets
+	shut := s0.Drops[ReasonShutdown] + s1.Drops[ReasonShutdown]
+	full := s0.Drops[ReasonHandoffFull] + s1.Drops[ReasonHandoffFull]
+	if handed != delivered+shut+full {
+		t.Errorf("handed %d (0→1 %d, 1→0 %d), delivered %d (sent %d, received through the Inbox %d), dropped at shutdown %d, ring full %d: frames unaccounted for",
+			handed, s0.Handed[1], s1.Handed[0], delivered, sent, s0.Ports[0].RxPackets, shut, full)
+	}
+	if s1.Drops[ReasonShutdown] != BatchSize || s0.Drops[ReasonShutdown] != 200-2*BatchSize || dropped != shut || full != 0 {
+		t.Errorf("shutdown drops: %d on worker 1 (the ring), %d on worker 0 (its Inbox), %d returned, %d ring full; want %d, %d, their sum, 0",
+			s1.Drops[ReasonShutdown], s0.Drops[ReasonShutdown], dropped, full, BatchSize, 200-2*BatchSize)
+	}
+	for w, m := range mems {
+		if m.InUse() != 0 {
+			t.Errorf("worker %d: %d frames in use after the drain", w, m.InUse())
+		}
+	}
+	if again := DrainHandoff(ws); again != 0 {
+		t.Errorf("a second drain dropped %d", again)
+	}
+}

@@ -148,6 +148,17 @@ func (m *Mem) flushBack() {
 	}
 }
 
+// owes reports whether frames freed for other workers wait for room on
+// the rings back to them.
+func (m *Mem) owes() bool {
+	for _, o := range m.owed {
+		if len(o) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // reclaim takes back the frames other workers freed. The free stack has
 // room for every own frame, so it takes them in place.
 func (m *Mem) reclaim() {

@@ -72,6 +72,9 @@ var (
 	// ReasonHandoffFull: the ring to the worker that owns the frame
 	// (Handoff) was full; that worker is more than a ring behind.
 	ReasonHandoffFull = NewReason("handoff_full")
+	// ReasonShutdown: the frame was handed to a worker (Handoff) that
+	// stopped before it took it off its ring or Inbox (DrainHandoff).
+	ReasonShutdown = NewReason("shutdown")
 	// classifier reasons, one per rocev2.Reason
 	malformed [rocev2.NumReasons]Reason
 )

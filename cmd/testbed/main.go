@@ -160,6 +160,7 @@ func fabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.StringVar(&o.ECNMax, "ecn-max", o.ECNMax, "with --ecn: Kmax, the depth beyond which every ECN-capable packet is marked (empty: tord's, 16 KB per Gbit/s, at least 4 × Kmin)")
 	fs.Float64Var(&o.ECNPMax, "ecn-pmax", o.ECNPMax, "with --ecn: Pmax, the marking probability at Kmax in percent (0: tord's, 20)")
 	fs.StringVar(&o.Poll, "poll", o.Poll, "tord's worker polling: adaptive (right for a few cores), busy or interrupt")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "tord's workers on every switch; the veths between switches and the switch ends of the host links get as many queues (hosts keep one)")
 	fs.BoolVar(&o.IPv6, "ipv6", o.IPv6, "IPv6 addresses and routes beside IPv4")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "tord's /metrics port in each switch namespace, on loopback or with --mgmt the management address (pprof on the next, on loopback)")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "tord's log level")
@@ -378,6 +379,9 @@ func printTestbed(w io.Writer, st *State) {
 	}
 	fmt.Fprintf(w, "  switch egress %s%s, multipath %s, poll %s; impairment: %s%s\n", p.Options.Rate, p.Options.congestion(),
 		p.Options.Multipath, p.Options.Poll, imp, netrt)
+	if d := p.describeWorkers(); d != "" {
+		fmt.Fprintf(w, "  %s\n", d)
+	}
 	if p.Options.Mgmt != "" {
 		fmt.Fprintf(w, "  management network %s: a veth from the host to each switch, tord's metrics on the switch's end\n", p.Options.Mgmt)
 	}

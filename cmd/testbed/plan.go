@@ -64,6 +64,7 @@ type Options struct {
 	ECNMax      string  `json:"ecn_max,omitempty"`  // Kmax
 	ECNPMax     float64 `json:"ecn_pmax,omitempty"` // Pmax in percent; 0: the default's
 	Poll        string  `json:"poll"`               // tord polling mode
+	Workers     int     `json:"workers,omitempty"`  // every tord's workers, and queues of the veths they poll (veths); 0 means 1
 	IPv6        bool    `json:"ipv6"`               // IPv6 addresses and routes beside IPv4
 	MetricsPort int     `json:"metrics_port"`       // tord's /metrics port in each switch namespace
 	LogLevel    string  `json:"log_level"`          // tord's log level
@@ -85,6 +86,7 @@ func DefaultOptions(topology string) Options {
 		Seed:        1,
 		Multipath:   "ecmp",
 		Poll:        "adaptive",
+		Workers:     1,
 		IPv6:        true,
 		MetricsPort: 9478,
 		LogLevel:    "info",
@@ -130,6 +132,9 @@ func (o *Options) Validate() error {
 	case "busy", "adaptive", "interrupt":
 	default:
 		return usagef("--poll %q: want busy, adaptive or interrupt", o.Poll)
+	}
+	if err := o.validateWorkers(); err != nil {
+		return err
 	}
 	switch o.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -585,6 +590,9 @@ func NewPlan(o Options) (*Plan, error) {
 	for _, c := range coreNames {
 		p.Sites = append(p.Sites, Site{Node: c, Port: "tor2"})
 	}
+	if err := p.checkWorkers(); err != nil {
+		return nil, err
+	}
 	var err error
 	if p.Mgmt, err = p.mgmtLinks(); err != nil {
 		return nil, err
@@ -634,12 +642,15 @@ func (p *Plan) SetupCommands() []Command {
 	}
 	ns := func(node string) string { return p.Node(node).Netns }
 	for _, l := range p.Links {
-		// One queue each way on both ends: tord runs one worker, which
-		// owns queue 0 of every port, and roceperf's endpoint wants a
-		// single-queue interface (the kernel's default for a veth is a
-		// queue per CPU).
-		cmds = append(cmds, Command{"ip", "-n", ns(l.A.Node), "link", "add", l.A.Iface, "numtxqueues", "1", "numrxqueues", "1",
-			"type", "veth", "peer", "name", l.B.Iface, "numtxqueues", "1", "numrxqueues", "1", "netns", ns(l.B.Node)})
+		// One queue each way on both ends by default: tord runs one
+		// worker, which owns queue 0 of every port, and roceperf's
+		// endpoint wants a single-queue interface (the kernel's
+		// default for a veth is a queue per CPU). With --workers a
+		// switch's end has an rx queue per worker (workers.go).
+		rxa, txa := p.queues(l, l.A)
+		rxb, txb := p.queues(l, l.B)
+		cmds = append(cmds, Command{"ip", "-n", ns(l.A.Node), "link", "add", l.A.Iface, "numtxqueues", txa, "numrxqueues", rxa,
+			"type", "veth", "peer", "name", l.B.Iface, "numtxqueues", txb, "numrxqueues", rxb, "netns", ns(l.B.Node)})
 		for _, e := range []End{l.A, l.B} {
 			cmds = append(cmds, Command{"ip", "-n", ns(e.Node), "addr", "add", e.V4.String(), "dev", e.Iface})
 			if e.V6.IsValid() {

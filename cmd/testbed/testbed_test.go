@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"rocetor/rocev2"
 	"rocetor/tor/llr"
+	"rocetor/tor/pipeline"
 )
 
 // requireRoot skips privileged tests with the reason.
@@ -454,21 +457,37 @@ func TestMultipathDCP(t *testing.T) {
 // verified.
 func TestLinkLLR(t *testing.T) {
 	const size, count = 1 << 20, 40
-	var res struct {
-		Runs  []Run         `json:"runs"`
-		Cells []llrLossCell `json:"cells"`
-	}
-	runRecorded(t, "l", &res, "llr-loss", "--losses", "1e-3", "--modes", "blocking", "--size", strconv.Itoa(size),
-		"--count", strconv.Itoa(count), "--timeout", "60s")
+	res := runLLRLoss(t, "l", size, count)
+	checkLLRLoss(t, res, size, count)
+}
+
+// llrLossRecord is what llr-loss records: its runs and cells.
+type llrLossRecord struct {
+	Runs  []Run         `json:"runs"`
+	Cells []llrLossCell `json:"cells"`
+}
+
+// runLLRLoss runs llr-loss at 1e-3 in blocking mode with the extra
+// flags.
+func runLLRLoss(t *testing.T, tag string, size, count int, flags ...string) *llrLossRecord {
+	var res llrLossRecord
+	runRecorded(t, tag, &res, append([]string{"llr-loss", "--losses", "1e-3", "--modes", "blocking", "--size", strconv.Itoa(size),
+		"--count", strconv.Itoa(count), "--timeout", "60s"}, flags...)...)
 	if len(res.Runs) != 2 || len(res.Cells) != 1 {
 		t.Fatalf("%d runs, %d cells; want the clean reference and one blocking run", len(res.Runs), len(res.Cells))
 	}
+	return &res
+}
+
+// checkLLRLoss asserts what llr promises of runLLRLoss's blocking run.
+func checkLLRLoss(t *testing.T, res *llrLossRecord, size, count int) {
+	t.Helper()
 	r := res.Runs[1]
 	if r.Error != "" || r.Perf == nil {
 		t.Fatalf("blocking run: %s", r.Error)
 	}
 	s := r.Perf.Client
-	if s.Messages != count || s.Corrupt != 0 || s.VerifiedBytes != size*count {
+	if s.Messages != int64(count) || s.Corrupt != 0 || s.VerifiedBytes != int64(size*count) {
 		t.Errorf("%d messages, %d corrupt, %d bytes verified; want %d, 0, %d", s.Messages, s.Corrupt, s.VerifiedBytes, count, size*count)
 	}
 	// llr's promise, that nothing lost on the link reaches the hosts,
@@ -479,19 +498,68 @@ func TestLinkLLR(t *testing.T) {
 	// lost silently — every frame that did not cross the link is a
 	// sequence llr gave up on, counted, and only those reach the
 	// sender as NAKs; sender timers on CPU stalls are logged.
+	// The sequences tor2's receiver gave up on are the frames from tor1
+	// that did not cross; tor1's, on the way back, are ACKs and
+	// notices, which the cell's ack_timeouts also counts.
 	c := res.Cells[0]
+	fwd := r.Switches["tor2"].Sum("rocetor_llr_ack_timeouts_total", `port="tor1"`)
 	if s.Timeouts != 0 || c.Unrecovered != 0 {
-		t.Logf("%d sender timeouts, %v sequences llr gave up on, %d end-to-end retransmissions", s.Timeouts, c.AckTimeouts, c.E2ERetx)
+		t.Logf("%d sender timeouts, %v sequences llr gave up on (%v toward tor2), %d end-to-end retransmissions", s.Timeouts, c.AckTimeouts, fwd, c.E2ERetx)
 	}
-	if r.ImpairDrops() == 0 || c.Unrecovered != c.AckTimeouts || s.NaksReceived != 0 && c.AckTimeouts == 0 {
-		t.Errorf("%v frames corrupted (%+v), %v unrecovered, %v ackNo timeouts, %d NAKs at the sender (%d end-to-end retransmissions); want some, as many as ackNo timeouts, NAKs only after one",
-			r.ImpairDrops(), c.Destroyed, c.Unrecovered, c.AckTimeouts, s.NaksReceived, c.E2ERetx)
+	if r.ImpairDrops() == 0 || c.Unrecovered != fwd || s.NaksReceived != 0 && fwd == 0 {
+		t.Errorf("%v frames corrupted (%+v), %v unrecovered, %v ackNo timeouts toward tor2 (%v both ways), %d NAKs at the sender (%d end-to-end retransmissions); want some, as many as ackNo timeouts toward tor2, NAKs only after one",
+			r.ImpairDrops(), c.Destroyed, c.Unrecovered, fwd, c.AckTimeouts, s.NaksReceived, c.E2ERetx)
 		for node, sw := range r.Switches {
 			t.Logf("%s: %s", node, strings.Join(append(sw.Nonzero("rocetor_llr_"), sw.Nonzero("rocetor_impair_")...), "\n  "))
 		}
 	}
 	if c.Packets < float64(count*1000) {
 		t.Errorf("%v protected packets, want every data packet of the run", c.Packets)
+	}
+}
+
+// TestLinkLLRWorkers is TestLinkLLR with several workers on both tords
+// (--workers), so that llr's links, owned by worker 0, and the flow,
+// owned by the worker its pair of addresses hashes to, are on different
+// workers: every frame of the run crosses tor1 and tor2 by a handoff
+// to the flow's owner and back to the link's. With two workers the
+// pair h1, h2 hashes to worker 0 and nothing would cross (on veths
+// every RoCEv2 frame arrives by queue 0: the hosts' endpoints send by
+// it and llr's link belongs to worker 0, cmd/testbed/workers.go); with
+// four it hashes to worker 2. Besides llr's promise, the test asserts
+// that frames went both ways between worker 0 and the flow's owner on
+// both switches, which fails if tord ran fewer workers than asked.
+func TestLinkLLRWorkers(t *testing.T) {
+	const size, count, workers = 1 << 20, 20, 4
+	o := DefaultOptions("link")
+	o.Prefix = "rtb-plan-"
+	p, err := NewPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := rocev2.FlowKey{Src: netip.AddrFrom4(p.Addr("h1").As4()).As16(), Dst: netip.AddrFrom4(p.Addr("h2").As4()).As16()}
+	owner := pipeline.PairOwner(&k, workers)
+	if owner == 0 {
+		t.Fatalf("h1 and h2 hash to worker 0 of %d: nothing would be handed; pick another worker count", workers)
+	}
+	res := runLLRLoss(t, "w", size, count, "--workers", strconv.Itoa(workers))
+	checkLLRLoss(t, res, size, count)
+	r := res.Runs[1]
+	for _, node := range []string{"tor1", "tor2"} {
+		sw := r.Switches[node]
+		there := sw.Sum("rocetor_worker_handed_total", `worker="0"`, fmt.Sprintf(`to="%d"`, owner))
+		back := sw.Sum("rocetor_worker_handed_total", fmt.Sprintf(`worker="%d"`, owner), `to="0"`)
+		// Every data packet and ACK of the flow crosses: at least the
+		// data the link protected.
+		t.Logf("%s: %v frames handed from worker 0 to worker %d, %v back", node, there, owner, back)
+		if there < float64(count*1000) || back < float64(count*1000) {
+			t.Errorf("%s: %v frames handed from worker 0 to the flow's owner %d, %v back; want every frame of the flow both ways",
+				node, there, owner, back)
+			t.Logf("%s: %s", node, strings.Join(sw.Nonzero("rocetor_worker_"), "\n  "))
+		}
+		if d := sw.Sum("rocetor_drops_total", `reason="handoff_full"`); d != 0 {
+			t.Logf("%s: %v frames dropped at a full handoff ring (llr recovers them on the link; a host-side loss would be the flow's)", node, d)
+		}
 	}
 }
 

@@ -324,9 +324,10 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 	out := map[string]*TordConfig{}
 	o := p.Options
 	for _, n := range p.Switches() {
+		ports, _ := p.tordPorts(n.Name) // NewPlan checked it
 		c := &TordConfig{
-			Ports:       p.Ports(n.Name),
-			Workers:     1,
+			Ports:       ports,
+			Workers:     o.workers(),
 			Poll:        o.Poll,
 			MetricsAddr: net.JoinHostPort(p.metricsHost(n.Name), strconv.Itoa(o.MetricsPort)),
 			AdminAddr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(o.MetricsPort+1)),

@@ -275,8 +275,14 @@ func (s *Switch) Run(ctx context.Context, ready func()) error {
 	}
 	ready()
 	wg.Wait()
-	// The workers have stopped: frames the stages and impaired ports
-	// still hold go back to frame memory.
+	// The workers have stopped: frames handed between them and not yet
+	// taken are counted as drops (shutdown), and frames the stages and
+	// impaired ports still hold go back to frame memory.
+	if s.handoff != nil {
+		if n := dataplane.DrainHandoff(s.workers); n > 0 {
+			s.log.Info("frames handed between workers and not taken at the stop, dropped as shutdown", zap.Uint64("frames", n))
+		}
+	}
 	for _, ip := range s.impairs {
 		ip.Flush()
 	}
