@@ -715,7 +715,7 @@ var dropMeanings = []struct{ reason, where, meaning string }{
 	{"no_frame", "dataplane", "Frame memory was exhausted: no free UMEM frame for a copy, a message or a retransmission (raise `xdp.frames`)."},
 	{"bad_port", "dataplane", "A stage chose an egress port that does not exist (a bug)."},
 	{"tx_full", "dataplane", "The port's AF_XDP tx ring was full (`rocetor_port_tx_refused_total`)."},
-	{"handoff_full", "dataplane", "With more than one worker and netrt, trim or llr on, the ring to the worker that owns the frame's flow or egress port was full: that worker is more than a ring (256 frames) behind (`rocetor_worker_handed_total` counts what was handed)."},
+	{"handoff_full", "dataplane", "With more than one worker and netrt, trim or llr on, the ring to the worker that owns the frame's flow or egress port was full: that worker is a ring behind (the rings into one worker share 4,096 frames, each at least 256) (`rocetor_worker_handed_total` counts what was handed)."},
 	{"shutdown", "dataplane", "With more than one worker and netrt, trim or llr on, tord stopped while the frame was on its way to the worker that owns its flow, link or egress port (a handoff ring or the link owner's inbox): counted when the workers stop, and logged."},
 	{"trust_pfc", "dataplane", "A PFC or PAUSE frame arrived on a port `trust.pfc_ports` leaves out: it paused nothing (`rocetor_port_pfc_refused_frames_total` names the port). See Trust boundaries."},
 	{"trust_llr", "tor/trust", "A frame carrying the link shim reached the pipeline: it came in on a port `llr.ports` does not name, whose receiver would have consumed or stripped it. See Trust boundaries."},
