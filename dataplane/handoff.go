@@ -21,6 +21,13 @@ import (
 // and PortOwner give it, so every such state has one writer whatever the
 // number of workers.
 //
+// A full ring drops the frame, counted (ReasonHandoffFull), as VPP's
+// handoff counts a congestion drop: leaving it in the sender's rx ring
+// instead would stall every other flow that worker serves behind one
+// slow owner, and the sender cannot hold the frames it already took
+// without a budget of its own; the rings are sized so that a worker
+// may fall a burst behind (handoffBurst).
+//
 // A worker pushes what it hands during a loop and publishes the pushes
 // once, at the end of Step (a batch, as the AF_XDP rings are), then
 // wakes the receiving worker if it sleeps. A receiving worker drains its
