@@ -61,9 +61,10 @@ const (
 // requested packet. When much is asked for on a port it paces the
 // retransmissions and pauses the hosts concerned with PFC.
 //
-// The pool holds at most Config.PoolBytes bytes per egress port and
+// The pool holds at most Config.PoolBytes bytes per egress port (with
+// Config.Budgets, together with the other workers' pools) and
 // Config.PoolFrames frames in all; a full pool replaces the oldest
-// duplicate of the flow with the fewest requests (LFU). Duplicates leave
+// duplicate of the flow with the fewest requests (LFU) among its own. Duplicates leave
 // after Config.Hold, or when an RC ACK acknowledges them. Duplicates
 // waiting to be paced stay in the pool and count against its budget: the
 // pacing FIFOs hold no frames of their own. It must run after fwd: it
@@ -268,8 +269,23 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 			return
 		}
 	}
+	sh := s.cfg.Budgets
+	if sh != nil {
+		// The port's budget is the switch's: the other workers' duplicates
+		// count, but only this worker's can go.
+		for !take(&sh.ports[p.Out].pool, l, s.cfg.PoolBytes) {
+			if s.byPort[p.Out].head < 0 {
+				ps.Crowded++
+				return
+			}
+			s.evict(int(p.Out))
+		}
+	}
 	a, room, ok := c.Alloc()
 	if !ok {
+		if sh != nil {
+			sh.ports[p.Out].pool.Add(-int64(l))
+		}
 		s.st.NoFrame++
 		return
 	}
@@ -354,6 +370,9 @@ func (s *SrcToR) remove(e int32) {
 	s.occ.add(d.out, s.now, ps.Bytes, &ps.ByteSeconds)
 	ps.Bytes -= int(d.len)
 	ps.Frames--
+	if sh := s.cfg.Budgets; sh != nil {
+		sh.ports[d.out].pool.Add(-int64(d.len))
+	}
 	s.mem.Release(d.addr)
 	s.free = append(s.free, e)
 }

@@ -54,6 +54,9 @@ type cport struct {
 func (s *SrcToR) allow(now int64, d *dup) bool {
 	p := &s.cp[d.out]
 	cost := int64(min(mulDiv(uint64(d.len)*8, 1e9, p.lrate), math.MaxInt32))
+	if sh := s.cfg.Budgets; sh != nil {
+		return sh.ports[d.out].allow(now, cost, p.burst)
+	}
 	t := max(p.tat, now)
 	if t+cost-now > p.burst {
 		return false
@@ -80,6 +83,19 @@ func (p *cport) roll(now, w int64) {
 func (p *cport) n(now, w int64) int {
 	p.roll(now, w)
 	return p.cur + int(mulDiv(uint64(p.prev), uint64(w-now%w), uint64(w)))
+}
+
+// load returns port f's N at now: this stage's own, or with
+// Config.Budgets every worker's, counted the same way. The port's
+// windows roll either way: the host ports to pause are this stage's.
+func (s *SrcToR) load(f int, now int64) int {
+	p, w := &s.cp[f], s.cfg.Window
+	n := p.n(now, w)
+	if sh := s.cfg.Budgets; sh != nil {
+		cur, prev := sh.ports[f].window(now / w)
+		n = cur + int(mulDiv(uint64(prev), uint64(w-now%w), uint64(w)))
+	}
+	return n
 }
 
 // rate returns R_r for N = n ≥ KLow.
@@ -182,8 +198,11 @@ func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32, first bool) {
 		if h := s.flows[d.flow].in; h < MaxPorts {
 			p.hcur |= 1 << h
 		}
+		if sh := s.cfg.Budgets; sh != nil {
+			sh.ports[f].request(c.Now/s.cfg.Window, int(d.len))
+		}
 	}
-	if p.n(c.Now, s.cfg.Window) < s.cfg.KLow {
+	if s.load(f, c.Now) < s.cfg.KLow {
 		s.drain(c, f) // what waited goes first
 		s.resend(c, e, false)
 		return
@@ -244,7 +263,7 @@ func (s *SrcToR) drain(c *dataplane.Ctx, f int) {
 // for it, so that it does not make up with a burst.
 func (s *SrcToR) pace(c *dataplane.Ctx, f int) {
 	p := &s.cp[f]
-	n := p.n(c.Now, s.cfg.Window)
+	n := s.load(f, c.Now)
 	if n < s.cfg.KLow {
 		s.drain(c, f)
 		return
@@ -277,7 +296,7 @@ func (s *SrcToR) congest(c *dataplane.Ctx) {
 	for m := s.active; m != 0; m &= m - 1 {
 		f := bits.TrailingZeros64(m)
 		p := &s.cp[f]
-		if p.n(c.Now, s.cfg.Window) < s.cfg.KLow {
+		if s.load(f, c.Now) < s.cfg.KLow {
 			s.drain(c, f)
 			s.active &^= 1 << f
 			continue
