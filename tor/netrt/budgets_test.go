@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"rocetor/rocev2"
@@ -405,5 +406,47 @@ func TestBudgetsConcurrent(t *testing.T) {
 	wg.Wait()
 	if b.Pool(1) != 0 {
 		t.Fatalf("pool left at %d", b.Pool(1))
+	}
+}
+
+// BenchmarkBudgets measures what a pooled packet costs in shared
+// accounting: a take at admission and a release at retirement
+// (netrt.Budgets), where one worker alone adds to a plain int. "serial":
+// one goroutine; "one-port": RunParallel's goroutines (one per CPU) on
+// one port's count, as workers pooling on the same fabric port at once
+// (contended); "own-port": each on a port of its own (the cache line
+// stays with its CPU).
+func BenchmarkBudgets(b *testing.B) {
+	b.Run("serial", func(b *testing.B) {
+		var bg Budgets
+		p := &bg.ports[1]
+		b.ReportAllocs()
+		for range b.N {
+			if take(&p.pool, 1100, 256<<10) {
+				p.pool.Add(-1100)
+			}
+		}
+	})
+	for _, shared := range []bool{true, false} {
+		name := "own-port"
+		if shared {
+			name = "one-port"
+		}
+		b.Run(name, func(b *testing.B) {
+			var bg Budgets
+			var next atomic.Int32
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				p := &bg.ports[1]
+				if !shared {
+					p = &bg.ports[1+next.Add(1)]
+				}
+				for pb.Next() {
+					if take(&p.pool, 1100, 256<<10) {
+						p.pool.Add(-1100)
+					}
+				}
+			})
+		})
 	}
 }
