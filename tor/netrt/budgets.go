@@ -43,8 +43,11 @@ type Budgets struct {
 	ports [MaxPorts]portBudget
 }
 
-// portBudget is one port's shared figures, a cache line of its own so
-// that workers busy on different ports do not contend.
+// portBudget is one port's shared figures, padded to two cache lines:
+// a Budgets need not start on a line, and at 128 bytes apart no two
+// ports' figures share a line (nor, mostly, the pair of lines the
+// adjacent-line prefetcher fetches together), so that workers busy on
+// different ports do not contend.
 type portBudget struct {
 	pool atomic.Int64 // SrcToR: bytes pooled for the port, every worker's
 	buf  atomic.Int64 // DstToR: bytes held for the port, every worker's
@@ -55,7 +58,7 @@ type portBudget struct {
 	// The retransmission bucket as a GCRA: when it would be full again
 	// (cport.tat). Zero, below any worker time, is full.
 	tat atomic.Int64
-	_   [64 - 5*8]byte
+	_   [128 - 5*8]byte
 }
 
 // Pool returns the bytes pooled for port i by every worker.
