@@ -181,6 +181,13 @@ func TestBudgetsPoolCrowded(t *testing.T) {
 		t.Fatalf("pooled %d and %d, evicted %d and %d, %d crowded out, shared %d bytes; want 2, 2, 1, 1, 1, %d",
 			sa.Frames, sb.Frames, sa.Evicted, sb.Evicted, sb.Crowded, tm.b.Pool(1), 4*frame)
 	}
+	// A packet larger than all worker 1 pools: evicting its own would
+	// not make the room, so it keeps them and pools nothing.
+	b.inject(0, dataFrom(t, srcIP, 3, 0, 256+2*frame))
+	tm.step(1000)
+	if sb = tm.srcs[1].Stats().Ports[1]; sb.Frames != 2 || sb.Evicted != 1 || sb.Crowded != 2 {
+		t.Fatalf("worker 1: %d pooled, %d evicted, %d crowded out; want 2, 1, 2", sb.Frames, sb.Evicted, sb.Crowded)
+	}
 	tm.close()
 }
 

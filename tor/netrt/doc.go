@@ -199,8 +199,8 @@
 // updated by compare-and-swap, no lock on the packet path. The frames
 // stay their owner's: a worker finding a port's pool full evicts its
 // own oldest duplicates there (LFU among its own flows, which may not
-// be the switch's least used), and one with none there pools nothing,
-// counted (SrcPortStats.Crowded); a DstToR finding the buffer full
+// be the switch's least used) if they can make the room, and otherwise
+// pools nothing, counted (SrcPortStats.Crowded); a DstToR finding the buffer full
 // forwards as with its own budget spent (Full, WaitBudget). Pacing and
 // PFC pauses follow the shared N, each worker pacing its own FIFO at
 // R_r and pausing the hosts of its own flows: k workers pacing on one

@@ -90,12 +90,13 @@ func (p *cport) n(now, w int64) int {
 // windows roll either way: the host ports to pause are this stage's.
 func (s *SrcToR) load(f int, now int64) int {
 	p, w := &s.cp[f], s.cfg.Window
-	n := p.n(now, w)
-	if sh := s.cfg.Budgets; sh != nil {
-		cur, prev := sh.ports[f].window(now / w)
-		n = cur + int(mulDiv(uint64(prev), uint64(w-now%w), uint64(w)))
+	sh := s.cfg.Budgets
+	if sh == nil {
+		return p.n(now, w)
 	}
-	return n
+	p.roll(now, w)
+	cur, prev := sh.ports[f].window(now / w)
+	return cur + int(mulDiv(uint64(prev), uint64(w-now%w), uint64(w)))
 }
 
 // rate returns R_r for N = n ≥ KLow.

@@ -183,8 +183,8 @@ type SrcPortStats struct {
 	Evicted     uint64 // duplicates replaced by LFU eviction (§III-C-1)
 	// Crowded counts duplicates not pooled because the port's budget,
 	// shared by the workers (Config.Budgets), was spent by the other
-	// workers' duplicates, and this worker had none on the port to
-	// evict.
+	// workers' duplicates, and this worker's own on the port were too
+	// few to make room by evicting them.
 	Crowded uint64
 	Expired uint64 // duplicates retired after Hold
 	// HoldsExtended counts Holds run out before their duplicate's
