@@ -123,6 +123,9 @@ func NewDstToR(c Config) (*DstToR, error) {
 // Name implements dataplane.Stage.
 func (d *DstToR) Name() string { return "netrt-dst" }
 
+// Config returns the configuration in force, defaults filled in.
+func (d *DstToR) Config() Config { return d.cfg }
+
 // Process implements dataplane.Stage.
 func (d *DstToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 	d.mem, d.now = c.Mem, c.Now
