@@ -16,7 +16,10 @@ import (
 //   - N, the bytes of retransmission requested on each fabric port
 //     within the last Window (KLow, KHigh, §III-C-3);
 //   - each fabric port's retransmission token bucket (RetxRate,
-//     RetxBurst).
+//     RetxBurst);
+//   - how many workers pace retransmissions on each fabric port while
+//     N ≥ KLow: each paces at R_r divided by their number, so that
+//     together they send R_r, not R_r each.
 //
 // Each worker still pools, holds, evicts and paces only what it owns
 // (a flow's frames are all on its owner worker, tor/pipeline.Owners):
@@ -60,7 +63,10 @@ type portBudget struct {
 	// The retransmission bucket as a GCRA: when it would be full again
 	// (cport.tat). Zero, below any worker time, is full.
 	tat atomic.Int64
-	_   [128 - 5*8]byte
+	// The workers with duplicates waiting to be paced on the port: each
+	// paces at R_r divided by their number.
+	pacers atomic.Int64
+	_      [128 - 6*8]byte
 }
 
 // Pool returns the bytes pooled for port i by every worker.

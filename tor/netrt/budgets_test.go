@@ -289,6 +289,55 @@ func TestBudgetsRequested(t *testing.T) {
 	}
 }
 
+// TestBudgetsPaced: the port's pace is the port's: two workers with
+// duplicates waiting to be paced on one port send at R_r together, not
+// at R_r each.
+func TestBudgetsPaced(t *testing.T) {
+	frame := len(data(t, 0, 0))
+	const rate, span = 100e6, 1_000_000 // bit/s (RateMin), ns
+	for _, shared := range []bool{false, true} {
+		var b *Budgets
+		if shared {
+			b = new(Budgets)
+		}
+		// N at once above KHigh: every duplicate asked for is paced at
+		// RateMin.
+		tm := newTeam(t, 2, Config{KLow: frame, KHigh: 2 * frame, RateMin: rate, Window: 1e9, Hold: 1e9}, b, false)
+		for w, r := range tm.rigs {
+			for n := range uint32(100) {
+				r.inject(0, data(t, uint32(w), n))
+			}
+		}
+		for range 5 {
+			tm.step(1000) // the originals leave
+		}
+		for w, r := range tm.rigs {
+			r.take(1)
+			r.inject(1, request(t, uint32(w), 0, rocev2.Bitmap128{Hi: 1 << 34})) // 0–98
+		}
+		start := tm.now
+		var sent int
+		for tm.now-start < span {
+			tm.step(1000)
+			for _, r := range tm.rigs {
+				ids, _ := split(t, r.take(1))
+				sent += len(ids)
+			}
+		}
+		bound := int(rate/8*span/1e9)/frame + 2 // one slot's credit at the start, one in flight
+		p0, p1 := tm.srcs[0].Stats().Ports[1], tm.srcs[1].Stats().Ports[1]
+		t.Logf("shared %v: %d paced in %d µs (%d and %d), bound %d", shared, sent, span/1000, p0.Paced, p1.Paced, bound)
+		if shared != (sent <= bound) || uint64(sent) != p0.Paced+p1.Paced {
+			t.Fatalf("shared %v: the workers paced %d duplicates (%d and %d) in %d µs at %d bit/s, %d frames' worth",
+				shared, sent, p0.Paced, p1.Paced, span/1000, int(rate), bound)
+		}
+		if d := int(p0.Paced) - int(p1.Paced); d < -1 || d > 1 {
+			t.Fatalf("shared %v: paced %d and %d: the workers do not take turns", shared, p0.Paced, p1.Paced)
+		}
+		tm.close()
+	}
+}
+
 // TestBudgetsRetxBucket: the retransmission bucket is the port's: two
 // workers' requests draw at most RetxBurst from it together.
 func TestBudgetsRetxBucket(t *testing.T) {

@@ -14,9 +14,9 @@ var ErrConfig = errors.New("netrt: config")
 // Config configures both stages. Sizes (Flows) and frame budgets
 // (PoolFrames, BufferFrames) are per stage, that is per worker. The
 // byte budgets of a port (PoolBytes, BufferBytes), the requested bytes
-// N of congestion avoidance and the retransmission bucket are per
-// stage too, unless Budgets shares them among the workers of a switch,
-// which makes them the port's. The zero value of each field selects its
+// N of congestion avoidance, its pace R_r and the retransmission bucket
+// are per stage too, unless Budgets shares them among the workers of a
+// switch, which makes them the port's. The zero value of each field selects its
 // default.
 type Config struct {
 	// Fabric is the set of ports facing the fabric, bit i for port i
@@ -131,9 +131,9 @@ type Config struct {
 	// tord sets it from its FIB. It must not allocate or block.
 	Route func(dst netip.Addr) (port uint16, mac rocev2.MAC, ok bool)
 	// Budgets, when not nil, is the per-port accounting shared by the
-	// stages of every worker of one switch: PoolBytes, BufferBytes, N
-	// and the retransmission bucket then bound each port whatever
-	// the number of workers (Budgets says how). Give every worker's
+	// stages of every worker of one switch: PoolBytes, BufferBytes, N,
+	// the pace R_r and the retransmission bucket then bound each port
+	// whatever the number of workers (Budgets says how). Give every worker's
 	// stages the same one. Nil, as with one worker: each stage counts
 	// for itself.
 	Budgets *Budgets

@@ -188,27 +188,27 @@
 // pool associated with each port is one BDP" (seed 000, §III-C-1), and
 // §III-D-1 sizes the pool and the reordering buffer at about 100 KB
 // each for a 100 Gbit/s port (Table II); N (§III-C-3) is the data
-// requested of a port. A switch of several workers (tord's workers: N)
-// has one SrcToR and one DstToR per worker, each serving the flows its
-// worker owns (tor/pipeline.Owners), and a port's flows are spread over
-// them. So that the byte budgets stay the port's, tor/pipeline gives
-// every worker's stages one Budgets (Config.Budgets): PoolBytes and
-// BufferBytes bound the bytes every worker pools or holds for the port
-// together, N counts what was requested of the port from any worker,
+// requested of a port, and R_r the rate its retransmissions are paced
+// at. A switch of several workers (tord's workers: N) has one SrcToR
+// and one DstToR per worker, each serving the flows its worker owns
+// (tor/pipeline.Owners), and a port's flows are spread over them. So
+// that the budgets stay the port's, tor/pipeline gives every worker's
+// stages one Budgets (Config.Budgets): PoolBytes and BufferBytes bound
+// the bytes every worker pools or holds for the port together, N counts
+// what was requested of the port from any worker, the k workers that
+// pace on a port at once each pace at R_r/k (R_r together, not each),
 // and the amplification bound's bucket is the port's. Each is a word
 // updated by compare-and-swap, no lock on the packet path. The frames
 // stay their owner's: a worker finding a port's pool full evicts its
 // own oldest duplicates there (LFU among its own flows, which may not
 // be the switch's least used) if they can make the room, and otherwise
-// pools nothing, counted (SrcPortStats.Crowded); a DstToR finding the buffer full
-// forwards as with its own budget spent (Full, WaitBudget). Pacing and
-// PFC pauses follow the shared N, each worker pacing its own FIFO at
-// R_r and pausing the hosts of its own flows: k workers pacing on one
-// port at once send up to k·R_r there, within the shared bucket.
-// PoolFrames, BufferFrames and
-// Flows stay per worker: they size each worker's tables and bound the
-// frames it holds of its own share of the memory. Without Budgets
-// (one worker) each stage counts for itself, as before.
+// pools nothing, counted (SrcPortStats.Crowded); a DstToR finding the
+// buffer full forwards as with its own budget spent (Full, WaitBudget).
+// Each worker paces its own FIFO and pauses the hosts of its own flows.
+// PoolFrames, BufferFrames and Flows stay per worker: they size each
+// worker's tables and bound the frames it holds of its own share of the
+// memory. Without Budgets (one worker) each stage counts for itself, as
+// before.
 //
 // # Amplification bounds
 //

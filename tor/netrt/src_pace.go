@@ -230,6 +230,9 @@ func (s *SrcToR) enqueue(e int32, now int64, front bool) {
 	p := &s.cp[d.out]
 	if p.fifo.head < 0 {
 		p.next = max(p.next, now) // an idle port starts at once
+		if sh := s.cfg.Budgets; sh != nil {
+			sh.ports[d.out].pacers.Add(1)
+		}
 	}
 	d.queued = true
 	if front {
@@ -246,6 +249,9 @@ func (s *SrcToR) unqueue(e int32) {
 	s.drop(&s.cp[d.out].fifo, onPace, e)
 	d.queued = false
 	s.st.Ports[d.out].PaceQueued--
+	if sh := s.cfg.Budgets; sh != nil && s.cp[d.out].fifo.head < 0 {
+		sh.ports[d.out].pacers.Add(-1)
+	}
 }
 
 // drain sends everything port f's FIFO holds at once.
@@ -269,15 +275,23 @@ func (s *SrcToR) pace(c *dataplane.Ctx, f int) {
 		s.drain(c, f)
 		return
 	}
+	sh := s.cfg.Budgets
 	p.next = max(p.next, c.Now-s.tick)
 	for p.fifo.head >= 0 && p.next <= c.Now {
 		e := p.fifo.head
 		l := uint64(s.dups[e].len)
-		r := s.rate(p, n)
+		r, mine := s.rate(p, n), uint64(1)
+		if sh != nil {
+			// The port's pace is the switch's: the k workers pacing
+			// on it each send at R_r/k, so that together they send
+			// R_r, each its turn (one clock for all would let the
+			// worker that polls first take every slot).
+			mine = uint64(max(sh.ports[f].pacers.Load(), 1))
+		}
 		s.unqueue(e)
 		s.resend(c, e, true)
 		s.st.Ports[f].RateBps = r
-		p.next += int64(min(mulDiv(l*8, 1e9, r), math.MaxInt32))
+		p.next += int64(min(mulDiv(l*8*mine, 1e9, r), math.MaxInt32))
 	}
 	if p.fifo.head >= 0 && !p.armed {
 		if c.After(p.next-c.Now, timerPace+uint64(f)) {

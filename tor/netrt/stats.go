@@ -214,7 +214,7 @@ type SrcPortStats struct {
 	RetxFailed     uint64 // retransmissions not sent for want of a frame or queue room
 	Limited        uint64 // requested duplicates not sent: the port's retransmission budget (RetxRate, RetxBurst) was spent
 	InQueue        uint64 // requested duplicates not sent: the original, or the last copy, had not yet left the port
-	RateBps        uint64 // R_r of the last paced retransmission
+	RateBps        uint64 // R_r of the last paced retransmission (the port's, which with Config.Budgets k workers pacing at once share)
 
 	// Requests, by the fabric port they came in on.
 	Requests   uint64 // retransmission requests consumed (netrt_consumed)

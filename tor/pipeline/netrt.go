@@ -16,8 +16,9 @@ import (
 // ports, no NetRT stages. Zero fields take tor/netrt's defaults.
 //
 // The byte budgets (pool_bytes, buffer_bytes), the requested bytes
-// k_low and k_high are compared with, and the retransmission bucket
-// (retx_rate, retx_burst) are per port whatever the number of workers:
+// k_low and k_high are compared with, the pace between rate_max and
+// rate_min, and the retransmission bucket (retx_rate, retx_burst) are
+// per port whatever the number of workers:
 // the workers' stages count them together (netrt.Budgets, made by
 // NewPlan). The frame budgets (pool_frames, buffer_frames) and flows
 // are per worker: they size each worker's tables and bound the frames
