@@ -26,20 +26,20 @@ import (
 // what is shared is the count the budgets are checked against, not the
 // frames. A worker that finds a port's pool full evicts its own oldest
 // duplicates on that port (LFU among them), if they can make the room;
-// otherwise it does not pool the new duplicate (SrcPortStats.Crowded). The frame
-// budgets (PoolFrames, BufferFrames) stay per worker: they bound each
-// worker's own tables and its share of the UMEM.
+// otherwise it does not pool the new duplicate (SrcPortStats.Crowded).
+// The frame budgets (PoolFrames, BufferFrames) stay per worker: they
+// bound each worker's own tables and its share of the UMEM.
 //
 // Why shared counts rather than one owner per port, as the egress
 // queues have: NetRT keeps its state per flow, and a port carries many
 // flows whose owners are different workers; handing every pooled
 // packet to its port's owner would add a hand-off per data packet,
 // where the counts add one compare-and-swap per pooled or held packet
-// and one atomic add per retired one: 18 ns a packet uncontended, about
-// 100 ns when two workers pool on one port at the same instant
+// and one atomic add per retired one: about 19 ns a packet uncontended,
+// 95–100 ns when two workers pool on one port at the same instant
 // (BenchmarkBudgets; docs/performance.md, "Shared NetRT budgets"). No
 // lock is taken: each figure is one word, updated by a compare-and-swap
-// loop.
+// loop or an atomic add.
 //
 // It is safe for concurrent use; its zero value is ready (nothing
 // pooled or held, no bytes requested, every bucket full). Make one per
