@@ -32,6 +32,9 @@ type memSwitches struct {
 	h     *dataplane.Handoff
 	now   int64
 	sent  [][][]byte // [port] frames sent, by every worker
+	// settled, when set, is called after every settle: a test's
+	// check of what must hold between steps.
+	settled func()
 }
 
 // newMemSwitches builds the validated cfg's workers over in-memory
@@ -88,6 +91,9 @@ func (sw *memSwitches) settle() {
 			work += pl.Worker.Step(sw.now)
 		}
 		if work == 0 {
+			if sw.settled != nil {
+				sw.settled()
+			}
 			return
 		}
 	}
@@ -330,6 +336,9 @@ func handoffConfigs(t testing.TB) map[string]Config {
 	n := base()
 	n.NetRT.Fabric = []string{"s1", "s2"}
 	n.NetRT.Prefixes = []netip.Prefix{netip.MustParsePrefix("10.0.2.0/24")}
+	// The default budgets, which the scenario does not fill: with
+	// budgets it fills, each worker evicts only its own duplicates and
+	// the outcome depends on the ownership (TestHandoffNetRTBudgets).
 	// No tail probes: SrcToR keeps one timer for its probe list and does
 	// not pull it in when the list's head changes, so a probe may come
 	// late by as much as the stale timer; how late depends on which
@@ -463,6 +472,82 @@ func TestHandoffSameOutcome(t *testing.T) {
 				}
 				if c.Handoff() != (got.handed > 0) {
 					t.Errorf("%s, seed %d, %d workers: %d frames handed; a handoff with netrt, trim or llr only", name, seed, workers, got.handed)
+				}
+			}
+		}
+	}
+}
+
+// TestHandoffNetRTBudgets runs NetRT with a pool and a reordering
+// buffer small enough that handoffScenario fills them, on 2 and 4
+// workers with every frame steered to a random worker. The outcome
+// may differ from one worker's, legitimately: a port's budget is the
+// port's (netrt.Budgets), but its duplicates are their flows' owners',
+// so a worker finding the pool full evicts only its own (LFU among the
+// flows it owns), and one with none there pools nothing; which
+// duplicates a request then finds depends on the ownership. Asserted
+// instead: between any two steps the workers' pools per fabric port
+// and buffers per host port add up to at most the budget, the budgets
+// were reached, the same frames reached the hosts as with one worker,
+// and every frame is back in memory.
+func TestHandoffNetRTBudgets(t *testing.T) {
+	// handoffScenario's peers send 500 bytes of payload: a frame of 558
+	// bytes, one of which the buffer of a host port holds at a time.
+	const pool, buffer = 8 << 10, 1 << 10
+	cfg := handoffConfigs(t)["netrt"]
+	cfg.NetRT.PoolBytes, cfg.NetRT.BufferBytes = pool, buffer
+	// No peer answers the requests: a flow would give up after
+	// max_requests and back off for a second, holding nothing more.
+	// Requests far apart keep each gap held until its late packet.
+	cfg.NetRT.RequestInterval = 10 * time.Millisecond
+	for _, seed := range []uint64{1, 2, 3} {
+		ev := handoffScenario(t, seed, false)
+		var want outcome
+		for _, workers := range []int{1, 2, 4} {
+			c := cfg
+			c.Workers = workers
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			sw := newMemSwitches(t, c, trustTable(), c.XDP.Frames)
+			var peakPool, peakBuf int
+			var crowded, full uint64
+			sw.settled = func() {
+				for i := range c.Ports {
+					var p, b int
+					for _, pl := range sw.pls {
+						p += pl.Src.Stats().Ports[i].Bytes
+						b += pl.Dst.Stats().Ports[i].Bytes
+					}
+					if p > pool || b > buffer {
+						t.Fatalf("seed %d, %d workers: port %s pools %d bytes (budget %d), buffers %d (budget %d)",
+							seed, workers, c.Ports[i], p, pool, b, buffer)
+					}
+					peakPool, peakBuf = max(peakPool, p), max(peakBuf, b)
+				}
+			}
+			got := sw.play(ev, seed*10+uint64(workers))
+			for _, pl := range sw.pls {
+				crowded += pl.Src.Stats().Sum().Crowded
+				st := pl.Dst.Stats()
+				d := st.Sum()
+				full += d.Full + d.WaitBudget
+			}
+			t.Logf("seed %d, %d workers: peaks %d of %d pooled, %d of %d held; %d crowded out of the pool, %d found the buffer full",
+				seed, workers, peakPool, pool, peakBuf, buffer, crowded, full)
+			if peakPool < pool-2<<10 || peakBuf < buffer/2 {
+				t.Fatalf("seed %d, %d workers: the budgets were not reached (peaks %d and %d bytes)", seed, workers, peakPool, peakBuf)
+			}
+			if got.inUse != 0 {
+				t.Errorf("seed %d, %d workers: %d frames in use", seed, workers, got.inUse)
+			}
+			if workers == 1 {
+				want = got
+				continue
+			}
+			for _, i := range []int{portH1, portH2} {
+				if !slices.Equal(got.sent[i], want.sent[i]) {
+					t.Errorf("seed %d, %d workers: host port %s got %d frames, want %d (or other frames)", seed, workers, c.Ports[i], len(got.sent[i]), len(want.sent[i]))
 				}
 			}
 		}

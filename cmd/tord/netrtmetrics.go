@@ -7,9 +7,10 @@ import (
 )
 
 // netrtCollector exports the NetRT stages' counters per port, summed
-// over the workers (each worker has its own pool and buffer, so a peak
-// is the sum of the workers' peaks: exact with one worker, an upper
-// bound with more). Nothing is exported per flow.
+// over the workers. Each worker has its own pool and buffer, within the
+// port's budgets the workers share (netrt.Budgets): the bytes summed are
+// the port's, but a peak is the sum of the workers' peaks, exact with
+// one worker, an upper bound with more. Nothing is exported per flow.
 type netrtCollector struct {
 	ports []string
 	srcs  []*netrt.SrcToR
@@ -32,6 +33,7 @@ var srcMetrics = []portMetric[srcPort]{
 	counterOf("netrt_pool_admitted_total", "Duplicates admitted to the pool.", func(p *srcPort) float64 { return float64(p.Pooled) }),
 	counterOf("netrt_pool_holds_extended_total", "Holds that ran out before the duplicate's original had left the port hold before (a congested port's queue): kept another hold.", func(p *srcPort) float64 { return float64(p.HoldsExtended) }),
 	counterOf("netrt_pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
+	counterOf("netrt_pool_crowded_total", "Packets not pooled because other workers' duplicates filled the port's pool budget and this packet's worker had too few of its own there to make room by evicting them.", func(p *srcPort) float64 { return float64(p.Crowded) }),
 	counterOf("netrt_requests_received_total", "Retransmission requests consumed, by the fabric port they came in on.", func(p *srcPort) float64 { return float64(p.Requests) }),
 	counterOf("netrt_retransmitted_total", "Duplicates retransmitted from the pool, at once or paced.", func(p *srcPort) float64 { return float64(p.Retrans + p.Paced) }),
 	counterOf("netrt_tail_probes_total", "Of retransmitted_total, tail probes: a flow's last duplicate resent every tail_probe after its last copy left the port, while unacknowledged.", func(p *srcPort) float64 { return float64(p.TailProbes) }),
@@ -224,6 +226,7 @@ func addSrc(t, p *srcPort) {
 	t.Pooled += p.Pooled
 	t.TooBig += p.TooBig
 	t.Evicted += p.Evicted
+	t.Crowded += p.Crowded
 	t.Expired += p.Expired
 	t.HoldsExtended += p.HoldsExtended
 	t.Acked += p.Acked

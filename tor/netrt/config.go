@@ -11,8 +11,13 @@ import (
 // ErrConfig wraps every configuration error.
 var ErrConfig = errors.New("netrt: config")
 
-// Config configures both stages. Sizes and budgets are per Stage, that is
-// per worker. The zero value of each field selects its default.
+// Config configures both stages. Sizes (Flows) and frame budgets
+// (PoolFrames, BufferFrames) are per stage, that is per worker. The
+// byte budgets of a port (PoolBytes, BufferBytes), the requested bytes
+// N of congestion avoidance, its pace R_r and the retransmission bucket
+// are per stage too, unless Budgets shares them among the workers of a
+// switch, which makes them the port's. The zero value of each field selects its
+// default.
 type Config struct {
 	// Fabric is the set of ports facing the fabric, bit i for port i
 	// (ports 0–63); the others face hosts. DstToR serves data packets
@@ -27,8 +32,10 @@ type Config struct {
 	Flows int
 	// BufferBytes is DstToR's reordering buffer budget per host port,
 	// counted on the port the held packets will leave by; default 1 MiB.
-	// BufferFrames bounds the frames it holds over all ports; default
-	// 1024.
+	// With Budgets it bounds what every worker holds for the port
+	// together. BufferFrames bounds the frames it holds over all ports;
+	// default 1024, always per worker (its table and its share of the
+	// frames).
 	BufferBytes, BufferFrames int
 	// RequestInterval is how often DstToR re-sends a retransmission
 	// request while a flow is in ReTx; default 20 µs.
@@ -60,8 +67,10 @@ type Config struct {
 	// MaxRequests×RequestInterval of delay. Default 1 s; at most 24 h.
 	Backoff int64
 	// PoolBytes is SrcToR's duplicate pool budget per egress port;
-	// default 256 KiB. PoolFrames bounds the duplicates it holds over all
-	// ports; default 4096.
+	// default 256 KiB. With Budgets it bounds what every worker pools
+	// on the port together. PoolFrames bounds the duplicates it holds
+	// over all ports; default 4096, always per worker (its table and
+	// its share of the frames).
 	PoolBytes, PoolFrames int
 	// Hold is how long SrcToR keeps a duplicate after its original left
 	// the egress port (its queueing there excluded), up to twice that;
@@ -121,6 +130,13 @@ type Config struct {
 	// the stage sees frames before fwd rewrote them, as in unit tests.
 	// tord sets it from its FIB. It must not allocate or block.
 	Route func(dst netip.Addr) (port uint16, mac rocev2.MAC, ok bool)
+	// Budgets, when not nil, is the per-port accounting shared by the
+	// stages of every worker of one switch: PoolBytes, BufferBytes, N,
+	// the pace R_r and the retransmission bucket then bound each port
+	// whatever the number of workers (Budgets says how). Give every worker's
+	// stages the same one. Nil, as with one worker: each stage counts
+	// for itself.
+	Budgets *Budgets
 	// Prefixes are the remote prefixes that run NetRT: SrcToR pools only
 	// flows whose destination lies in one, DstToR serves only flows whose
 	// source does. Empty means every flow. A flow's membership is decided

@@ -174,16 +174,41 @@
 //
 // # Budgets
 //
-// Per stage (that is, per worker): DstToR holds at most BufferBytes
-// (default 1 MiB) per host port, counted on the port the held packets
-// will leave by, and BufferFrames (1024) frames in all; SrcToR pools at
-// most PoolBytes (256 KiB) per egress port and PoolFrames (4096) in
-// all. Each keeps state for Flows (16384) flows; a new flow finding the
-// table full reclaims an idle entry (IdleTimeout, 1 ms; SrcToR's with
-// nothing pooled) among the next 32 of a clock hand, or passes
-// untouched, counted (TableFull): a full table costs a bounded amount
-// per packet. Held and pooled frames are freed by Close once the
-// worker has stopped.
+// DstToR holds at most BufferBytes (default 1 MiB) per host port,
+// counted on the port the held packets will leave by, and BufferFrames
+// (1024) frames in all; SrcToR pools at most PoolBytes (256 KiB) per
+// egress port and PoolFrames (4096) in all. Each keeps state for Flows
+// (16384) flows; a new flow finding the table full reclaims an idle
+// entry (IdleTimeout, 1 ms; SrcToR's with nothing pooled) among the
+// next 32 of a clock hand, or passes untouched, counted (TableFull): a
+// full table costs a bounded amount per packet. Held and pooled frames
+// are freed by Close once the worker has stopped.
+//
+// The paper's budgets are a port's: "the optimal size for the duplicate
+// pool associated with each port is one BDP" (seed 000, §III-C-1), and
+// §III-D-1 sizes the pool and the reordering buffer at about 100 KB
+// each for a 100 Gbit/s port (Table II); N (§III-C-3) is the data
+// requested of a port, and R_r the rate its retransmissions are paced
+// at. A switch of several workers (tord's workers: N) has one SrcToR
+// and one DstToR per worker, each serving the flows its worker owns
+// (tor/pipeline.Owners), and a port's flows are spread over them. So
+// that the budgets stay the port's, tor/pipeline gives every worker's
+// stages one Budgets (Config.Budgets): PoolBytes and BufferBytes bound
+// the bytes every worker pools or holds for the port together, N counts
+// what was requested of the port from any worker, the k workers that
+// pace on a port at once each pace at R_r/k (R_r together, not each),
+// and the amplification bound's bucket is the port's. Each is a word
+// updated by compare-and-swap, no lock on the packet path. The frames
+// stay their owner's: a worker finding a port's pool full evicts its
+// own oldest duplicates there (LFU among its own flows, which may not
+// be the switch's least used) if they can make the room, and otherwise
+// pools nothing, counted (SrcPortStats.Crowded); a DstToR finding the
+// buffer full forwards as with its own budget spent (Full, WaitBudget).
+// Each worker paces its own FIFO and pauses the hosts of its own flows.
+// PoolFrames, BufferFrames and Flows stay per worker: they size each
+// worker's tables and bound the frames it holds of its own share of the
+// memory. Without Budgets (one worker) each stage counts for itself, as
+// before.
 //
 // # Amplification bounds
 //
@@ -231,6 +256,7 @@
 //		BufferBytes:     1 << 20,     // per host port
 //		RequestInterval: 20_000,      // ns
 //		Route:           fib.NextHop, // where messages to an address go
+//		Budgets:         budgets,     // one per switch, every worker's (nil: one worker)
 //	}
 //	src, err := netrt.NewSrcToR(cfg)
 //	dst, err := netrt.NewDstToR(cfg)

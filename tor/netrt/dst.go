@@ -67,7 +67,8 @@ type heldPkt struct {
 // source ToR for the missing ones, and releases the buffer in order.
 //
 // It holds at most Config.BufferBytes bytes of frames per host port (the
-// port they will leave by) and Config.BufferFrames frames in all. It
+// port they will leave by; with Config.Budgets, together with the other
+// workers' buffers) and Config.BufferFrames frames in all. It
 // must run after fwd (it releases packets to the egress the pipeline
 // chose). One
 // DstToR per worker; it is not safe for concurrent use except Snapshot
@@ -121,6 +122,9 @@ func NewDstToR(c Config) (*DstToR, error) {
 
 // Name implements dataplane.Stage.
 func (d *DstToR) Name() string { return "netrt-dst" }
+
+// Config returns the configuration in force, defaults filled in.
+func (d *DstToR) Config() Config { return d.cfg }
 
 // Process implements dataplane.Stage.
 func (d *DstToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
@@ -357,6 +361,9 @@ func (d *DstToR) hold(p *dataplane.Packet, fi int32, f *dflow, n int) bool {
 	if len(d.free) == 0 || ps.Bytes+int(p.Len) > d.cfg.BufferBytes {
 		return false
 	}
+	if sh := d.cfg.Budgets; sh != nil && !take(&sh.ports[p.Out].buf, int(p.Len), d.cfg.BufferBytes) {
+		return false // the other workers hold the rest of the port's budget
+	}
 	e := d.free[len(d.free)-1]
 	d.free = d.free[:len(d.free)-1]
 	h := &d.buf[e]
@@ -394,6 +401,9 @@ func (d *DstToR) pop(f *dflow) dataplane.Packet {
 	ps.Frames--
 	d.occ.add(h.p.Out, d.now, ps.Bytes, &ps.ByteSeconds)
 	ps.Bytes -= int(h.p.Len)
+	if sh := d.cfg.Budgets; sh != nil {
+		sh.ports[h.p.Out].buf.Add(-int64(h.p.Len))
+	}
 	d.st.Frames--
 	d.st.Bytes -= int(h.p.Len)
 	d.free = append(d.free, e) // within its capacity, BufferFrames

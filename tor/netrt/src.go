@@ -61,10 +61,12 @@ const (
 // requested packet. When much is asked for on a port it paces the
 // retransmissions and pauses the hosts concerned with PFC.
 //
-// The pool holds at most Config.PoolBytes bytes per egress port and
+// The pool holds at most Config.PoolBytes bytes per egress port (with
+// Config.Budgets, together with the other workers' pools) and
 // Config.PoolFrames frames in all; a full pool replaces the oldest
-// duplicate of the flow with the fewest requests (LFU). Duplicates leave
-// after Config.Hold, or when an RC ACK acknowledges them. Duplicates
+// duplicate of the flow with the fewest requests (LFU), among its own.
+// Duplicates leave after Config.Hold, or when an RC ACK acknowledges
+// them. Duplicates
 // waiting to be paced stay in the pool and count against its budget: the
 // pacing FIFOs hold no frames of their own. It must run after fwd: it
 // pools packets by the egress port fwd chose. One SrcToR per worker; it
@@ -255,12 +257,26 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 		ps.TooBig++
 		return
 	}
-	// Neither loop can fail: l fits the budget, so a port over budget
-	// has a duplicate to give up, and no free entry means PoolFrames
-	// duplicates to choose from.
-	for ps.Bytes+l > s.cfg.PoolBytes {
-		if !s.evict(int(p.Out)) {
-			return
+	// Neither of the stage's own loops can fail: l fits the budget, so
+	// a port over budget has a duplicate to give up, and no free entry
+	// means PoolFrames duplicates to choose from.
+	sh := s.cfg.Budgets
+	if sh == nil {
+		for ps.Bytes+l > s.cfg.PoolBytes {
+			if !s.evict(int(p.Out)) {
+				return
+			}
+		}
+	} else {
+		// The port's budget is the switch's (and bounds this stage's
+		// part too): the other workers' duplicates count, but only
+		// this worker's can go, and they go only if they can make the
+		// room.
+		for !take(&sh.ports[p.Out].pool, l, s.cfg.PoolBytes) {
+			if ps.Bytes+s.cfg.PoolBytes-sh.Pool(int(p.Out)) < l || !s.evict(int(p.Out)) {
+				ps.Crowded++
+				return
+			}
 		}
 	}
 	for len(s.free) == 0 {
@@ -270,6 +286,9 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	}
 	a, room, ok := c.Alloc()
 	if !ok {
+		if sh != nil {
+			sh.ports[p.Out].pool.Add(-int64(l))
+		}
 		s.st.NoFrame++
 		return
 	}
@@ -354,6 +373,9 @@ func (s *SrcToR) remove(e int32) {
 	s.occ.add(d.out, s.now, ps.Bytes, &ps.ByteSeconds)
 	ps.Bytes -= int(d.len)
 	ps.Frames--
+	if sh := s.cfg.Budgets; sh != nil {
+		sh.ports[d.out].pool.Add(-int64(d.len))
+	}
 	s.mem.Release(d.addr)
 	s.free = append(s.free, e)
 }

@@ -54,6 +54,9 @@ type cport struct {
 func (s *SrcToR) allow(now int64, d *dup) bool {
 	p := &s.cp[d.out]
 	cost := int64(min(mulDiv(uint64(d.len)*8, 1e9, p.lrate), math.MaxInt32))
+	if sh := s.cfg.Budgets; sh != nil {
+		return sh.ports[d.out].allow(now, cost, p.burst)
+	}
 	t := max(p.tat, now)
 	if t+cost-now > p.burst {
 		return false
@@ -80,6 +83,20 @@ func (p *cport) roll(now, w int64) {
 func (p *cport) n(now, w int64) int {
 	p.roll(now, w)
 	return p.cur + int(mulDiv(uint64(p.prev), uint64(w-now%w), uint64(w)))
+}
+
+// load returns port f's N at now: this stage's own, or with
+// Config.Budgets every worker's, counted the same way. The port's
+// windows roll either way: the host ports to pause are this stage's.
+func (s *SrcToR) load(f int, now int64) int {
+	p, w := &s.cp[f], s.cfg.Window
+	sh := s.cfg.Budgets
+	if sh == nil {
+		return p.n(now, w)
+	}
+	p.roll(now, w)
+	cur, prev := sh.ports[f].window(now / w)
+	return cur + int(mulDiv(uint64(prev), uint64(w-now%w), uint64(w)))
 }
 
 // rate returns R_r for N = n ≥ KLow.
@@ -182,8 +199,11 @@ func (s *SrcToR) retransmit(c *dataplane.Ctx, e int32, first bool) {
 		if h := s.flows[d.flow].in; h < MaxPorts {
 			p.hcur |= 1 << h
 		}
+		if sh := s.cfg.Budgets; sh != nil {
+			sh.ports[f].request(c.Now/s.cfg.Window, int(d.len))
+		}
 	}
-	if p.n(c.Now, s.cfg.Window) < s.cfg.KLow {
+	if s.load(f, c.Now) < s.cfg.KLow {
 		s.drain(c, f) // what waited goes first
 		s.resend(c, e, false)
 		return
@@ -210,6 +230,9 @@ func (s *SrcToR) enqueue(e int32, now int64, front bool) {
 	p := &s.cp[d.out]
 	if p.fifo.head < 0 {
 		p.next = max(p.next, now) // an idle port starts at once
+		if sh := s.cfg.Budgets; sh != nil {
+			sh.ports[d.out].pacers.Add(1)
+		}
 	}
 	d.queued = true
 	if front {
@@ -226,6 +249,9 @@ func (s *SrcToR) unqueue(e int32) {
 	s.drop(&s.cp[d.out].fifo, onPace, e)
 	d.queued = false
 	s.st.Ports[d.out].PaceQueued--
+	if sh := s.cfg.Budgets; sh != nil && s.cp[d.out].fifo.head < 0 {
+		sh.ports[d.out].pacers.Add(-1)
+	}
 }
 
 // drain sends everything port f's FIFO holds at once.
@@ -244,20 +270,28 @@ func (s *SrcToR) drain(c *dataplane.Ctx, f int) {
 // for it, so that it does not make up with a burst.
 func (s *SrcToR) pace(c *dataplane.Ctx, f int) {
 	p := &s.cp[f]
-	n := p.n(c.Now, s.cfg.Window)
+	n := s.load(f, c.Now)
 	if n < s.cfg.KLow {
 		s.drain(c, f)
 		return
 	}
+	sh := s.cfg.Budgets
 	p.next = max(p.next, c.Now-s.tick)
 	for p.fifo.head >= 0 && p.next <= c.Now {
 		e := p.fifo.head
 		l := uint64(s.dups[e].len)
-		r := s.rate(p, n)
+		r, mine := s.rate(p, n), uint64(1)
+		if sh != nil {
+			// The port's pace is the switch's: the k workers pacing
+			// on it each send at R_r/k, so that together they send
+			// R_r, each its turn (one clock for all would let the
+			// worker that polls first take every slot).
+			mine = uint64(max(sh.ports[f].pacers.Load(), 1))
+		}
 		s.unqueue(e)
 		s.resend(c, e, true)
 		s.st.Ports[f].RateBps = r
-		p.next += int64(min(mulDiv(l*8, 1e9, r), math.MaxInt32))
+		p.next += int64(min(mulDiv(l*8*mine, 1e9, r), math.MaxInt32))
 	}
 	if p.fifo.head >= 0 && !p.armed {
 		if c.After(p.next-c.Now, timerPace+uint64(f)) {
@@ -277,7 +311,7 @@ func (s *SrcToR) congest(c *dataplane.Ctx) {
 	for m := s.active; m != 0; m &= m - 1 {
 		f := bits.TrailingZeros64(m)
 		p := &s.cp[f]
-		if p.n(c.Now, s.cfg.Window) < s.cfg.KLow {
+		if s.load(f, c.Now) < s.cfg.KLow {
 			s.drain(c, f)
 			s.active &^= 1 << f
 			continue

@@ -500,18 +500,20 @@ func (in *inOrder) batch(r *rig) {
 
 // BenchmarkSrcInOrder measures the pooling path with ACKs retiring, per
 // data packet, through the whole worker; "cross" is the same rig without
-// SrcToR, so the difference is the stage's cost.
+// SrcToR, so the difference is the stage's cost; "shared" is SrcToR
+// counting its pool in Budgets, as each of many workers does (one
+// compare-and-swap per pooled packet, one atomic add per retired one),
+// uncontended.
 func BenchmarkSrcInOrder(b *testing.B) {
-	for _, with := range []bool{true, false} {
-		name := "netrt"
-		if !with {
-			name = "cross"
-		}
+	for _, name := range []string{"netrt", "shared", "cross"} {
 		b.Run(name, func(b *testing.B) {
 			var r *rig
-			if with {
+			switch name {
+			case "netrt":
 				r, _ = newSrc(b, Config{})
-			} else {
+			case "shared":
+				r, _ = newSrc(b, Config{Budgets: new(Budgets)})
+			default:
 				r = newRig(b)
 			}
 			r.ports[0].OnTransmit, r.ports[1].OnTransmit = nil, nil

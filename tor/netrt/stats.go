@@ -49,7 +49,7 @@ type DstStats struct {
 // the rest count since the stage was made.
 type DstPortStats struct {
 	// The port's reordering buffer (Config.BufferBytes).
-	Bytes    int // bytes held now; never above Config.BufferBytes
+	Bytes    int // bytes held now; never above Config.BufferBytes (summed over the workers, with Config.Budgets)
 	Frames   int // packets held now
 	MaxBytes int // high-water mark of Bytes
 	// ByteSeconds is the integral of Bytes over worker time, up to its
@@ -147,7 +147,8 @@ const MaxPorts = 64
 // request's by the fabric port it came in on, a pause frame's by the
 // host port it was sent to. Packets counts the data packets from a host
 // to the fabric; each is pooled (Ports[out].Pooled), too big
-// (Ports[out].TooBig), of a flow outside Config.Prefixes (Local), of a
+// (Ports[out].TooBig), crowded out by other workers
+// (Ports[out].Crowded), of a flow outside Config.Prefixes (Local), of a
 // flow the table had no room for (TableFull), or found no free frame
 // (NoFrame). All are forwarded.
 type SrcStats struct {
@@ -170,7 +171,7 @@ type SrcStats struct {
 // rest count since the stage was made.
 type SrcPortStats struct {
 	// The duplicate pool of a fabric port (by the original's egress).
-	Bytes    int // bytes pooled now; never above Config.PoolBytes
+	Bytes    int // bytes pooled now; never above Config.PoolBytes (summed over the workers, with Config.Budgets)
 	Frames   int // duplicates pooled now
 	MaxBytes int // high-water mark of Bytes
 	// ByteSeconds is the integral of Bytes over worker time, up to its
@@ -180,7 +181,12 @@ type SrcPortStats struct {
 	Pooled      uint64 // duplicates admitted
 	TooBig      uint64 // packets larger than the port's whole budget, not pooled
 	Evicted     uint64 // duplicates replaced by LFU eviction (§III-C-1)
-	Expired     uint64 // duplicates retired after Hold
+	// Crowded counts duplicates not pooled because the port's budget,
+	// shared by the workers (Config.Budgets), was spent by the other
+	// workers' duplicates, and this worker's own on the port were too
+	// few to make room by evicting them.
+	Crowded uint64
+	Expired uint64 // duplicates retired after Hold
 	// HoldsExtended counts Holds run out before their duplicate's
 	// original had left the port Hold before: kept another Hold.
 	HoldsExtended uint64
@@ -208,7 +214,7 @@ type SrcPortStats struct {
 	RetxFailed     uint64 // retransmissions not sent for want of a frame or queue room
 	Limited        uint64 // requested duplicates not sent: the port's retransmission budget (RetxRate, RetxBurst) was spent
 	InQueue        uint64 // requested duplicates not sent: the original, or the last copy, had not yet left the port
-	RateBps        uint64 // R_r of the last paced retransmission
+	RateBps        uint64 // R_r of the last paced retransmission (the port's, which with Config.Budgets k workers pacing at once share)
 
 	// Requests, by the fabric port they came in on.
 	Requests   uint64 // retransmission requests consumed (netrt_consumed)
@@ -237,6 +243,7 @@ func (st SrcStats) Sum() SrcPortStats {
 		t.Pooled += p.Pooled
 		t.TooBig += p.TooBig
 		t.Evicted += p.Evicted
+		t.Crowded += p.Crowded
 		t.Expired += p.Expired
 		t.HoldsExtended += p.HoldsExtended
 		t.Acked += p.Acked

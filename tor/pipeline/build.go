@@ -57,6 +57,12 @@ func NewPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*Plan, error) {
 		if p.netrt, err = cfg.NetRT.StageConfig(cfg.Ports, fib); err != nil {
 			return nil, err
 		}
+		if p.Owners != nil {
+			// A port's byte budgets are the port's: the workers'
+			// stages, each serving the flows it owns, count them
+			// together (netrt.Budgets).
+			p.netrt.Budgets = new(netrt.Budgets)
+		}
 	}
 	if cfg.LLR.On() {
 		if p.llr, err = cfg.LLR.StageConfig(cfg.Ports); err != nil {

@@ -14,18 +14,27 @@ import (
 // NetRTConfig is the netrt: section: in-network retransmission between
 // this ToR and the ToRs of the remote prefixes (tor/netrt). No fabric
 // ports, no NetRT stages. Zero fields take tor/netrt's defaults.
+//
+// The byte budgets (pool_bytes, buffer_bytes), the requested bytes
+// k_low and k_high are compared with, the pace between rate_max and
+// rate_min, and the retransmission bucket (retx_rate, retx_burst) are
+// per port whatever the number of workers:
+// the workers' stages count them together (netrt.Budgets, made by
+// NewPlan). The frame budgets (pool_frames, buffer_frames) and flows
+// are per worker: they size each worker's tables and bound the frames
+// it holds of its own memory.
 type NetRTConfig struct {
 	Fabric   []string       `yaml:"fabric"`   // ports facing the fabric; the others face hosts
 	Prefixes []netip.Prefix `yaml:"prefixes"` // remote prefixes whose ToRs run NetRT, the only sources NetRT messages from the fabric are accepted from; empty: all
 	Flows    int            `yaml:"flows"`    // flow entries per stage and worker
 
-	PoolBytes  dataplane.Bytes `yaml:"pool_bytes"`  // duplicate pool per fabric port (about one BDP)
-	PoolFrames int             `yaml:"pool_frames"` // duplicates per worker, all ports
+	PoolBytes  dataplane.Bytes `yaml:"pool_bytes"`  // duplicate pool per fabric port, all workers' together (about one BDP)
+	PoolFrames int             `yaml:"pool_frames"` // duplicates per worker, all ports (each worker's own frames)
 	Hold       time.Duration   `yaml:"hold"`        // longest a duplicate is kept (about one RTT)
 	TailProbe  time.Duration   `yaml:"tail_probe"`  // resend a flow's unACKed last duplicate this long after it left the port, then every tail_probe while held; 0: off
 
-	BufferBytes     dataplane.Bytes `yaml:"buffer_bytes"`     // reordering buffer per host port
-	BufferFrames    int             `yaml:"buffer_frames"`    // held frames per worker
+	BufferBytes     dataplane.Bytes `yaml:"buffer_bytes"`     // reordering buffer per host port, all workers' together
+	BufferFrames    int             `yaml:"buffer_frames"`    // held frames per worker, all ports (each worker's own frames)
 	RequestDelay    time.Duration   `yaml:"request_delay"`    // first request of a gap held back this long (path delay spread); 0: at once
 	RequestInterval time.Duration   `yaml:"request_interval"` // request re-sent this often while a hole lasts
 	MaxRequests     int             `yaml:"max_requests"`     // unanswered requests before falling back to the hosts' GBN
@@ -33,7 +42,7 @@ type NetRTConfig struct {
 	Backoff         time.Duration   `yaml:"backoff"`          // how long a flow whose peer never answered stays out of NetRT
 
 	// Congestion avoidance of retransmissions (§III-C-3).
-	KLow          dataplane.Bytes `yaml:"k_low"`          // requested bytes per Window above which retransmissions are paced
+	KLow          dataplane.Bytes `yaml:"k_low"`          // requested bytes per window on a fabric port, all workers', above which retransmissions are paced
 	KHigh         dataplane.Bytes `yaml:"k_high"`         // requested bytes at which the pace reaches rate_min
 	RateMax       dataplane.Rate  `yaml:"rate_max"`       // pace at k_low
 	RateMin       dataplane.Rate  `yaml:"rate_min"`       // pace at and above k_high
@@ -43,7 +52,7 @@ type NetRTConfig struct {
 
 	// The amplification bound: retransmissions requests may draw, per
 	// fabric port, whoever sends them (tor/netrt Config.RetxRate).
-	RetxRate  dataplane.Rate  `yaml:"retx_rate"`  // sustained; 0: rate_max
+	RetxRate  dataplane.Rate  `yaml:"retx_rate"`  // sustained, all workers' together; 0: rate_max
 	RetxBurst dataplane.Bytes `yaml:"retx_burst"` // at once; 0: pool_bytes
 }
 

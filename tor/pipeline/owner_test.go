@@ -6,6 +6,8 @@ import (
 
 	"rocetor/dataplane"
 	"rocetor/rocev2"
+	"rocetor/tor/fwd"
+	"rocetor/tor/netrt"
 )
 
 // Both directions of a host pair, and every QP between them, map to one
@@ -51,5 +53,58 @@ func TestOwners(t *testing.T) {
 	p.Meta.Kind = rocev2.KindIP
 	if o.Flow(p, nil) != -1 {
 		t.Error("plain IP has no owner")
+	}
+}
+
+// TestNetRTBudgetsShared: the NetRT stages of every worker of a switch
+// count its ports' budgets in one netrt.Budgets; one worker counts its
+// own.
+func TestNetRTBudgetsShared(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		c, err := ParseConfig([]byte("ports: [up, h1]\nnetrt: {fabric: [up]}\n"), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.AdminAddr, c.MetricsAddr, c.Workers = "", "", workers
+		c.XDP.Frames = 1 << 16
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		pn, err := NewPlan(&c, &fwd.FIB{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h *dataplane.Handoff
+		if c.Handoff() {
+			if h, err = dataplane.NewHandoff(workers, 0); err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+		}
+		var mems []*dataplane.Mem
+		if h != nil {
+			if mems, err = dataplane.SharedMems(make([]byte, workers*4096*2048), 2048, h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var shared []*netrt.Budgets
+		for w := range workers {
+			mem, ports := twoPorts(t)
+			if h != nil {
+				mem = mems[w]
+				ports = []dataplane.Port{dataplane.NewMemPort("up", rocev2.MAC{2, 0, 0, 0, 0, 1}, mem, 64),
+					dataplane.NewMemPort("h1", rocev2.MAC{2, 0, 0, 0, 0, 2}, mem, 64)}
+			}
+			pl, err := pn.BuildHanded(w, mem, ports, func() int64 { return 0 }, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shared = append(shared, pl.Src.Config().Budgets, pl.Dst.Config().Budgets)
+		}
+		for _, b := range shared {
+			if (workers == 1) != (b == nil) || b != shared[0] {
+				t.Fatalf("%d workers: the stages' budgets %v, want one shared (nil with one worker)", workers, shared)
+			}
+		}
 	}
 }
