@@ -542,7 +542,9 @@ func TestLinkLLRWorkers(t *testing.T) {
 	if owner == 0 {
 		t.Fatalf("h1 and h2 hash to worker 0 of %d: nothing would be handed; pick another worker count", workers)
 	}
-	res := runLLRLoss(t, "w", size, count, "--workers", strconv.Itoa(workers))
+	// Interrupt polling: eight workers on two CPUs, adaptive, spin
+	// each other and roceperf off the CPUs (docs/testbed.md).
+	res := runLLRLoss(t, "w", size, count, "--workers", strconv.Itoa(workers), "--poll", "interrupt")
 	checkLLRLoss(t, res, size, count)
 	r := res.Runs[1]
 	for _, node := range []string{"tor1", "tor2"} {
