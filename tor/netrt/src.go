@@ -651,8 +651,7 @@ func (s *SrcToR) resend(c *dataplane.Ctx, e int32, paced bool) {
 // batches in one loop), the destination ToR's requests for it were
 // answered with nothing (InQueue), and if that outlasted MaxRequests
 // requests it gave up and flushed (TestSrcRequestAfterBatchDrop;
-// docs/experiments.md,
-// DCQCN, "NetRT at 4 senders").
+// docs/experiments.md, DCQCN, "NetRT at 4 senders").
 type leave struct {
 	call  uint64 // the call last given an estimate
 	last  int64  // the departure last given in it (after)
