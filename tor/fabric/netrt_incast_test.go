@@ -10,13 +10,13 @@ import (
 )
 
 // testbedIncast is dcqcn-incast's dumbbell at the namespace testbed's
-// rates: senders hosts behind s0 (tor1) writing each to a receiver of
+// rates, delay on every link: senders hosts behind s0 (tor1) writing each to a receiver of
 // its own behind s1 (tor2), the senders' links and the s0–s1 link at
 // 200 Mbit/s (s0's port toward s1 is the bottleneck), the receivers'
 // at 1 Gbit/s; count WRITEs of 64 KiB per sender, 16 in flight, as
 // roceperf posts them.
-func testbedIncast(senders, count int) (Topology, []workload.Flow) {
-	ti := Tiers{HostRate: 200e6, FabricRate: 200e6, HostDelay: 20 * sim.Microsecond, FabricDelay: 20 * sim.Microsecond}
+func testbedIncast(senders, count int, delay sim.Time) (Topology, []workload.Flow) {
+	ti := Tiers{HostRate: 200e6, FabricRate: 200e6, HostDelay: delay, FabricDelay: delay}
 	tp := Dumbbell(senders, ti)
 	for i := range tp.Links {
 		l := &tp.Links[i]
@@ -56,6 +56,18 @@ func descheduled(n *Network, sw int, off, period sim.Time) {
 const testbedNetRT = "netrt: {fabric: [fabric], pool_bytes: 2MiB, pool_frames: 2048, hold: 20ms, tail_probe: 4ms, buffer_bytes: 2MiB, " +
 	"buffer_frames: 2048, request_interval: 1ms, max_requests: 8, window: 500us}\n"
 
+// incastSwitch is dcqcn-incast's switch: a 1 MiB queue marking ECN at
+// 20 KB / 100 KB / 20 % (cmd/testbed dcqcnDefaults).
+const incastSwitch = "egress: {queue_limit: 1MiB}\necn: {profiles: {default: {min_threshold: 20KB, max_threshold: 100KB, probability: 20}}}\n"
+
+// testbedDCQCN is DCQCN with the parameters the testbed gives roceperf
+// (cmd/testbed testbedDCQCN).
+func testbedDCQCN() cc.DCQCNConfig {
+	d := cc.DefaultDCQCNConfig()
+	d.DCETCPRTT, d.RPGTimeReset, d.RPGAIRate, d.RPGHAIRate = 100, 1000, 2, 10
+	return d
+}
+
 // TestNetRTDCQCNIncast is dcqcn-incast at four senders as the testbed
 // runs it (1 MiB queue marking at 20 KB / 100 KB / 20 %, 256 WRITEs
 // of 64 KiB per sender, DCQCN with the testbed's parameters,
@@ -67,12 +79,10 @@ const testbedNetRT = "netrt: {fabric: [fabric], pool_bytes: 2MiB, pool_frames: 2
 // nothing, are not NetRT's doing on the same code and time
 // (docs/experiments.md, DCQCN, "NetRT at 4 senders").
 func TestNetRTDCQCNIncast(t *testing.T) {
-	tp, flows := testbedIncast(4, 256)
-	const sw = "egress: {queue_limit: 1MiB}\necn: {profiles: {default: {min_threshold: 20KB, max_threshold: 100KB, probability: 20}}}\n"
-	d := cc.DefaultDCQCNConfig()
-	d.DCETCPRTT, d.RPGTimeReset, d.RPGAIRate, d.RPGHAIRate = 100, 1000, 2, 10
+	tp, flows := testbedIncast(4, 256, 20*sim.Microsecond)
+	d := testbedDCQCN()
 	var res [2]*Result
-	for i, y := range []string{sw, sw + testbedNetRT} {
+	for i, y := range []string{incastSwitch, incastSwitch + testbedNetRT} {
 		n, err := Build(tp, Options{Seed: 1, Switch: y, CC: "dcqcn", DCQCN: &d, MaxQPs: QPsNeeded(flows, 1)})
 		if err != nil {
 			t.Fatal(err)
@@ -101,6 +111,42 @@ func TestNetRTDCQCNIncast(t *testing.T) {
 	}
 }
 
+// TestDCQCNAckGap: the same incast with 1 ms on every link, the
+// feedback as slow as a loaded testbed's. DCQCN cuts every QP to its
+// 1 Mbit/s floor at times (with 20 µs links too, but the slower the
+// feedback, the longer a QP stays low); there the 16 packets between
+// two of the responder's ACKs (gbn's AckEvery) take 140 ms, the
+// requester's RTO (16 ms) expires with nothing lost, and every packet
+// it resends reaches the responder as a duplicate. Behind NetRT the hosts time
+// out less: a tail probe of the last packet a QP sent draws an ACK
+// (docs/experiments.md, DCQCN, "NetRT at 4 senders").
+func TestDCQCNAckGap(t *testing.T) {
+	tp, flows := testbedIncast(4, 256, sim.Millisecond)
+	d := testbedDCQCN()
+	var res [2]*Result
+	for i, y := range []string{incastSwitch, incastSwitch + testbedNetRT} {
+		n, err := Build(tp, Options{Seed: 1, Switch: y, CC: "dcqcn", DCQCN: &d, MaxQPs: QPsNeeded(flows, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[i], err = n.Run(flows, RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h := res[i].HostCounters
+		t.Logf("netrt %v: %d of %d WRITEs; queue drops %d; timeouts %d, retransmits %d, duplicates at the responders %d, sequence NAKs %d",
+			i == 1, res[i].Completed, len(flows), res[i].Drops["queue_full"], h["Timeouts"], h["Retransmits"], h["Duplicates"], h["SeqNAKsSent"])
+	}
+	g, r := res[0].HostCounters, res[1].HostCounters
+	switch {
+	case res[0].Drops["queue_full"] != 0 || g["SeqNAKsSent"] != 0:
+		t.Errorf("gbn: %d drops, %d NAKs: want nothing lost", res[0].Drops["queue_full"], g["SeqNAKsSent"])
+	case g["Timeouts"] == 0 || g["Retransmits"] != g["Duplicates"]:
+		t.Errorf("gbn: %d timeouts, %d retransmits, %d duplicates: want timeouts, every resend a duplicate", g["Timeouts"], g["Retransmits"], g["Duplicates"])
+	case r["Timeouts"] >= g["Timeouts"]:
+		t.Errorf("%d timeouts behind NetRT, %d without", r["Timeouts"], g["Timeouts"])
+	}
+}
+
 // TestNetRTDescheduledIncast: four senders into a 128 KiB bottleneck
 // queue (5 ms at 200 Mbit/s) behind a source ToR off its CPU 3 ms in
 // every 50, without congestion control, so that the queue refuses most
@@ -114,7 +160,7 @@ func TestNetRTDCQCNIncast(t *testing.T) {
 // guards the outcome, not the mechanism (docs/experiments.md, DCQCN,
 // "NetRT at 4 senders").
 func TestNetRTDescheduledIncast(t *testing.T) {
-	tp, flows := testbedIncast(4, 256)
+	tp, flows := testbedIncast(4, 256, 20*sim.Microsecond)
 	const sw = "egress: {queue_limit: 128KiB}\n"
 	var res [2]*Result
 	for i, y := range []string{sw, sw + testbedNetRT} {
