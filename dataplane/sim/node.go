@@ -17,6 +17,12 @@ type Node struct {
 	// After, if set, runs after every step (a host drains its
 	// completion queue there).
 	After func(now Time)
+	// Stall, if set, says until when the worker is off its CPU: a step
+	// due before then waits for it. Frames meanwhile wait in the
+	// receive rings and are then taken a batch per port in one step,
+	// at one time, as a poll-mode worker descheduled on a shared CPU
+	// takes them.
+	Stall func(now Time) Time
 	// Steps counts worker steps; Idle those that did nothing.
 	Steps, Idle uint64
 }
@@ -42,6 +48,12 @@ func (n *Node) Wake(at Time) { n.sim.Wake(n.id, at) }
 // Fire implements Actor: one worker step at the current time, then the
 // node wakes itself for its next work.
 func (n *Node) Fire(now Time) {
+	if n.Stall != nil {
+		if until := n.Stall(now); until > now {
+			n.sim.Wake(n.id, until)
+			return
+		}
+	}
 	ns := now / Nanosecond
 	work := n.W.Step(ns)
 	n.Steps++

@@ -51,8 +51,10 @@ type Options struct {
 	RTO       time.Duration
 	BDP       int
 	// CC is the hosts' congestion control: none, fixed (each QP paced
-	// at the host's line rate) or dcqcn (ConnectX's defaults).
-	CC string
+	// at the host's line rate) or dcqcn (ConnectX's defaults, or DCQCN's
+	// when set: the testbed scales them to its rates).
+	CC    string
+	DCQCN *cc.DCQCNConfig
 	// MTU of every QP (default 1024).
 	MTU int
 	// Overhead is the bytes the wire adds to each frame (sim.LinkConfig;
@@ -582,7 +584,11 @@ func (n *Network) cc(line uint64) (nic.CC, error) {
 	case "fixed":
 		return cc.NewFixed(line, 0), nil
 	case "dcqcn":
-		return cc.NewDCQCN(line, cc.DefaultDCQCNConfig())
+		c := cc.DefaultDCQCNConfig()
+		if n.Opts.DCQCN != nil {
+			c = *n.Opts.DCQCN
+		}
+		return cc.NewDCQCN(line, c)
 	}
 	return nil, fmt.Errorf("fabric: congestion control %q: want none, fixed or dcqcn", n.Opts.CC)
 }

@@ -107,6 +107,7 @@ type SrcToR struct {
 
 	mem  *dataplane.Mem
 	spec rocev2.Spec
+	call uint64 // Process and Timer calls, numbering leave's
 
 	st       SrcStats
 	pubArmed bool // the publication timer is armed
@@ -143,6 +144,7 @@ func (s *SrcToR) Config() Config { return s.cfg }
 // Process implements dataplane.Stage.
 func (s *SrcToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 	s.mem, s.now = c.Mem, c.Now
+	s.call++
 	if !s.ready {
 		s.resolve(c)
 	}
@@ -295,7 +297,7 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	copy(room, c.Mem.Frame(p))
 	e := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
-	dep := s.cp[p.Out].data.after(c.Now, s.departs(c, p.Out, int(p.Queue)), s.wire(c, p.Out, l))
+	dep := s.cp[p.Out].data.admit(s.call, c, p, s)
 	s.dups[e] = dup{addr: a, len: p.Len, out: p.Out, psn: p.Meta.PSN, flow: fi, exp: c.Now + s.cfg.Hold, dep: dep, left: dep}
 	s.pushBack(&s.byPort[p.Out], onPort, e)
 	if t := f.dups.tail; t >= 0 && s.dups[t].probing {
@@ -482,6 +484,7 @@ func (s *SrcToR) tails(c *dataplane.Ctx) {
 // duplicate, the congestion tick, and each port's pacing.
 func (s *SrcToR) Timer(c *dataplane.Ctx, arg uint64) {
 	s.mem, s.now = c.Mem, c.Now
+	s.call++
 	switch {
 	case arg == pubTimer:
 		// The last publication after activity; the next arms it again.
@@ -623,27 +626,68 @@ func (s *SrcToR) resend(c *dataplane.Ctx, e int32, paced bool) {
 	} else {
 		ps.Retrans++
 	}
-	d.dep = s.cp[d.out].retx.after(c.Now, s.departs(c, d.out, queueRetransmit), s.wire(c, d.out, int(d.len)))
+	d.dep = s.cp[d.out].retx.after(s.call, s.departs(c, d.out, queueRetransmit), s.wire(c, d.out, int(d.len)))
 }
 
 // leave estimates when the frames a call sends to one queue of a port
-// leave it. They join the queue once the call returns, so the queue's
-// depth (departs) does not show those before them yet: within a call
-// each leaves a frame's time after the one before. A later call starts
-// from the depth again, so that frames the queue then refused (full)
-// do not push the estimates of those after them.
+// leave it. A call is one Process or Timer call, counted by SrcToR.call:
+// a worker's loop takes a batch from every port at one time (a
+// descheduled worker a full batch from each), so the time does not
+// tell calls apart.
+//
+// The resends a call emits are queued at once (dataplane.Ctx.Emit),
+// and the queue's depth (departs) shows those before them; after keeps
+// each a frame's time after the one before as well, for a port whose
+// queue another worker owns. The originals a call pools join the queue
+// only once the call returns, so the depth does not show those before
+// them in the call yet: admit counts their bytes, and only those of
+// frames the queue will take. A frame the queue will refuse (full)
+// never leaves and delays none after it; its copy may go as soon as
+// what the queue held ahead of it has left. While the refused frames
+// of a loop pushed the estimates of those after them, as they did, the
+// copy of a frame lost at a full queue could look queued up to a
+// loop's batches' time at the port's rate longer than it was (64
+// frames of 1 KiB: 2.8 ms at 200 Mbit/s, 11 ms for four host ports'
+// batches in one loop), the destination ToR's requests for it were
+// answered with nothing (InQueue), and if that outlasted MaxRequests
+// requests it gave up and flushed (TestSrcRequestAfterBatchDrop;
+// docs/experiments.md, DCQCN, "NetRT at 4 senders").
 type leave struct {
-	now, last int64 // the call, and the departure last given in it
+	call  uint64 // the call last given an estimate
+	last  int64  // the departure last given in it (after)
+	bytes int    // bytes of its originals the queue will take (admit)
 }
 
 // after returns the departure of a frame that takes wire ns and would
 // leave at dep on its own.
-func (l *leave) after(now, dep, wire int64) int64 {
-	if l.now == now {
+func (l *leave) after(call uint64, dep, wire int64) int64 {
+	if l.call == call {
 		dep = max(dep, l.last)
 	}
-	l.now, l.last = now, dep+wire
+	l.call, l.last = call, dep+wire
 	return l.last
+}
+
+// admit returns the departure of original p, pooled in call call: after
+// what waits in its queue and the more urgent ones and what the call
+// pooled before it that the queue will take, at the port's shaped rate.
+// A frame that would take its queue past the limit is refused at
+// enqueue, as the worker refuses it (dataplane.Egress): it is not
+// counted, and its estimate is when what is ahead of it has left.
+// Frames of the batch that are not pooled (another flow's, a local
+// one's) are not counted: their few bytes make the estimate early, as
+// a worker stall does, which a repeated request or probe makes up for.
+func (l *leave) admit(call uint64, c *dataplane.Ctx, p *dataplane.Packet, s *SrcToR) int64 {
+	if l.call != call {
+		l.call, l.bytes = call, 0
+	}
+	out, q, n := p.Out, int(p.Queue), int(p.Len)
+	dep := s.departs(c, out, q) + s.wire(c, out, l.bytes)
+	if eg := c.Egress(int(out)); eg.RateBps() == 0 || c.QueueDepth(int(out), q)+l.bytes+n > eg.Limit(q) {
+		return dep
+	}
+	l.bytes += n
+	return dep + s.wire(c, out, n)
 }
 
 // departs estimates when what waits ahead of a frame that joins queue

@@ -157,3 +157,44 @@ func TestSrcHoldQueued(t *testing.T) {
 	}
 	r.noLeak(s)
 }
+
+// Nor do the frames the queue refuses in a batch, or in an earlier
+// batch at the same time (a worker's loop takes a batch from every
+// port at one time; a descheduled worker finds them full). A hundred
+// frames come in two batches of one loop, the queue takes ten, and a
+// request for the last of each batch, once the ten have left, resends
+// it. Had every refused frame pushed the estimate of the next by its
+// time at the port's rate, as they did, PSN 99 would look queued for
+// 25 ms, ten times what the queue held ahead of it, and the
+// destination ToR's requests for it would go unanswered meanwhile
+// (docs/experiments.md, DCQCN, "NetRT at 4 senders").
+func TestSrcRequestAfterBatchDrop(t *testing.T) {
+	c := Config{Fabric: 2, Hold: 100_000_000}
+	s, err := NewSrcToR(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := len(data(t, 7, 0))
+	shaped := dataplane.DefaultEgress(10e6, 10*frame)
+	shaped.BurstBytes = 400
+	r := newSrcRig(t, []dataplane.EgressConfig{dataplane.DefaultEgress(0, 8<<20), shaped}, s)
+	for k := uint32(0); k < 100; k++ {
+		r.inject(0, data(t, 7, k))
+	}
+	r.step(1000) // PSNs 0..63, one batch
+	r.step(0)    // 64..99, a second batch at the same time
+	if st := s.Stats(); st.Calls != 2 || st.Ports[1].Pooled != 100 {
+		t.Fatalf("%d calls pooled %d frames, want 2 and 100", st.Calls, st.Ports[1].Pooled)
+	}
+	r.until(3_500_000, 100_000)
+	if _, ids, _ := sortOut(t, r.take(1)); len(ids) > 12 {
+		t.Fatalf("sent %v: want the ten or so the queue took", ids)
+	}
+	r.inject(1, request(t, 7, 63, rocev2.Bitmap128{}))
+	r.inject(1, request(t, 7, 99, rocev2.Bitmap128{}))
+	r.step(1000)
+	if st := s.Stats().Ports[1]; st.Retrans != 2 || st.InQueue != 0 {
+		t.Fatalf("retransmitted %d, in queue %d; want 2, 0: PSNs 63 and 99 were refused, not queued", st.Retrans, st.InQueue)
+	}
+	r.noLeak(s)
+}
