@@ -109,15 +109,7 @@ func TestSrcRequestQueued(t *testing.T) {
 // sixty frames sent one call each; a request 3 ms later, when the ten
 // have left, resends the lost PSN 59.
 func TestSrcRequestAfterTailDrop(t *testing.T) {
-	c := Config{Fabric: 2, Hold: 100_000_000}
-	s, err := NewSrcToR(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame := len(data(t, 7, 0))
-	shaped := dataplane.DefaultEgress(10e6, 10*frame)
-	shaped.BurstBytes = 400
-	r := newSrcRig(t, []dataplane.EgressConfig{dataplane.DefaultEgress(0, 8<<20), shaped}, s)
+	r, s := newTenFrameSrc(t)
 	for k := uint32(0); k < 60; k++ {
 		r.inject(0, data(t, 7, k))
 		r.step(1000)
@@ -132,6 +124,18 @@ func TestSrcRequestAfterTailDrop(t *testing.T) {
 		t.Fatalf("retransmitted %d, in queue %d; want 1, 0: PSN 59 was refused, not queued", st.Retrans, st.InQueue)
 	}
 	r.noLeak(s)
+}
+
+// newTenFrameSrc is a SrcToR whose fabric port, port 1, is shaped to
+// 10 Mbit/s with a queue of ten frames of flow 7.
+func newTenFrameSrc(t *testing.T) (*srig, *SrcToR) {
+	s, err := NewSrcToR(Config{Fabric: 2, Hold: 100_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shaped := dataplane.DefaultEgress(10e6, 10*len(data(t, 7, 0)))
+	shaped.BurstBytes = 400
+	return newSrcRig(t, []dataplane.EgressConfig{dataplane.DefaultEgress(0, 8<<20), shaped}, s), s
 }
 
 // Hold counts from when the original left the port: sixty frames take
@@ -169,15 +173,7 @@ func TestSrcHoldQueued(t *testing.T) {
 // destination ToR's requests for it would go unanswered meanwhile
 // (docs/experiments.md, DCQCN, "NetRT at 4 senders").
 func TestSrcRequestAfterBatchDrop(t *testing.T) {
-	c := Config{Fabric: 2, Hold: 100_000_000}
-	s, err := NewSrcToR(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame := len(data(t, 7, 0))
-	shaped := dataplane.DefaultEgress(10e6, 10*frame)
-	shaped.BurstBytes = 400
-	r := newSrcRig(t, []dataplane.EgressConfig{dataplane.DefaultEgress(0, 8<<20), shaped}, s)
+	r, s := newTenFrameSrc(t)
 	for k := uint32(0); k < 100; k++ {
 		r.inject(0, data(t, 7, k))
 	}
