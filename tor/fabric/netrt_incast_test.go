@@ -56,6 +56,29 @@ func descheduled(n *Network, sw int, off, period sim.Time) {
 const testbedNetRT = "netrt: {fabric: [fabric], pool_bytes: 2MiB, pool_frames: 2048, hold: 20ms, tail_probe: 4ms, buffer_bytes: 2MiB, " +
 	"buffer_frames: 2048, request_interval: 1ms, max_requests: 8, window: 500us}\n"
 
+// gbnAndNetRT runs flows on tp twice with o, its switches configured
+// by sw and then by sw and testbedNetRT: the hosts' go-back-N alone,
+// then behind NetRT. attach, if not nil, sees each network before its
+// run (a probe, a stall).
+func gbnAndNetRT(t *testing.T, tp Topology, flows []workload.Flow, sw string, o Options, attach func(*Network)) (res [2]*Result) {
+	t.Helper()
+	o.Seed, o.MaxQPs = 1, QPsNeeded(flows, 1)
+	for i, y := range []string{sw, sw + testbedNetRT} {
+		o.Switch = y
+		n, err := Build(tp, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if attach != nil {
+			attach(n)
+		}
+		if res[i], err = n.Run(flows, RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res
+}
+
 // incastSwitch is dcqcn-incast's switch: a 1 MiB queue marking ECN at
 // 20 KB / 100 KB / 20 % (cmd/testbed dcqcnDefaults).
 const incastSwitch = "egress: {queue_limit: 1MiB}\necn: {profiles: {default: {min_threshold: 20KB, max_threshold: 100KB, probability: 20}}}\n"
@@ -82,16 +105,11 @@ func testbedDCQCN() cc.DCQCNConfig {
 func TestNetRTDCQCNIncast(t *testing.T) {
 	tp, flows := testbedIncast(4, 256, 20*sim.Microsecond)
 	d := testbedDCQCN()
-	var res [2]*Result
-	for i, y := range []string{incastSwitch, incastSwitch + testbedNetRT} {
-		n, err := Build(tp, Options{Seed: 1, Switch: y, CC: "dcqcn", DCQCN: &d, MaxQPs: QPsNeeded(flows, 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := newProbe(n, 0, fabricPortOf(t, n, 0), 100*sim.Microsecond)
-		if res[i], err = n.Run(flows, RunOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	var probes []*probe
+	res := gbnAndNetRT(t, tp, flows, incastSwitch, Options{CC: "dcqcn", DCQCN: &d}, func(n *Network) {
+		probes = append(probes, newProbe(n, 0, fabricPortOf(t, n, 0), 100*sim.Microsecond))
+	})
+	for i, p := range probes {
 		sum := 0
 		for _, b := range p.depth {
 			sum += b
@@ -124,15 +142,8 @@ func TestNetRTDCQCNIncast(t *testing.T) {
 func TestDCQCNAckGap(t *testing.T) {
 	tp, flows := testbedIncast(4, 256, sim.Millisecond)
 	d := testbedDCQCN()
-	var res [2]*Result
-	for i, y := range []string{incastSwitch, incastSwitch + testbedNetRT} {
-		n, err := Build(tp, Options{Seed: 1, Switch: y, CC: "dcqcn", DCQCN: &d, MaxQPs: QPsNeeded(flows, 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res[i], err = n.Run(flows, RunOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	res := gbnAndNetRT(t, tp, flows, incastSwitch, Options{CC: "dcqcn", DCQCN: &d}, nil)
+	for i := range res {
 		h := res[i].HostCounters
 		t.Logf("netrt %v: %d of %d WRITEs; queue drops %d; timeouts %d, retransmits %d, duplicates at the responders %d, sequence NAKs %d",
 			i == 1, res[i].Completed, len(flows), res[i].Drops["queue_full"], h["Timeouts"], h["Retransmits"], h["Duplicates"], h["SeqNAKsSent"])
@@ -162,18 +173,10 @@ func TestDCQCNAckGap(t *testing.T) {
 // "NetRT at 4 senders").
 func TestNetRTDescheduledIncast(t *testing.T) {
 	tp, flows := testbedIncast(4, 256, 20*sim.Microsecond)
-	const sw = "egress: {queue_limit: 128KiB}\n"
-	var res [2]*Result
-	for i, y := range []string{sw, sw + testbedNetRT} {
-		o := Options{Seed: 1, Switch: y, MaxQPs: QPsNeeded(flows, 1)}
-		n, err := Build(tp, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+	res := gbnAndNetRT(t, tp, flows, "egress: {queue_limit: 128KiB}\n", Options{}, func(n *Network) {
 		descheduled(n, 0, 3*sim.Millisecond, 50*sim.Millisecond)
-		if res[i], err = n.Run(flows, RunOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	})
+	for i := range res {
 		h := res[i].HostCounters
 		t.Logf("netrt %v: %d of %d WRITEs completed, %d failed; queue drops %d, host retransmits %d, timeouts %d; netrt_src %v",
 			i == 1, res[i].Completed, len(flows), res[i].Failed, res[i].Drops["queue_full"], h["Retransmits"], h["Timeouts"],
