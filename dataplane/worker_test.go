@@ -551,32 +551,54 @@ func TestWorkerNext(t *testing.T) {
 	}
 }
 
+// newPFCRig is a rig whose worker pauses port 0's peer past 8 KiB
+// queued on its behalf (XOn 4 KiB, 1000 quanta), with port 1 paused by
+// its own peer, so that what port 0 receives for port 1 stays queued.
+func newPFCRig(t *testing.T) *rig {
+	r := newRig(t, DefaultEgress(1e9, 1<<20), cross{q: 2})
+	r.w.cfg.PFC = &IngressPFC{XOff: 8 << 10, XOn: 4 << 10, Quanta: 1000}
+	r.w.pfc = newPFCState(*r.w.cfg.PFC, r.w.egress)
+	r.peerPFC(1, 0xffff)
+	r.w.Step(0)
+	return r
+}
+
+// peerPFC has port's peer send a PFC frame for priority 3 with time
+// quanta (0: a resume).
+func (r *rig) peerPFC(port int, quanta uint16) {
+	pfc := make([]byte, 64)
+	n, _ := rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{3: quanta})
+	r.ports[port].Inject(pfc[:n])
+}
+
+// pfcTimes returns the pause times of the PFC frames for priority 3
+// that port 0 sent so far, and how many other frames it sent.
+func (r *rig) pfcTimes() (times []uint16, other int) {
+	var m rocev2.Meta
+	for _, f := range r.sent[0] {
+		rocev2.Classifier{}.Classify(f, &m)
+		if c := rocev2.MACControl(f[m.L3Off:]); m.Kind == rocev2.KindMACControl && c.ClassEnable() == 1<<3 {
+			times = append(times, c.Time(3))
+		} else {
+			other++
+		}
+	}
+	return times, other
+}
+
 // TestWorkerIngressPFC checks PFC on buffer thresholds: the bytes port 0
 // put in port 1's data queue pause port 0's peer past XOff, the pause is
 // sent again at half its length while they stay above XOn (Next says
 // when), and a resume (time 0) goes once they fall to XOn.
 func TestWorkerIngressPFC(t *testing.T) {
-	eg := DefaultEgress(1e9, 1<<20)
-	r := newRig(t, eg, cross{q: 2})
-	r.w.cfg.PFC = &IngressPFC{XOff: 8 << 10, XOn: 4 << 10, Quanta: 1000}
-	r.w.pfc = newPFCState(*r.w.cfg.PFC, r.w.egress)
-	pfcs := func() (times []uint16) {
-		var m rocev2.Meta
-		for _, f := range r.sent[0] {
-			rocev2.Classifier{}.Classify(f, &m)
-			c := rocev2.MACControl(f[m.L3Off:])
-			if m.Kind != rocev2.KindMACControl || c.ClassEnable() != 1<<3 {
-				t.Fatalf("port 0 sent a frame that is not a PFC frame for priority 3")
-			}
-			times = append(times, c.Time(3))
+	r := newPFCRig(t)
+	pfcs := func() []uint16 {
+		times, other := r.pfcTimes()
+		if other != 0 {
+			t.Fatalf("port 0 sent a frame that is not a PFC frame for priority 3")
 		}
 		return times
 	}
-	// Port 1 is paused by its own peer: port 0's frames stay queued.
-	pfc := make([]byte, 64)
-	n, _ := rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{3: 0xffff})
-	r.ports[1].Inject(pfc[:n])
-	r.w.Step(0)
 	for i := 0; i < 6; i++ {
 		r.ports[0].Inject(roceFrame(t, uint32(i), 1024))
 	}
@@ -600,8 +622,7 @@ func TestWorkerIngressPFC(t *testing.T) {
 		t.Fatalf("PFC frames %v: want the pause sent again", got)
 	}
 	// Port 1 resumes and drains: a resume once XOn is reached, no more.
-	n, _ = rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{})
-	r.ports[1].Inject(pfc[:n])
+	r.peerPFC(1, 0)
 	for now := int64(300_000); r.w.Egress(1).Backlog() > 0 || r.w.Egress(0).Backlog() > 0 || r.ports[1].Pending() > 0; now += 10_000 {
 		r.w.Step(now)
 	}
@@ -623,23 +644,11 @@ func TestWorkerIngressPFC(t *testing.T) {
 // full is not lost: the port stays counted as paused and the resume goes
 // at the pause's next repetition, with no pause after it.
 func TestWorkerIngressPFCRetry(t *testing.T) {
-	r := newRig(t, DefaultEgress(1e9, 1<<20), cross{q: 2})
-	r.w.cfg.PFC = &IngressPFC{XOff: 8 << 10, XOn: 4 << 10, Quanta: 1000}
-	r.w.pfc = newPFCState(*r.w.cfg.PFC, r.w.egress)
-	times := func() (ts []uint16) {
-		var m rocev2.Meta
-		for _, f := range r.sent[0] {
-			rocev2.Classifier{}.Classify(f, &m)
-			if c := rocev2.MACControl(f[m.L3Off:]); m.Kind == rocev2.KindMACControl && c.ClassEnable() == 1<<3 {
-				ts = append(ts, c.Time(3))
-			}
-		}
+	r := newPFCRig(t)
+	times := func() []uint16 {
+		ts, _ := r.pfcTimes()
 		return ts
 	}
-	pfc := make([]byte, 64)
-	n, _ := rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{3: 0xffff})
-	r.ports[1].Inject(pfc[:n]) // port 1 paused: port 0's frames stay queued
-	r.w.Step(0)
 	for i := 0; i < 10; i++ {
 		r.ports[0].Inject(roceFrame(t, uint32(i), 1024))
 	}
@@ -660,8 +669,7 @@ func TestWorkerIngressPFCRetry(t *testing.T) {
 			break
 		}
 	}
-	n, _ = rocev2.BuildPFC(pfc, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{})
-	r.ports[1].Inject(pfc[:n]) // port 1 resumes and drains
+	r.peerPFC(1, 0) // port 1 resumes and drains
 	for now := int64(2000); r.w.Egress(1).Backlog() > 0 || r.ports[1].Pending() > 0; now += 10_000 {
 		r.w.Step(now)
 	}
