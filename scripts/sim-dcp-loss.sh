@@ -2,7 +2,7 @@
 # dcp-loss in the fabric simulator at the testbed's parameters: the
 # chain at 1 Gbit/s, 800 WRITEs of 64 KiB at a depth of 8, random loss on
 # both directions of core's port toward tor2 (tor1 in the simulator's
-# names), as cmd/testbed's dcp-loss configures it: the egress rule trims
+# names), as tor/lab's dcp-loss configures it: the egress rule trims
 # the DCP data it picks to header-only packets, the ingress rule (what
 # h2 sends back: header-only packets, ACKs, NAKs) destroys what it
 # picks; DCP runs on switches that parse DCP headers (dcp: true, which

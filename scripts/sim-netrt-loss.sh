@@ -12,7 +12,7 @@ out=${1:-results/sim-netrt-loss}
 ref=${2:-docs/results/netrt-loss-5.json}
 mkdir -p "$out/cells"
 go build -o "$out/torsim" ./cmd/torsim
-# The ToRs' netrt: section as testbed writes it (cmd/testbed/tordconfig.go).
+# The ToRs' netrt: section as testbed writes it (tor/lab/tordconfig.go).
 cat >"$out/netrt.yaml" <<'YAML'
 netrt:
   fabric: [fabric]

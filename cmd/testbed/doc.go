@@ -11,4 +11,7 @@
 // Namespaces are named PREFIX+NODE (rtb-chain-tor1); every testbed's state
 // is a JSON file under /run/rocetor-testbed. docs/testbed.md describes the
 // topologies, their addresses and the experiments. Needs root.
+//
+// The command parses flags; the experiments, their results and the
+// testbeds themselves are package tor/lab's.
 package main

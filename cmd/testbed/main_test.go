@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"rocetor/tor/lab"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -66,5 +70,55 @@ func TestCLIStatusEmpty(t *testing.T) {
 	code, out, stderr := runCLI("status", "--state", t.TempDir(), "--prefix", "rtbnothing-")
 	if code != 0 || !strings.Contains(out, "no testbed") {
 		t.Errorf("status on an empty state dir: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// TestWorkersFlag: testbed run and up take --workers and refuse a bad
+// one before anything needs root.
+func TestWorkersFlag(t *testing.T) {
+	code, _, stderr := runCLI("run", "llr-loss", "--workers", "99")
+	if code != 2 || !strings.Contains(stderr, "--workers 99") {
+		t.Errorf("run llr-loss --workers 99: exit %d, %q; want 2 and the reason", code, stderr)
+	}
+	code, out, _ := runCLI("help", "up")
+	if code != 0 || !strings.Contains(out, "-workers") {
+		t.Errorf("help up: exit %d, no --workers in\n%s", code, out)
+	}
+}
+
+// TestCLIMgmtFlag: up refuses a management network that is no IPv4
+// network before anything needs root.
+func TestCLIMgmtFlag(t *testing.T) {
+	if code, _, stderr := runCLI("up", "chain", "--mgmt=nonsense"); code != 2 || !strings.Contains(stderr, "mgmt") {
+		t.Errorf("up --mgmt=nonsense: exit %d, %s", code, stderr)
+	}
+}
+
+// TestCLIPlot: testbed plot draws a record's plots again, with the
+// flags of its recorded command line, and names the files.
+func TestCLIPlot(t *testing.T) {
+	dir := t.TempDir()
+	record := filepath.Join(dir, "record.json")
+	res := &lab.Results{Experiment: "loss-sweep", Command: "testbed run loss-sweep --losses 0,0.01 --transports gbn"}
+	for _, loss := range []string{"0", "0.01"} {
+		res.Runs = append(res.Runs, lab.Run{Point: map[string]string{"transport": "gbn", "loss": loss}, Repeat: 1,
+			Perf: &lab.PerfResult{Client: lab.Summary{GoodputGbps: 0.9, FCT: lab.FCT{P99: 100}}}})
+	}
+	if err := res.WriteJSON(record); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI("plot", record, dir)
+	if _, err := os.Stat(filepath.Join(dir, "goodput.png")); code != 0 || err != nil || !strings.Contains(out, "goodput.png") {
+		t.Errorf("plot: exit %d, %v, printed %q%s", code, err, out, stderr)
+	}
+	if code, _, stderr := runCLI("plot", record); code != 2 || !strings.Contains(stderr, "RECORD DIR") {
+		t.Errorf("one argument: exit %d, %s", code, stderr)
+	}
+	res.Experiment = "nope"
+	if err := res.WriteJSON(record); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI("plot", record, dir); code != 2 || !strings.Contains(stderr, "unknown experiment") {
+		t.Errorf("an unknown experiment: exit %d, %s", code, stderr)
 	}
 }

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"rocetor/tor/lab"
 )
 
 // TestPrometheusE2E is the monitoring stack as an operator runs it:
@@ -48,7 +50,7 @@ func TestPrometheusE2E(t *testing.T) {
 	if !haveRoceperf {
 		t.Fatal("cmd/roceperf does not build")
 	}
-	src, err := findModuleRoot()
+	src, err := lab.FindModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestPrometheusE2E(t *testing.T) {
 		if code, out, stderr := runCLI(args...); code != 0 {
 			t.Fatalf("testbed %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
 		}
-		tb, err := Open(stateDir, prefix, nil)
+		tb, err := lab.Open(stateDir, prefix, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,8 +88,11 @@ func TestPrometheusE2E(t *testing.T) {
 				}
 			}
 		}
-		perf := &roceperf{bin: filepath.Join(bin, "roceperf"), plan: tb.Plan(), logDir: filepath.Join(tb.State().Dir, "logs"), port: roceperfPort}
-		return &bed{name: name, prefix: prefix, tb: tb, env: &Env{Fabric: tb, Perf: perf}}
+		env, err := tb.Env(context.Background(), bin, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &bed{name: name, prefix: prefix, tb: tb, env: env}
 	}
 	chain := up("chain", "p", "198.19.77.0/24", "--netrt", "--loss", "0.01", "--multipath", "adaptive")
 	// A second testbed may not take the first one's management network.
@@ -96,9 +101,9 @@ func TestPrometheusE2E(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "overlaps") {
 		t.Errorf("up with the chain's management network: exit %d, %s; want 2 and overlaps", code, stderr)
 	}
-	if left, _ := listNetns(refused); len(left) > 0 {
+	if left, _ := lab.ListNetns(refused); len(left) > 0 {
 		t.Errorf("a refused up left namespaces %v", left)
-		down(stateDir, refused, nil)
+		lab.Down(stateDir, refused, nil)
 	}
 	link := up("link", "q", "198.19.76.0/24", "--llr", "blocking", "--trim", "--corrupt", "0.001", "--loss", "0.01")
 	m := link.tb.Impairment()
@@ -116,7 +121,7 @@ func TestPrometheusE2E(t *testing.T) {
 	phase := func(b *bed, transport string, hops [][2]string) promDelta {
 		t.Helper()
 		before := time.Now()
-		w := Transfer{Op: "write", From: "h1", To: "h2", Size: size, Count: count, QPs: 1, Transport: transport, MTU: 1024,
+		w := lab.Transfer{Op: "write", From: "h1", To: "h2", Size: size, Count: count, QPs: 1, Transport: transport, MTU: 1024,
 			Rate: b.tb.Plan().Options.Rate, Timeout: 30 * time.Second}
 		run := b.env.Measure(context.Background(), map[string]string{"testbed": b.name}, 1, w)
 		if run.Error != "" || run.Perf == nil {
@@ -179,7 +184,7 @@ func TestPrometheusE2E(t *testing.T) {
 		if code, out, stderr := runCLI("down", "--prefix", b.prefix, "--state", stateDir); code != 0 {
 			t.Fatalf("testbed down: exit %d\n%s%s", code, out, stderr)
 		}
-		if left, _ := listNetns(b.prefix); len(left) > 0 {
+		if left, _ := lab.ListNetns(b.prefix); len(left) > 0 {
 			t.Errorf("namespaces left by testbed down: %v", left)
 		}
 		for _, m := range b.tb.Plan().Mgmt {
@@ -188,7 +193,7 @@ func TestPrometheusE2E(t *testing.T) {
 			}
 		}
 		mgmt := b.tb.Plan().Options.Mgmt
-		if out, _ := runCommand(context.Background(), Command{"ip", "-4", "route", "show", "root", mgmt}); strings.TrimSpace(out) != "" {
+		if out, _ := exec.Command("ip", "-4", "route", "show", "root", mgmt).CombinedOutput(); strings.TrimSpace(string(out)) != "" {
 			t.Errorf("routes into %s left by testbed down:\n%s", mgmt, out)
 		}
 	}
@@ -199,8 +204,8 @@ func TestPrometheusE2E(t *testing.T) {
 type bed struct {
 	name   string // chain, link: the instance labels' prefix
 	prefix string
-	tb     *Testbed
-	env    *Env
+	tb     *lab.Testbed
+	env    *lab.Env
 }
 
 // instance is a switch's instance label: chain-tor1.
@@ -221,7 +226,7 @@ func needTool(t *testing.T, tool string) string {
 // serves metrics on the switch's management address and keeps admin on
 // loopback, no XDP program on the management interface (and one on every
 // port), and no route through it on either side but its own /30.
-func checkMgmtNetwork(t *testing.T, tb *Testbed) {
+func checkMgmtNetwork(t *testing.T, tb *lab.Testbed) {
 	t.Helper()
 	p := tb.Plan()
 	if len(p.Mgmt) != len(p.Switches()) {
@@ -229,12 +234,12 @@ func checkMgmtNetwork(t *testing.T, tb *Testbed) {
 	}
 	ipJSON := func(args ...string) []map[string]any {
 		t.Helper()
-		out, err := runCommand(context.Background(), append(Command{"ip", "-j"}, args...))
+		out, err := exec.Command("ip", append([]string{"-j"}, args...)...).CombinedOutput()
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("ip -j %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		var v []map[string]any
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
+		if err := json.Unmarshal(out, &v); err != nil {
 			t.Fatalf("ip -j %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return v
@@ -252,8 +257,8 @@ func checkMgmtNetwork(t *testing.T, tb *Testbed) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cfg TordConfig
-		if err := decodeStrict(b, &cfg); err != nil {
+		var cfg lab.TordConfig
+		if err := cfg.Unmarshal(b); err != nil {
 			t.Fatal(err)
 		}
 		if want := net.JoinHostPort(m.Addr.Addr().String(), "9478"); cfg.MetricsAddr != want || !strings.HasPrefix(cfg.AdminAddr, "127.0.0.1:") {
@@ -381,12 +386,12 @@ func startPrometheus(t *testing.T, promBin, promtool string, beds []*bed, rules 
 			cmd.Process.Signal(syscall.SIGTERM)
 			select {
 			case <-done:
-			case <-time.After(stopGrace):
+			case <-time.After(5 * time.Second):
 				cmd.Process.Kill()
 				<-done
 			}
 			if t.Failed() {
-				t.Logf("prometheus log %s:\n%s", logPath, tail(logPath, 30))
+				t.Logf("prometheus log %s:\n%s", logPath, logTail(logPath))
 			}
 		})
 	}
@@ -395,7 +400,7 @@ func startPrometheus(t *testing.T, promBin, promtool string, beds []*bed, rules 
 		select {
 		case err := <-done:
 			done <- err
-			t.Fatalf("prometheus exited before it was ready: %v\n%s", err, tail(logPath, 30))
+			t.Fatalf("prometheus exited before it was ready: %v\n%s", err, logTail(logPath))
 		default:
 		}
 		if resp, err := p.client.Get(p.base + "/-/ready"); err == nil {
@@ -405,7 +410,7 @@ func startPrometheus(t *testing.T, promBin, promtool string, beds []*bed, rules 
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready within 30s:\n%s", tail(logPath, 30))
+			t.Fatalf("prometheus not ready within 30s:\n%s", logTail(logPath))
 		}
 	}
 	t.Logf("prometheus %s ready in %v, scraping %d switches", addr, time.Since(p.started).Round(time.Millisecond), len(targets))
@@ -634,14 +639,14 @@ func (d promDelta) get(instance, metric, match string) float64 {
 // checkCovers: every counter that testbed's own scrapes (just before and
 // after the transfer, inside the switch's namespace) saw move, Prometheus
 // saw move at least as much over the wider window around them.
-func (d promDelta) checkCovers(t *testing.T, b *bed, run Run) {
+func (d promDelta) checkCovers(t *testing.T, b *bed, run lab.Run) {
 	t.Helper()
 	phase := b.name
 	n := 0
 	for node, s := range run.Switches {
 		node := b.instance(node)
 		for k, v := range s {
-			if !isCounter(k) || v <= 0 {
+			if !lab.IsCounter(k) || v <= 0 {
 				continue
 			}
 			n++
@@ -705,7 +710,7 @@ func checkDropReasons(t *testing.T, p *prometheus, beds []*bed) {
 	for _, s := range p.mustQuery(t, `rocetor_drops_total{job="tord"}`, time.Time{}) {
 		got[s.Metric["instance"]] = append(got[s.Metric["instance"]], s.Metric["reason"])
 	}
-	ss := map[string]Sample{}
+	ss := map[string]lab.Sample{}
 	for _, b := range beds {
 		scraped, err := b.tb.Scrape(context.Background())
 		if err != nil {
@@ -962,4 +967,10 @@ func checkDashboard(t *testing.T, p *prometheus, src string, beds []*bed, window
 	for _, sel := range selectors(sels) {
 		checkSelects(t, p, "the dashboard's queries", sel)
 	}
+}
+
+// logTail returns the last lines of a log file.
+func logTail(path string) string {
+	out, _ := exec.Command("tail", "-n", "30", path).CombinedOutput()
+	return string(out)
 }

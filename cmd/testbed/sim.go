@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"rocetor/tor/lab"
 )
 
 // simExperiments are the testbed's experiments that the fabric
@@ -41,7 +43,7 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		if !eq {
 			if len(args) < 2 {
-				return usagef("%s needs a folder", name)
+				return lab.Usagef("%s needs a folder", name)
 			}
 			val, args = args[1], args[1:]
 		}
@@ -53,15 +55,15 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	if len(args) == 0 {
-		return usagef(simUsage, strings.Join(simExperiments, ", "))
+		return lab.Usagef(simUsage, strings.Join(simExperiments, ", "))
 	}
 	if slices.Contains(simExperiments, args[0]) {
 		if bin != "" {
-			return usagef("sim %s runs its script from the source tree: --src, not --bin", args[0])
+			return lab.Usagef("sim %s runs its script from the source tree: --src, not --bin", args[0])
 		}
 		if src == "" {
 			var err error
-			if src, err = findModuleRoot(); err != nil {
+			if src, err = lab.FindModuleRoot(); err != nil {
 				return err
 			}
 		}
@@ -84,7 +86,7 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		defer os.RemoveAll(tmp)
 		dst = tmp
 	}
-	dir, err := binaries(ctx, bin, src, dst, nil, "torsim")
+	dir, err := lab.Binaries(ctx, bin, src, dst, nil, "torsim")
 	if err != nil {
 		return err
 	}

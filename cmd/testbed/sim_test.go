@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"rocetor/tor/lab"
 )
 
 // TestSimPassesArgs: testbed sim hands torsim its arguments as they
@@ -21,10 +23,10 @@ func TestSimPassesArgs(t *testing.T) {
 	if err != nil || out.String() != "--topo fattree:k=4 --out=x\n" {
 		t.Fatalf("torsim got %q (%v), want its arguments as given", out.String(), err)
 	}
-	if err := cmdSim(context.Background(), []string{"--bin=" + dir}, &out, &errb); !errors.Is(err, ErrUsage) {
+	if err := cmdSim(context.Background(), []string{"--bin=" + dir}, &out, &errb); !errors.Is(err, lab.ErrUsage) {
 		t.Fatalf("no arguments: %v, want a usage error", err)
 	}
-	if err := cmdSim(context.Background(), []string{"--bin", dir, "dcp-loss"}, &out, &errb); !errors.Is(err, ErrUsage) {
+	if err := cmdSim(context.Background(), []string{"--bin", dir, "dcp-loss"}, &out, &errb); !errors.Is(err, lab.ErrUsage) {
 		t.Fatalf("an experiment with --bin: %v, want a usage error (it runs from the source tree)", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rocetor/rocev2"
+	"rocetor/tor/lab"
 	"rocetor/tor/llr"
 	"rocetor/tor/pipeline"
 )
@@ -41,15 +42,15 @@ func buildBin(t *testing.T) (dir string, roceperf bool) {
 	t.Helper()
 	dir = t.TempDir()
 	start := time.Now()
-	if _, err := binaries(context.Background(), "", "", dir, nil, "tord"); err != nil {
+	if _, err := lab.Binaries(context.Background(), "", "", dir, nil, "tord"); err != nil {
 		t.Fatal(err)
 	}
-	src, err := findModuleRoot()
+	src, err := lab.FindModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(src, "cmd", "roceperf")); err == nil {
-		if _, err := binaries(context.Background(), "", src, dir, nil, "roceperf"); err != nil {
+		if _, err := lab.Binaries(context.Background(), "", src, dir, nil, "roceperf"); err != nil {
 			t.Logf("roceperf does not build yet, skipping the experiment: %v", err)
 		} else {
 			roceperf = true
@@ -63,10 +64,10 @@ func buildBin(t *testing.T) (dir string, roceperf bool) {
 // when it failed half way, and checks nothing stays.
 func cleanupPrefix(t *testing.T, stateDir, prefix string) {
 	t.Cleanup(func() {
-		if err := down(stateDir, prefix, nil); err != nil {
+		if err := lab.Down(stateDir, prefix, nil); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
-		if left, _ := listNetns(prefix); len(left) > 0 {
+		if left, _ := lab.ListNetns(prefix); len(left) > 0 {
 			t.Errorf("namespaces left after cleanup: %v", left)
 		}
 	})
@@ -90,12 +91,12 @@ func TestChainEndToEnd(t *testing.T) {
 		t.Fatalf("testbed up chain: exit %d\n%s%s", code, out, stderr)
 	}
 	t.Logf("testbed up:\n%s", out)
-	tb, err := Open(stateDir, prefix, nil)
+	tb, err := lab.Open(stateDir, prefix, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pids []int
-	for _, sw := range tb.st.Switches {
+	for _, sw := range tb.State().Switches {
 		pids = append(pids, sw.PID)
 	}
 
@@ -147,7 +148,7 @@ func TestChainEndToEnd(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("status: exit %d\n%s", code, stderr)
 		}
-		for _, want := range []string{stateName(prefix) + ": chain h1 — tor1 — core — tor2 — h2", "loss 0.01 at core↔tor2",
+		for _, want := range []string{lab.StateName(prefix) + ": chain h1 — tor1 — core — tor2 — h2", "loss 0.01 at core↔tor2",
 			"ip netns exec " + prefix + "core curl -s http://127.0.0.1:9478/metrics"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("status lacks %q:\n%s", want, out)
@@ -176,7 +177,7 @@ func TestChainEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var res Results
+		var res lab.Results
 		if err := json.Unmarshal(b, &res); err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func TestChainEndToEnd(t *testing.T) {
 			}
 		}
 		// --reuse leaves the testbed as it was found.
-		if st, err := loadState(stateDir, stateName(prefix)); err != nil || st.Impairment.Loss != 0.01 {
+		if st, err := lab.LoadState(stateDir, lab.StateName(prefix)); err != nil || st.Impairment.Loss != 0.01 {
 			t.Errorf("after the sweep, impairment %+v (%v), want loss 0.01 restored", st.Impairment, err)
 		}
 	})
@@ -216,15 +217,15 @@ func TestChainEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("testbed down: exit %d\n%s%s", code, out, stderr)
 	}
-	if left, _ := listNetns(prefix); len(left) > 0 {
+	if left, _ := lab.ListNetns(prefix); len(left) > 0 {
 		t.Errorf("namespaces left by testbed down: %v", left)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if lab.Alive(pid) {
 			t.Errorf("tord pid %d still running after testbed down", pid)
 		}
 	}
-	if _, err := os.Stat(statePath(stateDir, stateName(prefix))); !os.IsNotExist(err) {
+	if _, err := os.Stat(lab.StatePath(stateDir, lab.StateName(prefix))); !os.IsNotExist(err) {
 		t.Errorf("state file left by testbed down: %v", err)
 	}
 }
@@ -239,34 +240,34 @@ func TestDownAfterCrash(t *testing.T) {
 	stateDir := t.TempDir()
 	prefix := testPrefix("k")
 	cleanupPrefix(t, stateDir, prefix)
-	o := DefaultOptions("link")
+	o := lab.DefaultOptions("link")
 	o.Prefix = prefix
 	o.Mgmt = "198.19.75.0/24"
-	tb, err := Up(context.Background(), o, UpConfig{StateDir: stateDir, Bin: bin})
+	tb, err := lab.Up(context.Background(), o, lab.UpConfig{StateDir: stateDir, Bin: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pids []int
-	for _, sw := range tb.st.Switches {
+	for _, sw := range tb.State().Switches {
 		pids = append(pids, sw.PID)
 	}
-	if err := os.Remove(statePath(stateDir, tb.st.Name)); err != nil {
+	if err := os.Remove(lab.StatePath(stateDir, tb.State().Name)); err != nil {
 		t.Fatal(err)
 	}
 	code, out, stderr := runCLI("down", "--prefix", prefix, "--state", stateDir)
 	if code != 0 {
 		t.Fatalf("down: exit %d\n%s%s", code, out, stderr)
 	}
-	if left, _ := listNetns(prefix); len(left) > 0 {
+	if left, _ := lab.ListNetns(prefix); len(left) > 0 {
 		t.Errorf("namespaces left: %v", left)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if lab.Alive(pid) {
 			t.Errorf("tord pid %d survived", pid)
 		}
 	}
-	if _, err := os.Stat(tb.st.Dir); !os.IsNotExist(err) {
-		t.Errorf("testbed folder %s left: %v", tb.st.Dir, err)
+	if _, err := os.Stat(tb.State().Dir); !os.IsNotExist(err) {
+		t.Errorf("testbed folder %s left: %v", tb.State().Dir, err)
 	}
 	if len(tb.Plan().Mgmt) != 2 {
 		t.Errorf("management links %+v, want one per switch", tb.Plan().Mgmt)
@@ -290,16 +291,16 @@ func TestUpFailureCleansUp(t *testing.T) {
 	stateDir := t.TempDir()
 	prefix := testPrefix("f")
 	cleanupPrefix(t, stateDir, prefix)
-	o := DefaultOptions("chain")
+	o := lab.DefaultOptions("chain")
 	o.Prefix = prefix
-	_, err := Up(context.Background(), o, UpConfig{StateDir: stateDir, Bin: bin})
+	_, err := lab.Up(context.Background(), o, lab.UpConfig{StateDir: stateDir, Bin: bin})
 	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "invalid config") {
 		t.Fatalf("Up with a failing tord = %v, want its exit and log", err)
 	}
-	if left, _ := listNetns(prefix); len(left) > 0 {
+	if left, _ := lab.ListNetns(prefix); len(left) > 0 {
 		t.Errorf("namespaces left after a failed up: %v", left)
 	}
-	if sts, _ := listStates(stateDir); len(sts) > 0 {
+	if sts, _ := lab.ListStates(stateDir); len(sts) > 0 {
 		t.Errorf("state left after a failed up: %s", sts[0].Name)
 	}
 }
@@ -311,23 +312,23 @@ func TestUpCancelled(t *testing.T) {
 	stateDir := t.TempDir()
 	prefix := testPrefix("x")
 	cleanupPrefix(t, stateDir, prefix)
-	o := DefaultOptions("chain")
+	o := lab.DefaultOptions("chain")
 	o.Prefix = prefix
 	ctx, cancel := context.WithCancel(context.Background())
 	// Cancel as soon as the first namespace exists.
 	go func() {
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if n, _ := listNetns(prefix); len(n) > 0 {
+			if n, _ := lab.ListNetns(prefix); len(n) > 0 {
 				break
 			}
 		}
 		cancel()
 	}()
-	_, err := Up(ctx, o, UpConfig{StateDir: stateDir, Bin: bin})
+	_, err := lab.Up(ctx, o, lab.UpConfig{StateDir: stateDir, Bin: bin})
 	if err == nil {
 		t.Fatal("Up succeeded despite the cancel")
 	}
-	if left, _ := listNetns(prefix); len(left) > 0 {
+	if left, _ := lab.ListNetns(prefix); len(left) > 0 {
 		t.Errorf("namespaces left after a cancelled up: %v", left)
 	}
 }
@@ -369,8 +370,8 @@ func runRecorded(t *testing.T, tag string, rec any, args ...string) {
 func TestChainNetRT(t *testing.T) {
 	const size, count = 100000, 30
 	var res struct {
-		Runs  []Run       `json:"runs"`
-		Cells []netrtCell `json:"cells"`
+		Runs  []lab.Run       `json:"runs"`
+		Cells []lab.NetRTCell `json:"cells"`
 	}
 	runRecorded(t, "n", &res, "netrt-loss", "--losses", "0.01", "--sizes", strconv.Itoa(size), "--count", strconv.Itoa(count),
 		"--timeout", "60s")
@@ -422,7 +423,7 @@ func TestChainNetRT(t *testing.T) {
 // is measured beside it.
 func TestMultipathDCP(t *testing.T) {
 	const size, count = 262144, 20
-	var res Results
+	var res lab.Results
 	runRecorded(t, "d", &res, "dcp-ar", "--ratios", "4", "--size", strconv.Itoa(size), "--count", strconv.Itoa(count),
 		"--timeout", "60s")
 	if len(res.Runs) != 2 {
@@ -463,8 +464,8 @@ func TestLinkLLR(t *testing.T) {
 
 // llrLossRecord is what llr-loss records: its runs and cells.
 type llrLossRecord struct {
-	Runs  []Run         `json:"runs"`
-	Cells []llrLossCell `json:"cells"`
+	Runs  []lab.Run         `json:"runs"`
+	Cells []lab.LLRLossCell `json:"cells"`
 }
 
 // runLLRLoss runs llr-loss at 1e-3 in blocking mode with the extra
@@ -531,9 +532,9 @@ func checkLLRLoss(t *testing.T, res *llrLossRecord, size, count int) {
 // both switches, which fails if tord ran fewer workers than asked.
 func TestLinkLLRWorkers(t *testing.T) {
 	const size, count, workers = 1 << 20, 20, 4
-	o := DefaultOptions("link")
+	o := lab.DefaultOptions("link")
 	o.Prefix = "rtb-plan-"
-	p, err := NewPlan(o)
+	p, err := lab.NewPlan(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,8 +572,8 @@ func TestLinkLLRWorkers(t *testing.T) {
 // nothing end to end.
 func TestLinkLLRMonitor(t *testing.T) {
 	var res struct {
-		Runs  []Run            `json:"runs"`
-		Cells []llrMonitorCell `json:"cells"`
+		Runs  []lab.Run            `json:"runs"`
+		Cells []lab.LLRMonitorCell `json:"cells"`
 	}
 	runRecorded(t, "m", &res, "llr-monitor", "--losses", "1e-3", "--count", "60", "--timeout", "60s")
 	if len(res.Runs) != 3 || len(res.Cells) != 1 {
@@ -625,11 +626,11 @@ func TestLinkLLRMonitor(t *testing.T) {
 func TestTorctlLLR(t *testing.T) {
 	requireRoot(t)
 	bin, _ := buildBin(t)
-	src, err := findModuleRoot()
+	src, err := lab.FindModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := binaries(context.Background(), "", src, bin, nil, "torctl"); err != nil {
+	if _, err := lab.Binaries(context.Background(), "", src, bin, nil, "torctl"); err != nil {
 		t.Fatal(err)
 	}
 	stateDir := t.TempDir()
@@ -639,7 +640,7 @@ func TestTorctlLLR(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("testbed up link: exit %d\n%s%s", code, out, stderr)
 	}
-	tb, err := Open(stateDir, prefix, nil)
+	tb, err := lab.Open(stateDir, prefix, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

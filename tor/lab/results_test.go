@@ -1,0 +1,169 @@
+package lab
+
+import (
+	"math"
+	"net"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestTableMarkdown(t *testing.T) {
+	tab := Table{
+		Columns: []string{"transport", "loss", "FCT p99 (µs)"},
+		Rows:    [][]string{{"gbn", "0", "153"}, {"irn", "0.01", "–"}},
+	}
+	var b strings.Builder
+	tab.Markdown(&b)
+	want := "" +
+		"| transport | loss | FCT p99 (µs) |\n" +
+		"| --------- | ---: | -----------: |\n" +
+		"| gbn       |    0 |          153 |\n" +
+		"| irn       | 0.01 |            – |\n"
+	if b.String() != want {
+		t.Errorf("Markdown:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestGroupRunsAndMedian(t *testing.T) {
+	run := func(tr string, p99 float64, failed bool) Run {
+		r := Run{Point: map[string]string{"transport": tr, "loss": "0.01"}}
+		if failed {
+			r.Error = "boom"
+			return r
+		}
+		r.Perf = &PerfResult{Client: Summary{FCT: FCT{P99: p99}}}
+		return r
+	}
+	runs := []Run{run("gbn", 30, false), run("irn", 5, false), run("gbn", 10, false), run("gbn", 20, false), run("irn", 0, true)}
+	gs := GroupRuns(runs)
+	if len(gs) != 2 || gs[0].Point["transport"] != "gbn" || len(gs[0].Runs) != 3 || len(gs[1].Runs) != 2 {
+		t.Fatalf("groups %+v", gs)
+	}
+	p99 := func(r *Run) float64 { return r.Perf.Client.FCT.P99 }
+	if m := gs[0].Median(p99); m != 20 {
+		t.Errorf("median of 30, 10, 20 = %v", m)
+	}
+	if m := gs[1].Median(p99); m != 5 {
+		t.Errorf("median over irn's one successful run = %v, want 5 (the failed run left out)", m)
+	}
+	if s := gs[0].Sum(p99); s != 60 {
+		t.Errorf("sum = %v", s)
+	}
+	g := Group{Runs: []*Run{{Error: "x"}}}
+	if m := g.Median(p99); !math.IsNaN(m) || fmtFloat(m, 1) != "–" || fmtInt(m) != "–" {
+		t.Errorf("median with no successful run = %v, formatted %q", m, fmtFloat(m, 1))
+	}
+	even := Group{Runs: []*Run{&runs[0], &runs[2]}}
+	if m := even.Median(p99); m != 20 {
+		t.Errorf("median of 30 and 10 = %v, want 20", m)
+	}
+}
+
+const metricsText = `# HELP rocetor_drops_total Frames dropped, by reason.
+# TYPE rocetor_drops_total counter
+rocetor_drops_total{reason="queue_full"} 2
+rocetor_drops_total{reason="no_route"} 0
+# HELP rocetor_impair_destroyed_total Frames the impairment destroyed on the wire.
+# TYPE rocetor_impair_destroyed_total counter
+rocetor_impair_destroyed_total{cause="loss",class="data",direction="egress",port="tor2"} 12
+rocetor_impair_destroyed_total{cause="burst",class="control",direction="egress",port="tor2"} 3
+rocetor_impair_destroyed_total{cause="loss",class="retransmission",direction="egress",port="tor2"} 0
+# HELP rocetor_port_rx_packets_total Frames received on the port.
+# TYPE rocetor_port_rx_packets_total counter
+rocetor_port_rx_packets_total{port="tor1"} 1000
+rocetor_port_rx_packets_total{port="tor2"} 40
+# HELP rocetor_queue_depth_bytes Bytes waiting in the egress queue.
+# TYPE rocetor_queue_depth_bytes gauge
+rocetor_queue_depth_bytes{port="tor2",queue="data"} 1500
+# HELP go_goroutines Number of goroutines that currently exist.
+# TYPE go_goroutines gauge
+go_goroutines 12
+`
+
+func TestParseMetricsAndSample(t *testing.T) {
+	s, err := parseMetrics(strings.NewReader(metricsText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s["go_goroutines"]; ok {
+		t.Error("kept a non-rocetor_ family")
+	}
+	if v := s[`rocetor_queue_depth_bytes{port="tor2",queue="data"}`]; v != 1500 {
+		t.Errorf("gauge with two labels = %v", v)
+	}
+	if v := s.ImpairDrops(); v != 15 {
+		t.Errorf("ImpairDrops = %v, want 15", v)
+	}
+	if v := s.Destroyed("control"); v != 3 {
+		t.Errorf("Destroyed(control) = %v, want 3", v)
+	}
+	if v := s.OtherDrops(); v != 2 {
+		t.Errorf("OtherDrops = %v, want 2", v)
+	}
+	if v := s.Sum("rocetor_port_rx_packets_total"); v != 1040 {
+		t.Errorf("Sum of rx = %v", v)
+	}
+	if v := s.Sum("rocetor_port_rx_packets_total", `port="tor2"`); v != 40 {
+		t.Errorf("Sum of rx on tor2 = %v", v)
+	}
+	if lines := s.Nonzero("destroyed"); len(lines) != 2 || lines[0] != `rocetor_impair_destroyed_total{cause="burst",class="control",direction="egress",port="tor2"} 3` {
+		t.Errorf("Nonzero(drops) = %q", lines)
+	}
+
+	after := Sample{}
+	for k, v := range s {
+		after[k] = v
+	}
+	after[`rocetor_drops_total{reason="queue_full"}`] = 10
+	after[`rocetor_queue_depth_bytes{port="tor2",queue="data"}`] = 0
+	after[`rocetor_port_rx_packets_total{port="tor2"}`] = 5 // restarted: counts from zero
+	d := Delta(s, after)
+	want := Sample{`rocetor_drops_total{reason="queue_full"}`: 8, `rocetor_port_rx_packets_total{port="tor2"}`: 5}
+	if len(d) != len(want) {
+		t.Errorf("Delta = %v, want %v", d, want)
+	}
+	for k, v := range want {
+		if d[k] != v {
+			t.Errorf("Delta[%s] = %v, want %v", k, d[k], v)
+		}
+	}
+}
+
+func TestLastJSON(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"a":1}`, `{"a":1}`},
+		{"connecting\n{\"a\":1}\n", `{"a":1}`},
+		{"{\"a\":1}\nnoise\n{\"b\":2}\n", `{"b":2}`},
+		{"{\n  \"a\": 1\n}\n", "{\n  \"a\": 1\n}"},
+		{"no json here\n", ""},
+	} {
+		if got := string(lastJSON([]byte(c.in))); got != c.want {
+			t.Errorf("lastJSON(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestListening(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip("no loopback:", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if !listening(os.Getpid(), port) {
+		t.Errorf("listening(self, %d) = false with a listener open", port)
+	}
+	ln.Close()
+	if listening(os.Getpid(), port) {
+		t.Errorf("listening(self, %d) = true after close", port)
+	}
+}
+
+func TestAlive(t *testing.T) {
+	if !Alive(os.Getpid()) {
+		t.Error("Alive(self) = false")
+	}
+	if Alive(1 << 30) {
+		t.Error("Alive(no such pid) = true")
+	}
+}

@@ -1,0 +1,104 @@
+package lab
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestWorkersDefault: without --workers every veth end has one queue
+// and every tord one worker, its ports in link order, as before the
+// option.
+func TestWorkersDefault(t *testing.T) {
+	for _, topo := range Topologies {
+		p := mustPlan(t, topo, nil)
+		for _, c := range p.SetupCommands() {
+			if slices.Contains(c, "veth") && strings.Count(c.String(), "queues 1") != 4 {
+				t.Errorf("%s: %q: want one queue each way at both ends", topo, c)
+			}
+		}
+		for node, c := range p.TordConfigs() {
+			if c.Workers != 1 || !slices.Equal(c.Ports, p.Ports(node)) {
+				t.Errorf("%s %s: workers %d, ports %v; want 1 and %v", topo, node, c.Workers, c.Ports, p.Ports(node))
+			}
+		}
+		if p.describeWorkers() != "" {
+			t.Errorf("%s: described %q", topo, p.describeWorkers())
+		}
+	}
+}
+
+// TestWorkersQueues: with --workers 2 the veths between switches have
+// two queues each way at both ends, a host link two rx queues and one
+// tx queue at the switch end and one of each at the host end.
+func TestWorkersQueues(t *testing.T) {
+	p := mustPlan(t, "chain", func(o *Options) { o.Workers, o.LLR = 2, "blocking" })
+	want := map[string]string{
+		"tor1-h1":   "h1 numtxqueues 1 numrxqueues 2 type veth peer name eth0 numtxqueues 1 numrxqueues 1",
+		"tor1-core": "core numtxqueues 2 numrxqueues 2 type veth peer name tor1 numtxqueues 2 numrxqueues 2",
+		"core-tor2": "tor2 numtxqueues 2 numrxqueues 2 type veth peer name core numtxqueues 2 numrxqueues 2",
+		"tor2-h2":   "h2 numtxqueues 1 numrxqueues 2 type veth peer name eth0 numtxqueues 1 numrxqueues 1",
+	}
+	n := 0
+	for _, c := range p.SetupCommands() {
+		if !slices.Contains(c, "veth") {
+			continue
+		}
+		n++
+		s := c.String()
+		ok := false
+		for _, w := range want {
+			ok = ok || strings.Contains(s, "link add "+w+" netns")
+		}
+		if !ok {
+			t.Errorf("%q: not one of %v", s, want)
+		}
+	}
+	if n != len(want) {
+		t.Errorf("%d veths, want %d", n, len(want))
+	}
+	for node, c := range p.TordConfigs() {
+		if c.Workers != 2 {
+			t.Errorf("%s: workers %d, want 2", node, c.Workers)
+		}
+	}
+}
+
+// TestWorkersHostPortsOnWorkerZero: every host port takes an index that
+// worker 0 owns (a multiple of N), switch ports fill the rest in link
+// order, and a switch with too many host ports is refused.
+func TestWorkersHostPortsOnWorkerZero(t *testing.T) {
+	for _, c := range []struct {
+		topo             string
+		senders, workers int
+		tor1, tor2       []string
+	}{
+		{"link", 1, 2, []string{"h1", "tor2"}, []string{"h2", "tor1"}},
+		{"link", 1, 4, []string{"h1", "tor2"}, []string{"h2", "tor1"}},
+		{"dumbbell", 2, 2, []string{"h1", "tor2", "h2"}, []string{"h3", "tor1"}},
+		{"multipath", 1, 2, []string{"h1", "core1", "core2"}, []string{"h2", "core1", "core2"}},
+	} {
+		p := mustPlan(t, c.topo, func(o *Options) { o.Workers, o.Senders = c.workers, c.senders })
+		cs := p.TordConfigs()
+		if !slices.Equal(cs["tor1"].Ports, c.tor1) || !slices.Equal(cs["tor2"].Ports, c.tor2) {
+			t.Errorf("%s, %d senders, %d workers: tor1 %v, tor2 %v; want %v, %v", c.topo, c.senders, c.workers,
+				cs["tor1"].Ports, cs["tor2"].Ports, c.tor1, c.tor2)
+		}
+		if !strings.Contains(p.describeWorkers(), "tor2 ["+strings.Join(c.tor2, ",")+"]") {
+			t.Errorf("described %q", p.describeWorkers())
+		}
+	}
+	o := DefaultOptions("dumbbell")
+	o.Prefix, o.Senders, o.Workers = "rtb-x-", 3, 2
+	if _, err := NewPlan(o); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--workers 2: tor1") {
+		t.Errorf("3 senders behind tor1, 2 workers: %v; want a usage error naming tor1", err)
+	}
+	for _, w := range []int{-1, maxWorkers + 1} {
+		o := DefaultOptions("link")
+		o.Prefix, o.Workers = "rtb-x-", w
+		if err := o.Validate(); !errors.Is(err, ErrUsage) {
+			t.Errorf("--workers %d: %v; want a usage error", w, err)
+		}
+	}
+}
