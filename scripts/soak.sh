@@ -84,13 +84,37 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# Seconds of a Go-style duration: 90, 90s, 10m, 1h.
-case $DURATION in
-*h) SECS=$(( ${DURATION%h} * 3600 )) ;;
-*m) SECS=$(( ${DURATION%m} * 60 )) ;;
-*s) SECS=${DURATION%s} ;;
-*) SECS=$DURATION ;;
-esac
+# Every value is checked before anything starts: a soak that runs for
+# ten minutes and then fails in its summary on a value it took at the
+# start helps nobody.
+bad() { echo "soak.sh: $1" >&2; exit 2; }
+uint() { [[ $2 =~ ^[0-9]+$ ]] || bad "$1 $2: want a whole number"; }
+# Seconds of a whole-second duration: 90, 90s, 10m, 1h.
+secs() {
+	[[ $2 =~ ^([0-9]+)([smh]?)$ ]] || bad "$1 $2: want seconds, or a whole number with s, m or h (90, 90s, 10m, 1h)"
+	case ${BASH_REMATCH[2]} in
+	h) echo $(( BASH_REMATCH[1] * 3600 )) ;;
+	m) echo $(( BASH_REMATCH[1] * 60 )) ;;
+	*) echo "${BASH_REMATCH[1]}" ;;
+	esac
+}
+SECS=$(secs --duration "$DURATION") || exit 2
+WARMUP=$(secs --warmup "$WARMUP") || exit 2
+INTERVAL=$(secs --interval "$INTERVAL") || exit 2
+[ "$SECS" -gt 0 ] || bad "--duration $DURATION: want more than 0"
+[ "$INTERVAL" -gt 0 ] || bad "--interval $INTERVAL: want more than 0"
+[ "$WARMUP" -lt "$SECS" ] || bad "--warmup ${WARMUP}s: want less than --duration (${SECS}s), or no sample would be judged"
+uint --rate "$RATE"
+uint --count "$COUNT"
+uint --trend-pct "$TREND_PCT"
+uint --trend-mib "$TREND_MIB"
+[[ $LOSS =~ ^(0(\.[0-9]+)?|\.[0-9]+|[0-9.]+e-[0-9]+)$ ]] || bad "--loss $LOSS: want a probability below 1, e.g. 0.001 or 1e-3"
+case $LLR in blocking | nb) ;; *) bad "--llr $LLR: want blocking or nb" ;; esac
+for v in "--tcp-rate $TCP_RATE" "--roce-rate $ROCE_RATE"; do
+	[[ ${v#* } =~ ^[0-9]+(\.[0-9]+)?[KMG]?$ ]] || bad "$v: want a rate such as 100M or 1G"
+done
+[[ $SIZE =~ ^[0-9]+([KMG]i?B?)?$ ]] || bad "--size $SIZE: want bytes, e.g. 65536 or 1MiB"
+[[ $PREFIX =~ ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,39}-$ ]] || bad "--prefix $PREFIX: want letters, digits, '_', '.' or '-', ending in '-'"
 
 [ "$(id -u)" = 0 ] || { echo "soak.sh: needs root (namespaces, XDP): sudo $0" >&2; exit 2; }
 for t in jq curl iperf3 ip; do

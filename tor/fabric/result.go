@@ -62,6 +62,20 @@ type Result struct {
 	ECNMarked      uint64         `json:"ecn_marked"`
 	SwitchResults  []SwitchResult `json:"switch_detail"`
 	Buffer         BufferResult   `json:"buffer"`
+	// Records are the flows in the order Run was given them, for a
+	// caller that summarises some of them (the lab's transfers).
+	Records []FlowRecord `json:"-"`
+}
+
+// FlowRecord is one flow of a run: when it was posted and when it
+// completed, in simulated nanoseconds, and its completion time as its
+// sending endpoint measured it. OK is false for a flow that failed or
+// had not completed when the run ended.
+type FlowRecord struct {
+	Src, Dst, Size int
+	StartNs, EndNs int64
+	FCTNs          int64
+	OK             bool
 }
 
 // Bucket is the FCTs of the flows of one size range.
@@ -153,8 +167,11 @@ func (r *runner) result() *Result {
 	var all []fs
 	first, last := int64(math.MaxInt64), int64(0)
 	var bytes int64
+	res.Records = make([]FlowRecord, len(r.flows))
 	for i := range r.flows {
 		f := &r.flows[i]
+		res.Records[i] = FlowRecord{Src: f.Src, Dst: f.Dst, Size: f.Size, StartNs: f.posted / sim.Nanosecond,
+			EndNs: f.done / sim.Nanosecond, FCTNs: f.fct, OK: f.ok}
 		if !f.started || f.done == 0 && !f.ok {
 			continue
 		}
