@@ -21,6 +21,7 @@ const resultsSchema = 1
 type Results struct {
 	Schema     int               `json:"schema"`
 	Experiment string            `json:"experiment"`
+	Backend    string            `json:"backend,omitempty"` // testbed or torsim; empty in records from before there were two
 	Command    string            `json:"command"`
 	Started    time.Time         `json:"started"`
 	Finished   time.Time         `json:"finished"`

@@ -1,0 +1,220 @@
+package simnet
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"rocetor/dataplane"
+	"rocetor/dataplane/sim"
+	"rocetor/nic"
+	"rocetor/tor/fabric"
+	"rocetor/tor/lab"
+	"rocetor/tor/workload"
+)
+
+// run is one simulation: the network the plan describes, the flows of
+// the transfers, and which flows and hosts are whose.
+type run struct {
+	net   *fabric.Network
+	flows []workload.Flow
+	ro    fabric.RunOptions
+	first []int // transfer i's flows are flows[first[i]:first[i+1]]
+	src   []int // transfer i's sending and receiving host, among net.Hosts
+	dst   []int
+}
+
+// build lays out one simulation of the plan for ts: the plan's nodes
+// and links (the testbed's names, so the switch configurations' port
+// names hold), each switch built from the configuration the testbed
+// would give its tord, and the transfers as flows, count messages each
+// with depth × QPs in flight.
+func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("no transfer")
+	}
+	t0 := ts[0]
+	for _, t := range ts[1:] {
+		if t.Transport != t0.Transport || t.CC != t0.CC || t.MTU != t0.MTU || t.QPs != t0.QPs || t.Op != t0.Op || t.BDP != t0.BDP {
+			return nil, fmt.Errorf("%w: the simulator runs one transport, congestion control, MTU, verb and QP count for every host of a round", lab.ErrUsage)
+		}
+	}
+	if len(t0.DCQCN) > 0 || t0.LineRate != "" && t0.LineRate != t0.Rate {
+		return nil, fmt.Errorf("%w: DCQCN parameters and --line-rate are not in the simulator's lab backend yet", lab.ErrUsage)
+	}
+	var op nic.Op
+	switch t0.Op {
+	case "write", "":
+		op = nic.OpWrite
+	case "send":
+		op = nic.OpSend
+	default:
+		return nil, fmt.Errorf("%w: %s: the simulator posts WRITE and SEND", lab.ErrUsage, t0.Op)
+	}
+	topo, err := f.topology(ts)
+	if err != nil {
+		return nil, err
+	}
+	o := fabric.Options{Seed: sim.Seed(f.b.Seed, 7, f.runs), Transport: t0.Transport, BDP: t0.BDP, CC: t0.CC, MTU: t0.MTU,
+		SwitchFor: map[string]string{}}
+	cfgs := f.plan.TordConfigs()
+	for name, c := range cfgs {
+		c.Impair = f.plan.ImpairOf(name, f.imp)
+		y, err := c.Marshal(name)
+		if err != nil {
+			return nil, err
+		}
+		o.SwitchFor[name] = string(y)
+	}
+	r := &run{ro: fabric.RunOptions{QPs: max(t0.QPs, 1), Op: op}}
+	for _, t := range ts {
+		o.MaxMessage = max(o.MaxMessage, t.Size)
+		r.ro.Until = max(r.ro.Until, sim.Time(t.Timeout)*sim.Nanosecond)
+	}
+	o.MaxQPs = r.ro.QPs * len(ts)
+	if r.net, err = fabric.Build(topo, o); err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
+		s, d := r.host(t.From), r.host(t.To)
+		if s < 0 || d < 0 {
+			return nil, fmt.Errorf("%w: %s → %s: no such hosts in %s", lab.ErrUsage, t.From, t.To, f.plan.Shape())
+		}
+		depth := t.Depth
+		if depth == 0 {
+			depth = autoDepth(t.Size, r.ro.QPs)
+		}
+		fl := workload.Sequence(s, d, t.Size, t.Count, depth*r.ro.QPs)
+		for i := range fl {
+			if fl[i].After >= 0 {
+				fl[i].After += len(r.flows)
+			}
+		}
+		r.first = append(r.first, len(r.flows))
+		r.src, r.dst = append(r.src, s), append(r.dst, d)
+		r.flows = append(r.flows, fl...)
+	}
+	r.first = append(r.first, len(r.flows))
+	return r, nil
+}
+
+// topology is the plan's nodes and links: every link at the plan's
+// rate (the switches' port rates and the bottleneck are in their
+// configurations, as on the testbed), a sending host's link at its
+// transfer's rate (roceperf paces the client there).
+func (f *Fabric) topology(ts []lab.Transfer) (fabric.Topology, error) {
+	p := f.plan
+	rate, err := parseRate(p.Options.Rate)
+	if err != nil {
+		return fabric.Topology{}, err
+	}
+	hostRate := map[string]uint64{}
+	for _, t := range ts {
+		if t.Rate != "" && t.Rate != "0" {
+			r, err := parseRate(t.Rate)
+			if err != nil {
+				return fabric.Topology{}, err
+			}
+			hostRate[t.From] = r
+		}
+	}
+	t := fabric.Topology{Name: p.Options.Topology}
+	idx := map[string]int{}
+	for _, n := range p.Nodes {
+		idx[n.Name] = len(t.Nodes)
+		spec := fabric.NodeSpec{Name: n.Name, Role: fabric.Host}
+		if n.Kind == lab.SwitchNode {
+			spec.Role, spec.Tier = fabric.Switch, 1
+			if n.Role == lab.RoleCore {
+				spec.Tier = 2
+			}
+		}
+		t.Nodes = append(t.Nodes, spec)
+	}
+	for _, l := range p.Links {
+		ls := fabric.LinkSpec{A: idx[l.A.Node], B: idx[l.B.Node], RateBps: rate, Delay: sim.Time(f.b.FabricDelay) * sim.Nanosecond}
+		for _, e := range []lab.End{l.A, l.B} {
+			if p.Node(e.Node).Kind == lab.HostNode {
+				ls.Delay = sim.Time(f.b.HostDelay) * sim.Nanosecond
+				if r, ok := hostRate[e.Node]; ok {
+					ls.RateBps = r
+				}
+			}
+		}
+		t.Links = append(t.Links, ls)
+	}
+	return t, nil
+}
+
+func parseRate(s string) (uint64, error) {
+	var r dataplane.Rate
+	if err := r.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("%w: rate %q: %v", lab.ErrUsage, s, err)
+	}
+	return uint64(r), nil
+}
+
+// host returns the index among the network's hosts of the named one,
+// -1 if there is none.
+func (r *run) host(name string) int {
+	for i, h := range r.net.Hosts {
+		if h.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// epoch is the simulation's time zero on the clock Summary's Start and
+// End are read on: what lines up the transfers of one round.
+var epoch = time.Unix(0, 0).UTC()
+
+// summary is transfer i's result as roceperf's client would report it:
+// its messages' completion times, its sending host's endpoint counters,
+// and as verified bytes what the receiving host's endpoint placed (the
+// simulator moves no payload to compare).
+func (r *run) summary(i int, t lab.Transfer, res *fabric.Result) *lab.PerfResult {
+	s := lab.Summary{Transport: t.Transport, Op: cmp.Or(t.Op, "write"), Size: int64(t.Size), Count: int64(t.Count), QPs: int64(r.ro.QPs)}
+	var lats []int64
+	first, last := int64(math.MaxInt64), int64(0)
+	for _, fr := range res.Records[r.first[i]:r.first[i+1]] {
+		if !fr.OK {
+			continue
+		}
+		lats = append(lats, fr.FCTNs)
+		first, last = min(first, fr.StartNs), max(last, fr.EndNs)
+	}
+	s.Messages, s.Bytes = int64(len(lats)), int64(len(lats))*int64(t.Size)
+	if len(lats) > 0 && last > first {
+		s.DurationS = float64(last-first) / 1e9
+		s.GoodputGbps = float64(s.Bytes) * 8 / s.DurationS / 1e9
+		s.Start, s.End = epoch.Add(time.Duration(first)), epoch.Add(time.Duration(last))
+		s.FCT = fctOf(lats)
+	}
+	st := r.net.Hosts[r.src[i]].EP.LiveStats()
+	s.RetxPackets, s.Timeouts = int64(st.Retransmits), int64(st.Timeouts)
+	s.NaksReceived, s.NaksSent = int64(st.NAKsRecv), int64(st.NAKsSent)
+	s.PacketsSent, s.PacketsReceived = int64(st.TxPackets), int64(st.RxPackets)
+	s.VerifiedBytes = min(s.Bytes, int64(r.net.Hosts[r.dst[i]].EP.LiveStats().DeliveredBytes))
+	return &lab.PerfResult{Client: s}
+}
+
+// fctOf summarises completion times in nanoseconds as roceperf does:
+// microseconds, nearest-rank percentiles.
+func fctOf(lats []int64) lab.FCT {
+	s := slices.Clone(lats)
+	slices.Sort(s)
+	var total float64
+	for _, v := range s {
+		total += float64(v)
+	}
+	us := func(q float64) float64 {
+		k := int(math.Ceil(q*float64(len(s)))) - 1
+		return round3(float64(s[min(max(k, 0), len(s)-1)]) / 1e3)
+	}
+	return lab.FCT{P50: us(0.50), P99: us(0.99), P999: us(0.999), P9999: us(0.9999), Mean: round3(total / float64(len(s)) / 1e3), Max: us(1)}
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
