@@ -198,6 +198,34 @@ func (s *servers) close() {
 
 // serve starts the metrics listener and the admin listener.
 func serve(cfg Config, sw *Switch, adm *admin, ready *atomic.Bool, log *zap.Logger) (*servers, error) {
+	reg := registry(cfg, sw)
+	m := http.NewServeMux()
+	m.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	m.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
+	s := &servers{}
+	if err := listen(s, cfg.MetricsAddr, m, log); err != nil {
+		return nil, err
+	}
+	if cfg.AdminAddr != "" {
+		if err := listen(s, cfg.AdminAddr, adm.handler(), log); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// registry returns what /metrics serves: the collectors of every stage
+// the switch's pipelines hold, its XDP programs', Go's and the
+// process's.
+func registry(cfg Config, sw *Switch) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	srcs := make([]metrics.Source, len(sw.Workers()))
 	for i, w := range sw.Workers() {
@@ -225,27 +253,7 @@ func serve(cfg Config, sw *Switch, adm *admin, ready *atomic.Bool, log *zap.Logg
 	if len(sw.impairs) > 0 {
 		reg.MustRegister(&impairCollector{ports: cfg.Ports, impairs: sw.impairs})
 	}
-	m := http.NewServeMux()
-	m.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	m.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready.Load() {
-			http.Error(w, "starting", http.StatusServiceUnavailable)
-			return
-		}
-		io.WriteString(w, "ready\n")
-	})
-	s := &servers{}
-	if err := listen(s, cfg.MetricsAddr, m, log); err != nil {
-		return nil, err
-	}
-	if cfg.AdminAddr != "" {
-		if err := listen(s, cfg.AdminAddr, adm.handler(), log); err != nil {
-			s.close()
-			return nil, err
-		}
-	}
-	return s, nil
+	return reg
 }
 
 func listen(s *servers, addr string, h http.Handler, log *zap.Logger) error {

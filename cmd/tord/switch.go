@@ -171,18 +171,8 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.workers = append(s.workers, pl.Worker)
-		s.stages = append(s.stages, pl.Fwd)
-		s.trusts = append(s.trusts, pl.Trust)
-		s.impairs = append(s.impairs, pl.Impairs...)
-		if pl.Src != nil {
-			s.srcs, s.dsts = append(s.srcs, pl.Src), append(s.dsts, pl.Dst)
-		}
-		if pl.Trim != nil {
-			s.trims = append(s.trims, pl.Trim)
-		}
-		if pl.LLR != nil && w == 0 {
-			s.llr = pl.LLR // worker 0 owns every protected link (pipeline.Owners)
+		s.adopt(w, pl)
+		if s.llr != nil && w == 0 {
 			if m := cfg.LLR.Monitor; m != nil {
 				if s.monitor, err = llr.NewMonitor(m.Config(), s.llr, cfg.Ports, ifCounters, log.Named("llr-monitor")); err != nil {
 					return nil, err
@@ -227,6 +217,24 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 	}
 	done = true
 	return s, nil
+}
+
+// adopt adds worker w's pipeline to the switch's lists of workers and
+// stages.
+func (s *Switch) adopt(w int, pl *pipeline.Pipeline) {
+	s.workers = append(s.workers, pl.Worker)
+	s.stages = append(s.stages, pl.Fwd)
+	s.trusts = append(s.trusts, pl.Trust)
+	s.impairs = append(s.impairs, pl.Impairs...)
+	if pl.Src != nil {
+		s.srcs, s.dsts = append(s.srcs, pl.Src), append(s.dsts, pl.Dst)
+	}
+	if pl.Trim != nil {
+		s.trims = append(s.trims, pl.Trim)
+	}
+	if pl.LLR != nil && w == 0 {
+		s.llr = pl.LLR // worker 0 owns every protected link (pipeline.Owners)
+	}
 }
 
 // openSocket opens one AF_XDP socket, asking the kernel for a large tx
