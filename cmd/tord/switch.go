@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"rocetor/tor/pipeline"
 	"strings"
 	"sync"
 	"time"
@@ -25,8 +24,8 @@ import (
 	"rocetor/tor/impair"
 	"rocetor/tor/llr"
 	"rocetor/tor/netrt"
+	"rocetor/tor/pipeline"
 	"rocetor/tor/trim"
-	"rocetor/tor/trust"
 )
 
 // Switch is a running tord: one XDP program per port, one worker per
@@ -48,11 +47,10 @@ type Switch struct {
 	handoff *dataplane.Handoff     // nil unless cfg.Handoff()
 	ports   [][]*dataplane.XDPPort // [worker][port]
 	workers []*dataplane.Worker
-	stages  []*fwd.Stage
-	impairs []*impair.Port  // every worker's ports, wrapped when impair has rules
-	impair  *impair.Control // nil without impair rules
+	pls     []*pipeline.Pipeline // by worker
+	impairs []*impair.Port       // every worker's ports, wrapped when impair has rules
+	impair  *impair.Control      // nil without impair rules
 	trims   []*trim.Stage
-	trusts  []*trust.Stage
 	llr     *llr.Stage // worker 0's, which owns every protected link
 	monitor *llr.Monitor
 	srcs    []*netrt.SrcToR
@@ -171,18 +169,8 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.workers = append(s.workers, pl.Worker)
-		s.stages = append(s.stages, pl.Fwd)
-		s.trusts = append(s.trusts, pl.Trust)
-		s.impairs = append(s.impairs, pl.Impairs...)
-		if pl.Src != nil {
-			s.srcs, s.dsts = append(s.srcs, pl.Src), append(s.dsts, pl.Dst)
-		}
-		if pl.Trim != nil {
-			s.trims = append(s.trims, pl.Trim)
-		}
-		if pl.LLR != nil && w == 0 {
-			s.llr = pl.LLR // worker 0 owns every protected link (pipeline.Owners)
+		s.adopt(w, pl)
+		if s.llr != nil && w == 0 {
 			if m := cfg.LLR.Monitor; m != nil {
 				if s.monitor, err = llr.NewMonitor(m.Config(), s.llr, cfg.Ports, ifCounters, log.Named("llr-monitor")); err != nil {
 					return nil, err
@@ -227,6 +215,23 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 	}
 	done = true
 	return s, nil
+}
+
+// adopt adds worker w's pipeline to the switch's lists of workers and
+// stages.
+func (s *Switch) adopt(w int, pl *pipeline.Pipeline) {
+	s.workers = append(s.workers, pl.Worker)
+	s.pls = append(s.pls, pl)
+	s.impairs = append(s.impairs, pl.Impairs...)
+	if pl.Src != nil {
+		s.srcs, s.dsts = append(s.srcs, pl.Src), append(s.dsts, pl.Dst)
+	}
+	if pl.Trim != nil {
+		s.trims = append(s.trims, pl.Trim)
+	}
+	if pl.LLR != nil && w == 0 {
+		s.llr = pl.LLR // worker 0 owns every protected link (pipeline.Owners)
+	}
 }
 
 // openSocket opens one AF_XDP socket, asking the kernel for a large tx
