@@ -218,3 +218,14 @@ func fctOf(lats []int64) lab.FCT {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// autoDepth is roceperf's depth for --depth 0.
+func autoDepth(size, qps int) int {
+	const perQP, total = 256 << 10, 16 << 20
+	target := min(perQP, total/qps)
+	d := min(max((target+size-1)/size, 2), 64)
+	if qps*d*size > total {
+		d = max(1, total/(qps*size))
+	}
+	return d
+}
