@@ -1,17 +1,20 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"rocetor/nic"
 	"rocetor/nic/cc"
+	"rocetor/nic/stack"
 )
 
 // ccNames are the congestion controls --cc takes.
-var ccNames = []string{"none", "fixed", "dcqcn"}
+var ccNames = stack.CCs
 
 // ccOpts are a run's congestion control: the client's flags, sent to the
 // server in the hello so that both ends run the same one — DCQCN's
@@ -25,27 +28,17 @@ type ccOpts struct {
 	DCQCN   *cc.DCQCNConfig `json:"dcqcn,omitempty"`
 }
 
-// build returns a fresh congestion control for one endpoint; nil for none.
+// build returns a fresh congestion control for one endpoint (nic/stack);
+// nil for none.
 func (o *ccOpts) build() (nic.CC, error) {
 	if o == nil {
 		return nil, nil
 	}
-	switch o.Name {
-	case "", "none":
-		return nil, nil
-	case "fixed":
-		if o.LineBps == 0 {
-			return nil, fmt.Errorf("cc fixed: no rate")
-		}
-		return cc.NewFixed(o.LineBps, 0), nil
-	case "dcqcn":
-		c := cc.DefaultDCQCNConfig()
-		if o.DCQCN != nil {
-			c = *o.DCQCN
-		}
-		return cc.NewDCQCN(o.LineBps, c)
+	c, err := stack.Config{CC: o.Name, LineBps: o.LineBps, DCQCN: o.DCQCN}.NewCC(0)
+	if errors.Is(err, stack.ErrUnknownCC) {
+		return nil, fmt.Errorf("unknown congestion control %q (roceperf has: %s)", o.Name, strings.Join(ccNames, ", "))
 	}
-	return nil, fmt.Errorf("unknown congestion control %q (roceperf has: %s)", o.Name, strings.Join(ccNames, ", "))
+	return c, err
 }
 
 // uint32Flag is a flag.Value for a uint32 parameter.
@@ -147,14 +140,7 @@ func checkCC(fs *flag.FlagSet, o *ccOpts, rate uint64) error {
 	return nil
 }
 
-func validCC(n string) bool {
-	for _, x := range ccNames {
-		if n == x {
-			return true
-		}
-	}
-	return false
-}
+func validCC(n string) bool { return slices.Contains(ccNames, n) }
 
 // ccCounters are the congestion control's figures of one endpoint: the
 // signals (endpoint counters, whatever the CC) and, with --cc dcqcn,

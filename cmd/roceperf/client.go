@@ -134,7 +134,7 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 		return fmt.Errorf("the connection to %s leaves from %v, which is not an address of %s: the server must be reached through --dev",
 			o.to, local, o.dev)
 	}
-	t, err := transports[o.transport](o.rto, o.bdp)
+	t, err := newTransport(o.transport, o.rto, o.bdp)
 	if err != nil {
 		return err
 	}

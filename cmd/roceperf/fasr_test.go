@@ -18,7 +18,7 @@ func TestParseFaSR(t *testing.T) {
 			t.Errorf("%s over fasr: %+v, %v", op, o, err)
 		}
 	}
-	tr, err := transports["fasr"](3*time.Millisecond, 0)
+	tr, err := newTransport("fasr", 3*time.Millisecond, 0)
 	if err != nil || tr.(*fasr.Transport).Config().RTO != 3e6 || !orderTolerant("fasr") {
 		t.Errorf("fasr: %v, %v", tr, err)
 	}

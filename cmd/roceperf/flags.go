@@ -1,24 +1,20 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"rocetor/dataplane"
 	"rocetor/nic"
-	"rocetor/nic/dcp"
-	"rocetor/nic/fasr"
-	"rocetor/nic/gbn"
-	"rocetor/nic/irn"
+	"rocetor/nic/stack"
 )
 
 // Exit codes.
@@ -43,47 +39,23 @@ const (
 	maxClientMem = 1 << 30 // qps × depth × size bytes of local buffers
 )
 
-// srBDP is the default --bdp: the bandwidth-delay product, in packets,
-// that the selective transports' SR state is sized for, one number for
-// all (nic.SRState): IRN's BDP-FC window and bitmap span, FaSR's window
-// and shared pool (6 units and 18 blocks at 128: fasr.Config.BDP). 128
-// is gbn's window, and about a 1 Gb/s path with a 1 ms round trip, above
-// the namespace testbed's. maxBDP is IRN's and FaSR's largest window.
+// srBDP is the default --bdp and maxBDP its largest (nic/stack).
 const (
-	srBDP  = 128
-	maxBDP = 1 << 16
+	srBDP  = stack.DefaultBDP
+	maxBDP = stack.MaxBDP
 )
 
-// transports are the loss recoveries roceperf knows, by --transport name.
-// Both ends must know the name; each builds its own instance, with the
-// first retransmission timeout the client asked for (0: the transport's
-// default) and the BDP in packets IRN's and FaSR's SR state is sized
-// for (0: srBDP; gbn and dcp do not depend on it).
-var transports = map[string]func(rto time.Duration, bdp int) (nic.Transport, error){
-	"gbn": func(rto time.Duration, _ int) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
-	"dcp": func(rto time.Duration, _ int) (nic.Transport, error) { return dcp.New(dcp.Config{RTO: int64(rto)}) },
-	"irn": newIRN,
-	"fasr": func(rto time.Duration, bdp int) (nic.Transport, error) {
-		bdp = cmp.Or(bdp, srBDP)
-		return fasr.New(fasr.Config{RTO: int64(rto), Window: bdp, BDP: bdp})
-	},
+// newTransport builds one end's loss recovery, by --transport name (one
+// of stack.Transports), with the first retransmission timeout the client
+// asked for (0: the transport's default) and the BDP in packets IRN's
+// and FaSR's SR state is sized for (0: srBDP; gbn and dcp do not depend
+// on it, and gbn keeps its own window).
+func newTransport(name string, rto time.Duration, bdp int) (nic.Transport, error) {
+	return stack.Config{Transport: name, RTO: rto, BDP: bdp}.NewTransport()
 }
 
-// newIRN builds IRN with --rto as its RTO_high, the timeout with a window
-// in flight (what gbn's --rto compares with); RTO_low stays at its
-// default unless that is longer. Its BDP-FC window and bitmaps span bdp
-// packets of 1 KiB (0: srBDP), so ceil(bdp KiB / MTU) packets at another
-// MTU.
-func newIRN(rto time.Duration, bdp int) (nic.Transport, error) {
-	c := irn.Config{BDP: cmp.Or(bdp, srBDP) << 10}
-	if rto > 0 {
-		def, _ := irn.New(irn.Config{})
-		c.RTOHigh = int64(rto)
-		c.RTOLow = min(c.RTOHigh, def.Config().RTOLow)
-		c.MaxRTO = max(def.Config().MaxRTO, 16*c.RTOHigh)
-	}
-	return irn.New(c)
-}
+// knownTransport reports whether roceperf has transport t.
+func knownTransport(t string) bool { return slices.Contains(stack.Transports, t) }
 
 // supports reports whether transport t implements op: DCP covers WRITE
 // and SEND (seed 002 §4.4), not READ.
@@ -95,13 +67,9 @@ func supports(t string, op nic.Op) bool { return t != "dcp" || op != nic.OpRead 
 // first completed (client.setup limits the depth for it).
 func orderTolerant(t string) bool { return t == "dcp" || t == "irn" || t == "fasr" }
 
+// transportNames lists the transports in sorted order.
 func transportNames() string {
-	var names []string
-	for n := range transports {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
+	return strings.Join(slices.Sorted(slices.Values(stack.Transports)), ", ")
 }
 
 var ops = map[string]nic.Op{"write": nic.OpWrite, "send": nic.OpSend, "read": nic.OpRead}
@@ -391,7 +359,7 @@ func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error
 		return o, usagef("--depth %d: want 0 (automatic) to %d", o.depth, maxDepth)
 	case o.rxDepth < 0 || o.rxDepth > 4096:
 		return o, usagef("--rx-depth %d: want 0 (the server's choice) to 4096", o.rxDepth)
-	case transports[o.transport] == nil:
+	case !knownTransport(o.transport):
 		return o, usagef("unknown transport %q (roceperf has: %s)", o.transport, transportNames())
 	case !supports(o.transport, o.op):
 		return o, usagef("--transport %s does not do %s (DCP covers write and send)", o.transport, o.op)
@@ -406,7 +374,7 @@ func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error
 	case port < 0 || port > 65535:
 		return o, usagef("-p %d: want a TCP port", port)
 	}
-	if _, err := transports[o.transport](o.rto, o.bdp); err != nil {
+	if _, err := newTransport(o.transport, o.rto, o.bdp); err != nil {
 		return o, usagef("--transport %s: %v", o.transport, err)
 	}
 	if o.lat {

@@ -38,7 +38,7 @@ func TestMemoryPerQP(t *testing.T) {
 			var m0, m1 runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&m0)
-			tr, err := transports[c.transport](0, 0)
+			tr, err := newTransport(c.transport, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestSRState(t *testing.T) {
 	const qps = 5000
 	want := map[string]struct{ perQP, shared, bdp int }{"gbn": {0, 0, 0}, "irn": {80, 0, srBDP}, "fasr": {8, 232, srBDP}, "dcp": {197, 0, 0}}
 	for name, w := range want {
-		tr, err := transports[name](0, 0)
+		tr, err := newTransport(name, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

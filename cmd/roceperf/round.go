@@ -298,7 +298,7 @@ func (sv *server) round(ctx context.Context, rs []*serverRun) bool {
 // client its accept. A client whose accept cannot be sent fails alone.
 func (sv *server) setup(ctx context.Context, rs []*serverRun) (session, error) {
 	h0 := rs[0].p.h
-	t, err := transports[h0.Transport](time.Duration(h0.RTOUS)*time.Microsecond, h0.BDP)
+	t, err := newTransport(h0.Transport, time.Duration(h0.RTOUS)*time.Microsecond, h0.BDP)
 	if err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ func (sv *server) planRun(h hello) (plan, error) {
 		return p, fmt.Errorf("protocol version %d, this server speaks %d", h.Version, protoVersion)
 	case p.op == 0:
 		return p, fmt.Errorf("unknown op %q (want write, send or read)", h.Op)
-	case transports[h.Transport] == nil:
+	case !knownTransport(h.Transport):
 		return p, fmt.Errorf("unknown transport %q (this server has: %s)", h.Transport, transportNames())
 	case !supports(h.Transport, p.op):
 		return p, fmt.Errorf("transport %s does not do %s", h.Transport, h.Op)
@@ -105,7 +105,7 @@ func (sv *server) planRun(h hello) (plan, error) {
 	case h.BDP < 0 || h.BDP > maxBDP:
 		return p, fmt.Errorf("bad BDP %d packets: want 1 to %d", h.BDP, maxBDP)
 	}
-	if _, err := transports[h.Transport](time.Duration(h.RTOUS)*time.Microsecond, h.BDP); err != nil {
+	if _, err := newTransport(h.Transport, time.Duration(h.RTOUS)*time.Microsecond, h.BDP); err != nil {
 		return p, fmt.Errorf("transport %s: %w", h.Transport, err)
 	}
 	if _, err := h.CC.build(); err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"rocetor/dataplane"
-	"rocetor/nic/irn"
 )
 
 func TestParseClient(t *testing.T) {
@@ -270,26 +269,4 @@ func TestReportIRN(t *testing.T) {
 		}
 	}
 	t.Log(table.String())
-}
-
-// TestNewIRN checks how --rto maps onto IRN's two timeouts.
-func TestNewIRN(t *testing.T) {
-	for _, c := range []struct {
-		rto             time.Duration
-		low, high, maxr int64
-	}{
-		{0, 8_000_000, 16_000_000, 256_000_000},
-		{time.Millisecond, 1_000_000, 1_000_000, 256_000_000},
-		{100 * time.Microsecond, 100_000, 100_000, 256_000_000},
-		{16 * time.Millisecond, 8_000_000, 16_000_000, 256_000_000},
-	} {
-		tr, err := newIRN(c.rto, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := tr.(*irn.Transport).Config()
-		if cfg.RTOLow != c.low || cfg.RTOHigh != c.high || cfg.MaxRTO != c.maxr {
-			t.Errorf("--rto %v: low %d high %d max %d", c.rto, cfg.RTOLow, cfg.RTOHigh, cfg.MaxRTO)
-		}
-	}
 }
