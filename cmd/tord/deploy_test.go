@@ -18,6 +18,8 @@ import (
 	"rocetor/dataplane"
 	"rocetor/dataplane/metrics"
 	"rocetor/tor/llr"
+	"rocetor/tor/telemetry"
+	"rocetor/tor/trim"
 )
 
 // The files under deploy/ name tord's configuration fields and metrics;
@@ -103,8 +105,8 @@ type tordCollector struct {
 	collects bool // collects without a switch; false: Describe only
 }
 
-// tordCollectors returns every collector serve registers, on two ports
-// p0 and p1 with one stage, fwd. The llr collector comes twice, without
+// tordCollectors returns every collector serve registers (the switch's
+// are tor/telemetry's), on two ports p0 and p1 with one stage, fwd. The llr collector comes twice, without
 // and with a monitor, whose series only llr.monitor adds.
 func tordCollectors() []tordCollector {
 	ports := []string{"p0", "p1"}
@@ -120,14 +122,14 @@ func tordCollectors() []tordCollector {
 		{"always", xdpCollector{}, false},
 		{"always", collectors.NewGoCollector(), true},
 		{"always", collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), true},
-		{"always", &trustCollector{ports: ports}, true},
-		{"with a `netrt:` section", &netrtCollector{ports: ports}, true},
-		{"with an `llr:` section", &llrCollector{}, false},
-		{"with `llr.monitor`", &llrCollector{monitor: new(llr.Monitor)}, false},
-		{"with a `trim:` section", &trimCollector{ports: ports, on: []bool{true, true}}, true},
-		{"with `dcp: true`, a `trim:` section or an impair rule that has `trim: true`", &hoDropCollector{sources: []metrics.Source{fakeSource{snap}}}, true},
-		{"with `forwarding.multipath: adaptive`", &adaptiveCollector{ports: ports}, true},
-		{"with `impair:` rules", &impairCollector{ports: ports}, true},
+		{"always", telemetry.NewTrust(ports, nil), true},
+		{"with a `netrt:` section", telemetry.NewNetRT(ports, nil, nil), true},
+		{"with an `llr:` section", telemetry.NewLLR(nil, nil, nil), false},
+		{"with `llr.monitor`", telemetry.NewLLR(nil, nil, new(llr.Monitor)), false},
+		{"with a `trim:` section", telemetry.NewTrim(ports, &trim.Config{}, nil), true},
+		{"with `dcp: true`, a `trim:` section or an impair rule that has `trim: true`", telemetry.NewHODrops([]metrics.Source{fakeSource{snap}}), true},
+		{"with `forwarding.multipath: adaptive`", telemetry.NewAdaptive(ports, nil), true},
+		{"with `impair:` rules", telemetry.NewImpair(ports, nil), true},
 	}
 }
 
@@ -216,13 +218,20 @@ type fakeSource struct{ s dataplane.Snapshot }
 func (f fakeSource) Snapshot() dataplane.Snapshot { return f.s }
 
 // The collector list above is every collector tord has: each metric name
-// the sources of tord and dataplane/metrics define is among the exported.
+// the sources of tord, dataplane/metrics and tor/telemetry define is
+// among the exported.
 func TestDeployCollectorListComplete(t *testing.T) {
 	have := exported(t)
 	nameRE := regexp.MustCompile(`(?:newDesc|gaugeOf|counterOf|desc)(?:\[[^\]]*\])?\("([a-z0-9_]+)"|"(rocetor_[a-z0-9_]+)"`)
-	files, _ := filepath.Glob("*.go")
-	more, _ := filepath.Glob("../../dataplane/metrics/*.go")
-	for _, f := range append(files, more...) {
+	var files []string
+	for _, dir := range []string{".", "../../dataplane/metrics", "../../tor/telemetry"} {
+		more, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		if len(more) == 0 {
+			t.Fatalf("no Go files in %s", dir)
+		}
+		files = append(files, more...)
+	}
+	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}

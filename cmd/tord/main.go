@@ -25,7 +25,7 @@ import (
 
 	"rocetor/afxdp"
 	"rocetor/bpf"
-	"rocetor/dataplane/metrics"
+	"rocetor/tor/telemetry"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
@@ -198,32 +198,9 @@ func (s *servers) close() {
 
 // serve starts the metrics listener and the admin listener.
 func serve(cfg Config, sw *Switch, adm *admin, ready *atomic.Bool, log *zap.Logger) (*servers, error) {
-	reg := prometheus.NewRegistry()
-	srcs := make([]metrics.Source, len(sw.Workers()))
-	for i, w := range sw.Workers() {
-		srcs[i] = w
-	}
-	reg.MustRegister(metrics.New(cfg.Ports, sw.StageNames(), srcs...),
-		xdpCollector{ports: cfg.Ports, progs: sw.progs},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		&trustCollector{ports: cfg.Ports, stages: sw.trusts})
-	if len(sw.srcs) > 0 {
-		reg.MustRegister(&netrtCollector{ports: cfg.Ports, srcs: sw.srcs, dsts: sw.dsts})
-	}
-	if sw.llr != nil {
-		reg.MustRegister(&llrCollector{ports: cfg.Ports, stage: sw.llr, monitor: sw.monitor})
-	}
-	if len(sw.trims) > 0 {
-		reg.MustRegister(newTrimCollector(cfg, sw.trims))
-	}
-	if cfg.ParsesDCP() {
-		reg.MustRegister(&hoDropCollector{sources: srcs})
-	}
-	if cfg.Forwarding.Multipath == "adaptive" {
-		reg.MustRegister(&adaptiveCollector{ports: cfg.Ports, stages: sw.stages})
-	}
-	if len(sw.impairs) > 0 {
-		reg.MustRegister(&impairCollector{ports: cfg.Ports, impairs: sw.impairs})
+	reg, err := registry(cfg, sw)
+	if err != nil {
+		return nil, err
 	}
 	m := http.NewServeMux()
 	m.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
@@ -246,6 +223,16 @@ func serve(cfg Config, sw *Switch, adm *admin, ready *atomic.Bool, log *zap.Logg
 		}
 	}
 	return s, nil
+}
+
+// registry returns what /metrics serves: the switch's families
+// (tor/telemetry), its XDP programs', Go's and the process's.
+func registry(cfg Config, sw *Switch) (*prometheus.Registry, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(xdpCollector{ports: cfg.Ports, progs: sw.progs},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	err := telemetry.Register(reg, telemetry.Switch{Config: &cfg, Pipelines: sw.pls, LLRMonitor: sw.monitor})
+	return reg, err
 }
 
 func listen(s *servers, addr string, h http.Handler, log *zap.Logger) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"net/http/httptest"
 	"net/netip"
-	"rocetor/tor/pipeline"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +14,8 @@ import (
 	"rocetor/rocev2/psn"
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
+	"rocetor/tor/pipeline"
+	"rocetor/tor/telemetry"
 	"rocetor/tor/trim"
 )
 
@@ -130,8 +131,8 @@ func TestTrimMetrics(t *testing.T) {
 		*now += 1_000_000
 		w.Step(*now)
 	}
-	ms := scrape(t, newTrimCollector(cfg, []*trim.Stage{ts}), &adaptiveCollector{ports: cfg.Ports, stages: []*fwd.Stage{fs}},
-		&impairCollector{ports: cfg.Ports, impairs: ips})
+	ms := scrape(t, telemetry.NewTrim(cfg.Ports, cfg.Trim, []*trim.Stage{ts}), telemetry.NewAdaptive(cfg.Ports, []*fwd.Stage{fs}),
+		telemetry.NewImpair(cfg.Ports, ips))
 	t.Logf("%s", pick(ms, "rocetor_trim_trimmed_packets_total", "rocetor_trim_ho_packets_total", "rocetor_trim_dropped_total",
 		"rocetor_fwd_adaptive_choices_total", "rocetor_impair_trimmed_total", "rocetor_impair_destroyed_total"))
 	st := ts.Snapshot()

@@ -1,12 +1,15 @@
 package metrics
 
 import (
+	"bytes"
+	"maps"
 	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 
 	"rocetor/dataplane"
 	"rocetor/rocev2"
@@ -66,3 +69,47 @@ rocetor_stage_packets_total{stage="fwd"} 20
 		t.Fatalf("gathered %d metrics, err %v", n, err)
 	}
 }
+
+// Gather flattens a registry to what Parse makes of its /metrics text:
+// the same keys and values, so a switch in this process reads like a
+// tord scraped over HTTP.
+func TestGatherMatchesParse(t *testing.T) {
+	var a dataplane.Snapshot
+	a.Ports = make([]dataplane.PortCounters, 2)
+	a.PortStats = make([]dataplane.PortStats, 2)
+	a.Queues = [][]dataplane.QueueSnapshot{{{Name: "data"}}, {{Name: "data", DepthBytes: 1500}}}
+	a.Ports[1].TxPackets, a.Ports[0].RxBytes = 7, 1<<40+3
+	a.Drops[dataplane.ReasonQueueFull] = 5
+	a.Batches[2] = 4
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(New([]string{"eth0", "eth1"}, nil, fakeSource{a}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "other_gauge", Help: "Not rocetor's."}))
+	got, err := Gather(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	enc := expfmt.NewEncoder(&text, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := Parse(&text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, want) || len(got) < 20 {
+		t.Errorf("Gather: %d series, Parse: %d; differ or too few", len(got), len(want))
+	}
+	if got[`rocetor_port_rx_bytes_total{port="eth0"}`] != 1<<40+3 || got[`rocetor_drops_total{reason="queue_full"}`] != 5 {
+		t.Errorf("values: %v", got)
+	}
+}
+
+type fakeSource struct{ s dataplane.Snapshot }
+
+func (f fakeSource) Snapshot() dataplane.Snapshot { return f.s }

@@ -138,3 +138,8 @@ func (p *Port) Counters() Stats { return p.st }
 // Snapshot returns a copy of the counters as last published. It is safe
 // to call from any goroutine.
 func (p *Port) Snapshot() Stats { return p.pub.Load() }
+
+// Publish stores the counters for Snapshot now, at worker time now. Call
+// it from the worker's goroutine, or after the worker stopped (a
+// simulator at the end of a run).
+func (p *Port) Publish(now int64) { p.pub.Store(now, &p.st) }

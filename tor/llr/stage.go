@@ -130,6 +130,11 @@ func (s *Stage) Stats() Stats { return s.st }
 // millisecond of worker time. It is safe from any goroutine.
 func (s *Stage) Snapshot() Stats { return s.pub.Load() }
 
+// Publish stores the counters for Snapshot now, at worker time now. Call
+// it from the worker's goroutine, or after the worker stopped (a
+// simulator at the end of a run).
+func (s *Stage) Publish(now int64) { s.pub.Store(now, &s.st) }
+
 // resolve finds the queue indices of port l.port.
 func (s *Stage) resolve(c *dataplane.Ctx, l *link) bool {
 	if l.resolved {

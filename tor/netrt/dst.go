@@ -755,3 +755,8 @@ func (d *DstToR) Stats() DstStats { return d.st }
 func (d *DstToR) Snapshot() DstStats {
 	return d.pub.Load().st
 }
+
+// Publish stores the counters and the busiest flows for Snapshot and
+// Busiest now, at worker time now. Call it from the worker's goroutine,
+// or after the worker stopped (a simulator at the end of a run).
+func (d *DstToR) Publish(now int64) { d.publish(now) }

@@ -754,3 +754,8 @@ func (s *SrcToR) Stats() SrcStats { return s.st }
 func (s *SrcToR) Snapshot() SrcStats {
 	return s.pub.Load()
 }
+
+// Publish stores the counters for Snapshot now, at worker time now. Call
+// it from the worker's goroutine, or after the worker stopped (a
+// simulator at the end of a run).
+func (s *SrcToR) Publish(now int64) { s.pub.Store(now, &s.st) }

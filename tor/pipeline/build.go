@@ -110,6 +110,31 @@ type Pipeline struct {
 	Stages []dataplane.Stage
 }
 
+// Publish stores the counters of the worker, its stages and its
+// impaired ports for their Snapshots now, at worker time now; the
+// collectors (tor/telemetry) read those. Each publishes about once a
+// millisecond of worker time by itself, which serves a running switch;
+// a simulator, which stops at any instant, calls Publish at the end of
+// a run. Call it from the worker's goroutine, or after it stopped.
+func (pl *Pipeline) Publish(now int64) {
+	pl.Worker.Publish(now)
+	pl.Trust.Publish(now)
+	pl.Fwd.Publish(now)
+	if pl.Src != nil {
+		pl.Src.Publish(now)
+		pl.Dst.Publish(now)
+	}
+	if pl.Trim != nil {
+		pl.Trim.Publish(now)
+	}
+	if pl.LLR != nil {
+		pl.LLR.Publish(now)
+	}
+	for _, ip := range pl.Impairs {
+		ip.Publish(now)
+	}
+}
+
 // Build makes worker w's pipeline over ports (one per cfg.Ports, in
 // order), whose frames live in mem, on clock (nil: the runtime's), for a
 // switch whose workers hand nothing to each other (Config.Handoff is

@@ -99,5 +99,3 @@ func (t *TrustConfig) StageConfig(cfg *Config) trust.Config {
 	}
 	return c
 }
-
-// trustCollector exports the trust stages' refusals per ingress port,

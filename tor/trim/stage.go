@@ -189,6 +189,11 @@ func (s *Stage) Stats() Stats { return s.st }
 // millisecond of worker time. It is safe to call from any goroutine.
 func (s *Stage) Snapshot() Stats { return s.pub.Load() }
 
+// Publish stores the counters for Snapshot now, at worker time now. Call
+// it from the worker's goroutine, or after the worker stopped (a
+// simulator at the end of a run).
+func (s *Stage) Publish(now int64) { s.pub.Store(now, &s.st) }
+
 // String describes the configuration in force, for logs.
 func (s *Stage) String() string {
 	cw, dw := Weights(s.cfg.Weight())

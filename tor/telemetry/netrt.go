@@ -1,4 +1,4 @@
-package main
+package telemetry
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +15,13 @@ type netrtCollector struct {
 	ports []string
 	srcs  []*netrt.SrcToR
 	dsts  []*netrt.DstToR
+}
+
+// NewNetRT returns the collector of the rocetor_netrt_ series over
+// every worker's source and destination ToR stages, in pairs; ports
+// names the switch's ports in order.
+func NewNetRT(ports []string, srcs []*netrt.SrcToR, dsts []*netrt.DstToR) prometheus.Collector {
+	return &netrtCollector{ports: ports, srcs: srcs, dsts: dsts}
 }
 
 type (

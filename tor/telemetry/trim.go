@@ -1,4 +1,4 @@
-package main
+package telemetry
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,10 +29,12 @@ var (
 		[]string{"port", "class"}, nil)
 )
 
-func newTrimCollector(cfg Config, trims []*trim.Stage) *trimCollector {
-	c := &trimCollector{ports: cfg.Ports, on: make([]bool, len(cfg.Ports)), trims: trims}
-	for i, p := range cfg.Ports {
-		c.on[i] = cfg.Trim.Trims(p)
+// NewTrim returns the collector of the rocetor_trim_ series over every
+// worker's trimming stage, for the ports of ports that cfg trims.
+func NewTrim(ports []string, cfg *trim.Config, trims []*trim.Stage) prometheus.Collector {
+	c := &trimCollector{ports: ports, on: make([]bool, len(ports)), trims: trims}
+	for i, p := range ports {
+		c.on[i] = cfg.Trims(p)
 	}
 	return c
 }

@@ -1,4 +1,4 @@
-package main
+package telemetry
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +15,12 @@ import (
 // trimming port's control-plane failures too, but of every frame there,
 // and of no other place.
 type hoDropCollector struct{ sources []metrics.Source }
+
+// NewHODrops returns the collector of rocetor_dcp_ho_drops_total over
+// the workers' snapshots.
+func NewHODrops(workers []metrics.Source) prometheus.Collector {
+	return &hoDropCollector{sources: workers}
+}
 
 var dHODrops = prometheus.NewDesc("rocetor_dcp_ho_drops_total",
 	"DCP header-only packets dropped, by reason (a subset of rocetor_drops_total): each costs its sender DCP's coarse timeout.",

@@ -1,4 +1,4 @@
-package main
+package telemetry
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +13,13 @@ import (
 type impairCollector struct {
 	ports   []string
 	impairs []*impair.Port
+}
+
+// NewImpair returns the collector of the rocetor_impair_ series over
+// every worker's impaired ports, each of which names its port; ports
+// names the switch's ports in order.
+func NewImpair(ports []string, impairs []*impair.Port) prometheus.Collector {
+	return &impairCollector{ports: ports, impairs: impairs}
 }
 
 var (

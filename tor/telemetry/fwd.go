@@ -1,4 +1,4 @@
-package main
+package telemetry
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +11,13 @@ import (
 type adaptiveCollector struct {
 	ports  []string
 	stages []*fwd.Stage
+}
+
+// NewAdaptive returns the collector of rocetor_fwd_adaptive_choices_total
+// over every worker's forwarding stage; ports names the switch's ports
+// in order.
+func NewAdaptive(ports []string, stages []*fwd.Stage) prometheus.Collector {
+	return &adaptiveCollector{ports: ports, stages: stages}
 }
 
 var dAdaptive = prometheus.NewDesc("rocetor_fwd_adaptive_choices_total",
