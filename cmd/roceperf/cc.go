@@ -2,51 +2,17 @@ package main
 
 import (
 	"flag"
-	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
-	"rocetor/nic"
 	"rocetor/nic/cc"
+	"rocetor/nic/perf"
+	"rocetor/nic/stack"
 )
 
 // ccNames are the congestion controls --cc takes.
-var ccNames = []string{"none", "fixed", "dcqcn"}
-
-// ccOpts are a run's congestion control: the client's flags, sent to the
-// server in the hello so that both ends run the same one — DCQCN's
-// notification point is the receiver's, its reaction point the sender's
-// (the server's for READ responses).
-type ccOpts struct {
-	Name string `json:"name"` // none, fixed or dcqcn
-	// LineBps is the rate DCQCN starts every QP at and returns it to, or
-	// the rate the fixed pacer holds each QP to.
-	LineBps uint64          `json:"line_bps,omitempty"`
-	DCQCN   *cc.DCQCNConfig `json:"dcqcn,omitempty"`
-}
-
-// build returns a fresh congestion control for one endpoint; nil for none.
-func (o *ccOpts) build() (nic.CC, error) {
-	if o == nil {
-		return nil, nil
-	}
-	switch o.Name {
-	case "", "none":
-		return nil, nil
-	case "fixed":
-		if o.LineBps == 0 {
-			return nil, fmt.Errorf("cc fixed: no rate")
-		}
-		return cc.NewFixed(o.LineBps, 0), nil
-	case "dcqcn":
-		c := cc.DefaultDCQCNConfig()
-		if o.DCQCN != nil {
-			c = *o.DCQCN
-		}
-		return cc.NewDCQCN(o.LineBps, c)
-	}
-	return nil, fmt.Errorf("unknown congestion control %q (roceperf has: %s)", o.Name, strings.Join(ccNames, ", "))
-}
+var ccNames = stack.CCs
 
 // uint32Flag is a flag.Value for a uint32 parameter.
 type uint32Flag struct{ v *uint32 }
@@ -98,7 +64,7 @@ func dcqcnFlagName(p string) string { return "dcqcn-" + strings.ReplaceAll(p, "_
 
 // addCCFlags registers --cc, --line-rate and a flag per DCQCN parameter,
 // each defaulting to ConnectX's default.
-func addCCFlags(fs *flag.FlagSet, o *ccOpts) {
+func addCCFlags(fs *flag.FlagSet, o *perf.CCOptions) {
 	o.Name = "none"
 	d := cc.DefaultDCQCNConfig()
 	o.DCQCN = &d
@@ -115,7 +81,7 @@ func addCCFlags(fs *flag.FlagSet, o *ccOpts) {
 
 // checkCC completes and checks o after parsing: the line rate defaults
 // to the port's --rate; DCQCN flags need --cc dcqcn.
-func checkCC(fs *flag.FlagSet, o *ccOpts, rate uint64) error {
+func checkCC(fs *flag.FlagSet, o *perf.CCOptions, rate uint64) error {
 	var stray string
 	fs.Visit(func(f *flag.Flag) {
 		if strings.HasPrefix(f.Name, "dcqcn-") && o.Name != "dcqcn" {
@@ -141,47 +107,10 @@ func checkCC(fs *flag.FlagSet, o *ccOpts, rate uint64) error {
 	if o.LineBps == 0 {
 		return usagef("--cc %s needs --line-rate (or --rate)", o.Name)
 	}
-	if _, err := o.build(); err != nil {
+	if _, err := o.Build(); err != nil {
 		return usagef("--cc %s: %v", o.Name, err)
 	}
 	return nil
 }
 
-func validCC(n string) bool {
-	for _, x := range ccNames {
-		if n == x {
-			return true
-		}
-	}
-	return false
-}
-
-// ccCounters are the congestion control's figures of one endpoint: the
-// signals (endpoint counters, whatever the CC) and, with --cc dcqcn,
-// DCQCN's own counters and the QPs' rates.
-type ccCounters struct {
-	Name         string          `json:"name"`
-	RateCuts     uint64          `json:"rate_cuts"`         // reaction point: rate decreases
-	CNPsHeld     uint64          `json:"cnps_held"`         // notification point: marks not answered (min_time_between_cnps)
-	FastRecovery uint64          `json:"fast_recovery"`     // increase events in fast recovery
-	AdditiveInc  uint64          `json:"additive_increase"` // increase events in additive increase
-	HyperInc     uint64          `json:"hyper_increase"`    // increase events in hyper increase
-	TimerEvents  uint64          `json:"timer_events"`      // increase events of rpg_time_reset
-	ByteEvents   uint64          `json:"byte_events"`       // increase events of rpg_byte_reset
-	LineBps      uint64          `json:"line_bps"`          // the rate QPs start at
-	Rate         *cc.RateSummary `json:"rate,omitempty"`    // the QPs' rates (DCQCN)
-}
-
-// ccCountersOf reads a stopped endpoint's congestion control.
-func ccCountersOf(c nic.CC) *ccCounters {
-	switch d := c.(type) {
-	case *cc.DCQCN:
-		st, s := d.Stats(), d.Summary()
-		return &ccCounters{Name: d.Name(), RateCuts: st.Cuts, CNPsHeld: st.CNPsHeld, FastRecovery: st.FastRecovery,
-			AdditiveInc: st.AdditiveInc, HyperInc: st.HyperInc, TimerEvents: st.TimerEvents, ByteEvents: st.ByteEvents,
-			LineBps: d.LineBps(), Rate: &s}
-	case *cc.Fixed:
-		return &ccCounters{Name: d.Name()}
-	}
-	return nil
-}
+func validCC(n string) bool { return slices.Contains(ccNames, n) }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"rocetor/nic/cc"
+	"rocetor/nic/perf"
 )
 
 // TestParseCC checks --cc, --line-rate and the DCQCN flags: one per
@@ -15,8 +16,8 @@ import (
 func TestParseCC(t *testing.T) {
 	base := []string{"--dev", "eth0", "--to", "10.0.0.2", "--size", "4KiB", "--count", "200"}
 	o, err := parseClient("write", base, &bytes.Buffer{})
-	if err != nil || o.cc.Name != "none" || o.cc.DCQCN != nil {
-		t.Fatalf("default: %+v, %v", o.cc, err)
+	if err != nil || o.CC.Name != "none" || o.CC.DCQCN != nil {
+		t.Fatalf("default: %+v, %v", o.CC, err)
 	}
 	o, err = parseClient("write", append(base, "--cc", "dcqcn", "--rate", "10G", "--dcqcn-rpg-time-reset", "55",
 		"--dcqcn-dce-tcp-rtt", "55", "--dcqcn-clamp-tgt-rate", "--dcqcn-rpg-ai-rate", "40",
@@ -26,12 +27,12 @@ func TestParseCC(t *testing.T) {
 	}
 	want := cc.DefaultDCQCNConfig()
 	want.RPGTimeReset, want.DCETCPRTT, want.ClampTgtRate, want.RPGAIRate, want.MinTimeBetweenCNPs = 55, 55, true, 40, 50
-	if o.cc.Name != "dcqcn" || o.cc.LineBps != 10e9 || o.cc.DCQCN == nil || *o.cc.DCQCN != want {
-		t.Fatalf("parsed %+v %+v, want %+v", o.cc, o.cc.DCQCN, want)
+	if o.CC.Name != "dcqcn" || o.CC.LineBps != 10e9 || o.CC.DCQCN == nil || *o.CC.DCQCN != want {
+		t.Fatalf("parsed %+v %+v, want %+v", o.CC, o.CC.DCQCN, want)
 	}
 	o, err = parseClient("write", append(base, "--cc", "dcqcn", "--rate", "10G", "--line-rate", "25G"), &bytes.Buffer{})
-	if err != nil || o.cc.LineBps != 25e9 || *o.cc.DCQCN != cc.DefaultDCQCNConfig() {
-		t.Fatalf("--line-rate: %+v, %v", o.cc, err)
+	if err != nil || o.CC.LineBps != 25e9 || *o.CC.DCQCN != cc.DefaultDCQCNConfig() {
+		t.Fatalf("--line-rate: %+v, %v", o.CC, err)
 	}
 	// Every ConnectX parameter has its flag.
 	var help bytes.Buffer
@@ -64,8 +65,8 @@ func TestParseCC(t *testing.T) {
 // the server builds the same congestion control from the hello, and both
 // reports carry its figures.
 func TestExchangeDCQCN(t *testing.T) {
-	n := newFakeNet()
-	addr, _, _ := fakeServer(t, n, serverOpts{})
+	n := perf.NewFakeNet()
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 	code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "20",
 		"--cc", "dcqcn", "--line-rate", "25G", "--dcqcn-rpg-threshold", "5", "--json")
 	if code != exitOK {
@@ -80,30 +81,6 @@ func TestExchangeDCQCN(t *testing.T) {
 		`"rate_cuts":0`, `"rate":{"qps":0,"min_bps":0,"mean_bps":0,"final_bps":0}`} {
 		if !strings.Contains(out, k) {
 			t.Errorf("JSON lacks %s: %s", k, out)
-		}
-	}
-}
-
-// TestReportCC pins the congestion names of the JSON report and the table.
-func TestReportCC(t *testing.T) {
-	c := &ccCounters{Name: "dcqcn", RateCuts: 7, CNPsHeld: 3, FastRecovery: 4, AdditiveInc: 5, HyperInc: 6,
-		LineBps: 10e9, Rate: &cc.RateSummary{QPs: 2, Min: 1e9, Mean: 4e9, Final: 5e9}}
-	r := &report{Transport: "gbn", counters: counters{CEReceived: 1, CNPsSent: 0, CNPsReceived: 2, CC: c},
-		Server: &counters{CEReceived: 9, CNPsSent: 8, CC: c}}
-	var js, table bytes.Buffer
-	r.writeJSON(&js)
-	r.writeTable(&table)
-	for _, k := range []string{`"ce_received":1`, `"cnps_sent":0`, `"cnps_received":2`, `"rate_cuts":7`,
-		`"cnps_held":3`, `"fast_recovery":4`, `"additive_increase":5`, `"hyper_increase":6`, `"line_bps":10000000000`,
-		`"rate":{"qps":2,"min_bps":1000000000,"mean_bps":4000000000,"final_bps":5000000000}`, `"cnps_sent":8`} {
-		if !strings.Contains(js.String(), k) {
-			t.Errorf("JSON lacks %s: %s", k, js.String())
-		}
-	}
-	for _, k := range []string{"CE received 1  CNPs sent 0  received 2", "rate cuts 7",
-		"min 1.000  mean 4.000  final 5.000", "server congestion  CE received 9  CNPs sent 8"} {
-		if !strings.Contains(table.String(), k) {
-			t.Errorf("table lacks %q:\n%s", k, table.String())
 		}
 	}
 }

@@ -2,7 +2,9 @@
 // for RoCEv2 over rocetor's software RNIC (package nic): it runs a
 // nic.Endpoint on a host interface through AF_XDP (package nic/host), so
 // two hosts without RDMA NICs — or two network namespaces — exchange
-// real RoCEv2 RC traffic, through tord or any switch.
+// real RoCEv2 RC traffic, through tord or any switch. The command parses
+// its flags into nic/perf's options and runs nic/perf's client or
+// server; transports and congestion controls are nic/stack's, by name.
 //
 // Usage:
 //
@@ -80,7 +82,7 @@
 //	--duration, -D S run S seconds instead of --count messages
 //	--all, -a        every size from 2 B to 8 MiB, a run each
 //	--bidirectional, -b  the server sends the same messages back at once
-//	                 (bidir.go); the table sums both ways
+//	                 (nic/perf, bidir.go); the table sums both ways
 //	--rx-depth, -r R receives the server posts per QP for SEND
 //	--report-gbits   the table in Gb/s instead of MB/s (2^20 B)
 //	--cpu-util       the client process's CPU over the run
@@ -90,7 +92,7 @@
 //	--listen ADDR    (serve) listen address, default :18515
 //	--once           (serve) serve one run, exit 0 if it verified, else 1
 //	--clients N      (serve) serve up to N clients at once on one
-//	                 endpoint, each with its own QPs and region (round.go)
+//	                 endpoint, each with its own QPs and region (nic/perf, round.go)
 //	--metrics ADDR   (serve) Prometheus metrics on http://ADDR/metrics
 //	--max-mr SIZE    (serve) memory for the region a run writes or reads;
 //	                 a WRITE run larger than this is verified on its last

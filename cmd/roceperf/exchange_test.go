@@ -1,40 +1,42 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"rocetor/nic"
+	"rocetor/nic/perf"
 )
 
 // fakeServer serves runs on a loopback listener with a fake device and
 // returns its address and a channel with serve's exit code.
-func fakeServer(t *testing.T, n *fakeNet, o serverOpts) (string, <-chan int, *syncWriter) {
+func fakeServer(t *testing.T, n *perf.FakeNet, o perf.ServerOptions) (string, <-chan int, *syncWriter) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.timeout == 0 {
-		o.timeout = 5 * time.Second
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Second
 	}
-	if o.maxMR == 0 {
-		o.maxMR = 64 << 20
+	if o.MaxMR == 0 {
+		o.MaxMR = 64 << 20
 	}
 	log := &syncWriter{w: &bytes.Buffer{}}
-	sv := &server{o: o, dev: fakeDevice{n}, out: log, log: log}
+	sv := perf.NewServer(o, n.Device(), log, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	code, finished := make(chan int, 1), make(chan struct{})
 	go func() {
 		defer close(finished)
-		code <- sv.serve(ctx, ln)
+		code <- exitCode(log, sv.Serve(ctx, ln))
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -45,17 +47,16 @@ func fakeServer(t *testing.T, n *fakeNet, o serverOpts) (string, <-chan int, *sy
 
 // fakeClient runs a client command line against the fake network and
 // returns the exit code, stdout and stderr.
-func fakeClient(t *testing.T, n *fakeNet, args ...string) (int, string, string) {
+func fakeClient(t *testing.T, n *perf.FakeNet, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	open := func(string) (device, func(), error) { return fakeDevice{n}, func() {}, nil }
-	code := runContext(t.Context(), args, &out, &errb, open)
+	code := runContext(t.Context(), args, &out, &errb, n.Open)
 	return code, out.String(), errb.String()
 }
 
-func decode(t *testing.T, out string) report {
+func decode(t *testing.T, out string) perf.Report {
 	t.Helper()
-	var r report
+	var r perf.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("output is not one JSON object: %v\n%s", err, out)
 	}
@@ -68,8 +69,8 @@ func TestExchange(t *testing.T) {
 	for _, op := range []string{"write", "send", "read"} {
 		for _, c := range []struct{ size, count, qps string }{{"1MiB", "20", "1"}, {"4KiB", "200", "4"}, {"100", "1000", "7"}} {
 			t.Run(fmt.Sprintf("%s/%sx%s/%sqps", op, c.size, c.count, c.qps), func(t *testing.T) {
-				n := newFakeNet()
-				addr, _, _ := fakeServer(t, n, serverOpts{})
+				n := perf.NewFakeNet()
+				addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 				code, out, errs := fakeClient(t, n, op, "--dev", "fake0", "--to", addr, "--size", c.size,
 					"--count", c.count, "--qps", c.qps, "--json")
 				if code != exitOK {
@@ -94,8 +95,8 @@ func TestExchange(t *testing.T) {
 // its depth to the slots per QP.
 func TestExchangeDCP(t *testing.T) {
 	for _, op := range []string{"write", "send"} {
-		n := newFakeNet()
-		addr, _, _ := fakeServer(t, n, serverOpts{})
+		n := perf.NewFakeNet()
+		addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 		code, out, errs := fakeClient(t, n, op, "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "100",
 			"--qps", "2", "--transport", "dcp", "--json")
 		if code != exitOK {
@@ -105,8 +106,8 @@ func TestExchangeDCP(t *testing.T) {
 			t.Errorf("report %s", out)
 		}
 	}
-	n := newFakeNet()
-	addr, _, _ := fakeServer(t, n, serverOpts{maxMR: 8 * 4096})
+	n := perf.NewFakeNet()
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{MaxMR: 8 * 4096})
 	code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "100",
 		"--qps", "2", "--transport", "dcp", "--json")
 	if r := decode(t, out); code != exitOK || r.Depth != 4 || r.VerifiedBytes != 8*4096 {
@@ -119,8 +120,8 @@ func TestExchangeDCP(t *testing.T) {
 // real one in memory).
 func TestExchangeIRN(t *testing.T) {
 	for _, op := range []string{"write", "send", "read"} {
-		n := newFakeNet()
-		addr, _, _ := fakeServer(t, n, serverOpts{})
+		n := perf.NewFakeNet()
+		addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 		code, out, errs := fakeClient(t, n, op, "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "100",
 			"--qps", "2", "--transport", "irn", "--json")
 		if code != exitOK {
@@ -134,8 +135,8 @@ func TestExchangeIRN(t *testing.T) {
 
 // TestJSONNames pins the names testbed automation parses.
 func TestJSONNames(t *testing.T) {
-	n := newFakeNet()
-	addr, _, _ := fakeServer(t, n, serverOpts{})
+	n := perf.NewFakeNet()
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 	code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "1KiB", "--count", "10", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -158,7 +159,7 @@ func TestJSONNames(t *testing.T) {
 		}
 	}
 	// The table names the same figures.
-	addr, _, _ = fakeServer(t, n, serverOpts{})
+	addr, _, _ = fakeServer(t, n, perf.ServerOptions{})
 	_, table, _ := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "1KiB", "--count", "10")
 	for _, k := range []string{"goodput", "FCT", "p99.9", "retransmitted", "verified"} {
 		if !strings.Contains(table, k) {
@@ -170,8 +171,8 @@ func TestJSONNames(t *testing.T) {
 // TestSmallServerRegion: a WRITE run larger than the server's region is
 // verified on its last slots, which one QP each wrote.
 func TestSmallServerRegion(t *testing.T) {
-	n := newFakeNet()
-	addr, _, _ := fakeServer(t, n, serverOpts{maxMR: 10 * 4096})
+	n := perf.NewFakeNet()
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{MaxMR: 10 * 4096})
 	code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "100",
 		"--qps", "3", "--json")
 	if code != exitOK {
@@ -189,14 +190,14 @@ func TestSmallServerRegion(t *testing.T) {
 func TestCorruption(t *testing.T) {
 	for _, op := range []string{"write", "send", "read"} {
 		t.Run(op, func(t *testing.T) {
-			n := newFakeNet()
-			n.tamper = func(_ nic.Op, id uint64, b []byte) nic.Status {
+			n := perf.NewFakeNet()
+			n.Tamper = func(_ nic.Op, id uint64, b []byte) nic.Status {
 				if id == 7 {
 					b[len(b)/2] ^= 0x40
 				}
 				return nic.StatusOK
 			}
-			addr, code, log := fakeServer(t, n, serverOpts{once: true})
+			addr, code, log := fakeServer(t, n, perf.ServerOptions{Once: true})
 			exit, out, errs := fakeClient(t, n, op, "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "50",
 				"--qps", "2", "--json")
 			if exit != exitFailure || !strings.Contains(errs, "data corruption") {
@@ -216,14 +217,14 @@ func TestCorruption(t *testing.T) {
 // TestRetryExceeded: a work request that fails ends the run with exit 1
 // and the status in the message.
 func TestRetryExceeded(t *testing.T) {
-	n := newFakeNet()
-	n.tamper = func(_ nic.Op, id uint64, _ []byte) nic.Status {
+	n := perf.NewFakeNet()
+	n.Tamper = func(_ nic.Op, id uint64, _ []byte) nic.Status {
 		if id == 5 {
 			return nic.StatusRetryExceeded
 		}
 		return nic.StatusOK
 	}
-	addr, code, _ := fakeServer(t, n, serverOpts{once: true})
+	addr, code, _ := fakeServer(t, n, perf.ServerOptions{Once: true})
 	exit, _, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "1KiB", "--count", "20")
 	if exit != exitFailure || !strings.Contains(errs, "retry_exceeded") {
 		t.Fatalf("exit %d, stderr %q", exit, errs)
@@ -236,9 +237,9 @@ func TestRetryExceeded(t *testing.T) {
 // TestSilentEndpoint: a peer whose endpoint never completes anything
 // fails the run after --timeout, not never.
 func TestSilentEndpoint(t *testing.T) {
-	n := newFakeNet()
-	n.silent = true
-	addr, _, _ := fakeServer(t, n, serverOpts{})
+	n := perf.NewFakeNet()
+	n.Silent = true
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 	start := time.Now()
 	exit, _, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "1KiB", "--count", "20",
 		"--timeout", "300ms")
@@ -253,35 +254,14 @@ func TestSilentEndpoint(t *testing.T) {
 // TestServerRefuses: what the server cannot serve comes back as a clear
 // error on both sides.
 func TestServerRefuses(t *testing.T) {
-	n := newFakeNet()
-	addr, code, log := fakeServer(t, n, serverOpts{once: true, maxMR: 1 << 20})
+	n := perf.NewFakeNet()
+	addr, code, log := fakeServer(t, n, perf.ServerOptions{Once: true, MaxMR: 1 << 20})
 	exit, _, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "1MiB", "--count", "4", "--qps", "2")
 	if exit != exitFailure || !strings.Contains(errs, "server refused the run: bad size: 2 QPs × 1048576 B exceed the server's --max-mr") {
 		t.Fatalf("exit %d, stderr %q", exit, errs)
 	}
 	if sc := <-code; sc != exitFailure || !strings.Contains(log.String(), "bad size") {
 		t.Errorf("server exit %d, log %q", sc, log)
-	}
-
-	// A client this roceperf would not send: an unknown transport.
-	addr, _, log = fakeServer(t, n, serverOpts{})
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	h := hello{Type: "hello", Version: protoVersion, Op: "write", Transport: "tcp", QPs: 1, Size: 1, Count: 1,
-		MTU: 1024, Depth: 1, TimeoutMS: 1000, QP: []qpWire{{QPN: 0x100, PSN: 1, IP: "192.0.2.2", MAC: "02:00:00:00:00:02"}}}
-	b, _ := json.Marshal(h)
-	c.Write(append(b, '\n'))
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	reply, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m errorMsg
-	if json.Unmarshal([]byte(reply), &m); m.Type != "error" || !strings.Contains(m.Error, `unknown transport "tcp"`) {
-		t.Errorf("reply %q", reply)
 	}
 }
 
@@ -294,7 +274,7 @@ func TestNothingListens(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	start := time.Now()
-	exit, out, errs := fakeClient(t, newFakeNet(), "read", "--dev", "f", "--to", addr, "--size", "1", "--count", "1", "--json")
+	exit, out, errs := fakeClient(t, perf.NewFakeNet(), "read", "--dev", "f", "--to", addr, "--size", "1", "--count", "1", "--json")
 	if exit != exitFailure || !strings.Contains(errs, "connect to "+addr) || !strings.Contains(errs, "refused") || out != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", exit, out, errs)
 	}
@@ -319,7 +299,7 @@ func TestSilentServer(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	exit, _, errs := fakeClient(t, newFakeNet(), "write", "--dev", "f", "--to", ln.Addr().String(), "--size", "1",
+	exit, _, errs := fakeClient(t, perf.NewFakeNet(), "write", "--dev", "f", "--to", ln.Addr().String(), "--size", "1",
 		"--count", "1", "--timeout", "200ms")
 	if exit != exitFailure || !strings.Contains(errs, "nothing in 200ms") {
 		t.Fatalf("exit %d, stderr %q", exit, errs)
@@ -331,16 +311,67 @@ func TestSilentServer(t *testing.T) {
 
 // TestInterrupt: a cancelled client stops at once with exit 1.
 func TestInterrupt(t *testing.T) {
-	n := newFakeNet()
-	n.silent = true
-	addr, _, _ := fakeServer(t, n, serverOpts{})
+	n := perf.NewFakeNet()
+	n.Silent = true
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	var out, errb bytes.Buffer
-	open := func(string) (device, func(), error) { return fakeDevice{n}, func() {}, nil }
+	open := func(string) (perf.Device, func(), error) { return n.Device(), func() {}, nil }
 	start := time.Now()
 	code := runContext(ctx, []string{"write", "--dev", "f", "--to", addr, "--size", "1", "--count", "5"}, &out, &errb, open)
 	if code != exitFailure || !strings.Contains(errb.String(), "interrupted") || time.Since(start) > 2*time.Second {
 		t.Errorf("exit %d after %v, stderr %q", code, time.Since(start), errb.String())
 	}
+}
+
+// TestBDP: --bdp sizes both ends' SR state for one BDP — IRN's bitmaps
+// (a power of two at least that long) and FaSR's pool — and the reports
+// say so; an impossible BDP is a usage error.
+func TestBDP(t *testing.T) {
+	for _, c := range []struct {
+		transport         string
+		bdp, shared, perQ int
+	}{
+		{"fasr", 500, 784, 8},
+		{"irn", 512, 0, 4*512/8 + 16},
+		{"fasr", 128, 232, 8},
+	} {
+		n := perf.NewFakeNet()
+		addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
+		code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "10",
+			"--qps", "2", "--transport", c.transport, "--bdp", fmt.Sprint(min(c.bdp, 500)), "--json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s%s", c.transport, code, out, errs)
+		}
+		r := decode(t, out)
+		for _, e := range []*perf.Counters{&r.Counters, r.Server} {
+			if e == nil || e.SRBDPPackets != c.bdp || e.SRSharedBytes != c.shared || e.SRStateBytesPerQP != c.perQ {
+				t.Errorf("%s --bdp %d: %s", c.transport, c.bdp, out)
+			}
+		}
+	}
+	for _, bdp := range []string{"0", "-1", "65537"} {
+		if _, err := parseClient("write", []string{"--dev", "f", "--to", "x", "--size", "1", "--count", "1", "--bdp", bdp}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+			t.Errorf("--bdp %s: %v", bdp, err)
+		}
+	}
+}
+
+// syncWriter lets the server's goroutine log while a test reads.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
 }

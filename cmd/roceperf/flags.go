@@ -1,24 +1,21 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
-	"sort"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"rocetor/dataplane"
 	"rocetor/nic"
-	"rocetor/nic/dcp"
-	"rocetor/nic/fasr"
-	"rocetor/nic/gbn"
-	"rocetor/nic/irn"
+	"rocetor/nic/perf"
+	"rocetor/nic/stack"
 )
 
 // Exit codes.
@@ -31,88 +28,13 @@ const (
 // defaultPort is perftest's.
 const defaultPort = 18515
 
-// Limits a client checks before it connects, so that a bad run is a
-// usage error rather than a refusal halfway.
-const (
-	// maxQPs reaches FaSR's 5,000 concurrent QPs (seed 001 §V-C); the
-	// endpoint's tables grow with it, not with the limit, and the
-	// client's buffers stay under maxClientMem (autoDepth: one 4 KiB
-	// message per QP at 5,000 is 20 MB).
-	maxQPs       = 8192
-	maxDepth     = 1024
-	maxClientMem = 1 << 30 // qps × depth × size bytes of local buffers
-)
-
-// srBDP is the default --bdp: the bandwidth-delay product, in packets,
-// that the selective transports' SR state is sized for, one number for
-// all (nic.SRState): IRN's BDP-FC window and bitmap span, FaSR's window
-// and shared pool (6 units and 18 blocks at 128: fasr.Config.BDP). 128
-// is gbn's window, and about a 1 Gb/s path with a 1 ms round trip, above
-// the namespace testbed's. maxBDP is IRN's and FaSR's largest window.
-const (
-	srBDP  = 128
-	maxBDP = 1 << 16
-)
-
-// transports are the loss recoveries roceperf knows, by --transport name.
-// Both ends must know the name; each builds its own instance, with the
-// first retransmission timeout the client asked for (0: the transport's
-// default) and the BDP in packets IRN's and FaSR's SR state is sized
-// for (0: srBDP; gbn and dcp do not depend on it).
-var transports = map[string]func(rto time.Duration, bdp int) (nic.Transport, error){
-	"gbn": func(rto time.Duration, _ int) (nic.Transport, error) { return gbn.New(gbn.Config{RTO: int64(rto)}) },
-	"dcp": func(rto time.Duration, _ int) (nic.Transport, error) { return dcp.New(dcp.Config{RTO: int64(rto)}) },
-	"irn": newIRN,
-	"fasr": func(rto time.Duration, bdp int) (nic.Transport, error) {
-		bdp = cmp.Or(bdp, srBDP)
-		return fasr.New(fasr.Config{RTO: int64(rto), Window: bdp, BDP: bdp})
-	},
-}
-
-// newIRN builds IRN with --rto as its RTO_high, the timeout with a window
-// in flight (what gbn's --rto compares with); RTO_low stays at its
-// default unless that is longer. Its BDP-FC window and bitmaps span bdp
-// packets of 1 KiB (0: srBDP), so ceil(bdp KiB / MTU) packets at another
-// MTU.
-func newIRN(rto time.Duration, bdp int) (nic.Transport, error) {
-	c := irn.Config{BDP: cmp.Or(bdp, srBDP) << 10}
-	if rto > 0 {
-		def, _ := irn.New(irn.Config{})
-		c.RTOHigh = int64(rto)
-		c.RTOLow = min(c.RTOHigh, def.Config().RTOLow)
-		c.MaxRTO = max(def.Config().MaxRTO, 16*c.RTOHigh)
-	}
-	return irn.New(c)
-}
-
-// supports reports whether transport t implements op: DCP covers WRITE
-// and SEND (seed 002 §4.4), not READ.
-func supports(t string, op nic.Op) bool { return t != "dcp" || op != nic.OpRead }
-
-// orderTolerant reports whether transport t places a QP's packets in any
-// order, so that a late packet of a message could land after the next
-// message written to the same place — unless that one starts after the
-// first completed (client.setup limits the depth for it).
-func orderTolerant(t string) bool { return t == "dcp" || t == "irn" || t == "fasr" }
-
-func transportNames() string {
-	var names []string
-	for n := range transports {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
-
-var ops = map[string]nic.Op{"write": nic.OpWrite, "send": nic.OpSend, "read": nic.OpRead}
-
 // testOf splits a client command into its operation and whether it is a
 // latency test: write, write-bw and write-lat are perftest's
 // ib_write_bw and ib_write_lat, and so on.
 func testOf(cmd string) (op string, lat, ok bool) {
 	op, lat = cmd, strings.HasSuffix(cmd, "-lat")
 	op = strings.TrimSuffix(strings.TrimSuffix(op, "-lat"), "-bw")
-	_, ok = ops[op]
+	_, ok = perf.Ops[op]
 	return op, lat, ok
 }
 
@@ -124,54 +46,6 @@ const (
 	defaultLatSize  = 2
 	defaultLatCount = 1000
 )
-
-// maxSweep is the largest size of -a: perftest's 8 MiB.
-const maxSweep = 8 << 20
-
-// clientOpts are a client run's flags.
-type clientOpts struct {
-	op        nic.Op
-	dev       string
-	to        string // host:port
-	size      int
-	count     int
-	qps       int
-	depth     int // 0 before autoDepth
-	transport string
-	mtu       int
-	rate      uint64
-	poll      dataplane.PollMode
-	rto       time.Duration
-	bdp       int // packets; 0 before parsing
-	timeout   time.Duration
-	json      bool
-	cc        ccOpts
-	// perftest's modes
-	lat      bool          // a latency test: one QP, one message in flight
-	duration time.Duration // -D: run this long instead of count messages (count is then 0)
-	all      bool          // -a: every power-of-two size from 2 B to 8 MiB
-	rxDepth  int           // -r: receives the server posts per QP for SEND (0: its own)
-	gbits    bool          // --report-gbits: the table in Gb/s instead of MB/s
-	cpuUtil  bool          // --cpu-util: report the CPU the client used
-	bidir    bool          // -b: the server sends the same messages back at once
-	pcap     pcapOpts
-	// depthAuto: --depth was 0, so -a sizes each run's depth for its size.
-	depthAuto bool
-}
-
-// serverOpts are serve's flags.
-type serverOpts struct {
-	dev     string
-	listen  string
-	once    bool
-	timeout time.Duration
-	maxMR   int
-	rate    uint64
-	poll    dataplane.PollMode
-	pcap    pcapOpts
-	metrics string // --metrics ADDR: Prometheus /metrics
-	clients int    // clients served at once (round.go)
-}
 
 const usageText = `usage:
   roceperf serve --dev IFACE [--listen ADDR:PORT] [--once] [--timeout 10s] [--max-mr 64MiB]
@@ -292,164 +166,174 @@ func (s secondsFlag) Set(v string) error {
 
 // parseClient parses a client command line (args after the subcommand:
 // write, send or read, with -bw or -lat).
-func parseClient(cmd string, args []string, stderr io.Writer) (clientOpts, error) {
+func parseClient(cmd string, args []string, stderr io.Writer) (perf.ClientOptions, error) {
 	name, lat, _ := testOf(cmd)
-	o := clientOpts{op: ops[name], lat: lat, qps: 1, transport: "gbn", mtu: 1024, bdp: srBDP, timeout: 10 * time.Second}
+	o := perf.ClientOptions{Op: perf.Ops[name], Lat: lat, QPs: 1, Transport: "gbn", MTU: 1024, BDP: stack.DefaultBDP, Timeout: 10 * time.Second}
 	var port int
-	var ignoreF bool
-	fs := newFlagSet(cmd, stderr)
-	fs.StringVar(&o.dev, "dev", "", "interface to run the endpoint on")
-	fs.StringVar(&o.to, "to", "", "server `HOST[:PORT]` (or the last argument, as perftest takes it)")
-	fs.Var(sizeFlag{&o.size}, "size", "message size in `BYTES` (KiB, MiB, GiB suffixes; default 64KiB, latency tests 2)")
-	fs.Var(sizeFlag{&o.size}, "s", "perftest's --size")
-	fs.IntVar(&o.count, "count", 0, "messages in all (default 5000, latency tests 1000)")
-	fs.IntVar(&o.count, "n", 0, "perftest's --count (iterations)")
-	fs.Var(secondsFlag{&o.duration}, "duration", "run for `SECONDS` instead of --count messages")
-	fs.Var(secondsFlag{&o.duration}, "D", "perftest's --duration")
-	fs.BoolVar(&o.all, "all", false, "every power-of-two size from 2 B to 8 MiB, one run each")
-	fs.BoolVar(&o.all, "a", false, "perftest's --all")
-	fs.BoolVar(&o.bidir, "bidirectional", false, "bandwidth tests: the server sends the same messages back at the same time")
-	fs.BoolVar(&o.bidir, "b", false, "perftest's --bidirectional")
-	fs.BoolVar(&ignoreF, "F", false, "perftest's 'do not fail on CPU frequency': accepted, nothing to do")
-	fs.IntVar(&o.qps, "qps", o.qps, "QPs; message i goes on QP i mod qps")
-	fs.IntVar(&o.qps, "q", o.qps, "perftest's --qps")
-	fs.IntVar(&o.depth, "depth", 0, "messages in flight per QP, the send depth (0: automatic, see the docs)")
-	fs.IntVar(&o.depth, "t", 0, "perftest's --tx-depth: roceperf's --depth")
-	fs.IntVar(&o.rxDepth, "rx-depth", 0, "receives the server posts per QP for SEND (0: its own choice, at least twice --depth)")
-	fs.IntVar(&o.rxDepth, "r", 0, "perftest's --rx-depth")
-	fs.StringVar(&o.transport, "transport", o.transport, "loss recovery: "+transportNames())
-	fs.IntVar(&o.mtu, "mtu", o.mtu, "path MTU: 256, 512, 1024 or 2048")
-	fs.IntVar(&o.mtu, "m", o.mtu, "perftest's --mtu")
-	fs.IntVar(&port, "p", 0, "perftest's --port: the server's TCP port (default 18515)")
-	fs.Var(rateFlag{&o.rate}, "rate", "pace the endpoint to `RATE` bit/s (K, M, G suffixes; 0: unpaced)")
-	addPollFlag(fs, &o.poll)
-	fs.DurationVar(&o.rto, "rto", 0, "first retransmission timeout of both ends (0: the transport's: 16ms for gbn and fasr, 64ms for dcp, irn's RTO_high 8ms)")
-	fs.IntVar(&o.bdp, "bdp", o.bdp, "BDP in packets that both ends size IRN's window and bitmaps and FaSR's window and shared pool for")
-	fs.DurationVar(&o.timeout, "timeout", o.timeout, "connect, protocol, resolution and completion timeout")
-	fs.BoolVar(&o.json, "json", false, "print one JSON object per run")
-	fs.BoolVar(&o.gbits, "report-gbits", false, "the table's bandwidth in Gb/s (default MB/s, 2^20 bytes, as perftest)")
-	fs.BoolVar(&o.cpuUtil, "cpu-util", false, "report the CPU time the client used (user+system, % of one CPU)")
-	addPcapFlags(fs, &o.pcap)
-	addCCFlags(fs, &o.cc)
+	fs := clientFlags(cmd, &o, &port, stderr)
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	// perftest puts the server last, after its flags; Go's flag package
 	// stops at the first argument, so parse again after it.
-	if fs.NArg() > 0 && o.to == "" && !strings.HasPrefix(fs.Arg(0), "-") {
-		o.to = fs.Arg(0)
+	if fs.NArg() > 0 && o.To == "" && !strings.HasPrefix(fs.Arg(0), "-") {
+		o.To = fs.Arg(0)
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
 			return o, fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}
-	if err := checkCC(fs, &o.cc, o.rate); err != nil {
+	if err := checkCC(fs, &o.CC, o.Rate); err != nil {
 		return o, err
 	}
-	if err := o.pcap.check(); err != nil {
+	if err := checkPcap(o.Pcap); err != nil {
 		return o, err
 	}
+	clientDefaults(fs, &o)
+	if err := checkClient(fs, &o, port); err != nil {
+		return o, err
+	}
+	return o, finishClient(&o, port)
+}
+
+// clientFlags registers a client command's flags, roceperf's and
+// perftest's spellings, on a new flag set.
+func clientFlags(cmd string, o *perf.ClientOptions, port *int, stderr io.Writer) *flag.FlagSet {
+	var ignoreF bool
+	fs := newFlagSet(cmd, stderr)
+	fs.StringVar(&o.Dev, "dev", "", "interface to run the endpoint on")
+	fs.StringVar(&o.To, "to", "", "server `HOST[:PORT]` (or the last argument, as perftest takes it)")
+	fs.Var(sizeFlag{&o.Size}, "size", "message size in `BYTES` (KiB, MiB, GiB suffixes; default 64KiB, latency tests 2)")
+	fs.Var(sizeFlag{&o.Size}, "s", "perftest's --size")
+	fs.IntVar(&o.Count, "count", 0, "messages in all (default 5000, latency tests 1000)")
+	fs.IntVar(&o.Count, "n", 0, "perftest's --count (iterations)")
+	fs.Var(secondsFlag{&o.Duration}, "duration", "run for `SECONDS` instead of --count messages")
+	fs.Var(secondsFlag{&o.Duration}, "D", "perftest's --duration")
+	fs.BoolVar(&o.All, "all", false, "every power-of-two size from 2 B to 8 MiB, one run each")
+	fs.BoolVar(&o.All, "a", false, "perftest's --all")
+	fs.BoolVar(&o.Bidir, "bidirectional", false, "bandwidth tests: the server sends the same messages back at the same time")
+	fs.BoolVar(&o.Bidir, "b", false, "perftest's --bidirectional")
+	fs.BoolVar(&ignoreF, "F", false, "perftest's 'do not fail on CPU frequency': accepted, nothing to do")
+	fs.IntVar(&o.QPs, "qps", o.QPs, "QPs; message i goes on QP i mod qps")
+	fs.IntVar(&o.QPs, "q", o.QPs, "perftest's --qps")
+	fs.IntVar(&o.Depth, "depth", 0, "messages in flight per QP, the send depth (0: automatic, see the docs)")
+	fs.IntVar(&o.Depth, "t", 0, "perftest's --tx-depth: roceperf's --depth")
+	fs.IntVar(&o.RxDepth, "rx-depth", 0, "receives the server posts per QP for SEND (0: its own choice, at least twice --depth)")
+	fs.IntVar(&o.RxDepth, "r", 0, "perftest's --rx-depth")
+	fs.StringVar(&o.Transport, "transport", o.Transport, "loss recovery: "+perf.TransportNames())
+	fs.IntVar(&o.MTU, "mtu", o.MTU, "path MTU: 256, 512, 1024 or 2048")
+	fs.IntVar(&o.MTU, "m", o.MTU, "perftest's --mtu")
+	fs.IntVar(port, "p", 0, "perftest's --port: the server's TCP port (default 18515)")
+	fs.Var(rateFlag{&o.Rate}, "rate", "pace the endpoint to `RATE` bit/s (K, M, G suffixes; 0: unpaced)")
+	addPollFlag(fs, &o.Poll)
+	fs.DurationVar(&o.RTO, "rto", 0, "first retransmission timeout of both ends (0: the transport's: 16ms for gbn and fasr, 64ms for dcp, irn's RTO_high 8ms)")
+	fs.IntVar(&o.BDP, "bdp", o.BDP, "BDP in packets that both ends size IRN's window and bitmaps and FaSR's window and shared pool for")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "connect, protocol, resolution and completion timeout")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object per run")
+	fs.BoolVar(&o.Gbits, "report-gbits", false, "the table's bandwidth in Gb/s (default MB/s, 2^20 bytes, as perftest)")
+	fs.BoolVar(&o.CPUUtil, "cpu-util", false, "report the CPU time the client used (user+system, % of one CPU)")
+	addPcapFlags(fs, &o.Pcap)
+	addCCFlags(fs, &o.CC)
+	return fs
+}
+
+// clientDefaults gives --size and --count perftest's defaults for the
+// test when they are not set; -D and -a override them.
+func clientDefaults(fs *flag.FlagSet, o *perf.ClientOptions) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if !set["size"] && !set["s"] {
-		o.size = defaultBWSize
-		if o.lat {
-			o.size = defaultLatSize
+		o.Size = defaultBWSize
+		if o.Lat {
+			o.Size = defaultLatSize
 		}
 	}
 	if !set["count"] && !set["n"] {
-		o.count = defaultBWCount
-		if o.lat {
-			o.count = defaultLatCount
+		o.Count = defaultBWCount
+		if o.Lat {
+			o.Count = defaultLatCount
 		}
 	}
-	if o.duration > 0 {
-		o.count = 0
+	if o.Duration > 0 {
+		o.Count = 0
 	}
-	if o.all {
-		o.size = maxSweep
+	if o.All {
+		o.Size = perf.MaxSweep
 	}
-	switch {
-	case fs.NArg() > 0:
-		return o, usagef("unexpected argument %q", fs.Arg(0))
-	case o.bidir && o.lat:
-		return o, usagef("-b: a latency test has no bidirectional form (perftest's has none either)")
-	case o.dev == "":
-		return o, usagef("--dev is required (perftest's -d names a verbs device; roceperf runs on an interface)")
-	case o.to == "":
-		return o, usagef("--to is required")
-	case o.size < 1 || o.size > nic.MaxMessage:
-		return o, usagef("--size %d: want 1 B to %d B (1 GiB)", o.size, nic.MaxMessage)
-	case o.duration < 0 || o.duration > 24*time.Hour:
-		return o, usagef("--duration %v: want up to 24h", o.duration)
-	case o.count < 1 && o.duration == 0:
-		return o, usagef("--count %d: want at least 1", o.count)
-	case o.qps < 1 || o.qps > maxQPs:
-		return o, usagef("--qps %d: want 1 to %d", o.qps, maxQPs)
-	case o.lat && (o.qps != 1 || o.depth > 1):
-		return o, usagef("a latency test runs one QP with one message in flight: drop --qps and --depth")
-	case o.depth < 0 || o.depth > maxDepth:
-		return o, usagef("--depth %d: want 0 (automatic) to %d", o.depth, maxDepth)
-	case o.rxDepth < 0 || o.rxDepth > 4096:
-		return o, usagef("--rx-depth %d: want 0 (the server's choice) to 4096", o.rxDepth)
-	case transports[o.transport] == nil:
-		return o, usagef("unknown transport %q (roceperf has: %s)", o.transport, transportNames())
-	case !supports(o.transport, o.op):
-		return o, usagef("--transport %s does not do %s (DCP covers write and send)", o.transport, o.op)
-	case !validMTU(o.mtu):
-		return o, usagef("--mtu %d: want 256, 512, 1024 or 2048", o.mtu)
-	case o.timeout <= 0:
-		return o, usagef("--timeout %v: want a positive duration", o.timeout)
-	case o.rto < 0 || o.rto > 10*time.Second:
-		return o, usagef("--rto %v: want 0 (the transport's default) to 10s", o.rto)
-	case o.bdp < 1 || o.bdp > maxBDP:
-		return o, usagef("--bdp %d: want 1 to %d packets", o.bdp, maxBDP)
-	case port < 0 || port > 65535:
-		return o, usagef("-p %d: want a TCP port", port)
-	}
-	if _, err := transports[o.transport](o.rto, o.bdp); err != nil {
-		return o, usagef("--transport %s: %v", o.transport, err)
-	}
-	if o.lat {
-		o.depth = 1
-	}
-	if o.depth == 0 {
-		o.depthAuto = true
-		o.depth = autoDepth(o.size, o.qps)
-	}
-	if mem := int64(o.qps) * int64(o.depth) * int64(o.size); mem > maxClientMem {
-		return o, usagef("--qps %d × --depth %d × --size %d = %d bytes of buffers, above the %d-byte limit: lower one of them",
-			o.qps, o.depth, o.size, mem, maxClientMem)
-	}
-	if port > 0 {
-		if _, _, err := net.SplitHostPort(o.to); err != nil {
-			o.to = net.JoinHostPort(strings.Trim(o.to, "[]"), strconv.Itoa(port))
-		}
-	}
-	to, err := hostPort(o.to)
-	if err != nil {
-		return o, usagef("--to %q: %v", o.to, err)
-	}
-	o.to = to
-	return o, nil
 }
 
-func validMTU(m int) bool { return m == 256 || m == 512 || m == 1024 || m == 2048 }
-
-// autoDepth keeps about two Go-Back-N windows (128 packets of 1 KiB,
-// 256 KiB) of messages in flight per QP — fewer leave the QP idle
-// between messages, more only wait in the send queue — and at least two,
-// so that the next message is queued when one completes; but no more
-// than 16 MiB over all QPs, which would only lengthen every message's
-// completion time (and take memory: the client has a buffer per message
-// in flight).
-func autoDepth(size, qps int) int {
-	const perQP, total = 256 << 10, 16 << 20
-	target := min(perQP, total/qps)
-	d := min(max((target+size-1)/size, 2), 64)
-	if qps*d*size > total {
-		d = max(1, total/(qps*size))
+// checkClient checks a client command's flags and the transport they
+// build.
+func checkClient(fs *flag.FlagSet, o *perf.ClientOptions, port int) error {
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case o.Bidir && o.Lat:
+		return usagef("-b: a latency test has no bidirectional form (perftest's has none either)")
+	case o.Dev == "":
+		return usagef("--dev is required (perftest's -d names a verbs device; roceperf runs on an interface)")
+	case o.To == "":
+		return usagef("--to is required")
+	case o.Size < 1 || o.Size > nic.MaxMessage:
+		return usagef("--size %d: want 1 B to %d B (1 GiB)", o.Size, nic.MaxMessage)
+	case o.Duration < 0 || o.Duration > 24*time.Hour:
+		return usagef("--duration %v: want up to 24h", o.Duration)
+	case o.Count < 1 && o.Duration == 0:
+		return usagef("--count %d: want at least 1", o.Count)
+	case o.QPs < 1 || o.QPs > perf.MaxQPs:
+		return usagef("--qps %d: want 1 to %d", o.QPs, perf.MaxQPs)
+	case o.Lat && (o.QPs != 1 || o.Depth > 1):
+		return usagef("a latency test runs one QP with one message in flight: drop --qps and --depth")
+	case o.Depth < 0 || o.Depth > perf.MaxDepth:
+		return usagef("--depth %d: want 0 (automatic) to %d", o.Depth, perf.MaxDepth)
+	case o.RxDepth < 0 || o.RxDepth > 4096:
+		return usagef("--rx-depth %d: want 0 (the server's choice) to 4096", o.RxDepth)
+	case !perf.KnownTransport(o.Transport):
+		return usagef("unknown transport %q (roceperf has: %s)", o.Transport, perf.TransportNames())
+	case !perf.Supports(o.Transport, o.Op):
+		return usagef("--transport %s does not do %s (DCP covers write and send)", o.Transport, o.Op)
+	case !perf.ValidMTU(o.MTU):
+		return usagef("--mtu %d: want 256, 512, 1024 or 2048", o.MTU)
+	case o.Timeout <= 0:
+		return usagef("--timeout %v: want a positive duration", o.Timeout)
+	case o.RTO < 0 || o.RTO > 10*time.Second:
+		return usagef("--rto %v: want 0 (the transport's default) to 10s", o.RTO)
+	case o.BDP < 1 || o.BDP > stack.MaxBDP:
+		return usagef("--bdp %d: want 1 to %d packets", o.BDP, stack.MaxBDP)
+	case port < 0 || port > 65535:
+		return usagef("-p %d: want a TCP port", port)
 	}
-	return d
+	if _, err := perf.NewTransport(o.Transport, o.RTO, o.BDP); err != nil {
+		return usagef("--transport %s: %v", o.Transport, err)
+	}
+	return nil
+}
+
+// finishClient sizes the depth (automatic unless --depth), checks the
+// client's buffers, and completes the server's address with -p or the
+// default port.
+func finishClient(o *perf.ClientOptions, port int) error {
+	if o.Lat {
+		o.Depth = 1
+	}
+	if o.Depth == 0 {
+		o.DepthAuto = true
+		o.Depth = perf.AutoDepth(o.Size, o.QPs)
+	}
+	if mem := int64(o.QPs) * int64(o.Depth) * int64(o.Size); mem > perf.MaxClientMem {
+		return usagef("--qps %d × --depth %d × --size %d = %d bytes of buffers, above the %d-byte limit: lower one of them",
+			o.QPs, o.Depth, o.Size, mem, perf.MaxClientMem)
+	}
+	if port > 0 {
+		if _, _, err := net.SplitHostPort(o.To); err != nil {
+			o.To = net.JoinHostPort(strings.Trim(o.To, "[]"), strconv.Itoa(port))
+		}
+	}
+	to, err := hostPort(o.To)
+	if err != nil {
+		return usagef("--to %q: %v", o.To, err)
+	}
+	o.To = to
+	return nil
 }
 
 // hostPort adds the default port to s unless it has one; a bare IPv6
@@ -475,44 +359,66 @@ func hostPort(s string) (string, error) {
 }
 
 // parseServer parses serve's command line.
-func parseServer(args []string, stderr io.Writer) (serverOpts, error) {
-	o := serverOpts{listen: ":" + strconv.Itoa(defaultPort), timeout: 10 * time.Second, maxMR: 64 << 20, clients: 1}
+func parseServer(args []string, stderr io.Writer) (perf.ServerOptions, error) {
+	o := perf.ServerOptions{Listen: ":" + strconv.Itoa(defaultPort), Timeout: 10 * time.Second, MaxMR: 64 << 20, Clients: 1}
 	fs := newFlagSet("serve", stderr)
-	fs.StringVar(&o.dev, "dev", "", "interface to run the endpoint on")
-	fs.StringVar(&o.listen, "listen", o.listen, "TCP `ADDR:PORT` to listen on")
-	fs.BoolVar(&o.once, "once", false, "serve one run (with --clients, one round) and exit (0 if it verified)")
-	fs.IntVar(&o.clients, "clients", o.clients, "serve up to `N` clients at once, on one endpoint (see the docs)")
-	fs.DurationVar(&o.timeout, "timeout", o.timeout, "wait for a client's first line at most this long")
-	fs.Var(sizeFlag{&o.maxMR}, "max-mr", "memory for a run's region (KiB, MiB, GiB suffixes)")
-	fs.Var(rateFlag{&o.rate}, "rate", "pace the server's endpoint to `RATE` bit/s (read responses)")
-	addPollFlag(fs, &o.poll)
-	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on http://`ADDR:PORT`/metrics")
-	addPcapFlags(fs, &o.pcap)
+	fs.StringVar(&o.Dev, "dev", "", "interface to run the endpoint on")
+	fs.StringVar(&o.Listen, "listen", o.Listen, "TCP `ADDR:PORT` to listen on")
+	fs.BoolVar(&o.Once, "once", false, "serve one run (with --clients, one round) and exit (0 if it verified)")
+	fs.IntVar(&o.Clients, "clients", o.Clients, "serve up to `N` clients at once, on one endpoint (see the docs)")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "wait for a client's first line at most this long")
+	fs.Var(sizeFlag{&o.MaxMR}, "max-mr", "memory for a run's region (KiB, MiB, GiB suffixes)")
+	fs.Var(rateFlag{&o.Rate}, "rate", "pace the server's endpoint to `RATE` bit/s (read responses)")
+	addPollFlag(fs, &o.Poll)
+	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics on http://`ADDR:PORT`/metrics")
+	addPcapFlags(fs, &o.Pcap)
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	if err := o.pcap.check(); err != nil {
+	if err := checkPcap(o.Pcap); err != nil {
 		return o, err
 	}
 	switch {
 	case fs.NArg() > 0:
 		return o, usagef("unexpected argument %q", fs.Arg(0))
-	case o.dev == "":
+	case o.Dev == "":
 		return o, usagef("--dev is required")
-	case o.timeout <= 0:
-		return o, usagef("--timeout %v: want a positive duration", o.timeout)
-	case o.maxMR < 1:
-		return o, usagef("--max-mr %d: want at least one byte", o.maxMR)
-	case o.clients < 1 || o.clients > maxClients:
-		return o, usagef("--clients %d: want 1 to %d", o.clients, maxClients)
+	case o.Timeout <= 0:
+		return o, usagef("--timeout %v: want a positive duration", o.Timeout)
+	case o.MaxMR < 1:
+		return o, usagef("--max-mr %d: want at least one byte", o.MaxMR)
+	case o.Clients < 1 || o.Clients > perf.MaxClients:
+		return o, usagef("--clients %d: want 1 to %d", o.Clients, perf.MaxClients)
 	}
-	if _, _, err := net.SplitHostPort(o.listen); err != nil {
-		return o, usagef("--listen %q: %v", o.listen, err)
+	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
+		return o, usagef("--listen %q: %v", o.Listen, err)
 	}
-	if o.metrics != "" {
-		if _, _, err := net.SplitHostPort(o.metrics); err != nil {
-			return o, usagef("--metrics %q: %v", o.metrics, err)
+	if o.Metrics != "" {
+		if _, _, err := net.SplitHostPort(o.Metrics); err != nil {
+			return o, usagef("--metrics %q: %v", o.Metrics, err)
 		}
 	}
 	return o, nil
+}
+
+func addPcapFlags(fs *flag.FlagSet, o *perf.PcapOptions) {
+	fs.StringVar(&o.File, "pcap", "", "write the frames the endpoint sends and receives to `FILE` (nanosecond pcap)")
+	fs.IntVar(&o.Snaplen, "snaplen", perf.DefaultSnaplen, "bytes of each frame --pcap keeps")
+}
+
+// checkPcap checks --pcap and --snaplen: the file must be writable
+// before the run, not after it.
+func checkPcap(o perf.PcapOptions) error {
+	if o.File == "" {
+		return nil
+	}
+	if o.Snaplen < 64 || o.Snaplen > 65535 {
+		return usagef("--snaplen %d: want 64 to 65535 bytes", o.Snaplen)
+	}
+	// Fail before the run, not after it.
+	f, err := os.OpenFile(o.File, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return usagef("--pcap: %v", err)
+	}
+	return f.Close()
 }

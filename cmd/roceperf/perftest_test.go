@@ -2,107 +2,12 @@ package main
 
 import (
 	"bytes"
-	"math"
-	"math/rand/v2"
-	"slices"
+	"rocetor/nic/perf"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
-
-// refLat is the latency summary computed the slow, obvious way from the
-// sorted samples: the reference latStatsOf must agree with.
-func refLat(samples []int64) latStats {
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	n := len(s)
-	at := func(q float64) float64 { // nearest rank: the ceil(q·n)-th smallest
-		r := int(math.Ceil(q * float64(n)))
-		return float64(s[max(r, 1)-1])
-	}
-	med := float64(s[n/2])
-	if n%2 == 0 {
-		med = float64(s[n/2-1]+s[n/2]) / 2
-	}
-	var sum, sq float64
-	for _, v := range s {
-		sum += float64(v)
-	}
-	mean := sum / float64(n)
-	for _, v := range s {
-		sq += (float64(v) - mean) * (float64(v) - mean)
-	}
-	us := func(v float64) float64 { return math.Round(v) / 1e3 }
-	return latStats{Min: us(float64(s[0])), Max: us(float64(s[n-1])), Typical: us(med), Avg: us(mean),
-		Stdev: us(math.Sqrt(sq / float64(n))), P99: us(at(0.99)), P999: us(at(0.999))}
-}
-
-// TestLatStats: the latency columns are the sorted samples' minimum,
-// maximum, median, mean, deviation and nearest-rank percentiles, for
-// counts odd and even, small and large, with ties, in any order.
-func TestLatStats(t *testing.T) {
-	rng := rand.New(rand.NewPCG(19, 1))
-	for _, n := range []int{1, 2, 3, 10, 99, 100, 1000, 1001, 4096, 100000} {
-		s := make([]int64, n)
-		for i := range s {
-			// A long tail, as latencies have, and ties.
-			s[i] = 1000 + rng.Int64N(500) + int64(rng.ExpFloat64()*2000)/10*10
-		}
-		got, want := latStatsOf(s), refLat(s)
-		for name, pair := range map[string][2]float64{
-			"t_min": {got.Min, want.Min}, "t_max": {got.Max, want.Max}, "t_typical": {got.Typical, want.Typical},
-			"t_avg": {got.Avg, want.Avg}, "t_stdev": {got.Stdev, want.Stdev}, "p99": {got.P99, want.P99},
-			"p99.9": {got.P999, want.P999},
-		} {
-			if math.Abs(pair[0]-pair[1]) > 0.0015 {
-				t.Errorf("%d samples: %s = %v, want %v", n, name, pair[0], pair[1])
-			}
-		}
-		// Each order-statistic column is one of the samples.
-		for _, v := range []float64{got.Min, got.Max, got.P99, got.P999} {
-			if !slices.Contains(s, int64(math.Round(v*1e3))) {
-				t.Errorf("%d samples: %v µs is not a sample", n, v)
-			}
-		}
-	}
-	// Pinned by hand: 1..1000 µs.
-	var s []int64
-	for i := int64(1000); i >= 1; i-- {
-		s = append(s, i*1000)
-	}
-	l := latStatsOf(s)
-	if l.Min != 1 || l.Max != 1000 || l.Typical != 500.5 || l.Avg != 500.5 || l.P99 != 990 || l.P999 != 999 ||
-		math.Abs(l.Stdev-288.675) > 0.001 {
-		t.Errorf("1..1000 µs: %+v", l)
-	}
-	if z := latStatsOf(nil); z != (latStats{}) {
-		t.Errorf("no samples: %+v", z)
-	}
-}
-
-// TestPeak: perftest's BW peak is the best messages-per-time of any
-// stretch from a post to a later completion.
-func TestPeak(t *testing.T) {
-	// Four 1000-byte messages posted at 0 and completing at 10, 20, 30
-	// and 40 µs: the best stretch is all four in 40 µs, 100 ns each,
-	// 80 Gbit/s... of 8000 bits per 100 ns = 80 Gb/s.
-	posts := []int64{0, 0, 0, 0}
-	dones := []int64{10000, 20000, 30000, 40000}
-	if g := peakGbps(posts, dones, 1000); g != 0.8 {
-		t.Errorf("peak %v Gbit/s, want 0.8", g)
-	}
-	// A later burst is faster: messages 2 and 3 posted at 30 µs and
-	// done at 31 and 32 µs: 2 × 8000 bits in 2 µs = 8 Gbit/s.
-	posts = []int64{0, 0, 30000, 30000}
-	dones = []int64{10000, 20000, 31000, 32000}
-	if g := peakGbps(posts, dones, 1000); g != 8 {
-		t.Errorf("peak %v Gbit/s, want 8", g)
-	}
-	if g := peakGbps(nil, nil, 1000); g != 0 {
-		t.Errorf("no messages: %v", g)
-	}
-}
 
 // TestPerftestFlags: perftest's spellings mean what roceperf's do, the
 // server may come last, and the defaults are perftest's.
@@ -112,25 +17,25 @@ func TestPerftestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.size != 4096 || o.count != 10 || o.qps != 2 || o.mtu != 2048 || o.depth != 8 || o.rxDepth != 16 ||
-		o.to != "10.0.0.2:7000" || o.lat {
+	if o.Size != 4096 || o.Count != 10 || o.QPs != 2 || o.MTU != 2048 || o.Depth != 8 || o.RxDepth != 16 ||
+		o.To != "10.0.0.2:7000" || o.Lat {
 		t.Errorf("parsed %+v", o)
 	}
 	// Flags after the server, as perftest users type them.
 	o, err = parseClient("send-lat", []string{"--dev", "eth0", "10.0.0.2", "-n", "50", "--json"}, &bytes.Buffer{})
-	if err != nil || !o.lat || o.size != defaultLatSize || o.count != 50 || o.depth != 1 || !o.json {
+	if err != nil || !o.Lat || o.Size != defaultLatSize || o.Count != 50 || o.Depth != 1 || !o.JSON {
 		t.Errorf("send-lat: %+v, %v", o, err)
 	}
 	o, err = parseClient("read", []string{"--dev", "e", "--to", "h"}, &bytes.Buffer{})
-	if err != nil || o.size != defaultBWSize || o.count != defaultBWCount {
+	if err != nil || o.Size != defaultBWSize || o.Count != defaultBWCount {
 		t.Errorf("defaults: %+v, %v", o, err)
 	}
 	o, err = parseClient("write", []string{"--dev", "e", "--to", "h", "-D", "3", "-a"}, &bytes.Buffer{})
-	if err != nil || o.duration != 3*time.Second || o.count != 0 || !o.all || !o.depthAuto {
+	if err != nil || o.Duration != 3*time.Second || o.Count != 0 || !o.All || !o.DepthAuto {
 		t.Errorf("-D 3 -a: %+v, %v", o, err)
 	}
 	o, err = parseClient("write", []string{"--dev", "e", "--to", "h", "--duration", "250ms"}, &bytes.Buffer{})
-	if err != nil || o.duration != 250*time.Millisecond {
+	if err != nil || o.Duration != 250*time.Millisecond {
 		t.Errorf("--duration 250ms: %+v, %v", o, err)
 	}
 	for _, tc := range []struct {
@@ -148,9 +53,6 @@ func TestPerftestFlags(t *testing.T) {
 			t.Errorf("%s %q: %v, want an error with %q", tc.cmd, tc.args, err, tc.want)
 		}
 	}
-	if got := sweepSizes(); len(got) != 23 || got[0] != 2 || got[22] != 8<<20 {
-		t.Errorf("sweep sizes %v", got)
-	}
 }
 
 // TestLatency runs each latency test through the exchange and the fake
@@ -160,8 +62,8 @@ func TestLatency(t *testing.T) {
 	for _, op := range []string{"write", "send", "read"} {
 		for _, size := range []string{"2", "4KiB", "1MiB"} {
 			t.Run(op+"/"+size, func(t *testing.T) {
-				n := newFakeNet()
-				addr, _, log := fakeServer(t, n, serverOpts{})
+				n := perf.NewFakeNet()
+				addr, _, log := fakeServer(t, n, perf.ServerOptions{})
 				code, out, errs := fakeClient(t, n, op+"-lat", "--dev", "f", "--to", addr, "-s", size, "-n", "300", "--json")
 				if code != exitOK {
 					t.Fatalf("exit %d: %s%s\nserver: %s", code, out, errs, log.String())
@@ -189,8 +91,8 @@ func TestLatency(t *testing.T) {
 // i, so the columns are known exactly: not only printed, but the
 // samples' own statistics.
 func TestReadLatSamples(t *testing.T) {
-	n := newFakeNet()
-	addr, _, _ := fakeServer(t, n, serverOpts{})
+	n := perf.NewFakeNet()
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 	code, out, errs := fakeClient(t, n, "read-lat", "--dev", "f", "--to", addr, "-n", "1000", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s%s", code, out, errs)
@@ -199,12 +101,12 @@ func TestReadLatSamples(t *testing.T) {
 	for i := range 1000 {
 		want = append(want, int64(1000+i%100))
 	}
-	if r := decode(t, out); r.Lat == nil || *r.Lat != latStatsOf(want) || r.Lat.Min != 1 || r.Lat.Max != 1.099 ||
+	if r := decode(t, out); r.Lat == nil || *r.Lat != perf.LatStatsOf(want) || r.Lat.Min != 1 || r.Lat.Max != 1.099 ||
 		r.Lat.Typical != 1.05 || r.Lat.P99 != 1.098 || r.Lat.P999 != 1.099 {
-		t.Errorf("lat_us %+v, want %+v", r.Lat, latStatsOf(want))
+		t.Errorf("lat_us %+v, want %+v", r.Lat, perf.LatStatsOf(want))
 	}
 	// The table has perftest's columns and the same figures.
-	addr, _, _ = fakeServer(t, n, serverOpts{})
+	addr, _, _ = fakeServer(t, n, perf.ServerOptions{})
 	_, table, _ := fakeClient(t, n, "read-lat", "--dev", "f", "--to", addr, "-n", "1000")
 	for _, k := range []string{"RDMA_Read Latency Test", " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]",
 		" 2       1000           1.00           1.10         1.05               1.05           0.03             1.10                   1.10"} {
@@ -218,8 +120,8 @@ func TestReadLatSamples(t *testing.T) {
 // default and Gb/s with --report-gbits, with the peak at least the
 // average, and the JSON carries the same figures.
 func TestBWTable(t *testing.T) {
-	n := newFakeNet()
-	addr, _, _ := fakeServer(t, n, serverOpts{})
+	n := perf.NewFakeNet()
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 	_, table, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "-s", "4096", "-n", "200", "--cpu-util")
 	for _, k := range []string{"RDMA_Write BW Test", " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]",
 		" 4096       200 ", "verified  819200 bytes, 0 corrupt", "CPU"} {
@@ -227,12 +129,12 @@ func TestBWTable(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s%s", k, table, errs)
 		}
 	}
-	addr, _, _ = fakeServer(t, n, serverOpts{})
+	addr, _, _ = fakeServer(t, n, perf.ServerOptions{})
 	_, table, _ = fakeClient(t, n, "send", "--dev", "f", "--to", addr, "-s", "4096", "-n", "200", "--report-gbits")
 	if !strings.Contains(table, "BW peak[Gb/sec]    BW average[Gb/sec]") {
 		t.Errorf("--report-gbits:\n%s", table)
 	}
-	addr, _, _ = fakeServer(t, n, serverOpts{})
+	addr, _, _ = fakeServer(t, n, perf.ServerOptions{})
 	_, out, _ := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "-s", "4096", "-n", "200", "--json", "--cpu-util")
 	r := decode(t, out)
 	if r.BWPeakGbps < r.GoodputGbps || r.MsgRateMpps <= 0 || r.CPUUtilPct == nil {
@@ -246,8 +148,8 @@ func TestBWTable(t *testing.T) {
 func TestDuration(t *testing.T) {
 	for _, op := range []string{"write", "send", "read", "write-lat", "send-lat"} {
 		t.Run(op, func(t *testing.T) {
-			n := newFakeNet()
-			addr, _, log := fakeServer(t, n, serverOpts{})
+			n := perf.NewFakeNet()
+			addr, _, log := fakeServer(t, n, perf.ServerOptions{})
 			start := time.Now()
 			code, out, errs := fakeClient(t, n, op, "--dev", "f", "--to", addr, "-s", "1KiB", "-q", qpsFor(op), "-D", "200ms", "--json")
 			if code != exitOK {
@@ -288,8 +190,8 @@ func qpsFor(op string) string {
 // TestSweep: -a runs every size from 2 B to 8 MiB, one row each, and
 // one JSON object each with --json.
 func TestSweep(t *testing.T) {
-	n := newFakeNet()
-	addr, _, _ := fakeServer(t, n, serverOpts{})
+	n := perf.NewFakeNet()
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 	code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "-a", "-n", "4", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s%s", code, out, errs)
@@ -304,7 +206,7 @@ func TestSweep(t *testing.T) {
 			t.Errorf("size %d: %s", 2<<i, l)
 		}
 	}
-	addr, _, _ = fakeServer(t, n, serverOpts{})
+	addr, _, _ = fakeServer(t, n, perf.ServerOptions{})
 	code, table, _ := fakeClient(t, n, "send-lat", "--dev", "f", "--to", addr, "-a", "-n", "3")
 	if code != exitOK || strings.Count(table, "t_typical") != 1 || !strings.Contains(table, " "+strconv.Itoa(8<<20)+" ") ||
 		!strings.Contains(table, "23 sizes: verified") {
@@ -313,27 +215,12 @@ func TestSweep(t *testing.T) {
 }
 
 // TestRxDepth: -r sets the receives the server posts per QP for SEND,
-// separately from the client's send depth (-t); without it the server
-// posts at least twice the depth.
+// separately from the client's send depth (-t), and such a run
+// verifies (nic/perf's TestRxDepthPlan checks the server's plan).
 func TestRxDepth(t *testing.T) {
-	sv := &server{o: serverOpts{maxMR: 64 << 20}}
-	h := hello{Version: protoVersion, Op: "send", Transport: "gbn", QPs: 2, Size: 4096, Count: 100, MTU: 1024,
-		Depth: 8, TimeoutMS: 1000, QP: make([]qpWire, 2)}
-	p, err := sv.planRun(h)
-	if err != nil || p.rq < 16 {
-		t.Errorf("default: %d receives per QP, %v; want at least 16", p.rq, err)
-	}
-	h.RxDepth = 24
-	if p, err := sv.planRun(h); err != nil || p.rq != 24 || p.mem != 2*24*4096 {
-		t.Errorf("rx depth 24: %d receives per QP, %d B, %v", p.rq, p.mem, err)
-	}
-	h.RxDepth = 5000
-	if _, err := sv.planRun(h); err == nil {
-		t.Error("rx depth 5000 accepted")
-	}
 	// Through the exchange: a SEND run with -t 4 -r 8 verifies.
-	n := newFakeNet()
-	addr, _, _ := fakeServer(t, n, serverOpts{})
+	n := perf.NewFakeNet()
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 	code, out, errs := fakeClient(t, n, "send", "--dev", "f", "--to", addr, "-s", "1KiB", "-n", "500", "-t", "4", "-r", "8", "--json")
 	if r := decode(t, out); code != exitOK || r.Depth != 4 || r.Corrupt != 0 || r.VerifiedBytes != 500*1024 {
 		t.Errorf("exit %d: %s%s", code, out, errs)
@@ -347,8 +234,8 @@ func TestBidirectional(t *testing.T) {
 	for _, op := range []string{"write", "send", "read"} {
 		for _, extra := range [][]string{{"-n", "300"}, {"-D", "200ms"}} {
 			t.Run(op+"/"+extra[0], func(t *testing.T) {
-				n := newFakeNet()
-				addr, _, log := fakeServer(t, n, serverOpts{})
+				n := perf.NewFakeNet()
+				addr, _, log := fakeServer(t, n, perf.ServerOptions{})
 				args := append([]string{op, "--dev", "f", "--to", addr, "-s", "4096", "-q", "3", "-b", "--json"}, extra...)
 				code, out, errs := fakeClient(t, n, args...)
 				if code != exitOK {
@@ -366,8 +253,8 @@ func TestBidirectional(t *testing.T) {
 			})
 		}
 	}
-	n := newFakeNet()
-	addr, _, _ := fakeServer(t, n, serverOpts{})
+	n := perf.NewFakeNet()
+	addr, _, _ := fakeServer(t, n, perf.ServerOptions{})
 	_, table, _ := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "-s", "4096", "-n", "100", "-b")
 	if !strings.Contains(table, "Bidirectional") || !strings.Contains(table, "way back  100 messages") {
 		t.Errorf("table:\n%s", table)

@@ -18,6 +18,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"rocetor/afxdp/xdptest"
+	"rocetor/nic/perf"
 	"rocetor/rocev2"
 )
 
@@ -129,14 +130,14 @@ func TestPcap(t *testing.T) {
 		t.Fatalf("server exit %d: %s", sc, srv.errb.String())
 	}
 	r := decode(t, out)
-	var sr serverReport
+	var sr perf.ServerReport
 	if err := json.Unmarshal(bytes.TrimSpace(srv.out.Bytes()), &sr); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		file       string
 		sent, recv uint64
-		st         *pcapStats
+		st         *perf.PcapStats
 	}{{file, r.PacketsSent, r.PacketsReceived, r.Pcap}, {srvFile, sr.PacketsSent, sr.PacketsReceived, sr.Pcap}} {
 		frames := readPcap(t, c.file)
 		if c.st == nil || c.st.Frames != len(frames) || c.st.Missed != 0 {
@@ -284,7 +285,7 @@ func TestManyHosts(t *testing.T) {
 		}
 	}
 	for _, l := range strings.Split(strings.TrimSpace(srv.out.String()), "\n") {
-		var sr serverReport
+		var sr perf.ServerReport
 		if err := json.Unmarshal([]byte(l), &sr); err != nil || sr.Clients != 2 || sr.Round != 1 || sr.Error != "" || sr.Corrupt != 0 {
 			t.Errorf("server line %q: %v", l, err)
 		}

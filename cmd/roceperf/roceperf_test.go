@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"rocetor/afxdp/xdptest"
+	"rocetor/nic/perf"
 )
 
 // The privileged tests run the real binary as a user would, with ip
@@ -200,7 +201,7 @@ func TestDirect(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("client exit %d\nstdout: %s\nstderr: %s\nserver: %s", code, out, errs, srv.errb.String())
 			}
-			var r report
+			var r perf.Report
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatalf("output is not JSON: %v\n%s", err, out)
 			}
@@ -214,7 +215,7 @@ func TestDirect(t *testing.T) {
 				t.Errorf("server exit %d: %s", sc, srv.errb.String())
 			}
 			// The server prints its view of the run as one JSON object.
-			var sr serverReport
+			var sr perf.ServerReport
 			if err := json.Unmarshal(bytes.TrimSpace(srv.out.Bytes()), &sr); err != nil || sr.Corrupt != 0 ||
 				sr.ClientMessages != c.count || sr.Op != c.op || sr.Error != "" ||
 				(c.op != "read" && sr.VerifiedBytes != r.VerifiedBytes) {
@@ -276,7 +277,7 @@ type directCase struct {
 // one veth and checks what holds for every transport — the exit status,
 // the JSON, every byte verified, no invalid request, a clean server exit —
 // and, with ok, the transport's own fields of the report.
-func runDirect(t *testing.T, tr string, cases []directCase, ok func(r *report) bool) {
+func runDirect(t *testing.T, tr string, cases []directCase, ok func(r *perf.Report) bool) {
 	requireTools(t)
 	bin := build(t)
 	h := newTwoHosts(t)
@@ -288,7 +289,7 @@ func runDirect(t *testing.T, tr string, cases []directCase, ok func(r *report) b
 			if code != exitOK {
 				t.Fatalf("client exit %d\nstdout: %s\nstderr: %s\nserver: %s", code, out, errs, srv.errb.String())
 			}
-			var r report
+			var r perf.Report
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatalf("output is not JSON: %v\n%s", err, out)
 			}
@@ -319,7 +320,7 @@ func TestDirectDCP(t *testing.T) {
 		{"write", "1MiB", 20, 1, "198.18.7.2"},
 		{"write", "4KiB", 200, 4, "[2001:db8:7::2]:18515"},
 		{"send", "64KiB", 50, 2, "198.18.7.2"},
-	}, func(r *report) bool { return r.DCP != nil && r.Server.DCP != nil && r.DCP.TrackingBytes != 0 })
+	}, func(r *perf.Report) bool { return r.DCP != nil && r.Server.DCP != nil && r.DCP.TrackingBytes != 0 })
 }
 
 // TestDirectIRN runs WRITE, SEND and READ with --transport irn between
@@ -333,7 +334,7 @@ func TestDirectIRN(t *testing.T) {
 		{"write", "1MiB", 20, 1, "198.18.7.2"},
 		{"send", "64KiB", 50, 2, "[2001:db8:7::2]:18515"},
 		{"read", "256KiB", 20, 2, "198.18.7.2"},
-	}, func(r *report) bool { return r.IRN != nil && r.Server.IRN != nil && r.IRN.BitmapBytes != 0 })
+	}, func(r *perf.Report) bool { return r.IRN != nil && r.Server.IRN != nil && r.IRN.BitmapBytes != 0 })
 }
 
 // TestThroughTord runs a WRITE from h1 to h2 through tord (h1 — sw — h2,
@@ -440,7 +441,7 @@ func TestThroughTord(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("client exit %d\nstdout: %s\nstderr: %s\nserver: %s\ntord: %s", code, out, errs, srv.errb.String(), td.errb.String())
 	}
-	var r report
+	var r perf.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}

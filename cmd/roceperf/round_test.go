@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"rocetor/nic/perf"
 	"strings"
 	"sync"
 	"testing"
@@ -16,14 +17,14 @@ import (
 )
 
 // serverLines decodes the JSON lines serve printed among its log lines.
-func serverLines(t *testing.T, log string) []serverReport {
+func serverLines(t *testing.T, log string) []perf.ServerReport {
 	t.Helper()
-	var out []serverReport
+	var out []perf.ServerReport
 	for _, l := range strings.Split(log, "\n") {
 		if !strings.HasPrefix(l, "{") {
 			continue
 		}
-		var r serverReport
+		var r perf.ServerReport
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("bad server line %q: %v", l, err)
 		}
@@ -34,7 +35,7 @@ func serverLines(t *testing.T, log string) []serverReport {
 
 // waitLines waits until serve has printed n report lines and returns
 // them: a client has its result just before the server reports the run.
-func waitLines(t *testing.T, log *syncWriter, n int) []serverReport {
+func waitLines(t *testing.T, log *syncWriter, n int) []perf.ServerReport {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if lines := serverLines(t, log.String()); len(lines) >= n || time.Now().After(deadline) {
@@ -50,8 +51,8 @@ func waitLines(t *testing.T, log *syncWriter, n int) []serverReport {
 // endpoint — a WRITE, a SEND and a READ, each with its own QPs and
 // region — verifies each, and says so in one line per client.
 func TestManyClients(t *testing.T) {
-	n := newFakeNet()
-	addr, code, log := fakeServer(t, n, serverOpts{clients: 3, once: true})
+	n := perf.NewFakeNet()
+	addr, code, log := fakeServer(t, n, perf.ServerOptions{Clients: 3, Once: true})
 	type res struct {
 		op        string
 		code      int
@@ -97,8 +98,8 @@ func TestManyClients(t *testing.T) {
 // than the round's is refused with the reason; the round goes on with
 // the others.
 func TestRoundRefusesMismatch(t *testing.T) {
-	n := newFakeNet()
-	addr, _, log := fakeServer(t, n, serverOpts{clients: 2, timeout: 2 * time.Second})
+	n := perf.NewFakeNet()
+	addr, _, log := fakeServer(t, n, perf.ServerOptions{Clients: 2, Timeout: 2 * time.Second})
 	var wg sync.WaitGroup
 	var okCode int
 	var okOut string
@@ -123,8 +124,8 @@ func TestRoundRefusesMismatch(t *testing.T) {
 // TestRoundKeepsEarlyClientAlive: a client done early waits for the
 // round's slowest past its own --timeout, kept alive by progress lines.
 func TestRoundKeepsEarlyClientAlive(t *testing.T) {
-	n := newFakeNet()
-	addr, _, log := fakeServer(t, n, serverOpts{clients: 2, timeout: 5 * time.Second})
+	n := perf.NewFakeNet()
+	addr, _, log := fakeServer(t, n, perf.ServerOptions{Clients: 2, Timeout: 5 * time.Second})
 	// The slow one: a bare hello, then done after 1.5 s, longer than
 	// the fast client's --timeout of 400 ms.
 	slow, err := net.Dial("tcp", addr)
@@ -132,11 +133,10 @@ func TestRoundKeepsEarlyClientAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	h := hello{Type: "hello", Version: protoVersion, Op: "write", Transport: "gbn", QPs: 1, Size: 8, Count: 1,
-		MTU: 1024, Depth: 1, TimeoutMS: 5000, QP: []qpWire{{QPN: 0x100, PSN: 1, IP: "192.0.2.2", MAC: "02:00:00:00:00:02"}},
-		MR: mrWire{RKey: 0x100, VA: 1 << 40, Len: 8}}
-	b, _ := json.Marshal(h)
-	slow.Write(append(b, '\n'))
+	// A hello as docs/roceperf.md spells it: one QP, one 8-byte WRITE.
+	fmt.Fprintln(slow, `{"type":"hello","version":3,"op":"write","transport":"gbn","qps":1,"size":8,"count":1,"mtu":1024,`+
+		`"depth":1,"rto_us":0,"timeout_ms":5000,"qp":[{"qpn":256,"psn":1,"ip":"192.0.2.2","mac":"02:00:00:00:00:02"}],`+
+		`"mr":{"rkey":256,"va":1099511627776,"len":8}}`)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -165,15 +165,14 @@ func TestRoundKeepsEarlyClientAlive(t *testing.T) {
 // TestMetrics: serve --metrics counts runs, verified bytes and the
 // endpoint's packets over the rounds, in tord's naming.
 func TestMetrics(t *testing.T) {
-	n := newFakeNet()
+	n := perf.NewFakeNet()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	logw := &syncWriter{w: &bytes.Buffer{}}
-	sv := &server{o: serverOpts{timeout: 5 * time.Second, maxMR: 64 << 20}, dev: fakeDevice{n}, out: logw, log: logw,
-		metrics: newServeMetrics()}
-	maddr, stopHTTP, err := serveMetricsHTTP("127.0.0.1:0", sv.metrics)
+	sv := perf.NewServer(perf.ServerOptions{Timeout: 5 * time.Second, MaxMR: 64 << 20}, n.Device(), logw, logw)
+	maddr, stopHTTP, err := sv.ServeMetrics("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +181,7 @@ func TestMetrics(t *testing.T) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		sv.serve(ctx, ln)
+		sv.Serve(ctx, ln)
 	}()
 	defer func() {
 		cancel()

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +22,16 @@ const (
 	maxCaptureTimeout     = 5 * time.Minute
 )
 
+// captureRequest is what a capture request asks for.
+type captureRequest struct {
+	port        int
+	point       dataplane.CapturePoint
+	pointName   string
+	stage       int
+	count, snap int
+	timeout     time.Duration
+}
+
 // captureHandler serves POST /api/v1/capture?port=P[&point=rx|tx|rxtx|stage]
 // [&stage=S][&count=N][&snaplen=L][&timeout=D]: it arms a capture on
 // every worker, waits until count frames are taken, the timeout passes or
@@ -30,32 +42,58 @@ const (
 // forwarded or emitted toward the port.
 func (a *admin) captureHandler(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	port, ok := a.portIndex(w, q.Get("port"))
+	c, ok := a.captureRequest(w, q)
 	if !ok {
 		return
 	}
-	pointName := q.Get("point")
-	if pointName == "" {
-		pointName = "rx"
-		if q.Get("stage") != "" {
-			pointName = "stage"
-		}
+	// One at a time, decided before the slots are allocated.
+	if !a.capture.TryLock() {
+		fail(w, http.StatusConflict, "a capture is running already; one at a time")
+		return
 	}
-	point, err := dataplane.ParseCapturePoint(pointName)
+	defer a.capture.Unlock()
+	frames, err := a.runCapture(r.Context(), c)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	stage := 0
-	if point == dataplane.CaptureStage {
+	a.log.Info("capture", zap.String("port", q.Get("port")), zap.String("point", c.pointName), zap.Int("frames", len(frames)))
+
+	w.Header().Set("Content-Type", "application/vnd.tcpdump.pcap")
+	w.Header().Set("X-Rocetor-Frames", strconv.Itoa(len(frames)))
+	pcap.Write(w, c.snap, frames) // a client gone away is all that can fail
+}
+
+// captureRequest reads and checks a capture request's parameters; on
+// false it has answered the client.
+func (a *admin) captureRequest(w http.ResponseWriter, q url.Values) (captureRequest, bool) {
+	var c captureRequest
+	port, ok := a.portIndex(w, q.Get("port"))
+	if !ok {
+		return c, false
+	}
+	c.port = port
+	c.pointName = q.Get("point")
+	if c.pointName == "" {
+		c.pointName = "rx"
+		if q.Get("stage") != "" {
+			c.pointName = "stage"
+		}
+	}
+	var err error
+	if c.point, err = dataplane.ParseCapturePoint(c.pointName); err != nil {
+		fail(w, http.StatusBadRequest, "%v", err)
+		return c, false
+	}
+	if c.point == dataplane.CaptureStage {
 		names := a.sw.StageNames()
-		if stage = slices.Index(names, q.Get("stage")); stage < 0 {
+		if c.stage = slices.Index(names, q.Get("stage")); c.stage < 0 {
 			fail(w, http.StatusBadRequest, "stage %q is not in the pipeline (stages: %s)", q.Get("stage"), strings.Join(names, ", "))
-			return
+			return c, false
 		}
 	} else if q.Get("stage") != "" {
 		fail(w, http.StatusBadRequest, "stage is only for point=stage")
-		return
+		return c, false
 	}
 	num := func(key string, def int) (int, bool) {
 		s := q.Get(key)
@@ -69,37 +107,36 @@ func (a *admin) captureHandler(w http.ResponseWriter, r *http.Request) {
 		}
 		return n, true
 	}
-	count, ok := num("count", defaultCaptureCount)
-	if !ok {
-		return
+	if c.count, ok = num("count", defaultCaptureCount); !ok {
+		return c, false
 	}
-	snap, ok := num("snaplen", a.config().XDP.FrameSize)
-	if !ok {
-		return
+	if c.snap, ok = num("snaplen", a.config().XDP.FrameSize); !ok {
+		return c, false
 	}
-	timeout := defaultCaptureTimeout
+	c.timeout = defaultCaptureTimeout
 	if s := q.Get("timeout"); s != "" {
-		if timeout, err = time.ParseDuration(s); err != nil || timeout <= 0 || timeout > maxCaptureTimeout {
+		if c.timeout, err = time.ParseDuration(s); err != nil || c.timeout <= 0 || c.timeout > maxCaptureTimeout {
 			fail(w, http.StatusBadRequest, "timeout=%q: want a duration up to %v", s, maxCaptureTimeout)
-			return
+			return c, false
 		}
 	}
-	if err := dataplane.CheckCapture(port, point, stage, count, snap); err != nil {
+	if err := dataplane.CheckCapture(c.port, c.point, c.stage, c.count, c.snap); err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
-		return
+		return c, false
 	}
-	// One at a time, decided before the slots are allocated.
-	if !a.capture.TryLock() {
-		fail(w, http.StatusConflict, "a capture is running already; one at a time")
-		return
-	}
-	defer a.capture.Unlock()
+	return c, true
+}
+
+// runCapture arms c on every worker, waits until c.count frames are
+// taken, c.timeout passes or ctx is done, and returns at most c.count
+// frames in time order.
+func (a *admin) runCapture(ctx context.Context, c captureRequest) ([]dataplane.CaptureRecord, error) {
 	workers := a.sw.Workers()
 	caps := make([]*dataplane.Capture, len(workers))
 	for i := range caps {
-		if caps[i], err = dataplane.NewCapture(port, point, stage, count, snap); err != nil {
-			fail(w, http.StatusBadRequest, "%v", err)
-			return
+		var err error
+		if caps[i], err = dataplane.NewCapture(c.port, c.point, c.stage, c.count, c.snap); err != nil {
+			return nil, err
 		}
 	}
 	for i, wk := range workers {
@@ -112,15 +149,15 @@ func (a *admin) captureHandler(w http.ResponseWriter, r *http.Request) {
 		}
 		return n
 	}
-	deadline := time.NewTimer(timeout)
+	deadline := time.NewTimer(c.timeout)
 	tick := time.NewTicker(10 * time.Millisecond)
 wait:
-	for taken() < count {
+	for taken() < c.count {
 		select {
 		case <-tick.C:
 		case <-deadline.C:
 			break wait
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			break wait
 		}
 	}
@@ -134,10 +171,5 @@ wait:
 		frames = append(frames, c.Frames()...)
 	}
 	slices.SortStableFunc(frames, func(x, y dataplane.CaptureRecord) int { return x.Time.Compare(y.Time) })
-	frames = frames[:min(len(frames), count)]
-	a.log.Info("capture", zap.String("port", q.Get("port")), zap.String("point", pointName), zap.Int("frames", len(frames)))
-
-	w.Header().Set("Content-Type", "application/vnd.tcpdump.pcap")
-	w.Header().Set("X-Rocetor-Frames", strconv.Itoa(len(frames)))
-	pcap.Write(w, snap, frames) // a client gone away is all that can fail
+	return frames[:min(len(frames), c.count)], nil
 }

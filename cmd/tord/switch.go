@@ -80,6 +80,45 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, fmt.Errorf("%w: bpf(2) refused: CAP_BPF missing or bpf blocked by a seccomp filter (or, before Linux 5.11, a memlock limit too low without CAP_SYS_RESOURCE): %w", ErrPreflight, err)
 	}
+	macs, err := s.attach()
+	if err != nil {
+		return nil, err
+	}
+	pn, err := pipeline.NewPlan(&cfg, s.fib, s.misses)
+	if err != nil {
+		return nil, err
+	}
+	s.impair = pn.Impair
+	mems, err := s.sharedMems()
+	if err != nil {
+		return nil, err
+	}
+	for w := 0; w < cfg.Workers; w++ {
+		var mem *dataplane.Mem
+		if mems != nil {
+			mem = mems[w]
+		}
+		if err := s.openWorker(w, pn, macs, mem); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.logStages(); err != nil {
+		return nil, err
+	}
+	s.mirror, err = fwd.NewMirror(fwd.MirrorConfig{Ports: cfg.Ports, FIB: s.fib, Misses: s.misses,
+		Multipath: pn.Fwd.Multipath, Logger: log.Named("mirror")})
+	if err != nil {
+		return nil, fmt.Errorf("kernel mirror: %w", err)
+	}
+	done = true
+	return s, nil
+}
+
+// attach loads an XDP program for every port, which passes the traffic
+// of the namespace's addresses to the kernel, attaches it, and returns
+// the ports' MACs.
+func (s *Switch) attach() ([]rocev2.MAC, error) {
+	cfg := &s.cfg
 	local, err := localAddrs()
 	if err != nil {
 		return nil, err
@@ -99,85 +138,103 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 			return nil, err // bpf's errors name the interface and any program in the way
 		}
 		s.modes = append(s.modes, got)
-		log.Info("attached XDP program", zap.String("port", name), zap.Stringer("mode", got))
+		s.log.Info("attached XDP program", zap.String("port", name), zap.Stringer("mode", got))
 	}
-	bind := map[string]afxdp.BindMode{"auto": afxdp.BindAuto, "zerocopy": afxdp.BindZeroCopy, "copy": afxdp.BindCopy}[cfg.XDP.Bind]
-	pn, err := pipeline.NewPlan(&cfg, s.fib, s.misses)
+	return macs, nil
+}
+
+// sharedMems makes the handoff and the one UMEM every socket shares
+// when the workers hand frames to their owners (Config.Handoff), and
+// returns each worker's frame memory in it; nil otherwise.
+func (s *Switch) sharedMems() ([]*dataplane.Mem, error) {
+	cfg := &s.cfg
+	if !cfg.Handoff() {
+		return nil, nil
+	}
+	var err error
+	if s.handoff, err = dataplane.NewHandoff(cfg.Workers, 0); err != nil {
+		return nil, err
+	}
+	// xdp.frames per worker, in one UMEM of a power of two.
+	n := 1
+	for n < cfg.XDP.Frames*cfg.Workers {
+		n *= 2
+	}
+	u, err := afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: n})
+	if err != nil {
+		return nil, fmt.Errorf("shared UMEM of %d workers: %w", cfg.Workers, err)
+	}
+	s.umems = append(s.umems, u)
+	mems, err := dataplane.SharedMems(u.Bytes(), u.FrameSize(), s.handoff)
 	if err != nil {
 		return nil, err
 	}
-	s.impair = pn.Impair
-	var mems []*dataplane.Mem
-	if cfg.Handoff() {
-		if s.handoff, err = dataplane.NewHandoff(cfg.Workers, 0); err != nil {
-			return nil, err
-		}
-		// xdp.frames per worker, in one UMEM of a power of two.
-		n := 1
-		for n < cfg.XDP.Frames*cfg.Workers {
-			n *= 2
-		}
-		u, err := afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: n})
-		if err != nil {
-			return nil, fmt.Errorf("shared UMEM of %d workers: %w", cfg.Workers, err)
+	s.log.Info("workers hand frames to their owners", zap.Int("workers", cfg.Workers), zap.Int("umem_frames", n))
+	return mems, nil
+}
+
+// openWorker opens worker w's socket on every port, over mem in the
+// shared UMEM or, when mem is nil, over a UMEM of its own, and builds
+// its pipeline by pn.
+func (s *Switch) openWorker(w int, pn *pipeline.Plan, macs []rocev2.MAC, mem *dataplane.Mem) error {
+	cfg := &s.cfg
+	var u *afxdp.UMEM
+	var err error
+	if s.handoff != nil {
+		u = s.umems[0]
+	} else {
+		if u, err = afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: cfg.XDP.Frames}); err != nil {
+			return fmt.Errorf("worker %d: %w", w, err)
 		}
 		s.umems = append(s.umems, u)
-		if mems, err = dataplane.SharedMems(u.Bytes(), u.FrameSize(), s.handoff); err != nil {
-			return nil, err
+		if mem, err = dataplane.MemOfUMEM(u); err != nil {
+			return err
 		}
-		log.Info("workers hand frames to their owners", zap.Int("workers", cfg.Workers), zap.Int("umem_frames", n))
 	}
-	for w := 0; w < cfg.Workers; w++ {
-		var u *afxdp.UMEM
-		var mem *dataplane.Mem
-		if s.handoff != nil {
-			u, mem = s.umems[0], mems[w]
-		} else {
-			if u, err = afxdp.NewUMEM(afxdp.UMEMOptions{FrameSize: cfg.XDP.FrameSize, NumFrames: cfg.XDP.Frames}); err != nil {
-				return nil, fmt.Errorf("worker %d: %w", w, err)
-			}
-			s.umems = append(s.umems, u)
-			if mem, err = dataplane.MemOfUMEM(u); err != nil {
-				return nil, err
-			}
-		}
-		var ports []dataplane.Port
-		var xports []*dataplane.XDPPort
-		for i, name := range cfg.Ports {
-			sock, err := openSocket(name, w, u, bind, &cfg)
-			if err != nil {
-				return nil, err
-			}
-			xp, err := dataplane.NewXDPPort(sock, mem, macs[i], cfg.XDP.RingSize, s.modes[i] == bpf.ModeNative)
-			if err != nil {
-				sock.Close()
-				return nil, err
-			}
-			if err := s.progs[i].Register(w, sock.FD()); err != nil {
-				sock.Close()
-				return nil, fmt.Errorf("register socket of %s queue %d: %w", name, w, err)
-			}
-			ports = append(ports, xp)
-			xports = append(xports, xp)
-			if w == 0 {
-				log.Info("opened AF_XDP socket", zap.String("port", name), zap.Int("queue", w),
-					zap.Stringer("bind", sock.BindMode()))
-			}
-		}
-		s.ports = append(s.ports, xports)
-		pl, err := pn.BuildHanded(w, mem, ports, nil, s.handoff)
+	bind := map[string]afxdp.BindMode{"auto": afxdp.BindAuto, "zerocopy": afxdp.BindZeroCopy, "copy": afxdp.BindCopy}[cfg.XDP.Bind]
+	var ports []dataplane.Port
+	var xports []*dataplane.XDPPort
+	for i, name := range cfg.Ports {
+		sock, err := openSocket(name, w, u, bind, cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		s.adopt(w, pl)
-		if s.llr != nil && w == 0 {
-			if m := cfg.LLR.Monitor; m != nil {
-				if s.monitor, err = llr.NewMonitor(m.Config(), s.llr, cfg.Ports, ifCounters, log.Named("llr-monitor")); err != nil {
-					return nil, err
-				}
+		xp, err := dataplane.NewXDPPort(sock, mem, macs[i], cfg.XDP.RingSize, s.modes[i] == bpf.ModeNative)
+		if err != nil {
+			sock.Close()
+			return err
+		}
+		if err := s.progs[i].Register(w, sock.FD()); err != nil {
+			sock.Close()
+			return fmt.Errorf("register socket of %s queue %d: %w", name, w, err)
+		}
+		ports = append(ports, xp)
+		xports = append(xports, xp)
+		if w == 0 {
+			s.log.Info("opened AF_XDP socket", zap.String("port", name), zap.Int("queue", w),
+				zap.Stringer("bind", sock.BindMode()))
+		}
+	}
+	s.ports = append(s.ports, xports)
+	pl, err := pn.BuildHanded(w, mem, ports, nil, s.handoff)
+	if err != nil {
+		return err
+	}
+	s.adopt(w, pl)
+	if s.llr != nil && w == 0 {
+		if m := cfg.LLR.Monitor; m != nil {
+			if s.monitor, err = llr.NewMonitor(m.Config(), s.llr, cfg.Ports, ifCounters, s.log.Named("llr-monitor")); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
+}
+
+// logStages logs what trimming, ECN marking and the trust boundaries
+// do, for the operator.
+func (s *Switch) logStages() error {
+	cfg, log := &s.cfg, s.log
 	if cfg.Trim != nil {
 		tc := s.trims[0].Config()
 		cw, dw := trim.Weights(tc.Weight())
@@ -194,7 +251,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 	if cfg.ECN != nil {
 		egs, err := cfg.EgressConfigs()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i, name := range cfg.Ports {
 			var qs []string
@@ -207,14 +264,8 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 				zap.Strings("queues", qs), zap.Int("workers", cfg.Workers))
 		}
 	}
-	log.Info("trust boundaries", zap.String("trust", describeTrust(&cfg)))
-	s.mirror, err = fwd.NewMirror(fwd.MirrorConfig{Ports: cfg.Ports, FIB: s.fib, Misses: s.misses,
-		Multipath: pn.Fwd.Multipath, Logger: log.Named("mirror")})
-	if err != nil {
-		return nil, fmt.Errorf("kernel mirror: %w", err)
-	}
-	done = true
-	return s, nil
+	log.Info("trust boundaries", zap.String("trust", describeTrust(cfg)))
+	return nil
 }
 
 // adopt adds worker w's pipeline to the switch's lists of workers and

@@ -13,10 +13,7 @@ import (
 	"rocetor/dataplane/sim"
 	"rocetor/nic"
 	"rocetor/nic/cc"
-	"rocetor/nic/dcp"
-	"rocetor/nic/fasr"
-	"rocetor/nic/gbn"
-	"rocetor/nic/irn"
+	"rocetor/nic/stack"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
 	"rocetor/tor/fwd"
@@ -550,47 +547,30 @@ func (n *Network) hops(dst int) []int {
 	return d
 }
 
-// Transports are the loss recoveries a host can run, by name, each built
-// as roceperf builds it (cmd/roceperf/flags.go).
-var Transports = []string{"gbn", "irn", "fasr", "dcp"}
+// Transports are the loss recoveries a host can run, by name (nic/stack).
+var Transports = stack.Transports
+
+// hostStack is the hosts' transport and congestion control: nic/stack's, with
+// BDP spanning Go-Back-N's window too.
+func (n *Network) hostStack() stack.Config {
+	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, BDP: n.Opts.BDP, GBNWindow: n.Opts.BDP,
+		CC: n.Opts.CC, DCQCN: n.Opts.DCQCN}
+}
 
 func (n *Network) transport() (nic.Transport, error) {
-	rto := int64(n.Opts.RTO)
-	bdp := n.Opts.BDP
-	switch n.Opts.Transport {
-	case "gbn":
-		return gbn.New(gbn.Config{RTO: rto, Window: bdp})
-	case "dcp":
-		return dcp.New(dcp.Config{RTO: rto})
-	case "fasr":
-		return fasr.New(fasr.Config{RTO: rto, Window: bdp, BDP: bdp})
-	case "irn":
-		c := irn.Config{BDP: bdp << 10}
-		if rto > 0 {
-			def, _ := irn.New(irn.Config{})
-			c.RTOHigh = rto
-			c.RTOLow = min(rto, def.Config().RTOLow)
-			c.MaxRTO = max(def.Config().MaxRTO, 16*rto)
-		}
-		return irn.New(c)
+	t, err := n.hostStack().NewTransport()
+	if err != nil {
+		return nil, fmt.Errorf("fabric: %w", err)
 	}
-	return nil, fmt.Errorf("fabric: transport %q: want one of %v", n.Opts.Transport, Transports)
+	return t, nil
 }
 
 func (n *Network) cc(line uint64) (nic.CC, error) {
-	switch n.Opts.CC {
-	case "none":
-		return nil, nil
-	case "fixed":
-		return cc.NewFixed(line, 0), nil
-	case "dcqcn":
-		c := cc.DefaultDCQCNConfig()
-		if n.Opts.DCQCN != nil {
-			c = *n.Opts.DCQCN
-		}
-		return cc.NewDCQCN(line, c)
+	c, err := n.hostStack().NewCC(line)
+	if err != nil {
+		return nil, fmt.Errorf("fabric: %w", err)
 	}
-	return nil, fmt.Errorf("fabric: congestion control %q: want none, fixed or dcqcn", n.Opts.CC)
+	return c, nil
 }
 
 func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clock func() int64) error {

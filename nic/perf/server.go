@@ -1,21 +1,22 @@
-package main
+package perf
 
 import (
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"rocetor/dataplane"
 	"rocetor/nic"
 )
 
-// server answers clients in rounds (round.go): --clients of them at
+// Server answers clients in rounds (round.go): --clients of them at
 // once on one endpoint, each with its own QPs and region; by default
 // one. A client arriving during a round waits in the listen backlog
 // (and gives up after its --timeout).
-type server struct {
-	o      serverOpts
-	dev    device
+type Server struct {
+	o      ServerOptions
+	dev    Device
 	out    io.Writer // one JSON object per run
 	log    io.Writer
 	runs   int
@@ -26,10 +27,26 @@ type server struct {
 	metrics *serveMetrics
 }
 
-// serverReport is what serve prints on stdout for each run, one JSON
+// NewServer returns a server of o's runs on dev: it prints one JSON
+// object per run (ServerReport) on out and logs to log. Serve runs it
+// on a listener; o.Pcap and o.Metrics are Serve's (the package
+// function's) to set up.
+func NewServer(o ServerOptions, dev Device, out, log io.Writer) *Server {
+	return &Server{o: o, dev: dev, out: out, log: log}
+}
+
+// ServeMetrics counts the server's runs and its endpoints' packets from
+// now on and serves them as Prometheus metrics on http://addr/metrics;
+// it returns the address it listens on and a function that stops it.
+func (sv *Server) ServeMetrics(addr string) (net.Addr, func(), error) {
+	sv.metrics = newServeMetrics()
+	return serveMetricsHTTP(addr, sv.metrics)
+}
+
+// ServerReport is what serve prints on stdout for each run, one JSON
 // object per line: the run as the client described it, what the server
 // verified, its endpoint's counters, and the error if the run failed.
-type serverReport struct {
+type ServerReport struct {
 	Run int `json:"run"`
 	// Round numbers the rounds; Clients is how many clients its
 	// endpoint served at once (whose QPs its counters cover).
@@ -46,12 +63,12 @@ type serverReport struct {
 	VerifiedBytes  int64  `json:"verified_bytes"`
 	Corrupt        int    `json:"corrupt"`
 	FirstCorrupt   string `json:"first_corrupt,omitempty"`
-	counters
-	Pcap  *pcapStats `json:"pcap,omitempty"`
+	Counters
+	Pcap  *PcapStats `json:"pcap,omitempty"`
 	Error string     `json:"error,omitempty"`
 }
 
-func (r *serverReport) summary() string {
+func (r *ServerReport) summary() string {
 	return fmt.Sprintf("%s %d × %d B on %d QPs over %s: client completed %d; verified %d messages, %d bytes, %d corrupt",
 		r.Op, r.Count, r.Size, r.QPs, r.Transport, r.ClientMessages, r.Messages, r.VerifiedBytes, r.Corrupt)
 }
@@ -67,19 +84,19 @@ type plan struct {
 
 // planRun checks a hello and sizes the run; its errors go back to the
 // client as the reason for refusing.
-func (sv *server) planRun(h hello) (plan, error) {
-	p := plan{h: h, op: ops[h.Op]}
+func (sv *Server) planRun(h hello) (plan, error) {
+	p := plan{h: h, op: Ops[h.Op]}
 	switch {
 	case h.Version != protoVersion:
 		return p, fmt.Errorf("protocol version %d, this server speaks %d", h.Version, protoVersion)
 	case p.op == 0:
 		return p, fmt.Errorf("unknown op %q (want write, send or read)", h.Op)
-	case transports[h.Transport] == nil:
-		return p, fmt.Errorf("unknown transport %q (this server has: %s)", h.Transport, transportNames())
-	case !supports(h.Transport, p.op):
+	case !KnownTransport(h.Transport):
+		return p, fmt.Errorf("unknown transport %q (this server has: %s)", h.Transport, TransportNames())
+	case !Supports(h.Transport, p.op):
 		return p, fmt.Errorf("transport %s does not do %s", h.Transport, h.Op)
-	case h.QPs < 1 || h.QPs > maxQPs || len(h.QP) != h.QPs:
-		return p, fmt.Errorf("%d QPs with %d described: want 1 to %d", h.QPs, len(h.QP), maxQPs)
+	case h.QPs < 1 || h.QPs > MaxQPs || len(h.QP) != h.QPs:
+		return p, fmt.Errorf("%d QPs with %d described: want 1 to %d", h.QPs, len(h.QP), MaxQPs)
 	case h.Size < 1 || h.Size > nic.MaxMessage:
 		return p, fmt.Errorf("bad size %d: want 1 B to %d B", h.Size, nic.MaxMessage)
 	case h.Count < 1 && h.DurationMS <= 0, h.Count < 0:
@@ -92,12 +109,12 @@ func (sv *server) planRun(h hello) (plan, error) {
 		return p, fmt.Errorf("a latency test has no bidirectional form")
 	case h.Bidir && p.op != nic.OpSend && (h.RSlots < 1 || uint64(h.RSlots)*uint64(h.Size) > h.RMR.Len):
 		return p, fmt.Errorf("bidirectional: the client's region of %d B cannot hold %d slots of %d B", h.RMR.Len, h.RSlots, h.Size)
-	case h.Bidir && int64(h.QPs)*int64(h.Depth)*int64(h.Size) > maxClientMem:
-		return p, fmt.Errorf("bidirectional: %d QPs × depth %d × %d B of buffers for the way back, above %d B", h.QPs, h.Depth, h.Size, maxClientMem)
-	case !validMTU(h.MTU):
+	case h.Bidir && int64(h.QPs)*int64(h.Depth)*int64(h.Size) > MaxClientMem:
+		return p, fmt.Errorf("bidirectional: %d QPs × depth %d × %d B of buffers for the way back, above %d B", h.QPs, h.Depth, h.Size, MaxClientMem)
+	case !ValidMTU(h.MTU):
 		return p, fmt.Errorf("bad MTU %d: want 256, 512, 1024 or 2048", h.MTU)
-	case h.Depth < 1 || h.Depth > maxDepth:
-		return p, fmt.Errorf("bad depth %d: want 1 to %d", h.Depth, maxDepth)
+	case h.Depth < 1 || h.Depth > MaxDepth:
+		return p, fmt.Errorf("bad depth %d: want 1 to %d", h.Depth, MaxDepth)
 	case h.TimeoutMS < 1:
 		return p, fmt.Errorf("bad timeout %d ms", h.TimeoutMS)
 	case h.RTOUS < 0 || h.RTOUS > 10e6:
@@ -105,13 +122,13 @@ func (sv *server) planRun(h hello) (plan, error) {
 	case h.BDP < 0 || h.BDP > maxBDP:
 		return p, fmt.Errorf("bad BDP %d packets: want 1 to %d", h.BDP, maxBDP)
 	}
-	if _, err := transports[h.Transport](time.Duration(h.RTOUS)*time.Microsecond, h.BDP); err != nil {
+	if _, err := NewTransport(h.Transport, time.Duration(h.RTOUS)*time.Microsecond, h.BDP); err != nil {
 		return p, fmt.Errorf("transport %s: %w", h.Transport, err)
 	}
-	if _, err := h.CC.build(); err != nil {
+	if _, err := h.CC.Build(); err != nil {
 		return p, err
 	}
-	limit := sv.o.maxMR
+	limit := sv.o.MaxMR
 	if h.Lat && p.op != nic.OpRead {
 		return p, sv.planLat(&p)
 	}

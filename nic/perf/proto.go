@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"bufio"
@@ -45,21 +45,21 @@ type mrWire struct {
 
 // hello opens a run (client → server).
 type hello struct {
-	Type      string   `json:"type"` // "hello"
-	Version   int      `json:"version"`
-	Op        string   `json:"op"`
-	Transport string   `json:"transport"`
-	QPs       int      `json:"qps"`
-	Size      int      `json:"size"`
-	Count     int      `json:"count"`
-	MTU       int      `json:"mtu"`
-	Depth     int      `json:"depth"`
-	RTOUS     int64    `json:"rto_us"`
-	BDP       int      `json:"bdp,omitempty"` // packets IRN's and FaSR's SR state is sized for (0: srBDP)
-	CC        *ccOpts  `json:"cc,omitempty"`  // both ends' congestion control (nil: none)
-	TimeoutMS int64    `json:"timeout_ms"`
-	QP        []qpWire `json:"qp"`
-	MR        mrWire   `json:"mr"`
+	Type      string     `json:"type"` // "hello"
+	Version   int        `json:"version"`
+	Op        string     `json:"op"`
+	Transport string     `json:"transport"`
+	QPs       int        `json:"qps"`
+	Size      int        `json:"size"`
+	Count     int        `json:"count"`
+	MTU       int        `json:"mtu"`
+	Depth     int        `json:"depth"`
+	RTOUS     int64      `json:"rto_us"`
+	BDP       int        `json:"bdp,omitempty"` // packets IRN's and FaSR's SR state is sized for (0: srBDP)
+	CC        *CCOptions `json:"cc,omitempty"`  // both ends' congestion control (nil: none)
+	TimeoutMS int64      `json:"timeout_ms"`
+	QP        []qpWire   `json:"qp"`
+	MR        mrWire     `json:"mr"`
 	// Lat asks for a latency test (write-lat, send-lat, read-lat): the
 	// server answers each WRITE or SEND with the same message back,
 	// into the client's region at offset size or as a SEND.
@@ -127,14 +127,14 @@ type result struct {
 	Corrupt       int      `json:"corrupt"`
 	FirstCorrupt  string   `json:"first_corrupt,omitempty"`
 	Error         string   `json:"error,omitempty"`
-	Server        counters `json:"server"`
+	Server        Counters `json:"server"`
 	// Reverse is the way back of a -b run, as the server sent it.
-	Reverse *direction `json:"reverse,omitempty"`
+	Reverse *Direction `json:"reverse,omitempty"`
 }
 
-// direction is one way of a bidirectional run: what its sender
+// Direction is one way of a bidirectional run: what its sender
 // completed, how fast, and what was verified of it.
-type direction struct {
+type Direction struct {
 	Messages      int     `json:"messages"`
 	Bytes         int64   `json:"bytes"`
 	DurationS     float64 `json:"duration_s"`
@@ -147,16 +147,16 @@ type direction struct {
 }
 
 // directionOf summarises what sd sent.
-func directionOf(sd *sender) *direction {
-	var r report
+func directionOf(sd *sender) *Direction {
+	var r Report
 	r.setRun(sd.lat, sd.first, sd.last, sd.size)
-	return &direction{Messages: r.Messages, Bytes: r.Bytes, DurationS: r.DurationS, GoodputGbps: r.GoodputGbps,
+	return &Direction{Messages: r.Messages, Bytes: r.Bytes, DurationS: r.DurationS, GoodputGbps: r.GoodputGbps,
 		BWPeakGbps: peakGbps(sd.posts, sd.dones, sd.size), MsgRateMpps: r.MsgRateMpps,
 		VerifiedBytes: sd.verified, Corrupt: sd.corrupt, FirstCorrupt: sd.firstCorrupt}
 }
 
-// counters are an endpoint's counters as the report gives them.
-type counters struct {
+// Counters are an endpoint's Counters as the report gives them.
+type Counters struct {
 	RetxPackets     uint64 `json:"retx_packets"`
 	Timeouts        uint64 `json:"timeouts"`
 	NAKsReceived    uint64 `json:"naks_received"`
@@ -171,7 +171,7 @@ type counters struct {
 	CNPsReceived uint64 `json:"cnps_received"`
 	// CC is the congestion control's own figures, with --cc fixed or
 	// dcqcn: rate cuts and the QPs' rates (min, mean, final).
-	CC    *ccCounters       `json:"cc,omitempty"`
+	CC    *CCCounters       `json:"cc,omitempty"`
 	Drops map[string]uint64 `json:"drops,omitempty"`
 	// HODrops are the DCP header-only packets among Drops, by reason
 	// (dataplane.Snapshot.HODrops).
@@ -194,16 +194,16 @@ type counters struct {
 	SRStateBytes      int `json:"sr_state_bytes"`
 	SRBDPPackets      int `json:"sr_bdp_packets"`
 	// DCP's counters, with --transport dcp.
-	DCP *dcpCounters `json:"dcp,omitempty"`
+	DCP *DCPCounters `json:"dcp,omitempty"`
 	// IRN's counters, with --transport irn.
-	IRN *irnCounters `json:"irn,omitempty"`
+	IRN *IRNCounters `json:"irn,omitempty"`
 	// FaSR's counters, with --transport fasr.
-	FaSR *fasrCounters `json:"fasr,omitempty"`
+	FaSR *FaSRCounters `json:"fasr,omitempty"`
 }
 
-// irnCounters are an IRN endpoint's counters (nic/irn.Stats) and its
+// IRNCounters are an IRN endpoint's counters (nic/irn.Stats) and its
 // BDP-FC window.
-type irnCounters struct {
+type IRNCounters struct {
 	OutOfOrder    uint64 `json:"out_of_order"`         // receiver: data packets placed ahead of the expected PSN
 	NACKsSent     uint64 `json:"nacks_sent"`           // receiver: NACKs with a SACK
 	Duplicates    uint64 `json:"duplicates"`           // receiver: data packets that had arrived before
@@ -221,9 +221,9 @@ type irnCounters struct {
 	BitmapBytes   int    `json:"bitmap_bytes_per_qp"`  // the four bitmaps' bytes per QP
 }
 
-// dcpCounters are a DCP endpoint's counters (nic/dcp.Stats) and its
+// DCPCounters are a DCP endpoint's counters (nic/dcp.Stats) and its
 // per-QP tracking state.
-type dcpCounters struct {
+type DCPCounters struct {
 	HOBounced           uint64 `json:"ho_bounced"`            // receiver: header-only packets returned to their sender
 	HONotReturned       uint64 `json:"ho_not_returned"`       // receiver: header-only packets it could not return, dropped
 	HOReturned          uint64 `json:"ho_returned"`           // sender: returned header-only packets received

@@ -1,16 +1,16 @@
-package main
+package perf
 
 import (
 	"math"
 	"slices"
 )
 
-// latStats are the columns of perftest's latency table (ib_write_lat,
+// LatStats are the columns of perftest's latency table (ib_write_lat,
 // ib_send_lat, ib_read_lat), in microseconds, from one sample per
 // iteration. perftest's t_typical is the median; its percentiles here
 // are nearest-rank (percentile), so every figure is one of the samples
 // except the median of an even count, the mean and the deviation.
-type latStats struct {
+type LatStats struct {
 	Min     float64 `json:"t_min"`
 	Max     float64 `json:"t_max"`
 	Typical float64 `json:"t_typical"` // the median
@@ -20,12 +20,12 @@ type latStats struct {
 	P999    float64 `json:"p999"`
 }
 
-// latStatsOf summarises samples in nanoseconds. It sorts a copy, so the
+// LatStatsOf summarises samples in nanoseconds. It sorts a copy, so the
 // result depends only on the multiset of samples.
-func latStatsOf(samples []int64) latStats {
+func LatStatsOf(samples []int64) LatStats {
 	n := len(samples)
 	if n == 0 {
-		return latStats{}
+		return LatStats{}
 	}
 	s := slices.Clone(samples)
 	slices.Sort(s)
@@ -40,7 +40,7 @@ func latStatsOf(samples []int64) latStats {
 		sq += d * d
 	}
 	us := func(ns float64) float64 { return round3(ns / 1e3) }
-	return latStats{
+	return LatStats{
 		Min:     us(float64(s[0])),
 		Max:     us(float64(s[n-1])),
 		Typical: us(median(s)),

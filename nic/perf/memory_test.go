@@ -1,8 +1,7 @@
-package main
+package perf
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -27,18 +26,18 @@ func TestMemoryPerQP(t *testing.T) {
 		transport string
 		sq, rq    int
 	}{
-		{"client 4KiB, --depth 0 (4)", "gbn", autoDepth(4096, qps), 1},
+		{"client 4KiB, --depth 0 (4)", "gbn", AutoDepth(4096, qps), 1},
 		{"client 4KiB, --depth 64", "gbn", 64, 1},
-		{"client 1MiB, --depth 0 (1)", "gbn", autoDepth(1<<20, qps), 1},
+		{"client 1MiB, --depth 0 (1)", "gbn", AutoDepth(1<<20, qps), 1},
 		{"server write/read", "gbn", 1, 1},
-		{"client 4KiB, --depth 0 (4), dcp", "dcp", autoDepth(4096, qps), 1},
+		{"client 4KiB, --depth 0 (4), dcp", "dcp", AutoDepth(4096, qps), 1},
 		{"server write, dcp", "dcp", 1, 1},
 	} {
 		heap := func(n int) uint64 {
 			var m0, m1 runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&m0)
-			tr, err := transports[c.transport](0, 0)
+			tr, err := NewTransport(c.transport, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +88,7 @@ func TestSRState(t *testing.T) {
 	const qps = 5000
 	want := map[string]struct{ perQP, shared, bdp int }{"gbn": {0, 0, 0}, "irn": {80, 0, srBDP}, "fasr": {8, 232, srBDP}, "dcp": {197, 0, 0}}
 	for name, w := range want {
-		tr, err := transports[name](0, 0)
+		tr, err := NewTransport(name, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,13 +99,13 @@ func TestSRState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var c counters
+		var c Counters
 		c.setSR(e.SRState())
 		t.Logf("%s: %d B per QP × %d + %d B shared = %d B (BDP %d)", name, c.SRStateBytesPerQP, qps, c.SRSharedBytes, c.SRStateBytes, c.SRBDPPackets)
 		if c.SRStateBytesPerQP != w.perQP || c.SRSharedBytes != w.shared || c.SRStateBytes != w.perQP*qps+w.shared || c.SRBDPPackets != w.bdp {
 			t.Errorf("%s: %+v; want %d per QP, %d shared, BDP %d (TestSRMemoryTable's figures)", name, c, w.perQP, w.shared, w.bdp)
 		}
-		r := &report{Transport: name, QPs: qps, counters: c, Server: &c}
+		r := &Report{Transport: name, QPs: qps, Counters: c, Server: &c}
 		var js, table bytes.Buffer
 		r.writeJSON(&js)
 		r.writeTable(&table)
@@ -128,39 +127,6 @@ func TestSRState(t *testing.T) {
 		}
 		if !strings.Contains(table.String(), line+"); server") {
 			t.Errorf("%s: table lacks %q:\n%s", name, line, table.String())
-		}
-	}
-}
-
-// TestBDP: --bdp sizes both ends' SR state for one BDP — IRN's bitmaps
-// (a power of two at least that long) and FaSR's pool — and the reports
-// say so; an impossible BDP is a usage error.
-func TestBDP(t *testing.T) {
-	for _, c := range []struct {
-		transport         string
-		bdp, shared, perQ int
-	}{
-		{"fasr", 500, 784, 8},
-		{"irn", 512, 0, 4*512/8 + 16},
-		{"fasr", 128, 232, 8},
-	} {
-		n := newFakeNet()
-		addr, _, _ := fakeServer(t, n, serverOpts{})
-		code, out, errs := fakeClient(t, n, "write", "--dev", "f", "--to", addr, "--size", "4KiB", "--count", "10",
-			"--qps", "2", "--transport", c.transport, "--bdp", fmt.Sprint(min(c.bdp, 500)), "--json")
-		if code != exitOK {
-			t.Fatalf("%s: exit %d: %s%s", c.transport, code, out, errs)
-		}
-		r := decode(t, out)
-		for _, e := range []*counters{&r.counters, r.Server} {
-			if e == nil || e.SRBDPPackets != c.bdp || e.SRSharedBytes != c.shared || e.SRStateBytesPerQP != c.perQ {
-				t.Errorf("%s --bdp %d: %s", c.transport, c.bdp, out)
-			}
-		}
-	}
-	for _, bdp := range []string{"0", "-1", "65537"} {
-		if _, err := parseClient("write", []string{"--dev", "f", "--to", "x", "--size", "1", "--count", "1", "--bdp", bdp}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
-			t.Errorf("--bdp %s: %v", bdp, err)
 		}
 	}
 }

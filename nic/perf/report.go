@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"encoding/json"
@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// report is a client run's result; its JSON names are what testbed
+// Report is a client run's result; its JSON names are what testbed
 // automation parses, so they stay as they are.
-type report struct {
+type Report struct {
 	Transport   string  `json:"transport"`
 	Op          string  `json:"op"`
 	Size        int     `json:"size"`
@@ -30,35 +30,35 @@ type report struct {
 	// over the span from the first Start to the last End.
 	Start time.Time `json:"start,omitzero"`
 	End   time.Time `json:"end,omitzero"`
-	FCT   fct       `json:"fct_us"`
-	counters
+	FCT   FCT       `json:"fct_us"`
+	Counters
 	VerifiedBytes int64     `json:"verified_bytes"`
 	Corrupt       int       `json:"corrupt"`
 	Depth         int       `json:"depth"`
 	MTU           int       `json:"mtu"`
-	Server        *counters `json:"server,omitempty"`
+	Server        *Counters `json:"server,omitempty"`
 	// perftest's figures: the latency test's summary (lat_us, with
 	// perftest's column names), the bandwidth test's peak (perftest's
 	// BW peak) and message rate, the run's length when -D set it
 	// rather than --count, and the client's CPU use with --cpu-util.
-	Lat         *latStats  `json:"lat_us,omitempty"`
+	Lat         *LatStats  `json:"lat_us,omitempty"`
 	BWPeakGbps  float64    `json:"bw_peak_gbps,omitempty"`
 	MsgRateMpps float64    `json:"msg_rate_mpps,omitempty"`
 	DurationSet float64    `json:"duration_set_s,omitempty"`
 	CPUUtilPct  *float64   `json:"cpu_util_pct,omitempty"`
-	Pcap        *pcapStats `json:"pcap,omitempty"`
+	Pcap        *PcapStats `json:"pcap,omitempty"`
 	// Reverse is the way back of a -b run: what the server sent, and
 	// what was verified of it (by the client for WRITE and SEND, by the
 	// server for READ).
-	Reverse *direction `json:"reverse,omitempty"`
+	Reverse *Direction `json:"reverse,omitempty"`
 	Error   string     `json:"error,omitempty"`
 
 	firstCorrupt string
 	gbits        bool // --report-gbits
 }
 
-// fct is the flow completion time distribution in microseconds.
-type fct struct {
+// FCT is the flow completion time distribution in microseconds.
+type FCT struct {
 	P50   float64 `json:"p50"`
 	P99   float64 `json:"p99"`
 	P999  float64 `json:"p999"`
@@ -70,7 +70,7 @@ type fct struct {
 // setRun fills the figures of the completed messages: lats are their
 // completion times (ns), first the first post and last the last
 // completion on the session clock.
-func (r *report) setRun(lats []int64, first, last int64, size int) {
+func (r *Report) setRun(lats []int64, first, last int64, size int) {
 	r.Messages = len(lats)
 	r.Bytes = int64(len(lats)) * int64(size)
 	if len(lats) == 0 || last <= first {
@@ -84,7 +84,7 @@ func (r *report) setRun(lats []int64, first, last int64, size int) {
 
 // setWall sets Start and End from first and last on the session clock,
 // whose time now is now (wall: the wall clock's at the same moment).
-func (r *report) setWall(first, last, now int64, wall time.Time) {
+func (r *Report) setWall(first, last, now int64, wall time.Time) {
 	if r.DurationS == 0 {
 		return
 	}
@@ -92,7 +92,7 @@ func (r *report) setWall(first, last, now int64, wall time.Time) {
 }
 
 // fctOf summarises latencies in nanoseconds as microseconds.
-func fctOf(lats []int64) fct {
+func fctOf(lats []int64) FCT {
 	s := slices.Clone(lats)
 	slices.Sort(s)
 	var total float64
@@ -100,7 +100,7 @@ func fctOf(lats []int64) fct {
 		total += float64(v)
 	}
 	us := func(v int64) float64 { return round3(float64(v) / 1e3) }
-	return fct{P50: us(percentile(s, 0.50)), P99: us(percentile(s, 0.99)), P999: us(percentile(s, 0.999)),
+	return FCT{P50: us(percentile(s, 0.50)), P99: us(percentile(s, 0.99)), P999: us(percentile(s, 0.999)),
 		P9999: us(percentile(s, 0.9999)), Mean: round3(total / float64(len(s)) / 1e3), Max: us(s[len(s)-1])}
 }
 
@@ -119,7 +119,7 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // writeJSON prints r as one JSON object.
-func (r *report) writeJSON(w io.Writer) error {
+func (r *Report) writeJSON(w io.Writer) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -130,7 +130,7 @@ func (r *report) writeJSON(w io.Writer) error {
 
 // writeTable prints r for a person: perftest's table, then what
 // roceperf adds.
-func (r *report) writeTable(w io.Writer) error {
+func (r *Report) writeTable(w io.Writer) error {
 	writeHeader(w, r)
 	writeRow(w, r)
 	fmt.Fprintln(w, perftestRule)
@@ -138,7 +138,7 @@ func (r *report) writeTable(w io.Writer) error {
 }
 
 // writeDetails prints what roceperf measures beyond perftest's table.
-func (r *report) writeDetails(w io.Writer) error {
+func (r *Report) writeDetails(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  messages\t%d of %d (%d bytes)\n", r.Messages, r.Count, r.Bytes)
 	fmt.Fprintf(tw, "  duration\t%.6f s\n", r.DurationS)
@@ -148,7 +148,7 @@ func (r *report) writeDetails(w io.Writer) error {
 	fmt.Fprintf(tw, "  packets\tsent %d  received %d\n", r.PacketsSent, r.PacketsReceived)
 	fmt.Fprintf(tw, "  recovery\tretransmitted %d  timeouts %d  NAKs received %d  sent %d\n",
 		r.RetxPackets, r.Timeouts, r.NAKsReceived, r.NAKsSent)
-	writeCC(tw, "", &r.counters)
+	writeCC(tw, "", &r.Counters)
 	if d := r.DCP; d != nil {
 		fmt.Fprintf(tw, "  DCP sender\tHO returned %d (stale %d, duplicate %d)  HO retransmits %d  RetransQ overflows %d  fallback timeouts %d (%d packets)\n",
 			d.HOReturned, d.HOStale, d.HODuplicates, d.HORetransmits, d.RetransQOverflows, d.FallbackTimeouts, d.FallbackRetransmits)
@@ -195,7 +195,7 @@ func (r *report) writeDetails(w io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	if r.SRStateBytes > 0 {
-		fmt.Fprintf(tw, "  SR state\t%s", srText(&r.counters, r.QPs))
+		fmt.Fprintf(tw, "  SR state\t%s", srText(&r.Counters, r.QPs))
 		if r.Server != nil && r.Server.SRStateBytes > 0 {
 			fmt.Fprintf(tw, "; server %s", srText(r.Server, r.QPs))
 		}
@@ -223,7 +223,7 @@ func (r *report) writeDetails(w io.Writer) error {
 
 // srText is an endpoint's SR state: per QP × QPs + shared, and the BDP
 // it is sized for.
-func srText(c *counters, qps int) string {
+func srText(c *Counters, qps int) string {
 	s := fmt.Sprintf("%d B (%d B per QP × %d QPs + %d B shared", c.SRStateBytes, c.SRStateBytesPerQP, qps, c.SRSharedBytes)
 	if c.SRBDPPackets > 0 {
 		s += fmt.Sprintf(", for a BDP of %d packets", c.SRBDPPackets)
@@ -242,7 +242,7 @@ func dropsText(d map[string]uint64) string {
 
 // writeCC writes the congestion lines of c: the signals when there were
 // any or a congestion control ran, and DCQCN's figures.
-func writeCC(tw io.Writer, who string, c *counters) {
+func writeCC(tw io.Writer, who string, c *Counters) {
 	if c.CC == nil && c.CEReceived+c.CNPsSent+c.CNPsReceived == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func (r *serverRun) finish() error {
 	}
 	rep := r.rep
 	rep.ClientMessages, rep.Messages, rep.VerifiedBytes = d.Messages, r.res.Messages, r.res.VerifiedBytes
-	rep.Corrupt, rep.FirstCorrupt, rep.counters = r.res.Corrupt, r.res.FirstCorrupt, r.res.Server
+	rep.Corrupt, rep.FirstCorrupt, rep.Counters = r.res.Corrupt, r.res.FirstCorrupt, r.res.Server
 	switch {
 	case r.failed != nil:
 		return fmt.Errorf("%s: %w", rep.summary(), r.failed)

@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"bytes"
@@ -41,54 +41,54 @@ const latBit = 1 << 62
 // o.duration. It fills the report's figures and its lat_us summary.
 func (cl *client) pingPong(ctx context.Context) error {
 	o := cl.o
-	size := o.size
+	size := o.Size
 	src, echo := cl.buf[:size], cl.buf[size:2*size]
 	var (
-		samples  = make([]int64, 0, max(o.count, 1024))
+		samples  = make([]int64, 0, max(o.Count, 1024))
 		cqes     [16]nic.Completion
 		first    = int64(-1)
 		last     int64
 		sqOut    int // send-queue entries not yet completed
 		deadline time.Time
 	)
-	if o.duration > 0 {
-		deadline = time.Now().Add(o.duration)
+	if o.Duration > 0 {
+		deadline = time.Now().Add(o.Duration)
 	}
 	defer func() {
 		cl.rep.setRun(samples, first, last, size)
 		cl.rep.Count = len(samples)
-		ls := latStatsOf(samples)
+		ls := LatStatsOf(samples)
 		cl.rep.Lat = &ls
 	}()
 	qp := cl.qpns[0]
 	postRecv := func() error {
 		return cl.s.Post(nic.WR{ID: latBit, Op: nic.OpRecv, QP: qp, LKey: cl.mr.Key, LocalVA: cl.mr.VA + uint64(size), Len: size})
 	}
-	if o.op == nic.OpSend {
+	if o.Op == nic.OpSend {
 		if err := postRecv(); err != nil {
 			return fmt.Errorf("post receive: %w", err)
 		}
 	}
-	every := min(time.Second, o.timeout/4)
+	every := min(time.Second, o.Timeout/4)
 	lastBeat := time.Now()
 	for i := 0; ; i++ {
-		if o.duration > 0 {
+		if o.Duration > 0 {
 			if !time.Now().Before(deadline) {
 				break
 			}
-		} else if i >= o.count {
+		} else if i >= o.Count {
 			break
 		}
 		var wr nic.WR
-		switch o.op {
+		switch o.Op {
 		case nic.OpWrite, nic.OpSend:
 			fill(src, uint64(i))
-			wr = nic.WR{ID: uint64(i), Op: o.op, QP: qp, LKey: cl.mr.Key, LocalVA: cl.mr.VA, Len: size}
-			if o.op == nic.OpWrite {
+			wr = nic.WR{ID: uint64(i), Op: o.Op, QP: qp, LKey: cl.mr.Key, LocalVA: cl.mr.VA, Len: size}
+			if o.Op == nic.OpWrite {
 				wr.RKey, wr.RemoteVA = cl.peer.Key, cl.peer.VA
 			}
 		case nic.OpRead:
-			wr = nic.WR{ID: uint64(i), Op: o.op, QP: qp, LKey: cl.mr.Key, LocalVA: cl.mr.VA + uint64(size), Len: size,
+			wr = nic.WR{ID: uint64(i), Op: o.Op, QP: qp, LKey: cl.mr.Key, LocalVA: cl.mr.VA + uint64(size), Len: size,
 				RKey: cl.peer.Key, RemoteVA: cl.peer.VA + uint64(i%cl.slots)*uint64(size)}
 		}
 		// The send queue holds the unsignalled tail of earlier
@@ -108,7 +108,7 @@ func (cl *client) pingPong(ctx context.Context) error {
 		}
 		sqOut++
 		var sample int64
-		switch o.op {
+		switch o.Op {
 		case nic.OpRead:
 			lat, err := cl.reap(ctx, cqes[:], &sqOut, i)
 			if err != nil {
@@ -145,7 +145,7 @@ func (cl *client) pingPong(ctx context.Context) error {
 		samples = append(samples, sample)
 		if now := time.Now(); now.Sub(lastBeat) >= every {
 			lastBeat = now
-			if err := cl.c.send(progress{Type: "progress", Messages: len(samples)}, o.timeout); err != nil {
+			if err := cl.c.send(progress{Type: "progress", Messages: len(samples)}, o.Timeout); err != nil {
 				return err
 			}
 		}
@@ -200,8 +200,8 @@ func (cl *client) idle(ctx context.Context, spins int, start time.Time) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted: %w", err)
 		}
-		if time.Since(start) > cl.o.timeout {
-			return fmt.Errorf("no answer for %v: the peer's endpoint is not answering", cl.o.timeout)
+		if time.Since(start) > cl.o.Timeout {
+			return fmt.Errorf("no answer for %v: the peer's endpoint is not answering", cl.o.Timeout)
 		}
 	}
 	latIdle(spins)

@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ type latServer struct {
 // alternately (one may still be in flight when the next message comes);
 // send-lat posts two receives, one for the next message while the last
 // one's echo is sent from the other.
-func (sv *server) planLat(p *plan) error {
+func (sv *Server) planLat(p *plan) error {
 	h := p.h
 	switch p.op {
 	case nic.OpWrite:
@@ -30,8 +30,8 @@ func (sv *server) planLat(p *plan) error {
 	case nic.OpSend:
 		p.rq, p.mem = 2, 2*h.Size
 	}
-	if p.mem > sv.o.maxMR {
-		return fmt.Errorf("bad size: a latency run of %d B needs %d B, above the server's --max-mr of %d B", h.Size, p.mem, sv.o.maxMR)
+	if p.mem > sv.o.MaxMR {
+		return fmt.Errorf("bad size: a latency run of %d B needs %d B, above the server's --max-mr of %d B", h.Size, p.mem, sv.o.MaxMR)
 	}
 	if p.op == nic.OpWrite && h.MR.Len < 2*uint64(h.Size) {
 		return fmt.Errorf("write-lat: the client's region of %d B has no room for the echo at offset %d", h.MR.Len, h.Size)

@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"context"
@@ -21,24 +21,24 @@ import (
 // lines.
 func (cl *client) post(ctx context.Context) error {
 	o := cl.o
-	sd := newSender(o.op, o.size, o.qps, o.depth, o.count, o.duration, cl.s, cl.qpns, cl.mr, cl.mr.VA, cl.buf,
+	sd := newSender(o.Op, o.Size, o.QPs, o.Depth, o.Count, o.Duration, cl.s, cl.qpns, cl.mr, cl.mr.VA, cl.buf,
 		cl.peer, cl.slots, 0)
 	cqes := make([]nic.Completion, 256)
 	defer func() {
-		cl.rep.setRun(sd.lat, sd.first, sd.last, o.size)
+		cl.rep.setRun(sd.lat, sd.first, sd.last, o.Size)
 		cl.rep.setWall(sd.first, sd.last, cl.s.Now(), time.Now())
-		cl.rep.BWPeakGbps = peakGbps(sd.posts, sd.dones, o.size)
-		if o.duration > 0 {
+		cl.rep.BWPeakGbps = peakGbps(sd.posts, sd.dones, o.Size)
+		if o.Duration > 0 {
 			cl.rep.Count = sd.ran()
 		}
-		if o.op == nic.OpRead {
+		if o.Op == nic.OpRead {
 			cl.rep.VerifiedBytes, cl.rep.Corrupt, cl.rep.firstCorrupt = sd.verified, sd.corrupt, sd.firstCorrupt
 		}
 	}()
 	if err := sd.start(); err != nil {
 		return err
 	}
-	every := min(time.Second, o.timeout/4)
+	every := min(time.Second, o.Timeout/4)
 	lastBeat, lastDone := time.Now(), time.Now()
 	idle := 0
 	for !sd.finished() {
@@ -49,9 +49,9 @@ func (cl *client) post(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("interrupted after %d messages: %w", len(sd.lat), err)
 			}
-			if now.Sub(lastDone) > o.timeout {
+			if now.Sub(lastDone) > o.Timeout {
 				return fmt.Errorf("no completion for %v with %d messages outstanding (%d done): the peer's endpoint is not answering",
-					o.timeout, sd.outstanding(), len(sd.lat))
+					o.Timeout, sd.outstanding(), len(sd.lat))
 			}
 			// Spin a little, then sleep: the client and its worker
 			// share two cores with the server on a namespace testbed.
@@ -76,7 +76,7 @@ func (cl *client) post(ctx context.Context) error {
 		}
 		if now.Sub(lastBeat) >= every {
 			lastBeat = now
-			if err := cl.c.send(progress{Type: "progress", Messages: len(sd.lat)}, o.timeout); err != nil {
+			if err := cl.c.send(progress{Type: "progress", Messages: len(sd.lat)}, o.Timeout); err != nil {
 				return err
 			}
 		}

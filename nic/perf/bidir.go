@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"fmt"
@@ -26,12 +26,12 @@ const reverseMR = 64 << 20
 // planReverse sizes the client's receiving side of the way back.
 func (cl *client) planReverse() (plan, error) {
 	o := cl.o
-	h := hello{Version: protoVersion, Op: o.op.String(), Transport: o.transport, QPs: o.qps, QP: make([]qpWire, o.qps),
-		Size: o.size, Count: o.count, MTU: o.mtu, Depth: o.depth, TimeoutMS: o.timeout.Milliseconds(),
-		RxDepth: o.rxDepth, DurationMS: o.duration.Milliseconds()}
-	p, err := (&server{o: serverOpts{maxMR: reverseMR}}).planRun(h)
+	h := hello{Version: protoVersion, Op: o.Op.String(), Transport: o.Transport, QPs: o.QPs, QP: make([]qpWire, o.QPs),
+		Size: o.Size, Count: o.Count, MTU: o.MTU, Depth: o.Depth, TimeoutMS: o.Timeout.Milliseconds(),
+		RxDepth: o.RxDepth, DurationMS: o.Duration.Milliseconds()}
+	p, err := (&Server{o: ServerOptions{MaxMR: reverseMR}}).planRun(h)
 	if err != nil {
-		return p, usagef("-b: %v", err)
+		return p, fmt.Errorf("usage: -b: %v", err)
 	}
 	return p, nil
 }
@@ -118,8 +118,8 @@ func (cl *client) verifyReverse(res *result) error {
 		return fmt.Errorf("the server sent nothing back for -b")
 	}
 	rev := *res.Reverse
-	count := cl.o.count
-	if cl.o.duration > 0 {
+	count := cl.o.Count
+	if cl.o.Duration > 0 {
 		count = rev.Messages
 	}
 	switch r.p.op {

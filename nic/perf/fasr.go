@@ -1,11 +1,11 @@
-package main
+package perf
 
 import "rocetor/nic/fasr"
 
-// fasrCounters are a FaSR endpoint's counters (nic/fasr.Stats), its
+// FaSRCounters are a FaSR endpoint's counters (nic/fasr.Stats), its
 // fast-path ratio and its memory: the per-QP context and the shared SR
 // pool, which is the same whatever the number of QPs.
-type fasrCounters struct {
+type FaSRCounters struct {
 	Recoveries      uint64  `json:"recoveries"`         // receiver: loss recoveries started with an SR state unit
 	FastEntries     uint64  `json:"fast_entries"`       // receiver: recoveries on the fast path (started with lost-cnt 1, or back to it)
 	SlowEntries     uint64  `json:"slow_entries"`       // receiver: recoveries on the slow path (bitmap)
@@ -42,9 +42,9 @@ type fasrCounters struct {
 }
 
 // fasrCountersOf reads a stopped FaSR endpoint's counters.
-func fasrCountersOf(t *fasr.Transport) *fasrCounters {
+func fasrCountersOf(t *fasr.Transport) *FaSRCounters {
 	st, cfg := t.Stats(), t.Config()
-	return &fasrCounters{Recoveries: st.Recoveries, FastEntries: st.FastEntries, SlowEntries: st.SlowEntries,
+	return &FaSRCounters{Recoveries: st.Recoveries, FastEntries: st.FastEntries, SlowEntries: st.SlowEntries,
 		FNACKsSent: st.FNACKsSent, Duplicates: st.Duplicates, LostOverflows: st.LostOverflows,
 		GBNFallbacks: st.GBNFallbacks, ReadFallbacks: st.ReadFallbacks,
 		SACKs: st.SACKs, LostGaps: st.LostGaps, SACKLossGaps: st.SACKLossGaps, FNACKsReceived: st.FNACKsRecv,

@@ -1,7 +1,6 @@
-package main
+package perf
 
 import (
-	"bytes"
 	"context"
 	"net/netip"
 	"sync"
@@ -12,28 +11,36 @@ import (
 	"rocetor/rocev2"
 )
 
-// fakeNet is an in-memory fabric of fake endpoints: a work request takes
-// effect the moment it is posted, under one lock, so the tests exercise
-// the exchange, the post loop and verification without root, AF_XDP or
-// a transport. Tamper, when set, may change a message's payload on the
-// way (return true to say it did) or fail it.
-type fakeNet struct {
+// FakeNet is an in-memory fabric of fake endpoints for tests, of this
+// package and of programs built on it (cmd/roceperf): a work request
+// takes effect the moment it is posted, under one lock, so a test
+// exercises the exchange, the post loop and verification without root,
+// AF_XDP or a transport. Set Tamper and Silent before the first run;
+// FakeNet is safe for concurrent use by the runs on it.
+type FakeNet struct {
 	mu     sync.Mutex
 	qps    map[uint32]*fakeQP
 	nextQP uint32
-	// tamper sees each WRITE or SEND payload as it is placed and each
+	// Tamper sees each WRITE or SEND payload as it is placed and each
 	// READ's as it is returned, with the work request's ID; it may
 	// change the bytes, or return a status to fail the request.
-	tamper func(op nic.Op, id uint64, b []byte) nic.Status
-	// silent drops every work request without completing it: a peer
+	Tamper func(op nic.Op, id uint64, b []byte) nic.Status
+	// Silent drops every work request without completing it: a peer
 	// endpoint that never answers.
-	silent bool
+	Silent bool
 }
 
-func newFakeNet() *fakeNet { return &fakeNet{qps: map[uint32]*fakeQP{}, nextQP: 0x100} }
+// NewFakeNet returns an empty fake fabric.
+func NewFakeNet() *FakeNet { return &FakeNet{qps: map[uint32]*fakeQP{}, nextQP: 0x100} }
 
-// fakeDevice is one host of a fakeNet; every address is its own.
-type fakeDevice struct{ n *fakeNet }
+// Device returns a host on n.
+func (n *FakeNet) Device() Device { return fakeDevice{n} }
+
+// Open is an Opener of hosts on n, whatever the interface's name.
+func (n *FakeNet) Open(string) (Device, func(), error) { return fakeDevice{n}, func() {}, nil }
+
+// fakeDevice is one host of a FakeNet; every address is its own.
+type fakeDevice struct{ n *FakeNet }
 
 func (d fakeDevice) HasAddr(netip.Addr) bool { return true }
 
@@ -64,11 +71,11 @@ type waitingSend struct {
 }
 
 type fakeSession struct {
-	n     *fakeNet
+	n     *FakeNet
 	start time.Time
 	mrs   [][]byte
 	cq    []nic.Completion
-	st    counters
+	st    Counters
 }
 
 func (s *fakeSession) RegisterMR(buf []byte, a nic.Access) (nic.MR, error) {
@@ -116,7 +123,7 @@ func (s *fakeSession) Post(wr nic.WR) error {
 		}
 		return nil
 	}
-	if n.silent {
+	if n.Silent {
 		return nil
 	}
 	s.execute(wr)
@@ -156,11 +163,11 @@ func (s *fakeSession) execute(wr nic.WR) {
 		Latency: int64(1000 + wr.ID%100)})
 }
 
-func (n *fakeNet) tamperWith(op nic.Op, id uint64, b []byte) nic.Status {
-	if n.tamper == nil {
+func (n *FakeNet) tamperWith(op nic.Op, id uint64, b []byte) nic.Status {
+	if n.Tamper == nil {
 		return nic.StatusOK
 	}
-	return n.tamper(op, id, b)
+	return n.Tamper(op, id, b)
 }
 
 func (s *fakeSession) PollCQ(out []nic.Completion) int {
@@ -176,28 +183,10 @@ func (s *fakeSession) Start()     {}
 func (s *fakeSession) Stop()      {}
 
 func (s *fakeSession) Capture(*dataplane.Capture) {}
-func (s *fakeSession) Counters() counters {
+func (s *fakeSession) Counters() Counters {
 	s.n.mu.Lock()
 	defer s.n.mu.Unlock()
 	return s.st
 }
 
-func (s *fakeSession) LiveCounters() counters { return s.Counters() }
-
-// syncWriter lets the server's goroutine log while a test reads.
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
-}
-
-func (s *syncWriter) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(b)
-}
+func (s *fakeSession) LiveCounters() Counters { return s.Counters() }

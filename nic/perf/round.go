@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"cmp"
@@ -36,8 +36,8 @@ import (
 // --clients 1, the default, is a round of one: a run at a time, as
 // before; --once serves one round.
 
-// maxClients bounds --clients: one memory region each (nic.Config.MaxMRs).
-const maxClients = 64
+// MaxClients bounds --clients: one memory region each (nic.Config.MaxMRs).
+const MaxClients = 64
 
 // Work request IDs of a round's endpoint: bits 48-60 are the client's
 // index in the round, revBit marks the way back of a bidirectional run
@@ -57,7 +57,7 @@ type serverRun struct {
 	local   netip.Addr // the server's address the client reached
 	stop    func() bool
 	s       session // the round's
-	rep     *serverReport
+	rep     *ServerReport
 	buf     []byte
 	mr      nic.MR
 	peer    nic.MR // the client's region (write-lat: the echo goes to offset size)
@@ -81,10 +81,11 @@ type serverRun struct {
 	failed     error   // the server found the run failed (a receive, an echo)
 }
 
-// serve runs rounds until ctx ends, or one with --once. It returns the
-// exit code: with --once, 0 if every run of the round verified;
-// otherwise 0 when ctx ends.
-func (sv *server) serve(ctx context.Context, ln net.Listener) int {
+// Serve runs rounds on ln until ctx ends, or one with ServerOptions.Once.
+// It returns nil when ctx ends; with Once, nil if every run of the round
+// verified, else ErrRoundFailed (also when ctx ends it first). It
+// closes ln when ctx ends.
+func (sv *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	fmt.Fprintf(sv.log, "roceperf: serving on %v\n", ln.Addr())
@@ -92,23 +93,22 @@ func (sv *server) serve(ctx context.Context, ln net.Listener) int {
 		rs, refused, err := sv.gather(ctx, ln)
 		if err != nil {
 			if ctx.Err() != nil {
-				if sv.o.once {
-					return exitFailure
+				if sv.o.Once {
+					return ErrRoundFailed
 				}
-				return exitOK
+				return nil
 			}
-			fmt.Fprintf(sv.log, "roceperf: accept: %v\n", err)
-			return exitFailure
+			return fmt.Errorf("accept: %w", err)
 		}
 		ok := refused == 0
 		if len(rs) > 0 {
 			ok = sv.round(ctx, rs) && ok
 		}
-		if sv.o.once && (len(rs) > 0 || refused > 0) {
+		if sv.o.Once && (len(rs) > 0 || refused > 0) {
 			if ok {
-				return exitOK
+				return nil
 			}
-			return exitFailure
+			return ErrRoundFailed
 		}
 	}
 }
@@ -117,7 +117,7 @@ func (sv *server) serve(ctx context.Context, ln net.Listener) int {
 // as said hello within half the server's --timeout of the first. A
 // client refused at hello is reported and does not count, except that
 // with --once and one client per round it ends the round.
-func (sv *server) gather(ctx context.Context, ln net.Listener) (rs []*serverRun, refused int, err error) {
+func (sv *Server) gather(ctx context.Context, ln net.Listener) (rs []*serverRun, refused int, err error) {
 	dl, _ := ln.(interface{ SetDeadline(time.Time) error })
 	if dl != nil {
 		defer dl.SetDeadline(time.Time{})
@@ -146,13 +146,13 @@ func (sv *server) gather(ctx context.Context, ln net.Listener) (rs []*serverRun,
 			refused++
 			r.close()
 			sv.report(r.rep, err)
-			if sv.o.once && sv.clients() == 1 {
+			if sv.o.Once && sv.clients() == 1 {
 				return nil, refused, nil
 			}
 			continue
 		}
 		if len(rs) == 0 {
-			until = time.Now().Add(sv.o.timeout / 2)
+			until = time.Now().Add(sv.o.Timeout / 2)
 		}
 		rs = append(rs, r)
 	}
@@ -160,17 +160,17 @@ func (sv *server) gather(ctx context.Context, ln net.Listener) (rs []*serverRun,
 }
 
 // clients is --clients; the zero value of serverOpts serves one.
-func (sv *server) clients() int { return max(sv.o.clients, 1) }
+func (sv *Server) clients() int { return max(sv.o.Clients, 1) }
 
 // hello reads and plans a client's hello; a refusal goes back to the
 // client. The run it returns has its report even on error.
-func (sv *server) hello(ctx context.Context, nc net.Conn, others []*serverRun) (*serverRun, error) {
+func (sv *Server) hello(ctx context.Context, nc net.Conn, others []*serverRun) (*serverRun, error) {
 	sv.runs++
-	r := &serverRun{nc: nc, c: newConn(nc), rep: &serverReport{Run: sv.runs, Round: sv.rounds + 1, Client: nc.RemoteAddr().String()}}
+	r := &serverRun{nc: nc, c: newConn(nc), rep: &ServerReport{Run: sv.runs, Round: sv.rounds + 1, Client: nc.RemoteAddr().String()}}
 	// A cancelled server must not wait out a deadline.
 	r.stop = context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
 	var h hello
-	if err := r.c.expect("hello", &h, sv.o.timeout); err != nil {
+	if err := r.c.expect("hello", &h, sv.o.Timeout); err != nil {
 		return r, err
 	}
 	r.rep.Op, r.rep.Transport, r.rep.Size, r.rep.Count, r.rep.QPs = h.Op, h.Transport, h.Size, h.Count, h.QPs
@@ -187,7 +187,7 @@ func (sv *server) hello(ctx context.Context, nc net.Conn, others []*serverRun) (
 		err = errors.New("a latency test wants the server to itself: this one serves several clients at once (--clients)")
 	}
 	if err != nil {
-		r.c.send(errorMsg{Type: "error", Error: err.Error()}, sv.o.timeout)
+		r.c.send(errorMsg{Type: "error", Error: err.Error()}, sv.o.Timeout)
 		return r, err
 	}
 	return r, nil
@@ -219,7 +219,7 @@ func (r *serverRun) close() {
 }
 
 // report logs a finished run and prints its JSON line.
-func (sv *server) report(rep *serverReport, err error) {
+func (sv *Server) report(rep *ServerReport, err error) {
 	if err != nil {
 		rep.Error = err.Error()
 		fmt.Fprintf(sv.log, "roceperf: run %d from %v failed: %v\n", rep.Run, rep.Client, err)
@@ -236,7 +236,7 @@ func (sv *server) report(rep *serverReport, err error) {
 
 // round serves the runs of one round and reports each; it returns
 // whether every one verified.
-func (sv *server) round(ctx context.Context, rs []*serverRun) bool {
+func (sv *Server) round(ctx context.Context, rs []*serverRun) bool {
 	sv.rounds++
 	defer func() {
 		for _, r := range rs {
@@ -249,7 +249,7 @@ func (sv *server) round(ctx context.Context, rs []*serverRun) bool {
 	s, err := sv.setup(ctx, rs)
 	if err != nil {
 		for _, r := range rs {
-			r.c.send(errorMsg{Type: "error", Error: err.Error()}, sv.o.timeout)
+			r.c.send(errorMsg{Type: "error", Error: err.Error()}, sv.o.Timeout)
 			sv.report(r.rep, err)
 		}
 		return false
@@ -275,13 +275,13 @@ func (sv *server) round(ctx context.Context, rs []*serverRun) bool {
 	if sv.capture != nil {
 		// The file holds every round so far: a server stopped any
 		// time leaves a whole capture.
-		if st, perr := sv.o.pcap.writePcap(sv.capture); perr != nil {
+		if st, perr := sv.o.Pcap.writePcap(sv.capture); perr != nil {
 			fmt.Fprintf(sv.log, "roceperf: %v\n", perr)
 		} else {
 			for _, r := range rs {
 				r.rep.Pcap = st
 			}
-			fmt.Fprintln(sv.log, st.note(sv.o.pcap))
+			fmt.Fprintln(sv.log, st.note(sv.o.Pcap))
 		}
 	}
 	ok := true
@@ -296,13 +296,13 @@ func (sv *server) round(ctx context.Context, rs []*serverRun) bool {
 // setup makes the round's session, each client's region and QPs,
 // connects them to the client's, starts the endpoint and sends each
 // client its accept. A client whose accept cannot be sent fails alone.
-func (sv *server) setup(ctx context.Context, rs []*serverRun) (session, error) {
+func (sv *Server) setup(ctx context.Context, rs []*serverRun) (session, error) {
 	h0 := rs[0].p.h
-	t, err := transports[h0.Transport](time.Duration(h0.RTOUS)*time.Microsecond, h0.BDP)
+	t, err := NewTransport(h0.Transport, time.Duration(h0.RTOUS)*time.Microsecond, h0.BDP)
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := h0.CC.build()
+	ctl, err := h0.CC.Build()
 	if err != nil {
 		return nil, err
 	}
@@ -320,11 +320,11 @@ func (sv *server) setup(ctx context.Context, rs []*serverRun) (session, error) {
 	for _, r := range rs {
 		cq += r.p.h.QPs * (max(r.p.rq, 1) + sq)
 	}
-	if qps > maxQPs {
-		return nil, fmt.Errorf("the round's clients ask for %d QPs, more than the %d an endpoint has", qps, maxQPs)
+	if qps > MaxQPs {
+		return nil, fmt.Errorf("the round's clients ask for %d QPs, more than the %d an endpoint has", qps, MaxQPs)
 	}
 	s, err := sv.dev.open(sessionConfig{ip: rs[0].local, transport: t, qps: qps, sq: sq, rq: rq,
-		cq: cq, mtu: h0.MTU, rate: sv.o.rate, poll: sv.o.poll, baseQPN: randomBase(), cc: ctl, mrs: 2 * len(rs)})
+		cq: cq, mtu: h0.MTU, rate: sv.o.Rate, poll: sv.o.Poll, baseQPN: randomBase(), cc: ctl, mrs: 2 * len(rs)})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -360,7 +360,7 @@ func (sv *server) setup(ctx context.Context, rs []*serverRun) (session, error) {
 
 // setupRun makes one client's region and QPs on the round's session and
 // connects them; macs caches next hops.
-func (sv *server) setupRun(ctx context.Context, r *serverRun, macs map[netip.Addr]rocev2.MAC) error {
+func (sv *Server) setupRun(ctx context.Context, r *serverRun, macs map[netip.Addr]rocev2.MAC) error {
 	p, h, s := r.p, r.p.h, r.s
 	remote := make([]nic.QPInfo, h.QPs)
 	for i, w := range h.QP {
@@ -370,7 +370,7 @@ func (sv *server) setupRun(ctx context.Context, r *serverRun, macs map[netip.Add
 		}
 		m, ok := macs[q.IP]
 		if !ok {
-			if m, err = sv.dev.NextHop(ctx, q.IP, sv.o.timeout); err != nil {
+			if m, err = sv.dev.NextHop(ctx, q.IP, sv.o.Timeout); err != nil {
 				return fmt.Errorf("server: %w", err)
 			}
 			macs[q.IP] = m
@@ -438,7 +438,7 @@ type line struct {
 // run waits for every client's done line — checking and re-posting SEND
 // receives and answering latency tests meanwhile, and keeping the
 // clients that are done alive while the others finish.
-func (sv *server) run(ctx context.Context, s session, rs []*serverRun) {
+func (sv *Server) run(ctx context.Context, s session, rs []*serverRun) {
 	lines := make(chan line, 4*len(rs))
 	pending := 0
 	pollCQ, busy := false, false
@@ -563,7 +563,7 @@ func (sv *server) run(ctx context.Context, s session, rs []*serverRun) {
 
 // reversing reports whether a client that said done still has the way
 // back of its -b run in flight.
-func (sv *server) reversing(rs []*serverRun) bool {
+func (sv *Server) reversing(rs []*serverRun) bool {
 	for _, r := range rs {
 		if r.rev != nil && r.err == nil && r.failed == nil && !r.rev.finished() {
 			return true
@@ -573,7 +573,7 @@ func (sv *server) reversing(rs []*serverRun) bool {
 }
 
 // dispatch hands each completion to the run whose work request it was.
-func (sv *server) dispatch(rs []*serverRun, cqes []nic.Completion) {
+func (sv *Server) dispatch(rs []*serverRun, cqes []nic.Completion) {
 	for _, c := range cqes {
 		i := int(c.ID>>idShift) & (1<<(61-idShift) - 1)
 		if i >= len(rs) {

@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"context"
@@ -14,10 +14,11 @@ import (
 	"rocetor/rocev2"
 )
 
-// device is the host side of a run: a host.Host on --dev, or an
-// in-memory fake in the unit tests, which exercise the exchange, the
-// post loop and verification without root.
-type device interface {
+// Device is the host side of a run: a host.Host on --dev (OpenHost), or
+// a FakeNet's in-memory host in tests, which exercise the exchange, the
+// post loop and verification without root. Only this package
+// implements it.
+type Device interface {
 	HasAddr(a netip.Addr) bool
 	NextHop(ctx context.Context, peer netip.Addr, timeout time.Duration) (rocev2.MAC, error)
 	open(c sessionConfig) (session, error)
@@ -59,10 +60,10 @@ type session interface {
 	Start()
 	Stop()
 	// Counters are valid after Stop.
-	Counters() counters
+	Counters() Counters
 	// LiveCounters are the packet, recovery and congestion counters as
 	// last published while the worker runs; safe from any goroutine.
-	LiveCounters() counters
+	LiveCounters() Counters
 }
 
 // hostDevice runs sessions on a host.Host.
@@ -90,10 +91,10 @@ func (h hostSession) Capture(c *dataplane.Capture) { h.s.Worker().Capture(c) }
 // Counters reports the endpoint's counters, with packets as the worker
 // counted them on the port: what went to and came from the wire,
 // whatever the frame.
-func (h hostSession) Counters() counters {
+func (h hostSession) Counters() Counters {
 	st := h.LiveStats()
 	snap := h.s.Worker().Snapshot()
-	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent,
+	c := Counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent,
 		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv, CC: ccCountersOf(h.CC())}
 	c.QPContextBytes, c.QPQueueBytes = h.QPBytes()
 	c.setSR(h.SRState())
@@ -114,10 +115,10 @@ func (h hostSession) Counters() counters {
 
 // LiveCounters reads the counters the endpoint and the worker publish
 // about once a millisecond.
-func (h hostSession) LiveCounters() counters {
+func (h hostSession) LiveCounters() Counters {
 	st := h.Stats()
 	snap := h.s.Worker().Snapshot()
-	c := counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent,
+	c := Counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent,
 		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv}
 	if len(snap.Ports) > 0 {
 		c.PacketsSent, c.PacketsReceived = snap.Ports[0].TxPackets, snap.Ports[0].RxPackets
@@ -142,14 +143,14 @@ func byReason(counts *[dataplane.MaxReasons]uint64) map[string]uint64 {
 
 // setSR fills the SR-state figures from nic.Endpoint.SRState: s for each
 // of qps QPs.
-func (c *counters) setSR(s nic.SRState, qps int) {
+func (c *Counters) setSR(s nic.SRState, qps int) {
 	c.SRStateBytesPerQP, c.SRSharedBytes, c.SRStateBytes, c.SRBDPPackets = s.PerQP, s.Shared, s.Bytes(qps), s.BDP
 }
 
 // dcpCountersOf reads a stopped DCP endpoint's counters.
-func dcpCountersOf(t *dcp.Transport) *dcpCounters {
+func dcpCountersOf(t *dcp.Transport) *DCPCounters {
 	st := t.Stats()
-	return &dcpCounters{HOBounced: st.HOBounced, HONotReturned: st.HONotReturned, HOReturned: st.HOReturned, HORetransmits: st.HORetransmits,
+	return &DCPCounters{HOBounced: st.HOBounced, HONotReturned: st.HONotReturned, HOReturned: st.HOReturned, HORetransmits: st.HORetransmits,
 		HOStale: st.HOStale, HODuplicates: st.HODuplicates, RetransQOverflows: st.RetransQOverflows,
 		FallbackTimeouts: st.FallbackTimeouts, FallbackRetransmits: st.FallbackRetransmits,
 		Duplicates: st.Duplicates, Unanchored: st.Unanchored, Recounts: st.Recounts, Poisoned: st.Poisoned,
@@ -157,9 +158,9 @@ func dcpCountersOf(t *dcp.Transport) *dcpCounters {
 }
 
 // irnCountersOf reads a stopped IRN endpoint's counters.
-func irnCountersOf(t *irn.Transport) *irnCounters {
+func irnCountersOf(t *irn.Transport) *IRNCounters {
 	st := t.Stats()
-	return &irnCounters{OutOfOrder: st.OutOfOrder, NACKsSent: st.NACKsSent, Duplicates: st.Duplicates,
+	return &IRNCounters{OutOfOrder: st.OutOfOrder, NACKsSent: st.NACKsSent, Duplicates: st.Duplicates,
 		EarlyReads: st.EarlyReads, NACKsReceived: st.NACKsRecv, SACKs: st.SACKs,
 		Recoveries: st.Recoveries, Retransmits: st.Retransmits, ReadReissues: st.ReadReissues,
 		TimeoutsLow: st.TimeoutsLow, TimeoutsHigh: st.TimeoutsHigh, WindowFull: st.WindowFull,

@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ const perftestRule = "----------------------------------------------------------
 var testNames = map[string]string{"write": "RDMA_Write", "send": "Send", "read": "RDMA_Read"}
 
 // writeHeader prints the test's banner and its table's column names.
-func writeHeader(w io.Writer, r *report) {
+func writeHeader(w io.Writer, r *Report) {
 	kind := "BW"
 	if r.Lat != nil {
 		kind = "Latency"
@@ -41,7 +41,7 @@ func writeHeader(w io.Writer, r *report) {
 }
 
 // writeRow prints one run as a row of the table writeHeader began.
-func writeRow(w io.Writer, r *report) {
+func writeRow(w io.Writer, r *Report) {
 	if l := r.Lat; l != nil {
 		fmt.Fprintf(w, " %-7d %-10d     %-7.2f        %-7.2f      %-7.2f            %-7.2f        %-7.2f          %-7.2f                %-7.2f\n",
 			r.Size, r.Messages, l.Min, l.Max, l.Typical, l.Avg, l.Stdev, l.P99, l.P999)
@@ -110,7 +110,7 @@ func cpuTime() time.Duration {
 // sweepSizes are -a's sizes: 2 B to 8 MiB by powers of two, as perftest.
 func sweepSizes() []int {
 	var s []int
-	for b := 2; b <= maxSweep; b <<= 1 {
+	for b := 2; b <= MaxSweep; b <<= 1 {
 		s = append(s, b)
 	}
 	return s
@@ -118,7 +118,7 @@ func sweepSizes() []int {
 
 // writeSweepSummary ends -a's table with what every size's run verified
 // and recovered, summed.
-func writeSweepSummary(w io.Writer, reps []*report) {
+func writeSweepSummary(w io.Writer, reps []*Report) {
 	var verified int64
 	var corrupt int
 	var retx, timeouts uint64

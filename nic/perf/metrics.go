@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ import (
 // concurrent use: the serve loop updates it, the HTTP server reads it.
 type serveMetrics struct {
 	mu    sync.Mutex
-	ended counters // the endpoints of the rounds that ended
+	ended Counters // the endpoints of the rounds that ended
 	runs  map[bool]uint64
 	bytes uint64 // verified bytes of finished runs
 	// The running round: its endpoint, QPs and clients.
@@ -71,7 +71,7 @@ func (m *serveMetrics) started(s session, rs []*serverRun) {
 
 // stopped moves the round's stopped endpoint's counters into the totals,
 // in one step with forgetting it, so a scrape counts them once.
-func (m *serveMetrics) stopped(c counters) {
+func (m *serveMetrics) stopped(c Counters) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	addCounters(&m.ended, &c)
@@ -79,14 +79,14 @@ func (m *serveMetrics) stopped(c counters) {
 }
 
 // finished counts a run.
-func (m *serveMetrics) finished(rep *serverReport, err error) {
+func (m *serveMetrics) finished(rep *ServerReport, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.runs[err == nil]++
 	m.bytes += uint64(rep.VerifiedBytes)
 }
 
-func addCounters(to, c *counters) {
+func addCounters(to, c *Counters) {
 	to.PacketsSent += c.PacketsSent
 	to.PacketsReceived += c.PacketsReceived
 	to.RetxPackets += c.RetxPackets

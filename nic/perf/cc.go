@@ -1,0 +1,36 @@
+package perf
+
+import (
+	"rocetor/nic"
+	"rocetor/nic/cc"
+)
+
+// CCCounters are the congestion control's figures of one endpoint: the
+// signals (endpoint counters, whatever the CC) and, with --cc dcqcn,
+// DCQCN's own counters and the QPs' rates.
+type CCCounters struct {
+	Name         string          `json:"name"`
+	RateCuts     uint64          `json:"rate_cuts"`         // reaction point: rate decreases
+	CNPsHeld     uint64          `json:"cnps_held"`         // notification point: marks not answered (min_time_between_cnps)
+	FastRecovery uint64          `json:"fast_recovery"`     // increase events in fast recovery
+	AdditiveInc  uint64          `json:"additive_increase"` // increase events in additive increase
+	HyperInc     uint64          `json:"hyper_increase"`    // increase events in hyper increase
+	TimerEvents  uint64          `json:"timer_events"`      // increase events of rpg_time_reset
+	ByteEvents   uint64          `json:"byte_events"`       // increase events of rpg_byte_reset
+	LineBps      uint64          `json:"line_bps"`          // the rate QPs start at
+	Rate         *cc.RateSummary `json:"rate,omitempty"`    // the QPs' rates (DCQCN)
+}
+
+// ccCountersOf reads a stopped endpoint's congestion control.
+func ccCountersOf(c nic.CC) *CCCounters {
+	switch d := c.(type) {
+	case *cc.DCQCN:
+		st, s := d.Stats(), d.Summary()
+		return &CCCounters{Name: d.Name(), RateCuts: st.Cuts, CNPsHeld: st.CNPsHeld, FastRecovery: st.FastRecovery,
+			AdditiveInc: st.AdditiveInc, HyperInc: st.HyperInc, TimerEvents: st.TimerEvents, ByteEvents: st.ByteEvents,
+			LineBps: d.LineBps(), Rate: &s}
+	case *cc.Fixed:
+		return &CCCounters{Name: d.Name()}
+	}
+	return nil
+}

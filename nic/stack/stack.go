@@ -1,0 +1,160 @@
+package stack
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"rocetor/nic"
+	"rocetor/nic/cc"
+	"rocetor/nic/dcp"
+	"rocetor/nic/fasr"
+	"rocetor/nic/gbn"
+	"rocetor/nic/irn"
+)
+
+// Transports are the loss recoveries a host can run, by name.
+var Transports = []string{"gbn", "irn", "fasr", "dcp"}
+
+// CCs are the congestion controls a host can run, by name.
+var CCs = []string{"none", "fixed", "dcqcn"}
+
+// DefaultBDP is the bandwidth-delay product, in packets, that the
+// selective transports' SR state is sized for when Config.BDP is 0, one
+// number for all (nic.SRState): IRN's BDP-FC window and bitmap span,
+// FaSR's window and shared pool. 128 is gbn's window, and about a 1 Gb/s
+// path with a 1 ms round trip, above the namespace testbed's. MaxBDP is
+// IRN's and FaSR's largest window.
+const (
+	DefaultBDP = 128
+	MaxBDP     = 1 << 16
+)
+
+// Errors a Config's names give; the messages name the choices.
+var (
+	ErrUnknownTransport = errors.New("unknown transport")
+	ErrUnknownCC        = errors.New("unknown congestion control")
+)
+
+// Config is a host's transport and congestion control. Its zero value
+// is Go-Back-N without congestion control, every parameter its default.
+// A Config is a value: safe to copy and to use from any goroutine.
+type Config struct {
+	// Transport is the loss recovery: gbn, irn, fasr or dcp ("": gbn).
+	Transport string
+	// RTO is the first retransmission timeout (IRN's RTO_high); 0 is
+	// the transport's default: 16 ms for gbn and fasr, 64 ms for dcp,
+	// IRN's RTO_high 16 ms.
+	RTO time.Duration
+	// BDP is the bandwidth-delay product in packets that IRN's window
+	// and bitmaps and FaSR's window and shared pool are sized for (0:
+	// DefaultBDP).
+	BDP int
+	// GBNWindow is Go-Back-N's window in packets (0: gbn's default,
+	// 128). tor/fabric sets it to BDP; roceperf leaves it.
+	GBNWindow int
+	// CC is the congestion control: none, fixed or dcqcn ("": none).
+	CC string
+	// LineBps is the rate DCQCN starts every QP at and returns it to,
+	// or the rate the fixed pacer holds each QP to; NewCC's argument,
+	// when not 0, replaces it.
+	LineBps uint64
+	// DCQCN are DCQCN's parameters (nil: cc.DefaultDCQCNConfig,
+	// ConnectX's defaults).
+	DCQCN *cc.DCQCNConfig
+}
+
+// Validate checks the names and the ranges, and that the transport
+// builds with these parameters. The congestion control's rate is
+// checked by NewCC, which is given it.
+func (c Config) Validate() error {
+	switch {
+	case c.RTO < 0:
+		return fmt.Errorf("stack: RTO %v: want 0 (the transport's default) or more", c.RTO)
+	case c.BDP < 0 || c.BDP > MaxBDP:
+		return fmt.Errorf("stack: BDP %d: want 0 (%d) to %d packets", c.BDP, DefaultBDP, MaxBDP)
+	case c.GBNWindow < 0:
+		return fmt.Errorf("stack: GBN window %d: want 0 (gbn's default) or more", c.GBNWindow)
+	case !KnownCC(c.CC):
+		return unknownCC(c.CC)
+	}
+	if c.DCQCN != nil && c.CC == "dcqcn" {
+		if err := c.DCQCN.Validate(); err != nil {
+			return fmt.Errorf("stack: dcqcn: %w", err)
+		}
+	}
+	_, err := c.NewTransport()
+	return err
+}
+
+// KnownTransport reports whether name is a transport NewTransport
+// builds ("" is gbn).
+func KnownTransport(name string) bool { return name == "" || slices.Contains(Transports, name) }
+
+// KnownCC reports whether name is a congestion control NewCC builds
+// ("" is none).
+func KnownCC(name string) bool { return name == "" || slices.Contains(CCs, name) }
+
+// NewTransport returns a fresh transport for one endpoint. An unknown
+// name is ErrUnknownTransport; a transport's own refusal of its
+// parameters is returned as it gave it.
+func (c Config) NewTransport() (nic.Transport, error) {
+	rto := int64(c.RTO)
+	bdp := cmp.Or(c.BDP, DefaultBDP)
+	switch cmp.Or(c.Transport, "gbn") {
+	case "gbn":
+		return gbn.New(gbn.Config{RTO: rto, Window: c.GBNWindow})
+	case "dcp":
+		return dcp.New(dcp.Config{RTO: rto})
+	case "fasr":
+		return fasr.New(fasr.Config{RTO: rto, Window: bdp, BDP: bdp})
+	case "irn":
+		return newIRN(rto, bdp)
+	}
+	return nil, fmt.Errorf("%w %q: want %s", ErrUnknownTransport, c.Transport, strings.Join(Transports, ", "))
+}
+
+// newIRN builds IRN with rto as its RTO_high, the timeout with a window
+// in flight (what gbn's RTO compares with); RTO_low stays at its default
+// unless that is longer, and MaxRTO covers 16 doublings of rto. Its
+// BDP-FC window and bitmaps span bdp packets of 1 KiB.
+func newIRN(rto int64, bdp int) (nic.Transport, error) {
+	c := irn.Config{BDP: bdp << 10}
+	if rto > 0 {
+		def, _ := irn.New(irn.Config{})
+		c.RTOHigh = rto
+		c.RTOLow = min(rto, def.Config().RTOLow)
+		c.MaxRTO = max(def.Config().MaxRTO, 16*rto)
+	}
+	return irn.New(c)
+}
+
+// NewCC returns a fresh congestion control for one endpoint whose QPs
+// start at lineBps (0: c.LineBps); nil for none. An unknown name is
+// ErrUnknownCC; fixed and dcqcn need a rate.
+func (c Config) NewCC(lineBps uint64) (nic.CC, error) {
+	line := cmp.Or(lineBps, c.LineBps)
+	switch cmp.Or(c.CC, "none") {
+	case "none":
+		return nil, nil
+	case "fixed":
+		if line == 0 {
+			return nil, fmt.Errorf("cc fixed: no rate")
+		}
+		return cc.NewFixed(line, 0), nil
+	case "dcqcn":
+		d := cc.DefaultDCQCNConfig()
+		if c.DCQCN != nil {
+			d = *c.DCQCN
+		}
+		return cc.NewDCQCN(line, d)
+	}
+	return nil, unknownCC(c.CC)
+}
+
+func unknownCC(name string) error {
+	return fmt.Errorf("%w %q: want %s", ErrUnknownCC, name, strings.Join(CCs, ", "))
+}

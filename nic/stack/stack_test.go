@@ -1,0 +1,169 @@
+package stack_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"rocetor/nic/cc"
+	"rocetor/nic/dcp"
+	"rocetor/nic/fasr"
+	"rocetor/nic/gbn"
+	"rocetor/nic/irn"
+	"rocetor/nic/stack"
+)
+
+// TestEveryName builds every transport and congestion control by name,
+// each the type its name says.
+func TestEveryName(t *testing.T) {
+	for _, name := range append([]string{""}, stack.Transports...) {
+		c := stack.Config{Transport: name}
+		if err := c.Validate(); err != nil {
+			t.Errorf("transport %q: %v", name, err)
+		}
+		tr, err := c.NewTransport()
+		if err != nil {
+			t.Fatalf("transport %q: %v", name, err)
+		}
+		var ok bool
+		switch name {
+		case "", "gbn":
+			_, ok = tr.(*gbn.Transport)
+		case "irn":
+			_, ok = tr.(*irn.Transport)
+		case "fasr":
+			_, ok = tr.(*fasr.Transport)
+		case "dcp":
+			_, ok = tr.(*dcp.Transport)
+		}
+		if !ok {
+			t.Errorf("transport %q built a %T", name, tr)
+		}
+	}
+	for _, name := range append([]string{""}, stack.CCs...) {
+		c := stack.Config{CC: name}
+		if err := c.Validate(); err != nil {
+			t.Errorf("cc %q: %v", name, err)
+		}
+		ctl, err := c.NewCC(1e9)
+		if err != nil {
+			t.Fatalf("cc %q: %v", name, err)
+		}
+		var ok bool
+		switch name {
+		case "", "none":
+			ok = ctl == nil
+		case "fixed":
+			_, ok = ctl.(*cc.Fixed)
+		case "dcqcn":
+			_, ok = ctl.(*cc.DCQCN)
+		}
+		if !ok {
+			t.Errorf("cc %q built a %T", name, ctl)
+		}
+	}
+}
+
+// TestBadNames: an unknown name is a sentinel error whose message
+// names the choices.
+func TestBadNames(t *testing.T) {
+	c := stack.Config{Transport: "tcp"}
+	_, err := c.NewTransport()
+	if !errors.Is(err, stack.ErrUnknownTransport) || !strings.Contains(err.Error(), `"tcp"`) ||
+		!strings.Contains(err.Error(), "gbn, irn, fasr, dcp") {
+		t.Errorf("transport tcp: %v", err)
+	}
+	if err := c.Validate(); !errors.Is(err, stack.ErrUnknownTransport) {
+		t.Errorf("Validate, transport tcp: %v", err)
+	}
+	c = stack.Config{CC: "cubic"}
+	_, err = c.NewCC(1e9)
+	if !errors.Is(err, stack.ErrUnknownCC) || !strings.Contains(err.Error(), `"cubic"`) ||
+		!strings.Contains(err.Error(), "none, fixed, dcqcn") {
+		t.Errorf("cc cubic: %v", err)
+	}
+	if err := c.Validate(); !errors.Is(err, stack.ErrUnknownCC) {
+		t.Errorf("Validate, cc cubic: %v", err)
+	}
+	if stack.KnownTransport("tcp") || !stack.KnownTransport("irn") || stack.KnownCC("cubic") || !stack.KnownCC("fixed") {
+		t.Error("Known* disagree with the lists")
+	}
+}
+
+// TestValidate checks the ranges and a congestion control without a
+// rate.
+func TestValidate(t *testing.T) {
+	bad := map[string]stack.Config{
+		"negative RTO":    {RTO: -1},
+		"BDP above max":   {Transport: "irn", BDP: stack.MaxBDP + 1},
+		"negative BDP":    {BDP: -1},
+		"negative window": {GBNWindow: -1},
+		"bad DCQCN":       {CC: "dcqcn", DCQCN: &cc.DCQCNConfig{}},
+	}
+	for what, c := range bad {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: valid", what)
+		}
+	}
+	for _, name := range []string{"fixed", "dcqcn"} {
+		if _, err := (stack.Config{CC: name}).NewCC(0); err == nil {
+			t.Errorf("cc %s without a rate built", name)
+		}
+		if _, err := (stack.Config{CC: name, LineBps: 1e9}).NewCC(0); err != nil {
+			t.Errorf("cc %s at Config.LineBps: %v", name, err)
+		}
+	}
+}
+
+// TestIRNTimeouts checks how RTO maps onto IRN's two timeouts and its
+// backoff bound.
+func TestIRNTimeouts(t *testing.T) {
+	for _, c := range []struct {
+		rto             time.Duration
+		low, high, maxr int64
+	}{
+		{0, 8_000_000, 16_000_000, 256_000_000},
+		{time.Millisecond, 1_000_000, 1_000_000, 256_000_000},
+		{100 * time.Microsecond, 100_000, 100_000, 256_000_000},
+		{16 * time.Millisecond, 8_000_000, 16_000_000, 256_000_000},
+		{32 * time.Millisecond, 8_000_000, 32_000_000, 512_000_000},
+	} {
+		tr, err := stack.Config{Transport: "irn", RTO: c.rto}.NewTransport()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := tr.(*irn.Transport).Config()
+		if cfg.RTOLow != c.low || cfg.RTOHigh != c.high || cfg.MaxRTO != c.maxr {
+			t.Errorf("RTO %v: low %d high %d max %d", c.rto, cfg.RTOLow, cfg.RTOHigh, cfg.MaxRTO)
+		}
+	}
+}
+
+// TestWindows: BDP sizes IRN's window (in 1 KiB packets) and FaSR's
+// window and pool; 0 is DefaultBDP.
+func TestWindows(t *testing.T) {
+	for _, bdp := range []int{0, 64, 500} {
+		want := bdp
+		if want == 0 {
+			want = stack.DefaultBDP
+		}
+		tr, err := stack.Config{Transport: "irn", BDP: bdp}.NewTransport()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.(*irn.Transport).Config().BDP; got != want<<10 {
+			t.Errorf("irn BDP %d: %d bytes", bdp, got)
+		}
+		tr, err = stack.Config{Transport: "fasr", BDP: bdp, RTO: 3 * time.Millisecond}.NewTransport()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := tr.(*fasr.Transport).Config(); c.Window != want || c.BDP != want || c.RTO != 3e6 {
+			t.Errorf("fasr BDP %d: window %d BDP %d RTO %d", bdp, c.Window, c.BDP, c.RTO)
+		}
+	}
+	if _, err := (stack.Config{GBNWindow: 64}).NewTransport(); err != nil {
+		t.Errorf("gbn window 64: %v", err)
+	}
+}
