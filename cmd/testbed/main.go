@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"rocetor/tor/lab"
+	"rocetor/tor/lab/netns"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -132,20 +133,14 @@ func parseWithName(fs *flag.FlagSet, args []string) (string, []string, error) {
 	return pos[0], pos[1:], nil
 }
 
-// commonFlags are the flags every command that finds testbeds takes.
-type commonFlags struct {
-	stateDir string
-	prefix   string
-	bin      string
-	src      string
-}
-
-func (c *commonFlags) register(fs *flag.FlagSet, build bool) {
-	fs.StringVar(&c.stateDir, "state", lab.DefaultStateDir, "folder of the testbeds' state files")
-	fs.StringVar(&c.prefix, "prefix", "", "namespace name prefix, ending in '-' (default rtb-TOPOLOGY-)")
+// testbedFlags registers into b the flags every command that finds
+// testbeds takes: --state and --prefix, and with build --bin and --src.
+func testbedFlags(fs *flag.FlagSet, b *netns.Backend, build bool) {
+	fs.StringVar(&b.StateDir, "state", netns.DefaultStateDir, "folder of the testbeds' state files")
+	fs.StringVar(&b.Prefix, "prefix", "", "namespace name prefix, ending in '-' (default rtb-TOPOLOGY-)")
 	if build {
-		fs.StringVar(&c.bin, "bin", "", "folder with built tord (and roceperf) binaries (default: go build them from the source tree)")
-		fs.StringVar(&c.src, "src", "", "rocetor source tree to build from (default: the one the working directory is in)")
+		fs.StringVar(&b.Bin, "bin", "", "folder with built tord (and roceperf) binaries (default: go build them from the source tree)")
+		fs.StringVar(&b.Src, "src", "", "rocetor source tree to build from (default: the one the working directory is in)")
 	}
 }
 
@@ -168,9 +163,9 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		topo = args[0]
 	}
 	o := lab.DefaultOptions(topo)
-	var c commonFlags
+	var c netns.Backend
 	fs := newFlagSet("testbed up", stderr)
-	c.register(fs, true)
+	testbedFlags(fs, &c, true)
 	lab.FabricFlags(fs, &o, true)
 	topologyFlags(fs, &o)
 	name, rest, err := parseWithName(fs, args)
@@ -181,7 +176,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return lab.Usagef("testbed up TOPOLOGY [flags]: TOPOLOGY is one of %s", strings.Join(lab.Topologies, ", "))
 	}
 	o.Topology = name
-	o.Prefix = c.prefix
+	o.Prefix = c.Prefix
 	if o.Prefix == "" {
 		o.Prefix = lab.DefaultPrefix(name)
 	}
@@ -191,19 +186,19 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := needRoot(); err != nil {
 		return err
 	}
-	tb, err := lab.Up(ctx, o, lab.UpConfig{StateDir: c.stateDir, Bin: c.bin, Src: c.src, Out: stdout})
+	tb, err := netns.Up(ctx, o, netns.UpConfig{StateDir: c.StateDir, Bin: c.Bin, Src: c.Src, Out: stdout})
 	if err != nil {
 		return err
 	}
-	lab.Describe(stdout, tb.State())
+	netns.Describe(stdout, tb.State())
 	fmt.Fprintf(stdout, "testbed down --prefix %s removes it.\n", o.Prefix)
 	return nil
 }
 
 func cmdDown(args []string, stdout, stderr io.Writer) error {
-	var c commonFlags
+	var c netns.Backend
 	fs := newFlagSet("testbed down", stderr)
-	c.register(fs, false)
+	testbedFlags(fs, &c, false)
 	if err := fs.Parse(args); err != nil {
 		return usageOrHelp(err)
 	}
@@ -213,18 +208,18 @@ func cmdDown(args []string, stdout, stderr io.Writer) error {
 	if err := needRoot(); err != nil {
 		return err
 	}
-	if c.prefix != "" {
-		if !lab.ValidPrefix(c.prefix) {
-			return lab.Usagef("--prefix %q: want a prefix ending in '-'", c.prefix)
+	if c.Prefix != "" {
+		if !lab.ValidPrefix(c.Prefix) {
+			return lab.Usagef("--prefix %q: want a prefix ending in '-'", c.Prefix)
 		}
-		return lab.Down(c.stateDir, c.prefix, stdout)
+		return netns.Down(c.StateDir, c.Prefix, stdout)
 	}
 	// Everything: each known testbed, then any rtb-* namespace left.
-	sts, errs := lab.ListStates(c.stateDir)
+	sts, errs := netns.ListStates(c.StateDir)
 	for _, st := range sts {
-		errs = append(errs, lab.Down(c.stateDir, st.Name+"-", stdout))
+		errs = append(errs, netns.Down(c.StateDir, st.Name+"-", stdout))
 	}
-	errs = append(errs, lab.Down(c.stateDir, "rtb-", stdout))
+	errs = append(errs, netns.Down(c.StateDir, "rtb-", stdout))
 	return errors.Join(errs...)
 }
 
@@ -236,16 +231,16 @@ func usageOrHelp(err error) error {
 }
 
 func cmdStatus(args []string, stdout, stderr io.Writer) error {
-	var c commonFlags
+	var c netns.Backend
 	fs := newFlagSet("testbed status", stderr)
-	c.register(fs, false)
+	testbedFlags(fs, &c, false)
 	asJSON := fs.Bool("json", false, "print the state files as JSON")
 	if err := fs.Parse(args); err != nil {
 		return usageOrHelp(err)
 	}
-	st, err := lab.ReadStatus(c.stateDir, c.prefix)
+	st, err := netns.ReadStatus(c.StateDir, c.Prefix)
 	if !*asJSON {
-		st.Print(stdout, c.stateDir)
+		st.Print(stdout, c.StateDir)
 		return err
 	}
 	b, jerr := json.MarshalIndent(st, "", "  ")
@@ -257,9 +252,9 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdMetrics(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var c commonFlags
+	var c netns.Backend
 	fs := newFlagSet("testbed metrics", stderr)
-	c.register(fs, false)
+	testbedFlags(fs, &c, false)
 	node, rest, err := parseWithName(fs, args)
 	if err != nil {
 		return err
@@ -274,11 +269,11 @@ func cmdMetrics(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := needRoot(); err != nil {
 		return err
 	}
-	st, err := lab.PickState(c.stateDir, c.prefix)
+	st, err := netns.PickState(c.StateDir, c.Prefix)
 	if err != nil {
 		return err
 	}
-	s, err := lab.ScrapeSwitch(ctx, st, node)
+	s, err := netns.ScrapeSwitch(ctx, st, node)
 	if err != nil {
 		return err
 	}
@@ -292,9 +287,9 @@ func cmdMetrics(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // its report.
 func cmdBlast(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("testbed blast", stderr)
-	var c commonFlags
-	c.register(fs, false)
-	var bc lab.BlastConfig
+	var c netns.Backend
+	testbedFlags(fs, &c, false)
+	var bc netns.BlastConfig
 	fs.StringVar(&bc.From, "from", "h1", "the host that forges")
 	fs.StringVar(&bc.To, "to", "h2", "the victim host whose address and flows the frames name")
 	fs.IntVar(&bc.Rate, "rate", 1000, "frames per second, all kinds together")
@@ -308,11 +303,11 @@ func cmdBlast(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := needRoot(); err != nil {
 		return err
 	}
-	st, err := lab.PickState(c.stateDir, c.prefix)
+	st, err := netns.PickState(c.StateDir, c.Prefix)
 	if err != nil {
 		return err
 	}
-	rep, err := lab.Blast(ctx, st, bc)
+	rep, err := netns.Blast(ctx, st, bc)
 	if err != nil {
 		return err
 	}
@@ -337,9 +332,9 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 		return lab.Usagef("%s: unknown experiment %q", args[0], res.Experiment)
 	}
 	fs := newFlagSet("testbed plot", stderr)
-	var c commonFlags
-	var rc lab.RunConfig
-	runFlags(fs, &c, &rc)
+	var b netns.Backend
+	var out lab.Output
+	runFlags(fs, &b, &out)
 	exp.Flags(fs)
 	cmd := strings.Fields(res.Command)
 	if len(cmd) >= 3 && cmd[0] == "testbed" && cmd[1] == "run" {
@@ -360,15 +355,16 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// runFlags registers testbed run's own flags.
-func runFlags(fs *flag.FlagSet, c *commonFlags, rc *lab.RunConfig) {
-	c.register(fs, true)
-	fs.StringVar(&rc.JSON, "json", "", "write the results as one JSON array, an object per cell, to this file (- for standard output)")
-	fs.StringVar(&rc.Record, "record", "", "write the whole record as JSON to this file: every run with roceperf's summary and each switch's counters, command, machine")
-	fs.StringVar(&rc.MD, "md", "", "write the results as Markdown to this file")
-	fs.StringVar(&rc.Plot, "plot", "", "write PNG plots into this folder")
-	fs.BoolVar(&rc.Reuse, "reuse", false, "run on the testbed with the prefix that is up instead of building one (left up)")
-	fs.BoolVar(&rc.Keep, "keep", false, "leave the testbed up afterwards")
+// runFlags registers testbed run's own flags: the namespace testbed's
+// into b, what to write into out.
+func runFlags(fs *flag.FlagSet, b *netns.Backend, out *lab.Output) {
+	testbedFlags(fs, b, true)
+	fs.StringVar(&out.JSON, "json", "", "write the results as one JSON array, an object per cell, to this file (- for standard output)")
+	fs.StringVar(&out.Record, "record", "", "write the whole record as JSON to this file: every run with roceperf's summary and each switch's counters, command, machine")
+	fs.StringVar(&out.MD, "md", "", "write the results as Markdown to this file")
+	fs.StringVar(&out.Plot, "plot", "", "write PNG plots into this folder")
+	fs.BoolVar(&b.Reuse, "reuse", false, "run on the testbed with the prefix that is up instead of building one (left up)")
+	fs.BoolVar(&b.Keep, "keep", false, "leave the testbed up afterwards")
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -379,40 +375,37 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !ok {
 		return lab.Usagef("unknown experiment %q; testbed list shows %s", args[0], strings.Join(lab.Names(), ", "))
 	}
-	var c commonFlags
-	var rc lab.RunConfig
+	b := netns.Backend{Experiment: exp.Name()}
+	out := lab.Output{Out: stdout, Stdout: stdout, Command: "testbed run " + strings.Join(args, " ")}
 	fs := newFlagSet("testbed run "+exp.Name(), stderr)
-	runFlags(fs, &c, &rc)
+	runFlags(fs, &b, &out)
 	exp.Flags(fs)
 	if stray, _, err := parseWithName(fs, args[1:]); err != nil {
 		return err
 	} else if stray != "" {
 		return lab.Usagef("unexpected argument %q", stray)
 	}
-	if c.prefix != "" && !lab.ValidPrefix(c.prefix) {
-		return lab.Usagef("--prefix %q: want letters, digits, '_', '.' or '-', ending in '-'", c.prefix)
+	if b.Prefix != "" && !lab.ValidPrefix(b.Prefix) {
+		return lab.Usagef("--prefix %q: want letters, digits, '_', '.' or '-', ending in '-'", b.Prefix)
 	}
 	// Check the experiment's flags before anything needs root.
 	if _, err := exp.Setup(); err != nil {
 		return err
 	}
-	if rc.Plot != "" {
-		if err := os.MkdirAll(rc.Plot, 0o755); err != nil {
+	if out.Plot != "" {
+		if err := os.MkdirAll(out.Plot, 0o755); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
 	}
 	if err := needRoot(); err != nil {
 		return err
 	}
-	rc.StateDir, rc.Prefix, rc.Bin, rc.Src, rc.Out = c.stateDir, c.prefix, c.bin, c.src, stdout
-	rc.Stdout = stdout
-	if rc.JSON == "-" {
+	if out.JSON == "-" {
 		// Standard output carries the JSON alone; progress and tables
 		// go to standard error.
-		rc.Out = stderr
+		out.Out = stderr
 	}
-	rc.Command = "testbed run " + strings.Join(args, " ")
-	_, err := lab.RunExperiment(ctx, exp, rc)
+	_, err := lab.RunExperiment(ctx, exp, &b, out)
 	return err
 }
 
@@ -424,9 +417,9 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	switch args[0] {
 	case "up":
 		o := lab.DefaultOptions("")
-		var c commonFlags
+		var c netns.Backend
 		fs := newFlagSet("testbed up", stdout)
-		c.register(fs, true)
+		testbedFlags(fs, &c, true)
 		lab.FabricFlags(fs, &o, true)
 		topologyFlags(fs, &o)
 		fmt.Fprintf(stdout, "testbed up %s [flags]\n", strings.Join(lab.Topologies, "|"))
@@ -439,10 +432,10 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		if !ok {
 			return lab.Usagef("unknown experiment %q", args[1])
 		}
-		var c commonFlags
-		var rc lab.RunConfig
+		var b netns.Backend
+		var out lab.Output
 		fs := newFlagSet("testbed run "+exp.Name(), stdout)
-		runFlags(fs, &c, &rc)
+		runFlags(fs, &b, &out)
 		exp.Flags(fs)
 		fmt.Fprintf(stdout, "testbed run %s [flags]: %s\n", exp.Name(), exp.Synopsis())
 		fs.PrintDefaults()

@@ -25,6 +25,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"rocetor/tor/lab"
+	"rocetor/tor/lab/netns"
+	"rocetor/tor/lab/netns/netnstest"
 )
 
 // TestPrometheusE2E is the monitoring stack as an operator runs it:
@@ -42,15 +44,15 @@ import (
 // trimming switch parses the DSCP tag bits as DCP's, which Go-Back-N's
 // DSCP 26 sets.)
 func TestPrometheusE2E(t *testing.T) {
-	requireRoot(t)
+	netnstest.RequireRoot(t)
 	promBin := needTool(t, "prometheus")
 	promtool := needTool(t, "promtool")
 	start := time.Now()
-	bin, haveRoceperf := buildBin(t)
+	bin, haveRoceperf := netnstest.BuildBin(t)
 	if !haveRoceperf {
 		t.Fatal("cmd/roceperf does not build")
 	}
-	src, err := lab.FindModuleRoot()
+	src, err := netns.FindModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +66,13 @@ func TestPrometheusE2E(t *testing.T) {
 	stateDir := t.TempDir()
 	up := func(name, tag, mgmt string, args ...string) *bed {
 		t.Helper()
-		prefix := testPrefix(tag)
-		cleanupPrefix(t, stateDir, prefix)
+		prefix := netnstest.Prefix(tag)
+		netnstest.Cleanup(t, stateDir, prefix)
 		args = append(append([]string{"up", name, "--mgmt=" + mgmt}, args...), "--prefix", prefix, "--state", stateDir, "--bin", bin)
 		if code, out, stderr := runCLI(args...); code != 0 {
 			t.Fatalf("testbed %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
 		}
-		tb, err := lab.Open(stateDir, prefix, nil)
+		tb, err := netns.Open(stateDir, prefix, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,14 +98,14 @@ func TestPrometheusE2E(t *testing.T) {
 	}
 	chain := up("chain", "p", "198.19.77.0/24", "--netrt", "--loss", "0.01", "--multipath", "adaptive")
 	// A second testbed may not take the first one's management network.
-	refused := testPrefix("r")
+	refused := netnstest.Prefix("r")
 	code, _, stderr := runCLI("up", "link", "--mgmt=198.19.77.0/24", "--prefix", refused, "--state", stateDir, "--bin", bin)
 	if code != 2 || !strings.Contains(stderr, "overlaps") {
 		t.Errorf("up with the chain's management network: exit %d, %s; want 2 and overlaps", code, stderr)
 	}
-	if left, _ := lab.ListNetns(refused); len(left) > 0 {
+	if left, _ := netns.ListNetns(refused); len(left) > 0 {
 		t.Errorf("a refused up left namespaces %v", left)
-		lab.Down(stateDir, refused, nil)
+		netns.Down(stateDir, refused, nil)
 	}
 	link := up("link", "q", "198.19.76.0/24", "--llr", "blocking", "--trim", "--corrupt", "0.001", "--loss", "0.01")
 	m := link.tb.Impairment()
@@ -184,7 +186,7 @@ func TestPrometheusE2E(t *testing.T) {
 		if code, out, stderr := runCLI("down", "--prefix", b.prefix, "--state", stateDir); code != 0 {
 			t.Fatalf("testbed down: exit %d\n%s%s", code, out, stderr)
 		}
-		if left, _ := lab.ListNetns(b.prefix); len(left) > 0 {
+		if left, _ := netns.ListNetns(b.prefix); len(left) > 0 {
 			t.Errorf("namespaces left by testbed down: %v", left)
 		}
 		for _, m := range b.tb.Plan().Mgmt {
@@ -204,7 +206,7 @@ func TestPrometheusE2E(t *testing.T) {
 type bed struct {
 	name   string // chain, link: the instance labels' prefix
 	prefix string
-	tb     *lab.Testbed
+	tb     *netns.Testbed
 	env    *lab.Env
 }
 
@@ -226,7 +228,7 @@ func needTool(t *testing.T, tool string) string {
 // serves metrics on the switch's management address and keeps admin on
 // loopback, no XDP program on the management interface (and one on every
 // port), and no route through it on either side but its own /30.
-func checkMgmtNetwork(t *testing.T, tb *lab.Testbed) {
+func checkMgmtNetwork(t *testing.T, tb *netns.Testbed) {
 	t.Helper()
 	p := tb.Plan()
 	if len(p.Mgmt) != len(p.Switches()) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"rocetor/tor/lab"
+	"rocetor/tor/lab/netns"
 )
 
 // simExperiments are the testbed's experiments that the fabric
@@ -63,7 +64,7 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		if src == "" {
 			var err error
-			if src, err = lab.FindModuleRoot(); err != nil {
+			if src, err = netns.FindModuleRoot(); err != nil {
 				return err
 			}
 		}
@@ -86,7 +87,7 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		defer os.RemoveAll(tmp)
 		dst = tmp
 	}
-	dir, err := lab.Binaries(ctx, bin, src, dst, nil, "torsim")
+	dir, err := netns.Binaries(ctx, bin, src, dst, nil, "torsim")
 	if err != nil {
 		return err
 	}

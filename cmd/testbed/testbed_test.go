@@ -12,66 +12,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"rocetor/rocev2"
 	"rocetor/tor/lab"
+	"rocetor/tor/lab/netns"
+	"rocetor/tor/lab/netns/netnstest"
 	"rocetor/tor/llr"
 	"rocetor/tor/pipeline"
 )
-
-// requireRoot skips privileged tests with the reason.
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces, veths and XDP")
-	}
-	for _, tool := range []string{"ip", "ping", "ethtool", "sysctl", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s in PATH", tool)
-		}
-	}
-}
-
-// testPrefix is a prefix no other test binary or engineer uses.
-func testPrefix(tag string) string { return fmt.Sprintf("rtbt%d%s-", os.Getpid(), tag) }
-
-// buildBin builds tord, and roceperf when its package builds, into a
-// temporary folder; it reports whether roceperf is there.
-func buildBin(t *testing.T) (dir string, roceperf bool) {
-	t.Helper()
-	dir = t.TempDir()
-	start := time.Now()
-	if _, err := lab.Binaries(context.Background(), "", "", dir, nil, "tord"); err != nil {
-		t.Fatal(err)
-	}
-	src, err := lab.FindModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(src, "cmd", "roceperf")); err == nil {
-		if _, err := lab.Binaries(context.Background(), "", src, dir, nil, "roceperf"); err != nil {
-			t.Logf("roceperf does not build yet, skipping the experiment: %v", err)
-		} else {
-			roceperf = true
-		}
-	}
-	t.Logf("built binaries in %v", time.Since(start).Round(time.Millisecond))
-	return dir, roceperf
-}
-
-// cleanupPrefix removes whatever the test left with its prefix, also
-// when it failed half way, and checks nothing stays.
-func cleanupPrefix(t *testing.T, stateDir, prefix string) {
-	t.Cleanup(func() {
-		if err := lab.Down(stateDir, prefix, nil); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		if left, _ := lab.ListNetns(prefix); len(left) > 0 {
-			t.Errorf("namespaces left after cleanup: %v", left)
-		}
-	})
-}
 
 // TestChainEndToEnd does what a user would: testbed up chain with loss
 // at core, read every switch's /metrics, ping h1 → h2 through three
@@ -79,11 +27,11 @@ func cleanupPrefix(t *testing.T, stateDir, prefix string) {
 // roceperf builds), and testbed down, after which no namespace, process
 // or state is left.
 func TestChainEndToEnd(t *testing.T) {
-	requireRoot(t)
-	bin, haveRoceperf := buildBin(t)
+	netnstest.RequireRoot(t)
+	bin, haveRoceperf := netnstest.BuildBin(t)
 	stateDir := t.TempDir()
-	prefix := testPrefix("c")
-	cleanupPrefix(t, stateDir, prefix)
+	prefix := netnstest.Prefix("c")
+	netnstest.Cleanup(t, stateDir, prefix)
 	common := []string{"--prefix", prefix, "--state", stateDir, "--bin", bin}
 
 	code, out, stderr := runCLI(append([]string{"up", "chain", "--loss", "0.01"}, common...)...)
@@ -91,7 +39,7 @@ func TestChainEndToEnd(t *testing.T) {
 		t.Fatalf("testbed up chain: exit %d\n%s%s", code, out, stderr)
 	}
 	t.Logf("testbed up:\n%s", out)
-	tb, err := lab.Open(stateDir, prefix, nil)
+	tb, err := netns.Open(stateDir, prefix, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +96,7 @@ func TestChainEndToEnd(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("status: exit %d\n%s", code, stderr)
 		}
-		for _, want := range []string{lab.StateName(prefix) + ": chain h1 — tor1 — core — tor2 — h2", "loss 0.01 at core↔tor2",
+		for _, want := range []string{netns.StateName(prefix) + ": chain h1 — tor1 — core — tor2 — h2", "loss 0.01 at core↔tor2",
 			"ip netns exec " + prefix + "core curl -s http://127.0.0.1:9478/metrics"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("status lacks %q:\n%s", want, out)
@@ -208,7 +156,7 @@ func TestChainEndToEnd(t *testing.T) {
 			}
 		}
 		// --reuse leaves the testbed as it was found.
-		if st, err := lab.LoadState(stateDir, lab.StateName(prefix)); err != nil || st.Impairment.Loss != 0.01 {
+		if st, err := netns.LoadState(stateDir, netns.StateName(prefix)); err != nil || st.Impairment.Loss != 0.01 {
 			t.Errorf("after the sweep, impairment %+v (%v), want loss 0.01 restored", st.Impairment, err)
 		}
 	})
@@ -217,15 +165,15 @@ func TestChainEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("testbed down: exit %d\n%s%s", code, out, stderr)
 	}
-	if left, _ := lab.ListNetns(prefix); len(left) > 0 {
+	if left, _ := netns.ListNetns(prefix); len(left) > 0 {
 		t.Errorf("namespaces left by testbed down: %v", left)
 	}
 	for _, pid := range pids {
-		if lab.Alive(pid) {
+		if netns.Alive(pid) {
 			t.Errorf("tord pid %d still running after testbed down", pid)
 		}
 	}
-	if _, err := os.Stat(lab.StatePath(stateDir, lab.StateName(prefix))); !os.IsNotExist(err) {
+	if _, err := os.Stat(netns.StatePath(stateDir, netns.StateName(prefix))); !os.IsNotExist(err) {
 		t.Errorf("state file left by testbed down: %v", err)
 	}
 }
@@ -235,15 +183,15 @@ func TestChainEndToEnd(t *testing.T) {
 // tords by the namespace they run in and removes the namespaces, and
 // with them the management network's interfaces in the host's.
 func TestDownAfterCrash(t *testing.T) {
-	requireRoot(t)
-	bin, _ := buildBin(t)
+	netnstest.RequireRoot(t)
+	bin, _ := netnstest.BuildBin(t)
 	stateDir := t.TempDir()
-	prefix := testPrefix("k")
-	cleanupPrefix(t, stateDir, prefix)
+	prefix := netnstest.Prefix("k")
+	netnstest.Cleanup(t, stateDir, prefix)
 	o := lab.DefaultOptions("link")
 	o.Prefix = prefix
 	o.Mgmt = "198.19.75.0/24"
-	tb, err := lab.Up(context.Background(), o, lab.UpConfig{StateDir: stateDir, Bin: bin})
+	tb, err := netns.Up(context.Background(), o, netns.UpConfig{StateDir: stateDir, Bin: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,18 +199,18 @@ func TestDownAfterCrash(t *testing.T) {
 	for _, sw := range tb.State().Switches {
 		pids = append(pids, sw.PID)
 	}
-	if err := os.Remove(lab.StatePath(stateDir, tb.State().Name)); err != nil {
+	if err := os.Remove(netns.StatePath(stateDir, tb.State().Name)); err != nil {
 		t.Fatal(err)
 	}
 	code, out, stderr := runCLI("down", "--prefix", prefix, "--state", stateDir)
 	if code != 0 {
 		t.Fatalf("down: exit %d\n%s%s", code, out, stderr)
 	}
-	if left, _ := lab.ListNetns(prefix); len(left) > 0 {
+	if left, _ := netns.ListNetns(prefix); len(left) > 0 {
 		t.Errorf("namespaces left: %v", left)
 	}
 	for _, pid := range pids {
-		if lab.Alive(pid) {
+		if netns.Alive(pid) {
 			t.Errorf("tord pid %d survived", pid)
 		}
 	}
@@ -279,73 +227,19 @@ func TestDownAfterCrash(t *testing.T) {
 	}
 }
 
-// TestUpFailureCleansUp: when a switch never becomes ready, up removes
-// the namespaces it made and its state.
-func TestUpFailureCleansUp(t *testing.T) {
-	requireRoot(t)
-	bin := t.TempDir()
-	// A "tord" that fails at once, as one with a bad config would.
-	if err := os.WriteFile(filepath.Join(bin, "tord"), []byte("#!/bin/sh\necho 'tord: invalid config' >&2\nexit 2\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	stateDir := t.TempDir()
-	prefix := testPrefix("f")
-	cleanupPrefix(t, stateDir, prefix)
-	o := lab.DefaultOptions("chain")
-	o.Prefix = prefix
-	_, err := lab.Up(context.Background(), o, lab.UpConfig{StateDir: stateDir, Bin: bin})
-	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "invalid config") {
-		t.Fatalf("Up with a failing tord = %v, want its exit and log", err)
-	}
-	if left, _ := lab.ListNetns(prefix); len(left) > 0 {
-		t.Errorf("namespaces left after a failed up: %v", left)
-	}
-	if sts, _ := lab.ListStates(stateDir); len(sts) > 0 {
-		t.Errorf("state left after a failed up: %s", sts[0].Name)
-	}
-}
-
-// TestUpCancelled: a cancelled up (Ctrl-C) removes what it made.
-func TestUpCancelled(t *testing.T) {
-	requireRoot(t)
-	bin, _ := buildBin(t)
-	stateDir := t.TempDir()
-	prefix := testPrefix("x")
-	cleanupPrefix(t, stateDir, prefix)
-	o := lab.DefaultOptions("chain")
-	o.Prefix = prefix
-	ctx, cancel := context.WithCancel(context.Background())
-	// Cancel as soon as the first namespace exists.
-	go func() {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if n, _ := lab.ListNetns(prefix); len(n) > 0 {
-				break
-			}
-		}
-		cancel()
-	}()
-	_, err := lab.Up(ctx, o, lab.UpConfig{StateDir: stateDir, Bin: bin})
-	if err == nil {
-		t.Fatal("Up succeeded despite the cancel")
-	}
-	if left, _ := lab.ListNetns(prefix); len(left) > 0 {
-		t.Errorf("namespaces left after a cancelled up: %v", left)
-	}
-}
-
 // runRecorded runs testbed run EXPERIMENT args on a testbed of its own
 // (removed at the end, also on failure), fails the test unless it exits
 // 0, and decodes its --record file into rec.
 func runRecorded(t *testing.T, tag string, rec any, args ...string) {
 	t.Helper()
-	requireRoot(t)
-	bin, haveRoceperf := buildBin(t)
+	netnstest.RequireRoot(t)
+	bin, haveRoceperf := netnstest.BuildBin(t)
 	if !haveRoceperf {
 		t.Fatal("cmd/roceperf does not build")
 	}
 	stateDir := t.TempDir()
-	prefix := testPrefix(tag)
-	cleanupPrefix(t, stateDir, prefix)
+	prefix := netnstest.Prefix(tag)
+	netnstest.Cleanup(t, stateDir, prefix)
 	record := filepath.Join(t.TempDir(), "record.json")
 	args = append(append([]string{"run"}, args...), "--record", record, "--prefix", prefix, "--state", stateDir, "--bin", bin)
 	code, out, stderr := runCLI(args...)
@@ -526,7 +420,7 @@ func checkLLRLoss(t *testing.T, res *llrLossRecord, size, count int) {
 // to the flow's owner and back to the link's. With two workers the
 // pair h1, h2 hashes to worker 0 and nothing would cross (on veths
 // every RoCEv2 frame arrives by queue 0: the hosts' endpoints send by
-// it and llr's link belongs to worker 0, cmd/testbed/workers.go); with
+// it and llr's link belongs to worker 0, tor/lab/workers.go); with
 // four it hashes to worker 2. Besides llr's promise, the test asserts
 // that frames went both ways between worker 0 and the flow's owner on
 // both switches, which fails if tord ran fewer workers than asked.
@@ -624,23 +518,23 @@ func TestLinkLLRMonitor(t *testing.T) {
 // torctl: status, pinning on and off, handing back to the monitor, and
 // a clear error for a port llr does not protect.
 func TestTorctlLLR(t *testing.T) {
-	requireRoot(t)
-	bin, _ := buildBin(t)
-	src, err := lab.FindModuleRoot()
+	netnstest.RequireRoot(t)
+	bin, _ := netnstest.BuildBin(t)
+	src, err := netns.FindModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lab.Binaries(context.Background(), "", src, bin, nil, "torctl"); err != nil {
+	if _, err := netns.Binaries(context.Background(), "", src, bin, nil, "torctl"); err != nil {
 		t.Fatal(err)
 	}
 	stateDir := t.TempDir()
-	prefix := testPrefix("t")
-	cleanupPrefix(t, stateDir, prefix)
+	prefix := netnstest.Prefix("t")
+	netnstest.Cleanup(t, stateDir, prefix)
 	code, out, stderr := runCLI("up", "link", "--llr", "blocking", "--llr-monitor", "--prefix", prefix, "--state", stateDir, "--bin", bin)
 	if code != 0 {
 		t.Fatalf("testbed up link: exit %d\n%s%s", code, out, stderr)
 	}
-	tb, err := lab.Open(stateDir, prefix, nil)
+	tb, err := netns.Open(stateDir, prefix, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func (r *Report) setRun(lats []int64, first, last int64, size int) {
 	r.DurationS = float64(last-first) / 1e9
 	r.GoodputGbps = float64(r.Bytes) * 8 / r.DurationS / 1e9
 	r.MsgRateMpps = round6(float64(r.Messages) / r.DurationS / 1e6)
-	r.FCT = fctOf(lats)
+	r.FCT = FCTOf(lats)
 }
 
 // setWall sets Start and End from first and last on the session clock,
@@ -91,8 +91,8 @@ func (r *Report) setWall(first, last, now int64, wall time.Time) {
 	r.Start, r.End = wall.Add(time.Duration(first-now)).UTC(), wall.Add(time.Duration(last-now)).UTC()
 }
 
-// fctOf summarises latencies in nanoseconds as microseconds.
-func fctOf(lats []int64) FCT {
+// FCTOf summarises latencies in nanoseconds as microseconds.
+func FCTOf(lats []int64) FCT {
 	s := slices.Clone(lats)
 	slices.Sort(s)
 	var total float64

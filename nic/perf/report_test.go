@@ -129,7 +129,7 @@ func TestPercentile(t *testing.T) {
 	if percentile(ten, 0.99) != 100 || percentile(ten, 0.5) != 50 {
 		t.Errorf("p99, p50 of ten: %d, %d", percentile(ten, 0.99), percentile(ten, 0.5))
 	}
-	f := fctOf([]int64{3000, 1000, 2000})
+	f := FCTOf([]int64{3000, 1000, 2000})
 	if f.P50 != 2 || f.Max != 3 || f.Mean != 2 {
 		t.Errorf("fctOf = %+v", f)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -52,11 +53,11 @@ func TestDCQCNFairnessWithFakes(t *testing.T) {
 		}
 	}
 	dc := perf.transfers[0]
-	if got := strings.Join(dc.ccArgs(), " "); got != "--cc dcqcn --line-rate 200M --dcqcn-rpg-ai-rate=5 --dcqcn-rpg-time-reset=300" {
-		t.Errorf("roceperf's DCQCN flags: %q", got)
+	if dc.LineRate != "200M" || !maps.Equal(dc.DCQCN, map[string]string{"rpg-ai-rate": "5", "rpg-time-reset": "300"}) {
+		t.Errorf("the DCQCN transfer: line rate %q, DCQCN %v", dc.LineRate, dc.DCQCN)
 	}
-	if got := strings.Join(perf.transfers[2].ccArgs(), " "); got != "--cc none" {
-		t.Errorf("roceperf's flags without DCQCN: %q", got)
+	if none := perf.transfers[2]; none.LineRate != "" || len(none.DCQCN) != 0 {
+		t.Errorf("the transfer without DCQCN: line rate %q, DCQCN %v", none.LineRate, none.DCQCN)
 	}
 
 	s := res.Runs[0].Series
@@ -377,7 +378,7 @@ func TestMarkdownCongestionContext(t *testing.T) {
 	if want := "bottleneck 200M, queue limit 256KiB, ECN marking (Kmin 20KB, Kmax 100KB, Pmax 20%)"; !strings.Contains(b.String(), want) {
 		t.Errorf("Markdown lacks %q:\n%s", want, b.String())
 	}
-	if got := (Options{ECN: true}).congestion(); got != ", ECN marking (tord's rate-derived profile)" {
+	if got := (Options{ECN: true}).Congestion(); got != ", ECN marking (tord's rate-derived profile)" {
 		t.Errorf("--ecn alone: %q", got)
 	}
 }

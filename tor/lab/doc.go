@@ -1,21 +1,28 @@
 // Package lab is rocetor's experiment framework: the experiments that
-// measure the switch stages end to end (netrt-loss, dcp-*, llr-*, sr-*,
-// dcqcn-*, loss-sweep, demo), what they run on and what they write.
+// measure the switch stages end to end (netrt-loss, netrt-multipath,
+// dcp-*, llr-*, sr-*, dcqcn-*, loss-sweep, demo), what they run on and
+// what they write. One framework, two backends: the same Experiment
+// value runs on the namespace testbed (package netns below this one:
+// live tord and roceperf processes, cmd/testbed) or on the fabric
+// simulator.
 //
 // An Experiment names the fabric it needs as Options (a topology and
 // what every switch's tord is told), runs on an Env (a Fabric whose
-// switches it scrapes and impairs, a Perf that runs roceperf transfers
-// between its hosts) and appends every measurement to Results, which
-// write themselves as JSON cells, a full record, Markdown and PNG plots.
-// The Catalogue lists the experiments by name. Plan lays a topology out
-// as data (nodes, links, addresses, routes, impair sites) and
-// TordConfigs derives every switch's configuration from it.
+// switches it scrapes and impairs, a Perf that runs transfers between
+// its hosts) and appends every measurement to Results, which write
+// themselves as JSON cells, a full record, Markdown and PNG plots. A
+// Backend brings up the fabric Options describe and returns the Env;
+// RunExperiment runs an experiment on a backend and writes what Output
+// asks. The Catalogue lists the experiments by name.
 //
-// The namespace testbed (Testbed: network namespaces and veths with a
-// live tord per switch, roceperf in the hosts' namespaces) is the Fabric
-// and Perf that cmd/testbed runs experiments on.
+// Plan lays a topology out as data (nodes, links, addresses, routes,
+// impair sites, the management network) and TordConfigs derives every
+// switch's configuration from it: both are pure functions of Options,
+// tested without root. Transfer, Summary and PerfResult are a transfer
+// and what its endpoints report, whoever runs it; Sample is one scrape
+// of a switch's rocetor_ metrics.
 //
 // lab sits above the switch stages (tor/...) and the NIC (nic/...): it
-// runs them as processes and reads their counters, and they never import
-// it.
+// runs them, through a backend, and reads their counters, and they never
+// import it. lab does not import its backends.
 package lab

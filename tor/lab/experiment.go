@@ -6,30 +6,30 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Experiment is a named measurement on a testbed. The framework parses
-// its flags, brings up the topology Setup asks for (or reuses one that
-// is up), calls Run, writes the results (JSON, Markdown, plots) and
-// tears the testbed down. To add one, implement this interface in a file
-// of its own and add it to the experiments table; docs/testbed.md walks
-// through an example.
+// Experiment is a named measurement on a fabric, the same on either
+// backend. The framework parses its flags, has a Backend bring up the
+// topology Setup asks for (or reuse one that is up), calls Run, writes
+// the results (JSON, Markdown, plots) and tears the fabric down
+// (RunExperiment). To add one, implement this interface in a file of its
+// own and add it to the Catalogue; docs/testbed.md walks through an
+// example.
 type Experiment interface {
 	// Name is the name testbed run takes, e.g. loss-sweep.
 	Name() string
 	// Synopsis is one line for testbed help.
 	Synopsis() string
-	// Flags registers the experiment's flags; the framework adds its
-	// own (--json, --md, --plot, --reuse, --keep, --bin, --prefix, ...).
+	// Flags registers the experiment's flags; the command adds its own
+	// and its backend's (--json, --md, --plot; testbed's --reuse,
+	// --keep, --bin, --prefix, ...).
 	Flags(fs *flag.FlagSet)
-	// Setup returns, after the flags are parsed, the testbed to run on:
-	// its topology, switch options and initial impairment. The framework
-	// fills in the prefix.
+	// Setup returns, after the flags are parsed, the fabric to run on:
+	// its topology, switch options and initial impairment. The backend
+	// fills in what is its own (the namespace testbed's prefix).
 	Setup() (Options, error)
 	// Run measures. It appends each measurement to res.Runs as it goes
 	// (so an interrupted run still reports what it measured), records
@@ -86,7 +86,8 @@ func Names() []string {
 }
 
 // Fabric is what an experiment sees of the switches: their counters and
-// the impairment. *Testbed is the real one.
+// the impairment. The namespace testbed (netns.Testbed) is one; tests
+// use a fake.
 type Fabric interface {
 	Plan() *Plan
 	// Scrape reads every switch's rocetor_ metrics, by node.
@@ -218,98 +219,60 @@ func (e *Env) between(ctx context.Context, run *Run, measure func() error) {
 	}
 }
 
-// RunConfig is the framework's side of testbed run.
-type RunConfig struct {
-	StateDir string
-	Prefix   string // empty: DefaultPrefix(topology)
-	Bin      string
-	Src      string
-	Reuse    bool   // run on the testbed with this prefix that is up
-	Keep     bool   // leave the testbed up afterwards
-	JSON     string // the cells, a JSON array ("-": standard output)
-	Record   string // the whole Results
-	MD       string
-	Plot     string
-	Command  string    // the command line, for the results
-	Out      io.Writer // progress and tables
-	Stdout   io.Writer // where --json - goes
+// A Backend brings up the fabric an experiment's Options describe: the
+// namespace testbed (package netns: live tord and roceperf processes)
+// or the fabric simulator. Whatever it needs beyond the Options (where
+// its binaries are, whether to reuse a fabric that is up) is its own
+// value's.
+type Backend interface {
+	// Name is what ran the results (Results.Backend): "testbed" for the
+	// namespaces, "torsim" for the simulator.
+	Name() string
+	// Open validates o, brings up the fabric it describes and returns
+	// the Env to run the experiment on and a function that tears the
+	// fabric down (or leaves it as it was found); close is never nil
+	// when err is nil. Progress goes to out.
+	Open(ctx context.Context, o Options, out io.Writer) (env *Env, close func() error, err error)
 }
 
-// RunExperiment brings up (or reuses) the testbed, runs exp, writes the
-// results and removes the testbed (unless Keep or Reuse). On error the
-// results measured so far are still written.
-func RunExperiment(ctx context.Context, exp Experiment, rc RunConfig) (res *Results, err error) {
+// Output is what RunExperiment writes besides the table it prints: each field
+// names a file, or is empty for none.
+type Output struct {
+	JSON    string    // the cells as one JSON array; "-": Stdout
+	Record  string    // the whole Results as JSON (testbed plot reads it)
+	MD      string    // the results as Markdown
+	Plot    string    // a folder for the experiment's PNG plots
+	Command string    // the command line, for the results
+	Out     io.Writer // progress and the table; nil: discarded
+	Stdout  io.Writer // where JSON "-" goes
+}
+
+// RunExperiment runs exp on a fabric b brings up, writes what out asks (JSON
+// cells, record, Markdown, plots) and tears the fabric down. On error
+// the results measured so far are still written.
+func RunExperiment(ctx context.Context, exp Experiment, b Backend, out Output) (res *Results, err error) {
 	o, err := exp.Setup()
 	if err != nil {
 		return nil, err
 	}
-	o.Prefix = rc.Prefix
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix(o.Topology)
+	w := out.Out
+	if w == nil {
+		w = io.Discard
 	}
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	out := rc.Out
-	if out == nil {
-		out = io.Discard
-	}
-	if rc.Bin == "" {
-		// Fail before building anything if roceperf cannot be built.
-		src := rc.Src
-		if src == "" {
-			if src, err = FindModuleRoot(); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := os.Stat(filepath.Join(src, "cmd", "roceperf")); err != nil {
-			return nil, fmt.Errorf("%s needs roceperf, and %s has no cmd/roceperf yet: pass --bin DIR with tord and roceperf", exp.Name(), src)
-		}
-		rc.Src = src
-	}
-
-	var tb *Testbed
-	if rc.Reuse {
-		if tb, err = Open(rc.StateDir, o.Prefix, out); err != nil {
-			return nil, err
-		}
-		if got := tb.Plan().Options.Topology; got != o.Topology {
-			return nil, Usagef("--reuse: testbed %s is a %s, %s needs a %s", tb.st.Name, got, exp.Name(), o.Topology)
-		}
-		orig := tb.Impairment()
-		defer func() {
-			// Leave the reused testbed as it was found.
-			rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if rerr := tb.SetImpairment(rctx, orig); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("restore impairment: %w", rerr))
-			}
-		}()
-		if err := tb.SetImpairment(ctx, o.Impairment()); err != nil {
-			return nil, err
-		}
-	} else {
-		if tb, err = Up(ctx, o, UpConfig{StateDir: rc.StateDir, Bin: rc.Bin, Src: rc.Src, Out: out}); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if rc.Keep {
-				fmt.Fprintf(out, "testbed: kept %s up (logs in %s); testbed down --prefix %s removes it\n", tb.st.Name, tb.st.Dir, o.Prefix)
-				return
-			}
-			if derr := tb.Down(); derr != nil {
-				err = errors.Join(err, fmt.Errorf("tear down: %w", derr))
-			}
-		}()
-	}
-	env, err := tb.Env(ctx, rc.Bin, rc.Src)
+	env, closeFabric, err := b.Open(ctx, o, w)
 	if err != nil {
 		return nil, err
 	}
-	res = newResults(exp, tb.Plan(), rc.Command)
+	defer func() {
+		if cerr := closeFabric(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	res = newResults(exp, env.Fabric.Plan(), out.Command)
+	res.Backend = b.Name()
 	err = exp.Run(ctx, env, res)
 	res.Finished = time.Now().UTC()
-	if werr := writeResults(res, exp, rc, out); werr != nil {
+	if werr := writeResults(res, exp, out, w); werr != nil {
 		err = errors.Join(err, werr)
 	}
 	return res, err
@@ -323,7 +286,7 @@ func newResults(exp Experiment, plan *Plan, command string) *Results {
 
 // writeResults prints the Markdown table and writes the files asked for.
 // With no runs at all there is nothing to write.
-func writeResults(res *Results, exp Experiment, rc RunConfig, out io.Writer) error {
+func writeResults(res *Results, exp Experiment, dst Output, out io.Writer) error {
 	if len(res.Runs) == 0 {
 		return nil
 	}
@@ -331,17 +294,17 @@ func writeResults(res *Results, exp Experiment, rc RunConfig, out io.Writer) err
 	res.Table.Markdown(out)
 	fmt.Fprintln(out)
 	var errs []error
-	if rc.JSON != "" {
-		errs = append(errs, res.WriteCells(rc.JSON, rc.Stdout))
+	if dst.JSON != "" {
+		errs = append(errs, res.WriteCells(dst.JSON, dst.Stdout))
 	}
-	if rc.Record != "" {
-		errs = append(errs, res.WriteJSON(rc.Record))
+	if dst.Record != "" {
+		errs = append(errs, res.WriteJSON(dst.Record))
 	}
-	if rc.MD != "" {
-		errs = append(errs, res.WriteMarkdown(rc.MD))
+	if dst.MD != "" {
+		errs = append(errs, res.WriteMarkdown(dst.MD))
 	}
-	if rc.Plot != "" {
-		files, err := WritePlots(rc.Plot, exp.Plots(), GroupRuns(res.Runs))
+	if dst.Plot != "" {
+		files, err := WritePlots(dst.Plot, exp.Plots(), GroupRuns(res.Runs))
 		errs = append(errs, err)
 		if len(files) > 0 {
 			fmt.Fprintf(out, "testbed: plots %s\n", strings.Join(files, " "))

@@ -274,7 +274,7 @@ func TestLossSweepWithFakes(t *testing.T) {
 	dir := t.TempDir()
 	res.Finished = res.Started
 	var stdout bytes.Buffer
-	rc := RunConfig{JSON: "-", Record: filepath.Join(dir, "r.json"), MD: filepath.Join(dir, "r.md"), Plot: dir, Stdout: &stdout}
+	rc := Output{JSON: "-", Record: filepath.Join(dir, "r.json"), MD: filepath.Join(dir, "r.md"), Plot: dir, Stdout: &stdout}
 	var printed bytes.Buffer
 	if err := writeResults(res, exp, rc, &printed); err != nil {
 		t.Fatal(err)
@@ -517,5 +517,59 @@ func TestNetRTMultipathSetup(t *testing.T) {
 	if exp.Name() != "netrt-multipath" || o.Topology != "multipath" || o.Paths != 3 || o.Multipath != "spray" ||
 		o.Skew != 50*time.Microsecond || o.Loss != 0 {
 		t.Errorf("Setup() = %+v", o)
+	}
+}
+
+// fakeBackend brings up fake fabrics and counts the tear-downs.
+type fakeBackend struct {
+	t        *testing.T
+	fab      *fakeFabric
+	closed   int
+	closeErr error
+}
+
+func (b *fakeBackend) Name() string { return "fake" }
+
+func (b *fakeBackend) Open(ctx context.Context, o Options, out io.Writer) (*Env, func() error, error) {
+	b.fab = fabricOf(b.t, o)
+	close := func() error {
+		b.closed++
+		return b.closeErr
+	}
+	return &Env{Fabric: b.fab, Perf: &fakePerf{fab: b.fab}, Out: out}, close, nil
+}
+
+// RunExperiment opens the backend's fabric, runs the experiment on it,
+// writes the results with the backend's name, and tears the fabric down
+// once, joining its error to the run's; a record without a backend (one
+// written before there were two) still reads.
+func TestRunExperimentOnBackend(t *testing.T) {
+	exp := newLossSweep()
+	parseExperiment(t, exp, "--losses", "0,0.01", "--transports", "gbn", "--count", "5")
+	b := &fakeBackend{t: t}
+	dir := t.TempDir()
+	var progress bytes.Buffer
+	out := Output{Record: filepath.Join(dir, "r.json"), MD: filepath.Join(dir, "r.md"), Command: "testbed run loss-sweep", Out: &progress}
+	res, err := RunExperiment(context.Background(), exp, b, out)
+	if err != nil || b.closed != 1 || res.Backend != "fake" || len(res.Runs) == 0 {
+		t.Fatalf("RunExperiment: %v, closed %d, backend %q, %d runs", err, b.closed, res.Backend, len(res.Runs))
+	}
+	back, err := ReadResults(out.Record)
+	if err != nil || back.Backend != "fake" || back.Command != "testbed run loss-sweep" || len(back.Runs) != len(res.Runs) {
+		t.Errorf("the record: %v, %+v", err, back)
+	}
+	if !strings.Contains(progress.String(), "| transport") {
+		t.Errorf("no table in the progress output:\n%s", progress.String())
+	}
+	b.closeErr = errors.New("tear down: gone")
+	if _, err := RunExperiment(context.Background(), exp, b, Output{}); err == nil || !strings.Contains(err.Error(), "tear down: gone") || b.closed != 2 {
+		t.Errorf("a failed tear-down: %v, closed %d", err, b.closed)
+	}
+	old := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(old, []byte(`{"schema":1,"experiment":"loss-sweep","command":"testbed run loss-sweep","runs":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := ReadResults(old); err != nil || r.Backend != "" || r.Experiment != "loss-sweep" {
+		t.Errorf("a record without a backend: %v, %+v", err, r)
 	}
 }

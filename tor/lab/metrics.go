@@ -1,10 +1,8 @@
 package lab
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"sort"
 	"strings"
 
@@ -15,26 +13,9 @@ import (
 // sorted labels: rocetor_drops_total{reason="queue_full"}.
 type Sample map[string]float64
 
-// scrape reads and parses url's Prometheus text.
-func scrape(ctx context.Context, client *http.Client, url string) (Sample, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scrape %s: %s", url, resp.Status)
-	}
-	return parseMetrics(resp.Body)
-}
-
-// parseMetrics flattens Prometheus text to a Sample of the rocetor_
+// ParseSample flattens Prometheus text to a Sample of the rocetor_
 // series.
-func parseMetrics(r io.Reader) (Sample, error) { return metrics.Parse(r) }
+func ParseSample(r io.Reader) (Sample, error) { return metrics.Parse(r) }
 
 // Delta returns what the counters (names ending in _total) counted from
 // before to after, and the gauges' values after; zeros are left out. A

@@ -19,18 +19,20 @@ const resultsSchema = 1
 // Results is what an experiment wrote: every run in full, the table it
 // shows, and enough context to repeat it.
 type Results struct {
-	Schema     int               `json:"schema"`
-	Experiment string            `json:"experiment"`
-	Backend    string            `json:"backend,omitempty"` // testbed or torsim; empty in records from before there were two
-	Command    string            `json:"command"`
-	Started    time.Time         `json:"started"`
-	Finished   time.Time         `json:"finished"`
-	Machine    Machine           `json:"machine"`
-	Topology   string            `json:"topology"` // the plan's shape
-	Options    Options           `json:"options"`
-	Params     map[string]string `json:"params"` // the experiment's flags
-	Runs       []Run             `json:"runs"`
-	Table      Table             `json:"table"`
+	Schema     int    `json:"schema"`
+	Experiment string `json:"experiment"`
+	// Backend is what ran it: testbed (namespaces) or torsim (the
+	// simulator); empty in records from before there were two.
+	Backend  string            `json:"backend,omitempty"`
+	Command  string            `json:"command"`
+	Started  time.Time         `json:"started"`
+	Finished time.Time         `json:"finished"`
+	Machine  Machine           `json:"machine"`
+	Topology string            `json:"topology"` // the plan's shape
+	Options  Options           `json:"options"`
+	Params   map[string]string `json:"params"` // the experiment's flags
+	Runs     []Run             `json:"runs"`
+	Table    Table             `json:"table"`
 	// Cells is the experiment's summary, one object per cell of its
 	// parameter space, as --json writes it; nil: one per run (RunCells).
 	Cells any      `json:"cells,omitempty"`
@@ -268,7 +270,7 @@ func (r *Results) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "# %s\n\n", r.Experiment)
 	fmt.Fprintf(w, "`%s`\n\n", r.Command)
 	fmt.Fprintf(w, "- topology: %s (prefix %s), switch egress %s, poll %s, multipath %s%s\n",
-		r.Topology, r.Options.Prefix, r.Options.Rate, r.Options.Poll, r.Options.Multipath, r.Options.congestion())
+		r.Topology, r.Options.Prefix, r.Options.Rate, r.Options.Poll, r.Options.Multipath, r.Options.Congestion())
 	var keys []string
 	for k := range r.Params {
 		keys = append(keys, k)
@@ -296,9 +298,9 @@ func (r *Results) Markdown(w io.Writer) {
 	}
 }
 
-// congestion describes the options' bottleneck, queue limit and ECN
+// Congestion describes the options' bottleneck, queue limit and ECN
 // marking for the Markdown's context line; "" when none is set.
-func (o Options) congestion() string {
+func (o Options) Congestion() string {
 	var parts []string
 	if o.BottleneckRate != "" {
 		parts = append(parts, "bottleneck "+o.BottleneckRate)

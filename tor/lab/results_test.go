@@ -2,8 +2,6 @@ package lab
 
 import (
 	"math"
-	"net"
-	"os"
 	"strings"
 	"testing"
 )
@@ -82,7 +80,7 @@ go_goroutines 12
 `
 
 func TestParseMetricsAndSample(t *testing.T) {
-	s, err := parseMetrics(strings.NewReader(metricsText))
+	s, err := ParseSample(strings.NewReader(metricsText))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,43 +125,5 @@ func TestParseMetricsAndSample(t *testing.T) {
 		if d[k] != v {
 			t.Errorf("Delta[%s] = %v, want %v", k, d[k], v)
 		}
-	}
-}
-
-func TestLastJSON(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{`{"a":1}`, `{"a":1}`},
-		{"connecting\n{\"a\":1}\n", `{"a":1}`},
-		{"{\"a\":1}\nnoise\n{\"b\":2}\n", `{"b":2}`},
-		{"{\n  \"a\": 1\n}\n", "{\n  \"a\": 1\n}"},
-		{"no json here\n", ""},
-	} {
-		if got := string(lastJSON([]byte(c.in))); got != c.want {
-			t.Errorf("lastJSON(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
-func TestListening(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skip("no loopback:", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	if !listening(os.Getpid(), port) {
-		t.Errorf("listening(self, %d) = false with a listener open", port)
-	}
-	ln.Close()
-	if listening(os.Getpid(), port) {
-		t.Errorf("listening(self, %d) = true after close", port)
-	}
-}
-
-func TestAlive(t *testing.T) {
-	if !Alive(os.Getpid()) {
-		t.Error("Alive(self) = false")
-	}
-	if Alive(1 << 30) {
-		t.Error("Alive(no such pid) = true")
 	}
 }

@@ -515,18 +515,3 @@ func TestMergeRound(t *testing.T) {
 		t.Errorf("merged without times %+v", one.Client)
 	}
 }
-
-// TestServerLine: a round's server prints a line per client; each
-// transfer takes the one from its sender's address.
-func TestServerLine(t *testing.T) {
-	out := []byte(`{"run":1,"round":1,"clients":2,"client":"10.0.2.2:40000","messages":5}
-not json
-{"run":2,"round":1,"clients":2,"client":"10.0.1.2:40001","messages":7}
-`)
-	if got := string(serverLine(out, "10.0.1.2")); !strings.Contains(got, `"messages":7`) {
-		t.Errorf("h1's line %q", got)
-	}
-	if got := serverLine(out, "10.0.1.20"); got != nil {
-		t.Errorf("10.0.1.20 matched %q", got)
-	}
-}

@@ -327,7 +327,7 @@ func (p *Plan) TordConfigs() map[string]*TordConfig {
 		ports, _ := p.tordPorts(n.Name) // NewPlan checked it
 		c := &TordConfig{
 			Ports:       ports,
-			Workers:     o.workers(),
+			Workers:     o.NumWorkers(),
 			Poll:        o.Poll,
 			MetricsAddr: net.JoinHostPort(p.metricsHost(n.Name), strconv.Itoa(o.MetricsPort)),
 			AdminAddr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(o.MetricsPort+1)),

@@ -10,7 +10,7 @@ import (
 // the switch end of every link gets N rx queues. A veth delivers a
 // frame on the peer's rx queue of the tx queue it left by, and a veth's
 // XDP program attaches only while it has as many rx queues as its peer
-// has tx queues. Hence:
+// has tx queues. Hence (netns.SetupCommands sizes the veths so):
 //
 //   - between switches both ends get N queues each way: worker w's
 //     frames reach the peer's worker w;
@@ -31,9 +31,9 @@ import (
 // pair of addresses, tor/pipeline.PairOwner) is theirs: the frames are
 // handed to it and back.
 
-// workers is the number of workers every tord runs: 1 unless set, as in
+// NumWorkers is the number of workers every tord runs: 1 unless set, as in
 // a state file written before the option.
-func (o *Options) workers() int { return max(o.Workers, 1) }
+func (o *Options) NumWorkers() int { return max(o.Workers, 1) }
 
 // maxWorkers bounds --workers: tord takes up to 64, but a testbed's
 // switches share a few CPUs, and each worker is a polling thread.
@@ -48,18 +48,6 @@ func (o *Options) validateWorkers() error {
 	return nil
 }
 
-// queues returns the rx and tx queues of end e of link l (see above).
-func (p *Plan) queues(l Link, e End) (rx, tx string) {
-	if p.Node(e.Node).Kind != SwitchNode {
-		return "1", "1"
-	}
-	n := strconv.Itoa(p.Options.workers())
-	if p.Node(l.A.Node).Kind != SwitchNode || p.Node(l.B.Node).Kind != SwitchNode {
-		return n, "1"
-	}
-	return n, n
-}
-
 // tordPorts returns a switch's tord ports: its interfaces in link
 // order, except that with more than one worker its host ports take the
 // indexes 0, N, 2N, …, so that worker 0 owns their egress, and its
@@ -67,7 +55,7 @@ func (p *Plan) queues(l Link, e End) (rx, tx string) {
 // too many host ports for that.
 func (p *Plan) tordPorts(node string) (ports []string, ok bool) {
 	all := p.Ports(node)
-	n := p.Options.workers()
+	n := p.Options.NumWorkers()
 	if n == 1 {
 		return all, true
 	}
@@ -98,7 +86,7 @@ func (p *Plan) tordPorts(node string) (ports []string, ok bool) {
 // checkWorkers refuses --workers N on a plan where some switch's host
 // port could not belong to worker 0.
 func (p *Plan) checkWorkers() error {
-	n := p.Options.workers()
+	n := p.Options.NumWorkers()
 	for _, sw := range p.Switches() {
 		if _, ok := p.tordPorts(sw.Name); !ok {
 			return Usagef("--workers %d: %s has %d ports, %d toward hosts; each host port needs its own worker-0 index (0, %d, …) so that worker 0 sends to it by the one queue the host's endpoint reads: fewer senders or receivers, or fewer workers",
@@ -108,9 +96,9 @@ func (p *Plan) checkWorkers() error {
 	return nil
 }
 
-// describeWorkers is the testbed description's note on workers.
-func (p *Plan) describeWorkers() string {
-	n := p.Options.workers()
+// DescribeWorkers is the testbed description's note on workers.
+func (p *Plan) DescribeWorkers() string {
+	n := p.Options.NumWorkers()
 	if n == 1 {
 		return ""
 	}

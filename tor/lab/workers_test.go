@@ -7,60 +7,18 @@ import (
 	"testing"
 )
 
-// TestWorkersDefault: without --workers every veth end has one queue
-// and every tord one worker, its ports in link order, as before the
-// option.
+// TestWorkersDefault: without --workers every tord runs one worker, its
+// ports in link order, as before the option.
 func TestWorkersDefault(t *testing.T) {
 	for _, topo := range Topologies {
 		p := mustPlan(t, topo, nil)
-		for _, c := range p.SetupCommands() {
-			if slices.Contains(c, "veth") && strings.Count(c.String(), "queues 1") != 4 {
-				t.Errorf("%s: %q: want one queue each way at both ends", topo, c)
-			}
-		}
 		for node, c := range p.TordConfigs() {
 			if c.Workers != 1 || !slices.Equal(c.Ports, p.Ports(node)) {
 				t.Errorf("%s %s: workers %d, ports %v; want 1 and %v", topo, node, c.Workers, c.Ports, p.Ports(node))
 			}
 		}
-		if p.describeWorkers() != "" {
-			t.Errorf("%s: described %q", topo, p.describeWorkers())
-		}
-	}
-}
-
-// TestWorkersQueues: with --workers 2 the veths between switches have
-// two queues each way at both ends, a host link two rx queues and one
-// tx queue at the switch end and one of each at the host end.
-func TestWorkersQueues(t *testing.T) {
-	p := mustPlan(t, "chain", func(o *Options) { o.Workers, o.LLR = 2, "blocking" })
-	want := map[string]string{
-		"tor1-h1":   "h1 numtxqueues 1 numrxqueues 2 type veth peer name eth0 numtxqueues 1 numrxqueues 1",
-		"tor1-core": "core numtxqueues 2 numrxqueues 2 type veth peer name tor1 numtxqueues 2 numrxqueues 2",
-		"core-tor2": "tor2 numtxqueues 2 numrxqueues 2 type veth peer name core numtxqueues 2 numrxqueues 2",
-		"tor2-h2":   "h2 numtxqueues 1 numrxqueues 2 type veth peer name eth0 numtxqueues 1 numrxqueues 1",
-	}
-	n := 0
-	for _, c := range p.SetupCommands() {
-		if !slices.Contains(c, "veth") {
-			continue
-		}
-		n++
-		s := c.String()
-		ok := false
-		for _, w := range want {
-			ok = ok || strings.Contains(s, "link add "+w+" netns")
-		}
-		if !ok {
-			t.Errorf("%q: not one of %v", s, want)
-		}
-	}
-	if n != len(want) {
-		t.Errorf("%d veths, want %d", n, len(want))
-	}
-	for node, c := range p.TordConfigs() {
-		if c.Workers != 2 {
-			t.Errorf("%s: workers %d, want 2", node, c.Workers)
+		if p.DescribeWorkers() != "" {
+			t.Errorf("%s: described %q", topo, p.DescribeWorkers())
 		}
 	}
 }
@@ -85,8 +43,8 @@ func TestWorkersHostPortsOnWorkerZero(t *testing.T) {
 			t.Errorf("%s, %d senders, %d workers: tor1 %v, tor2 %v; want %v, %v", c.topo, c.senders, c.workers,
 				cs["tor1"].Ports, cs["tor2"].Ports, c.tor1, c.tor2)
 		}
-		if !strings.Contains(p.describeWorkers(), "tor2 ["+strings.Join(c.tor2, ",")+"]") {
-			t.Errorf("described %q", p.describeWorkers())
+		if !strings.Contains(p.DescribeWorkers(), "tor2 ["+strings.Join(c.tor2, ",")+"]") {
+			t.Errorf("described %q", p.DescribeWorkers())
 		}
 	}
 	o := DefaultOptions("dumbbell")

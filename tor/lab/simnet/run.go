@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
 	"rocetor/nic"
+	"rocetor/nic/perf"
 	"rocetor/tor/fabric"
 	"rocetor/tor/lab"
 	"rocetor/tor/workload"
@@ -84,7 +84,7 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 		}
 		depth := t.Depth
 		if depth == 0 {
-			depth = autoDepth(t.Size, r.ro.QPs)
+			depth = perf.AutoDepth(t.Size, r.ro.QPs)
 		}
 		fl := workload.Sequence(s, d, t.Size, t.Count, depth*r.ro.QPs)
 		for i := range fl {
@@ -191,7 +191,7 @@ func (r *run) summary(i int, t lab.Transfer, res *fabric.Result) *lab.PerfResult
 		s.DurationS = float64(last-first) / 1e9
 		s.GoodputGbps = float64(s.Bytes) * 8 / s.DurationS / 1e9
 		s.Start, s.End = epoch.Add(time.Duration(first)), epoch.Add(time.Duration(last))
-		s.FCT = fctOf(lats)
+		s.FCT = lab.FCT(perf.FCTOf(lats))
 	}
 	st := r.net.Hosts[r.src[i]].EP.LiveStats()
 	s.RetxPackets, s.Timeouts = int64(st.Retransmits), int64(st.Timeouts)
@@ -199,33 +199,4 @@ func (r *run) summary(i int, t lab.Transfer, res *fabric.Result) *lab.PerfResult
 	s.PacketsSent, s.PacketsReceived = int64(st.TxPackets), int64(st.RxPackets)
 	s.VerifiedBytes = min(s.Bytes, int64(r.net.Hosts[r.dst[i]].EP.LiveStats().DeliveredBytes))
 	return &lab.PerfResult{Client: s}
-}
-
-// fctOf summarises completion times in nanoseconds as roceperf does:
-// microseconds, nearest-rank percentiles.
-func fctOf(lats []int64) lab.FCT {
-	s := slices.Clone(lats)
-	slices.Sort(s)
-	var total float64
-	for _, v := range s {
-		total += float64(v)
-	}
-	us := func(q float64) float64 {
-		k := int(math.Ceil(q*float64(len(s)))) - 1
-		return round3(float64(s[min(max(k, 0), len(s)-1)]) / 1e3)
-	}
-	return lab.FCT{P50: us(0.50), P99: us(0.99), P999: us(0.999), P9999: us(0.9999), Mean: round3(total / float64(len(s)) / 1e3), Max: us(1)}
-}
-
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-// autoDepth is roceperf's depth for --depth 0.
-func autoDepth(size, qps int) int {
-	const perQP, total = 256 << 10, 16 << 20
-	target := min(perQP, total/qps)
-	d := min(max((target+size-1)/size, 2), 64)
-	if qps*d*size > total {
-		d = max(1, total/(qps*size))
-	}
-	return d
 }

@@ -1,4 +1,4 @@
-package lab
+package netns
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"rocetor/afxdp"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
+	"rocetor/tor/lab"
 )
 
 // The blaster forges, from a testbed host, the malformed and hostile
@@ -262,18 +263,18 @@ type BlastConfig struct {
 
 // Blast runs the blaster on a host of a testbed that is up and reports
 // what it sent.
-func Blast(ctx context.Context, st *State, c BlastConfig) (*BlastReport, error) {
+func Blast(ctx context.Context, st *lab.State, c BlastConfig) (*BlastReport, error) {
 	p := st.Plan
-	var host, sw End
+	var host, sw lab.End
 	for _, l := range p.Links {
-		for _, e := range [][2]End{{l.A, l.B}, {l.B, l.A}} {
+		for _, e := range [][2]lab.End{{l.A, l.B}, {l.B, l.A}} {
 			if e[0].Node == c.From {
 				host, sw = e[0], e[1]
 			}
 		}
 	}
-	if host.Node == "" || p.Node(c.To) == nil || p.Node(c.From).Kind == SwitchNode {
-		return nil, Usagef("testbed %s: no hosts %q and %q", st.Name, c.From, c.To)
+	if host.Node == "" || p.Node(c.To) == nil || p.Node(c.From).Kind == lab.SwitchNode {
+		return nil, lab.Usagef("testbed %s: no hosts %q and %q", st.Name, c.From, c.To)
 	}
 	var gw, self rocev2.MAC
 	if err := inNetns(p.Node(sw.Node).Netns, func() error {

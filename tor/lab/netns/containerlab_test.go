@@ -1,4 +1,4 @@
-package lab
+package netns
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"rocetor/tor/lab"
 )
 
 // The containerlab lab in deploy/containerlab is testbed's chain,
@@ -19,27 +21,27 @@ import (
 // namespace. This test regenerates the files and fails if they differ;
 // -update writes them:
 //
-//	go test ./tor/lab -run TestContainerlab -update
+//	go test ./tor/lab/netns -run TestContainerlab -update
 
 var update = flag.Bool("update", false, "rewrite deploy/containerlab from testbed's plan")
 
 // clabOptions is the testbed the lab reproduces: testbed up chain --netrt
 // --loss 0.01, the chain of the demo's NetRT half.
-func clabOptions() Options {
-	o := DefaultOptions("chain")
-	o.Prefix = DefaultPrefix("chain")
+func clabOptions() lab.Options {
+	o := lab.DefaultOptions("chain")
+	o.Prefix = lab.DefaultPrefix("chain")
 	o.NetRT = true
 	o.Loss = 0.01
 	return o
 }
 
-const clabDir = "../../deploy/containerlab"
+const clabDir = "../../../deploy/containerlab"
 
 // clabFiles returns every file of the lab by name: the topology and one
 // tord configuration per switch.
 func clabFiles(t *testing.T) map[string][]byte {
 	t.Helper()
-	p, err := NewPlan(clabOptions())
+	p, err := lab.NewPlan(clabOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,13 +65,13 @@ func clabFiles(t *testing.T) map[string][]byte {
 // per namespace, a link per veth pair, and as each node's exec list the
 // plan's setup commands for its namespace with the namespace taken off,
 // then tord on the switches and a roceperf server on the receivers.
-func clabTopology(p *Plan) ([]byte, error) {
+func clabTopology(p *lab.Plan) ([]byte, error) {
 	byNetns := map[string]string{}
 	for _, n := range p.Nodes {
 		byNetns[n.Netns] = n.Name
 	}
 	exec := map[string][]string{}
-	for _, c := range p.SetupCommands() {
+	for _, c := range SetupCommands(p) {
 		switch {
 		case len(c) > 3 && c[0] == "ip" && c[1] == "netns" && c[2] == "add":
 			// The container is the namespace.
@@ -95,9 +97,9 @@ func clabTopology(p *Plan) ([]byte, error) {
 # topology of ` + "`testbed up chain --netrt --loss 0.01`" + ` (docs/testbed.md), with
 # NetRT on tor1 and tor2 and 1% loss of RoCEv2 frames from core to tor2.
 # Generated from testbed's plan by
-#   go test ./tor/lab -run TestContainerlab -update
+#   go test ./tor/lab/netns -run TestContainerlab -update
 # which also checks it, with tor1.yaml, core.yaml and tor2.yaml beside it
-# (the files testbed writes): edit tor/lab, not these files.
+# (the files testbed writes): edit tor/lab and tor/lab/netns, not these files.
 #
 # The image is deploy/container/Dockerfile's lab stage (tord, roceperf,
 # iproute2, ethtool, ping, curl):
@@ -124,11 +126,11 @@ topology:
 	for _, n := range p.Nodes {
 		fmt.Fprintf(&b, "    %s:\n", n.Name)
 		cmds := exec[n.Name]
-		if n.Kind == SwitchNode {
+		if n.Kind == lab.SwitchNode {
 			fmt.Fprintf(&b, "      binds:\n        - %s.yaml:/etc/rocetor/tord.yaml:ro\n", n.Name)
 			cmds = append(cmds, "sh -c 'setsid -f tord --config /etc/rocetor/tord.yaml >/var/log/tord.log 2>&1'")
 		}
-		if n.Role == RoleReceiver {
+		if n.Role == lab.RoleReceiver {
 			listen := fmt.Sprintf("%s:%d", p.Addr(n.Name), roceperfPort)
 			cmds = append(cmds, "sh -c 'setsid -f roceperf serve --dev eth0 --listen "+listen+" >/var/log/roceperf.log 2>&1'")
 		}
@@ -156,10 +158,10 @@ func TestContainerlab(t *testing.T) {
 	for name, want := range files {
 		got, err := os.ReadFile(filepath.Join(clabDir, name))
 		if err != nil {
-			t.Fatalf("%v (go test ./tor/lab -run TestContainerlab -update writes it)", err)
+			t.Fatalf("%v (go test ./tor/lab/netns -run TestContainerlab -update writes it)", err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("deploy/containerlab/%s differs from what testbed's plan gives; regenerate with go test ./tor/lab -run TestContainerlab -update", name)
+			t.Errorf("deploy/containerlab/%s differs from what testbed's plan gives; regenerate with go test ./tor/lab/netns -run TestContainerlab -update", name)
 		}
 	}
 	// What the lab starts is what testbed starts: the switches' configs
@@ -178,7 +180,7 @@ func TestContainerlab(t *testing.T) {
 	if err := yaml.Unmarshal(files["chain.clab.yml"], &topo); err != nil {
 		t.Fatalf("chain.clab.yml: %v", err)
 	}
-	p, _ := NewPlan(clabOptions())
+	p, _ := lab.NewPlan(clabOptions())
 	if len(topo.Topology.Nodes) != len(p.Nodes) || len(topo.Topology.Links) != len(p.Links) {
 		t.Errorf("%d nodes, %d links; the plan has %d, %d", len(topo.Topology.Nodes), len(topo.Topology.Links), len(p.Nodes), len(p.Links))
 	}

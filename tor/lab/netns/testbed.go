@@ -1,4 +1,4 @@
-package lab
+package netns
 
 import (
 	"context"
@@ -15,13 +15,15 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"rocetor/tor/lab"
 )
 
 // Testbed is a topology that is up (or being built): its namespaces,
 // links and routes, and a tord per switch. It is not safe for concurrent
 // use.
 type Testbed struct {
-	st       *State
+	st       *lab.State
 	stateDir string
 	out      io.Writer // progress, one line per step
 
@@ -54,8 +56,8 @@ type UpConfig struct {
 // Up builds the topology, starts a tord on every switch, waits until
 // each is ready and traffic passes from every sender to every receiver.
 // On any error or cancellation it removes everything it created.
-func Up(ctx context.Context, o Options, uc UpConfig) (tb *Testbed, err error) {
-	plan, err := NewPlan(o)
+func Up(ctx context.Context, o lab.Options, uc UpConfig) (tb *Testbed, err error) {
+	plan, err := lab.NewPlan(o)
 	if err != nil {
 		return nil, err
 	}
@@ -63,9 +65,9 @@ func Up(ctx context.Context, o Options, uc UpConfig) (tb *Testbed, err error) {
 		return nil, err
 	}
 	name := StateName(o.Prefix)
-	st := &State{Version: stateVersion, Name: name, Phase: PhaseCreating, Created: time.Now().UTC(),
+	st := &lab.State{Version: stateVersion, Name: name, Phase: lab.PhaseCreating, Created: time.Now().UTC(),
 		Owner: os.Getpid(), Dir: filepath.Join(uc.StateDir, name), Plan: plan,
-		Impairment: o.Impairment(), Switches: map[string]*SwitchState{}}
+		Impairment: o.Impairment(), Switches: map[string]*lab.SwitchState{}}
 	if err := createState(uc.StateDir, st); err != nil {
 		return nil, err
 	}
@@ -90,7 +92,7 @@ func Up(ctx context.Context, o Options, uc UpConfig) (tb *Testbed, err error) {
 	}
 
 	tb.logf("building %s: %s", name, plan.Shape())
-	for _, c := range append(plan.SetupCommands(), plan.MgmtCommands()...) {
+	for _, c := range append(SetupCommands(plan), MgmtCommands(plan)...) {
 		if err := ctx.Err(); err != nil {
 			return tb, err
 		}
@@ -100,7 +102,7 @@ func Up(ctx context.Context, o Options, uc UpConfig) (tb *Testbed, err error) {
 	}
 	for node, cfg := range plan.TordConfigs() {
 		n := plan.Node(node)
-		sw := &SwitchState{Netns: n.Netns, Config: filepath.Join(st.Dir, node+".yaml"),
+		sw := &lab.SwitchState{Netns: n.Netns, Config: filepath.Join(st.Dir, node+".yaml"),
 			Log: filepath.Join(st.Dir, "logs", "tord-"+node+".log"), MetricsURL: "http://" + cfg.MetricsAddr + "/metrics"}
 		b, err := cfg.Marshal(node)
 		if err != nil {
@@ -120,7 +122,7 @@ func Up(ctx context.Context, o Options, uc UpConfig) (tb *Testbed, err error) {
 	if err := tb.WarmUp(ctx); err != nil {
 		return tb, err
 	}
-	st.Phase = PhaseUp
+	st.Phase = lab.PhaseUp
 	if err := saveState(uc.StateDir, st); err != nil {
 		return tb, err
 	}
@@ -131,19 +133,19 @@ func Up(ctx context.Context, o Options, uc UpConfig) (tb *Testbed, err error) {
 // checkFree refuses a plan whose namespaces exist, whose prefix
 // overlaps another testbed's (down finds namespaces by prefix), or whose
 // management network overlaps another testbed's or the host's.
-func checkFree(ctx context.Context, stateDir string, plan *Plan) error {
+func checkFree(ctx context.Context, stateDir string, plan *lab.Plan) error {
 	prefix := plan.Options.Prefix
 	sts, _ := ListStates(stateDir)
 	for _, st := range sts {
 		other := st.Name + "-"
 		if strings.HasPrefix(other, prefix) || strings.HasPrefix(prefix, other) {
-			return Usagef("testbed %s is up (state in %s) and its prefix %q overlaps %q: testbed down --prefix %s removes it, "+
+			return lab.Usagef("testbed %s is up (state in %s) and its prefix %q overlaps %q: testbed down --prefix %s removes it, "+
 				"testbed run … --reuse runs on it, or choose another --prefix", st.Name, stateDir, other, prefix, other)
 		}
 	}
 	for _, n := range plan.Nodes {
 		if _, err := os.Stat(filepath.Join(netnsDir, n.Netns)); err == nil {
-			return Usagef("network namespace %s exists already: testbed down --prefix %s removes what a testbed left", n.Netns, prefix)
+			return lab.Usagef("network namespace %s exists already: testbed down --prefix %s removes what a testbed left", n.Netns, prefix)
 		}
 	}
 	return checkMgmtFree(ctx, plan, sts)
@@ -155,7 +157,7 @@ func Open(stateDir, prefix string, out io.Writer) (*Testbed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Phase != PhaseUp {
+	if st.Phase != lab.PhaseUp {
 		return nil, fmt.Errorf("testbed %s is %s, not up (a crashed testbed up? testbed down --prefix %s)", st.Name, st.Phase, prefix)
 	}
 	tb := &Testbed{st: st, stateDir: stateDir, out: out, children: map[string]*child{}}
@@ -171,20 +173,20 @@ func Open(stateDir, prefix string, out io.Writer) (*Testbed, error) {
 // as its Fabric and, as its Perf, roceperf from folder bin, or built
 // from the source tree src (or the one the working directory is in)
 // into the testbed's folder.
-func (tb *Testbed) Env(ctx context.Context, bin, src string) (*Env, error) {
+func (tb *Testbed) Env(ctx context.Context, bin, src string) (*lab.Env, error) {
 	dir, err := Binaries(ctx, bin, src, filepath.Join(tb.st.Dir, "bin"), tb.out, "roceperf")
 	if err != nil {
 		return nil, err
 	}
 	perf := &roceperf{bin: filepath.Join(dir, "roceperf"), plan: tb.Plan(), logDir: filepath.Join(tb.st.Dir, "logs"), port: roceperfPort}
-	return &Env{Fabric: tb, Perf: perf, Out: tb.out}, nil
+	return &lab.Env{Fabric: tb, Perf: perf, Out: tb.out}, nil
 }
 
 // Plan returns the testbed's plan.
-func (tb *Testbed) Plan() *Plan { return tb.st.Plan }
+func (tb *Testbed) Plan() *lab.Plan { return tb.st.Plan }
 
 // State returns the testbed's state.
-func (tb *Testbed) State() *State { return tb.st }
+func (tb *Testbed) State() *lab.State { return tb.st }
 
 func (tb *Testbed) logf(format string, args ...any) {
 	if tb.out != nil {
@@ -341,8 +343,8 @@ func (tb *Testbed) WarmUp(ctx context.Context) error {
 			links = append(links, probe{p.Node(l.A.Node).Netns, l.B.V6.Addr().String()})
 		}
 	}
-	for _, s := range p.ByRole(RoleSender) {
-		for _, r := range p.ByRole(RoleReceiver) {
+	for _, s := range p.ByRole(lab.RoleSender) {
+		for _, r := range p.ByRole(lab.RoleReceiver) {
 			paths = append(paths, probe{p.Node(s).Netns, p.Addr(r).String()})
 			if a := p.Addr6(r); a.IsValid() {
 				paths = append(paths, probe{p.Node(s).Netns, a.String()})
@@ -387,8 +389,8 @@ func pingUntil(ctx context.Context, netns, addr string, timeout time.Duration) e
 }
 
 // Scrape reads every switch's /metrics.
-func (tb *Testbed) Scrape(ctx context.Context) (map[string]Sample, error) {
-	out := map[string]Sample{}
+func (tb *Testbed) Scrape(ctx context.Context) (map[string]lab.Sample, error) {
+	out := map[string]lab.Sample{}
 	var errs []error
 	for _, node := range tb.switchNames() {
 		sw := tb.st.Switches[node]
@@ -403,7 +405,7 @@ func (tb *Testbed) Scrape(ctx context.Context) (map[string]Sample, error) {
 }
 
 // ScrapeNode reads one switch's rocetor_ metrics.
-func (tb *Testbed) ScrapeNode(ctx context.Context, node string) (Sample, error) {
+func (tb *Testbed) ScrapeNode(ctx context.Context, node string) (lab.Sample, error) {
 	sw := tb.st.Switches[node]
 	if sw == nil {
 		return nil, fmt.Errorf("no switch %s", node)
@@ -416,18 +418,18 @@ func (tb *Testbed) ScrapeNode(ctx context.Context, node string) (Sample, error) 
 }
 
 // Impairment returns what the impair sites do now.
-func (tb *Testbed) Impairment() Impairment { return tb.st.Impairment }
+func (tb *Testbed) Impairment() lab.Impairment { return tb.st.Impairment }
 
 // SetImpairment changes what the impair sites do: it rewrites the
 // configuration of the switches that hold a site and restarts their tord
 // (tord has no live reconfiguration yet), then warms the paths up again.
 // Counters of a restarted switch start from zero.
-func (tb *Testbed) SetImpairment(ctx context.Context, m Impairment) error {
+func (tb *Testbed) SetImpairment(ctx context.Context, m lab.Impairment) error {
 	if m == tb.st.Impairment {
 		return nil
 	}
 	tb.st.Impairment = m
-	restarted, err := tb.reconfigure(ctx, func(node string, c *TordConfig) {
+	restarted, err := tb.reconfigure(ctx, func(node string, c *lab.TordConfig) {
 		c.Impair = tb.st.Plan.ImpairOf(node, m)
 	})
 	if err == nil {
@@ -440,16 +442,16 @@ func (tb *Testbed) SetImpairment(ctx context.Context, m Impairment) error {
 // anything TordConfigs derives from the options other than the topology
 // and the impairment — restarting the switches whose configuration
 // changes, as SetImpairment does.
-func (tb *Testbed) Reconfigure(ctx context.Context, o Options) error {
+func (tb *Testbed) Reconfigure(ctx context.Context, o lab.Options) error {
 	cur := tb.st.Plan.Options
 	if o.Topology != cur.Topology || o.Prefix != cur.Prefix || o.Senders != cur.Senders ||
 		o.Receivers != cur.Receivers || o.Paths != cur.Paths || o.IPv6 != cur.IPv6 || o.MetricsPort != cur.MetricsPort ||
 		o.Mgmt != cur.Mgmt {
-		return Usagef("reconfigure: the topology cannot change on a running testbed")
+		return lab.Usagef("reconfigure: the topology cannot change on a running testbed")
 	}
 	tb.st.Plan.Options = o
 	want := tb.st.Plan.TordConfigs()
-	restarted, err := tb.reconfigure(ctx, func(node string, c *TordConfig) {
+	restarted, err := tb.reconfigure(ctx, func(node string, c *lab.TordConfig) {
 		w := *want[node]
 		w.Impair = c.Impair // the impairment is SetImpairment's
 		*c = w
@@ -463,7 +465,7 @@ func (tb *Testbed) Reconfigure(ctx context.Context, o Options) error {
 // reconfigure applies edit to every switch's configuration file,
 // restarts the switches whose file changed and warms the paths up again;
 // it returns the restarted switches.
-func (tb *Testbed) reconfigure(ctx context.Context, edit func(node string, c *TordConfig)) ([]string, error) {
+func (tb *Testbed) reconfigure(ctx context.Context, edit func(node string, c *lab.TordConfig)) ([]string, error) {
 	var restart []string
 	for _, node := range tb.switchNames() {
 		sw := tb.st.Switches[node]
@@ -471,8 +473,8 @@ func (tb *Testbed) reconfigure(ctx context.Context, edit func(node string, c *To
 		if err != nil {
 			return nil, fmt.Errorf("tord config of %s: %w", node, err)
 		}
-		var cfg TordConfig
-		if err := decodeStrict(b, &cfg); err != nil {
+		var cfg lab.TordConfig
+		if err := cfg.Unmarshal(b); err != nil {
 			return nil, fmt.Errorf("tord config %s: %w", sw.Config, err)
 		}
 		next := cfg
@@ -521,7 +523,7 @@ func Down(stateDir, prefix string, out io.Writer) error {
 		}
 	}
 	sts, _ := ListStates(stateDir)
-	var mine *State
+	var mine *lab.State
 	claimed := map[string]bool{}
 	for _, st := range sts {
 		if st.Name+"-" == prefix {
@@ -583,7 +585,7 @@ func Down(stateDir, prefix string, out io.Writer) error {
 	if len(errs) == 0 {
 		if mine == nil {
 			// A folder whose state file is gone (removed by hand).
-			mine = &State{Name: StateName(prefix), Dir: filepath.Join(stateDir, StateName(prefix))}
+			mine = &lab.State{Name: StateName(prefix), Dir: filepath.Join(stateDir, StateName(prefix))}
 		}
 		if err := removeState(stateDir, mine); err != nil {
 			errs = append(errs, err)

@@ -1,4 +1,4 @@
-package lab
+package netns
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"rocetor/tor/lab"
 )
 
 // ErrNoSource is returned when a binary must be built but the rocetor
@@ -25,7 +27,7 @@ func Binaries(ctx context.Context, bin, src, dst string, out io.Writer, names ..
 	if bin != "" {
 		for _, n := range names {
 			if fi, err := os.Stat(filepath.Join(bin, n)); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-				return "", Usagef("--bin %s: no executable %s there", bin, n)
+				return "", lab.Usagef("--bin %s: no executable %s there", bin, n)
 			}
 		}
 		return filepath.Abs(bin)

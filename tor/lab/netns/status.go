@@ -1,4 +1,4 @@
-package lab
+package netns
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"rocetor/tor/lab"
 )
 
 // Status is what testbed status reports: the testbeds whose state is in
@@ -22,7 +24,7 @@ type Status struct {
 
 // StatusEntry is one testbed of a Status.
 type StatusEntry struct {
-	*State
+	*lab.State
 	Missing []string `json:"missing_netns,omitempty"` // namespaces of the plan that are gone
 	Dead    []string `json:"dead_tord,omitempty"`     // switches whose tord is not running
 }
@@ -89,7 +91,7 @@ func (s *Status) Print(w io.Writer, stateDir string) {
 }
 
 // Describe describes one testbed: shape, nodes, addresses, switches.
-func Describe(w io.Writer, st *State) {
+func Describe(w io.Writer, st *lab.State) {
 	p := st.Plan
 	fmt.Fprintf(w, "%s: %s %s, %s since %s (state %s)\n", st.Name, p.Options.Topology, p.Shape(), st.Phase,
 		st.Created.Local().Format(time.DateTime), st.Dir)
@@ -119,16 +121,16 @@ func Describe(w io.Writer, st *State) {
 	if p.Options.NetRT {
 		netrt = "; NetRT on tor1, tor2"
 	}
-	fmt.Fprintf(w, "  switch egress %s%s, multipath %s, poll %s; impairment: %s%s\n", p.Options.Rate, p.Options.congestion(),
+	fmt.Fprintf(w, "  switch egress %s%s, multipath %s, poll %s; impairment: %s%s\n", p.Options.Rate, p.Options.Congestion(),
 		p.Options.Multipath, p.Options.Poll, imp, netrt)
-	if d := p.describeWorkers(); d != "" {
+	if d := p.DescribeWorkers(); d != "" {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
 	if p.Options.Mgmt != "" {
 		fmt.Fprintf(w, "  management network %s: a veth from the host to each switch, tord's metrics on the switch's end\n", p.Options.Mgmt)
 	}
 	for _, n := range p.Nodes {
-		if n.Kind != HostNode {
+		if n.Kind != lab.HostNode {
 			continue
 		}
 		a := p.Addr(n.Name).String()
@@ -159,7 +161,7 @@ func Describe(w io.Writer, st *State) {
 
 // PickState returns the testbed with this prefix, or with an empty one
 // the only testbed there is.
-func PickState(stateDir, prefix string) (*State, error) {
+func PickState(stateDir, prefix string) (*lab.State, error) {
 	if prefix != "" {
 		return LoadState(stateDir, StateName(prefix))
 	}
@@ -174,15 +176,15 @@ func PickState(stateDir, prefix string) (*State, error) {
 	for _, st := range sts {
 		names = append(names, st.Name+"-")
 	}
-	return nil, Usagef("several testbeds are up; name one with --prefix: %s", strings.Join(names, " "))
+	return nil, lab.Usagef("several testbeds are up; name one with --prefix: %s", strings.Join(names, " "))
 }
 
 // ScrapeSwitch reads a switch's rocetor_ metrics from the host, whether
 // or not this process started its tord.
-func ScrapeSwitch(ctx context.Context, st *State, node string) (Sample, error) {
+func ScrapeSwitch(ctx context.Context, st *lab.State, node string) (lab.Sample, error) {
 	sw := st.Switches[node]
 	if sw == nil {
-		return nil, Usagef("testbed %s has no switch %q", st.Name, node)
+		return nil, lab.Usagef("testbed %s has no switch %q", st.Name, node)
 	}
 	s, err := scrape(ctx, netnsClient(sw.Netns, 5*time.Second), sw.MetricsURL)
 	if err != nil {
