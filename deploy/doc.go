@@ -11,6 +11,7 @@
 // systemd-analyze verify, skipping with a reason otherwise.
 // cmd/tord/deploy_test.go checks the configuration files and the metric
 // names, labels and label values against tord's own loader and
-// collectors; tor/lab/netns/containerlab_test.go generates the containerlab
+// collectors (dataplane/metrics, tor/telemetry);
+// tor/lab/netns/containerlab_test.go generates the containerlab
 // lab from testbed's plan and checks it.
 package deploy
