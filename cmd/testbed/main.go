@@ -359,10 +359,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 // into b, what to write into out.
 func runFlags(fs *flag.FlagSet, b *netns.Backend, out *lab.Output) {
 	testbedFlags(fs, b, true)
-	fs.StringVar(&out.JSON, "json", "", "write the results as one JSON array, an object per cell, to this file (- for standard output)")
-	fs.StringVar(&out.Record, "record", "", "write the whole record as JSON to this file: every run with roceperf's summary and each switch's counters, command, machine")
-	fs.StringVar(&out.MD, "md", "", "write the results as Markdown to this file")
-	fs.StringVar(&out.Plot, "plot", "", "write PNG plots into this folder")
+	out.Flags(fs)
 	fs.BoolVar(&b.Reuse, "reuse", false, "run on the testbed with the prefix that is up instead of building one (left up)")
 	fs.BoolVar(&b.Keep, "keep", false, "leave the testbed up afterwards")
 }

@@ -1,34 +1,49 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
 	"rocetor/nic"
 	"rocetor/tor/fabric"
+	"rocetor/tor/lab"
 	"rocetor/tor/workload"
 )
 
 func main() {
 	args := os.Args[1:]
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	var err error
 	switch {
 	case len(args) > 0 && args[0] == "merge":
 		err = merge(args[1:])
+	case len(args) > 0 && args[0] == "list":
+		err = cmdList(os.Stdout)
+	case len(args) > 0 && args[0] == "run":
+		err = cmdRun(ctx, args[1:], os.Stdout, os.Stderr)
 	default:
 		err = run(args)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, lab.ErrUsage):
+		fmt.Fprintln(os.Stderr, "torsim:", err)
+		os.Exit(2)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "torsim:", err)
 		os.Exit(1)
 	}

@@ -3,6 +3,7 @@ package lab
 import (
 	"cmp"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"slices"
@@ -130,7 +131,7 @@ func keyString(v any) string {
 	case nil:
 		return "–"
 	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
 }
@@ -215,4 +216,41 @@ func (e *dcpLoss) Compared() []string {
 
 func (e *llrLoss) Compared() []string {
 	return []string{"unrecovered", "effective_loss", "e2e_retx", "goodput_ratio", "copies"}
+}
+
+// RecordedFlags returns, from a recorded command line (Results.Command:
+// "testbed run netrt-loss --bin bin --losses 0.01 --json c.json"), the
+// flags that are exp's own, in order: what runs the same cells again on
+// another backend. The backends' and the output's flags are left out.
+func RecordedFlags(exp Experiment, command string) []string {
+	fs := flag.NewFlagSet(exp.Name(), flag.ContinueOnError)
+	exp.Flags(fs)
+	words := strings.Fields(command)
+	if i := slices.Index(words, exp.Name()); i >= 0 {
+		words = words[i+1:]
+	}
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if !strings.HasPrefix(w, "-") {
+			continue
+		}
+		name, _, eq := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		f := fs.Lookup(name)
+		takesValue := !eq && i+1 < len(words)
+		if f == nil {
+			// Another layer's flag; its value, if it takes one, is the
+			// next word (the namespace backend's booleans take none).
+			if takesValue && name != "reuse" && name != "keep" && !strings.HasPrefix(words[i+1], "-") {
+				i++
+			}
+			continue
+		}
+		out = append(out, w)
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); takesValue && !(ok && b.IsBoolFlag()) {
+			out = append(out, words[i+1])
+			i++
+		}
+	}
+	return out
 }

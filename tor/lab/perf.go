@@ -96,6 +96,14 @@ type Perf interface {
 	Round(ctx context.Context, ts []Transfer) ([]*PerfResult, error)
 }
 
+// Simultaneous is a Perf that runs transfers at once by itself (the
+// simulator: transfers at once are one simulation) rather than on one
+// goroutine each. All returns their results in order, nil for one that
+// reported nothing.
+type Simultaneous interface {
+	All(ctx context.Context, ts []Transfer) ([]*PerfResult, error)
+}
+
 // ErrPerf wraps a transfer that its endpoints reported as failed (a
 // Perf's error: roceperf exited with one).
 var ErrPerf = errors.New("roceperf failed")

@@ -21,6 +21,8 @@
 //     receiving endpoint's placed bytes as its verified bytes: the
 //     simulator moves no payload to compare.
 //
-// The n-th simulation of an experiment draws its seeds from the
-// backend's seed and n: the whole experiment is deterministic.
+// The n-th simulation of an experiment draws every random stream — the
+// impairment, ECMP hashes, ECN marking, first PSNs — from the
+// experiment's --seed and n: two runs of one cell differ as two testbed
+// runs do, and the whole experiment is deterministic.
 package simnet

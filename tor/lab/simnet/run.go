@@ -57,7 +57,7 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := fabric.Options{Seed: sim.Seed(f.b.Seed, 7, f.runs), Transport: t0.Transport, BDP: t0.BDP, CC: t0.CC, MTU: t0.MTU,
+	o := fabric.Options{Seed: sim.Seed(f.seed, 7, f.runs), Transport: t0.Transport, BDP: t0.BDP, CC: t0.CC, MTU: t0.MTU,
 		SwitchFor: map[string]string{}}
 	cfgs := f.plan.TordConfigs()
 	for name, c := range cfgs {

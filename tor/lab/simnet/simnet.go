@@ -3,6 +3,7 @@ package simnet
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -19,11 +20,6 @@ import (
 // is not ready: Seed 0 is a seed like any other, but the delays must be
 // set (Default).
 type Backend struct {
-	// Seed seeds every random stream of every run: the impairment, ECMP
-	// hashes, ECN marking, first PSNs. The n-th run of an experiment
-	// draws from Seed and n, so two runs of one cell differ as two
-	// testbed runs do while the whole experiment stays deterministic.
-	Seed uint64
 	// HostDelay and FabricDelay are the propagation delays of host
 	// links and switch-to-switch links. A veth has none; the testbed's
 	// round trip (~300 µs between two hosts of the chain) is software:
@@ -35,10 +31,9 @@ type Backend struct {
 	Progress io.Writer
 }
 
-// Default is the backend with torsim's default delays (1 µs per link)
-// and seed 1.
+// Default is the backend with torsim's default delays: 1 µs per link.
 func Default() *Backend {
-	return &Backend{Seed: 1, HostDelay: time.Microsecond, FabricDelay: time.Microsecond}
+	return &Backend{HostDelay: time.Microsecond, FabricDelay: time.Microsecond}
 }
 
 // Name implements lab.Backend.
@@ -58,7 +53,7 @@ func (b *Backend) Open(_ context.Context, o lab.Options, out io.Writer) (*lab.En
 	if err != nil {
 		return nil, nil, err
 	}
-	f := &Fabric{b: b, plan: plan, imp: o.Impairment(), counters: map[string]lab.Sample{}, out: out}
+	f := &Fabric{b: b, seed: o.Seed, plan: plan, imp: o.Impairment(), counters: map[string]lab.Sample{}, out: out}
 	return &lab.Env{Fabric: f, Perf: f, Out: out}, func() error { return nil }, nil
 }
 
@@ -78,6 +73,7 @@ func supported(o lab.Options) error {
 // the testbed's do after a Reconfigure.
 type Fabric struct {
 	b        *Backend
+	seed     uint64 // the experiment's --seed
 	plan     *lab.Plan
 	imp      lab.Impairment
 	counters map[string]lab.Sample // by switch, added up over the runs
@@ -146,6 +142,12 @@ func (f *Fabric) Transfer(ctx context.Context, t lab.Transfer) (*lab.PerfResult,
 	return rs[0], nil
 }
 
+// All implements lab.Simultaneous: one simulation in which every
+// transfer runs at once.
+func (f *Fabric) All(ctx context.Context, ts []lab.Transfer) ([]*lab.PerfResult, error) {
+	return f.Round(ctx, ts)
+}
+
 // Round implements lab.Perf: one simulation in which every transfer
 // runs at once.
 func (f *Fabric) Round(ctx context.Context, ts []lab.Transfer) ([]*lab.PerfResult, error) {
@@ -204,4 +206,12 @@ func (f *Fabric) collect(n *fabric.Network) error {
 		}
 	}
 	return nil
+}
+
+// Flags registers the backend's own flags, --delay and --fabric-delay,
+// as the simulator's free-form runs name them. The seed is the
+// experiment's --seed (Options.Seed).
+func (b *Backend) Flags(fs *flag.FlagSet) {
+	fs.DurationVar(&b.HostDelay, "delay", b.HostDelay, "propagation delay of host links")
+	fs.DurationVar(&b.FabricDelay, "fabric-delay", b.FabricDelay, "propagation delay of switch-to-switch links")
 }
