@@ -64,39 +64,7 @@ func TestPrometheusE2E(t *testing.T) {
 	// Management networks of their own, so that a testbed an engineer
 	// has up with the default one does not collide with the test's.
 	stateDir := t.TempDir()
-	up := func(name, tag, mgmt string, args ...string) *bed {
-		t.Helper()
-		prefix := netnstest.Prefix(tag)
-		netnstest.Cleanup(t, stateDir, prefix)
-		args = append(append([]string{"up", name, "--mgmt=" + mgmt}, args...), "--prefix", prefix, "--state", stateDir, "--bin", bin)
-		if code, out, stderr := runCLI(args...); code != 0 {
-			t.Fatalf("testbed %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
-		}
-		tb, err := netns.Open(stateDir, prefix, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkMgmtNetwork(t, tb)
-		code, out, stderr := runCLI("status", "--state", stateDir, "--prefix", prefix)
-		if code != 0 {
-			t.Fatalf("status: exit %d\n%s", code, stderr)
-		}
-		for _, m := range tb.Plan().Mgmt {
-			for _, want := range []string{"management network " + mgmt,
-				fmt.Sprintf("mgmt: %s %s (host) — mgmt %s (switch)", m.HostIface, m.HostAddr, m.Addr),
-				fmt.Sprintf("metrics: curl -s http://%s:9478/metrics", m.Addr.Addr())} {
-				if !strings.Contains(out, want) {
-					t.Errorf("status lacks %q:\n%s", want, out)
-				}
-			}
-		}
-		env, err := tb.Env(context.Background(), bin, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &bed{name: name, prefix: prefix, tb: tb, env: env}
-	}
-	chain := up("chain", "p", "198.19.77.0/24", "--netrt", "--loss", "0.01", "--multipath", "adaptive")
+	chain := upBed(t, stateDir, bin, "chain", "p", "198.19.77.0/24", "--netrt", "--loss", "0.01", "--multipath", "adaptive")
 	// A second testbed may not take the first one's management network.
 	refused := netnstest.Prefix("r")
 	code, _, stderr := runCLI("up", "link", "--mgmt=198.19.77.0/24", "--prefix", refused, "--state", stateDir, "--bin", bin)
@@ -107,7 +75,7 @@ func TestPrometheusE2E(t *testing.T) {
 		t.Errorf("a refused up left namespaces %v", left)
 		netns.Down(stateDir, refused, nil)
 	}
-	link := up("link", "q", "198.19.76.0/24", "--llr", "blocking", "--trim", "--corrupt", "0.001", "--loss", "0.01")
+	link := upBed(t, stateDir, bin, "link", "q", "198.19.76.0/24", "--llr", "blocking", "--trim", "--corrupt", "0.001", "--loss", "0.01")
 	m := link.tb.Impairment()
 	m.Trim = true // DCP data the loss picks is trimmed (dcp-loss's rule)
 	if err := link.tb.SetImpairment(context.Background(), m); err != nil {
@@ -119,32 +87,8 @@ func TestPrometheusE2E(t *testing.T) {
 	prom.waitScrapes(t, time.Now())
 	checkTargets(t, prom, beds)
 
-	const size, count = 65536, 200
-	phase := func(b *bed, transport string, hops [][2]string) promDelta {
-		t.Helper()
-		before := time.Now()
-		w := lab.Transfer{Op: "write", From: "h1", To: "h2", Size: size, Count: count, QPs: 1, Transport: transport, MTU: 1024,
-			Rate: b.tb.Plan().Options.Rate, Timeout: 30 * time.Second}
-		run := b.env.Measure(context.Background(), map[string]string{"testbed": b.name}, 1, w)
-		if run.Error != "" || run.Perf == nil {
-			t.Fatalf("%s: roceperf: %s", b.name, run.Error)
-		}
-		s := run.Perf.Client
-		if s.Messages != count || s.Corrupt != 0 || s.VerifiedBytes != size*count {
-			t.Errorf("%s: %d messages, %d corrupt, %d bytes verified; want %d, 0, %d", b.name, s.Messages, s.Corrupt, s.VerifiedBytes,
-				count, size*count)
-		}
-		t.Logf("%s: roceperf %s sent %d packets, %d retransmitted, %d timeouts, goodput %.3f Gbit/s in %.2f s", b.name, transport,
-			s.PacketsSent, s.RetxPackets, s.Timeouts, s.GoodputGbps, s.DurationS)
-		prom.waitScrapes(t, time.Now())
-		d := prom.delta(t, before, time.Now())
-		d.checkCovers(t, b, run)
-		d.checkForwarded(t, b, s.PacketsSent, hops)
-		return d
-	}
-
 	// NetRT repairs core's losses between the ToRs.
-	d := phase(chain, "gbn", [][2]string{{"tor1", "h1"}, {"core", "tor1"}, {"tor2", "core"}})
+	d := phase(t, prom, chain, "gbn", [][2]string{{"tor1", "h1"}, {"core", "tor1"}, {"tor2", "core"}})
 	for _, c := range []struct{ node, metric, match, what string }{
 		{"core", "rocetor_impair_destroyed_total", `cause="loss"`, "frames lost on core's impaired port, with 1% loss there"},
 		{"tor1", "rocetor_netrt_pool_admitted_total", "", "duplicates pooled at tor1"},
@@ -160,7 +104,7 @@ func TestPrometheusE2E(t *testing.T) {
 
 	// Link-local retransmission repairs the corruption between tor1 and
 	// tor2; the impair rule trims the DCP data its loss picks.
-	d = phase(link, "dcp", [][2]string{{"tor1", "h1"}, {"tor2", "tor1"}})
+	d = phase(t, prom, link, "dcp", [][2]string{{"tor1", "h1"}, {"tor2", "tor1"}})
 	for _, c := range []struct{ node, metric, match, what string }{
 		{"tor1", "rocetor_impair_destroyed_total", `cause="corrupt"`, "frames corrupted by tor1's impair rule"},
 		{"tor1", "rocetor_impair_trimmed_total", `port="tor2"`, "DCP data trimmed by tor1's impair rule"},
@@ -182,24 +126,72 @@ func TestPrometheusE2E(t *testing.T) {
 	checkDashboard(t, prom, src, beds, time.Since(prom.started))
 
 	prom.stop(t)
-	for _, b := range beds {
-		if code, out, stderr := runCLI("down", "--prefix", b.prefix, "--state", stateDir); code != 0 {
-			t.Fatalf("testbed down: exit %d\n%s%s", code, out, stderr)
-		}
-		if left, _ := netns.ListNetns(b.prefix); len(left) > 0 {
-			t.Errorf("namespaces left by testbed down: %v", left)
-		}
-		for _, m := range b.tb.Plan().Mgmt {
-			if _, err := net.InterfaceByName(m.HostIface); err == nil {
-				t.Errorf("management interface %s left in the host's namespace by testbed down", m.HostIface)
+	checkDownBeds(t, stateDir, beds)
+	t.Logf("TestPrometheusE2E took %v", time.Since(start).Round(100*time.Millisecond))
+}
+
+// upBed brings up a testbed of the test with the command, on a
+// management network of its own, checks that network and what testbed
+// status says of it, and gives it roceperf.
+func upBed(t *testing.T, stateDir, bin, name, tag, mgmt string, args ...string) *bed {
+	t.Helper()
+	prefix := netnstest.Prefix(tag)
+	netnstest.Cleanup(t, stateDir, prefix)
+	args = append(append([]string{"up", name, "--mgmt=" + mgmt}, args...), "--prefix", prefix, "--state", stateDir, "--bin", bin)
+	if code, out, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("testbed %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
+	}
+	tb, err := netns.Open(stateDir, prefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMgmtNetwork(t, tb)
+	code, out, stderr := runCLI("status", "--state", stateDir, "--prefix", prefix)
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, stderr)
+	}
+	for _, m := range tb.Plan().Mgmt {
+		for _, want := range []string{"management network " + mgmt,
+			fmt.Sprintf("mgmt: %s %s (host) — mgmt %s (switch)", m.HostIface, m.HostAddr, m.Addr),
+			fmt.Sprintf("metrics: curl -s http://%s:9478/metrics", m.Addr.Addr())} {
+			if !strings.Contains(out, want) {
+				t.Errorf("status lacks %q:\n%s", want, out)
 			}
 		}
-		mgmt := b.tb.Plan().Options.Mgmt
-		if out, _ := exec.Command("ip", "-4", "route", "show", "root", mgmt).CombinedOutput(); strings.TrimSpace(string(out)) != "" {
-			t.Errorf("routes into %s left by testbed down:\n%s", mgmt, out)
-		}
 	}
-	t.Logf("TestPrometheusE2E took %v", time.Since(start).Round(100*time.Millisecond))
+	env, err := tb.Env(context.Background(), bin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &bed{name: name, prefix: prefix, tb: tb, env: env}
+}
+
+// phase runs WRITEs through a testbed of the test, waits for Prometheus
+// to scrape, and checks that it saw what the testbed's own scrapes saw
+// and the packets forwarded along hops; it returns what Prometheus saw
+// move meanwhile.
+func phase(t *testing.T, prom *prometheus, b *bed, transport string, hops [][2]string) promDelta {
+	const size, count = 65536, 200
+	t.Helper()
+	before := time.Now()
+	w := lab.Transfer{Op: "write", From: "h1", To: "h2", Size: size, Count: count, QPs: 1, Transport: transport, MTU: 1024,
+		Rate: b.tb.Plan().Options.Rate, Timeout: 30 * time.Second}
+	run := b.env.Measure(context.Background(), map[string]string{"testbed": b.name}, 1, w)
+	if run.Error != "" || run.Perf == nil {
+		t.Fatalf("%s: roceperf: %s", b.name, run.Error)
+	}
+	s := run.Perf.Client
+	if s.Messages != count || s.Corrupt != 0 || s.VerifiedBytes != size*count {
+		t.Errorf("%s: %d messages, %d corrupt, %d bytes verified; want %d, 0, %d", b.name, s.Messages, s.Corrupt, s.VerifiedBytes,
+			count, size*count)
+	}
+	t.Logf("%s: roceperf %s sent %d packets, %d retransmitted, %d timeouts, goodput %.3f Gbit/s in %.2f s", b.name, transport,
+		s.PacketsSent, s.RetxPackets, s.Timeouts, s.GoodputGbps, s.DurationS)
+	prom.waitScrapes(t, time.Now())
+	d := prom.delta(t, before, time.Now())
+	d.checkCovers(t, b, run)
+	d.checkForwarded(t, b, s.PacketsSent, hops)
+	return d
 }
 
 // bed is one testbed of the test.
@@ -310,41 +302,8 @@ type prometheus struct {
 func startPrometheus(t *testing.T, promBin, promtool string, beds []*bed, rules string) *prometheus {
 	t.Helper()
 	dir := t.TempDir()
-	type staticConfig struct {
-		Targets []string          `yaml:"targets"`
-		Labels  map[string]string `yaml:"labels"`
-	}
-	var targets []staticConfig
-	for _, b := range beds {
-		for _, n := range b.tb.Plan().Switches() {
-			u, err := url.Parse(b.tb.State().Switches[n.Name].MetricsURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// A name rather than the address, as deploy/prometheus/prometheus.yml
-			// relabels it: instance="chain-tor1".
-			targets = append(targets, staticConfig{Targets: []string{u.Host}, Labels: map[string]string{"instance": b.instance(n.Name), "role": n.Role}})
-		}
-	}
+	cfgPath, switches := writePromConfig(t, dir, promtool, beds, rules)
 	const interval = time.Second
-	cfg := map[string]any{
-		"global":     map[string]string{"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-		"rule_files": []string{rules},
-		"scrape_configs": []any{map[string]any{
-			"job_name": "tord", "metrics_path": "/metrics", "static_configs": targets,
-		}},
-	}
-	b, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "check", "config", cfgPath).CombinedOutput(); err != nil {
-		t.Fatalf("promtool check config:\n%s\n%v\n%s", b, err, out)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -415,8 +374,73 @@ func startPrometheus(t *testing.T, promBin, promtool string, beds []*bed, rules 
 			t.Fatalf("prometheus not ready within 30s:\n%s", logTail(logPath))
 		}
 	}
-	t.Logf("prometheus %s ready in %v, scraping %d switches", addr, time.Since(p.started).Round(time.Millisecond), len(targets))
+	t.Logf("prometheus %s ready in %v, scraping %d switches", addr, time.Since(p.started).Round(time.Millisecond), switches)
 	return p
+}
+
+// checkDownBeds takes the test's testbeds down with the command and
+// checks that nothing of them stays: namespaces, management interfaces,
+// routes into the management networks.
+func checkDownBeds(t *testing.T, stateDir string, beds []*bed) {
+	for _, b := range beds {
+		if code, out, stderr := runCLI("down", "--prefix", b.prefix, "--state", stateDir); code != 0 {
+			t.Fatalf("testbed down: exit %d\n%s%s", code, out, stderr)
+		}
+		if left, _ := netns.ListNetns(b.prefix); len(left) > 0 {
+			t.Errorf("namespaces left by testbed down: %v", left)
+		}
+		for _, m := range b.tb.Plan().Mgmt {
+			if _, err := net.InterfaceByName(m.HostIface); err == nil {
+				t.Errorf("management interface %s left in the host's namespace by testbed down", m.HostIface)
+			}
+		}
+		mgmt := b.tb.Plan().Options.Mgmt
+		if out, _ := exec.Command("ip", "-4", "route", "show", "root", mgmt).CombinedOutput(); strings.TrimSpace(string(out)) != "" {
+			t.Errorf("routes into %s left by testbed down:\n%s", mgmt, out)
+		}
+	}
+}
+
+// writePromConfig writes a Prometheus configuration that scrapes every
+// switch of the beds each second, named as deploy/prometheus relabels
+// them, with the rules loaded, checks it with promtool and returns its
+// path and the number of switches it scrapes.
+func writePromConfig(t *testing.T, dir, promtool string, beds []*bed, rules string) (string, int) {
+	type staticConfig struct {
+		Targets []string          `yaml:"targets"`
+		Labels  map[string]string `yaml:"labels"`
+	}
+	var targets []staticConfig
+	for _, b := range beds {
+		for _, n := range b.tb.Plan().Switches() {
+			u, err := url.Parse(b.tb.State().Switches[n.Name].MetricsURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A name rather than the address, as deploy/prometheus/prometheus.yml
+			// relabels it: instance="chain-tor1".
+			targets = append(targets, staticConfig{Targets: []string{u.Host}, Labels: map[string]string{"instance": b.instance(n.Name), "role": n.Role}})
+		}
+	}
+	cfg := map[string]any{
+		"global":     map[string]string{"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+		"rule_files": []string{rules},
+		"scrape_configs": []any{map[string]any{
+			"job_name": "tord", "metrics_path": "/metrics", "static_configs": targets,
+		}},
+	}
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "config", cfgPath).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check config:\n%s\n%v\n%s", b, err, out)
+	}
+	return cfgPath, len(targets)
 }
 
 // get calls a Prometheus API endpoint and decodes its data.
@@ -840,13 +864,19 @@ var dashboardEmpty = map[string]struct {
 		mustBeEmpty: true},
 }
 
-// checkDashboard evaluates every query of deploy/grafana/rocetor.json:
-// the variables' own queries first, then each panel's with the variables
-// set as the dashboard opens (All: .*) and with every value picked by
-// hand ((a|b|c)), $__rate_interval covering the whole test. Each must
-// evaluate without error and, but for dashboardEmpty, return data; each
-// series it selects must exist.
-func checkDashboard(t *testing.T, p *prometheus, src string, beds []*bed, window time.Duration) {
+// dashQuery is one query of a dashboard panel.
+type dashQuery struct{ title, expr string }
+
+// dashVariable is one of the dashboard's template variables.
+type dashVariable struct {
+	Name       string
+	Type       string
+	Definition string
+}
+
+// readDashboard reads deploy/grafana/rocetor.json: every panel's queries,
+// nested panels too, and the template variables.
+func readDashboard(t *testing.T, src string) ([]dashQuery, []dashVariable) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(src, "deploy", "grafana", "rocetor.json"))
 	if err != nil {
@@ -860,18 +890,13 @@ func checkDashboard(t *testing.T, p *prometheus, src string, beds []*bed, window
 	var dash struct {
 		Panels     []json.RawMessage
 		Templating struct {
-			List []struct {
-				Name       string
-				Type       string
-				Definition string
-			}
+			List []dashVariable
 		}
 	}
 	if err := json.Unmarshal(b, &dash); err != nil {
 		t.Fatal(err)
 	}
-	type query struct{ title, expr string }
-	var queries []query
+	var queries []dashQuery
 	var walk func([]json.RawMessage)
 	walk = func(ps []json.RawMessage) {
 		for _, raw := range ps {
@@ -880,7 +905,7 @@ func checkDashboard(t *testing.T, p *prometheus, src string, beds []*bed, window
 				t.Fatal(err)
 			}
 			for _, tg := range p.Targets {
-				queries = append(queries, query{p.Title, tg.Expr})
+				queries = append(queries, dashQuery{p.Title, tg.Expr})
 			}
 			walk(p.Panels)
 		}
@@ -889,6 +914,18 @@ func checkDashboard(t *testing.T, p *prometheus, src string, beds []*bed, window
 	if len(queries) < 40 {
 		t.Fatalf("only %d dashboard queries", len(queries))
 	}
+	return queries, dash.Templating.List
+}
+
+// checkDashboard evaluates every query of deploy/grafana/rocetor.json:
+// the variables' own queries first, then each panel's with the variables
+// set as the dashboard opens (All: .*) and with every value picked by
+// hand ((a|b|c)), $__rate_interval covering the whole test. Each must
+// evaluate without error and, but for dashboardEmpty, return data; each
+// series it selects must exist.
+func checkDashboard(t *testing.T, p *prometheus, src string, beds []*bed, window time.Duration) {
+	t.Helper()
+	queries, variables := readDashboard(t, src)
 
 	// The variables: label_values(SELECTOR, LABEL) is Grafana's; the
 	// series API with match[] answers it.
@@ -902,7 +939,7 @@ func checkDashboard(t *testing.T, p *prometheus, src string, beds []*bed, window
 	all := map[string]string{"$instance": ".*", "$port": ".*"}
 	picked := map[string]string{}
 	labelValuesRE := regexp.MustCompile(`^label_values\((.*), *([a-z_]+)\)$`)
-	for _, v := range dash.Templating.List {
+	for _, v := range variables {
 		if v.Type != "query" {
 			continue
 		}

@@ -91,75 +91,9 @@ func TestChainEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("status", func(t *testing.T) {
-		code, out, stderr := runCLI("status", "--state", stateDir)
-		if code != 0 {
-			t.Fatalf("status: exit %d\n%s", code, stderr)
-		}
-		for _, want := range []string{netns.StateName(prefix) + ": chain h1 — tor1 — core — tor2 — h2", "loss 0.01 at core↔tor2",
-			"ip netns exec " + prefix + "core curl -s http://127.0.0.1:9478/metrics"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("status lacks %q:\n%s", want, out)
-			}
-		}
-		for _, pid := range pids {
-			if !strings.Contains(out, fmt.Sprintf("tord pid %d", pid)) {
-				t.Errorf("status lacks tord pid %d:\n%s", pid, out)
-			}
-		}
-	})
+	t.Run("status", func(t *testing.T) { checkChainStatus(t, stateDir, prefix, pids) })
 
-	t.Run("loss-sweep", func(t *testing.T) {
-		if !haveRoceperf {
-			t.Skip("cmd/roceperf does not build yet")
-		}
-		results := filepath.Join(t.TempDir(), "results.json")
-		args := append([]string{"run", "loss-sweep", "--reuse", "--losses", "0,0.01", "--size", "65536", "--count", "20",
-			"--timeout", "30s", "--record", results}, common...)
-		code, out, stderr := runCLI(args...)
-		t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
-		if code != 0 {
-			t.Errorf("loss-sweep exited %d", code)
-		}
-		b, err := os.ReadFile(results)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res lab.Results
-		if err := json.Unmarshal(b, &res); err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Runs) != 2 {
-			t.Fatalf("%d runs, want 2", len(res.Runs))
-		}
-		for _, r := range res.Runs {
-			if r.Error != "" || r.Perf == nil {
-				t.Errorf("run %v failed: %s", r.Point, r.Error)
-				continue
-			}
-			s := r.Perf.Client
-			if s.Messages != 20 || s.Corrupt != 0 {
-				t.Errorf("run %v: %d messages, %d corrupt; want 20 and 0", r.Point, s.Messages, s.Corrupt)
-			}
-			drops := r.Destroyed("data")
-			switch r.Point["loss"] {
-			case "0":
-				if drops != 0 {
-					t.Errorf("no loss configured, but %v impair drops", drops)
-				}
-			case "0.01":
-				// About 13 of 1300 data packets; every one lost must be
-				// sent again.
-				if drops == 0 || float64(s.RetxPackets) < drops {
-					t.Errorf("1%% loss: %v impair drops, %d retransmitted packets; want some drops, each retransmitted", drops, s.RetxPackets)
-				}
-			}
-		}
-		// --reuse leaves the testbed as it was found.
-		if st, err := netns.LoadState(stateDir, netns.StateName(prefix)); err != nil || st.Impairment.Loss != 0.01 {
-			t.Errorf("after the sweep, impairment %+v (%v), want loss 0.01 restored", st.Impairment, err)
-		}
-	})
+	t.Run("loss-sweep", func(t *testing.T) { checkLossSweepReused(t, common, stateDir, prefix, haveRoceperf) })
 
 	code, out, stderr = runCLI("down", "--prefix", prefix, "--state", stateDir)
 	if code != 0 {
@@ -175,6 +109,80 @@ func TestChainEndToEnd(t *testing.T) {
 	}
 	if _, err := os.Stat(netns.StatePath(stateDir, netns.StateName(prefix))); !os.IsNotExist(err) {
 		t.Errorf("state file left by testbed down: %v", err)
+	}
+}
+
+// checkChainStatus checks what testbed status says of the chain that
+// TestChainEndToEnd brought up: its shape, impairment, metrics and tords.
+func checkChainStatus(t *testing.T, stateDir, prefix string, pids []int) {
+	code, out, stderr := runCLI("status", "--state", stateDir)
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{netns.StateName(prefix) + ": chain h1 — tor1 — core — tor2 — h2", "loss 0.01 at core↔tor2",
+		"ip netns exec " + prefix + "core curl -s http://127.0.0.1:9478/metrics"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	for _, pid := range pids {
+		if !strings.Contains(out, fmt.Sprintf("tord pid %d", pid)) {
+			t.Errorf("status lacks tord pid %d:\n%s", pid, out)
+		}
+	}
+}
+
+// checkLossSweepReused runs loss-sweep on the chain that is up (--reuse)
+// and checks its runs, and that the chain keeps its impairment.
+func checkLossSweepReused(t *testing.T, common []string, stateDir, prefix string, haveRoceperf bool) {
+	if !haveRoceperf {
+		t.Skip("cmd/roceperf does not build yet")
+	}
+	results := filepath.Join(t.TempDir(), "results.json")
+	args := append([]string{"run", "loss-sweep", "--reuse", "--losses", "0,0.01", "--size", "65536", "--count", "20",
+		"--timeout", "30s", "--record", results}, common...)
+	code, out, stderr := runCLI(args...)
+	t.Logf("testbed %s:\n%s%s", strings.Join(args, " "), out, stderr)
+	if code != 0 {
+		t.Errorf("loss-sweep exited %d", code)
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res lab.Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(res.Runs))
+	}
+	for _, r := range res.Runs {
+		if r.Error != "" || r.Perf == nil {
+			t.Errorf("run %v failed: %s", r.Point, r.Error)
+			continue
+		}
+		s := r.Perf.Client
+		if s.Messages != 20 || s.Corrupt != 0 {
+			t.Errorf("run %v: %d messages, %d corrupt; want 20 and 0", r.Point, s.Messages, s.Corrupt)
+		}
+		drops := r.Destroyed("data")
+		switch r.Point["loss"] {
+		case "0":
+			if drops != 0 {
+				t.Errorf("no loss configured, but %v impair drops", drops)
+			}
+		case "0.01":
+			// About 13 of 1300 data packets; every one lost must be
+			// sent again.
+			if drops == 0 || float64(s.RetxPackets) < drops {
+				t.Errorf("1%% loss: %v impair drops, %d retransmitted packets; want some drops, each retransmitted", drops, s.RetxPackets)
+			}
+		}
+	}
+	// --reuse leaves the testbed as it was found.
+	if st, err := netns.LoadState(stateDir, netns.StateName(prefix)); err != nil || st.Impairment.Loss != 0.01 {
+		t.Errorf("after the sweep, impairment %+v (%v), want loss 0.01 restored", st.Impairment, err)
 	}
 }
 
