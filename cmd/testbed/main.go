@@ -30,8 +30,8 @@ const usage = `usage:
                                    forge malformed and hostile frames from a host (a soak's blaster)
   testbed plot RECORD DIR          draw an experiment's plots again from its --record file
   testbed list                     describe the experiments
-  testbed sim EXPERIMENT|ARGS...   the fabric simulator (torsim): an experiment at the testbed's
-                                   parameters (netrt-loss, dcp-loss, llr-loss, sr-loss), or any run
+  testbed sim EXPERIMENT|ARGS...   the fabric simulator (torsim): an experiment of the catalogue
+                                   (torsim run EXPERIMENT), or any torsim run
   testbed help COMMAND             the flags of up, run EXPERIMENT, ...
 `
 
@@ -83,9 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "sim":
 		err = cmdSim(ctx, rest, stdout, stderr)
 	case "list":
-		for _, e := range lab.Catalogue {
-			fmt.Fprintf(stdout, "%-12s %s\n", e.Name, e.New().Synopsis())
-		}
+		err = lab.WriteCatalogue(stdout)
 	case "help", "-h", "--help", "-help":
 		err = cmdHelp(rest, stdout)
 	default:
@@ -437,7 +435,7 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "testbed run %s [flags]: %s\n", exp.Name(), exp.Synopsis())
 		fs.PrintDefaults()
 	case "sim":
-		fmt.Fprintf(stdout, simUsage, strings.Join(simExperiments, ", "))
+		fmt.Fprintf(stdout, simUsage, strings.Join(simNames(), ", "))
 	default:
 		fmt.Fprint(stdout, usage)
 	}

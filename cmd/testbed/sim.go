@@ -7,24 +7,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"rocetor/tor/lab"
 	"rocetor/tor/lab/netns"
 )
 
-// simExperiments are the testbed's experiments that the fabric
-// simulator runs at the testbed's own parameters, each by its script
-// (scripts/sim-NAME.sh), which sets the testbed's record beside the
-// simulator's cells (docs/simulator.md, "Validation against the
-// testbed").
-var simExperiments = []string{"netrt-loss", "dcp-loss", "llr-loss", "sr-loss"}
-
 const simUsage = `usage:
-  testbed sim [--bin DIR] [--src DIR] EXPERIMENT [OUT [RECORD...]]
-      run a testbed experiment in the fabric simulator at the testbed's
-      parameters, beside the testbed's record: %s
+  testbed sim [--bin DIR] [--src DIR] EXPERIMENT [FLAGS...]
+      run an experiment of the catalogue in the fabric simulator, the same
+      as torsim run EXPERIMENT (--against RECORD sets a testbed record
+      beside the simulator's cells): %s
   testbed sim [--bin DIR] [--src DIR] TORSIM-ARGS...
       any torsim run, sweep or merge (testbed sim --help lists its flags):
       testbed sim --topo fattree:k=4 --rate 100G --workload incast --out results/incast
@@ -33,8 +26,8 @@ const simUsage = `usage:
 `
 
 // cmdSim is the fabric simulator where a testbed user looks for it:
-// torsim (cmd/torsim) with its arguments as they are, or one of the
-// validation scripts by its experiment's name.
+// torsim (cmd/torsim) with its arguments as they are, an experiment of
+// the catalogue by its name as torsim run runs it.
 func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var bin, src string
 	for len(args) > 0 {
@@ -56,25 +49,13 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	if len(args) == 0 {
-		return lab.Usagef(simUsage, strings.Join(simExperiments, ", "))
+		return lab.Usagef(simUsage, strings.Join(simNames(), ", "))
 	}
-	if slices.Contains(simExperiments, args[0]) {
-		if bin != "" {
-			return lab.Usagef("sim %s runs its script from the source tree: --src, not --bin", args[0])
+	if e, ok := lab.Find(args[0]); ok {
+		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+			return lab.Usagef("testbed sim %s OUT RECORD is now testbed sim %s --against RECORD --md OUT/%s.md (torsim run)", e.Name, e.Name, e.Name)
 		}
-		if src == "" {
-			var err error
-			if src, err = netns.FindModuleRoot(); err != nil {
-				return err
-			}
-		}
-		cmd := exec.CommandContext(ctx, "sh", filepath.Join("scripts", "sim-"+args[0]+".sh"))
-		cmd.Args = append(cmd.Args, args[1:]...)
-		cmd.Dir, cmd.Stdout, cmd.Stderr = src, stdout, stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("sim %s: %w", args[0], err)
-		}
-		return nil
+		args = append([]string{"run"}, args...)
 	}
 	dst := ""
 	if bin == "" {
@@ -97,4 +78,15 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("torsim: %w", err)
 	}
 	return nil
+}
+
+// simNames are the catalogue's experiments the simulator runs.
+func simNames() []string {
+	var out []string
+	for _, e := range lab.Catalogue {
+		if e.NoSim == "" {
+			out = append(out, e.Name)
+		}
+	}
+	return out
 }

@@ -7,25 +7,10 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"rocetor/tor/lab"
 	"rocetor/tor/lab/simnet"
 )
-
-// cmdList prints the lab's catalogue and where each experiment runs.
-func cmdList(stdout io.Writer) error {
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "EXPERIMENT\tRUNS ON\tWHAT IT MEASURES")
-	for _, e := range lab.Catalogue {
-		on := "testbed, torsim"
-		if e.NoSim != "" {
-			on = "testbed only"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", e.Name, on, e.New().Synopsis())
-	}
-	return w.Flush()
-}
 
 // cmdRun runs an experiment of the catalogue in the simulator: the
 // same experiment testbed runs on namespaces, with the same flags and

@@ -33,7 +33,7 @@ func main() {
 	case len(args) > 0 && args[0] == "merge":
 		err = merge(args[1:])
 	case len(args) > 0 && args[0] == "list":
-		err = cmdList(os.Stdout)
+		err = lab.WriteCatalogue(os.Stdout)
 	case len(args) > 0 && args[0] == "run":
 		err = cmdRun(ctx, args[1:], os.Stdout, os.Stderr)
 	default:

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 )
 
@@ -345,4 +346,20 @@ func (o *Output) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Record, "record", "", "write the whole record as JSON to this file: every run with its transfers' summaries and each switch's counters, command, machine")
 	fs.StringVar(&o.MD, "md", "", "write the results as Markdown to this file")
 	fs.StringVar(&o.Plot, "plot", "", "write PNG plots into this folder")
+}
+
+// WriteCatalogue prints the catalogue, a line per experiment: its name,
+// the backends that run it and what it measures (testbed list, torsim
+// list).
+func WriteCatalogue(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "EXPERIMENT\tRUNS ON\tWHAT IT MEASURES")
+	for _, e := range Catalogue {
+		on := "testbed, torsim"
+		if e.NoSim != "" {
+			on = "testbed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, on, e.New().Synopsis())
+	}
+	return tw.Flush()
 }

@@ -5,14 +5,35 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"rocetor/tor/lab"
 )
 
-// runExp runs a catalogue experiment with args in the simulator.
-func runExp(t *testing.T, name string, args ...string) *lab.Results {
+// cells runs a catalogue experiment with args in the simulator, as torsim
+// run does, and returns its cells as JSON objects.
+func cells(t *testing.T, name string, args ...string) []map[string]any {
+	t.Helper()
+	res := runResults(t, name, args...)
+	b, err := json.Marshal(res.Cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no cells", name)
+	}
+	return out
+}
+
+func runResults(t *testing.T, name string, args ...string) *lab.Results {
 	t.Helper()
 	exp, ok := lab.Lookup(name)
 	if !ok {
@@ -23,41 +44,191 @@ func runExp(t *testing.T, name string, args ...string) *lab.Results {
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	o, err := exp.Setup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, closeFn, err := Default().Open(context.Background(), o, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	res := &lab.Results{Experiment: name, Params: map[string]string{}}
+	out := lab.Output{}
 	if testing.Verbose() {
-		env.Out = os.Stderr
+		out.Out = os.Stderr
 	}
-	if err := exp.Run(context.Background(), env, res); err != nil {
+	res, err := lab.RunExperiment(context.Background(), exp, Default(), out)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Backend != "torsim" {
+		t.Errorf("results say backend %q, want torsim", res.Backend)
 	}
 	return res
 }
 
-func TestNetRTLoss(t *testing.T) {
-	res := runExp(t, "netrt-loss", "--losses", "0.01", "--sizes", "100000", "--count", "20")
-	b, _ := json.MarshalIndent(res.Cells, "", " ")
-	t.Logf("%s", b)
+func num(t *testing.T, c map[string]any, path string) float64 {
+	t.Helper()
+	var v any = c
+	for _, p := range strings.Split(path, ".") {
+		v = v.(map[string]any)[p]
+	}
+	f, ok := v.(float64)
+	if !ok {
+		t.Fatalf("cell %v: %s is %v, not a number", c, path, v)
+	}
+	return f
 }
 
-func TestOthers(t *testing.T) {
-	for _, c := range [][]string{
-		{"sr-loss", "--losses", "0.01", "--count", "500"},
-		{"dcp-loss", "--losses", "0.01"},
-		{"llr-loss", "--losses", "1e-3"},
+// TestNetRTLoss: netrt-loss in the simulator, as on the testbed: with
+// NetRT on the ToRs no end-to-end retransmission and no timeout, while
+// the same loss makes the hosts retransmit without it, and the loss
+// reaches NetRT's own requests and retransmissions too.
+func TestNetRTLoss(t *testing.T) {
+	var control float64
+	for _, c := range cells(t, "netrt-loss", "--losses", "0.01,0.05", "--sizes", "100000", "--count", "20") {
+		if r := num(t, c, "netrt.e2e_retx"); r != 0 || num(t, c, "netrt.timeouts") != 0 {
+			t.Errorf("loss %v: NetRT cell has %v end-to-end retransmissions and %v timeouts, want none", c["loss"], r, num(t, c, "netrt.timeouts"))
+		}
+		if num(t, c, "baseline.e2e_retx") == 0 || num(t, c, "retransmits") == 0 {
+			t.Errorf("loss %v: baseline %v e2e retx, NetRT %v retransmits: the loss did not reach the flows",
+				c["loss"], num(t, c, "baseline.e2e_retx"), num(t, c, "retransmits"))
+		}
+		control += num(t, c, "netrt.destroyed.control")
+	}
+	if control == 0 {
+		t.Error("no control frame destroyed: the impairment did not reach NetRT's requests")
+	}
+}
+
+// TestSRLoss: sr-loss's selective repeats resend what was lost and no
+// more than a window's worth on top; NetRT's hosts resend nothing.
+func TestSRLoss(t *testing.T) {
+	for _, c := range cells(t, "sr-loss", "--losses", "0.01", "--count", "500", "--transports", "irn,fasr,netrt") {
+		retx, lost := num(t, c, "retx_packets"), num(t, c, "lost_packets")
+		switch c["transport"] {
+		case "netrt":
+			if retx != 0 || lost == 0 {
+				t.Errorf("netrt: %v end-to-end retransmissions for %v lost, want none for some", retx, lost)
+			}
+		default:
+			if lost == 0 || retx < lost || num(t, c, "timeouts") != 0 {
+				t.Errorf("%s: %v retransmitted for %v lost, %v timeouts", c["transport"], retx, lost, num(t, c, "timeouts"))
+			}
+		}
+		if !c["lossless_clean"].(bool) {
+			t.Errorf("%s: lossless reference not clean", c["transport"])
+		}
+	}
+}
+
+// TestLLRLoss: blocking link-local retransmission leaves nothing for the
+// hosts to recover; without it the corruption reaches them.
+func TestLLRLoss(t *testing.T) {
+	for _, c := range cells(t, "llr-loss", "--losses", "1e-3", "--modes", "off,blocking", "--count", "40") {
+		u := num(t, c, "unrecovered")
+		switch c["mode"] {
+		case "off":
+			if u == 0 {
+				t.Error("off: nothing unrecovered at 1e-3: the corruption did not reach the link")
+			}
+		case "blocking":
+			if u != 0 || num(t, c, "e2e_retx") != 0 || num(t, c, "copies") == 0 {
+				t.Errorf("blocking: %v unrecovered, %v e2e retx, %v copies; want 0, 0 and some", u, num(t, c, "e2e_retx"), num(t, c, "copies"))
+			}
+		}
+	}
+}
+
+// TestDCPLoss: DCP's trimmed packets' headers all arrive (the lossless
+// control plane), and DCP resends what was trimmed.
+func TestDCPLoss(t *testing.T) {
+	for _, c := range cells(t, "dcp-loss", "--losses", "0.01", "--count", "100") {
+		if num(t, c, "ho_drops") != 0 || num(t, c, "trimmed") == 0 || num(t, c, "dcp_retx_packets") < num(t, c, "trimmed") {
+			t.Errorf("dcp-loss: %v header-only drops, %v trimmed, %v retransmitted", num(t, c, "ho_drops"), num(t, c, "trimmed"), num(t, c, "dcp_retx_packets"))
+		}
+	}
+}
+
+// keys returns the dotted paths of every field of cells.
+func keys(cells []map[string]any) []string {
+	set := map[string]bool{}
+	var walk func(string, map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			set[prefix+k] = true
+			if sub, ok := v.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+			}
+		}
+	}
+	for _, c := range cells {
+		walk("", c)
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// TestSameCellsAsTestbed: the simulator's cells have the keys of the
+// testbed's recorded cells, field for field.
+func TestSameCellsAsTestbed(t *testing.T) {
+	for _, c := range []struct {
+		record string
+		args   []string
+	}{
+		{"netrt-loss-9", []string{"--losses", "0.01", "--sizes", "10000", "--count", "5"}},
+		{"sr-loss-6", []string{"--losses", "0.01", "--count", "100"}},
+		{"dcp-loss-5", []string{"--losses", "0.01", "--count", "20"}},
+		{"llr-loss-2", []string{"--losses", "1e-3", "--count", "5"}},
 	} {
-		t.Run(c[0], func(t *testing.T) {
-			res := runExp(t, c[0], c[1:]...)
-			b, _ := json.Marshal(res.Cells)
-			t.Logf("%s", b)
-		})
+		rec, err := lab.ReadResults("../../../docs/results/" + c.record + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(rec.Cells)
+		var want []map[string]any
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		got := cells(t, rec.Experiment, c.args...)
+		if g, w := keys(got), keys(want); !slices.Equal(g, w) {
+			t.Errorf("%s: the simulator's cells have keys\n%v\nthe testbed's record\n%v", rec.Experiment, g, w)
+		}
+	}
+}
+
+// TestDeterministic: one experiment, one seed, the same cells.
+func TestDeterministic(t *testing.T) {
+	args := []string{"--losses", "0.05", "--sizes", "100000", "--count", "10", "--seed", "7"}
+	a, _ := json.Marshal(cells(t, "netrt-loss", args...))
+	b, _ := json.Marshal(cells(t, "netrt-loss", args...))
+	if string(a) != string(b) {
+		t.Errorf("two runs differ:\n%s\n%s", a, b)
+	}
+	c, _ := json.Marshal(cells(t, "netrt-loss", append(args, "--seed", "8")...))
+	if string(a) == string(c) {
+		t.Error("seeds 7 and 8 gave the same cells")
+	}
+}
+
+// TestRoundAndAll: experiments of several senders run their transfers
+// in one simulation — a round into one receiver (sr-concurrency) and
+// transfers into several (dcp-incast) — and every byte arrives.
+func TestRoundAndAll(t *testing.T) {
+	for _, c := range cells(t, "sr-concurrency", "--qps", "16", "--losses", "0.01", "--transports", "fasr", "--min-count", "256", "--reference-runs", "1") {
+		if num(t, c, "goodput_gbps") == 0 || c["error"] != nil {
+			t.Errorf("sr-concurrency: %v", c)
+		}
+	}
+	res := runResults(t, "dcp-incast", "--senders", "2", "--count", "20")
+	for _, r := range res.Runs {
+		if r.Error != "" || len(r.Flows) != 2 {
+			t.Errorf("dcp-incast run %v: %d flows, error %q", r.Point, len(r.Flows), r.Error)
+		}
+	}
+}
+
+func TestRefuses(t *testing.T) {
+	for _, c := range []struct {
+		o    lab.Options
+		want string
+	}{
+		{lab.Options{Topology: "chain", Rate: "0"}, "unshaped"},
+	} {
+		o := lab.DefaultOptions(c.o.Topology)
+		o.Rate = c.o.Rate
+		if _, _, err := Default().Open(context.Background(), o, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error about %s", c.o, err, c.want)
+		}
 	}
 }
