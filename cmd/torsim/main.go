@@ -83,44 +83,39 @@ func (b bytesFlag) Set(s string) error {
 	return nil
 }
 
-func run(args []string) error {
-	fs := flag.NewFlagSet("torsim", flag.ContinueOnError)
-	ti := fabric.DefaultTiers()
-	var (
-		topo      = fs.String("topo", "chain", "topology: chain[:hosts=N], dumbbell[:hosts=N], multipath[:hosts=N,paths=P], link, leafspine[:leaves=L,spines=S,hosts=H], fattree[:k=K]")
-		hostDelay = fs.Duration("delay", time.Microsecond, "propagation delay of host links")
-		fabDelay  = fs.Duration("fabric-delay", time.Microsecond, "propagation delay of switch-to-switch links")
-		coreDelay = fs.Duration("core-delay", 0, "propagation delay of a fat tree's core links (0: --fabric-delay)")
-		swFile    = fs.String("switch", "", "tord YAML every switch is built from, without ports (\"fabric\", \"hosts\", \"all\" in port lists)")
-		transport = fs.String("transport", "gbn", "hosts' loss recovery: gbn, irn, fasr or dcp")
-		ccName    = fs.String("cc", "none", "hosts' congestion control: none, fixed or dcqcn")
-		rto       = fs.Duration("rto", 0, "first retransmission timeout (0: the transport's default)")
-		bdp       = fs.Int("bdp", 0, "packets Go-Back-N's, IRN's and FaSR's windows span (0: 128)")
-		mtu       = fs.Int("mtu", 1024, "QP MTU")
-		overhead  = fs.Int("overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
-		rxRing    = fs.Int("rx-ring", 1024, "frames a port's receive ring holds")
-		wl        = fs.String("workload", "permutation", "permutation, incast, alltoall, allreduce, sequence, poisson or file")
-		traffic   = fs.String("traffic", "", "traffic file for --workload file (src dst size start_ns [after])")
-		cdf       = fs.String("cdf", "websearch", "flow sizes for poisson: websearch, datamining, hadoop or a file")
-		load      = fs.Float64("load", 0.5, "poisson: offered load per host, of its link rate")
-		duration  = fs.Duration("duration", time.Millisecond, "poisson: how long flows arrive")
-		incast    = fs.Int("incast", 8, "incast: senders (to host 0)")
-		count     = fs.Int("count", 100, "sequence: messages from host 0 to the last host")
-		depth     = fs.Int("depth", 1, "sequence: messages in flight")
-		qps       = fs.Int("qps", 1, "QPs per host pair")
-		op        = fs.String("op", "write", "verb: write or send")
-		seed      = fs.Uint64("seed", 1, "seed of every random stream")
-		until     = fs.Duration("until", 0, "stop at this simulated time (0: when every flow completed, at most 10s)")
-		out       = fs.String("out", "", "directory for result.json and result.md (empty: Markdown on stdout)")
-		quiet     = fs.Bool("quiet", false, "no progress line")
-		cpuprof   = fs.String("cpuprofile", "", "write a CPU profile here")
-		dump      = fs.String("dump-traffic", "", "write the flows to this traffic file too")
-		memprof   = fs.String("memprofile", "", "write a heap profile here at the end")
-		sweep     = fs.String("sweep", "", "run the cells of this sweep file (JSON: common flags and a list of cells' flags) into --out/cell-N")
-		cell      = fs.Int("cell", -1, "with --sweep: run only this cell (default: $JOB_COMPLETION_INDEX, else every cell)")
-	)
-	size, maxSize := 1<<20, 0
-	switchFor := map[string]string{}
+// freeRun is a free-form simulation: a topology, switches from YAML,
+// hosts, a workload, as torsim's flags give them.
+type freeRun struct {
+	topo                           string
+	tiers                          fabric.Tiers
+	hostDelay, fabDelay, coreDelay time.Duration
+	swFile                         string
+	switchFor                      map[string]string
+	opts                           fabric.Options // Switch, SwitchFor, MaxMessage, MaxQPs set from the above
+	wl                             workload.Spec
+	qps                            int
+	op                             string
+	until                          time.Duration
+	out, dump                      string
+	quiet                          bool
+	cpuprof, memprof               string
+	sweep                          string
+	cell                           int
+}
+
+func (f *freeRun) flags(fs *flag.FlagSet) {
+	f.tiers = fabric.DefaultTiers()
+	f.tiers.FabricRate = 0
+	f.switchFor = map[string]string{}
+	f.wl = workload.Spec{Size: 1 << 20}
+	fs.StringVar(&f.topo, "topo", "chain", "topology: chain[:hosts=N], dumbbell[:hosts=N], multipath[:hosts=N,paths=P], link, leafspine[:leaves=L,spines=S,hosts=H], fattree[:k=K]")
+	fs.DurationVar(&f.hostDelay, "delay", time.Microsecond, "propagation delay of host links")
+	fs.DurationVar(&f.fabDelay, "fabric-delay", time.Microsecond, "propagation delay of switch-to-switch links")
+	fs.DurationVar(&f.coreDelay, "core-delay", 0, "propagation delay of a fat tree's core links (0: --fabric-delay)")
+	fs.Var(rateFlag{&f.tiers.HostRate}, "rate", "host link rate, e.g. 100G")
+	fs.Var(rateFlag{&f.tiers.FabricRate}, "fabric-rate", "switch-to-switch link rate (default: --rate)")
+	fs.Var(rateFlag{&f.tiers.CoreRate}, "core-rate", "a fat tree's core link rate (default: --fabric-rate)")
+	fs.StringVar(&f.swFile, "switch", "", "tord YAML every switch is built from, without ports (\"fabric\", \"hosts\", \"all\" in port lists)")
 	fs.Func("switch-for", "NAME=FILE: build switch NAME (or the switches a pattern such as tor* matches) from FILE instead of --switch (repeatable)", func(v string) error {
 		name, file, ok := strings.Cut(v, "=")
 		if !ok {
@@ -130,128 +125,144 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		switchFor[name] = string(b)
+		f.switchFor[name] = string(b)
 		return nil
 	})
-	fs.Var(rateFlag{&ti.HostRate}, "rate", "host link rate, e.g. 100G")
-	fs.Var(rateFlag{&ti.FabricRate}, "fabric-rate", "switch-to-switch link rate (default: --rate)")
-	fs.Var(rateFlag{&ti.CoreRate}, "core-rate", "a fat tree's core link rate (default: --fabric-rate)")
-	fs.Var(bytesFlag{&size}, "size", "flow size of permutation, incast, alltoall, allreduce")
-	fs.Var(bytesFlag{&maxSize}, "max-size", "poisson: cap on flow sizes (0: none)")
-	ti.FabricRate = 0
+	o := &f.opts
+	fs.StringVar(&o.Transport, "transport", "gbn", "hosts' loss recovery: gbn, irn, fasr or dcp")
+	fs.StringVar(&o.CC, "cc", "none", "hosts' congestion control: none, fixed or dcqcn")
+	fs.DurationVar(&o.RTO, "rto", 0, "first retransmission timeout (0: the transport's default)")
+	fs.IntVar(&o.BDP, "bdp", 0, "packets Go-Back-N's, IRN's and FaSR's windows span (0: 128)")
+	fs.IntVar(&o.MTU, "mtu", 1024, "QP MTU")
+	fs.IntVar(&o.Overhead, "overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
+	fs.IntVar(&o.RxRing, "rx-ring", 1024, "frames a port's receive ring holds")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of every random stream")
+	w := &f.wl
+	fs.StringVar(&w.Name, "workload", "permutation", "permutation, incast, alltoall, allreduce, sequence, poisson or file")
+	fs.StringVar(&w.Traffic, "traffic", "", "traffic file for --workload file (src dst size start_ns [after])")
+	fs.StringVar(&w.CDF, "cdf", "websearch", "flow sizes for poisson: websearch, datamining, hadoop or a file")
+	fs.Float64Var(&w.Load, "load", 0.5, "poisson: offered load per host, of its link rate")
+	fs.DurationVar(&w.Duration, "duration", time.Millisecond, "poisson: how long flows arrive")
+	fs.IntVar(&w.Incast, "incast", 8, "incast: senders (to host 0)")
+	fs.IntVar(&w.Count, "count", 100, "sequence: messages from host 0 to the last host")
+	fs.IntVar(&w.Depth, "depth", 1, "sequence: messages in flight")
+	fs.Var(bytesFlag{&w.Size}, "size", "flow size of permutation, incast, alltoall, allreduce")
+	fs.Var(bytesFlag{&w.MaxSize}, "max-size", "poisson: cap on flow sizes (0: none)")
+	fs.IntVar(&f.qps, "qps", 1, "QPs per host pair")
+	fs.StringVar(&f.op, "op", "write", "verb: write or send")
+	fs.DurationVar(&f.until, "until", 0, "stop at this simulated time (0: when every flow completed, at most 10s)")
+	fs.StringVar(&f.out, "out", "", "directory for result.json and result.md (empty: Markdown on stdout)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile here")
+	fs.StringVar(&f.dump, "dump-traffic", "", "write the flows to this traffic file too")
+	fs.StringVar(&f.memprof, "memprofile", "", "write a heap profile here at the end")
+	fs.StringVar(&f.sweep, "sweep", "", "run the cells of this sweep file (JSON: common flags and a list of cells' flags) into --out/cell-N")
+	fs.IntVar(&f.cell, "cell", -1, "with --sweep: run only this cell (default: $JOB_COMPLETION_INDEX, else every cell)")
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("torsim", flag.ContinueOnError)
+	var f freeRun
+	f.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *sweep != "" {
-		if *out == "" {
+	if f.sweep != "" {
+		if f.out == "" {
 			return fmt.Errorf("--sweep needs --out")
 		}
 		// Flags given beside --sweep apply to every cell.
 		var extra []string
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name != "sweep" && f.Name != "cell" && f.Name != "out" && f.Name != "switch-for" {
-				extra = append(extra, "--"+f.Name+"="+f.Value.String())
+		fs.Visit(func(fl *flag.Flag) {
+			if fl.Name != "sweep" && fl.Name != "cell" && fl.Name != "out" && fl.Name != "switch-for" {
+				extra = append(extra, "--"+fl.Name+"="+fl.Value.String())
 			}
 		})
-		return runSweep(*sweep, *cell, *out, extra)
+		return runSweep(f.sweep, f.cell, f.out, extra)
 	}
+	n, flows, ro, err := f.build()
+	if err != nil {
+		return err
+	}
+	return f.simulate(n, flows, ro, "torsim "+strings.Join(args, " "))
+}
+
+// build lays out the network and the flows.
+func (f *freeRun) build() (*fabric.Network, []workload.Flow, fabric.RunOptions, error) {
+	var ro fabric.RunOptions
+	ti := f.tiers
 	if ti.FabricRate == 0 {
 		ti.FabricRate = ti.HostRate
 	}
-	ti.HostDelay, ti.FabricDelay, ti.CoreDelay = sim.Time(*hostDelay)*sim.Nanosecond, sim.Time(*fabDelay)*sim.Nanosecond, sim.Time(*coreDelay)*sim.Nanosecond
-	tp, err := fabric.ParseTopology(*topo, ti)
+	ti.HostDelay, ti.FabricDelay, ti.CoreDelay = sim.Time(f.hostDelay)*sim.Nanosecond, sim.Time(f.fabDelay)*sim.Nanosecond, sim.Time(f.coreDelay)*sim.Nanosecond
+	tp, err := fabric.ParseTopology(f.topo, ti)
 	if err != nil {
-		return err
+		return nil, nil, ro, err
 	}
-	var sw []byte
-	if *swFile != "" {
-		if sw, err = os.ReadFile(*swFile); err != nil {
-			return err
-		}
-	}
-	hosts := len(tp.Hosts())
-	r := rand.New(rand.NewPCG(*seed, sim.Seed(*seed, 6)))
-	var flows []workload.Flow
-	switch *wl {
-	case "permutation":
-		flows = workload.Permutation(hosts, size, r)
-	case "incast":
-		var s []int
-		for i := 1; i <= min(*incast, hosts-1); i++ {
-			s = append(s, i)
-		}
-		flows = workload.Incast(s, 0, size)
-	case "alltoall":
-		flows = workload.AllToAll(hosts, size)
-	case "sequence":
-		flows = workload.Sequence(0, hosts-1, size, *count, *depth)
-	case "allreduce":
-		flows = workload.RingAllReduce(hosts, size)
-	case "poisson":
-		d, err := workload.LoadCDF(*cdf)
+	o := f.opts
+	if f.swFile != "" {
+		sw, err := os.ReadFile(f.swFile)
 		if err != nil {
-			return err
+			return nil, nil, ro, err
 		}
-		flows = workload.Poisson(hosts, d, *load, ti.HostRate, int64(*duration), maxSize, r)
-	case "file":
-		f, err := os.Open(*traffic)
-		if err != nil {
-			return err
-		}
-		flows, err = workload.Read(f)
-		f.Close()
-		if err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("--workload %q: want permutation, incast, alltoall, allreduce, sequence, poisson or file", *wl)
+		o.Switch = string(sw)
 	}
-	if *dump != "" {
-		f, err := os.Create(*dump)
-		if err != nil {
-			return err
-		}
-		if err := workload.Write(f, flows); err != nil {
-			return err
-		}
-		f.Close()
+	o.SwitchFor = f.switchFor
+	flows, err := f.wl.Flows(len(tp.Hosts()), ti.HostRate, rand.New(rand.NewPCG(o.Seed, sim.Seed(o.Seed, 6))))
+	if err != nil {
+		return nil, nil, ro, err
 	}
-	largest := 1
-	for _, f := range flows {
-		largest = max(largest, f.Size)
+	if f.dump != "" {
+		if err := writeTraffic(f.dump, flows); err != nil {
+			return nil, nil, ro, err
+		}
 	}
-	o := fabric.Options{Seed: *seed, Switch: string(sw), SwitchFor: switchFor, Transport: *transport, RTO: *rto, BDP: *bdp, CC: *ccName,
-		MTU: *mtu, Overhead: *overhead, MaxMessage: largest, RxRing: *rxRing, MaxQPs: fabric.QPsNeeded(flows, *qps)}
-	if *overhead == 0 {
+	o.MaxMessage = 1
+	for _, fl := range flows {
+		o.MaxMessage = max(o.MaxMessage, fl.Size)
+	}
+	o.MaxQPs = fabric.QPsNeeded(flows, f.qps)
+	if o.Overhead == 0 {
 		o.Overhead = -1
 	}
-	verb := nic.OpWrite
-	switch *op {
+	ro = fabric.RunOptions{QPs: f.qps, Op: nic.OpWrite, Until: sim.Time(f.until) * sim.Nanosecond}
+	switch f.op {
 	case "write":
 	case "send":
-		verb = nic.OpSend
+		ro.Op = nic.OpSend
 	default:
-		return fmt.Errorf("--op %q: want write or send", *op)
+		return nil, nil, ro, fmt.Errorf("--op %q: want write or send", f.op)
 	}
-	wall := time.Now()
 	n, err := fabric.Build(tp, o)
+	return n, flows, ro, err
+}
+
+func writeTraffic(path string, flows []workload.Flow) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	build := time.Since(wall)
-	if *cpuprof != "" {
-		f, err := os.Create(*cpuprof)
+	if err := workload.Write(f, flows); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// simulate runs the flows, profiled if asked, and writes the results.
+func (f *freeRun) simulate(n *fabric.Network, flows []workload.Flow, ro fabric.RunOptions, command string) error {
+	if f.cpuprof != "" {
+		pf, err := os.Create(f.cpuprof)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
 			return err
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ro := fabric.RunOptions{QPs: *qps, Op: verb, Until: sim.Time(*until) * sim.Nanosecond}
-	if !*quiet {
+	if !f.quiet {
 		ro.Progress = func(p fabric.Progress) {
 			fmt.Fprintf(os.Stderr, "\rtorsim: %.3f ms simulated, %d/%d flows, %.2fM events/s, %s wall, ETA %s   ",
 				float64(p.Now)/float64(sim.Millisecond), p.Done, p.Flows, p.EventsPerSec/1e6, p.Wall.Round(time.Second), p.ETA.Round(time.Second))
@@ -263,45 +274,58 @@ func run(args []string) error {
 		return err
 	}
 	el := time.Since(start)
-	if *memprof != "" {
-		f, err := os.Create(*memprof)
-		if err != nil {
+	if f.memprof != "" {
+		if err := writeHeapProfile(f.memprof); err != nil {
 			return err
 		}
-		if err := pprof.WriteHeapProfile(f); err != nil {
-			return err
-		}
-		f.Close()
 	}
-	if !*quiet {
+	if !f.quiet {
 		fmt.Fprintln(os.Stderr)
 	}
-	res.Command = "torsim " + strings.Join(args, " ")
+	res.Command = command
 	res.Machine = machine()
-	perf := fmt.Sprintf("wall %.2f s (build %.2f s); %.2fM events/s; %.0f ns per packet-hop",
-		el.Seconds(), build.Seconds(), float64(res.Events)/el.Seconds()/1e6, float64(el.Nanoseconds())/float64(max(res.PacketHops, 1)))
-	fmt.Fprintln(os.Stderr, "torsim:", perf)
+	speed := fmt.Sprintf("wall %.2f s; %.2fM events/s; %.0f ns per packet-hop",
+		el.Seconds(), float64(res.Events)/el.Seconds()/1e6, float64(el.Nanoseconds())/float64(max(res.PacketHops, 1)))
+	fmt.Fprintln(os.Stderr, "torsim:", speed)
+	return writeResult(f.out, res, speed)
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeResult writes result.json, result.md and the plots into out, or
+// the Markdown to standard output when out is empty.
+func writeResult(out string, res *fabric.Result, speed string) error {
 	var md strings.Builder
 	res.Markdown(&md)
-	fmt.Fprintf(&md, "\nSpeed on %s: %s (not in result.json, which depends only on the inputs and seed).\n", res.Machine, perf)
-	if *out == "" {
+	fmt.Fprintf(&md, "\nSpeed on %s: %s (not in result.json, which depends only on the inputs and seed).\n", res.Machine, speed)
+	if out == "" {
 		fmt.Print(md.String())
 		return nil
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(res, "", " ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(*out, "result.json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "result.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(*out, "result.md"), []byte(md.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "result.md"), []byte(md.String()), 0o644); err != nil {
 		return err
 	}
-	return writePlots(*out, res)
+	return writePlots(out, res)
 }
 
 // machine describes where the run happened: the CPU model and count

@@ -32,6 +32,9 @@ type PlotSpec struct {
 	// LegendBottom puts the legend bottom left, for lines that fall to
 	// the right.
 	LegendBottom bool
+	// XNames, when set, names the x values 0, 1, … (categories such
+	// as flow size buckets) instead of numbering the axis.
+	XNames []string
 	// Lines, when set, replaces X and Y: each group gives whole lines
 	// (time series), named by Series(g) and the line's name, drawn
 	// without point glyphs. A Shared line (a threshold) is drawn once
@@ -149,7 +152,10 @@ func renderPlot(path string, s PlotSpec, groups []Group) error {
 	}
 	// Top left: the lines of these plots mostly rise to the right. Time
 	// series start at the left: top right.
-	p.Legend.Top, p.Legend.Left = !s.LegendBottom, s.Lines == nil
+	p.Legend.Top, p.Legend.Left = !s.LegendBottom, s.Lines == nil || s.XNames != nil
+	if s.XNames != nil {
+		p.NominalX(s.XNames...)
+	}
 	p.Legend.TextStyle.Color = color.Black
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }
