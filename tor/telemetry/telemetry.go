@@ -17,7 +17,10 @@ import (
 )
 
 // Switch is what one switch exports: its configuration and its workers'
-// pipelines, and what only some switches have.
+// pipelines, and what only some switches have. Its zero value is not
+// ready (Config is required). The collectors Register makes from it read
+// only what the workers and stages publish, so a registry may be
+// gathered from any goroutine while the workers run.
 type Switch struct {
 	// Config is the switch's configuration: Ports names every series'
 	// port label, in the order of every worker's ports; ParsesDCP,
