@@ -269,8 +269,11 @@ func (t Table) Markdown(w io.Writer) {
 func (r *Results) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "# %s\n\n", r.Experiment)
 	fmt.Fprintf(w, "`%s`\n\n", r.Command)
-	fmt.Fprintf(w, "- topology: %s (prefix %s), switch egress %s, poll %s, multipath %s%s\n",
-		r.Topology, r.Options.Prefix, r.Options.Rate, r.Options.Poll, r.Options.Multipath, r.Options.Congestion())
+	where := fmt.Sprintf("prefix %s), switch egress %s, poll %s", r.Options.Prefix, r.Options.Rate, r.Options.Poll)
+	if r.Backend == "torsim" {
+		where = fmt.Sprintf("simulated: torsim), links %s", r.Options.Rate)
+	}
+	fmt.Fprintf(w, "- topology: %s (%s, multipath %s%s\n", r.Topology, where, r.Options.Multipath, r.Options.Congestion())
 	var keys []string
 	for k := range r.Params {
 		keys = append(keys, k)
