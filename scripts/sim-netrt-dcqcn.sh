@@ -10,6 +10,7 @@
 #
 #   scripts/sim-netrt-dcqcn.sh [OUT]
 set -eu
+[ $# -le 1 ] || { echo "usage: $0 [OUT]" >&2; exit 2; }
 out=${1:-results/sim-netrt-dcqcn}
 mkdir -p "$out/cells"
 go build -o "$out/torsim" ./cmd/torsim

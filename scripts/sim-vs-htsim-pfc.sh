@@ -19,9 +19,12 @@
 # HTSIM_DATACENTER_DIR is csg-htsim's sim/datacenter with htsim_roce
 # built (github.com/Broadcom/csg-htsim; build it outside this tree).
 set -eu
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 HTSIM_DATACENTER_DIR [OUT]" >&2; exit 2; }
+[ -x "$1/htsim_roce" ] || { echo "$0: $1 has no htsim_roce: build csg-htsim's sim/datacenter first" >&2; exit 2; }
 h=$(cd "$1" && pwd)
 out=${2:-results/sim-vs-htsim-pfc}
 runs=${RUNS:-3}
+case $runs in '' | *[!0-9]* | 0) echo "$0: RUNS=$runs: want a whole number above 0" >&2; exit 2 ;; esac
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # htsim writes logout.dat and idmap.txt where it runs: there
 go build -o "$out/torsim" ./cmd/torsim
