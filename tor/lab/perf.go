@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"rocetor/nic/perf"
 	"time"
 )
 
@@ -33,15 +34,9 @@ type Transfer struct {
 	Timeout time.Duration     `json:"timeout"`
 }
 
-// FCT is a flow-completion-time summary in microseconds.
-type FCT struct {
-	P50   float64 `json:"p50"`
-	P99   float64 `json:"p99"`
-	P999  float64 `json:"p999"`
-	P9999 float64 `json:"p9999"`
-	Mean  float64 `json:"mean"`
-	Max   float64 `json:"max"`
-}
+// FCT is a flow-completion-time summary in microseconds, as roceperf
+// reports it.
+type FCT = perf.FCT
 
 // Summary is roceperf's JSON summary (roceperf … --json).
 type Summary struct {

@@ -191,7 +191,7 @@ func (r *run) summary(i int, t lab.Transfer, res *fabric.Result) *lab.PerfResult
 		s.DurationS = float64(last-first) / 1e9
 		s.GoodputGbps = float64(s.Bytes) * 8 / s.DurationS / 1e9
 		s.Start, s.End = epoch.Add(time.Duration(first)), epoch.Add(time.Duration(last))
-		s.FCT = lab.FCT(perf.FCTOf(lats))
+		s.FCT = perf.FCTOf(lats)
 	}
 	st := r.net.Hosts[r.src[i]].EP.LiveStats()
 	s.RetxPackets, s.Timeouts = int64(st.Retransmits), int64(st.Timeouts)
