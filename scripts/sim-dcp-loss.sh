@@ -1,13 +1,13 @@
 #!/bin/sh
 # dcp-loss in the fabric simulator at the testbed's parameters: the
 # chain at 1 Gbit/s, 800 WRITEs of 64 KiB at a depth of 8, random loss on
-# both directions of core's port toward tor2 (tor1 in the simulator's
-# names), as tor/lab's dcp-loss configures it: the egress rule trims
-# the DCP data it picks to header-only packets, the ingress rule (what
-# h2 sends back: header-only packets, ACKs, NAKs) destroys what it
-# picks; DCP runs on switches that parse DCP headers (dcp: true, which
-# torsim sets for DCP hosts) and do not trim for depth, GBN on plain
-# ones. Every cell runs with SEEDS, in two timings:
+# both directions of core's port toward tor2, as tor/lab's dcp-loss
+# configures it: the egress rule trims the DCP data it picks to
+# header-only packets, the ingress rule (what h2 sends back:
+# header-only packets, ACKs, NAKs) destroys what it picks; DCP runs on
+# switches that parse DCP headers (dcp: true, which torsim sets for DCP
+# hosts) and do not trim for depth, GBN on plain ones. Every cell runs
+# with SEEDS, in two timings:
 #
 #   link     the links alone: 1 µs per link, hosts at the link rate
 #   testbed  the testbed's timing: 37 µs per link (a ToR-to-ToR round
@@ -38,9 +38,9 @@ for seed in $seeds; do
 		[ $timing = testbed ] && set -- --rate 850M --fabric-rate 1G --delay 37us --fabric-delay 37us
 		run "$timing-dcp-0-s$seed" dcp "$out/plain.yaml" "$@"
 		for loss in 0.0001 0.001 0.01 0.05; do
-			printf 'impair:\n  rules:\n    - {port: tor1, direction: egress, match: fabric, loss: %s, trim: %s}\n    - {port: tor1, direction: ingress, match: fabric, loss: %s}\n' \
+			printf 'impair:\n  rules:\n    - {port: tor2, direction: egress, match: fabric, loss: %s, trim: %s}\n    - {port: tor2, direction: ingress, match: fabric, loss: %s}\n' \
 				"$loss" true "$loss" >"$out/core-dcp-$loss.yaml"
-			printf 'impair:\n  rules:\n    - {port: tor1, direction: egress, match: fabric, loss: %s}\n    - {port: tor1, direction: ingress, match: fabric, loss: %s}\n' \
+			printf 'impair:\n  rules:\n    - {port: tor2, direction: egress, match: fabric, loss: %s}\n    - {port: tor2, direction: ingress, match: fabric, loss: %s}\n' \
 				"$loss" "$loss" >"$out/core-gbn-$loss.yaml"
 			run "$timing-dcp-$loss-s$seed" dcp "$out/core-dcp-$loss.yaml" "$@"
 			run "$timing-gbn-$loss-s$seed" gbn "$out/core-gbn-$loss.yaml" "$@"

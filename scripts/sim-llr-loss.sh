@@ -1,7 +1,7 @@
 #!/bin/sh
 # llr-loss in the fabric simulator at the testbed's parameters: the link
-# topology (h1 — tor1 — tor2 — h2; s0 — s1 in the simulator's names) at
-# 1 Gbit/s, corruption on both directions of tor1's port toward tor2,
+# topology (h1 — tor1 — tor2 — h2, in the simulator as on the testbed)
+# at 1 Gbit/s, corruption on both directions of tor1's port toward tor2,
 # GBN hosts, COUNT WRITEs of 1 MiB one after another, link-local
 # retransmission off, nb or blocking; effective loss (frames the hosts
 # lost after llr), end-to-end retransmissions and goodput as a share of
@@ -14,20 +14,20 @@ ref=${2:-docs/results/llr-loss-2.json}
 count=${3:-1000}
 mkdir -p "$out/cells"
 go build -o "$out/torsim" ./cmd/torsim
-run() { # name, s0 yaml, s1 yaml
+run() { # name, tor1 yaml, tor2 yaml
 	"$out/torsim" --topo link --rate 1G --workload sequence --count "$count" --size 1MiB \
-		--switch-for "s0=$2" --switch-for "s1=$3" --seed 1 --quiet --out "$out/cells/$1" >/dev/null
+		--switch-for "tor1=$2" --switch-for "tor2=$3" --seed 1 --quiet --out "$out/cells/$1" >/dev/null
 }
 : >"$out/off.yaml"
 run clean "$out/off.yaml" "$out/off.yaml"
 for mode in off nb blocking; do
 	llr=""
 	[ "$mode" != off ] && llr="llr: {ports: [fabric], mode: $mode}"
-	printf '%s\n' "$llr" >"$out/s1-$mode.yaml"
+	printf '%s\n' "$llr" >"$out/tor2-$mode.yaml"
 	for loss in 1e-5 1e-4 1e-3 1e-2; do
-		printf '%s\nimpair:\n  rules:\n    - {port: s1, direction: egress, match: fabric, corrupt: %s}\n    - {port: s1, direction: ingress, match: fabric, corrupt: %s}\n' \
-			"$llr" "$loss" "$loss" >"$out/s0-$mode-$loss.yaml"
-		run "$mode-$loss" "$out/s0-$mode-$loss.yaml" "$out/s1-$mode.yaml"
+		printf '%s\nimpair:\n  rules:\n    - {port: tor2, direction: egress, match: fabric, corrupt: %s}\n    - {port: tor2, direction: ingress, match: fabric, corrupt: %s}\n' \
+			"$llr" "$loss" "$loss" >"$out/tor1-$mode-$loss.yaml"
+		run "$mode-$loss" "$out/tor1-$mode-$loss.yaml" "$out/tor2-$mode.yaml"
 	done
 done
 python3 - "$out" "$ref" <<'PY'

@@ -1,8 +1,8 @@
 #!/bin/sh
 # netrt-loss in the fabric simulator at the testbed's parameters (the
-# chain at 1 Gbit/s, loss on both directions of core's port toward tor2 —
-# tor1 in the simulator's names —, 200 WRITEs one after another per
-# cell, GBN hosts, NetRT off and on), beside the testbed's own record.
+# chain at 1 Gbit/s, loss on both directions of core's port toward
+# tor2, 200 WRITEs one after another per cell, GBN hosts, NetRT off and
+# on), beside the testbed's own record.
 #
 #   scripts/sim-netrt-loss.sh [OUT] [TESTBED_JSON]
 #
@@ -28,7 +28,7 @@ netrt:
 YAML
 : >"$out/plain.yaml"
 for loss in 0.001 0.005 0.01 0.05; do
-	printf 'impair:\n  rules:\n    - {port: tor1, direction: egress, match: fabric, loss: %s}\n    - {port: tor1, direction: ingress, match: fabric, loss: %s}\n' \
+	printf 'impair:\n  rules:\n    - {port: tor2, direction: egress, match: fabric, loss: %s}\n    - {port: tor2, direction: ingress, match: fabric, loss: %s}\n' \
 		"$loss" "$loss" >"$out/core-$loss.yaml"
 	for size in 10000 100000 1000000; do
 		for mode in plain netrt; do

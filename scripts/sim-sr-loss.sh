@@ -2,9 +2,8 @@
 # sr-loss in the fabric simulator at the testbed's parameters: the chain
 # with 1 Gbit/s links, hosts paced at 200 Mbit/s (host links at 200M),
 # 5,000 WRITEs of 8 KiB at a depth of 32 (256 KiB), loss on both
-# directions of core's port toward tor2 (tor1 in the simulator's
-# names), each transport's goodput as a share of its lossless run,
-# beside the testbed's record.
+# directions of core's port toward tor2, each transport's goodput as a
+# share of its lossless run, beside the testbed's record.
 #
 #   scripts/sim-sr-loss.sh [OUT] [TESTBED_JSON]
 set -eu
@@ -16,9 +15,9 @@ go build -o "$out/torsim" ./cmd/torsim
 printf 'netrt:\n  fabric: [fabric]\n  pool_bytes: 2MiB\n  pool_frames: 2048\n  hold: 20ms\n  tail_probe: 4ms\n  buffer_bytes: 2MiB\n  buffer_frames: 2048\n  request_interval: 1ms\n  max_requests: 8\n  window: 500us\n' >"$out/netrt.yaml"
 for loss in 0 0.0001 0.001 0.005 0.01 0.02; do
 	trim=""
-	printf 'impair:\n  rules:\n    - {port: tor1, direction: egress, match: fabric, loss: %s}\n    - {port: tor1, direction: ingress, match: fabric, loss: %s}\n' \
+	printf 'impair:\n  rules:\n    - {port: tor2, direction: egress, match: fabric, loss: %s}\n    - {port: tor2, direction: ingress, match: fabric, loss: %s}\n' \
 		"$loss" "$loss" >"$out/core-$loss.yaml"
-	printf 'impair:\n  rules:\n    - {port: tor1, direction: egress, match: fabric, loss: %s, trim: true}\n    - {port: tor1, direction: ingress, match: fabric, loss: %s, trim: true}\n' \
+	printf 'impair:\n  rules:\n    - {port: tor2, direction: egress, match: fabric, loss: %s, trim: true}\n    - {port: tor2, direction: ingress, match: fabric, loss: %s, trim: true}\n' \
 		"$loss" "$loss" >"$out/core-trim-$loss.yaml"
 	for t in gbn irn fasr netrt dcp; do
 		sw=plain tr=$t core=core-$loss

@@ -21,6 +21,7 @@ import (
 	"rocetor/nic"
 	"rocetor/tor/fabric"
 	"rocetor/tor/lab"
+	"rocetor/tor/topo"
 	"rocetor/tor/workload"
 )
 
@@ -85,9 +86,9 @@ func (b bytesFlag) Set(s string) error {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("torsim", flag.ContinueOnError)
-	ti := fabric.DefaultTiers()
+	ti := topo.DefaultTiers()
 	var (
-		topo      = fs.String("topo", "chain", "topology: chain[:hosts=N], dumbbell[:hosts=N], multipath[:hosts=N,paths=P], link, leafspine[:leaves=L,spines=S,hosts=H], fattree[:k=K]")
+		shape     = fs.String("topo", "chain", "topology: "+topo.Syntax+" (tor/topo)")
 		hostDelay = fs.Duration("delay", time.Microsecond, "propagation delay of host links")
 		fabDelay  = fs.Duration("fabric-delay", time.Microsecond, "propagation delay of switch-to-switch links")
 		coreDelay = fs.Duration("core-delay", 0, "propagation delay of a fat tree's core links (0: --fabric-delay)")
@@ -159,7 +160,7 @@ func run(args []string) error {
 		ti.FabricRate = ti.HostRate
 	}
 	ti.HostDelay, ti.FabricDelay, ti.CoreDelay = sim.Time(*hostDelay)*sim.Nanosecond, sim.Time(*fabDelay)*sim.Nanosecond, sim.Time(*coreDelay)*sim.Nanosecond
-	tp, err := fabric.ParseTopology(*topo, ti)
+	tp, err := topo.Parse(*shape, ti)
 	if err != nil {
 		return err
 	}

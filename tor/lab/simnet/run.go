@@ -12,6 +12,7 @@ import (
 	"rocetor/nic/perf"
 	"rocetor/tor/fabric"
 	"rocetor/tor/lab"
+	"rocetor/tor/topo"
 	"rocetor/tor/workload"
 )
 
@@ -104,29 +105,29 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 // rate (the switches' port rates and the bottleneck are in their
 // configurations, as on the testbed), a sending host's link at its
 // transfer's rate (roceperf paces the client there).
-func (f *Fabric) topology(ts []lab.Transfer) (fabric.Topology, error) {
+func (f *Fabric) topology(ts []lab.Transfer) (topo.Topology, error) {
 	p := f.plan
 	rate, err := parseRate(p.Options.Rate)
 	if err != nil {
-		return fabric.Topology{}, err
+		return topo.Topology{}, err
 	}
 	hostRate := map[string]uint64{}
 	for _, t := range ts {
 		if t.Rate != "" && t.Rate != "0" {
 			r, err := parseRate(t.Rate)
 			if err != nil {
-				return fabric.Topology{}, err
+				return topo.Topology{}, err
 			}
 			hostRate[t.From] = r
 		}
 	}
-	t := fabric.Topology{Name: p.Options.Topology}
+	t := topo.Topology{Name: p.Options.Topology}
 	idx := map[string]int{}
 	for _, n := range p.Nodes {
 		idx[n.Name] = len(t.Nodes)
-		spec := fabric.NodeSpec{Name: n.Name, Role: fabric.Host}
+		spec := topo.NodeSpec{Name: n.Name, Role: topo.Host}
 		if n.Kind == lab.SwitchNode {
-			spec.Role, spec.Tier = fabric.Switch, 1
+			spec.Role, spec.Tier = topo.Switch, 1
 			if n.Role == lab.RoleCore {
 				spec.Tier = 2
 			}
@@ -134,7 +135,7 @@ func (f *Fabric) topology(ts []lab.Transfer) (fabric.Topology, error) {
 		t.Nodes = append(t.Nodes, spec)
 	}
 	for _, l := range p.Links {
-		ls := fabric.LinkSpec{A: idx[l.A.Node], B: idx[l.B.Node], RateBps: rate, Delay: sim.Time(f.b.FabricDelay) * sim.Nanosecond}
+		ls := topo.LinkSpec{A: idx[l.A.Node], B: idx[l.B.Node], RateBps: rate, Delay: sim.Time(f.b.FabricDelay) * sim.Nanosecond}
 		for _, e := range []lab.End{l.A, l.B} {
 			if p.Node(e.Node).Kind == lab.HostNode {
 				ls.Delay = sim.Time(f.b.HostDelay) * sim.Nanosecond
