@@ -21,6 +21,7 @@ import (
 	"rocetor/nic"
 	"rocetor/tor/fabric"
 	"rocetor/tor/lab"
+	"rocetor/tor/topo"
 	"rocetor/tor/workload"
 )
 
@@ -87,7 +88,7 @@ func (b bytesFlag) Set(s string) error {
 // hosts, a workload, as torsim's flags give them.
 type freeRun struct {
 	topo                           string
-	tiers                          fabric.Tiers
+	tiers                          topo.Tiers
 	hostDelay, fabDelay, coreDelay time.Duration
 	swFile                         string
 	switchFor                      map[string]string
@@ -104,11 +105,11 @@ type freeRun struct {
 }
 
 func (f *freeRun) flags(fs *flag.FlagSet) {
-	f.tiers = fabric.DefaultTiers()
+	f.tiers = topo.DefaultTiers()
 	f.tiers.FabricRate = 0
 	f.switchFor = map[string]string{}
 	f.wl = workload.Spec{Size: 1 << 20}
-	fs.StringVar(&f.topo, "topo", "chain", "topology: chain[:hosts=N], dumbbell[:hosts=N], multipath[:hosts=N,paths=P], link, leafspine[:leaves=L,spines=S,hosts=H], fattree[:k=K]")
+	fs.StringVar(&f.topo, "topo", "chain", "topology: "+topo.Syntax+" (tor/topo)")
 	fs.DurationVar(&f.hostDelay, "delay", time.Microsecond, "propagation delay of host links")
 	fs.DurationVar(&f.fabDelay, "fabric-delay", time.Microsecond, "propagation delay of switch-to-switch links")
 	fs.DurationVar(&f.coreDelay, "core-delay", 0, "propagation delay of a fat tree's core links (0: --fabric-delay)")
@@ -195,7 +196,7 @@ func (f *freeRun) build() (*fabric.Network, []workload.Flow, fabric.RunOptions, 
 		ti.FabricRate = ti.HostRate
 	}
 	ti.HostDelay, ti.FabricDelay, ti.CoreDelay = sim.Time(f.hostDelay)*sim.Nanosecond, sim.Time(f.fabDelay)*sim.Nanosecond, sim.Time(f.coreDelay)*sim.Nanosecond
-	tp, err := fabric.ParseTopology(f.topo, ti)
+	tp, err := topo.Parse(f.topo, ti)
 	if err != nil {
 		return nil, nil, ro, err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"rocetor/dataplane/sim"
+	"rocetor/tor/topo"
 	"rocetor/tor/workload"
 )
 
@@ -97,12 +98,12 @@ func fabricPortOf(t *testing.T, n *Network, sw int) int {
 }
 
 // dumbbellRun runs flows on a dumbbell of hosts hosts a side at 10
-// Gbit/s everywhere, probing s0's port toward s1 every 20 µs.
+// Gbit/s everywhere, probing tor1's port toward tor2 every 20 µs.
 func dumbbellRun(t *testing.T, rate uint64, hosts int, o Options, flows []workload.Flow) (*Result, *probe) {
 	t.Helper()
-	ti := DefaultTiers()
+	ti := topo.DefaultTiers()
 	ti.HostRate, ti.FabricRate = rate, rate
-	tp := Dumbbell(hosts, ti)
+	tp := topo.Dumbbell(hosts, hosts, ti)
 	o.MaxQPs = QPsNeeded(flows, 1)
 	n, err := Build(tp, o)
 	if err != nil {

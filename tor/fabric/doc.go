@@ -7,9 +7,11 @@
 // the verbs roceperf posts, all stepped by dataplane/sim over virtual
 // links.
 //
-// Topologies (topo.go) are the testbed's chain, dumbbell, multipath and
-// link, leaf-spine with any oversubscription, and k-ary fat trees up to
-// k = 16 (1,024 hosts), with link rates and delays per tier. Addresses
+// Topologies are tor/topo's, the lab's one description of a shape: the
+// testbed's chain, dumbbell, multipath and link with the testbed's node
+// names (h1…, tor1, core or core1…, tor2), leaf-spine with any
+// oversubscription, and k-ary fat trees up to k = 16 (1,024 hosts),
+// with link rates and delays per tier. Addresses
 // follow the topology: the hosts of the i-th ToR are 10.i/24 (.1, .2, …),
 // each switch has an address of its own (11.0.0.0/8) that its neighbours
 // route to. Routes go into tor/fwd's FIB directly, with no netlink: a /32

@@ -7,14 +7,15 @@ import (
 	"testing"
 
 	"rocetor/nic"
+	"rocetor/tor/topo"
 	"rocetor/tor/workload"
 )
 
-func run(t *testing.T, topo string, o Options, flows func(hosts int) []workload.Flow) *Result {
+func run(t *testing.T, shape string, o Options, flows func(hosts int) []workload.Flow) *Result {
 	t.Helper()
-	ti := DefaultTiers()
+	ti := topo.DefaultTiers()
 	ti.HostRate, ti.FabricRate = 10e9, 10e9
-	tp, err := ParseTopology(topo, ti)
+	tp, err := topo.Parse(shape, ti)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestDeterminism(t *testing.T) {
 // TestSendAndQPs: SEND flows (a receive posted for each) and several QPs
 // per pair, every flow over its pair's QPs in turn.
 func TestSendAndQPs(t *testing.T) {
-	tp, err := ParseTopology("dumbbell:hosts=2", DefaultTiers())
+	tp, err := topo.Parse("dumbbell:hosts=2", topo.DefaultTiers())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestSendAndQPs(t *testing.T) {
 // TestSwitchFor: a switch named, or matched by a pattern, is built from
 // its own YAML.
 func TestSwitchFor(t *testing.T) {
-	tp := FatTree(4, DefaultTiers())
+	tp := topo.FatTree(4, topo.DefaultTiers())
 	n, err := Build(tp, Options{Seed: 1, Switch: "ecn: {}\n", SwitchFor: map[string]string{
 		"core*": "forwarding: {multipath: spray}\n", "core0": "trim: {}\n"}})
 	if err != nil {
@@ -127,9 +128,9 @@ func TestSwitchFor(t *testing.T) {
 // TestHostPauseRate: a host times PFC quanta at its link's rate, as a
 // NIC does, so a pause from a 1 Gbit/s ToR lasts what the ToR meant.
 func TestHostPauseRate(t *testing.T) {
-	ti := DefaultTiers()
+	ti := topo.DefaultTiers()
 	ti.HostRate, ti.FabricRate = 1e9, 10e9
-	n, err := Build(Chain(1, ti), Options{Seed: 1, MaxQPs: 4})
+	n, err := Build(topo.Chain(1, ti), Options{Seed: 1, MaxQPs: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,21 +6,22 @@ import (
 
 	"rocetor/dataplane/sim"
 	"rocetor/nic/cc"
+	"rocetor/tor/topo"
 	"rocetor/tor/workload"
 )
 
 // testbedIncast is dcqcn-incast's dumbbell at the namespace testbed's
-// rates, delay on every link: senders hosts behind s0 (tor1) writing each to a receiver of
-// its own behind s1 (tor2), the senders' links and the s0–s1 link at
-// 200 Mbit/s (s0's port toward s1 is the bottleneck), the receivers'
+// rates, delay on every link: senders hosts behind tor1 writing each to a receiver of
+// its own behind tor2, the senders' links and the tor1–tor2 link at
+// 200 Mbit/s (tor1's port toward tor2 is the bottleneck), the receivers'
 // at 1 Gbit/s; count WRITEs of 64 KiB per sender, 16 in flight, as
 // roceperf posts them.
-func testbedIncast(senders, count int, delay sim.Time) (Topology, []workload.Flow) {
-	ti := Tiers{HostRate: 200e6, FabricRate: 200e6, HostDelay: delay, FabricDelay: delay}
-	tp := Dumbbell(senders, ti)
+func testbedIncast(senders, count int, delay sim.Time) (topo.Topology, []workload.Flow) {
+	ti := topo.Tiers{HostRate: 200e6, FabricRate: 200e6, HostDelay: delay, FabricDelay: delay}
+	tp := topo.Dumbbell(senders, senders, ti)
 	for i := range tp.Links {
 		l := &tp.Links[i]
-		if tp.Nodes[l.A].Role == Host && tp.Nodes[l.B].Name == "s1" {
+		if tp.Nodes[l.A].Name == "tor2" && tp.Nodes[l.B].Part == topo.Receiver {
 			l.RateBps = 1e9
 		}
 	}
@@ -60,7 +61,7 @@ const testbedNetRT = "netrt: {fabric: [fabric], pool_bytes: 2MiB, pool_frames: 2
 // by sw and then by sw and testbedNetRT: the hosts' go-back-N alone,
 // then behind NetRT. attach, if not nil, sees each network before its
 // run (a probe, a stall).
-func gbnAndNetRT(t *testing.T, tp Topology, flows []workload.Flow, sw string, o Options, attach func(*Network)) (res [2]*Result) {
+func gbnAndNetRT(t *testing.T, tp topo.Topology, flows []workload.Flow, sw string, o Options, attach func(*Network)) (res [2]*Result) {
 	t.Helper()
 	o.Seed, o.MaxQPs = 1, QPsNeeded(flows, 1)
 	for i, y := range []string{sw, sw + testbedNetRT} {

@@ -19,10 +19,11 @@ import (
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
 	"rocetor/tor/pipeline"
+	"rocetor/tor/topo"
 	"rocetor/tor/workload"
 )
 
-// Options say how a Network is built from a Topology.
+// Options say how a Network is built from a topo.Topology.
 type Options struct {
 	// Seed seeds every random stream: each switch's ECMP hash, ECN
 	// marking and impairment, each host's QPs' first PSNs.
@@ -35,10 +36,10 @@ type Options struct {
 	// that kind. Empty: forwarding alone.
 	Switch string
 	// SwitchFor replaces Switch for the switches it names (by topology
-	// name: "core", "tor0", "agg1-0", or a path.Match pattern, "agg*",
+	// name: "core", "tor1", "agg1-0", or a path.Match pattern, "agg*",
 	// the first in sorted order that matches; a name beats a pattern),
-	// e.g. to impair one port of one switch as the testbed does. Ports are named after the node they
-	// lead to ("tor1" on core).
+	// e.g. to impair one port of one switch as the testbed does. Ports
+	// are named after the node they lead to ("tor2" on core).
 	SwitchFor map[string]string
 	// Transport is the hosts' loss recovery: gbn, irn, fasr or dcp
 	// (default gbn); RTO its first retransmission timeout (0: the
@@ -132,7 +133,7 @@ const (
 // Network is a topology built: switches and hosts on one simulation.
 type Network struct {
 	Sim      *sim.Sim
-	Topo     Topology
+	Topo     topo.Topology
 	Switches []*SwitchNode
 	Hosts    []*HostNode
 	Opts     Options
@@ -156,7 +157,7 @@ type end struct {
 // their ports, and routes from the topology in every switch's FIB
 // (shortest paths, every equal-cost next hop in the group). QPs are
 // set up later, by Pairs.
-func Build(t Topology, o Options) (*Network, error) {
+func Build(t topo.Topology, o Options) (*Network, error) {
 	o.setDefaults()
 	n := &Network{Sim: sim.New(), Topo: t, Opts: o, byNode: make([]int, len(t.Nodes))}
 	n.scratch = make([]byte, o.MaxMessage)
@@ -180,7 +181,7 @@ func Build(t Topology, o Options) (*Network, error) {
 	// own, the gateway its neighbours route to.
 	tor := 0
 	for i, nd := range t.Nodes {
-		if nd.Role != Switch {
+		if nd.Role != topo.Switch {
 			continue
 		}
 		s := &SwitchNode{Name: nd.Name, Index: len(n.Switches)}
@@ -189,7 +190,7 @@ func Build(t Topology, o Options) (*Network, error) {
 		n.Switches = append(n.Switches, s)
 		hosts := 0
 		for _, e := range ports[i] {
-			if t.Nodes[e.peer].Role == Host {
+			if t.Nodes[e.peer].Role == topo.Host {
 				hosts++
 			}
 		}
@@ -198,7 +199,7 @@ func Build(t Topology, o Options) (*Network, error) {
 		}
 		j := 0
 		for _, e := range ports[i] {
-			if t.Nodes[e.peer].Role != Host {
+			if t.Nodes[e.peer].Role != topo.Host {
 				continue
 			}
 			j++
@@ -220,7 +221,7 @@ func Build(t Topology, o Options) (*Network, error) {
 	mems := make([]*dataplane.Mem, len(t.Nodes))
 	for i, nd := range t.Nodes {
 		frames, size := 4096, 2048
-		if nd.Role == Switch {
+		if nd.Role == topo.Switch {
 			cfg, err := n.switchConfig(n.Switches[n.byNode[i]], ports[i])
 			if err != nil {
 				return nil, err
@@ -238,7 +239,7 @@ func Build(t Topology, o Options) (*Network, error) {
 		mems[i] = mem
 		for pi := range ports[i] {
 			name := n.portName(ports[i], pi)
-			if nd.Role == Host {
+			if nd.Role == topo.Host {
 				name = "eth0"
 			}
 			simPorts[i] = append(simPorts[i], sim.NewPort(n.Sim, name, macs[i][pi], mem, o.RxRing))
@@ -258,7 +259,7 @@ func Build(t Topology, o Options) (*Network, error) {
 	}
 	clock := func() int64 { return n.Sim.Now() / sim.Nanosecond }
 	for i, nd := range t.Nodes {
-		if nd.Role == Switch {
+		if nd.Role == topo.Switch {
 			if err := n.buildSwitch(n.Switches[n.byNode[i]], ports, i, mems[i], simPorts[i], macs, clock); err != nil {
 				return nil, err
 			}
@@ -313,7 +314,7 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	for _, e := range ends {
 		name := n.portName(ends, e.port)
 		all = append(all, name)
-		if n.Topo.Nodes[e.peer].Role == Host {
+		if n.Topo.Nodes[e.peer].Role == topo.Host {
 			hosts = append(hosts, name)
 			s.kinds = append(s.kinds, hostPort)
 		} else {
@@ -449,7 +450,7 @@ func (n *Network) routes(s *SwitchNode, ports [][]end, node int, macs [][]rocev2
 	tc := &fwd.TableConfig{Local: []netip.Addr{s.Addr}}
 	for _, e := range ports[node] {
 		peer := t.Nodes[e.peer]
-		if peer.Role == Host {
+		if peer.Role == topo.Host {
 			h := n.Hosts[n.byNode[e.peer]]
 			tc.Routes = append(tc.Routes, fwd.Route{Prefix: netip.PrefixFrom(h.IP, 32), NextHops: []fwd.NextHop{{Port: uint16(e.port)}}})
 			tc.Neighbours = append(tc.Neighbours, fwd.Neighbour{Port: uint16(e.port), Addr: h.IP, MAC: h.MAC})
@@ -465,7 +466,7 @@ func (n *Network) routes(s *SwitchNode, ports [][]end, node int, macs [][]rocev2
 		dist := n.hops(dst)
 		var hops []fwd.NextHop
 		for _, e := range ports[node] {
-			if t.Nodes[e.peer].Role == Switch && dist[e.peer] == dist[node]-1 {
+			if t.Nodes[e.peer].Role == topo.Switch && dist[e.peer] == dist[node]-1 {
 				hops = append(hops, fwd.NextHop{Port: uint16(e.port), Gateway: n.Switches[n.byNode[e.peer]].Addr})
 			}
 		}
@@ -482,7 +483,7 @@ func (n *Network) routes(s *SwitchNode, ports [][]end, node int, macs [][]rocev2
 func (n *Network) tors() []int {
 	var out []int
 	for i := range n.Topo.Nodes {
-		if n.Topo.Nodes[i].Role == Switch && n.firstHost(i) >= 0 {
+		if n.Topo.Nodes[i].Role == topo.Switch && n.firstHost(i) >= 0 {
 			out = append(out, i)
 		}
 	}
@@ -496,7 +497,7 @@ func (n *Network) firstHost(sw int) int {
 			n.first[i] = -1
 		}
 		for i, nd := range n.Topo.Nodes {
-			if nd.Role != Switch {
+			if nd.Role != topo.Switch {
 				continue
 			}
 			for _, h := range n.Hosts {
@@ -532,7 +533,7 @@ func (n *Network) hops(dst int) []int {
 	for len(q) > 0 {
 		x := q[0]
 		q = q[1:]
-		if x != dst && t.Nodes[x].Role == Host {
+		if x != dst && t.Nodes[x].Role == topo.Host {
 			continue
 		}
 		for _, li := range adj[x] {

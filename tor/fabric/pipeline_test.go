@@ -11,6 +11,7 @@ import (
 	"rocetor/rocev2"
 	"rocetor/tor/fwd"
 	"rocetor/tor/pipeline"
+	"rocetor/tor/topo"
 )
 
 // TestSamePipeline: every switch the simulator builds is the pipeline
@@ -31,7 +32,7 @@ pfc: {xoff: 64KiB, xon: 32KiB, ports: [hosts]}
 impair:
   rules: [{port: fabric, direction: egress, match: roce, loss: 0.001}]
 `
-	tp := Chain(1, DefaultTiers())
+	tp := topo.Chain(1, topo.DefaultTiers())
 	n, err := Build(tp, Options{Seed: 9, Switch: tmpl, Transport: "dcp"})
 	if err != nil {
 		t.Fatal(err)

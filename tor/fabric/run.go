@@ -10,6 +10,7 @@ import (
 
 	"rocetor/dataplane/sim"
 	"rocetor/nic"
+	"rocetor/tor/topo"
 	"rocetor/tor/workload"
 )
 
@@ -313,12 +314,12 @@ func (n *Network) idealFCT(f workload.Flow) int64 {
 // path returns the links of one shortest path from host a to host b.
 // The hop counts to each destination host are kept, so a run of many
 // flows walks the topology once per destination.
-func (n *Network) path(a, b int) []LinkSpec {
+func (n *Network) path(a, b int) []topo.LinkSpec {
 	t := &n.Topo
 	src, dst := n.hostNode(a), n.hostNode(b)
 	adj := n.adjacency()
 	d := n.hops(dst)
-	var out []LinkSpec
+	var out []topo.LinkSpec
 	for x := src; x != dst && d[x] > 0; {
 		next := -1
 		for _, li := range adj[x] {
@@ -341,7 +342,7 @@ func (n *Network) hostNode(h int) int {
 	if n.hostNd == nil {
 		n.hostNd = make([]int, len(n.Hosts))
 		for i := range n.Topo.Nodes {
-			if n.Topo.Nodes[i].Role == Host {
+			if n.Topo.Nodes[i].Role == topo.Host {
 				n.hostNd[n.byNode[i]] = i
 			}
 		}

@@ -18,7 +18,10 @@
 // Plan lays a topology out as data (nodes, links, addresses, routes,
 // impair sites, the management network) and TordConfigs derives every
 // switch's configuration from it: both are pure functions of Options,
-// tested without root. Transfer, Summary and PerfResult are a transfer
+// tested without root. The nodes and links are tor/topo's shape
+// (Options.Topo), kept in the plan as Plan.Topo: the one description
+// of the topology both backends build, the simulator with its own
+// rates and delays on the links. Transfer, Summary and PerfResult are a transfer
 // and what its endpoints report, whoever runs it; Sample is one scrape
 // of a switch's rocetor_ metrics.
 //

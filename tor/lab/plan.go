@@ -1,15 +1,16 @@
 package lab
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"rocetor/dataplane"
+	"rocetor/tor/topo"
 )
 
 // ErrUsage wraps every error in what the user asked for (flags, names,
@@ -243,12 +244,13 @@ const (
 	SwitchNode Kind = "switch"
 )
 
-// Roles of nodes within a topology, for experiments to find them by.
+// Roles of nodes within a topology, for experiments to find them by:
+// the parts of tor/topo's testbed shapes.
 const (
-	RoleSender   = "sender"   // a host behind tor1
-	RoleReceiver = "receiver" // a host behind tor2
-	RoleToR      = "tor"
-	RoleCore     = "core"
+	RoleSender   = string(topo.Sender)   // a host behind tor1
+	RoleReceiver = string(topo.Receiver) // a host behind tor2
+	RoleToR      = string(topo.ToR)
+	RoleCore     = string(topo.Core)
 )
 
 // Node is one network namespace.
@@ -307,6 +309,40 @@ type Plan struct {
 	Routes  []Route    `json:"routes"`
 	Sites   []Site     `json:"impair_sites"`
 	Mgmt    []MgmtLink `json:"mgmt,omitempty"` // with --mgmt: a veth from the host to each switch
+	// Topo is the topology Nodes and Links lay out, node for node and
+	// link for link in the same order (Options.Topo, without rates or
+	// delays: each backend sets its own). It is not written with the
+	// plan; reading a plan lays it out again from the options.
+	Topo topo.Topology `json:"-"`
+}
+
+// UnmarshalJSON reads a plan as encoding/json writes it (a testbed's
+// state file) and lays Topo out again from its options.
+func (p *Plan) UnmarshalJSON(b []byte) error {
+	type plain Plan
+	if err := json.Unmarshal(b, (*plain)(p)); err != nil {
+		return err
+	}
+	p.Topo = p.Options.Topo()
+	return nil
+}
+
+// Topo returns the topology the options describe, tor/topo's shape of
+// that name with the testbed's senders, receivers and paths, no rates
+// and no delays; an unknown topology is empty.
+func (o *Options) Topo() topo.Topology {
+	var none topo.Tiers
+	switch o.Topology {
+	case "chain":
+		return topo.Chain(1, none)
+	case "link":
+		return topo.Link(none)
+	case "dumbbell":
+		return topo.Dumbbell(o.Senders, o.Receivers, none)
+	case "multipath":
+		return topo.Multipath(o.Senders, o.Receivers, o.Paths, none)
+	}
+	return topo.Topology{}
 }
 
 // Peer returns the end of the link at the other side of node's iface.
@@ -392,14 +428,22 @@ func (p *Plan) Addr6(node string) netip.Addr {
 }
 
 // Bottleneck returns the port where the senders' flows meet on their way
-// to the receivers: tor1's first port toward another switch (tor2 on the
-// dumbbell and the link, core on the chain, core1 on multipath). Its
-// data queue is what the congestion experiments watch.
+// to the receivers, the topology's (topo.Topology.Bottleneck): tor1's
+// first port toward another switch (tor2 on the dumbbell and the link,
+// core on the chain, core1 on multipath). Its data queue is what the
+// congestion experiments watch.
 func (p *Plan) Bottleneck() (node, port string) {
-	if ports := p.switchPorts("tor1"); len(ports) > 0 {
-		return "tor1", ports[0]
+	n, l, ok := p.Topo.Bottleneck()
+	if !ok || l >= len(p.Links) {
+		return "tor1", ""
 	}
-	return "tor1", ""
+	node = p.Topo.Nodes[n].Name
+	for _, e := range []End{p.Links[l].A, p.Links[l].B} {
+		if e.Node == node {
+			return node, e.Iface
+		}
+	}
+	return node, ""
 }
 
 // Shape returns a one-line picture of the topology.
@@ -437,55 +481,35 @@ func host(v4, v6 netip.Prefix, n byte) (netip.Prefix, netip.Prefix) {
 	return netip.PrefixFrom(netip.AddrFrom4(a4), 24), netip.PrefixFrom(netip.AddrFrom16(a6), 64)
 }
 
-// NewPlan lays out the topology the options describe. Every topology is
-// tor1 and tor2 with hosts behind each, joined directly (dumbbell, link)
-// or through core switches (chain: one, multipath: K).
+// NewPlan lays out the topology the options describe (Options.Topo,
+// tor/topo's shape): its nodes as namespaces and its links as veths, in
+// the topology's order, then the testbed's own addresses, routes,
+// impair sites and management network. Every topology is tor1 and tor2
+// with hosts behind each, joined directly (dumbbell, link) or through
+// core switches (chain: one, multipath: K).
 func NewPlan(o Options) (*Plan, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	var left, right, cores int
-	switch o.Topology {
-	case "chain":
-		left, right, cores = 1, 1, 1
-	case "link":
-		left, right, cores = 1, 1, 0
-	case "dumbbell":
-		left, right, cores = o.Senders, o.Receivers, 0
-	case "multipath":
-		left, right, cores = o.Senders, o.Receivers, o.Paths
-	}
-	p := &Plan{Options: o}
-	add := func(name string, k Kind, role string) {
-		p.Nodes = append(p.Nodes, Node{Name: name, Kind: k, Role: role, Netns: o.Prefix + name})
-	}
+	p := &Plan{Options: o, Topo: o.Topo()}
+	t := &p.Topo
 	var lefts, rights, coreNames []string
-	for i := 1; i <= left+right; i++ {
-		name := "h" + strconv.Itoa(i)
-		if i <= left {
-			lefts = append(lefts, name)
-		} else {
-			rights = append(rights, name)
+	for _, n := range t.Nodes {
+		k := HostNode
+		if n.Role == topo.Switch {
+			k = SwitchNode
+		}
+		p.Nodes = append(p.Nodes, Node{Name: n.Name, Kind: k, Role: string(n.Part), Netns: o.Prefix + n.Name})
+		switch n.Part {
+		case topo.Sender:
+			lefts = append(lefts, n.Name)
+		case topo.Receiver:
+			rights = append(rights, n.Name)
+		case topo.Core:
+			coreNames = append(coreNames, n.Name)
 		}
 	}
-	for k := 1; k <= cores; k++ {
-		name := "core"
-		if o.Topology == "multipath" {
-			name = "core" + strconv.Itoa(k)
-		}
-		coreNames = append(coreNames, name)
-	}
-	for _, h := range lefts {
-		add(h, HostNode, RoleSender)
-	}
-	add("tor1", SwitchNode, RoleToR)
-	for _, c := range coreNames {
-		add(c, SwitchNode, RoleCore)
-	}
-	add("tor2", SwitchNode, RoleToR)
-	for _, h := range rights {
-		add(h, HostNode, RoleReceiver)
-	}
+	cores := len(coreNames)
 
 	end := func(node, iface string, v4, v6 netip.Prefix) End {
 		e := End{Node: node, Iface: iface, V4: v4}
@@ -504,24 +528,33 @@ func NewPlan(o Options) (*Plan, error) {
 		s4, s6 := subnet(0, i+1)
 		hostNets[h] = [2]netip.Prefix{s4, s6}
 	}
-	// Host links first, switch side .1, in the order h1 … hN.
-	for _, h := range lefts {
-		n := hostNets[h]
-		link("tor1", h, h, "eth0", n[0], n[1])
-	}
-	if cores == 0 {
-		s4, s6 := subnet(1, 1)
-		link("tor1", "tor2", "tor2", "tor1", s4, s6)
-	}
+	// The topology's links in its order (the senders' host links, the
+	// switches', the receivers'), named and addressed as the comment
+	// on subnet says: a switch's interface is named after its peer, a
+	// host's is eth0, the switch side of a host link is .1.
+	coreK := map[string]int{}
 	for k, c := range coreNames {
-		s4, s6 := subnet(1, k+1)
-		link("tor1", c, c, "tor1", s4, s6)
-		s4, s6 = subnet(2, k+1)
-		link(c, "tor2", "tor2", c, s4, s6)
+		coreK[c] = k + 1
 	}
-	for _, h := range rights {
-		n := hostNets[h]
-		link("tor2", h, h, "eth0", n[0], n[1])
+	for _, l := range t.Links {
+		a, b := t.Nodes[l.A], t.Nodes[l.B]
+		if a.Role == topo.Host {
+			a, b = b, a
+		}
+		var s4, s6 netip.Prefix
+		switch {
+		case b.Role == topo.Host:
+			n := hostNets[b.Name]
+			link(a.Name, b.Name, b.Name, "eth0", n[0], n[1])
+			continue
+		case coreK[b.Name] > 0: // tor1 — core k
+			s4, s6 = subnet(1, coreK[b.Name])
+		case coreK[a.Name] > 0: // core k — tor2
+			s4, s6 = subnet(2, coreK[a.Name])
+		default: // tor1 — tor2
+			s4, s6 = subnet(1, 1)
+		}
+		link(a.Name, b.Name, b.Name, a.Name, s4, s6)
 	}
 
 	// Routes: hosts default via their ToR; each switch to the host

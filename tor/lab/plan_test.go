@@ -1,12 +1,17 @@
 package lab
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"rocetor/tor/topo"
 )
 
 func mustPlan(t *testing.T, topo string, edit func(*Options)) *Plan {
@@ -250,5 +255,82 @@ func TestSendersReceivers(t *testing.T) {
 	o.Prefix, o.Receivers = DefaultPrefix("dumbbell"), 33
 	if err := o.Validate(); !errors.Is(err, ErrUsage) {
 		t.Errorf("33 receivers: %v, want a usage error", err)
+	}
+}
+
+// TestPlanIsTopo: for every option set the testbed takes, the plan's
+// nodes and links are its topology's (tor/topo), node for node and link
+// for link: names, kinds, roles, ends, in the same order, so that the
+// simulator, which builds the topology, has the testbed's ports.
+func TestPlanIsTopo(t *testing.T) {
+	var sets []func(*Options)
+	for s := 1; s <= 4; s++ {
+		for r := 1; r <= 3; r++ {
+			for k := 1; k <= 4; k++ {
+				sets = append(sets, func(o *Options) { o.Senders, o.Receivers, o.Paths = s, r, k })
+			}
+		}
+	}
+	sets = append(sets, func(o *Options) { o.Senders, o.Receivers, o.Paths = 32, 32, 16 })
+	for _, topology := range Topologies {
+		for _, edit := range sets {
+			p := mustPlan(t, topology, edit)
+			tp := p.Topo
+			if want := p.Options.Topo(); !reflect.DeepEqual(tp, want) {
+				t.Fatalf("%s: the plan's topology is not its options'", topology)
+			}
+			if tp.Name != topology || len(tp.Nodes) != len(p.Nodes) || len(tp.Links) != len(p.Links) {
+				t.Fatalf("%s: topology %s with %d nodes and %d links, plan %d and %d", topology, tp.Name,
+					len(tp.Nodes), len(tp.Links), len(p.Nodes), len(p.Links))
+			}
+			for i, n := range tp.Nodes {
+				pn := p.Nodes[i]
+				if pn.Name != n.Name || pn.Role != string(n.Part) || (pn.Kind == SwitchNode) != (n.Role == topo.Switch) {
+					t.Errorf("%s: node %d is %+v in the plan, %+v in the topology", topology, i, pn, n)
+				}
+			}
+			for i, l := range tp.Links {
+				pl := p.Links[i]
+				if pl.A.Node != tp.Nodes[l.A].Name || pl.B.Node != tp.Nodes[l.B].Name {
+					t.Errorf("%s: link %d is %s in the plan, %s — %s in the topology", topology, i, linkString(pl),
+						tp.Nodes[l.A].Name, tp.Nodes[l.B].Name)
+				}
+				if l.RateBps != 0 || l.Delay != 0 {
+					t.Errorf("%s: link %d has a rate or delay in the plan's topology: %+v", topology, i, l)
+				}
+			}
+			node, port := p.Bottleneck()
+			if ports := p.switchPorts("tor1"); node != "tor1" || port != ports[0] {
+				t.Errorf("%s: bottleneck %s:%s, want tor1's first switch port %s", topology, node, port, ports[0])
+			}
+		}
+	}
+}
+
+// TestPlanJSON: a plan's JSON (a testbed's state file) has the fields
+// it always had and no topology; reading it back lays the topology
+// out again.
+func TestPlanJSON(t *testing.T) {
+	p := mustPlan(t, "multipath", func(o *Options) { o.Senders, o.Paths = 2, 3 })
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(keys)); !slices.Equal(got, []string{"impair_sites", "links", "nodes", "options", "routes"}) {
+		t.Errorf("plan JSON keys %q", got)
+	}
+	var st State
+	if err := json.Unmarshal([]byte(`{"version": 1, "plan": `+string(b)+`}`), &st); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(st.Plan, p) {
+		t.Errorf("plan read back differs:\n got %+v\nwant %+v", st.Plan, p)
+	}
+	if n, port := st.Plan.Bottleneck(); n != "tor1" || port != "core1" {
+		t.Errorf("bottleneck of the plan read back %s:%s, want tor1:core1", n, port)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"rocetor/nic/perf"
 	"rocetor/tor/fabric"
 	"rocetor/tor/lab"
+	"rocetor/tor/topo"
 	"rocetor/tor/workload"
 )
 
@@ -100,50 +101,35 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 	return r, nil
 }
 
-// topology is the plan's nodes and links: every link at the plan's
-// rate (the switches' port rates and the bottleneck are in their
-// configurations, as on the testbed), a sending host's link at its
-// transfer's rate (roceperf paces the client there).
-func (f *Fabric) topology(ts []lab.Transfer) (fabric.Topology, error) {
+// topology is the plan's topology (lab.Plan.Topo: the testbed's nodes
+// and links, in its order) with every link at the plan's rate (the
+// switches' port rates and the bottleneck are in their configurations,
+// as on the testbed) and the backend's delay of its tier, a sending
+// host's link at its transfer's rate (roceperf paces the client there).
+func (f *Fabric) topology(ts []lab.Transfer) (topo.Topology, error) {
 	p := f.plan
 	rate, err := parseRate(p.Options.Rate)
 	if err != nil {
-		return fabric.Topology{}, err
+		return topo.Topology{}, err
 	}
 	hostRate := map[string]uint64{}
 	for _, t := range ts {
 		if t.Rate != "" && t.Rate != "0" {
 			r, err := parseRate(t.Rate)
 			if err != nil {
-				return fabric.Topology{}, err
+				return topo.Topology{}, err
 			}
 			hostRate[t.From] = r
 		}
 	}
-	t := fabric.Topology{Name: p.Options.Topology}
-	idx := map[string]int{}
-	for _, n := range p.Nodes {
-		idx[n.Name] = len(t.Nodes)
-		spec := fabric.NodeSpec{Name: n.Name, Role: fabric.Host}
-		if n.Kind == lab.SwitchNode {
-			spec.Role, spec.Tier = fabric.Switch, 1
-			if n.Role == lab.RoleCore {
-				spec.Tier = 2
+	t := p.Topo.WithTiers(topo.Tiers{HostRate: rate, FabricRate: rate,
+		HostDelay: sim.Time(f.b.HostDelay) * sim.Nanosecond, FabricDelay: sim.Time(f.b.FabricDelay) * sim.Nanosecond})
+	for i, l := range t.Links {
+		for _, n := range []int{l.A, l.B} {
+			if r, ok := hostRate[t.Nodes[n].Name]; ok && t.Nodes[n].Role == topo.Host {
+				t.Links[i].RateBps = r
 			}
 		}
-		t.Nodes = append(t.Nodes, spec)
-	}
-	for _, l := range p.Links {
-		ls := fabric.LinkSpec{A: idx[l.A.Node], B: idx[l.B.Node], RateBps: rate, Delay: sim.Time(f.b.FabricDelay) * sim.Nanosecond}
-		for _, e := range []lab.End{l.A, l.B} {
-			if p.Node(e.Node).Kind == lab.HostNode {
-				ls.Delay = sim.Time(f.b.HostDelay) * sim.Nanosecond
-				if r, ok := hostRate[e.Node]; ok {
-					ls.RateBps = r
-				}
-			}
-		}
-		t.Links = append(t.Links, ls)
 	}
 	return t, nil
 }

@@ -1,14 +1,16 @@
-package fabric
+package topo
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	"rocetor/dataplane/sim"
 )
 
-// Role is what a node of a topology is.
+// Role is what a node of a topology is: a host or a switch.
 type Role uint8
 
 // Roles.
@@ -17,16 +19,25 @@ const (
 	Switch
 )
 
+func (r Role) String() string {
+	if r == Switch {
+		return "switch"
+	}
+	return "host"
+}
+
 // NodeSpec is one node of a topology. Tier is 0 for hosts, 1 for the
 // switches hosts attach to, and up from there.
 type NodeSpec struct {
 	Name string
 	Role Role
 	Tier int
+	Part Part
 }
 
 // LinkSpec is one full-duplex link between nodes A and B (indices into
-// Topology.Nodes).
+// Topology.Nodes). RateBps and Delay are zero in a shape built with
+// zero Tiers: the lab's plan sets them per backend.
 type LinkSpec struct {
 	A, B    int
 	RateBps uint64
@@ -34,6 +45,7 @@ type LinkSpec struct {
 }
 
 // Topology is nodes and links, as htsim's topology files list them.
+// A node's ports are its links in link order.
 type Topology struct {
 	Name  string
 	Nodes []NodeSpec
@@ -41,9 +53,9 @@ type Topology struct {
 }
 
 // Tiers are the link parameters by tier: host links (host–ToR), fabric
-// links (ToR–aggregation, leaf–spine, the chain's ToR–core) and core
-// links (aggregation–core of a fat tree). A zero core rate or delay
-// takes the fabric's.
+// links (ToR–aggregation, leaf–spine, the testbed's ToR–core and
+// ToR–ToR) and core links (aggregation–core of a fat tree, the links to
+// tier 3). A zero core rate or delay takes the fabric's.
 type Tiers struct {
 	HostRate, FabricRate, CoreRate    uint64
 	HostDelay, FabricDelay, CoreDelay sim.Time
@@ -66,130 +78,104 @@ func (t Tiers) core() (uint64, sim.Time) {
 	return r, d
 }
 
-type builder struct {
-	t  Topology
-	ti Tiers
+// WithTiers returns a copy of t (links copied, nodes shared) with every
+// link's rate and delay those of its tier: a link with a host at an end
+// is a host link, one with an end in tier 3 or above a core link, any
+// other a fabric link.
+func (t Topology) WithTiers(ti Tiers) Topology {
+	t.Links = append([]LinkSpec(nil), t.Links...)
+	cr, cd := ti.core()
+	for i := range t.Links {
+		l := &t.Links[i]
+		a, b := t.Nodes[l.A], t.Nodes[l.B]
+		switch {
+		case a.Role == Host || b.Role == Host:
+			l.RateBps, l.Delay = ti.HostRate, ti.HostDelay
+		case a.Tier >= 3 || b.Tier >= 3:
+			l.RateBps, l.Delay = cr, cd
+		default:
+			l.RateBps, l.Delay = ti.FabricRate, ti.FabricDelay
+		}
+	}
+	return t
 }
 
-func (b *builder) node(name string, r Role, tier int) int {
-	b.t.Nodes = append(b.t.Nodes, NodeSpec{Name: name, Role: r, Tier: tier})
+type builder struct{ t Topology }
+
+func (b *builder) node(name string, r Role, tier int, p Part) int {
+	b.t.Nodes = append(b.t.Nodes, NodeSpec{Name: name, Role: r, Tier: tier, Part: p})
 	return len(b.t.Nodes) - 1
 }
 
-func (b *builder) link(a, c int, rate uint64, d sim.Time) {
-	b.t.Links = append(b.t.Links, LinkSpec{A: a, B: c, RateBps: rate, Delay: d})
+func (b *builder) link(a, c int) {
+	b.t.Links = append(b.t.Links, LinkSpec{A: a, B: c})
 }
 
+// hosts hangs n hosts named after the switch ("leaf0-h0") off sw, each
+// host at its link's A end.
 func (b *builder) hosts(sw, n int) {
 	for i := 0; i < n; i++ {
-		h := b.node(fmt.Sprintf("%s-h%d", b.t.Nodes[sw].Name, i), Host, 0)
-		b.link(h, sw, b.ti.HostRate, b.ti.HostDelay)
+		h := b.node(fmt.Sprintf("%s-h%d", b.t.Nodes[sw].Name, i), Host, 0, Server)
+		b.link(h, sw)
 	}
-}
-
-// Chain is the testbed's chain, NetRT's testbed: n hosts — ToR — core —
-// ToR — n hosts.
-func Chain(n int, ti Tiers) Topology {
-	b := &builder{t: Topology{Name: "chain"}, ti: ti}
-	t0, core, t1 := b.node("tor0", Switch, 1), b.node("core", Switch, 2), b.node("tor1", Switch, 1)
-	b.link(t0, core, ti.FabricRate, ti.FabricDelay)
-	b.link(core, t1, ti.FabricRate, ti.FabricDelay)
-	b.hosts(t0, n)
-	b.hosts(t1, n)
-	return b.t
-}
-
-// Dumbbell is n hosts — switch — switch — n hosts: one bottleneck.
-func Dumbbell(n int, ti Tiers) Topology {
-	b := &builder{t: Topology{Name: "dumbbell"}, ti: ti}
-	s0, s1 := b.node("s0", Switch, 1), b.node("s1", Switch, 1)
-	b.link(s0, s1, ti.FabricRate, ti.FabricDelay)
-	b.hosts(s0, n)
-	b.hosts(s1, n)
-	return b.t
-}
-
-// Multipath is the testbed's two-path topology: n hosts — ToR — two
-// cores — ToR — n hosts.
-func Multipath(n, paths int, ti Tiers) Topology {
-	b := &builder{t: Topology{Name: "multipath"}, ti: ti}
-	t0 := b.node("tor0", Switch, 1)
-	var cores []int
-	for i := 0; i < paths; i++ {
-		cores = append(cores, b.node(fmt.Sprintf("core%d", i), Switch, 2))
-	}
-	t1 := b.node("tor1", Switch, 1)
-	for _, c := range cores {
-		b.link(t0, c, ti.FabricRate, ti.FabricDelay)
-		b.link(c, t1, ti.FabricRate, ti.FabricDelay)
-	}
-	b.hosts(t0, n)
-	b.hosts(t1, n)
-	return b.t
-}
-
-// Link is the testbed's single link between two switches (Protego's
-// corrupting link): host — switch — switch — host.
-func Link(ti Tiers) Topology {
-	t := Dumbbell(1, ti)
-	t.Name = "link"
-	return t
 }
 
 // LeafSpine is leaves × spines, every leaf linked to every spine, with
 // hosts per leaf. Oversubscription is hosts × host rate over spines ×
-// fabric rate.
+// fabric rate. Nodes: leaf0…, spine0…, then each leaf's hosts
+// (leafI-h0…); links: every leaf's to every spine, then the hosts'.
 func LeafSpine(leaves, spines, hosts int, ti Tiers) Topology {
-	b := &builder{t: Topology{Name: "leafspine"}, ti: ti}
+	b := &builder{t: Topology{Name: "leafspine"}}
 	var ls, ss []int
 	for i := 0; i < leaves; i++ {
-		ls = append(ls, b.node(fmt.Sprintf("leaf%d", i), Switch, 1))
+		ls = append(ls, b.node(fmt.Sprintf("leaf%d", i), Switch, 1, ToR))
 	}
 	for i := 0; i < spines; i++ {
-		ss = append(ss, b.node(fmt.Sprintf("spine%d", i), Switch, 2))
+		ss = append(ss, b.node(fmt.Sprintf("spine%d", i), Switch, 2, Spine))
 	}
 	for _, l := range ls {
 		for _, s := range ss {
-			b.link(l, s, ti.FabricRate, ti.FabricDelay)
+			b.link(l, s)
 		}
 	}
 	for _, l := range ls {
 		b.hosts(l, hosts)
 	}
-	return b.t
+	return b.t.WithTiers(ti)
 }
 
 // FatTree is a k-ary fat tree (Al-Fares et al., SIGCOMM 2008; htsim's
 // FatTreeTopology): k pods of k/2 ToRs and k/2 aggregation switches,
 // (k/2)² cores, k/2 hosts per ToR — k³/4 hosts, 1,024 for k = 16.
+// Nodes: each pod's ToRs (torP-I) and aggregation switches (aggP-I),
+// the cores (core0…), then each ToR's hosts (torP-I-h0…).
 func FatTree(k int, ti Tiers) Topology {
-	b := &builder{t: Topology{Name: fmt.Sprintf("fattree-k%d", k)}, ti: ti}
+	b := &builder{t: Topology{Name: fmt.Sprintf("fattree-k%d", k)}}
 	h := k / 2
-	cr, cd := ti.core()
 	tors := make([][]int, k)
 	aggs := make([][]int, k)
 	for p := 0; p < k; p++ {
 		for i := 0; i < h; i++ {
-			tors[p] = append(tors[p], b.node(fmt.Sprintf("tor%d-%d", p, i), Switch, 1))
+			tors[p] = append(tors[p], b.node(fmt.Sprintf("tor%d-%d", p, i), Switch, 1, ToR))
 		}
 		for i := 0; i < h; i++ {
-			aggs[p] = append(aggs[p], b.node(fmt.Sprintf("agg%d-%d", p, i), Switch, 2))
+			aggs[p] = append(aggs[p], b.node(fmt.Sprintf("agg%d-%d", p, i), Switch, 2, Agg))
 		}
 	}
 	cores := make([]int, h*h)
 	for c := range cores {
-		cores[c] = b.node(fmt.Sprintf("core%d", c), Switch, 3)
+		cores[c] = b.node(fmt.Sprintf("core%d", c), Switch, 3, Core)
 	}
 	for p := 0; p < k; p++ {
 		for _, t := range tors[p] {
 			for _, a := range aggs[p] {
-				b.link(t, a, ti.FabricRate, ti.FabricDelay)
+				b.link(t, a)
 			}
 		}
 		// Aggregation switch i of each pod reaches cores i·k/2 … i·k/2+k/2−1.
 		for i, a := range aggs[p] {
 			for j := 0; j < h; j++ {
-				b.link(a, cores[i*h+j], cr, cd)
+				b.link(a, cores[i*h+j])
 			}
 		}
 	}
@@ -198,13 +184,21 @@ func FatTree(k int, ti Tiers) Topology {
 			b.hosts(t, h)
 		}
 	}
-	return b.t
+	return b.t.WithTiers(ti)
 }
 
-// ParseTopology reads a topology name with parameters, as the command
-// takes it: "chain", "chain:hosts=2", "dumbbell:hosts=8", "multipath:paths=2",
-// "link", "leafspine:leaves=4,spines=2,hosts=8", "fattree:k=16".
-func ParseTopology(s string, ti Tiers) (Topology, error) {
+// Syntax is what Parse reads, for a command's help.
+const Syntax = "chain[:hosts=N], dumbbell[:hosts=N|senders=S,receivers=R], multipath[:hosts=N|senders=S,receivers=R,paths=P], " +
+	"link, leafspine[:leaves=L,spines=S,hosts=H], fattree[:k=K]"
+
+// Parse reads a topology name with parameters, as torsim's --topo takes
+// it: "chain", "chain:hosts=2" (hosts a side), "dumbbell:hosts=8" (8
+// senders and 8 receivers), "dumbbell:senders=4,receivers=1",
+// "multipath:paths=2", "link", "leafspine:leaves=4,spines=2,hosts=8",
+// "fattree:k=16". Defaults: chain 1 host a side, dumbbell 4, multipath
+// 1 and 2 paths, leaf-spine 4 leaves, 2 spines, 8 hosts a leaf, fat
+// tree k = 4.
+func Parse(s string, ti Tiers) (Topology, error) {
 	name, args, _ := strings.Cut(s, ":")
 	kv := map[string]int{}
 	if args != "" {
@@ -229,9 +223,12 @@ func ParseTopology(s string, ti Tiers) (Topology, error) {
 	case "chain":
 		t = Chain(get("hosts", 1), ti)
 	case "dumbbell":
-		t = Dumbbell(get("hosts", 4), ti)
+		h := get("hosts", 4)
+		t = Dumbbell(get("senders", h), get("receivers", h), ti)
 	case "multipath":
-		t = Multipath(get("hosts", 1), get("paths", 2), ti)
+		h := get("hosts", 1)
+		s, r := get("senders", h), get("receivers", h)
+		t = Multipath(s, r, get("paths", 2), ti)
 	case "link":
 		t = Link(ti)
 	case "leafspine":
@@ -245,8 +242,8 @@ func ParseTopology(s string, ti Tiers) (Topology, error) {
 	default:
 		return t, fmt.Errorf("topology %q: want chain, dumbbell, multipath, link, leafspine or fattree", s)
 	}
-	for k := range kv {
-		return t, fmt.Errorf("topology %q: no parameter %q", s, k)
+	if len(kv) > 0 {
+		return t, fmt.Errorf("topology %q: no parameter %q", s, slices.Sorted(maps.Keys(kv))[0])
 	}
 	return t, nil
 }
