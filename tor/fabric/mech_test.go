@@ -48,15 +48,14 @@ func incast(n, size int) []workload.Flow {
 }
 
 // TestMechNetRT: NetRT between the chain's ToRs recovers the fabric's
-// losses: its ToRs retransmit, GBN's hosts hardly do.
+// losses: its ToRs retransmit, GBN's hosts do not.
 //
-// The seed is one whose losses spare the messages' tails: without
-// netrt.tail_probe no later packet shows the destination ToR a lost
-// tail, so the host recovers it after a timeout (16 retransmissions,
-// 16 pool entries expired) — seeds 1 and 10 on the testbed's chain
-// layout, seed 4 on the simulator's former one.
+// Tail probes are on: without them no later packet shows the
+// destination ToR a message's lost tail, and the host recovers it after
+// a timeout (16 retransmissions, 16 pool entries expired, at seeds 1
+// and 10). With them the hosts resend nothing at seeds 1–12.
 func TestMechNetRT(t *testing.T) {
-	o := Options{Seed: 2, Switch: "netrt: {fabric: [fabric]}\n" + lossy}
+	o := Options{Seed: 1, Switch: "netrt: {fabric: [fabric], tail_probe: 20us}\n" + lossy}
 	res := mech(t, "chain", o, both(256<<10))
 	src := res.Stages["netrt_src"]
 	if src["Ports.Retrans"]+src["Ports.Paced"] == 0 {
@@ -65,8 +64,10 @@ func TestMechNetRT(t *testing.T) {
 	if h := res.HostCounters; h["Retransmits"] != 0 || h["Timeouts"] != 0 {
 		t.Errorf("behind NetRT the hosts retransmitted %d packets and timed out %d times, want none", h["Retransmits"], h["Timeouts"])
 	}
-	if r, lost := src["Ports.Retrans"], res.Stages["impair"]["Destroyed.data"]; r != lost {
-		t.Errorf("NetRT's ToRs retransmitted %d packets for %d data packets lost", r, lost)
+	// Each loss once, and a tail probe may resend a packet that was not
+	// lost (its ACK was, or had not come back yet).
+	if r, lost, probes := src["Ports.Retrans"], res.Stages["impair"]["Destroyed.data"], src["Ports.TailProbes"]; r < lost || r > lost+probes {
+		t.Errorf("NetRT's ToRs retransmitted %d packets for %d data packets lost and %d tail probes", r, lost, probes)
 	}
 	off := run(t, "chain", Options{Seed: 2, Switch: lossy}, func(int) []workload.Flow { return both(256 << 10) })
 	if on, e2e := res.HostCounters["Retransmits"], off.HostCounters["Retransmits"]; on >= e2e {
