@@ -83,6 +83,21 @@ func (b bytesFlag) Set(s string) error {
 	return nil
 }
 
+// binsFlag is --bins: sizes with units, written back in bytes (a sweep
+// passes the flags given beside it to every cell by their String).
+type binsFlag struct{ v *[]int }
+
+func (b binsFlag) String() string {
+	if b.v == nil || *b.v == nil {
+		return ""
+	}
+	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(*b.v)), ","), "[]")
+}
+func (b binsFlag) Set(s string) (err error) {
+	*b.v, err = fabric.ParseBins(s)
+	return err
+}
+
 // freeRun is a free-form simulation: a topology, switches from YAML,
 // hosts, a workload, as torsim's flags give them.
 type freeRun struct {
@@ -156,10 +171,7 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.until, "until", 0, "stop at this simulated time (0: when every flow completed, at most 10s)")
 	fs.StringVar(&f.out, "out", "", "directory for result.json and result.md (empty: Markdown on stdout)")
 	fs.StringVar(&f.flows, "flows", "", "write one line per completed flow here, ns-3 fct.txt's columns first (relative to --out when given)")
-	fs.Func("bins", "upper bounds of the FCT size bins (default 10KB,100KB,1MB,10MB: NetRT's flow sizes and DCP's large flows)", func(v string) (err error) {
-		f.stats.Bins, err = fabric.ParseBins(v)
-		return err
-	})
+	fs.Var(binsFlag{&f.stats.Bins}, "bins", "upper bounds of the FCT size bins (default 10KB,100KB,1MB,10MB: NetRT's flow sizes and DCP's large flows)")
 	fs.Var(bytesFlag{&f.stats.ShortBelow}, "short-below", "flows smaller are short, the others long (default 200KB: DCP's small flows, IRN's background from there)")
 	fs.DurationVar(&f.warmup, "warmup", 0, "leave flows posted before this simulated time out of every statistic (they still run)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")

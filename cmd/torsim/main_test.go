@@ -13,7 +13,8 @@ import (
 )
 
 // TestRunSweepMerge: a run writes its result, plots and Markdown; a sweep
-// runs its cells; merge gathers them.
+// runs its cells, each with the flags given beside it (its own flow file
+// under its directory); merge gathers them.
 func TestRunSweepMerge(t *testing.T) {
 	dir := t.TempDir()
 	if err := run([]string{"--topo", "chain", "--rate", "10G", "--size", "64KiB", "--quiet", "--out", filepath.Join(dir, "one")}); err != nil {
@@ -28,8 +29,13 @@ func TestRunSweepMerge(t *testing.T) {
 	if err := os.WriteFile(sw, []byte(`{"common": ["--topo", "chain", "--rate", "10G", "--quiet"], "cells": [["--transport", "irn"], ["--transport", "fasr"]]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run([]string{"--sweep", sw, "--out", filepath.Join(dir, "sweep"), "--size", "32KiB"}); err != nil {
+	if err := run([]string{"--sweep", sw, "--out", filepath.Join(dir, "sweep"), "--size", "32KiB", "--bins", "20KB,1MB", "--flows", "f.txt"}); err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range []string{"cell-0", "cell-1"} {
+		if _, err := os.Stat(filepath.Join(dir, "sweep", c, "f.txt")); err != nil {
+			t.Error(err) // each cell writes its own flow file
+		}
 	}
 	if err := merge([]string{filepath.Join(dir, "merged"), filepath.Join(dir, "sweep")}); err != nil {
 		t.Fatal(err)
@@ -41,6 +47,9 @@ func TestRunSweepMerge(t *testing.T) {
 	var rs []fabric.Result
 	if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 2 || rs[0].Transport != "irn" || rs[1].Transport != "fasr" || rs[0].Completed != 2 {
 		t.Fatalf("merged %d results: %v", len(rs), err)
+	}
+	if !reflect.DeepEqual(rs[0].Bins, []int{20_000, 1_000_000}) {
+		t.Errorf("the cells' bins %v, want --bins beside --sweep", rs[0].Bins)
 	}
 }
 

@@ -26,7 +26,7 @@ type StatsOptions struct {
 }
 
 // DefaultBins are the seeds' flow sizes: NetRT's 10 KB, 100 KB and 1 MB
-// (seed 000 §IV, Figs. 6 and 10, whose short flows are the 10 KB ones)
+// (seed 000 §IV-A Fig. 6; the short flows of §IV-C Fig. 10 are 10 KB)
 // and DCP's 10 MB, above which WebSearch's large flows lie (seed 002
 // §6.2). Decimal, as the WebSearch distribution's sizes are.
 var DefaultBins = []int{10_000, 100_000, 1_000_000, 10_000_000}
