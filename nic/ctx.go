@@ -118,6 +118,9 @@ func (c *Ctx) SendRequest(q *QP, p psn.PSN) (int, bool) {
 		if w.op == OpRead {
 			e.st.ReadRetries++
 		}
+		if o := e.cfg.Observer; o != nil {
+			o.Retransmitted(q.qpn, w.id)
+		}
 	}
 	if end := p.Add(covered); q.sndMax.Less(end) {
 		q.sndMax = end

@@ -73,6 +73,26 @@ type Config struct {
 	// the worker's clock. Without it the worker stamps them when it takes
 	// them from the ring, at most one loop later.
 	Clock func() int64
+	// Observer, if set, is told which work request each retransmitted
+	// request packet and each retransmission timeout belongs to: per
+	// message records (the simulator's flow file, tor/fabric). nil costs
+	// one branch on those two paths only.
+	Observer Observer
+}
+
+// Observer attributes an endpoint's retransmissions to work requests by
+// their WR.ID. Its methods run on the endpoint's worker goroutine,
+// inside its step: they must return at once and must not call the
+// endpoint.
+type Observer interface {
+	// Retransmitted: a request packet of work request id was sent
+	// again (a PSN below the highest sent; Stats.Retransmits counts
+	// these and the responder's resent read responses, which belong to
+	// no local work request).
+	Retransmitted(qpn uint32, id uint64)
+	// TimedOut: the retransmission timer of QP qpn expired (one
+	// Stats.Timeouts) while id was its oldest unfinished work request.
+	TimedOut(qpn uint32, id uint64)
 }
 
 const ectZero = 2
@@ -431,6 +451,9 @@ func (e *Endpoint) Timer(dc *dataplane.Ctx, arg uint64) {
 		default:
 			q.rtoOn = false
 			e.st.Timeouts++
+			if o := e.cfg.Observer; o != nil && q.sqHead != q.sqSent {
+				o.TimedOut(q.qpn, q.sq[q.sqHead&uint32(len(q.sq)-1)].id)
+			}
 			e.t.Timeout(c, q)
 			e.wakeUrgent(q)
 		}

@@ -227,6 +227,16 @@ func (e *Endpoint) info(q *QP) QPInfo {
 	return QPInfo{QPN: q.qpn, PSN: q.ipsn, MTU: int(q.lmtu), IP: e.cfg.IP, MAC: e.cfg.MAC}
 }
 
+// SrcPort returns the UDP source port of local QP qpn's packets, its
+// flow's ECMP entropy (QPOptions.SrcPort, or derived at Connect).
+func (e *Endpoint) SrcPort(qpn uint32) (uint16, error) {
+	i := int(qpn - e.base)
+	if qpn < e.base || i >= e.nqp {
+		return 0, fmt.Errorf("QP %d: %w", qpn, ErrNoQP)
+	}
+	return e.qps[i].sport, nil
+}
+
 // Info returns the connection parameters of local QP qpn.
 func (e *Endpoint) Info(qpn uint32) (QPInfo, error) {
 	i := int(qpn - e.base)

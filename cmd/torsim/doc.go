@@ -7,8 +7,10 @@
 //	       --switch switch.yaml --workload poisson --cdf websearch --load 0.5 \
 //	       --duration 2ms --seed 1 --out results/
 //
-// It writes result.json (same seed, same bytes), result.md, PNG plots
-// (slowdown.png, buffers.png) and a
+// It writes result.json (same seed, same bytes) with FCT and slowdown
+// statistics per size bin (--bins, --short-below, --warmup), result.md,
+// PNG plots (slowdown.png, buffers.png), with --flows a flow file in the
+// ns-3 RDMA simulator's fct.txt columns, and a
 // progress line on stderr (simulated time, events/s, ETA) while it runs.
 // docs/simulator.md describes the model, the flags and what is measured.
 package main

@@ -84,6 +84,21 @@ func (b bytesFlag) Set(s string) error {
 	return nil
 }
 
+// binsFlag is --bins: sizes with units, written back in bytes (a sweep
+// passes the flags given beside it to every cell by their String).
+type binsFlag struct{ v *[]int }
+
+func (b binsFlag) String() string {
+	if b.v == nil || *b.v == nil {
+		return ""
+	}
+	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(*b.v)), ","), "[]")
+}
+func (b binsFlag) Set(s string) (err error) {
+	*b.v, err = fabric.ParseBins(s)
+	return err
+}
+
 // freeRun is a free-form simulation: a topology, switches from YAML,
 // hosts, a workload, as torsim's flags give them.
 type freeRun struct {
@@ -98,6 +113,9 @@ type freeRun struct {
 	op                             string
 	until                          time.Duration
 	out, dump                      string
+	flows                          string
+	stats                          fabric.StatsOptions
+	warmup                         time.Duration
 	quiet                          bool
 	cpuprof, memprof               string
 	sweep                          string
@@ -153,6 +171,10 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.StringVar(&f.op, "op", "write", "verb: write or send")
 	fs.DurationVar(&f.until, "until", 0, "stop at this simulated time (0: when every flow completed, at most 10s)")
 	fs.StringVar(&f.out, "out", "", "directory for result.json and result.md (empty: Markdown on stdout)")
+	fs.StringVar(&f.flows, "flows", "", "write one line per completed flow here, ns-3 fct.txt's columns first (relative to --out when given)")
+	fs.Var(binsFlag{&f.stats.Bins}, "bins", "upper bounds of the FCT size bins (default 10KB,100KB,1MB,10MB: NetRT's flow sizes and DCP's large flows)")
+	fs.Var(bytesFlag{&f.stats.ShortBelow}, "short-below", "flows smaller are short, the others long (default 200KB: DCP's small flows, IRN's background from there)")
+	fs.DurationVar(&f.warmup, "warmup", 0, "leave flows posted before this simulated time out of every statistic (they still run)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile here")
 	fs.StringVar(&f.dump, "dump-traffic", "", "write the flows to this traffic file too")
@@ -226,7 +248,8 @@ func (f *freeRun) build() (*fabric.Network, []workload.Flow, fabric.RunOptions, 
 	if o.Overhead == 0 {
 		o.Overhead = -1
 	}
-	ro = fabric.RunOptions{QPs: f.qps, Op: nic.OpWrite, Until: sim.Time(f.until) * sim.Nanosecond}
+	ro = fabric.RunOptions{QPs: f.qps, Op: nic.OpWrite, Until: sim.Time(f.until) * sim.Nanosecond, Stats: f.stats}
+	ro.Stats.WarmupNs = f.warmup.Nanoseconds()
 	switch f.op {
 	case "write":
 	case "send":
@@ -288,7 +311,36 @@ func (f *freeRun) simulate(n *fabric.Network, flows []workload.Flow, ro fabric.R
 	speed := fmt.Sprintf("wall %.2f s; %.2fM events/s; %.0f ns per packet-hop",
 		el.Seconds(), float64(res.Events)/el.Seconds()/1e6, float64(el.Nanoseconds())/float64(max(res.PacketHops, 1)))
 	fmt.Fprintln(os.Stderr, "torsim:", speed)
+	if f.flows != "" {
+		if err := writeFlows(f.flowsPath(), res); err != nil {
+			return err
+		}
+	}
 	return writeResult(f.out, res, speed)
+}
+
+// flowsPath is where --flows goes: a relative path under --out, so that
+// each cell of a sweep writes its own.
+func (f *freeRun) flowsPath() string {
+	if f.out != "" && !filepath.IsAbs(f.flows) {
+		return filepath.Join(f.out, f.flows)
+	}
+	return f.flows
+}
+
+func writeFlows(path string, res *fabric.Result) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	fl, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := res.WriteFlows(fl); err != nil {
+		fl.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fl.Close()
 }
 
 func writeHeapProfile(path string) error {

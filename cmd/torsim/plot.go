@@ -15,10 +15,14 @@ func writePlots(dir string, r *fabric.Result) error {
 	if len(r.FCT) > 0 {
 		var names []string
 		var p50, p99 []lab.XY
-		for i, b := range r.FCT {
+		for _, b := range r.FCT {
+			if b.Flows == 0 {
+				continue
+			}
+			x := float64(len(names))
 			names = append(names, b.Range)
-			p50 = append(p50, lab.XY{X: float64(i), Y: b.P50Slowdown})
-			p99 = append(p99, lab.XY{X: float64(i), Y: b.P99Slowdown})
+			p50 = append(p50, lab.XY{X: x, Y: b.P50Slowdown})
+			p99 = append(p99, lab.XY{X: x, Y: b.P99Slowdown})
 		}
 		specs = append(specs, lab.PlotSpec{File: "slowdown.png", Title: fmt.Sprintf("FCT slowdown, %s, %s", r.Topology, r.Transport),
 			XLabel: "flow size bucket", YLabel: "slowdown (FCT / ideal)", XNames: names,

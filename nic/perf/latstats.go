@@ -8,7 +8,7 @@ import (
 // LatStats are the columns of perftest's latency table (ib_write_lat,
 // ib_send_lat, ib_read_lat), in microseconds, from one sample per
 // iteration. perftest's t_typical is the median; its percentiles here
-// are nearest-rank (percentile), so every figure is one of the samples
+// are nearest-rank (Percentile), so every figure is one of the samples
 // except the median of an even count, the mean and the deviation.
 type LatStats struct {
 	Min     float64 `json:"t_min"`
@@ -46,8 +46,8 @@ func LatStatsOf(samples []int64) LatStats {
 		Typical: us(median(s)),
 		Avg:     us(mean),
 		Stdev:   us(math.Sqrt(sq / float64(n))),
-		P99:     us(float64(percentile(s, 0.99))),
-		P999:    us(float64(percentile(s, 0.999))),
+		P99:     us(float64(Percentile(s, 0.99))),
+		P999:    us(float64(Percentile(s, 0.999))),
 	}
 }
 

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -100,16 +101,19 @@ func FCTOf(lats []int64) FCT {
 		total += float64(v)
 	}
 	us := func(v int64) float64 { return round3(float64(v) / 1e3) }
-	return FCT{P50: us(percentile(s, 0.50)), P99: us(percentile(s, 0.99)), P999: us(percentile(s, 0.999)),
-		P9999: us(percentile(s, 0.9999)), Mean: round3(total / float64(len(s)) / 1e3), Max: us(s[len(s)-1])}
+	return FCT{P50: us(Percentile(s, 0.50)), P99: us(Percentile(s, 0.99)), P999: us(Percentile(s, 0.999)),
+		P9999: us(Percentile(s, 0.9999)), Mean: round3(total / float64(len(s)) / 1e3), Max: us(s[len(s)-1])}
 }
 
-// percentile returns the nearest-rank q-quantile of sorted: the smallest
-// value with at least q of the values at or below it (0 for none).
-func percentile(sorted []int64, q float64) int64 {
+// Percentile returns the nearest-rank q-quantile of sorted (ascending):
+// the smallest value with at least q of the values at or below it, the
+// zero value for none. It is the one definition of a percentile that
+// roceperf, the lab and the simulator's results (tor/fabric) use.
+func Percentile[T cmp.Ordered](sorted []T, q float64) T {
 	n := len(sorted)
 	if n == 0 {
-		return 0
+		var zero T
+		return zero
 	}
 	k := int(math.Ceil(q*float64(n))) - 1
 	return sorted[min(max(k, 0), n-1)]

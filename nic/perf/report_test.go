@@ -114,20 +114,20 @@ func TestPercentile(t *testing.T) {
 		q    float64
 		want int64
 	}{{0.5, 500}, {0.99, 990}, {0.999, 999}, {1, 1000}, {0, 1}} {
-		if got := percentile(s, tc.q); got != tc.want {
-			t.Errorf("percentile(1..1000, %v) = %d, want %d", tc.q, got, tc.want)
+		if got := Percentile(s, tc.q); got != tc.want {
+			t.Errorf("Percentile(1..1000, %v) = %d, want %d", tc.q, got, tc.want)
 		}
 	}
-	if got := percentile([]int64{7}, 0.999); got != 7 {
+	if got := Percentile([]int64{7}, 0.999); got != 7 {
 		t.Errorf("one value: %d", got)
 	}
-	if got := percentile(nil, 0.5); got != 0 {
+	if got := Percentile[int64](nil, 0.5); got != 0 {
 		t.Errorf("no values: %d", got)
 	}
 	// Nearest rank: p99 of 10 values is the largest, p50 the fifth.
 	ten := []int64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}
-	if percentile(ten, 0.99) != 100 || percentile(ten, 0.5) != 50 {
-		t.Errorf("p99, p50 of ten: %d, %d", percentile(ten, 0.99), percentile(ten, 0.5))
+	if Percentile(ten, 0.99) != 100 || Percentile(ten, 0.5) != 50 {
+		t.Errorf("p99, p50 of ten: %d, %d", Percentile(ten, 0.99), Percentile(ten, 0.5))
 	}
 	f := FCTOf([]int64{3000, 1000, 2000})
 	if f.P50 != 2 || f.Max != 3 || f.Mean != 2 {

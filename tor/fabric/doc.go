@@ -34,6 +34,14 @@
 // ECN seeds from the run's seed and the switch's index, and sizes its
 // frame memory as tord's UMEM would be for full queues.
 //
+// A run's Result keeps a record of every flow (FlowRecord: its post,
+// FCT, ideal FCT, addresses and ports, the retransmissions and timeouts
+// its sender attributed to it, its path); its statistics are computed
+// from the records (Summarize: mean and nearest-rank percentiles of FCT
+// and slowdown per size bin, short and long, after a warm-up), and
+// WriteFlows writes them as the ns-3 RDMA simulator's fct.txt columns
+// and rocetor's, which ReadFlows reads back.
+//
 // A Network is not safe for concurrent use; one goroutine builds and
 // runs it.
 package fabric

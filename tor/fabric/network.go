@@ -143,6 +143,7 @@ type Network struct {
 	dist     map[int][]int // hop counts to a node, by node (hops)
 	adj      [][]int       // links of each node
 	hostNd   []int         // host index → topology node
+	tally    flowTally     // per flow retransmissions and timeouts (Run sizes it)
 }
 
 // End is one end of a link, the topology's view of a port.
@@ -589,7 +590,7 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 	// a pause ten times too soon, before its ToR means to send it again.
 	eg.PauseRateBps = h.Line
 	ep, err := nic.NewEndpoint(nic.Config{MAC: h.MAC, IP: h.IP, Egress: eg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
-		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock})
+		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock, Observer: &n.tally})
 	if err != nil {
 		return fmt.Errorf("host %s: %w", h.Name, err)
 	}

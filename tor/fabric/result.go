@@ -42,11 +42,22 @@ type Result struct {
 	Flows     int `json:"flows"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
-	// FCT per size bucket, and All over every completed flow.
-	FCT []Bucket `json:"fct"`
-	All Bucket   `json:"fct_all"`
-	// GoodputGbps is the completed flows' bytes over the time from the
-	// first post to the last completion.
+	// The statistics below count the completed flows posted at or after
+	// WarmupNs, Measured of them (StatsOptions, Summarize); Bins are the
+	// upper bounds of FCT's size bins, ShortBelow the size that splits
+	// Short from Long.
+	WarmupNs   int64 `json:"warmup_ns"`
+	Bins       []int `json:"bins,omitempty"`
+	ShortBelow int   `json:"short_below,omitempty"`
+	Measured   int   `json:"measured"`
+	// FCT per size bin, every bin even when empty; Short, Long and All
+	// over the flows below ShortBelow, from it, and all.
+	FCT   []Bucket `json:"fct"`
+	All   Bucket   `json:"fct_all"`
+	Short Bucket   `json:"fct_short"`
+	Long  Bucket   `json:"fct_long"`
+	// GoodputGbps is the measured flows' bytes over the time from the
+	// first one's post to the last one's completion.
 	GoodputGbps float64 `json:"goodput_gbps"`
 
 	HostCounters map[string]int64 `json:"host_counters"`
@@ -63,30 +74,9 @@ type Result struct {
 	SwitchResults  []SwitchResult `json:"switch_detail"`
 	Buffer         BufferResult   `json:"buffer"`
 	// Records are the flows in the order Run was given them, for a
-	// caller that summarises some of them (the lab's transfers).
+	// caller that summarises some of them (the lab's transfers) and for
+	// the flow file (WriteFlows).
 	Records []FlowRecord `json:"-"`
-}
-
-// FlowRecord is one flow of a run: when it was posted and when it
-// completed, in simulated nanoseconds, and its completion time as its
-// sending endpoint measured it. OK is false for a flow that failed or
-// had not completed when the run ended.
-type FlowRecord struct {
-	Src, Dst, Size int
-	StartNs, EndNs int64
-	FCTNs          int64
-	OK             bool
-}
-
-// Bucket is the FCTs of the flows of one size range.
-type Bucket struct {
-	Range        string  `json:"range"`
-	Flows        int     `json:"flows"`
-	P50FCTNs     int64   `json:"p50_fct_ns"`
-	P99FCTNs     int64   `json:"p99_fct_ns"`
-	MeanSlowdown float64 `json:"mean_slowdown"`
-	P50Slowdown  float64 `json:"p50_slowdown"`
-	P99Slowdown  float64 `json:"p99_slowdown"`
 }
 
 // SwitchResult is one switch's ports that carried anything.
@@ -131,79 +121,24 @@ type BufferResult struct {
 	Series     []Sample `json:"series"`
 }
 
-// Buckets are the size ranges FCTs are reported in.
-var Buckets = []int{10 << 10, 100 << 10, 1 << 20, 10 << 20, math.MaxInt}
-
-func bucketName(lo, hi int) string {
-	f := func(b int) string {
-		switch {
-		case b >= 1<<20:
-			return fmt.Sprintf("%dMiB", b>>20)
-		default:
-			return fmt.Sprintf("%dKiB", b>>10)
-		}
-	}
-	if hi == math.MaxInt {
-		return "≥" + f(lo)
-	}
-	if lo == 0 {
-		return "<" + f(hi)
-	}
-	return f(lo) + "–" + f(hi)
-}
-
-func (r *runner) result() *Result {
+func (r *runner) result() (*Result, error) {
 	n := r.n
 	res := &Result{Seed: n.Opts.Seed, Topology: n.Topo.Name, Hosts: len(n.Hosts), Switches: len(n.Switches),
 		Transport: n.Opts.Transport, CC: n.Opts.CC, MTU: n.Opts.MTU, QPs: r.o.QPs, SimTimeNs: n.Sim.Now() / sim.Nanosecond,
 		Events: n.Sim.Events, Flows: len(r.flows)}
 	now := n.Sim.Now() / sim.Nanosecond
-	// FCTs.
-	type fs struct {
-		size     int
-		fct      int64
-		slowdown float64
+	res.Records = r.records()
+	if err := res.Summarize(r.o.Stats); err != nil {
+		return nil, err
 	}
-	var all []fs
-	first, last := int64(math.MaxInt64), int64(0)
-	var bytes int64
-	res.Records = make([]FlowRecord, len(r.flows))
-	for i := range r.flows {
-		f := &r.flows[i]
-		res.Records[i] = FlowRecord{Src: f.Src, Dst: f.Dst, Size: f.Size, StartNs: f.posted / sim.Nanosecond,
-			EndNs: f.done / sim.Nanosecond, FCTNs: f.fct, OK: f.ok}
-		if !f.started || f.done == 0 && !f.ok {
-			continue
-		}
-		if !f.ok {
+	for _, f := range res.Records {
+		switch {
+		case f.OK:
+			res.Completed++
+		case f.EndNs > 0:
 			res.Failed++
-			continue
 		}
-		res.Completed++
-		ideal := n.idealFCT(f.Flow)
-		all = append(all, fs{size: f.Size, fct: f.fct, slowdown: max(1, float64(f.fct)/float64(ideal))})
-		first = min(first, f.posted/sim.Nanosecond)
-		last = max(last, f.done/sim.Nanosecond)
-		bytes += int64(f.Size)
 	}
-	if last > first {
-		res.GoodputGbps = round3(float64(bytes) * 8 / float64(last-first))
-	}
-	lo := 0
-	for _, hi := range Buckets {
-		var in []fs
-		for _, x := range all {
-			if x.size >= lo && x.size < hi {
-				in = append(in, x)
-			}
-		}
-		if len(in) > 0 {
-			b := bucket(bucketName(lo, hi), len(in), func(i int) (int64, float64) { return in[i].fct, in[i].slowdown })
-			res.FCT = append(res.FCT, b)
-		}
-		lo = hi
-	}
-	res.All = bucket("all", len(all), func(i int) (int64, float64) { return all[i].fct, all[i].slowdown })
 	// Hosts.
 	res.HostCounters = map[string]int64{}
 	for _, h := range n.Hosts {
@@ -305,28 +240,7 @@ func (r *runner) result() *Result {
 			delete(res.Stages, name)
 		}
 	}
-	return res
-}
-
-func bucket(name string, n int, get func(int) (int64, float64)) Bucket {
-	b := Bucket{Range: name, Flows: n}
-	if n == 0 {
-		return b
-	}
-	fct := make([]int64, n)
-	sd := make([]float64, n)
-	sum := 0.0
-	for i := 0; i < n; i++ {
-		fct[i], sd[i] = get(i)
-		sum += sd[i]
-	}
-	slices.Sort(fct)
-	slices.Sort(sd)
-	pct := func(p float64) int { return min(n-1, int(math.Ceil(p*float64(n)))-1) }
-	b.P50FCTNs, b.P99FCTNs = fct[pct(0.5)], fct[pct(0.99)]
-	b.P50Slowdown, b.P99Slowdown = round3(sd[pct(0.5)]), round3(sd[pct(0.99)])
-	b.MeanSlowdown = round3(sum / float64(n))
-	return b
+	return res, nil
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
@@ -362,12 +276,40 @@ func (res *Result) Markdown(w io.Writer) {
 	if res.Command != "" {
 		fmt.Fprintf(w, "`%s` (seed %d)\n\n", res.Command, res.Seed)
 	}
-	fmt.Fprintf(w, "%d of %d flows completed (%d failed) in %.3f ms of simulated time; goodput %.2f Gbit/s; %d events, %d packet-hops.\n\n",
-		res.Completed, res.Flows, res.Failed, float64(res.SimTimeNs)/1e6, res.GoodputGbps, res.Events, res.PacketHops)
-	fmt.Fprintf(w, "| size | flows | p50 FCT (µs) | p99 FCT (µs) | mean slowdown | p50 slowdown | p99 slowdown |\n| --- | --: | --: | --: | --: | --: | --: |\n")
-	for _, b := range append(slices.Clone(res.FCT), res.All) {
-		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.2f | %.2f | %.2f |\n", b.Range, b.Flows, float64(b.P50FCTNs)/1e3,
-			float64(b.P99FCTNs)/1e3, b.MeanSlowdown, b.P50Slowdown, b.P99Slowdown)
+	// A result.json written before the statistics had bins (Bins nil)
+	// has p50 and p99 and the mean slowdown only: the rest shows as –.
+	legacy := res.Bins == nil
+	fmt.Fprintf(w, "%d of %d flows completed (%d failed) in %.3f ms of simulated time", res.Completed, res.Flows, res.Failed,
+		float64(res.SimTimeNs)/1e6)
+	if !legacy {
+		fmt.Fprintf(w, "; %d measured", res.Measured)
+	}
+	if res.WarmupNs > 0 {
+		fmt.Fprintf(w, " (posted from %.1f µs on)", float64(res.WarmupNs)/1e3)
+	}
+	fmt.Fprintf(w, "; goodput %.2f Gbit/s; %d events, %d packet-hops.\n\n", res.GoodputGbps, res.Events, res.PacketHops)
+	rows := slices.Concat(res.FCT, []Bucket{res.Short, res.Long, res.All})
+	cell := func(format string, v float64, known bool) string {
+		if !known {
+			return "–"
+		}
+		return fmt.Sprintf(format, v)
+	}
+	us := func(ns int64, known bool) string { return cell("%.1f", float64(ns)/1e3, known) }
+	fmt.Fprintf(w, "| size | flows | mean FCT (µs) | p50 | p90 | p95 | p99 | p99.9 |\n| --- | --: | --: | --: | --: | --: | --: | --: |\n")
+	for _, b := range rows {
+		if b.Flows > 0 {
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", b.Range, b.Flows, cell("%.1f", b.MeanFCTNs/1e3, !legacy),
+				us(b.P50FCTNs, true), us(b.P90FCTNs, !legacy), us(b.P95FCTNs, !legacy), us(b.P99FCTNs, true), us(b.P999FCTNs, !legacy))
+		}
+	}
+	fmt.Fprintf(w, "\n| size | flows | mean slowdown | p50 | p90 | p95 | p99 | p99.9 |\n| --- | --: | --: | --: | --: | --: | --: | --: |\n")
+	for _, b := range rows {
+		if b.Flows > 0 {
+			sd := func(v float64, known bool) string { return cell("%.2f", v, known) }
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", b.Range, b.Flows, sd(b.MeanSlowdown, true), sd(b.P50Slowdown, true),
+				sd(b.P90Slowdown, !legacy), sd(b.P95Slowdown, !legacy), sd(b.P99Slowdown, true), sd(b.P999Slowdown, !legacy))
+		}
 	}
 	h := res.HostCounters
 	fmt.Fprintf(w, "\nHosts: %d retransmitted packets, %d timeouts, %d NAKs sent, %d ECN-marked packets received, %d CNPs sent.\n",

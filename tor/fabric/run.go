@@ -30,6 +30,9 @@ type RunOptions struct {
 	Sample sim.Time
 	// Progress, if set, is called about every second of wall time.
 	Progress func(p Progress)
+	// Stats say which flows the result's statistics count and how they
+	// are grouped.
+	Stats StatsOptions
 }
 
 // Progress is what a progress line says.
@@ -81,6 +84,11 @@ func (n *Network) Run(flows []workload.Flow, o RunOptions) (*Result, error) {
 	if o.Sample == 0 {
 		o.Sample = 10 * sim.Microsecond
 	}
+	if o.Stats.Bins != nil {
+		if err := checkBins(o.Stats.Bins); err != nil {
+			return nil, err
+		}
+	}
 	limit := o.Until
 	if limit == 0 {
 		limit = 10 * sim.Second
@@ -100,6 +108,7 @@ func (n *Network) Run(flows []workload.Flow, o RunOptions) (*Result, error) {
 		pairs[[2]int{f.Src, f.Dst}] = true
 		r.flows = append(r.flows, flowState{Flow: f})
 	}
+	n.tally = flowTally{retx: make([]int, len(flows)), timeouts: make([]int, len(flows))}
 	keys := make([][2]int, 0, len(pairs))
 	for k := range pairs {
 		keys = append(keys, k)
@@ -157,7 +166,7 @@ func (n *Network) Run(flows []workload.Flow, o RunOptions) (*Result, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	return r.result(), nil
+	return r.result()
 }
 
 // Fire implements sim.Actor: it posts the flows whose start is due.

@@ -1,0 +1,41 @@
+package fwd
+
+import (
+	"net/netip"
+
+	"rocetor/rocev2"
+)
+
+// FlowHop returns the egress port the request packets of a RoCE flow —
+// source and destination address, UDP source port and destination QP,
+// what the ECMP hash reads — leave by under the stage's current table,
+// as the packet path picks it. ok is false when no route matches, the
+// route is local or a blackhole, or its group sprays or routes
+// adaptively: a choice made per packet, not per flow. It reads the
+// published table and the stage's hash seed only, so any goroutine may
+// call it; it allocates nothing. For the control plane and for the
+// simulator's flow records (tor/fabric FlowPath).
+func (s *Stage) FlowHop(src, dst netip.Addr, sport uint16, qp uint32) (port uint16, ok bool) {
+	t := s.fib.Load()
+	if t == nil {
+		return 0, false
+	}
+	src, dst = src.Unmap(), dst.Unmap()
+	m := rocev2.Meta{Kind: rocev2.KindRoCE, SrcPort: sport, Flow: rocev2.FlowKey{Src: addrKey(src), Dst: addrKey(dst), QP: qp}}
+	ri, ok := t.find(&m.Flow.Dst, dst.Is4())
+	if !ok {
+		return 0, false
+	}
+	r := &t.routes[ri]
+	if r.kind != kindForward || r.n == 0 {
+		return 0, false
+	}
+	k := uint32(0)
+	if r.n > 1 {
+		if r.mode != ECMP {
+			return 0, false
+		}
+		k = fastRange(s.hash(&m, nil), uint32(r.n))
+	}
+	return t.hops[r.first+k].port, true
+}
