@@ -11,6 +11,7 @@ import (
 
 	"rocetor/dataplane/sim"
 	"rocetor/rocev2"
+	"rocetor/tor/topo"
 )
 
 // FlowRecord is one flow of a run: when it was posted and when it
@@ -204,7 +205,7 @@ func (n *Network) FlowPath(a, b int, qpn uint32) string {
 		if x = l.A + l.B - x; x == dst {
 			return strings.Join(path, ">")
 		}
-		if n.Topo.Nodes[x].Role != Switch {
+		if n.Topo.Nodes[x].Role != topo.Switch {
 			return "-"
 		}
 		s := n.Switches[n.byNode[x]]
