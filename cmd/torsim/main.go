@@ -287,7 +287,11 @@ func (f *freeRun) simulate(n *fabric.Network, flows []workload.Flow, ro fabric.R
 	speed := fmt.Sprintf("wall %.2f s; %.2fM events/s; %.0f ns per packet-hop",
 		el.Seconds(), float64(res.Events)/el.Seconds()/1e6, float64(el.Nanoseconds())/float64(max(res.PacketHops, 1)))
 	fmt.Fprintln(os.Stderr, "torsim:", speed)
-	return writeResult(f.out, res, speed)
+	if err := writeResult(f.out, res, speed); err != nil {
+		return err
+	}
+	// Written first, so that the imbalance can be read in full there.
+	return res.Books.Check()
 }
 
 func writeHeapProfile(path string) error {

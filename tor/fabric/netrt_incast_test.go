@@ -75,6 +75,7 @@ func gbnAndNetRT(t *testing.T, tp Topology, flows []workload.Flow, sw string, o 
 		if res[i], err = n.Run(flows, RunOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		balanced(t, res[i])
 	}
 	return res
 }
