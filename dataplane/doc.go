@@ -45,7 +45,11 @@
 // drop verdict or Discard — a software RNIC's stage included. A lost
 // header-only packet costs its sender the coarse timeout (§4.5).
 // Counters are plain fields the worker publishes about once a millisecond
-// (Snapshot), which dataplane/metrics exports to Prometheus.
+// (Snapshot), which dataplane/metrics exports to Prometheus. Besides
+// frames received, sent and dropped, the worker counts the frames it
+// and its stages built (Snapshot.Built) and those that ended here as
+// intended (Snapshot.Consumed: MAC control frames, Ctx.Consume), so
+// that a simulator can check that every frame is accounted.
 //
 // Nothing here allocates, locks or logs per packet; the tests assert zero
 // allocations per worker step, and BenchmarkWorkerForward reports ns/pkt.

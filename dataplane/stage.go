@@ -99,15 +99,29 @@ func (c *Ctx) Emit(p *Packet) bool {
 // as a header-only packet's when p.Meta says it is one).
 func (c *Ctx) Discard(p *Packet, r Reason) { c.w.dropPacket(p, r) }
 
-// Alloc takes a free frame for a packet the stage builds. The returned
-// slice is the whole frame, aliasing Mem. ok is false, with the shortage
-// counted, when frame memory is exhausted.
+// Consume frees a frame the stage owns, or a packet of its batch it has
+// finished with (its Verdict becomes Taken), and counts it consumed
+// (Snapshot.Consumed): the frame ended here as intended — a software
+// RNIC delivered it to its transport — and was not lost.
+func (c *Ctx) Consume(p *Packet) {
+	p.Verdict = Taken
+	c.w.st.Consumed++
+	c.w.mem.Release(p.Addr)
+}
+
+// Alloc takes a free frame for a packet the stage builds (counted in
+// Snapshot.Built). The returned slice is the whole frame, aliasing Mem.
+// ok is false, with the shortage counted (ReasonNoFrame), when frame
+// memory is exhausted. A frame taken must leave by Emit, Discard or
+// Consume, or be held by the stage, which then counts it among its held
+// frames: the worker's books balance only so.
 func (c *Ctx) Alloc() (addr uint64, room []byte, ok bool) {
 	addr, ok = c.w.mem.Alloc()
 	if !ok {
 		c.w.st.Drops[ReasonNoFrame]++
 		return 0, nil, false
 	}
+	c.w.st.Built++
 	return addr, c.w.mem.Room(addr), true
 }
 

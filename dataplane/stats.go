@@ -62,6 +62,15 @@ type Snapshot struct {
 	// handed to their owner (Handoff); nil without a handoff. Frames
 	// a full ring refused are ReasonHandoffFull drops.
 	Handed []uint64
+	// Built counts the frames the worker and its stages built in its
+	// Mem (Ctx.Alloc, PFC frames); an allocation that found Mem empty
+	// built nothing and is a ReasonNoFrame drop. Consumed counts the
+	// frames that ended here as intended rather than being lost: MAC
+	// control frames acted on, and what stages consumed (Ctx.Consume,
+	// a software RNIC's received packets). With the frames received,
+	// sent, dropped and still held they are a worker's books (a
+	// simulator checks that they balance).
+	Built, Consumed uint64
 }
 
 // workerStats are the plain counters the worker thread updates.
@@ -75,6 +84,8 @@ type workerStats struct {
 	Sleeps    uint64
 	Batches   [HistBuckets]uint64
 	Handed    []uint64
+	Built     uint64
+	Consumed  uint64
 }
 
 func (s *workerStats) batch(n int) {

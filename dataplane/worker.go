@@ -479,6 +479,7 @@ func (w *Worker) control(in int, p *Packet, f []byte) {
 	}
 	// MAC control frames end at the link; they are consumed,
 	// not dropped.
+	w.st.Consumed++
 	w.mem.Release(p.Addr)
 	p.Verdict = Taken
 }
@@ -598,6 +599,7 @@ func (w *Worker) sendPFC(port int, enable uint8, times [8]uint16) bool {
 		w.st.Drops[ReasonNoFrame]++
 		return false
 	}
+	w.st.Built++
 	n, err := rocev2.BuildPFC(w.mem.Room(addr), w.ports[port].MAC(), enable, times)
 	if err != nil || !w.egress[port].EnqueueControl(addr, n) {
 		w.drop(addr, ReasonQueueFull)
@@ -771,6 +773,7 @@ func (w *Worker) publish(now int64) {
 	s.BusyPolls, s.IdlePolls, s.Sleeps = w.st.BusyPolls, w.st.IdlePolls, w.st.Sleeps
 	s.Batches = w.st.Batches
 	s.Handed = append(s.Handed[:0], w.st.Handed...)
+	s.Built, s.Consumed = w.st.Built, w.st.Consumed
 	s.Timers, s.TimerFull = w.timers.Len(), w.timers.Refused
 	s.FramesUse, s.Frames = w.mem.InUse(), w.mem.Frames()
 	if len(s.PortStats) != len(w.ports) {

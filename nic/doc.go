@@ -14,7 +14,8 @@
 // tests. It implements dataplane.Stage, Timed and Source:
 //
 //   - Process consumes every RoCEv2 frame addressed to one of its open
-//     QPs (verdict Taken, frame freed) and hands it to the transport as
+//     QPs (dataplane.Ctx.Consume: verdict Taken, frame freed, counted
+//     among the worker's consumed frames) and hands it to the transport as
 //     a request (WRITE, SEND, READ request) or a response (ACK, NAK, read
 //     response); CNPs and ECN marks go to the CC. ACKs a batch asks for
 //     are coalesced into one per QP at the end of the batch.

@@ -400,8 +400,7 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 		p.Drop(ReasonBadOpcode)
 	}
 	if p.Verdict == dataplane.Forward {
-		p.Verdict = dataplane.Taken
-		dc.Mem.Release(p.Addr)
+		dc.Consume(p) // delivered to the transport: the frame's life ends here
 	}
 	if op.IsResponse() && (!q.active || lossSignal(k)) {
 		e.wakeUrgent(q)

@@ -725,6 +725,7 @@ var dropMeanings = []struct{ reason, where, meaning string }{
 	{"netrt_consumed", "tor/netrt", "A NetRT message ended at this ToR, as it should: not a loss."},
 	{"netrt_duplicate", "tor/netrt", "The destination ToR already held a packet with this PSN."},
 	{"netrt_nak_answered", "tor/netrt", "A host's sequence NAK the destination ToR held while the source ToR resent what it named, dropped once that arrived: not a loss."},
+	{"netrt_build", "tor/netrt", "A NetRT message did not fit its frame: frames too small for it (`xdp.frame_size`)."},
 	{"trim_non_dcp", "tor/trim", "Over the trim threshold and not DCP data (DCP tag 00, or not RoCEv2), so it cannot be trimmed."},
 	{"trim_ack", "tor/trim", "Over the trim threshold and a DCP ACK (tag 01), which is not trimmed."},
 }

@@ -12,5 +12,8 @@
 // PNG plots (slowdown.png, buffers.png), with --flows a flow file in the
 // ns-3 RDMA simulator's fct.txt columns, and a
 // progress line on stderr (simulated time, events/s, ETA) while it runs.
+// It exits with status 1, naming the node, the account and the
+// difference, when the run's frame books (fabric.Books) do not balance:
+// a frame lost without a counter.
 // docs/simulator.md describes the model, the flags and what is measured.
 package main

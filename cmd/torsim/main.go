@@ -316,7 +316,11 @@ func (f *freeRun) simulate(n *fabric.Network, flows []workload.Flow, ro fabric.R
 			return err
 		}
 	}
-	return writeResult(f.out, res, speed)
+	if err := writeResult(f.out, res, speed); err != nil {
+		return err
+	}
+	// Written first, so that the imbalance can be read in full there.
+	return res.Books.Check()
 }
 
 // flowsPath is where --flows goes: a relative path under --out, so that

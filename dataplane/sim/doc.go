@@ -28,7 +28,10 @@
 //     ECN marking), and every stage reads their real depth.
 //   - A link direction delivers a frame Delay after its last bit left,
 //     into the receiving port's bounded receive ring (a frame that finds
-//     it full is lost and counted, as a NIC's rx ring overflows).
+//     it full is lost and counted, as a NIC's rx ring overflows). The
+//     copy into the receiver's Mem is made as the frame leaves, so the
+//     frames in flight toward a node take frames of its Mem; a frame
+//     that finds none free is lost and counted (PortStats.RxNoFrame).
 //   - PFC needs nothing of its own: a worker's PFC frame crosses the
 //     link like any frame and the peer worker pauses its egress
 //     (dataplane.Worker).

@@ -27,7 +27,12 @@ type PortStats struct {
 	BusyTime          Time   // time spent serializing
 	RxFrames          uint64 // frames delivered into the ring
 	RxRefused         uint64 // frames lost: the ring was full
-	RxNoFrame         uint64 // frames lost: the receiving worker's Mem was full
+	// RxNoFrame counts frames lost because the receiving worker's Mem
+	// had no free frame to copy them into, counted as they leave the
+	// sender (when the copy is made, as a NIC's DMA needs a buffer).
+	// Every frame a port's peer sends is RxFrames, RxRefused or
+	// RxNoFrame here, or in flight (the peer's InFlight).
+	RxNoFrame uint64
 }
 
 // Port is one end of a link, a dataplane.Port whose Transmit completes
@@ -96,6 +101,17 @@ func (p *Port) WireStats() PortStats {
 	s := p.st
 	s.RxRefused = p.MemPort.Stats().InjectRefused
 	return s
+}
+
+// InFlight returns the frames on the wire from this port: sent, not yet
+// arrived. They live in the receiving worker's Mem (a frame is copied
+// there as it leaves), so a long link needs frame memory at its far end
+// for rate × delay of frames.
+func (p *Port) InFlight() int {
+	if p.out == nil {
+		return 0
+	}
+	return p.out.n
 }
 
 // Config returns the link's configuration.

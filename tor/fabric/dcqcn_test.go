@@ -117,6 +117,7 @@ func dumbbellRun(t *testing.T, rate uint64, hosts int, o Options, flows []worklo
 	if res.Completed != len(flows) {
 		t.Fatalf("completed %d of %d flows", res.Completed, len(flows))
 	}
+	balanced(t, res)
 	return res, p
 }
 

@@ -28,6 +28,7 @@ func run(t *testing.T, shape string, o Options, flows func(hosts int) []workload
 	if err != nil {
 		t.Fatal(err)
 	}
+	balanced(t, res)
 	return res
 }
 
@@ -90,6 +91,7 @@ func TestSendAndQPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	balanced(t, res)
 	if res.Completed != len(flows) || res.HostCounters["RNRNAKsSent"] != 0 {
 		t.Fatalf("completed %d of %d, RNR NAKs %d", res.Completed, len(flows), res.HostCounters["RNRNAKsSent"])
 	}

@@ -206,6 +206,7 @@ func TestWireImpairment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	balanced(t, res)
 	if res.Completed != 1 {
 		t.Fatalf("flow not completed")
 	}
@@ -248,6 +249,7 @@ func TestMultipath(t *testing.T) {
 			if err != nil || res.Completed != 1 {
 				t.Fatalf("completed %v, %v", res, err)
 			}
+			balanced(t, res)
 			used := 0
 			for _, s := range res.SwitchResults {
 				if len(s.Name) > 4 && s.Name[:4] == "core" && len(s.Ports) > 0 {
@@ -280,6 +282,7 @@ func TestHeldFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	balanced(t, res)
 	if res.Completed != 2 {
 		t.Fatalf("completed %d of 2", res.Completed)
 	}

@@ -76,6 +76,7 @@ func gbnAndNetRT(t *testing.T, tp topo.Topology, flows []workload.Flow, sw strin
 		if res[i], err = n.Run(flows, RunOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		balanced(t, res[i])
 	}
 	return res
 }

@@ -63,6 +63,10 @@ type Options struct {
 	HostQueue int
 	// RxRing is every port's receive ring in frames (default 1024).
 	RxRing int
+	// HostFrames, if set, is each host's frame memory in frames,
+	// replacing the size its ring, queue and links ask for (hostFrames):
+	// tests exhaust it.
+	HostFrames int
 	// MaxMessage is the largest message a flow posts (sizes the one
 	// memory region every host registers; default 4 MiB).
 	MaxMessage int
@@ -221,7 +225,7 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 	simPorts := make([][]*sim.Port, len(t.Nodes))
 	mems := make([]*dataplane.Mem, len(t.Nodes))
 	for i, nd := range t.Nodes {
-		frames, size := 4096, 2048
+		frames, size := n.hostFrames(ports[i]), 2048
 		if nd.Role == topo.Switch {
 			cfg, err := n.switchConfig(n.Switches[n.byNode[i]], ports[i])
 			if err != nil {
@@ -398,14 +402,15 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 		cfg.DCP = true
 	}
 	// Frames as tord's UMEM would need them: the rings' (a small ring
-	// here, there is no kernel), NetRT's, and every queue full.
+	// here, there is no kernel), NetRT's, every queue full, and the
+	// frames in flight toward the switch (inFlight).
 	cfg.XDP.RingSize = 64
 	// Frames of 2 KiB hold an MTU of 1024 with every header and shim;
 	// half of tord's default size is half the memory a run touches.
 	if n.Opts.MTU <= 1024 {
 		cfg.XDP.FrameSize = 2048
 	}
-	need := 2*64*len(all) + cfg.NetRT.Frames() + len(all)*4*int(cfg.Egress.QueueLimit)/1024
+	need := 2*64*len(all) + cfg.NetRT.Frames() + len(all)*4*int(cfg.Egress.QueueLimit)/1024 + n.inFlight(ends)
 	cfg.XDP.Frames = 1 << 12
 	for cfg.XDP.Frames < need {
 		cfg.XDP.Frames <<= 1

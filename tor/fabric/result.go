@@ -73,6 +73,9 @@ type Result struct {
 	ECNMarked      uint64         `json:"ecn_marked"`
 	SwitchResults  []SwitchResult `json:"switch_detail"`
 	Buffer         BufferResult   `json:"buffer"`
+	// Books account for every frame at the end of the run (Books):
+	// balanced, or the imbalances named.
+	Books *Books `json:"books"`
 	// Records are the flows in the order Run was given them, for a
 	// caller that summarises some of them (the lab's transfers) and for
 	// the flow file (WriteFlows).
@@ -230,6 +233,7 @@ func (r *runner) result() (*Result, error) {
 			}
 		}
 	}
+	res.Books = n.books()
 	for name, m := range res.Stages {
 		for k, v := range m {
 			if v == 0 {
@@ -322,6 +326,9 @@ func (res *Result) Markdown(w io.Writer) {
 			ds = append(ds, fmt.Sprintf("%s %d", k, res.Drops[k]))
 		}
 		fmt.Fprintf(w, "Switch drops: %s.\n", strings.Join(ds, ", "))
+	}
+	if b := res.Books; b != nil {
+		b.markdown(w)
 	}
 	for _, name := range sortedKeys(res.Stages) {
 		m := res.Stages[name]

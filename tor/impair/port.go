@@ -112,6 +112,11 @@ func (p *Port) Deadline() (int64, bool) {
 	return at, ok
 }
 
+// HeldBy returns the frames held now in direction d (Stats.Held is both
+// directions'): egress frames wait to go on the wire, ingress frames to
+// reach the worker. Call it from the worker's goroutine.
+func (p *Port) HeldBy(d Direction) int { return len(p.q[d].h) }
+
 // active reports whether the port has anything to do: rules or held
 // frames. An idle port costs one atomic load per call.
 func (p *Port) active() bool {

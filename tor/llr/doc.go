@@ -148,9 +148,11 @@
 // # Drops
 //
 // The port wrapper consumes the link's own frames (dummies, ACKs, loss
-// notices) and drops duplicates and malformed shims itself, counting
-// them in PortStats (Duplicates, RxMalformed); they never reach the
-// worker. A full reordering buffer drops the out-of-order frame and asks
+// notices, syncs, protection requests: RxConsumed) and drops duplicates
+// and malformed shims itself, counting them in PortStats (Duplicates,
+// RxMalformed); they never reach the worker. A frame received while
+// the reordering buffer holds its copy is held there (Held, until
+// Released or ResyncDropped), not in the worker's Mem. A full reordering buffer drops the out-of-order frame and asks
 // for it again (RxBufferFull). A sequence outside the receiver's window,
 // which no session produces, is malformed.
 //

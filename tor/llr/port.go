@@ -154,9 +154,11 @@ func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
 			p.deliver(b, pk.Addr+rocev2.ShimLen, pk.Len-rocev2.ShimLen)
 			return
 		}
+		st.RxConsumed++
 		p.mem.Release(pk.Addr)
 		return
 	}
+	bad := st.RxMalformed
 	switch t {
 	case rocev2.ShimOriginal, rocev2.ShimRetransmit:
 		p.data(b, pk, f, off, sh.Seq())
@@ -206,6 +208,9 @@ func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
 		}
 	default:
 		st.RxMalformed++
+	}
+	if st.RxMalformed == bad {
+		st.RxConsumed++ // a control shim, read and done with
 	}
 	p.mem.Release(pk.Addr)
 }

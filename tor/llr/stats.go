@@ -41,6 +41,7 @@ type PortStats struct {
 	RxUnprotected   uint64 // frames without a shim, passed as they are
 	RxWatched       uint64 // numbered frames of a sender switched off (Config.Watch), passed at once
 	RxMalformed     uint64 // shims cut short, unknown types, empty loss notices: dropped
+	RxConsumed      uint64 // control shims (dummies, ACKs, loss notices, syncs, protect requests) read and freed here: not lost
 	Delivered       uint64 // protected frames handed to the pipeline, shim stripped
 	Held            uint64 // of which held first in the reordering buffer (Blocking)
 	Released        uint64 // of which released from it in sequence
@@ -138,6 +139,7 @@ func (p *PortStats) Add(q *PortStats) {
 	p.RxUnprotected += q.RxUnprotected
 	p.RxWatched += q.RxWatched
 	p.RxMalformed += q.RxMalformed
+	p.RxConsumed += q.RxConsumed
 	p.Delivered += q.Delivered
 	p.Held += q.Held
 	p.Released += q.Released

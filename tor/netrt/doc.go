@@ -165,6 +165,7 @@
 //	netrt_consumed      a NetRT message ended at this ToR (not a loss)
 //	netrt_duplicate     DstToR already holds a packet with that PSN
 //	netrt_nak_answered  a host's NAK DstToR held, whose PSN then arrived (not a loss)
+//	netrt_build         a message did not fit its frame (frames too small for it)
 //
 // A packet DstToR cannot hold because the buffer budget is spent is
 // forwarded, not dropped (DstPortStats.Full or WaitBudget). Messages,

@@ -19,6 +19,9 @@ var (
 	// the network recovered what they named, and dropped once it did:
 	// the sender need not go back. It is not a loss.
 	ReasonNAKAnswered = dataplane.NewReason("netrt_nak_answered")
+	// ReasonBuild counts messages that did not fit their frame: a frame
+	// memory of frames too small for a NetRT message.
+	ReasonBuild = dataplane.NewReason("netrt_build")
 )
 
 // isData reports whether m is a well-formed RoCEv2 request carrying
@@ -78,8 +81,9 @@ func send(c *dataplane.Ctx, spec *rocev2.Spec, out uint16, dstMAC rocev2.MAC,
 		NetRTType: typ, NetRTPSN: n, Bitmap: bm}
 	l, err := rocev2.Build(room, spec)
 	if err != nil {
-		// Only a mis-sized frame memory gets here; the frame is ours.
-		c.Mem.Release(a)
+		// Only a mis-sized frame memory gets here; the frame is ours,
+		// and its loss is counted like any other.
+		c.Discard(&dataplane.Packet{Addr: a}, ReasonBuild)
 		return false
 	}
 	p := dataplane.Packet{Addr: a, Len: uint16(l), In: dataplane.NoPort, Out: out, Queue: queueControl}

@@ -163,6 +163,9 @@ func (f *Fabric) Round(ctx context.Context, ts []lab.Transfer) ([]*lab.PerfResul
 	if err != nil {
 		return nil, err
 	}
+	if err := res.Books.Check(); err != nil {
+		return nil, fmt.Errorf("simulation %d: %w", f.runs, err) // a frame lost without a counter
+	}
 	if err := f.collect(r.net); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,60 @@
+package fabric
+
+import (
+	mbits "math/bits"
+
+	"rocetor/dataplane/sim"
+)
+
+// Frame memory. A frame on the wire is copied into a free frame of the
+// receiving node's memory as it leaves the sender (dataplane/sim: as a
+// NIC needs a buffer to DMA into), so a node's memory holds, besides its
+// queues and rings, every frame in flight toward it: a link of delay d
+// at rate r carries r × d bits each way, which the node at each end
+// holds for the direction toward it. At 100 Gbit/s a link of 1 ms has
+// 11,300 frames of an MTU of 1,024 bytes (1,106 on the wire) in flight
+// each way; before memory was sized for them, such a link lost frames
+// at its far end once they outnumbered what the queues left free.
+
+// dataHeader is the bytes around a full data packet's payload: Ethernet,
+// IPv4, UDP, BTH and ICRC (a first packet's RETH is not counted: most
+// are middle packets).
+const dataHeader = 14 + 20 + 8 + 12 + 4
+
+// inFlight returns the frames that can be in flight toward a node over
+// its links ends: per link, its rate × (delay + one frame's
+// serialization) in frames of an MTU of payload with their headers and
+// the wire's overhead, rounded up. Smaller frames (ACKs, PFC) share a
+// link with data in the seeds' workloads; a link filled with small
+// frames alone would need more, and a frame that finds the memory full
+// is dropped and counted (rx_no_frame), never lost silently.
+func (n *Network) inFlight(ends []end) int {
+	bits := uint64(n.Opts.MTU+dataHeader+n.Opts.Overhead) * 8
+	total := 0
+	for _, e := range ends {
+		l := n.Topo.Links[e.link]
+		// Frames in flight over delay d: d × rate / bits, and the one
+		// being serialized, already copied.
+		hi, lo := mbits.Mul64(uint64(l.Delay), l.RateBps) // ps × bit/s overflows 64 bits past 184 µs at 100G
+		onWire, _ := mbits.Div64(hi, lo, uint64(sim.Second))
+		k := (onWire + bits - 1) / bits
+		total += int(k) + 1
+	}
+	return total
+}
+
+// hostFrames is a host's frame memory: its receive ring, its egress
+// budget in minimum-size frames and the frames in flight toward it, at
+// least 4,096 frames, in a power of two (Options.HostFrames overrides
+// it).
+func (n *Network) hostFrames(ends []end) int {
+	if n.Opts.HostFrames > 0 {
+		return n.Opts.HostFrames
+	}
+	need := n.Opts.RxRing + n.Opts.HostQueue/64 + n.inFlight(ends)
+	f := 4096
+	for f < need {
+		f <<= 1
+	}
+	return f
+}
