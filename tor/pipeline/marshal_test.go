@@ -232,3 +232,36 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+// A clone is equal and shares nothing: changing every list, map and
+// section of it leaves the original as it was.
+func TestClone(t *testing.T) {
+	c := fullConfig()
+	d := c.Clone()
+	if !reflect.DeepEqual(c, d) {
+		t.Fatalf("clone differs:\n%+v\n%+v", c, d)
+	}
+	d.Ports[0] = "x"
+	d.Egress.PortRates["up"] = 1
+	d.Forwarding.DSCPQueues[46] = "x"
+	d.Impair.Rules[0].Opcodes[0] = "x"
+	*d.Impair.Rules[0].DSCP = 9
+	d.Impair.Rules[0].Burst.Loss = 0.5
+	*d.Impair.Rules[0].Burst.K = 0.5
+	d.Impair.Rules[0].Reorder.P = 0.5
+	d.Impair.Rules[0].Delay.Mean = 1
+	d.NetRT.Fabric[0] = "x"
+	d.NetRT.Prefixes[0] = netip.MustParsePrefix("10.9.0.0/16")
+	d.Trim.Ports[0] = "x"
+	d.LLR.Ports[0] = "x"
+	d.LLR.Monitor.Interval = 1
+	d.ECN.Seed = 99
+	d.ECN.Profiles["roce"] = ECNProfileConfig{}
+	d.ECN.Queues["data"] = "x"
+	d.Trust.Hosts[0] = "x"
+	*d.Trust.PFCPorts = append(*d.Trust.PFCPorts, "x")
+	d.PFC.Ports[0] = "x"
+	if !reflect.DeepEqual(c, fullConfig()) {
+		t.Errorf("changing the clone changed the original:\n%+v", c)
+	}
+}
