@@ -265,3 +265,40 @@ func TestClone(t *testing.T) {
 		t.Errorf("changing the clone changed the original:\n%+v", c)
 	}
 }
+
+// FuzzMarshalRoundTrip: whatever configuration ParseConfig returns,
+// ParseConfig reads back equal from what Marshal writes of it.
+func FuzzMarshalRoundTrip(f *testing.F) {
+	full, err := func() ([]byte, error) { c := fullConfig(); return c.Marshal("") }()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(full)
+	f.Add([]byte("ports: [a, b]\ntrim: {}\necn: {}\n"))
+	f.Add([]byte("trust: {hosts: [], pfc_ports: []}\nforwarding: {dscp_queues: {3: data}}\n"))
+	f.Add([]byte("impair: {rules: [{port: '1', delay: {mean: 1.5ms}, opcodes: ['7', 'null']}]}\nnetrt: {prefixes: [10.0.0.0/8]}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseConfig(b, "fuzz")
+		if err != nil {
+			return
+		}
+		y, err := c.Marshal("")
+		if err != nil {
+			t.Fatalf("Marshal: %v", err)
+		}
+		back, err := ParseConfig(y, "marshalled")
+		if err != nil {
+			t.Fatalf("cannot read what Marshal wrote: %v\n%s\nfrom\n%s", err, y, b)
+		}
+		if !reflect.DeepEqual(back, c) && !hasNaN(c) {
+			t.Fatalf("round trip changed the configuration:\n%s\nfrom\n%s\nwant %+v\ngot  %+v", y, b, c, back)
+		}
+	})
+}
+
+// hasNaN reports whether a number of c is NaN, which equals nothing,
+// itself included.
+func hasNaN(c Config) bool {
+	y, _ := c.Marshal("")
+	return strings.Contains(string(y), ".nan") || strings.Contains(string(y), ".NaN")
+}
