@@ -41,8 +41,20 @@ func (r *Rate) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// MarshalText implements encoding.TextMarshaler: plain bits per second.
-func (r Rate) MarshalText() ([]byte, error) { return strconv.AppendUint(nil, uint64(r), 10), nil }
+// MarshalText implements encoding.TextMarshaler, spelling the rate as
+// configuration files do: with the largest suffix that keeps it a whole
+// number, "10G", "2500M", "0"; UnmarshalText reads it back exactly.
+func (r Rate) MarshalText() ([]byte, error) {
+	for _, u := range []struct {
+		suffix string
+		n      Rate
+	}{{"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
+		if r != 0 && r%u.n == 0 {
+			return append(strconv.AppendUint(nil, uint64(r/u.n), 10), u.suffix...), nil
+		}
+	}
+	return strconv.AppendUint(nil, uint64(r), 10), nil
+}
 
 // Bytes is a size in bytes, written in configuration as a number with an
 // optional KiB, MiB or GiB suffix (powers of 1024) or KB, MB, GB (powers of
@@ -72,5 +84,18 @@ func (b *Bytes) UnmarshalText(v []byte) error {
 	return nil
 }
 
-// MarshalText implements encoding.TextMarshaler: plain bytes.
-func (b Bytes) MarshalText() ([]byte, error) { return strconv.AppendInt(nil, int64(b), 10), nil }
+// MarshalText implements encoding.TextMarshaler, spelling the size as
+// configuration files do: with the largest binary suffix that keeps it a
+// whole number ("64KiB", "1MiB"), else the largest decimal one ("40KB"),
+// else plain bytes ("1500"); UnmarshalText reads it back exactly.
+func (b Bytes) MarshalText() ([]byte, error) {
+	for _, u := range []struct {
+		suffix string
+		n      Bytes
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}} {
+		if b != 0 && b%u.n == 0 {
+			return append(strconv.AppendInt(nil, int64(b/u.n), 10), u.suffix...), nil
+		}
+	}
+	return strconv.AppendInt(nil, int64(b), 10), nil
+}

@@ -21,3 +21,28 @@ func TestUnits(t *testing.T) {
 		t.Error("bad units accepted")
 	}
 }
+
+// MarshalText spells a value as an operator writes it, and
+// UnmarshalText reads it back exactly.
+func TestUnitsMarshal(t *testing.T) {
+	for r, want := range map[Rate]string{0: "0", 1e9: "1G", 25e9: "25G", 2.5e9: "2500M", 100e6: "100M", 1500: "1500", 3000: "3K", 7: "7", 1e12: "1T", 1234567: "1234567"} {
+		got, _ := r.MarshalText()
+		if string(got) != want {
+			t.Errorf("rate %d spelt %q, want %q", r, got, want)
+		}
+		var back Rate
+		if err := back.UnmarshalText(got); err != nil || back != r {
+			t.Errorf("rate %q read back as %d, %v; want %d", got, back, err, r)
+		}
+	}
+	for b, want := range map[Bytes]string{0: "0", 1 << 20: "1MiB", 64 << 10: "64KiB", 1536: "1536", 40_000: "40KB", 2_000_000: "2MB", 3 << 30: "3GiB", 1500: "1500"} {
+		got, _ := b.MarshalText()
+		if string(got) != want {
+			t.Errorf("size %d spelt %q, want %q", b, got, want)
+		}
+		var back Bytes
+		if err := back.UnmarshalText(got); err != nil || back != b {
+			t.Errorf("size %q read back as %d, %v; want %d", got, back, err, b)
+		}
+	}
+}

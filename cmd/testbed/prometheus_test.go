@@ -27,6 +27,7 @@ import (
 	"rocetor/tor/lab"
 	"rocetor/tor/lab/netns"
 	"rocetor/tor/lab/netns/netnstest"
+	"rocetor/tor/pipeline"
 )
 
 // TestPrometheusE2E is the monitoring stack as an operator runs it:
@@ -247,12 +248,8 @@ func checkMgmtNetwork(t *testing.T, tb *netns.Testbed) {
 	for _, m := range p.Mgmt {
 		ns := p.Node(m.Node).Netns
 		sw := tb.State().Switches[m.Node]
-		b, err := os.ReadFile(sw.Config)
+		cfg, err := pipeline.LoadConfig(sw.Config)
 		if err != nil {
-			t.Fatal(err)
-		}
-		var cfg lab.TordConfig
-		if err := cfg.Unmarshal(b); err != nil {
 			t.Fatal(err)
 		}
 		if want := net.JoinHostPort(m.Addr.Addr().String(), "9478"); cfg.MetricsAddr != want || !strings.HasPrefix(cfg.AdminAddr, "127.0.0.1:") {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -18,6 +19,7 @@ import (
 	"rocetor/dataplane"
 	"rocetor/dataplane/metrics"
 	"rocetor/tor/llr"
+	"rocetor/tor/pipeline"
 	"rocetor/tor/telemetry"
 	"rocetor/tor/trim"
 )
@@ -30,7 +32,8 @@ const deployDir = "../../deploy"
 
 // Every configuration file under deploy/ loads and validates as tord's
 // own: the example, the lines its comments suggest, the ConfigMap of the
-// DaemonSet and the containerlab lab's switches.
+// DaemonSet and the containerlab lab's switches. Each comes back
+// unchanged from the file Config.Marshal writes of it.
 func TestDeployConfigs(t *testing.T) {
 	check := func(name string, b []byte) {
 		t.Helper()
@@ -44,6 +47,16 @@ func TestDeployConfigs(t *testing.T) {
 		}
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
+			return
+		}
+		y, err := cfg.Marshal("")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		back, err := pipeline.ParseConfig(y, name+" as Marshal writes it")
+		back.File = cfg.File
+		if err != nil || !reflect.DeepEqual(back, cfg) {
+			t.Errorf("%s: round trip through Marshal (%v):\n%s\nread %+v\nwant %+v", name, err, y, back, cfg)
 		}
 	}
 	example := readDeploy(t, "tord.yaml")

@@ -343,28 +343,14 @@ func fmtDefault(v reflect.Value) string {
 
 // fmtBytes spells a size as configuration files do: 64KiB, 1MiB, 1500.
 func fmtBytes(b dataplane.Bytes) string {
-	for _, u := range []struct {
-		s string
-		n dataplane.Bytes
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if b != 0 && b%u.n == 0 {
-			return strconv.Itoa(int(b/u.n)) + u.s
-		}
-	}
-	return strconv.Itoa(int(b))
+	t, _ := b.MarshalText()
+	return string(t)
 }
 
 // fmtRate spells a rate as configuration files do: 10G, 100M.
 func fmtRate(r dataplane.Rate) string {
-	for _, u := range []struct {
-		s string
-		n dataplane.Rate
-	}{{"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
-		if r != 0 && r%u.n == 0 {
-			return strconv.FormatUint(uint64(r/u.n), 10) + u.s
-		}
-	}
-	return strconv.FormatUint(uint64(r), 10)
+	t, _ := r.MarshalText()
+	return string(t)
 }
 
 // fmtDuration spells a duration as YAML takes it: 100us, 1ms, 1s.

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
+	"rocetor/dataplane"
 	"rocetor/nic"
+	"rocetor/tor/pipeline"
 	"rocetor/tor/topo"
+	"rocetor/tor/trim"
 	"rocetor/tor/workload"
 )
 
@@ -124,6 +128,40 @@ func TestSwitchFor(t *testing.T) {
 				t.Errorf("%s not from the template", s.Name)
 			}
 		}
+	}
+}
+
+// TestSwitchConfigs: a switch given as a value is built from it, before
+// SwitchFor and the template, and the value given stays as it was.
+func TestSwitchConfigs(t *testing.T) {
+	tp := topo.FatTree(4, topo.DefaultTiers())
+	core0 := pipeline.DefaultConfig()
+	core0.Trim = &trim.Config{Ports: []string{"fabric"}}
+	core0.Egress.PortRates = map[string]dataplane.Rate{}
+	given := core0.Clone()
+	n, err := Build(tp, Options{Seed: 1, Switch: "ecn: {}\n", SwitchFor: map[string]string{"core*": "forwarding: {multipath: spray}\n"},
+		SwitchConfigs: map[string]*pipeline.Config{"core0": &core0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range n.Switches {
+		switch {
+		case s.Name == "core0":
+			if s.Cfg.Trim == nil || len(s.Cfg.Trim.Ports) != len(s.Cfg.Ports) || s.Cfg.ECN != nil || s.Cfg.Forwarding.Multipath != "ecmp" {
+				t.Errorf("core0 not from its value: %+v", s.Cfg)
+			}
+		case s.Name[:4] == "core":
+			if s.Cfg.Forwarding.Multipath != "spray" || s.Cfg.Trim != nil {
+				t.Errorf("%s not from core*", s.Name)
+			}
+		default:
+			if s.Cfg.ECN == nil {
+				t.Errorf("%s not from the template", s.Name)
+			}
+		}
+	}
+	if !reflect.DeepEqual(core0, given) {
+		t.Errorf("Build changed the configuration it was given:\n%+v\nwas\n%+v", core0, given)
 	}
 }
 

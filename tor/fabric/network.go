@@ -41,6 +41,12 @@ type Options struct {
 	// e.g. to impair one port of one switch as the testbed does. Ports
 	// are named after the node they lead to ("tor2" on core).
 	SwitchFor map[string]string
+	// SwitchConfigs replaces Switch and SwitchFor for the switches it
+	// names (by topology name, exactly): their configuration as a value,
+	// as the lab's plan gives it (lab.Plan.TordConfigs), which the
+	// network completes as it does the YAML's (ports, port groups,
+	// seeds, one worker) on a copy of its own.
+	SwitchConfigs map[string]*pipeline.Config
 	// Transport is the hosts' loss recovery: gbn, irn, fasr or dcp
 	// (default gbn); RTO its first retransmission timeout (0: the
 	// transport's default); BDP the packets Go-Back-N's, IRN's and
@@ -297,20 +303,7 @@ func (n *Network) portName(ends []end, port int) string {
 // switchConfig is the switch's tord configuration: the template with
 // the switch's ports, port groups expanded, its own seeds, one worker.
 func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, error) {
-	text, what := n.Opts.Switch, "switch template"
-	if y, ok := n.Opts.SwitchFor[s.Name]; ok {
-		text, what = y, "switch "+s.Name
-	} else {
-		// Patterns, in order, the first that matches: "tor*" names
-		// a fat tree's tier.
-		for _, k := range slices.Sorted(maps.Keys(n.Opts.SwitchFor)) {
-			if ok, _ := path.Match(k, s.Name); ok {
-				text, what = n.Opts.SwitchFor[k], "switch "+s.Name+" ("+k+")"
-				break
-			}
-		}
-	}
-	cfg, err := pipeline.ParseConfig([]byte(text), what)
+	cfg, err := n.switchTemplate(s)
 	if err != nil {
 		return cfg, err
 	}
@@ -419,6 +412,29 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 		return cfg, fmt.Errorf("switch %s: %w", s.Name, err)
 	}
 	return cfg, nil
+}
+
+// switchTemplate is the configuration the switch is built from, before
+// switchConfig completes it: its own value (SwitchConfigs), else its
+// YAML by name, by pattern (SwitchFor) or the template (Switch).
+func (n *Network) switchTemplate(s *SwitchNode) (pipeline.Config, error) {
+	if c, ok := n.Opts.SwitchConfigs[s.Name]; ok && c != nil {
+		return c.Clone(), nil
+	}
+	text, what := n.Opts.Switch, "switch template"
+	if y, ok := n.Opts.SwitchFor[s.Name]; ok {
+		text, what = y, "switch "+s.Name
+	} else {
+		// Patterns, in order, the first that matches: "tor*" names
+		// a fat tree's tier.
+		for _, k := range slices.Sorted(maps.Keys(n.Opts.SwitchFor)) {
+			if ok, _ := path.Match(k, s.Name); ok {
+				text, what = n.Opts.SwitchFor[k], "switch "+s.Name+" ("+k+")"
+				break
+			}
+		}
+	}
+	return pipeline.ParseConfig([]byte(text), what)
 }
 
 // buildSwitch builds the switch's pipeline (tor/pipeline, as tord does)

@@ -161,7 +161,7 @@ func TestDCPARWithFakes(t *testing.T) {
 		t.Errorf("cell %v", cells[1])
 	}
 	p := mustPlan(t, "multipath", func(o *Options) { o.Senders, o.Receivers, o.PathRates = 2, 2, []string{"1G", "100M"} })
-	if r := p.TordConfigs()["tor1"].Egress.PortRates; r["core2"] != "100M" || r["core1"] != "1G" {
+	if r := p.TordConfigs()["tor1"].Egress.PortRates; r["core2"] != 100e6 || r["core1"] != 1e9 {
 		t.Errorf("tor1's port rates %v", r)
 	}
 }

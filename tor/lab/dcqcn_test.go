@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"rocetor/tor/pipeline"
 )
 
 // runFakeSeries is runFake with transfers that last long enough for the
@@ -210,12 +212,11 @@ func TestECNTordConfigs(t *testing.T) {
 		t.Errorf("bottleneck %s/%s", node, port)
 	}
 	for node, c := range p.TordConfigs() {
-		b, err := c.Marshal(node)
+		b, err := MarshalTordConfig(node, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back TordConfig
-		if err := decodeStrict(b, &back); err != nil {
+		if _, err := pipeline.ParseConfig(b, node); err != nil {
 			t.Fatalf("%s: %v\n%s", node, err, b)
 		}
 		var doc struct {
@@ -239,14 +240,14 @@ func TestECNTordConfigs(t *testing.T) {
 	}
 	// --ecn alone: "ecn: {}", tord's rate-derived profile.
 	p = mustPlan(t, "chain", func(o *Options) { o.ECN = true })
-	b, _ := p.TordConfigs()["core"].Marshal("core")
+	b, _ := MarshalTordConfig("core", p.TordConfigs()["core"])
 	if !strings.Contains(string(b), "\necn: {}\n") {
 		t.Errorf("--ecn alone:\n%s", b)
 	}
 	if node, port := p.Bottleneck(); node != "tor1" || port != "core" {
 		t.Errorf("chain's bottleneck %s/%s", node, port)
 	}
-	b, _ = mustPlan(t, "chain", nil).TordConfigs()["core"].Marshal("core")
+	b, _ = MarshalTordConfig("core", mustPlan(t, "chain", nil).TordConfigs()["core"])
 	if strings.Contains(string(b), "ecn") || strings.Contains(string(b), "queue_limit") {
 		t.Errorf("without --ecn or --queue-limit:\n%s", b)
 	}

@@ -17,7 +17,9 @@
 //
 // Plan lays a topology out as data (nodes, links, addresses, routes,
 // impair sites, the management network) and TordConfigs derives every
-// switch's configuration from it: both are pure functions of Options,
+// switch's configuration from it, as tord's own pipeline.Config, which
+// the testbed writes to the switch's file (MarshalTordConfig) and the
+// simulator builds the switch from: both are pure functions of Options,
 // tested without root. The nodes and links are tor/topo's shape
 // (Options.Topo), kept in the plan as Plan.Topo: the one description
 // of the topology both backends build, the simulator with its own

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"rocetor/tor/pipeline"
 )
 
 // The Protego experiments (seed 003, §5): corruption loss on the link
@@ -18,28 +20,14 @@ import (
 // llrModes are the link modes the experiments compare.
 var llrModes = []string{"off", "nb", "blocking"}
 
-// LLRSection is tord's llr: section as testbed writes it (tor/llr).
-type LLRSection struct {
-	Ports      []string        `yaml:"ports"`
-	Mode       string          `yaml:"mode"`
-	TxBuffer   string          `yaml:"tx_buffer"`
-	AckTimeout string          `yaml:"ack_timeout"`
-	Dormant    bool            `yaml:"dormant,omitempty"`
-	Watch      bool            `yaml:"watch,omitempty"`
-	Monitor    *MonitorSection `yaml:"monitor,omitempty"`
-}
-
-// MonitorSection is tord's llr.monitor: section. The testbed reads every
-// 100 ms rather than every second: its runs last seconds, not hours.
-type MonitorSection struct {
-	Interval string `yaml:"interval"`
-}
-
 // LLR returns the llr section of a switch: every port toward another
-// switch is protected, in the options' mode; nil when it is off.
-func (p *Plan) LLR(node string) *LLRSection {
+// switch is protected, in the options' mode; none (no ports) when it is
+// off. With --llr-monitor the links start dormant and watched, and the
+// monitor reads every 100 ms rather than every second: the testbed's
+// runs last seconds, not hours.
+func (p *Plan) LLR(node string) pipeline.LLRConfig {
 	if p.Options.LLR == "" || p.Options.LLR == "off" || p.Node(node).Kind != SwitchNode {
-		return nil
+		return pipeline.LLRConfig{}
 	}
 	// The Tx buffer also holds frames still queued for the link (tor/llr
 	// numbers frames as they are queued), so it covers tord's 1 MiB data
@@ -47,12 +35,12 @@ func (p *Plan) LLR(node string) *LLRSection {
 	// unprotected and 37 of 10^6 reached the hosts at 1e-3. ackNoTimeout
 	// must outlast a retransmission on two busy CPUs, and stay below the
 	// hosts' 16 ms RTO.
-	s := &LLRSection{Mode: p.Options.LLR, TxBuffer: "2MiB", AckTimeout: "8ms"}
+	s := pipeline.LLRConfig{Mode: p.Options.LLR, TxBuffer: 2 << 20, AckTimeout: 8 * time.Millisecond}
 	if s.Ports = p.switchPorts(node); len(s.Ports) == 0 {
-		return nil
+		return pipeline.LLRConfig{}
 	}
 	if p.Options.LLRMonitor {
-		s.Dormant, s.Watch, s.Monitor = true, true, &MonitorSection{Interval: "100ms"}
+		s.Dormant, s.Watch, s.Monitor = true, true, &pipeline.LLRMonitorConfig{Interval: 100 * time.Millisecond}
 	}
 	return s
 }

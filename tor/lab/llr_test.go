@@ -11,11 +11,11 @@ func TestLLRSections(t *testing.T) {
 	p := mustPlan(t, "chain", func(o *Options) { o.LLR = "blocking" })
 	for node, want := range map[string][]string{"tor1": {"core"}, "core": {"tor1", "tor2"}, "tor2": {"core"}} {
 		s := p.TordConfigs()[node].LLR
-		if s == nil || s.Mode != "blocking" || !slices.Equal(s.Ports, want) {
+		if s.Mode != "blocking" || !slices.Equal(s.Ports, want) {
 			t.Errorf("%s: llr %+v, want blocking on %v", node, s, want)
 		}
 	}
-	if s := mustPlan(t, "link", func(o *Options) { o.LLR = "off" }).TordConfigs()["tor1"].LLR; s != nil {
+	if s := mustPlan(t, "link", func(o *Options) { o.LLR = "off" }).TordConfigs()["tor1"].LLR; s.On() {
 		t.Errorf("mode off: %+v", s)
 	}
 }

@@ -1,9 +1,14 @@
 package lab
 
 import (
+	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"rocetor/tor/pipeline"
 )
 
 func TestTableMarkdown(t *testing.T) {
@@ -125,5 +130,53 @@ func TestParseMetricsAndSample(t *testing.T) {
 		if d[k] != v {
 			t.Errorf("Delta[%s] = %v, want %v", k, d[k], v)
 		}
+	}
+}
+
+// The records in docs/results read back, and the options each records
+// still lay out a plan whose switches' configurations tord reads: a
+// record keeps Options, from which the configurations derive, so what
+// the switches ran can be written again. Files that hold cells alone
+// (--json's output: a list) are no records; records whose options
+// NewPlan refuses now (from before an option had its default) are
+// skipped.
+func TestRecordedResults(t *testing.T) {
+	records, _ := filepath.Glob("../../docs/results/*.json")
+	planned := 0
+	for _, path := range records {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
+			continue
+		}
+		r, err := ReadResults(path)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		o := r.Options
+		if o.Prefix == "" {
+			o.Prefix = DefaultPrefix(o.Topology)
+		}
+		p, err := NewPlan(o)
+		if err != nil {
+			t.Logf("%s: the recorded options lay out no plan now: %v", path, err)
+			continue
+		}
+		planned++
+		for node, c := range p.TordConfigs() {
+			b, err := MarshalTordConfig(node, c)
+			if err == nil {
+				_, err = pipeline.ParseConfig(b, node)
+			}
+			if err != nil {
+				t.Errorf("%s: %s: %v", path, node, err)
+			}
+		}
+	}
+	if planned < 40 {
+		t.Errorf("%d records of %d give a plan, want at least 40", planned, len(records))
 	}
 }

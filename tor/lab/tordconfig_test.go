@@ -1,16 +1,14 @@
 package lab
 
 import (
-	"bytes"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
-	"rocetor/dataplane"
 	"rocetor/tor/impair"
+	"rocetor/tor/pipeline"
 )
 
 func TestChainTordConfigs(t *testing.T) {
@@ -30,10 +28,10 @@ func TestChainTordConfigs(t *testing.T) {
 		if c.MetricsAddr != "127.0.0.1:9478" || c.AdminAddr != "127.0.0.1:9479" {
 			t.Errorf("%s: metrics %q admin %q, want loopback 9478 and 9479", name, c.MetricsAddr, c.AdminAddr)
 		}
-		if c.Egress.Rate != "10G" {
-			t.Errorf("%s: egress rate %q, want 10G", name, c.Egress.Rate)
+		if c.Egress.Rate != 10e9 {
+			t.Errorf("%s: egress rate %d, want 10G", name, c.Egress.Rate)
 		}
-		if (c.Impair != nil) != (name == "core") {
+		if (len(c.Impair.Rules) > 0) != (name == "core") {
 			t.Errorf("%s: impair %+v; want rules on core only", name, c.Impair)
 		}
 	}
@@ -53,9 +51,9 @@ func TestChainTordConfigs(t *testing.T) {
 	}
 }
 
-// The file testbed writes is one tord accepts: every field is one of
-// tord's (strict decoding), the rate parses, and the impair section
-// validates against the switch's ports with tor/impair's own checks.
+// The file testbed writes is one tord accepts: tord reads it strictly
+// (every field is one of tord's), validates it, the rate is the
+// options', and core's impair section has its rules both ways.
 func TestTordConfigFileValidates(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -69,60 +67,50 @@ func TestTordConfigFileValidates(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := mustPlan(t, "chain", c.edit)
 			for node, cfg := range p.TordConfigs() {
-				b, err := cfg.Marshal(node)
+				b, err := MarshalTordConfig(node, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				var back TordConfig
-				if err := decodeStrict(b, &back); err != nil {
+				back, err := pipeline.ParseConfig(b, node+".yaml")
+				if err != nil {
 					t.Fatalf("%s: %v\n%s", node, err, b)
 				}
-				var r dataplane.Rate
-				if err := r.UnmarshalText([]byte(back.Egress.Rate)); err != nil || r != 1e9 {
-					t.Errorf("%s: rate %q = %d, %v; want 1e9", node, back.Egress.Rate, r, err)
+				if err := back.Validate(); err != nil {
+					t.Errorf("%s: tord refuses the file: %v\n%s", node, err, b)
 				}
-				var doc struct {
-					Impair impair.Config `yaml:"impair"`
+				if back.Egress.Rate != 1e9 || !strings.Contains(string(b), "\n  rate: 1G\n") {
+					t.Errorf("%s: rate %d; want 1G\n%s", node, back.Egress.Rate, b)
 				}
-				d := yaml.NewDecoder(bytes.NewReader(b))
-				if err := d.Decode(&doc); err != nil {
-					t.Fatalf("%s: impair section: %v", node, err)
-				}
-				if err := doc.Impair.Validate(cfg.Ports); err != nil {
-					t.Errorf("%s: impair section does not validate: %v\n%s", node, err, b)
-				}
-				if c.edit != nil && node == "core" && len(doc.Impair.Rules) != 2 {
-					t.Errorf("core: %d rules after decoding, want 2 (both ways):\n%s", len(doc.Impair.Rules), b)
+				if c.edit != nil && node == "core" && len(back.Impair.Rules) != 2 {
+					t.Errorf("core: %d rules after decoding, want 2 (both ways):\n%s", len(back.Impair.Rules), b)
 				}
 			}
 		})
 	}
 }
 
-// Only the impair section's own keys appear: strict decoding of the
-// section into impair.Config would reject a field tord does not know.
-func TestImpairSectionStrict(t *testing.T) {
+// The impairment's rules are tor/impair's own and pass its checks.
+func TestImpairSection(t *testing.T) {
 	m := Impairment{Loss: 0.02, Burst: 3, Corrupt: 1e-4, Seed: 7}
-	ic := m.Impair("tor2")
-	var c impair.Config
-	if err := yamlRoundTrip(ic, &c); err != nil {
-		t.Fatalf("impair section does not decode strictly into impair.Config: %v", err)
-	}
+	c := m.Impair("tor2")
 	if c.Seed != 7 || len(c.Rules) != 2 || c.Rules[0].Burst == nil || c.Rules[0].Burst.Loss != 0.02 ||
 		c.Rules[0].Burst.Length != 3 || c.Rules[0].Corrupt != 1e-4 || c.Rules[0].Loss != 0 {
-		t.Errorf("decoded %+v (burst %+v)", c, c.Rules[0].Burst)
+		t.Errorf("impair section %+v (burst %+v)", c, c.Rules[0].Burst)
+	}
+	if c.Rules[0].Burst == c.Rules[1].Burst {
+		t.Error("the egress and ingress rules share their burst")
 	}
 	if err := c.Validate([]string{"tor1", "tor2"}); err != nil {
 		t.Error(err)
 	}
-	if (Impairment{}).Impair("tor2") != nil {
-		t.Error("a zero impairment made an impair section")
+	if z := (Impairment{}).Impair("tor2"); !reflect.DeepEqual(z, impair.Config{}) {
+		t.Errorf("a zero impairment made an impair section %+v", z)
 	}
 }
 
 func TestTordConfigHeader(t *testing.T) {
 	p := mustPlan(t, "link", nil)
-	b, err := p.TordConfigs()["tor1"].Marshal("tor1")
+	b, err := MarshalTordConfig("tor1", p.TordConfigs()["tor1"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,26 +135,26 @@ func TestNetRTTordConfigs(t *testing.T) {
 		for node, cfg := range p.TordConfigs() {
 			want, tor := c.fabric[node]
 			if !tor {
-				if cfg.NetRT != nil {
+				if cfg.NetRT.On() {
 					t.Errorf("%s %s: netrt section %+v on a core switch", c.topo, node, cfg.NetRT)
 				}
 				continue
 			}
-			if cfg.NetRT == nil || !slices.Equal(cfg.NetRT.Fabric, want) || cfg.XDP.Frames != netRTFrames {
+			if !slices.Equal(cfg.NetRT.Fabric, want) || cfg.XDP.Frames != netRTFrames {
 				t.Errorf("%s %s: netrt %+v, frames %d; want fabric %v and %d frames", c.topo, node, cfg.NetRT, cfg.XDP.Frames, want, netRTFrames)
 			}
-			b, err := cfg.Marshal(node)
+			b, err := MarshalTordConfig(node, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var back TordConfig
-			if err := decodeStrict(b, &back); err != nil || back.NetRT == nil || back.NetRT.Hold != "20ms" {
+			back, err := pipeline.ParseConfig(b, node)
+			if err != nil || back.NetRT.Hold != 20*time.Millisecond || !strings.Contains(string(b), "\n  hold: 20ms\n") {
 				t.Errorf("%s %s: round trip %+v, %v\n%s", c.topo, node, back.NetRT, err, b)
 			}
 		}
 	}
 	for node, cfg := range mustPlan(t, "chain", nil).TordConfigs() {
-		if cfg.NetRT != nil {
+		if cfg.NetRT.On() {
 			t.Errorf("%s: netrt section without --netrt", node)
 		}
 	}
@@ -178,23 +166,19 @@ func TestNetRTTordConfigs(t *testing.T) {
 func TestImpairOfSkew(t *testing.T) {
 	p := mustPlan(t, "multipath", func(o *Options) { o.Paths = 3; o.Skew = 100 * time.Microsecond })
 	m := p.Options.Impairment()
-	if got := p.ImpairOf("core1", m); got != nil {
+	if got := p.ImpairOf("core1", m); len(got.Rules) != 0 {
 		t.Errorf("core1: %+v, want no rule", got)
 	}
-	for node, want := range map[string]string{"core2": "100µs", "core3": "200µs"} {
-		ic := p.ImpairOf(node, m)
-		if ic == nil || len(ic.Rules) != 1 || ic.Rules[0].Delay == nil || ic.Rules[0].Delay.Mean != want || ic.Rules[0].Port != "tor2" {
-			t.Fatalf("%s: %+v, want one rule delaying by %s toward tor2", node, ic, want)
-		}
-		var c impair.Config
-		if err := yamlRoundTrip(ic, &c); err != nil || c.Rules[0].Delay == nil || c.Rules[0].Delay.Mean.String() != want {
-			t.Errorf("%s: decoded %+v, %v", node, c, err)
+	for node, want := range map[string]time.Duration{"core2": 100 * time.Microsecond, "core3": 200 * time.Microsecond} {
+		c := p.ImpairOf(node, m)
+		if len(c.Rules) != 1 || c.Rules[0].Delay == nil || c.Rules[0].Delay.Mean != want || c.Rules[0].Port != "tor2" {
+			t.Fatalf("%s: %+v, want one rule delaying by %s toward tor2", node, c, want)
 		}
 		if err := c.Validate([]string{"tor1", "tor2"}); err != nil {
 			t.Errorf("%s: %v", node, err)
 		}
 	}
-	if p.TordConfigs()["core2"].Impair == nil {
+	if len(p.TordConfigs()["core2"].Impair.Rules) == 0 {
 		t.Error("TordConfigs left out core2's delay")
 	}
 }
@@ -203,12 +187,12 @@ func TestImpairOfSkew(t *testing.T) {
 // delay spread and a margin; without it they ask at once.
 func TestNetRTRequestDelay(t *testing.T) {
 	p := mustPlan(t, "multipath", func(o *Options) { o.Paths = 4; o.Skew = 100 * time.Microsecond; o.NetRT = true })
-	if got := p.TordConfigs()["tor2"].NetRT.RequestDelay; got != "500µs" {
-		t.Errorf("request delay %q, want 500µs (3 × 100 µs + 200 µs)", got)
+	if got := p.TordConfigs()["tor2"].NetRT.RequestDelay; got != 500*time.Microsecond {
+		t.Errorf("request delay %v, want 500µs (3 × 100 µs + 200 µs)", got)
 	}
 	p = mustPlan(t, "chain", func(o *Options) { o.NetRT = true })
-	if got := p.TordConfigs()["tor2"].NetRT.RequestDelay; got != "" {
-		t.Errorf("request delay %q without skew, want none", got)
+	if got := p.TordConfigs()["tor2"].NetRT.RequestDelay; got != 0 {
+		t.Errorf("request delay %v without skew, want none", got)
 	}
 }
 
@@ -224,21 +208,21 @@ func TestTrustTordConfigs(t *testing.T) {
 	p := mustPlan(t, "chain", func(o *Options) { o.NetRT, o.LLR, o.Trust = true, "blocking", true })
 	for node, cfg := range p.TordConfigs() {
 		w := want[node]
-		if cfg.Trust == nil || !slices.Equal(cfg.Trust.Hosts, w[0]) || !slices.Equal(cfg.Trust.PFCPorts, w[1]) {
+		if cfg.Trust.PFCPorts == nil || !slices.Equal(cfg.Trust.Hosts, w[0]) || !slices.Equal(*cfg.Trust.PFCPorts, w[1]) {
 			t.Errorf("%s: trust %+v, want hosts %v, pfc_ports %v", node, cfg.Trust, w[0], w[1])
 			continue
 		}
-		b, err := cfg.Marshal(node)
+		b, err := MarshalTordConfig(node, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back TordConfig
-		if err := decodeStrict(b, &back); err != nil || back.Trust == nil || back.Trust.Hosts == nil {
+		back, err := pipeline.ParseConfig(b, node)
+		if err != nil || back.Trust.Hosts == nil || back.Trust.PFCPorts == nil {
 			t.Errorf("%s: round trip %+v, %v\n%s", node, back.Trust, err, b)
 		}
 	}
 	for node, cfg := range mustPlan(t, "chain", nil).TordConfigs() {
-		if cfg.Trust != nil {
+		if cfg.Trust.Hosts != nil || cfg.Trust.PFCPorts != nil {
 			t.Errorf("%s: trust section without --trust", node)
 		}
 	}

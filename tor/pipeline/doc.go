@@ -3,7 +3,11 @@
 // ports) and the fabric simulator and tests (over in-memory ports).
 //
 // Config is tord's YAML configuration (docs/operations.md lists every
-// field, its unit and default), with its validation. NewPlan derives
+// field, its unit and default), with its validation; Config.Marshal
+// writes one as an operator would (units spelt out, defaults left out),
+// which ParseConfig reads back equal, so a program that makes switch
+// configurations (the lab's testbed and simulator) makes Configs, not a
+// YAML of its own. NewPlan derives
 // what the workers of one switch share from a validated Config (the
 // stage configurations, the impairment control, the FIB the forwarding
 // stages read); Plan.Build assembles one worker: the stages in the order

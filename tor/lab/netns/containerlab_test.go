@@ -47,7 +47,7 @@ func clabFiles(t *testing.T) map[string][]byte {
 	}
 	files := map[string][]byte{}
 	for node, c := range p.TordConfigs() {
-		b, err := c.Marshal(node)
+		b, err := lab.MarshalTordConfig(node, c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"rocetor/tor/lab"
+	"rocetor/tor/pipeline"
 )
 
 // Testbed is a topology that is up (or being built): its namespaces,
@@ -104,7 +105,7 @@ func Up(ctx context.Context, o lab.Options, uc UpConfig) (tb *Testbed, err error
 		n := plan.Node(node)
 		sw := &lab.SwitchState{Netns: n.Netns, Config: filepath.Join(st.Dir, node+".yaml"),
 			Log: filepath.Join(st.Dir, "logs", "tord-"+node+".log"), MetricsURL: "http://" + cfg.MetricsAddr + "/metrics"}
-		b, err := cfg.Marshal(node)
+		b, err := lab.MarshalTordConfig(node, cfg)
 		if err != nil {
 			return tb, err
 		}
@@ -429,7 +430,7 @@ func (tb *Testbed) SetImpairment(ctx context.Context, m lab.Impairment) error {
 		return nil
 	}
 	tb.st.Impairment = m
-	restarted, err := tb.reconfigure(ctx, func(node string, c *lab.TordConfig) {
+	restarted, err := tb.reconfigure(ctx, func(node string, c *pipeline.Config) {
 		c.Impair = tb.st.Plan.ImpairOf(node, m)
 	})
 	if err == nil {
@@ -451,7 +452,7 @@ func (tb *Testbed) Reconfigure(ctx context.Context, o lab.Options) error {
 	}
 	tb.st.Plan.Options = o
 	want := tb.st.Plan.TordConfigs()
-	restarted, err := tb.reconfigure(ctx, func(node string, c *lab.TordConfig) {
+	restarted, err := tb.reconfigure(ctx, func(node string, c *pipeline.Config) {
 		w := *want[node]
 		w.Impair = c.Impair // the impairment is SetImpairment's
 		*c = w
@@ -462,28 +463,32 @@ func (tb *Testbed) Reconfigure(ctx context.Context, o lab.Options) error {
 	return err
 }
 
-// reconfigure applies edit to every switch's configuration file,
-// restarts the switches whose file changed and warms the paths up again;
-// it returns the restarted switches.
-func (tb *Testbed) reconfigure(ctx context.Context, edit func(node string, c *lab.TordConfig)) ([]string, error) {
+// reconfigure applies edit to every switch's configuration file, as
+// tord reads it, restarts the switches whose configuration changed and
+// warms the paths up again; it returns the restarted switches.
+func (tb *Testbed) reconfigure(ctx context.Context, edit func(node string, c *pipeline.Config)) ([]string, error) {
 	var restart []string
 	for _, node := range tb.switchNames() {
 		sw := tb.st.Switches[node]
-		b, err := os.ReadFile(sw.Config)
+		cfg, err := pipeline.LoadConfig(sw.Config)
 		if err != nil {
 			return nil, fmt.Errorf("tord config of %s: %w", node, err)
 		}
-		var cfg lab.TordConfig
-		if err := cfg.Unmarshal(b); err != nil {
-			return nil, fmt.Errorf("tord config %s: %w", sw.Config, err)
-		}
 		next := cfg
 		edit(node, &next)
-		if reflect.DeepEqual(next, cfg) {
-			continue
-		}
-		if b, err = next.Marshal(node); err != nil {
+		b, err := lab.MarshalTordConfig(node, &next)
+		if err != nil {
 			return nil, err
+		}
+		// Compared as tord reads them: a value built here and the same
+		// value read from the file may differ where tord sees no
+		// difference (an empty list or none).
+		again, err := pipeline.ParseConfig(b, sw.Config)
+		if err != nil {
+			return nil, fmt.Errorf("tord config of %s: %w", node, err)
+		}
+		if reflect.DeepEqual(again, cfg) {
+			continue
 		}
 		if err := os.WriteFile(sw.Config, b, 0o644); err != nil {
 			return nil, fmt.Errorf("write tord config of %s: %w", node, err)

@@ -59,15 +59,9 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 		return nil, err
 	}
 	o := fabric.Options{Seed: sim.Seed(f.seed, 7, f.runs), Transport: t0.Transport, BDP: t0.BDP, CC: t0.CC, MTU: t0.MTU,
-		SwitchFor: map[string]string{}}
-	cfgs := f.plan.TordConfigs()
-	for name, c := range cfgs {
+		SwitchConfigs: f.plan.TordConfigs()}
+	for name, c := range o.SwitchConfigs {
 		c.Impair = f.plan.ImpairOf(name, f.imp)
-		y, err := c.Marshal(name)
-		if err != nil {
-			return nil, err
-		}
-		o.SwitchFor[name] = string(y)
 	}
 	r := &run{ro: fabric.RunOptions{QPs: max(t0.QPs, 1), Op: op}}
 	for _, t := range ts {
