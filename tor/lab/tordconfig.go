@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"strconv"
@@ -266,7 +267,15 @@ func (p *Plan) TordConfigs() map[string]*pipeline.Config {
 		}
 		if o.NetRT && n.Role == RoleToR {
 			c.NetRT = p.NetRT(n.Name)
+			// Rings and NetRT's pool and buffer both: a ToR with four
+			// ports (multipath, three paths) fills 16384 frames with
+			// rings alone.
+			ring := cmp.Or(c.XDP.RingSize, 2048)
+			need := 2*ring*len(c.Ports) + c.NetRT.Frames()
 			c.XDP.Frames = max(c.XDP.Frames, netRTFrames)
+			for c.XDP.Frames < need {
+				c.XDP.Frames *= 2 // tord wants a power of two
+			}
 		}
 		out[n.Name] = &c
 	}
