@@ -17,8 +17,7 @@ import (
 )
 
 // Backend runs lab experiments in the fabric simulator. Its zero value
-// is not ready: Seed 0 is a seed like any other, but the delays must be
-// set (Default).
+// simulates links without propagation delay; Default has torsim's.
 type Backend struct {
 	// HostDelay and FabricDelay are the propagation delays of host
 	// links and switch-to-switch links. A veth has none; the testbed's
@@ -27,8 +26,6 @@ type Backend struct {
 	// testbed's to compare timing, leave them small to see the
 	// mechanisms alone.
 	HostDelay, FabricDelay time.Duration
-	// Progress, if set, gets a line per simulated transfer.
-	Progress io.Writer
 }
 
 // Default is the backend with torsim's default delays: 1 µs per link.
@@ -53,15 +50,18 @@ func (b *Backend) Open(_ context.Context, o lab.Options, out io.Writer) (*lab.En
 	if err != nil {
 		return nil, nil, err
 	}
-	f := &Fabric{b: b, seed: o.Seed, plan: plan, imp: o.Impairment(), counters: map[string]lab.Sample{}, out: out}
+	f := &Fabric{b: b, seed: o.Seed, plan: plan, imp: o.Impairment(), counters: map[string]lab.Sample{}}
 	return &lab.Env{Fabric: f, Perf: f, Out: out}, func() error { return nil }, nil
 }
 
 // supported refuses what the simulator cannot do: unshaped links have
-// no rate to simulate.
+// no rate to simulate, and a simulated switch runs one worker.
 func supported(o lab.Options) error {
-	if o.Rate == "0" {
+	switch {
+	case o.Rate == "0":
 		return fmt.Errorf("%w: --rate 0 (unshaped) has no rate to simulate: give the links' rate", lab.ErrUsage)
+	case o.NumWorkers() > 1:
+		return fmt.Errorf("%w: --workers %d: a simulated switch runs one worker", lab.ErrUsage, o.Workers)
 	}
 	return nil
 }
@@ -78,7 +78,6 @@ type Fabric struct {
 	imp      lab.Impairment
 	counters map[string]lab.Sample // by switch, added up over the runs
 	runs     uint64
-	out      io.Writer
 }
 
 // Plan implements lab.Fabric.

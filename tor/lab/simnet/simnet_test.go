@@ -224,9 +224,10 @@ func TestRefuses(t *testing.T) {
 		want string
 	}{
 		{lab.Options{Topology: "chain", Rate: "0"}, "unshaped"},
+		{lab.Options{Topology: "chain", Rate: "1G", Workers: 2}, "one worker"},
 	} {
 		o := lab.DefaultOptions(c.o.Topology)
-		o.Rate = c.o.Rate
+		o.Rate, o.Workers = c.o.Rate, max(c.o.Workers, 1)
 		if _, _, err := Default().Open(context.Background(), o, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error about %s", c.o, err, c.want)
 		}
