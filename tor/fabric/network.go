@@ -356,6 +356,12 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	cfg.MetricsAddr, cfg.AdminAddr = "", ""
 	cfg.NetRT.Fabric = expand(cfg.NetRT.Fabric)
 	cfg.LLR.Ports = expand(cfg.LLR.Ports)
+	for _, p := range cfg.LLR.Ports {
+		if slices.Contains(hosts, p) {
+			// The far end would receive shims it cannot parse.
+			return cfg, fmt.Errorf("switch %s: llr on host port %s: hosts do not run llr", s.Name, p)
+		}
+	}
 	cfg.Trust.Hosts = expand(cfg.Trust.Hosts)
 	if cfg.Trust.PFCPorts != nil {
 		p := expand(*cfg.Trust.PFCPorts)
