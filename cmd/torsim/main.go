@@ -109,6 +109,7 @@ type freeRun struct {
 	switchFor                      map[string]string
 	opts                           fabric.Options // Switch, SwitchFor, MaxMessage, MaxQPs set from the above
 	wl                             workload.Spec
+	wlFile, linkLoss               string
 	qps                            int
 	op                             string
 	until                          time.Duration
@@ -156,17 +157,7 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Overhead, "overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
 	fs.IntVar(&o.RxRing, "rx-ring", 1024, "frames a port's receive ring holds")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of every random stream")
-	w := &f.wl
-	fs.StringVar(&w.Name, "workload", "permutation", "permutation, incast, alltoall, allreduce, sequence, poisson or file")
-	fs.StringVar(&w.Traffic, "traffic", "", "traffic file for --workload file (src dst size start_ns [after])")
-	fs.StringVar(&w.CDF, "cdf", "websearch", "flow sizes for poisson: websearch, datamining, hadoop or a file")
-	fs.Float64Var(&w.Load, "load", 0.5, "poisson: offered load per host, of its link rate")
-	fs.DurationVar(&w.Duration, "duration", time.Millisecond, "poisson: how long flows arrive")
-	fs.IntVar(&w.Incast, "incast", 8, "incast: senders (to host 0)")
-	fs.IntVar(&w.Count, "count", 100, "sequence: messages from host 0 to the last host")
-	fs.IntVar(&w.Depth, "depth", 1, "sequence: messages in flight")
-	fs.Var(bytesFlag{&w.Size}, "size", "flow size of permutation, incast, alltoall, allreduce")
-	fs.Var(bytesFlag{&w.MaxSize}, "max-size", "poisson: cap on flow sizes (0: none)")
+	f.workloadFlags(fs)
 	fs.IntVar(&f.qps, "qps", 1, "QPs per host pair")
 	fs.StringVar(&f.op, "op", "write", "verb: write or send")
 	fs.DurationVar(&f.until, "until", 0, "stop at this simulated time (0: when every flow completed, at most 10s)")
@@ -182,6 +173,43 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.StringVar(&f.sweep, "sweep", "", "run the cells of this sweep file (JSON: common flags and a list of cells' flags) into --out/cell-N")
 	fs.IntVar(&f.cell, "cell", -1, "with --sweep: run only this cell (default: $JOB_COMPLETION_INDEX, else every cell)")
 }
+
+// workloadFlags are the flags of the workload (workload.Spec) and
+// --link-loss.
+func (f *freeRun) workloadFlags(fs *flag.FlagSet) {
+	w := &f.wl
+	fs.StringVar(&w.Name, "workload", "permutation", "permutation, incast, sequential-incast, alltoall, allreduce, sequence, poisson or file; several joined by + run together (poisson+incast)")
+	fs.StringVar(&f.wlFile, "workload-file", "", "JSON file of generators with their start times, each with the workload flags as keys (replaces --workload; docs/simulator.md)")
+	fs.StringVar(&w.Traffic, "traffic", "", "traffic file for --workload file (src dst size start_ns [after])")
+	fs.StringVar(&w.CDF, "cdf", "websearch", "flow sizes for poisson: websearch, datamining, hadoop or a file")
+	fs.Float64Var(&w.Load, "load", 0.5, "poisson: offered load per host, of its link rate")
+	fs.DurationVar(&w.Duration, "duration", time.Millisecond, "poisson: how long flows arrive; incast: how long bursts repeat")
+	fs.IntVar(&w.Incast, "incast", 8, "incast, sequential-incast: senders (incast alone: hosts 1…N to host 0)")
+	fs.StringVar(&w.IncastFrom, "incast-from", "", "incast senders: same (the receiver's rack, then the hosts after it), racks (other racks) or any (default same; racks for sequential-incast; any beside poisson)")
+	fs.Var(incastToFlag{w}, "incast-to", "incast receiver: a host index or random, drawn per burst (default 0; random beside poisson, as DCP)")
+	fs.Var(bytesFlag{&w.IncastSize}, "incast-size", "incast flow size (default --size; sequential-incast 500KB, NetRT §IV-B)")
+	fs.DurationVar(&w.IncastPeriod, "incast-period", 0, "incast: a burst every period until --duration (0: one); sequential-incast: gap between senders (default 10us)")
+	fs.Float64Var(&w.IncastLoad, "incast-load", 0, "incast: Poisson bursts until --duration offering this load of all hosts' links (replaces --incast-period)")
+	fs.IntVar(&w.Count, "count", 100, "sequence: messages from host 0 to the last host")
+	fs.IntVar(&w.Depth, "depth", 1, "sequence: messages in flight")
+	fs.Var(bytesFlag{&w.Size}, "size", "flow size of permutation, incast, alltoall, allreduce")
+	fs.Var(bytesFlag{&w.MaxSize}, "max-size", "poisson: cap on flow sizes (0: none)")
+	fs.StringVar(&f.linkLoss, "link-loss", "", "file of per-link loss or corruption rates: \"A B RATE [corrupt]\" or \"draw fabric|hosts|all FRACTION W:LO:HI… [corrupt]\" lines")
+}
+
+// incastToFlag is --incast-to: a host index or "random" (-1).
+type incastToFlag struct{ s *workload.Spec }
+
+func (i incastToFlag) String() string {
+	switch {
+	case i.s == nil:
+		return "0"
+	case i.s.IncastTo < 0:
+		return "random"
+	}
+	return fmt.Sprint(i.s.IncastTo)
+}
+func (i incastToFlag) Set(v string) error { return i.s.SetIncastTo(v) }
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("torsim", flag.ContinueOnError)
@@ -231,7 +259,17 @@ func (f *freeRun) build() (*fabric.Network, []workload.Flow, fabric.RunOptions, 
 		o.Switch = string(sw)
 	}
 	o.SwitchFor = f.switchFor
-	flows, err := f.wl.Flows(len(tp.Hosts()), ti.HostRate, rand.New(rand.NewPCG(o.Seed, sim.Seed(o.Seed, 6))))
+	if o.LinkLoss, err = readLinkLoss(f.linkLoss); err != nil {
+		return nil, nil, ro, err
+	}
+	wl := f.wl
+	wl.Racks = fabric.Racks(tp)
+	if f.wlFile != "" {
+		if wl, err = workload.ReadSpecs(f.wlFile, wl); err != nil {
+			return nil, nil, ro, err
+		}
+	}
+	flows, err := wl.Flows(len(tp.Hosts()), ti.HostRate, rand.New(rand.NewPCG(o.Seed, sim.Seed(o.Seed, 6))))
 	if err != nil {
 		return nil, nil, ro, err
 	}
@@ -259,6 +297,23 @@ func (f *freeRun) build() (*fabric.Network, []workload.Flow, fabric.RunOptions, 
 	}
 	n, err := fabric.Build(tp, o)
 	return n, flows, ro, err
+}
+
+// readLinkLoss reads --link-loss's file, if one is named.
+func readLinkLoss(path string) (*fabric.LinkLoss, error) {
+	if path == "" {
+		return nil, nil
+	}
+	fl, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Close()
+	ll, err := fabric.ParseLinkLoss(fl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ll, nil
 }
 
 func writeTraffic(path string, flows []workload.Flow) error {

@@ -81,6 +81,10 @@ type Options struct {
 	// a thousand hosts want no more than they use: QPsNeeded counts it
 	// for a flow list.
 	MaxQPs int
+	// LinkLoss, if set, gives links loss or corruption rates: impair
+	// rules on the switches' ends of the links, after the YAML's own
+	// (the first rule that matches a frame wins).
+	LinkLoss *LinkLoss
 }
 
 func (o *Options) setDefaults() {
@@ -154,6 +158,7 @@ type Network struct {
 	adj      [][]int       // links of each node
 	hostNd   []int         // host index → topology node
 	tally    flowTally     // per flow retransmissions and timeouts (Run sizes it)
+	loss     []linkImp     // each link's loss or corruption (Options.LinkLoss)
 }
 
 // End is one end of a link, the topology's view of a port.
@@ -172,6 +177,10 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 	o.setDefaults()
 	n := &Network{Sim: sim.New(), Topo: t, Opts: o, byNode: make([]int, len(t.Nodes))}
 	n.scratch = make([]byte, o.MaxMessage)
+	var err error
+	if n.loss, err = o.LinkLoss.rates(t, o.Seed); err != nil {
+		return nil, err
+	}
 	// Ports of every node, in link order.
 	ports := make([][]end, len(t.Nodes))
 	for li, l := range t.Links {
@@ -347,6 +356,12 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	cfg.MetricsAddr, cfg.AdminAddr = "", ""
 	cfg.NetRT.Fabric = expand(cfg.NetRT.Fabric)
 	cfg.LLR.Ports = expand(cfg.LLR.Ports)
+	for _, p := range cfg.LLR.Ports {
+		if slices.Contains(hosts, p) {
+			// The far end would receive shims it cannot parse.
+			return cfg, fmt.Errorf("switch %s: llr on host port %s: hosts do not run llr", s.Name, p)
+		}
+	}
 	cfg.Trust.Hosts = expand(cfg.Trust.Hosts)
 	if cfg.Trust.PFCPorts != nil {
 		p := expand(*cfg.Trust.PFCPorts)
@@ -371,7 +386,7 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 			rules = append(rules, r)
 		}
 	}
-	cfg.Impair.Rules = rules
+	cfg.Impair.Rules = append(rules, n.lossRules(ends)...)
 	if cfg.Egress.Rate == 0 {
 		cfg.Egress.Rate = dataplane.Rate(maxRate)
 	}

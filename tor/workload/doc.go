@@ -4,9 +4,13 @@
 // Hadoop, each file naming its public source) with Poisson arrivals at a
 // target load, as HPCC's and DCP's ns-3 simulations generate them
 // (traffic_gen.py: per host, exponential gaps of mean size / (load ×
-// rate)); N:1 incast; permutation; all-to-all; and ring all-reduce,
+// rate)); N:1 incast, its senders from the receiver's rack, other racks
+// or any host, once, periodic or at a load; NetRT's sequential incast
+// (seed 000 §IV-B); permutation; all-to-all; and ring all-reduce,
 // whose 2(N−1) steps each start when the chunk a host forwards has
-// arrived. A plain text format (Write, Read) replays a given flow list.
+// arrived. A Spec composes generators ("poisson+incast", DCP's mixed
+// workload) or lists them with start times (ReadSpecs, a JSON workload
+// file). A plain text format (Write, Read) replays a given flow list.
 //
 // Every generator draws from the rand it is given, so a seed gives the
 // same flows on every machine.

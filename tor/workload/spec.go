@@ -4,21 +4,52 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 )
 
-// Names are the workloads a Spec names.
-var Names = []string{"permutation", "incast", "alltoall", "allreduce", "sequence", "poisson", "file"}
+// Names are the generators a Spec names; several joined by "+"
+// ("poisson+incast") run together.
+var Names = []string{"permutation", "incast", "sequential-incast", "alltoall", "allreduce", "sequence", "poisson", "file"}
 
 // Spec names a workload and its parameters, as torsim's flags give
-// them; Flows makes its flows for a fabric.
+// them; Flows makes its flows for a fabric. A Spec of several
+// generators (Name "a+b", or Parts) runs each with the same parameters
+// (Parts: each its own) and concatenates their flows in order.
 type Spec struct {
-	Name string // one of Names
+	// Name is one of Names, or several joined by "+".
+	Name string
 	// Size is the flow size of permutation, incast, alltoall,
 	// allreduce and sequence.
 	Size int
-	// Incast is incast's senders, hosts 1 … Incast into host 0.
+	// Incast is incast's and sequential-incast's senders (default
+	// incast: hosts 1 … Incast into host 0).
 	Incast int
+	// IncastFrom is where incast senders are: "same" (the receiver's
+	// rack first, then the hosts after it in host order: hosts 1 … N
+	// into host 0, as before), "racks" (hosts of other racks only) or
+	// "any" (any host but the receiver). Empty: "same" for incast,
+	// "racks" for sequential-incast, "any" for an incast beside
+	// background traffic (Background). "racks" and "any" draw the
+	// senders from r, round-robin over racks for "racks".
+	IncastFrom string
+	// IncastTo is the receiver, a host index; -1 draws one per burst
+	// from r. Zero with Background: drawn per burst too (DCP §6.2).
+	IncastTo int
+	// IncastSize is each incast flow's size (0: Size; sequential-incast
+	// 500 KB, NetRT §IV-B).
+	IncastSize int
+	// IncastPeriod repeats an incast every period while the time is
+	// below Duration (0: one burst). For sequential-incast it is the gap
+	// between one sender's start and the next's (0: 10 µs, NetRT §IV-B).
+	IncastPeriod time.Duration
+	// IncastLoad, when above 0, times incast bursts as Poisson arrivals
+	// for Duration so that the incast offers this load of the hosts'
+	// total link rate (DCP §6.2: 128-to-1 incast at 5% average load
+	// beside WebSearch at 50%); it overrides IncastPeriod.
+	IncastLoad float64
+	// Racks is the rack (ToR) of each host, by host index; nil: one rack.
+	Racks []int
 	// Count and Depth are sequence's messages from host 0 to the last
 	// host and how many are in flight.
 	Count, Depth int
@@ -31,20 +62,81 @@ type Spec struct {
 	MaxSize  int
 	// Traffic is the file a "file" workload reads (Read's format).
 	Traffic string
+	// Start delays every flow this Spec posts at a time (not those
+	// that wait for another's completion) by Start.
+	Start time.Duration
+	// Parts, when not empty, are the generators this Spec runs instead
+	// of Name: a workload file's entries (ReadSpecs).
+	Parts []Spec
+	// Background is set on the incast of a composition that also
+	// runs poisson (Flows sets it): the incast then picks receivers and
+	// senders as DCP's mixed workload does.
+	Background bool
 }
 
 // Flows returns the workload's flows over hosts hosts whose links run
-// at rateBps, drawing what is random from r.
+// at rateBps, drawing what is random from r. The generators of a
+// composition draw from r one after another, in order, so the first
+// draws as it would alone.
 func (s Spec) Flows(hosts int, rateBps uint64, r *rand.Rand) ([]Flow, error) {
+	parts := s.Parts
+	if len(parts) == 0 {
+		names := strings.Split(s.Name, "+")
+		if len(names) == 1 {
+			return s.one(hosts, rateBps, r)
+		}
+		bg := false
+		for _, n := range names {
+			bg = bg || n == "poisson"
+		}
+		for _, n := range names {
+			p := s
+			p.Name, p.Background = n, bg
+			parts = append(parts, p)
+		}
+	}
+	var out []Flow
+	for i, p := range parts {
+		if p.Parts != nil || strings.Contains(p.Name, "+") {
+			return nil, fmt.Errorf("workload: part %d (%s): a workload file's entry names one generator", i+1, p.Name)
+		}
+		fl, err := p.one(hosts, rateBps, r)
+		if err != nil {
+			return nil, fmt.Errorf("workload: part %d (%s): %w", i+1, p.Name, err)
+		}
+		base := len(out)
+		for _, f := range fl {
+			if f.After >= 0 {
+				f.After += base
+			}
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// one returns the flows of one generator, delayed by Start.
+func (s Spec) one(hosts int, rateBps uint64, r *rand.Rand) ([]Flow, error) {
+	fl, err := s.gen(hosts, rateBps, r)
+	if err != nil || s.Start == 0 {
+		return fl, err
+	}
+	for i := range fl {
+		if fl[i].After < 0 {
+			fl[i].Start += s.Start.Nanoseconds()
+		}
+	}
+	return fl, nil
+}
+
+func (s Spec) gen(hosts int, rateBps uint64, r *rand.Rand) ([]Flow, error) {
 	switch s.Name {
 	case "permutation":
 		return Permutation(hosts, s.Size, r), nil
 	case "incast":
-		var senders []int
-		for i := 1; i <= min(s.Incast, hosts-1); i++ {
-			senders = append(senders, i)
-		}
-		return Incast(senders, 0, s.Size), nil
+		return s.incast(hosts, rateBps, r)
+	case "sequential-incast":
+		return s.sequentialIncast(hosts, r)
 	case "alltoall":
 		return AllToAll(hosts, s.Size), nil
 	case "sequence":
@@ -65,5 +157,5 @@ func (s Spec) Flows(hosts int, rateBps uint64, r *rand.Rand) ([]Flow, error) {
 		defer f.Close()
 		return Read(f)
 	}
-	return nil, fmt.Errorf("workload %q: want one of %v", s.Name, Names)
+	return nil, fmt.Errorf("workload %q: want one of %v, or several joined by +", s.Name, Names)
 }
