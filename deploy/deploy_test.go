@@ -467,3 +467,56 @@ func TestSystemdVerify(t *testing.T) {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
 }
+
+// The sweep Job runs the sweep from the ConfigMap its instructions
+// fill from a "torsim sweep-pack" bundle, mounted where --sweep looks.
+func TestSweepJob(t *testing.T) {
+	text := read(t, "kubernetes/torsim-sweep.yaml")
+	var job struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Command      []string
+						VolumeMounts []struct {
+							Name      string
+							MountPath string `yaml:"mountPath"`
+						} `yaml:"volumeMounts"`
+					}
+					Volumes []struct {
+						Name      string
+						ConfigMap struct{ Name string } `yaml:"configMap"`
+					}
+				}
+			}
+		}
+	}
+	if err := yaml.NewDecoder(bytes.NewReader(text)).Decode(&job); err != nil {
+		t.Fatal(err)
+	}
+	ps := job.Spec.Template.Spec
+	if len(ps.Containers) != 1 {
+		t.Fatalf("%d containers", len(ps.Containers))
+	}
+	c := ps.Containers[0]
+	i := slices.Index(c.Command, "--sweep")
+	if i < 0 || i+1 >= len(c.Command) {
+		t.Fatalf("no --sweep in %q", c.Command)
+	}
+	dir := filepath.Dir(c.Command[i+1])
+	var cm string
+	for _, m := range c.VolumeMounts {
+		for _, v := range ps.Volumes {
+			if v.Name == m.Name && m.MountPath == dir {
+				cm = v.ConfigMap.Name
+			}
+		}
+	}
+	if cm == "" {
+		t.Fatalf("no ConfigMap mounted at %s, where --sweep %s looks", dir, c.Command[i+1])
+	}
+	pack := regexp.MustCompile(`torsim sweep-pack \S+ (\S+)`).FindSubmatch(text)
+	if pack == nil || !strings.Contains(string(text), "kubectl create configmap "+cm+" --from-file="+string(pack[1])) {
+		t.Errorf("the instructions do not fill ConfigMap %s from a sweep-pack bundle", cm)
+	}
+}

@@ -84,7 +84,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 	if err != nil {
 		return nil, err
 	}
-	pn, err := pipeline.NewPlan(&cfg, s.fib, s.misses)
+	pn, err := pipeline.NewPlanMTU(&cfg, s.fib, s.misses, interfaceMTU)
 	if err != nil {
 		return nil, err
 	}
@@ -505,4 +505,14 @@ func localAddrs() ([]netip.Addr, error) {
 		}
 	}
 	return out, nil
+}
+
+// interfaceMTU is the MTU of the named interface, for llr's largest
+// frame (pipeline.NewPlanMTU).
+func interfaceMTU(name string) (int, bool) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return 0, false
+	}
+	return ifi.MTU, true
 }

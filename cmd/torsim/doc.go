@@ -15,5 +15,11 @@
 // It exits with status 1, naming the node, the account and the
 // difference, when the run's frame books (fabric.Books) do not balance:
 // a frame lost without a counter.
+//
+// --topo file:PATH reads a topology file (tor/topo: rocetor's node/link
+// format or the ns-3 RDMA simulator's topology.txt). A sweep file runs
+// many cells (--sweep); "torsim sweep-pack SWEEP OUT" makes it
+// self-contained for a Kubernetes Job, and "torsim merge OUT DIR..."
+// gathers the cells' results with cross-cell plots (tor/sweep).
 // docs/simulator.md describes the model, the flags and what is measured.
 package main

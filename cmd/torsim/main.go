@@ -33,6 +33,8 @@ func main() {
 	switch {
 	case len(args) > 0 && args[0] == "merge":
 		err = merge(args[1:])
+	case len(args) > 0 && args[0] == "sweep-pack":
+		err = sweepPack(args[1:])
 	case len(args) > 0 && args[0] == "list":
 		err = lab.WriteCatalogue(os.Stdout)
 	case len(args) > 0 && args[0] == "run":
@@ -128,15 +130,15 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	f.tiers.FabricRate = 0
 	f.switchFor = map[string]string{}
 	f.wl = workload.Spec{Size: 1 << 20}
-	fs.StringVar(&f.topo, "topo", "chain", "topology: "+topo.Syntax+" (tor/topo)")
+	fs.StringVar(&f.topo, "topo", "chain", "topology `SHAPE|file:PATH`: "+topo.Syntax+" (tor/topo)")
 	fs.DurationVar(&f.hostDelay, "delay", time.Microsecond, "propagation delay of host links")
 	fs.DurationVar(&f.fabDelay, "fabric-delay", time.Microsecond, "propagation delay of switch-to-switch links")
 	fs.DurationVar(&f.coreDelay, "core-delay", 0, "propagation delay of a fat tree's core links (0: --fabric-delay)")
 	fs.Var(rateFlag{&f.tiers.HostRate}, "rate", "host link rate, e.g. 100G")
 	fs.Var(rateFlag{&f.tiers.FabricRate}, "fabric-rate", "switch-to-switch link rate (default: --rate)")
 	fs.Var(rateFlag{&f.tiers.CoreRate}, "core-rate", "a fat tree's core link rate (default: --fabric-rate)")
-	fs.StringVar(&f.swFile, "switch", "", "tord YAML every switch is built from, without ports (\"fabric\", \"hosts\", \"all\" in port lists)")
-	fs.Func("switch-for", "NAME=FILE: build switch NAME (or the switches a pattern such as tor* matches) from FILE instead of --switch (repeatable)", func(v string) error {
+	fs.StringVar(&f.swFile, "switch", "", "tord YAML `FILE` every switch is built from, without ports (\"fabric\", \"hosts\", \"all\" in port lists)")
+	fs.Func("switch-for", "`NAME=FILE`: build switch NAME (or the switches a pattern such as tor* matches) from FILE instead of --switch (repeatable)", func(v string) error {
 		name, file, ok := strings.Cut(v, "=")
 		if !ok {
 			return fmt.Errorf("want NAME=FILE")
@@ -161,16 +163,16 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.IntVar(&f.qps, "qps", 1, "QPs per host pair")
 	fs.StringVar(&f.op, "op", "write", "verb: write or send")
 	fs.DurationVar(&f.until, "until", 0, "stop at this simulated time (0: when every flow completed, at most 10s)")
-	fs.StringVar(&f.out, "out", "", "directory for result.json and result.md (empty: Markdown on stdout)")
+	fs.StringVar(&f.out, "out", "", "`DIR` for result.json and result.md (empty: Markdown on stdout)")
 	fs.StringVar(&f.flows, "flows", "", "write one line per completed flow here, ns-3 fct.txt's columns first (relative to --out when given)")
 	fs.Var(binsFlag{&f.stats.Bins}, "bins", "upper bounds of the FCT size bins (default 10KB,100KB,1MB,10MB: NetRT's flow sizes and DCP's large flows)")
 	fs.Var(bytesFlag{&f.stats.ShortBelow}, "short-below", "flows smaller are short, the others long (default 200KB: DCP's small flows, IRN's background from there)")
 	fs.DurationVar(&f.warmup, "warmup", 0, "leave flows posted before this simulated time out of every statistic (they still run)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile here")
-	fs.StringVar(&f.dump, "dump-traffic", "", "write the flows to this traffic file too")
+	fs.StringVar(&f.dump, "dump-traffic", "", "write the flows to this traffic file too (`OUT`)")
 	fs.StringVar(&f.memprof, "memprofile", "", "write a heap profile here at the end")
-	fs.StringVar(&f.sweep, "sweep", "", "run the cells of this sweep file (JSON: common flags and a list of cells' flags) into --out/cell-N")
+	fs.StringVar(&f.sweep, "sweep", "", "run the cells of this sweep `FILE` (JSON: common flags and a list of cells' flags) into --out/cell-N")
 	fs.IntVar(&f.cell, "cell", -1, "with --sweep: run only this cell (default: $JOB_COMPLETION_INDEX, else every cell)")
 }
 
@@ -178,10 +180,10 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 // --link-loss.
 func (f *freeRun) workloadFlags(fs *flag.FlagSet) {
 	w := &f.wl
-	fs.StringVar(&w.Name, "workload", "permutation", "permutation, incast, sequential-incast, alltoall, allreduce, sequence, poisson or file; several joined by + run together (poisson+incast)")
-	fs.StringVar(&f.wlFile, "workload-file", "", "JSON file of generators with their start times, each with the workload flags as keys (replaces --workload; docs/simulator.md)")
-	fs.StringVar(&w.Traffic, "traffic", "", "traffic file for --workload file (src dst size start_ns [after])")
-	fs.StringVar(&w.CDF, "cdf", "websearch", "flow sizes for poisson: websearch, datamining, hadoop or a file")
+	fs.StringVar(&w.Name, "workload", "permutation", "`NAME`: permutation, incast, sequential-incast, alltoall, allreduce, sequence, poisson or file; several joined by + run together (poisson+incast)")
+	fs.StringVar(&f.wlFile, "workload-file", "", "JSON `FILE` of generators with their start times, each with the workload flags as keys (replaces --workload; docs/simulator.md)")
+	fs.StringVar(&w.Traffic, "traffic", "", "traffic `FILE` for --workload file (src dst size start_ns [after])")
+	fs.StringVar(&w.CDF, "cdf", "websearch", "flow sizes for poisson (`NAME|FILE`): websearch, datamining, hadoop or a file")
 	fs.Float64Var(&w.Load, "load", 0.5, "poisson: offered load per host, of its link rate")
 	fs.DurationVar(&w.Duration, "duration", time.Millisecond, "poisson: how long flows arrive; incast: how long bursts repeat")
 	fs.IntVar(&w.Incast, "incast", 8, "incast, sequential-incast: senders (incast alone: hosts 1…N to host 0)")
@@ -194,7 +196,7 @@ func (f *freeRun) workloadFlags(fs *flag.FlagSet) {
 	fs.IntVar(&w.Depth, "depth", 1, "sequence: messages in flight")
 	fs.Var(bytesFlag{&w.Size}, "size", "flow size of permutation, incast, alltoall, allreduce")
 	fs.Var(bytesFlag{&w.MaxSize}, "max-size", "poisson: cap on flow sizes (0: none)")
-	fs.StringVar(&f.linkLoss, "link-loss", "", "file of per-link loss or corruption rates: \"A B RATE [corrupt]\" or \"draw fabric|hosts|all FRACTION W:LO:HI… [corrupt]\" lines")
+	fs.StringVar(&f.linkLoss, "link-loss", "", "`FILE` of per-link loss or corruption rates: \"A B RATE [corrupt]\" or \"draw fabric|hosts|all FRACTION W:LO:HI… [corrupt]\" lines")
 }
 
 // incastToFlag is --incast-to: a host index or "random" (-1).

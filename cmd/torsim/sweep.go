@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,34 +11,51 @@ import (
 	"strings"
 
 	"rocetor/tor/fabric"
+	"rocetor/tor/sweep"
 )
 
-// A sweep is independent cells, each a torsim command line: one machine
-// runs them one after another (--sweep FILE without --cell), a
-// Kubernetes indexed Job runs one per pod (--cell, by default the
-// pod's JOB_COMPLETION_INDEX; deploy/kubernetes/torsim-sweep.yaml), and
+// A sweep is independent cells, each a torsim command line (tor/sweep):
+// one machine runs them one after another (--sweep FILE without
+// --cell), a Kubernetes indexed Job runs one per pod (--cell, by
+// default the pod's JOB_COMPLETION_INDEX; deploy/kubernetes/
+// torsim-sweep.yaml) from the bundle "torsim sweep-pack" makes, and
 // "torsim merge" gathers their result.json files into one.
-//
-// The sweep file is JSON: {"common": [flags every cell takes], "cells":
-// [[flags of cell 0], [flags of cell 1], …]}.
-type sweepFile struct {
-	Common []string   `json:"common"`
-	Cells  [][]string `json:"cells"`
+
+// torsimFlags is torsim's flag set, for tor/sweep to find the flags
+// that name files.
+func torsimFlags() *flag.FlagSet {
+	fs := flag.NewFlagSet("torsim", flag.ContinueOnError)
+	var f freeRun
+	f.flags(fs)
+	return fs
 }
 
-func readSweep(path string) (*sweepFile, error) {
-	b, err := os.ReadFile(path)
+// readSweep reads the sweep file, its paths made usable from here.
+func readSweep(path string) (*sweep.File, error) {
+	s, err := sweep.Read(path)
 	if err != nil {
 		return nil, err
 	}
-	var s sweepFile
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("sweep %s: %w", path, err)
+	return s, s.Resolve(torsimFlags(), filepath.Dir(path))
+}
+
+// sweepPack is "torsim sweep-pack SWEEP OUT": a self-contained copy of
+// the sweep for the cluster (sweep.Pack).
+func sweepPack(args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("usage: torsim sweep-pack SWEEP OUT")
 	}
-	if len(s.Cells) == 0 {
-		return nil, fmt.Errorf("sweep %s: no cells", path)
+	p, err := sweep.Pack(torsimFlags(), args[0], args[1])
+	if err != nil {
+		return err
 	}
-	return &s, nil
+	fmt.Fprintf(os.Stderr, "torsim: %s and %d files, %d bytes; kubectl create configmap torsim-sweep --from-file=%s\n",
+		p.Sweep, len(p.Files), p.Bytes, args[1])
+	if p.Bytes > sweep.ConfigMapLimit {
+		fmt.Fprintf(os.Stderr, "torsim: warning: more than a ConfigMap holds (%d bytes); mount %s from a volume instead\n",
+			sweep.ConfigMapLimit, args[1])
+	}
+	return nil
 }
 
 // runSweep runs cell (or every cell when cell < 0) of the sweep, each
@@ -65,7 +83,7 @@ func runSweep(path string, cell int, out string, extra []string) error {
 		if i >= len(s.Cells) {
 			return fmt.Errorf("sweep %s: cell %d of %d", path, i, len(s.Cells))
 		}
-		args := slices.Concat(s.Common, s.Cells[i], extra, []string{"--out", filepath.Join(out, fmt.Sprintf("cell-%d", i))})
+		args := slices.Concat(s.Args(i), extra, []string{"--out", filepath.Join(out, fmt.Sprintf("cell-%d", i))})
 		fmt.Fprintf(os.Stderr, "torsim: cell %d: %s\n", i, strings.Join(args, " "))
 		if err := run(args); err != nil {
 			return fmt.Errorf("cell %d: %w", i, err)
@@ -75,7 +93,8 @@ func runSweep(path string, cell int, out string, extra []string) error {
 }
 
 // merge reads the result.json of every cell under dirs and writes them
-// as one JSON array (sorted by directory) and one Markdown file.
+// as one JSON array and one Markdown file, in the cells' order (cell-10
+// after cell-9), and draws the cross-cell plots.
 func merge(args []string) error {
 	if len(args) < 2 {
 		return fmt.Errorf("usage: torsim merge OUT DIR...")
@@ -93,19 +112,21 @@ func merge(args []string) error {
 			return err
 		}
 	}
-	slices.Sort(paths)
+	slices.SortFunc(paths, sweep.NaturalCompare)
 	var all []json.RawMessage
+	var cells []mergedCell
 	var md strings.Builder
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		var r fabric.Result
-		if err := json.Unmarshal(b, &r); err != nil {
+		r := new(fabric.Result)
+		if err := json.Unmarshal(b, r); err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 		all = append(all, json.RawMessage(b))
+		cells = append(cells, mergedCell{name: filepath.Base(filepath.Dir(p)), res: r})
 		r.Markdown(&md)
 		md.WriteString("\n")
 	}
@@ -122,6 +143,9 @@ func merge(args []string) error {
 	if err := os.WriteFile(filepath.Join(outDir, "results.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(outDir, "results.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
 	fmt.Fprintf(os.Stderr, "torsim: merged %d cells into %s\n", len(all), outDir)
-	return os.WriteFile(filepath.Join(outDir, "results.md"), []byte(md.String()), 0o644)
+	return writeMergePlots(outDir, cells)
 }

@@ -14,7 +14,9 @@ import (
 )
 
 // Result is what a run measured, in the testbed's shape: JSON with the
-// command, seed and machine (the caller fills those), flow completion
+// command and seed (the caller fills those; Machine, where the run
+// happened, goes to the Markdown only, as JSON that differed between
+// machines would not be byte-identical), flow completion
 // times and slowdowns per size bucket, goodput, the hosts' recovery and
 // congestion counters, every switch port's PFC, pause time, queue peaks
 // and ECN marks, every stage's counters summed over the switches, and
@@ -23,7 +25,7 @@ import (
 type Result struct {
 	Command   string `json:"command,omitempty"`
 	Seed      uint64 `json:"seed"`
-	Machine   string `json:"machine,omitempty"`
+	Machine   string `json:"-"`
 	Topology  string `json:"topology"`
 	Hosts     int    `json:"hosts"`
 	Switches  int    `json:"switches"`

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"net"
 	"slices"
 
 	"rocetor/dataplane"
@@ -36,10 +35,25 @@ type Plan struct {
 	Owners *Owners
 }
 
-// NewPlan derives the stage configurations of cfg. llr's largest frame
-// comes from the MTU of the protected interfaces that exist; where none
-// does (in-memory ports), llr's default holds.
+// MTUFunc returns the MTU of the interface behind the named port; ok is
+// false where there is none. tord looks its interfaces up; the
+// simulator and the in-memory tests have none to look up.
+type MTUFunc func(port string) (mtu int, ok bool)
+
+// NewPlan derives the stage configurations of cfg over ports without
+// interfaces (the simulator, in-memory tests): it reads nothing from
+// the host, so that a simulated port named like one of the machine's
+// interfaces ("lo", "eth0") gets the same plan as any other. llr's
+// largest frame is its default. NewPlan is NewPlanMTU with a nil
+// lookup.
 func NewPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*Plan, error) {
+	return NewPlanMTU(cfg, fib, misses, nil)
+}
+
+// NewPlanMTU derives the stage configurations of cfg. llr's largest
+// frame comes from mtu, the MTUs of the protected ports' interfaces
+// that exist; where none does, or mtu is nil, llr's default holds.
+func NewPlanMTU(cfg *Config, fib *fwd.FIB, misses *fwd.Misses, mtu MTUFunc) (*Plan, error) {
 	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg)}
 	if cfg.Handoff() {
 		p.Owners = NewOwners(cfg)
@@ -77,8 +91,11 @@ func NewPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*Plan, error) {
 		// A frame grown by the shim must still fit the link: the
 		// smallest MTU of the protected ports, plus Ethernet.
 		for i, name := range cfg.Ports {
-			if ifi, err := net.InterfaceByName(name); err == nil && p.llr.Ports&(1<<i) != 0 {
-				if f := ifi.MTU + 14; p.llr.MaxFrame == 0 || f < p.llr.MaxFrame {
+			if mtu == nil || p.llr.Ports&(1<<i) == 0 {
+				continue
+			}
+			if m, ok := mtu(name); ok {
+				if f := m + 14; p.llr.MaxFrame == 0 || f < p.llr.MaxFrame {
 					p.llr.MaxFrame = f
 				}
 			}

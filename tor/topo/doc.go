@@ -29,8 +29,11 @@
 //
 // Parse reads a shape by name with parameters, as torsim's --topo takes
 // it ("chain:hosts=2", "dumbbell:senders=4,receivers=1",
-// "fattree:k=16"). Tiers set every link's rate and delay by its tier
-// (WithTiers): host links, fabric links, a fat tree's core links.
+// "fattree:k=16"), and "file:PATH" or "ns3:PATH" a topology file
+// (ReadFile: rocetor's node/link format, or the ns-3 RDMA simulator's
+// topology.txt), whose tiers and parts are derived from each switch's
+// distance to the hosts. Tiers set every link's rate and delay by its
+// tier (WithTiers): host links, fabric links, a fat tree's core links.
 //
 // A Topology is a plain value: safe to read from several goroutines,
 // not to change while others read it. Its zero value is the empty

@@ -189,17 +189,25 @@ func FatTree(k int, ti Tiers) Topology {
 
 // Syntax is what Parse reads, for a command's help.
 const Syntax = "chain[:hosts=N], dumbbell[:hosts=N|senders=S,receivers=R], multipath[:hosts=N|senders=S,receivers=R,paths=P], " +
-	"link, leafspine[:leaves=L,spines=S,hosts=H], fattree[:k=K]"
+	"link, leafspine[:leaves=L,spines=S,hosts=H], fattree[:k=K], file:PATH (rocetor's topology file or ns-3's topology.txt), ns3:PATH"
 
 // Parse reads a topology name with parameters, as torsim's --topo takes
 // it: "chain", "chain:hosts=2" (hosts a side), "dumbbell:hosts=8" (8
 // senders and 8 receivers), "dumbbell:senders=4,receivers=1",
 // "multipath:paths=2", "link", "leafspine:leaves=4,spines=2,hosts=8",
-// "fattree:k=16". Defaults: chain 1 host a side, dumbbell 4, multipath
-// 1 and 2 paths, leaf-spine 4 leaves, 2 spines, 8 hosts a leaf, fat
-// tree k = 4.
+// "fattree:k=16", "file:PATH" (ReadFile: rocetor's topology file, or
+// ns-3's topology.txt told apart by content), "ns3:PATH" (ns-3's,
+// whatever its content). Defaults: chain 1 host a side, dumbbell 4,
+// multipath 1 and 2 paths, leaf-spine 4 leaves, 2 spines, 8 hosts a
+// leaf, fat tree k = 4.
 func Parse(s string, ti Tiers) (Topology, error) {
 	name, args, _ := strings.Cut(s, ":")
+	switch name {
+	case "file":
+		return ReadFile(args, ti)
+	case "ns3":
+		return ReadNS3(args)
+	}
 	kv := map[string]int{}
 	if args != "" {
 		for _, a := range strings.Split(args, ",") {
