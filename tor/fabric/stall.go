@@ -139,8 +139,8 @@ type Staller struct {
 	rng  *rand.Rand
 	// The current or next pause: [start, end).
 	start, end sim.Time
-	// Pauses counts the pauses the node was found in (a pause it slept
-	// through without a step to defer counts too); OffTime adds up their
+	// Pauses counts the pauses that ended by the node's last step
+	// (those it had no step to defer in too); OffTime adds up their
 	// lengths.
 	Pauses  uint64
 	OffTime sim.Time
