@@ -123,6 +123,7 @@ type freeRun struct {
 	cpuprof, memprof               string
 	sweep                          string
 	cell                           int
+	stall                          fabric.Stalls
 }
 
 func (f *freeRun) flags(fs *flag.FlagSet) {
@@ -173,6 +174,7 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.StringVar(&f.dump, "dump-traffic", "", "write the flows to this traffic file too (`OUT`)")
 	fs.StringVar(&f.memprof, "memprofile", "", "write a heap profile here at the end")
 	fs.StringVar(&f.sweep, "sweep", "", "run the cells of this sweep `FILE` (JSON: common flags and a list of cells' flags) into --out/cell-N")
+	fs.Var(&f.stall, "stall", "take switches or hosts off their CPU: "+fabric.StallSyntax+" (tor/fabric Stall)")
 	fs.IntVar(&f.cell, "cell", -1, "with --sweep: run only this cell (default: $JOB_COMPLETION_INDEX, else every cell)")
 }
 
@@ -298,6 +300,9 @@ func (f *freeRun) build() (*fabric.Network, []workload.Flow, fabric.RunOptions, 
 		return nil, nil, ro, fmt.Errorf("--op %q: want write or send", f.op)
 	}
 	n, err := fabric.Build(tp, o)
+	if err == nil {
+		_, err = f.stall.Apply(n)
+	}
 	return n, flows, ro, err
 }
 

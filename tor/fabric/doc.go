@@ -42,6 +42,10 @@
 // WriteFlows writes them as the ns-3 RDMA simulator's fct.txt columns
 // and rocetor's, which ReadFlows reads back.
 //
+// Stalls (ParseStalls, Stalls.Apply) take switches or hosts off their
+// CPU for pauses drawn at a rate from the run's seed, as a software
+// switch on shared CPUs is: "tor2:1ms/50ms" (torsim --stall).
+//
 // A Network is not safe for concurrent use; one goroutine builds and
 // runs it.
 package fabric

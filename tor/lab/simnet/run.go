@@ -72,6 +72,9 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 	if r.net, err = fabric.Build(topo, o); err != nil {
 		return nil, err
 	}
+	if _, err := f.b.Stall.Apply(r.net); err != nil {
+		return nil, fmt.Errorf("%w: %v", lab.ErrUsage, err)
+	}
 	for _, t := range ts {
 		s, d := r.host(t.From), r.host(t.To)
 		if s < 0 || d < 0 {

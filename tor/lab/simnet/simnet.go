@@ -26,6 +26,10 @@ type Backend struct {
 	// testbed's to compare timing, leave them small to see the
 	// mechanisms alone.
 	HostDelay, FabricDelay time.Duration
+	// Stall takes switches (or hosts) off their CPU in every
+	// simulation, as other processes on the testbed's two CPUs take
+	// tord and roceperf off theirs (fabric.Stall).
+	Stall fabric.Stalls
 }
 
 // Default is the backend with torsim's default delays: 1 µs per link.
@@ -210,10 +214,11 @@ func (f *Fabric) collect(n *fabric.Network) error {
 	return nil
 }
 
-// Flags registers the backend's own flags, --delay and --fabric-delay,
+// Flags registers the backend's own flags, --delay, --fabric-delay and --stall,
 // as the simulator's free-form runs name them. The seed is the
 // experiment's --seed (Options.Seed).
 func (b *Backend) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&b.HostDelay, "delay", b.HostDelay, "propagation delay of host links")
 	fs.DurationVar(&b.FabricDelay, "fabric-delay", b.FabricDelay, "propagation delay of switch-to-switch links")
+	fs.Var(&b.Stall, "stall", "take switches or hosts off their CPU: "+fabric.StallSyntax)
 }
