@@ -34,13 +34,16 @@ type Plan struct {
 	// Owners divides flows and ports among the workers; nil when they
 	// hand nothing to each other (Config.Handoff).
 	Owners *Owners
+	// Buffer is the switch's shared buffer, every worker's; nil
+	// without a buffer section.
+	Buffer *dataplane.SharedBuffer
 }
 
 // NewPlan derives the stage configurations of cfg. llr's largest frame
 // comes from the MTU of the protected interfaces that exist; where none
 // does (in-memory ports), llr's default holds.
 func NewPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*Plan, error) {
-	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg)}
+	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg), Buffer: cfg.Buffer.Shared(len(cfg.Ports))}
 	if cfg.Handoff() {
 		p.Owners = NewOwners(cfg)
 	}
@@ -249,6 +252,7 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 	if err != nil {
 		return nil, err
 	}
+	cfg.Buffer.apply(egs, p.Buffer, cfg.shares())
 	var seed uint64
 	if cfg.ECN != nil {
 		seed = cfg.ECN.Seed
