@@ -28,6 +28,13 @@ type QueueConfig struct {
 	// ECN is the queue's ECN marking profile (DCQCN's Kmin, Kmax,
 	// Pmax); the zero value marks nothing.
 	ECN ECNProfile
+	// Reserve and Alpha place the queue in the switch's shared buffer
+	// (EgressConfig.Shared; SharedBuffer): Reserve bytes are the
+	// queue's own, and beyond them it may hold up to Alpha × the
+	// pool's free bytes. Limit still caps the queue. Without a shared
+	// buffer both are ignored.
+	Reserve int
+	Alpha   float64
 }
 
 // EgressConfig describes the egress side of a port: its queues, the
@@ -50,6 +57,10 @@ type EgressConfig struct {
 	PauseRateBps uint64
 	// MarkAt is where the queues with an ECN profile decide marks.
 	MarkAt MarkPoint
+	// Shared, when not nil, is the switch's shared buffer the queues
+	// draw on beyond their reserves (SharedBuffer); nil: each queue
+	// has its Limit and nothing else.
+	Shared *SharedBuffer
 }
 
 // ErrEgressConfig wraps every egress configuration error.
@@ -89,6 +100,15 @@ func (c *EgressConfig) Validate() error {
 		if err := q.ECN.Validate(); err != nil {
 			return fmt.Errorf("%w: queue %d (%s): ecn: %v", ErrEgressConfig, i, q.Name, err)
 		}
+		if c.Shared == nil {
+			continue
+		}
+		if q.Reserve < 0 || q.Reserve > q.Limit {
+			return fmt.Errorf("%w: queue %d (%s): reserve %d bytes, want 0 to the limit (%d)", ErrEgressConfig, i, q.Name, q.Reserve, q.Limit)
+		}
+		if err := validAlpha(q.Alpha); err != nil {
+			return fmt.Errorf("%w: queue %d (%s): %v", ErrEgressConfig, i, q.Name, err)
+		}
 	}
 	if c.BurstBytes < 0 || c.Quantum < 0 {
 		return fmt.Errorf("%w: negative burst or quantum", ErrEgressConfig)
@@ -124,16 +144,24 @@ type queue struct {
 	// DRR (see pick).
 	alone bool
 	ecn   ecnCurve
-	stats QueueStats
+	// pool is the shared buffer (nil: none), with the queue's reserve
+	// and α in fixed point (AlphaShift).
+	pool    *SharedBuffer
+	reserve int
+	alpha   int64
+	stats   QueueStats
 }
 
 // QueueStats are the counters of one egress queue.
 type QueueStats struct {
 	Enqueued, Dequeued uint64
 	Bytes              uint64 // bytes dequeued
-	Drops              uint64 // frames refused at the byte limit
+	Drops              uint64 // frames refused at the byte limit or the dynamic threshold
 	DropBytes          uint64
-	MaxDepthBytes      int // high-water mark
+	// ThresholdDrops counts, among Drops, the frames the shared
+	// buffer's dynamic threshold refused (SharedBuffer).
+	ThresholdDrops uint64
+	MaxDepthBytes  int // high-water mark
 	// ECT counts the ECN-capable frames (ECT(0), ECT(1) or already CE)
 	// that passed the queue's marking point, whether or not it marks.
 	ECT uint64
@@ -143,14 +171,28 @@ type QueueStats struct {
 
 func (q *queue) packets() int { return int(q.tail - q.head) }
 
-func (q *queue) push(e entry) bool {
+// push results: queued, or dropped at the limit or the shared buffer's
+// threshold.
+const (
+	pushed = iota
+	pushFull
+	pushThreshold
+)
+
+func (q *queue) push(e entry) int {
 	if q.packets() == len(q.ring) && len(q.ring) < q.max {
 		q.grow()
 	}
 	if q.bytes+int(e.len) > q.cfg.Limit || q.packets() == len(q.ring) {
 		q.stats.Drops++
 		q.stats.DropBytes += uint64(e.len)
-		return false
+		return pushFull
+	}
+	if q.pool != nil && !q.pool.admit(q.bytes, int(e.len), q.reserve, q.alpha) {
+		q.stats.Drops++
+		q.stats.DropBytes += uint64(e.len)
+		q.stats.ThresholdDrops++
+		return pushThreshold
 	}
 	// Field by field, not q.ring[i] = e: the struct copy spilled e to
 	// the stack in narrow stores and read it back in one 16-byte load,
@@ -164,7 +206,7 @@ func (q *queue) push(e entry) bool {
 	if q.bytes > q.stats.MaxDepthBytes {
 		q.stats.MaxDepthBytes = q.bytes
 	}
-	return true
+	return pushed
 }
 
 // grow doubles the ring. Rings start small and grow to the depth the
@@ -187,6 +229,9 @@ func (q *queue) peek() *entry { return &q.ring[q.head&uint32(len(q.ring)-1)] }
 func (q *queue) pop() entry {
 	e := q.ring[q.head&uint32(len(q.ring)-1)]
 	q.head++
+	if q.pool != nil {
+		q.pool.release(q.bytes, int(e.len), q.reserve)
+	}
 	q.bytes -= int(e.len)
 	q.stats.Dequeued++
 	q.stats.Bytes += uint64(e.len)
@@ -255,6 +300,9 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 			n <<= 1
 		}
 		e.queues[i] = queue{cfg: qc, ring: make([]entry, min(n, 256)), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
+		if c.Shared != nil {
+			e.queues[i].pool, e.queues[i].reserve, e.queues[i].alpha = c.Shared, qc.Reserve, alphaFixed(qc.Alpha)
+		}
 		if _, ok := byLevel[qc.Level]; !ok {
 			lv = append(lv, qc.Level)
 		}
@@ -335,11 +383,32 @@ func (e *Egress) Limit(q int) int { return e.queues[q].cfg.Limit }
 // Stats returns the counters of queue q.
 func (e *Egress) Stats(q int) QueueStats { return e.queues[q].stats }
 
+// Shared returns the shared buffer the queues draw on, or nil.
+func (e *Egress) Shared() *SharedBuffer {
+	if len(e.queues) == 0 {
+		return nil
+	}
+	return e.queues[0].pool
+}
+
+// Threshold returns the most bytes queue q may hold now: its limit
+// without a shared buffer, else its reserve plus α times the pool's
+// free bytes, at most its limit. Safe from any goroutine only without
+// a shared buffer or through a Snapshot.
+func (e *Egress) Threshold(q int) int {
+	qu := &e.queues[q]
+	if qu.pool == nil {
+		return qu.cfg.Limit
+	}
+	return min(qu.pool.threshold(qu.reserve, qu.alpha), qu.cfg.Limit)
+}
+
 // Enqueue appends a frame to queue q. It returns false, having counted a
-// drop, when the queue's byte budget would be exceeded; the caller still
-// owns the frame then. The frame is not ECN marked; see EnqueuePacket.
+// drop, when the queue's byte budget or its shared-buffer threshold
+// would be exceeded; the caller still owns the frame then. The frame is
+// not ECN marked; see EnqueuePacket.
 func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
-	if !e.queues[q].push(entry{addr: addr, len: uint16(n), in: NoPort}) {
+	if e.queues[q].push(entry{addr: addr, len: uint16(n), in: NoPort}) != pushed {
 		return false
 	}
 	e.backlog += n
@@ -351,25 +420,31 @@ func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
 // here, on the depth the frame finds. p.Meta must describe the frame as
 // it is now.
 func (e *Egress) EnqueuePacket(p *Packet) bool {
+	return e.enqueuePacket(p) == pushed
+}
+
+// enqueuePacket is EnqueuePacket, saying why it refused (push's
+// results).
+func (e *Egress) enqueuePacket(p *Packet) int {
 	en := entry{addr: p.Addr, len: p.Len, in: p.In}
 	en.ecn, en.l3, en.v6 = ecnOf(p)
 	q := &e.queues[p.Queue]
 	depth := q.bytes
-	if !q.push(en) {
-		return false
+	if r := q.push(en); r != pushed {
+		return r
 	}
 	e.backlog += int(en.len)
 	if e.markAt == MarkEnqueue && en.ecn != ecnNotECT {
 		// the entry in the ring, so that it remembers a mark
 		e.mark(q, &q.ring[(q.tail-1)&uint32(len(q.ring)-1)], depth)
 	}
-	return true
+	return pushed
 }
 
 // EnqueueControl queues a MAC control frame (PFC, PAUSE) ahead of every
 // data queue; pause and shaping do not apply to it.
 func (e *Egress) EnqueueControl(addr uint64, n int) bool {
-	if !e.ctrl.push(entry{addr: addr, len: uint16(n), in: NoPort}) {
+	if e.ctrl.push(entry{addr: addr, len: uint16(n), in: NoPort}) != pushed {
 		return false
 	}
 	e.backlog += n

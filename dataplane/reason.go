@@ -75,6 +75,9 @@ var (
 	// ReasonShutdown: the frame was handed to a worker (Handoff) that
 	// stopped before it took it off its ring or Inbox (DrainHandoff).
 	ReasonShutdown = NewReason("shutdown")
+	// ReasonBufferThreshold: the egress queue was at its dynamic
+	// threshold in the switch's shared buffer (SharedBuffer).
+	ReasonBufferThreshold = NewReason("buffer_threshold")
 	// classifier reasons, one per rocev2.Reason
 	malformed [rocev2.NumReasons]Reason
 )

@@ -24,9 +24,13 @@ type QueueSnapshot struct {
 	DepthBytes   int
 	DepthPackets int
 	LimitBytes   int
-	Paused       bool
-	ECN          ECNProfile // the marking profile in force
-	MarkAt       MarkPoint
+	// ThresholdBytes is the most the queue could hold at publication:
+	// LimitBytes without a shared buffer, else its reserve plus α ×
+	// the pool's free bytes (SharedBuffer), at most LimitBytes.
+	ThresholdBytes int
+	Paused         bool
+	ECN            ECNProfile // the marking profile in force
+	MarkAt         MarkPoint
 	QueueStats
 }
 
@@ -58,6 +62,11 @@ type Snapshot struct {
 	TimerFull uint64 // timers refused at capacity
 	FramesUse int    // frames of Mem in use
 	Frames    int    // frames of Mem in all
+	// SharedUsed and SharedSize are the switch's shared buffer
+	// (EgressConfig.Shared) at publication: the bytes its queues hold
+	// beyond their reserves, of a pool of SharedSize; both 0 without
+	// one. Every worker of a switch reports the same pool.
+	SharedUsed, SharedSize int64
 	// Handed counts, by receiving worker, the frames this worker
 	// handed to their owner (Handoff); nil without a handoff. Frames
 	// a full ring refused are ReasonHandoffFull drops.

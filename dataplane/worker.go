@@ -568,13 +568,18 @@ func (w *Worker) enqueue(p *Packet) bool {
 		w.dropPacket(p, ReasonUnrouted)
 	case int(p.Out) >= len(w.egress) || int(p.Queue) >= w.egress[p.Out].NumQueues():
 		w.dropPacket(p, ReasonBadPort)
-	case !w.egress[p.Out].EnqueuePacket(p):
-		w.dropPacket(p, ReasonQueueFull)
 	default:
-		if w.pfc != nil {
-			w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len))
+		switch w.egress[p.Out].enqueuePacket(p) {
+		case pushed:
+			if w.pfc != nil {
+				w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len))
+			}
+			return true
+		case pushThreshold:
+			w.dropPacket(p, ReasonBufferThreshold)
+		default:
+			w.dropPacket(p, ReasonQueueFull)
 		}
-		return true
 	}
 	return false
 }
@@ -776,6 +781,11 @@ func (w *Worker) publish(now int64) {
 	s.Built, s.Consumed = w.st.Built, w.st.Consumed
 	s.Timers, s.TimerFull = w.timers.Len(), w.timers.Refused
 	s.FramesUse, s.Frames = w.mem.InUse(), w.mem.Frames()
+	if len(w.egress) > 0 {
+		if b := w.egress[0].Shared(); b != nil {
+			s.SharedUsed, s.SharedSize = b.Used(), b.Size()
+		}
+	}
 	if len(s.PortStats) != len(w.ports) {
 		s.PortStats = make([]PortStats, len(w.ports))
 		s.Queues = make([][]QueueSnapshot, len(w.ports))
@@ -789,11 +799,11 @@ func (w *Worker) publish(now int64) {
 		for q := range s.Queues[i] {
 			bytes, pkts := e.Depth(q)
 			s.Queues[i][q] = QueueSnapshot{Name: e.QueueName(q), DepthBytes: bytes, DepthPackets: pkts,
-				LimitBytes: e.Limit(q), Paused: e.Paused(now, q), ECN: e.ECN(q), MarkAt: e.MarkAt(), QueueStats: e.Stats(q)}
+				LimitBytes: e.Limit(q), ThresholdBytes: e.Threshold(q), Paused: e.Paused(now, q), ECN: e.ECN(q), MarkAt: e.MarkAt(), QueueStats: e.Stats(q)}
 			if w.egressAt >= 0 && w.cfg.PortOwner[i] != w.cfg.ID {
 				// Another worker owns the port's budgets whole; the
 				// collector sums the workers' shares.
-				s.Queues[i][q].LimitBytes, s.Queues[i][q].ECN = 0, ECNProfile{}
+				s.Queues[i][q].LimitBytes, s.Queues[i][q].ThresholdBytes, s.Queues[i][q].ECN = 0, 0, ECNProfile{}
 			}
 		}
 	}

@@ -63,6 +63,10 @@ var (
 	dECNMin      = desc("queue_ecn_min_threshold_bytes", "ECN marking profile: depth up to which nothing is marked (Kmin); 0 with marking off.", "port", "queue")
 	dECNMax      = desc("queue_ecn_max_threshold_bytes", "ECN marking profile: depth beyond which every ECN-capable frame is marked (Kmax); 0 with marking off.", "port", "queue")
 	dECNPMax     = desc("queue_ecn_max_probability_ratio", "ECN marking profile: marking probability at the max threshold (Pmax).", "port", "queue")
+	dThreshold   = desc("queue_threshold_bytes", "Shared buffer (buffer:): the most bytes the egress queue may hold now, its reserve plus alpha times the pool's free bytes; only with a shared buffer.", "port", "queue")
+	dQThDrops    = desc("queue_threshold_drops_total", "Shared buffer (buffer:): frames the egress queue refused at its dynamic threshold, among rocetor_queue_drops_total; only with a shared buffer.", "port", "queue")
+	dSharedUsed  = desc("buffer_shared_used_bytes", "Shared buffer (buffer:): bytes the egress queues hold beyond their reserves, switch-wide; only with a shared buffer.")
+	dSharedSize  = desc("buffer_shared_size_bytes", "Shared buffer (buffer:): the pool the queues share beyond their reserves (buffer.size less every reserve); only with a shared buffer.")
 	dDrops       = desc("drops_total", "Frames dropped, by reason.", "reason")
 	dBusy        = desc("worker_busy_polls_total", "Worker loops that moved frames or fired timers.", "worker")
 	dIdle        = desc("worker_idle_polls_total", "Worker loops that found nothing to do.", "worker")
@@ -82,7 +86,7 @@ func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{dRxPackets, dRxBytes, dTxPackets, dTxBytes, dPFCRx, dPauseRx, dPFCRefused, dPFCTx,
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
 		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops,
-		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dDrops,
+		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dThreshold, dQThDrops, dSharedUsed, dSharedSize, dDrops,
 		dBusy, dIdle, dSleeps, dHanded, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
 }
 
@@ -104,6 +108,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	var qorder []queueKey
 	stages := make([]dataplane.StageCounters, len(c.stageNames))
 	var drops [dataplane.MaxReasons]uint64
+	var sharedUsed, sharedSize int64 // one pool per switch: every worker reports it
 	for _, src := range c.sources {
 		s := src.Snapshot()
 		w := strconv.Itoa(s.Worker)
@@ -137,6 +142,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				a.DepthBytes += qs.DepthBytes
 				a.DepthPackets += qs.DepthPackets
 				a.LimitBytes += qs.LimitBytes
+				a.ThresholdBytes += qs.ThresholdBytes
+				a.ThresholdDrops += qs.ThresholdDrops
 				a.MaxDepthBytes = max(a.MaxDepthBytes, qs.MaxDepthBytes)
 				a.Paused = a.Paused || qs.Paused
 				a.Enqueued += qs.Enqueued
@@ -157,6 +164,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				stages[i].Calls += s.Stages[i].Calls
 				stages[i].Packets += s.Stages[i].Packets
 			}
+		}
+		if s.SharedSize > 0 {
+			sharedUsed, sharedSize = s.SharedUsed, s.SharedSize
 		}
 		for r, n := range s.Drops {
 			drops[r] += n
@@ -215,6 +225,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(ch, dECNMin, float64(q.ECN.MinBytes), port, q.Name)
 		gauge(ch, dECNMax, float64(q.ECN.MaxBytes), port, q.Name)
 		gauge(ch, dECNPMax, q.ECN.PMax, port, q.Name)
+		if sharedSize > 0 {
+			// Each worker's share of a port's queue has its share
+			// of the reserve and the whole α × free: they add up to
+			// what the port's queue may hold.
+			gauge(ch, dThreshold, float64(q.ThresholdBytes), port, q.Name)
+			counter(ch, dQThDrops, q.ThresholdDrops, port, q.Name)
+		}
+	}
+	if sharedSize > 0 {
+		gauge(ch, dSharedUsed, float64(sharedUsed))
+		gauge(ch, dSharedSize, float64(sharedSize))
 	}
 	for i, name := range c.stageNames {
 		counter(ch, dStageCalls, stages[i].Calls, name)

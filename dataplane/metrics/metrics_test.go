@@ -113,3 +113,44 @@ func TestGatherMatchesParse(t *testing.T) {
 type fakeSource struct{ s dataplane.Snapshot }
 
 func (f fakeSource) Snapshot() dataplane.Snapshot { return f.s }
+
+// staticSource is a fixed snapshot.
+type staticSource dataplane.Snapshot
+
+func (s staticSource) Snapshot() dataplane.Snapshot { return dataplane.Snapshot(s) }
+
+func TestCollectorSharedBuffer(t *testing.T) {
+	q := func(th int, drops uint64) []dataplane.QueueSnapshot {
+		return []dataplane.QueueSnapshot{{Name: "data", ThresholdBytes: th, QueueStats: dataplane.QueueStats{ThresholdDrops: drops}}}
+	}
+	mk := func(w int) staticSource {
+		return staticSource{Worker: w, Ports: make([]dataplane.PortCounters, 1), PortStats: make([]dataplane.PortStats, 1),
+			Queues: [][]dataplane.QueueSnapshot{q(1000, 3)}, SharedUsed: 700, SharedSize: 4096}
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(New([]string{"eth0"}, nil, mk(0), mk(1)))
+	want := `
+# HELP rocetor_buffer_shared_used_bytes Shared buffer (buffer:): bytes the egress queues hold beyond their reserves, switch-wide; only with a shared buffer.
+# TYPE rocetor_buffer_shared_used_bytes gauge
+rocetor_buffer_shared_used_bytes 700
+# HELP rocetor_queue_threshold_bytes Shared buffer (buffer:): the most bytes the egress queue may hold now, its reserve plus alpha times the pool's free bytes; only with a shared buffer.
+# TYPE rocetor_queue_threshold_bytes gauge
+rocetor_queue_threshold_bytes{port="eth0",queue="data"} 2000
+# HELP rocetor_queue_threshold_drops_total Shared buffer (buffer:): frames the egress queue refused at its dynamic threshold, among rocetor_queue_drops_total; only with a shared buffer.
+# TYPE rocetor_queue_threshold_drops_total counter
+rocetor_queue_threshold_drops_total{port="eth0",queue="data"} 6
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "rocetor_buffer_shared_used_bytes",
+		"rocetor_queue_threshold_bytes", "rocetor_queue_threshold_drops_total"); err != nil {
+		t.Fatal(err)
+	}
+	// Without a pool the families are absent: a switch without buffer:
+	// exports what it did before.
+	reg = prometheus.NewPedanticRegistry()
+	s := mk(0)
+	s.SharedSize, s.SharedUsed = 0, 0
+	reg.MustRegister(New([]string{"eth0"}, nil, s))
+	if n, err := testutil.GatherAndCount(reg, "rocetor_buffer_shared_used_bytes", "rocetor_queue_threshold_bytes"); err != nil || n != 0 {
+		t.Fatalf("%d shared-buffer series without a pool, err %v", n, err)
+	}
+}

@@ -418,7 +418,7 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	if n.Opts.MTU <= 1024 {
 		cfg.XDP.FrameSize = 2048
 	}
-	need := 2*64*len(all) + cfg.NetRT.Frames() + len(all)*4*int(cfg.Egress.QueueLimit)/1024 + n.inFlight(ends)
+	need := 2*64*len(all) + cfg.NetRT.Frames() + cfg.MaxQueued(len(all))/1024 + n.inFlight(ends)
 	cfg.XDP.Frames = 1 << 12
 	for cfg.XDP.Frames < need {
 		cfg.XDP.Frames <<= 1

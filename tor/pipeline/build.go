@@ -33,6 +33,9 @@ type Plan struct {
 	// Owners divides flows and ports among the workers; nil when they
 	// hand nothing to each other (Config.Handoff).
 	Owners *Owners
+	// Buffer is the switch's shared buffer, every worker's; nil
+	// without a buffer section.
+	Buffer *dataplane.SharedBuffer
 }
 
 // MTUFunc returns the MTU of the interface behind the named port; ok is
@@ -54,7 +57,7 @@ func NewPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*Plan, error) {
 // frame comes from mtu, the MTUs of the protected ports' interfaces
 // that exist; where none does, or mtu is nil, llr's default holds.
 func NewPlanMTU(cfg *Config, fib *fwd.FIB, misses *fwd.Misses, mtu MTUFunc) (*Plan, error) {
-	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg)}
+	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg), Buffer: cfg.Buffer.Shared(len(cfg.Ports))}
 	if cfg.Handoff() {
 		p.Owners = NewOwners(cfg)
 	}
@@ -266,6 +269,7 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 	if err != nil {
 		return nil, err
 	}
+	cfg.Buffer.apply(egs, p.Buffer, cfg.shares())
 	var seed uint64
 	if cfg.ECN != nil {
 		seed = cfg.ECN.Seed

@@ -120,6 +120,10 @@ type Config struct {
 	// lossless fabric, as a switch MMU makes one. No section, PFC only
 	// where a stage sends it (llr, NetRT).
 	PFC *PFCConfig `yaml:"pfc"`
+	// Buffer is a switch-wide shared buffer with dynamic per-queue
+	// thresholds (dataplane.SharedBuffer; tor/pipeline/buffer.go). No
+	// section: each queue has egress.queue_limit and nothing else.
+	Buffer *BufferConfig `yaml:"buffer"`
 }
 
 // PFCConfig is PFC on buffer thresholds, per ingress port and priority
@@ -349,6 +353,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.PFC.validate(c); err != nil {
+		return err
+	}
+	if err := c.Buffer.validate(c); err != nil {
 		return err
 	}
 	if t := c.Trim; t != nil {
