@@ -306,3 +306,54 @@ func BenchmarkEgressShared(b *testing.B) {
 		})
 	}
 }
+
+// TestWorkerIngressPFCShared: with PFC's alpha the pause threshold
+// follows the shared pool — a port's peer is paused once its queued
+// bytes pass XOff + α × the pool's free bytes, later than XOff alone
+// while the pool is empty — and the resume at XOn + α × free.
+func TestWorkerIngressPFCShared(t *testing.T) {
+	eg := DefaultEgress(1e9, 1<<20)
+	eg.Shared = NewSharedBuffer(32 << 10)
+	for i := range eg.Queues {
+		eg.Queues[i].Alpha = 4 // the queues admit every frame of this test
+	}
+	r := newRig(t, eg, cross{q: 2})
+	pfc := IngressPFC{XOff: 2048, XOn: 1024, Quanta: 1000, Alpha: 0.25}
+	if err := pfc.validate(2); err != nil {
+		t.Fatal(err)
+	}
+	r.w.cfg.PFC = &pfc
+	r.w.pfc = newPFCState(pfc, r.w.egress)
+	r.peerPFC(1, 0xffff) // port 1 may not send: port 0's bytes stay queued
+	r.w.Step(0)
+	f := roceFrame(t, 1, 1024)
+	now := int64(1000)
+	paused := 0
+	for k := 1; k <= 20 && paused == 0; k++ {
+		r.ports[0].Inject(f)
+		r.w.Step(now)
+		now += 1000
+		queued := r.w.pfc.bytes[0][3]
+		free := eg.Shared.Size() - eg.Shared.Used()
+		times, _ := r.pfcTimes()
+		switch want := queued > pfc.XOff+int(free)/4; {
+		case len(times) > 0 && !want:
+			t.Fatalf("frame %d: paused at %d bytes, threshold %d", k, queued, pfc.XOff+int(free)/4)
+		case len(times) == 0 && want:
+			t.Fatalf("frame %d: not paused at %d bytes, threshold %d", k, queued, pfc.XOff+int(free)/4)
+		case len(times) > 0:
+			paused = k
+		}
+	}
+	if paused*len(f) <= pfc.XOff+len(f) {
+		t.Fatalf("paused at frame %d (%d bytes): the static XOff alone, not the pool's share", paused, paused*len(f))
+	}
+	// Drain: the resume comes once the bytes fall to XOn + α × free.
+	r.peerPFC(1, 0)
+	for ; r.w.Egress(1).Backlog() > 0 || r.w.Egress(0).Backlog() > 0 || r.ports[1].Pending() > 0; now += 10_000 {
+		r.w.Step(now)
+	}
+	if times, _ := r.pfcTimes(); len(times) < 2 || times[len(times)-1] != 0 {
+		t.Fatalf("PFC frames %v: want a resume after the drain", times)
+	}
+}

@@ -20,8 +20,18 @@ import (
 // of the worker's ports: what a stage builds counts against the port
 // it says the frame came from. Lossless needs XOff plus a round trip of
 // the link's traffic (headroom) to fit the egress queues' budget.
+//
+// With Alpha and a shared buffer (the egress queues' EgressConfig.Shared)
+// the thresholds follow the buffer as the ns-3 RDMA switch MMU's PFC
+// threshold does: a port's peer is paused past XOff + Alpha × the
+// pool's free bytes and resumed at XOn + Alpha × the free bytes, so
+// XOff is the port's static share and XOff − XOn the resume offset. As
+// the buffer fills every port pauses sooner.
 type IngressPFC struct {
 	XOff, XOn int // bytes
+	// Alpha is the share of the shared pool's free bytes a port may
+	// queue before it pauses its peer; 0: static thresholds.
+	Alpha float64
 	// Quanta is each pause's length in 512 bit times at the port's
 	// pause rate; 0 means 0xffff.
 	Quanta uint16
@@ -37,6 +47,10 @@ func (c *IngressPFC) validate(n int) error {
 		return fmt.Errorf("%w: ingress pfc: xoff %d, xon %d bytes, want 0 ≤ xon < xoff", ErrWorkerConfig, c.XOff, c.XOn)
 	case c.Ports != nil && len(c.Ports) != n:
 		return fmt.Errorf("%w: ingress pfc names %d ports, have %d", ErrWorkerConfig, len(c.Ports), n)
+	case c.Alpha != 0:
+		if err := validAlpha(c.Alpha); err != nil {
+			return fmt.Errorf("%w: ingress pfc: %v", ErrWorkerConfig, err)
+		}
 	}
 	return nil
 }
@@ -44,6 +58,8 @@ func (c *IngressPFC) validate(n int) error {
 // pfcState is a worker's ingress accounting.
 type pfcState struct {
 	cfg   IngressPFC
+	pool  *SharedBuffer // with cfg.Alpha: the pool the thresholds follow
+	alpha int64         // cfg.Alpha in fixed point (alphaFixed)
 	bytes [][8]int // queued bytes by ingress port and priority
 	on    []uint8  // priorities paused, by ingress port
 	again []int64  // when each paused port's pause is sent again
@@ -59,8 +75,20 @@ func newPFCState(c IngressPFC, eg []*Egress) *pfcState {
 		next: math.MaxInt64, pause: make([]int64, len(eg))}
 	for i, e := range eg {
 		s.pause[i] = int64(uint64(c.Quanta) * 512 * 1e9 / e.PauseRateBps())
+		if c.Alpha > 0 && s.pool == nil {
+			s.pool, s.alpha = e.Shared(), alphaFixed(c.Alpha)
+		}
 	}
 	return s
+}
+
+// dynamic returns what the thresholds have over XOff and XOn now: α
+// times the shared pool's free bytes, 0 without a pool.
+func (s *pfcState) dynamic() int {
+	if s.pool == nil {
+		return 0
+	}
+	return int(s.alpha * max(s.pool.size-s.pool.used.Load(), 0) >> AlphaShift)
 }
 
 // pfcCount returns the byte count of ingress port in at the priority of
@@ -90,7 +118,7 @@ func (w *Worker) pfcEnqueued(in, out uint16, q uint8, n int) {
 	// A pause or resume that finds no frame or a full control queue
 	// (counted as a drop) changes no state, so the next frame tries
 	// again.
-	if bit := uint8(1) << prio; *b > s.cfg.XOff && s.on[in]&bit == 0 && w.pfcSend(int(in), bit, s.cfg.Quanta) {
+	if bit := uint8(1) << prio; *b > s.cfg.XOff+s.dynamic() && s.on[in]&bit == 0 && w.pfcSend(int(in), bit, s.cfg.Quanta) {
 		s.on[in] |= bit
 		if t := w.ctx.Now + s.pause[in]/2; s.on[in] == bit {
 			s.again[in] = t
@@ -108,7 +136,7 @@ func (w *Worker) pfcDequeued(in, out uint16, q uint8, n int) {
 		return
 	}
 	*b -= n
-	if bit := uint8(1) << prio; *b <= s.cfg.XOn && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
+	if bit := uint8(1) << prio; *b <= s.cfg.XOn+s.dynamic() && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
 		s.on[in] &^= bit
 		if s.on[in] == 0 {
 			// Rare (once per pause): the next repetition is
@@ -134,9 +162,10 @@ func (w *Worker) pfcRefresh(now int64) {
 		}
 		if s.again[i] <= now {
 			var above, below uint8
+			xon := s.cfg.XOn + s.dynamic()
 			for p := 0; p < 8; p++ {
 				if bit := uint8(1) << p; on&bit != 0 {
-					if s.bytes[i][p] > s.cfg.XOn {
+					if s.bytes[i][p] > xon {
 						above |= bit
 					} else {
 						below |= bit

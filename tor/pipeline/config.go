@@ -142,6 +142,11 @@ type PFCConfig struct {
 	XOn    dataplane.Bytes `yaml:"xon"`    // ... and resumed when they fall to this
 	Quanta uint16          `yaml:"quanta"` // a pause's length in 512 bit times, sent again while above xon; 0: 65535
 	Ports  []string        `yaml:"ports"`  // ports whose peers are paused; empty: all
+	// Alpha, with a buffer section, raises xoff and xon by alpha times
+	// the shared pool's free bytes (the ns-3 RDMA MMU's dynamic PFC
+	// threshold): xoff is then a port's static share and xoff − xon the
+	// resume offset. 0: static thresholds.
+	Alpha float64 `yaml:"alpha"`
 }
 
 // ingress returns the worker's configuration for ports, nil without
@@ -150,7 +155,7 @@ func (p *PFCConfig) ingress(ports []string) *dataplane.IngressPFC {
 	if p == nil {
 		return nil
 	}
-	c := &dataplane.IngressPFC{XOff: int(p.XOff), XOn: int(p.XOn), Quanta: p.Quanta}
+	c := &dataplane.IngressPFC{XOff: int(p.XOff), XOn: int(p.XOn), Quanta: p.Quanta, Alpha: p.Alpha}
 	if len(p.Ports) > 0 {
 		c.Ports = make([]bool, len(ports))
 		for i, n := range ports {
@@ -170,6 +175,10 @@ func (p *PFCConfig) validate(c *Config) error {
 		return bad("pfc", "xoff %d, xon %d bytes: want 0 ≤ xon < xoff", p.XOff, p.XOn)
 	case p.XOff >= c.Egress.QueueLimit:
 		return bad("pfc.xoff", "%d bytes, want below egress.queue_limit (%d): the queue would drop before it paused", p.XOff, c.Egress.QueueLimit)
+	case p.Alpha != 0 && c.Buffer == nil:
+		return bad("pfc.alpha", "%v needs a buffer section: the thresholds follow its shared pool", p.Alpha)
+	case p.Alpha != 0 && !(p.Alpha >= 1.0/256 && p.Alpha <= 256):
+		return bad("pfc.alpha", "%v, want 1/256 to 256", p.Alpha)
 	case c.Handoff():
 		// With a handoff a port's queues have one owner, which would
 		// count every ingress port's bytes but could not send the

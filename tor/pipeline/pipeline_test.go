@@ -87,9 +87,11 @@ func TestPFCConfig(t *testing.T) {
 		return c
 	}
 	for y, field := range map[string]string{
-		"pfc: {xoff: 32KiB, xon: 32KiB}\n":  "pfc",
-		"pfc: {xoff: 2MiB, xon: 32KiB}\n":   "pfc.xoff",
-		"pfc: {xoff: 64KiB, ports: [h2]}\n": "pfc.ports",
+		"pfc: {xoff: 32KiB, xon: 32KiB}\n":                       "pfc",
+		"pfc: {xoff: 2MiB, xon: 32KiB}\n":                        "pfc.xoff",
+		"pfc: {xoff: 64KiB, ports: [h2]}\n":                      "pfc.ports",
+		"pfc: {xoff: 64KiB, alpha: 0.5}\n":                       "pfc.alpha", // no buffer section
+		"buffer: {size: 1MiB}\npfc: {xoff: 64KiB, alpha: 300}\n": "pfc.alpha", // out of range
 	} {
 		c := parse(y)
 		if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), field) {
