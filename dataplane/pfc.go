@@ -60,11 +60,11 @@ type pfcState struct {
 	cfg   IngressPFC
 	pool  *SharedBuffer // with cfg.Alpha: the pool the thresholds follow
 	alpha int64         // cfg.Alpha in fixed point (alphaFixed)
-	bytes [][8]int // queued bytes by ingress port and priority
-	on    []uint8  // priorities paused, by ingress port
-	again []int64  // when each paused port's pause is sent again
-	next  int64    // the earliest of again over paused ports; MaxInt64 when none
-	pause []int64  // a pause's length on each port, ns
+	bytes [][8]int      // queued bytes by ingress port and priority
+	on    []uint8       // priorities paused, by ingress port
+	again []int64       // when each paused port's pause is sent again
+	next  int64         // the earliest of again over paused ports; MaxInt64 when none
+	pause []int64       // a pause's length on each port, ns
 }
 
 func newPFCState(c IngressPFC, eg []*Egress) *pfcState {
