@@ -36,7 +36,11 @@ func TestTordWorkers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tp := newTopoQueues(t, 2)
 			cfg := filepath.Join(t.TempDir(), "tord.yaml")
-			yaml := "ports: [s1, s2]\nworkers: 2\nmetrics_addr: 127.0.0.1:9478\nadmin_addr: \"\"\nxdp: {ring_size: 256, frames: 8192}\n" + c.yaml
+			// Rings of 512: h1's 400 frames come as one burst, and the
+			// veth may give one queue most of them (8 sources over 2
+			// queues) while its worker sleeps; with 256 the ring
+			// overflowed (89 of 400 as xdp_rx_dropped in CI).
+			yaml := "ports: [s1, s2]\nworkers: 2\nmetrics_addr: 127.0.0.1:9478\nadmin_addr: \"\"\nxdp: {ring_size: 512, frames: 8192}\n" + c.yaml
 			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
