@@ -34,12 +34,12 @@ type BufferConfig struct {
 }
 
 // queues is the number of egress queues of each port.
-func queues() int { return len(dataplane.DefaultEgress(0, 1).Queues) }
+func (c *Config) queues() int { return len(c.Layout().Queues) }
 
-// Pool returns the shared pool's bytes: size less every queue's
-// reserve.
-func (b *BufferConfig) Pool(ports int) int64 {
-	return int64(b.Size) - int64(b.Reserve)*int64(queues()*ports)
+// Pool returns the shared pool's bytes: size less the reserve of every
+// one of queues egress queues of each of ports ports.
+func (b *BufferConfig) Pool(ports, queues int) int64 {
+	return int64(b.Size) - int64(b.Reserve)*int64(queues*ports)
 }
 
 // alpha returns queue q's α.
@@ -60,11 +60,11 @@ func (b *BufferConfig) validate(c *Config) error {
 		return bad("buffer.size", "%d bytes, want > 0", b.Size)
 	case b.Reserve < 0 || b.Reserve > c.Egress.QueueLimit:
 		return bad("buffer.reserve", "%d bytes, want 0 to egress.queue_limit (%d)", b.Reserve, c.Egress.QueueLimit)
-	case b.Pool(len(c.Ports)) <= 0:
+	case b.Pool(len(c.Ports), c.queues()) <= 0:
 		return bad("buffer.size", "%d bytes, want more than the reserves: %d queues × %d ports × %d bytes",
-			b.Size, queues(), len(c.Ports), b.Reserve)
+			b.Size, c.queues(), len(c.Ports), b.Reserve)
 	}
-	eg := dataplane.DefaultEgress(0, 1)
+	eg := c.Layout()
 	names := make([]string, 0, len(b.Alpha))
 	for q := range b.Alpha {
 		names = append(names, q)
@@ -72,7 +72,7 @@ func (b *BufferConfig) validate(c *Config) error {
 	slices.Sort(names)
 	for _, q := range names {
 		if eg.QueueIndexByName(q) < 0 {
-			return bad("buffer.alpha", "%q is not a queue (control, retransmit, data, idle)", q)
+			return bad("buffer.alpha", "%q is not a queue %v", q, c.queueNames())
 		}
 		if a := b.Alpha[q]; !(a >= 1.0/256 && a <= 256) {
 			return bad("buffer.alpha."+q, "%v, want 1/256 (0.00390625) to 256", a)
@@ -83,11 +83,11 @@ func (b *BufferConfig) validate(c *Config) error {
 
 // Shared returns the switch's pool, nil without a section. Make one per
 // switch and give it to every worker (Plan does).
-func (b *BufferConfig) Shared(ports int) *dataplane.SharedBuffer {
+func (b *BufferConfig) Shared(ports, queues int) *dataplane.SharedBuffer {
 	if b == nil {
 		return nil
 	}
-	return dataplane.NewSharedBuffer(b.Pool(ports))
+	return dataplane.NewSharedBuffer(b.Pool(ports, queues))
 }
 
 // apply places the queues of egs in the pool: each queue's share of the
@@ -107,10 +107,13 @@ func (b *BufferConfig) apply(egs []dataplane.EgressConfig, pool *dataplane.Share
 }
 
 // MaxQueued returns the most bytes the egress queues of a switch with
-// ports ports may hold at once: every queue at egress.queue_limit, or
+// ports ports may hold at once: every queue at its limit, or
 // the shared buffer's size when that is less.
 func (c *Config) MaxQueued(ports int) int {
-	n := ports * queues() * int(c.Egress.QueueLimit)
+	n := 0
+	for _, q := range c.Layout().Queues {
+		n += ports * q.Limit
+	}
 	if c.Buffer != nil {
 		n = min(n, int(c.Buffer.Size))
 	}

@@ -114,11 +114,11 @@ func (e *ECNConfig) validate(c *Config) error {
 				p.MinThreshold, c.Egress.QueueLimit)
 		}
 	}
-	eg := dataplane.DefaultEgress(0, 1)
+	eg := c.Layout()
 	for _, q := range sortedKeys(e.Queues) {
 		name := e.Queues[q]
 		if eg.QueueIndexByName(q) < 0 {
-			return bad("ecn.queues", "%q is not a queue (control, retransmit, data, idle)", q)
+			return bad("ecn.queues", "%q is not a queue %v", q, c.queueNames())
 		}
 		if _, ok := e.Profiles[name]; !ok && name != DefaultECNProfile {
 			return bad("ecn.queues", "queue %s: no profile %q in ecn.profiles", q, name)
