@@ -46,10 +46,10 @@ func TestQoSMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]float64{
-		`rocetor_queue_enqueued_packets_total{port="s1",queue="data"}`:  4,
-		`rocetor_queue_enqueued_packets_total{port="s1",queue="cnp"}`:   2,
-		`rocetor_queue_enqueued_packets_total{port="s1",queue="lossy"}`: 1,
-		`rocetor_qos_queue_info{pfc_priority="3",port="s1",queue="data",scheduler="dwrr",traffic_class="3",weight="50"}`:    1,
+		`rocetor_queue_enqueued_packets_total{port="s1",queue="data"}`:                                                     4,
+		`rocetor_queue_enqueued_packets_total{port="s1",queue="cnp"}`:                                                      2,
+		`rocetor_queue_enqueued_packets_total{port="s1",queue="lossy"}`:                                                    1,
+		`rocetor_qos_queue_info{pfc_priority="3",port="s1",queue="data",scheduler="dwrr",traffic_class="3",weight="50"}`:   1,
 		`rocetor_qos_queue_info{pfc_priority="-1",port="s1",queue="cnp",scheduler="strict",traffic_class="6",weight="0"}`:  1,
 		`rocetor_qos_queue_info{pfc_priority="-1",port="s1",queue="lossy",scheduler="dwrr",traffic_class="0",weight="50"}`: 1,
 	} {
