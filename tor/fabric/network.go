@@ -59,6 +59,12 @@ type Options struct {
 	// when set: the testbed scales them to its rates).
 	CC    string
 	DCQCN *cc.DCQCNConfig
+	// DSCP and CNPDSCP are the hosts' traffic classes, as a ConnectX's
+	// tclass and cnp_dscp set them (nic.Config): DSCP on requests,
+	// responses, ACKs and NAKs, CNPDSCP on CNPs; 0: the endpoint's
+	// defaults, 26 (24 with dcp) and 48, which the switches' default
+	// QoS profile (qos: {}) puts on the RoCE and CNP classes.
+	DSCP, CNPDSCP uint8
 	// MTU of every QP (default 1024).
 	MTU int
 	// Overhead is the bytes the wire adds to each frame (sim.LinkConfig;
@@ -626,7 +632,8 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 	// a pause ten times too soon, before its ToR means to send it again.
 	eg.PauseRateBps = h.Line
 	ep, err := nic.NewEndpoint(nic.Config{MAC: h.MAC, IP: h.IP, Egress: eg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
-		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock, Observer: &n.tally})
+		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock, Observer: &n.tally,
+		DSCP: n.Opts.DSCP, CNPDSCP: n.Opts.CNPDSCP})
 	if err != nil {
 		return fmt.Errorf("host %s: %w", h.Name, err)
 	}
