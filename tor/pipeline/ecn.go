@@ -38,7 +38,8 @@ type ECNConfig struct {
 	// "default" replaces the built-in one.
 	Profiles map[string]ECNProfileConfig `yaml:"profiles"`
 	// Queues names the profile of each marking queue (control,
-	// retransmit, data, idle), the same on every port; empty means
+	// retransmit, data, idle, and the qos section's queues: ECN
+	// profiles per traffic class), the same on every port; empty means
 	// {data: default}. The built-in "default" profile is derived from
 	// the port's rate.
 	Queues map[string]string `yaml:"queues"`
