@@ -322,9 +322,11 @@ func (cfg *Config) EgressConfigs() ([]dataplane.EgressConfig, error) {
 			// The trimming ports' control and data queues share a
 			// level by WRR, weighted w:1 (tor/trim).
 			var err error
+			before := egs[i]
 			if egs[i], err = cfg.Trim.WRR(egs[i]); err != nil {
 				return nil, err
 			}
+			keepDWRRShares(before, egs[i])
 		}
 	}
 	ApplyMarking(egs, cfg.ECN.Marking(cfg, egs))

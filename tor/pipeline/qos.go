@@ -338,3 +338,24 @@ func (c *Config) QueueClasses() []QueueClass {
 	}
 	return out
 }
+
+// keepDWRRShares restores, in after (trim.WRR's egress made from
+// before), the byte shares the qos section gave the DWRR queues that
+// share the data queue's level. WRR replaces the data queue's weight by
+// trimming's, on a 1-byte quantum, and scales the others by the old
+// quantum: a lossy queue of weight 50 beside RoCE's 50 would get 75,000
+// against the data queue's 1,000 or so. Here each such queue gets the
+// data queue's new weight times its old ratio to data's, so RoCE and
+// the lossy class share as configured, and trimming's control:data
+// ratio holds as tor/trim sets it. Without a qos section the data
+// queue is alone on its level and nothing changes.
+func keepDWRRShares(before, after dataplane.EgressConfig) {
+	di := before.QueueIndexByName("data")
+	d := before.Queues[di]
+	for i, q := range before.Queues {
+		if i == di || q.Level != d.Level || q.Name == "control" {
+			continue
+		}
+		after.Queues[i].Weight = max(1, int(float64(after.Queues[di].Weight)*float64(q.Weight)/float64(d.Weight)+0.5))
+	}
+}

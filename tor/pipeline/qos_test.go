@@ -252,3 +252,40 @@ func TestQoSClasses(t *testing.T) {
 		t.Errorf("lossy: %+v", l)
 	}
 }
+
+// TestQoSTrimShares: on a trimming port, trimming's WRR between the
+// control and data queues leaves the data and lossy classes their
+// configured shares of the bytes (50:50), not the 75:1 that scaling
+// only the lossy queue by the old quantum would give.
+func TestQoSTrimShares(t *testing.T) {
+	c := qosConfig(t, "qos: {}\ntrim: {}\n")
+	egs, err := c.EgressConfigs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eg := egs[1]
+	if eg.Queues[eg.QueueIndexByName("control")].Level != eg.Queues[eg.QueueIndexByName("data")].Level {
+		t.Fatal("control is not on the data queue's level: trimming's WRR not applied")
+	}
+	e, err := dataplane.NewEgress(eg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, lossy := e.QueueIndex("data"), e.QueueIndex("lossy")
+	var sent [16]int
+	out := make([]dataplane.Packet, 8)
+	for range 4000 {
+		for _, q := range []int{data, lossy} {
+			for b, _ := e.Depth(q); b < 16*1100; b += 1100 {
+				e.Enqueue(q, 0, 1100)
+			}
+		}
+		k := e.Dequeue(0, out)
+		for _, p := range out[:k] {
+			sent[p.Queue] += int(p.Len)
+		}
+	}
+	if share := float64(sent[data]) / float64(sent[data]+sent[lossy]); share < 0.45 || share > 0.55 {
+		t.Errorf("data got %.3f of the bytes beside lossy, want 0.5", share)
+	}
+}
