@@ -127,6 +127,7 @@ func zeroDefaults() map[string]string {
 		"netrt.buffer_frames":             n(netrt.DefaultBufferFrames),
 		"netrt.request_interval":          d(netrt.DefaultRequestInterval),
 		"netrt.max_requests":              n(netrt.DefaultMaxRequests),
+		"netrt.silent_requests":           "`netrt.max_requests`",
 		"netrt.idle_timeout":              d(netrt.DefaultIdleTimeout),
 		"netrt.backoff":                   d(netrt.DefaultBackoff),
 		"netrt.k_low":                     b(netrt.DefaultKLow),
