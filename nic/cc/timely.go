@@ -366,6 +366,6 @@ func (t *Timely) sample(r *tmState, rtt int64) {
 }
 
 var (
-	_ nic.CC          = (*Timely)(nil)
+	_ nic.CC         = (*Timely)(nil)
 	_ nic.RTTSampler = (*Timely)(nil)
 )
