@@ -41,7 +41,7 @@ type TimelyConfig struct {
 	// one (and of each message's last) and times it (default 16 KiB; the
 	// paper uses 16 to 64 KB).
 	SegmentBytes uint32 `json:"segment_bytes"`
-	// MinRate is the lowest rate, Mb/s (default 10).
+	// MinRate is the lowest rate, Mb/s (default 100).
 	MinRate uint32 `json:"min_rate_mbps"`
 	// BurstBytes is the per-QP token bucket's size (0: 16 KiB).
 	BurstBytes int `json:"burst_bytes,omitempty"`
@@ -51,7 +51,7 @@ type TimelyConfig struct {
 // gives each one's source).
 func DefaultTimelyConfig() TimelyConfig {
 	return TimelyConfig{TLow: 50, THigh: 500, MinRTT: 20, Delta: 10, Beta: 0.8, Alpha: 0.875,
-		HAIThreshold: 5, HAIFactor: 5, SegmentBytes: 16 << 10, MinRate: 10}
+		HAIThreshold: 5, HAIFactor: 5, SegmentBytes: 16 << 10, MinRate: 100}
 }
 
 // Validate checks the ranges.

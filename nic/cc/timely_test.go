@@ -96,8 +96,8 @@ func TestTimelyAlgorithm(t *testing.T) {
 	for _, rtt := range []float64{60, 400} {
 		s.rtt(rtt)
 	}
-	if got := x.Rate(q); got != 10e6 {
-		t.Fatalf("rate %.9g after steep gradients, want the 10 Mb/s floor", got)
+	if got := x.Rate(q); got != 100e6 {
+		t.Fatalf("rate %.9g after steep gradients, want the 100 Mb/s floor", got)
 	}
 	st := x.Stats()
 	if st.Samples != 15 || st.HighCuts != 1 || st.HAIInc != 2 || st.LowInc != 2 || st.GradInc != 6 || st.GradCuts != 4 {
