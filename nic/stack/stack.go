@@ -20,7 +20,7 @@ import (
 var Transports = []string{"gbn", "irn", "fasr", "dcp"}
 
 // CCs are the congestion controls a host can run, by name.
-var CCs = []string{"none", "fixed", "dcqcn"}
+var CCs = []string{"none", "fixed", "dcqcn", "timely"}
 
 // DefaultBDP is the bandwidth-delay product, in packets, that the
 // selective transports' SR state is sized for when Config.BDP is 0, one
@@ -37,6 +37,9 @@ const (
 var (
 	ErrUnknownTransport = errors.New("unknown transport")
 	ErrUnknownCC        = errors.New("unknown congestion control")
+	// ErrPairing is a transport and a congestion control that do not
+	// work together.
+	ErrPairing = errors.New("transport and congestion control do not pair")
 )
 
 // Config is a host's transport and congestion control. Its zero value
@@ -56,15 +59,19 @@ type Config struct {
 	// GBNWindow is Go-Back-N's window in packets (0: gbn's default,
 	// 128). tor/fabric sets it to BDP; roceperf leaves it.
 	GBNWindow int
-	// CC is the congestion control: none, fixed or dcqcn ("": none).
+	// CC is the congestion control: none, fixed, dcqcn or timely ("":
+	// none).
 	CC string
-	// LineBps is the rate DCQCN starts every QP at and returns it to,
-	// or the rate the fixed pacer holds each QP to; NewCC's argument,
-	// when not 0, replaces it.
+	// LineBps is the rate DCQCN and TIMELY start every QP at and never
+	// pass, or the rate the fixed pacer holds each QP to; NewCC's
+	// argument, when not 0, replaces it.
 	LineBps uint64
 	// DCQCN are DCQCN's parameters (nil: cc.DefaultDCQCNConfig,
 	// ConnectX's defaults).
 	DCQCN *cc.DCQCNConfig
+	// Timely are TIMELY's parameters (nil: cc.DefaultTimelyConfig, the
+	// paper's).
+	Timely *cc.TimelyConfig
 }
 
 // Validate checks the names and the ranges, and that the transport
@@ -84,6 +91,19 @@ func (c Config) Validate() error {
 	if c.DCQCN != nil && c.CC == "dcqcn" {
 		if err := c.DCQCN.Validate(); err != nil {
 			return fmt.Errorf("stack: dcqcn: %w", err)
+		}
+	}
+	if c.CC == "timely" {
+		if c.Transport == "dcp" {
+			// DCP acknowledges whole messages (eMSN, seed 002 §4.5), so
+			// a segment's ACK waits for the rest of its message and the
+			// RTT TIMELY takes from it counts the wait.
+			return fmt.Errorf("stack: %w: timely needs an ACK per segment; dcp acknowledges whole messages (use dcqcn)", ErrPairing)
+		}
+		if c.Timely != nil {
+			if err := c.Timely.Validate(); err != nil {
+				return fmt.Errorf("stack: timely: %w", err)
+			}
 		}
 	}
 	_, err := c.NewTransport()
@@ -134,7 +154,8 @@ func newIRN(rto int64, bdp int) (nic.Transport, error) {
 
 // NewCC returns a fresh congestion control for one endpoint whose QPs
 // start at lineBps (0: c.LineBps); nil for none. An unknown name is
-// ErrUnknownCC; fixed and dcqcn need a rate.
+// ErrUnknownCC; fixed, dcqcn and timely need a rate. Validate, not
+// NewCC, checks that the transport pairs with it.
 func (c Config) NewCC(lineBps uint64) (nic.CC, error) {
 	line := cmp.Or(lineBps, c.LineBps)
 	switch cmp.Or(c.CC, "none") {
@@ -151,6 +172,12 @@ func (c Config) NewCC(lineBps uint64) (nic.CC, error) {
 			d = *c.DCQCN
 		}
 		return cc.NewDCQCN(line, d)
+	case "timely":
+		d := cc.DefaultTimelyConfig()
+		if c.Timely != nil {
+			d = *c.Timely
+		}
+		return cc.NewTimely(line, d)
 	}
 	return nil, unknownCC(c.CC)
 }
