@@ -93,21 +93,28 @@ func (c Config) Validate() error {
 			return fmt.Errorf("stack: dcqcn: %w", err)
 		}
 	}
-	if c.CC == "timely" {
-		if c.Transport == "dcp" {
-			// DCP acknowledges whole messages (eMSN, seed 002 §4.5), so
-			// a segment's ACK waits for the rest of its message and the
-			// RTT TIMELY takes from it counts the wait.
-			return fmt.Errorf("stack: %w: timely needs an ACK per segment; dcp acknowledges whole messages (use dcqcn)", ErrPairing)
-		}
-		if c.Timely != nil {
-			if err := c.Timely.Validate(); err != nil {
-				return fmt.Errorf("stack: timely: %w", err)
-			}
+	if err := Pairs(c.Transport, c.CC); err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	if c.Timely != nil && c.CC == "timely" {
+		if err := c.Timely.Validate(); err != nil {
+			return fmt.Errorf("stack: timely: %w", err)
 		}
 	}
 	_, err := c.NewTransport()
 	return err
+}
+
+// Pairs reports whether transport and congestion control, by name, work
+// together: every pair does but dcp with timely (ErrPairing). DCP's
+// responder acknowledges whole messages (eMSN, seed 002 §4.5), so the
+// ACK of a segment's last packet waits for the rest of its message and
+// the RTT TIMELY takes from it would count the wait.
+func Pairs(transport, cc string) error {
+	if transport == "dcp" && cc == "timely" {
+		return fmt.Errorf("%w: timely needs an ACK per segment; dcp acknowledges whole messages (use dcqcn)", ErrPairing)
+	}
+	return nil
 }
 
 // KnownTransport reports whether name is a transport NewTransport
