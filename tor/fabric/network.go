@@ -55,10 +55,12 @@ type Options struct {
 	RTO       time.Duration
 	BDP       int
 	// CC is the hosts' congestion control: none, fixed (each QP paced
-	// at the host's line rate) or dcqcn (ConnectX's defaults, or DCQCN's
-	// when set: the testbed scales them to its rates).
-	CC    string
-	DCQCN *cc.DCQCNConfig
+	// at the host's line rate), dcqcn (ConnectX's defaults, or DCQCN's
+	// when set: the testbed scales them to its rates) or timely (the
+	// paper's parameters, or Timely's when set; not with dcp).
+	CC     string
+	DCQCN  *cc.DCQCNConfig
+	Timely *cc.TimelyConfig
 	// MTU of every QP (default 1024).
 	MTU int
 	// Overhead is the bytes the wire adds to each frame (sim.LinkConfig;
@@ -176,6 +178,11 @@ type end struct {
 func Build(t topo.Topology, o Options) (*Network, error) {
 	o.setDefaults()
 	n := &Network{Sim: sim.New(), Topo: t, Opts: o, byNode: make([]int, len(t.Nodes))}
+	// The names and their pairing once, before any host is built (dcp
+	// with timely is refused here).
+	if err := n.hostStack().Validate(); err != nil {
+		return nil, fmt.Errorf("fabric: %w", err)
+	}
 	n.scratch = make([]byte, o.MaxMessage)
 	var err error
 	if n.loss, err = o.LinkLoss.rates(t, o.Seed); err != nil {
@@ -592,7 +599,7 @@ var Transports = stack.Transports
 // BDP spanning Go-Back-N's window too.
 func (n *Network) hostStack() stack.Config {
 	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, BDP: n.Opts.BDP, GBNWindow: n.Opts.BDP,
-		CC: n.Opts.CC, DCQCN: n.Opts.DCQCN}
+		CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely}
 }
 
 func (n *Network) transport() (nic.Transport, error) {
