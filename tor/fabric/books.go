@@ -31,8 +31,9 @@ import (
 //     the sender, when the copy is made).
 //   - created: frames it built — a host's data, ACKs, NAKs and CNPs, a
 //     switch's PFC frames, NetRT's requests, notices, pooled copies and
-//     retransmissions, llr's copies, ACKs, dummies and notices
-//     (dataplane.Snapshot.Built) — and the copies its ingress
+//     retransmissions, llr's copies, ACKs, dummies and notices (a
+//     switch's or an llr NIC's, hostLLR) (dataplane.Snapshot.Built) —
+//     and the copies its ingress
 //     impairment made. Trimming shortens a frame in place: a trimmed
 //     header is the frame it was.
 //   - sent: frames its pipeline handed to its ports (the worker's

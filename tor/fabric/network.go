@@ -34,7 +34,9 @@ type Options struct {
 	// topology gives. In a port list (netrt.fabric, llr.ports,
 	// trim.ports, trust.hosts, trust.pfc_ports, pfc.ports) and in an impair rule's
 	// port, "fabric", "hosts" and "all" stand for the switch's ports of
-	// that kind. Empty: forwarding alone.
+	// that kind. An llr.ports entry naming a host port makes that
+	// host's NIC run llr at its end of the link (hostLLR). Empty:
+	// forwarding alone.
 	Switch string
 	// SwitchFor replaces Switch for the switches it names (by topology
 	// name: "core", "tor1", "agg1-0", or a path.Match pattern, "agg*",
