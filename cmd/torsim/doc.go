@@ -8,7 +8,8 @@
 //	       --duration 2ms --seed 1 --out results/
 //
 // It writes result.json (same seed, same bytes) with FCT and slowdown
-// statistics per size bin (--bins, --short-below, --warmup), result.md,
+// statistics per size bin (--bins, --short-below, --warmup,
+// --measure), result.md,
 // PNG plots (slowdown.png, buffers.png), with --flows a flow file in the
 // ns-3 RDMA simulator's fct.txt columns, and a
 // progress line on stderr (simulated time, events/s, ETA) while it runs.
