@@ -45,10 +45,12 @@ type Result struct {
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
 	// The statistics below count the completed flows posted at or after
-	// WarmupNs, Measured of them (StatsOptions, Summarize); Bins are the
-	// upper bounds of FCT's size bins, ShortBelow the size that splits
-	// Short from Long.
+	// WarmupNs and, when MeasureNs is not 0, before WarmupNs +
+	// MeasureNs, Measured of them (StatsOptions, Summarize); Bins are
+	// the upper bounds of FCT's size bins, ShortBelow the size that
+	// splits Short from Long.
 	WarmupNs   int64 `json:"warmup_ns"`
+	MeasureNs  int64 `json:"measure_ns,omitempty"`
 	Bins       []int `json:"bins,omitempty"`
 	ShortBelow int   `json:"short_below,omitempty"`
 	Measured   int   `json:"measured"`
@@ -307,7 +309,10 @@ func (res *Result) Markdown(w io.Writer) {
 	if !legacy {
 		fmt.Fprintf(w, "; %d measured", res.Measured)
 	}
-	if res.WarmupNs > 0 {
+	switch {
+	case res.MeasureNs > 0:
+		fmt.Fprintf(w, " (posted from %.1f µs to %.1f µs)", float64(res.WarmupNs)/1e3, float64(res.WarmupNs+res.MeasureNs)/1e3)
+	case res.WarmupNs > 0:
 		fmt.Fprintf(w, " (posted from %.1f µs on)", float64(res.WarmupNs)/1e3)
 	}
 	fmt.Fprintf(w, "; goodput %.2f Gbit/s; %d events, %d packet-hops.\n\n", res.GoodputGbps, res.Events, res.PacketHops)

@@ -55,7 +55,7 @@ func fullConfig() Config {
 		Queues:   map[string]string{"data": "roce", "retransmit": "default"}}
 	c.Trust = TrustConfig{Hosts: []string{"h1", "h2"}, PFCPorts: &[]string{}}
 	c.PFC = &PFCConfig{XOff: 64 << 10, XOn: 32 << 10, Quanta: 1000, Ports: []string{"h1"}, Alpha: 0.125}
-	c.Buffer = &BufferConfig{Size: 32 << 20, Reserve: 16 << 10, Alpha: map[string]float64{"data": 1, "control": 8, "idle": 0.0625}}
+	c.Buffer = &BufferConfig{Size: 32 << 20, PortReserve: 64 << 10, QueueReserve: 16 << 10, Alpha: map[string]float64{"data": 1, "control": 8, "idle": 0.0625}}
 	return c
 }
 
