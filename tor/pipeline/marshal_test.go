@@ -41,7 +41,7 @@ func fullConfig() Config {
 	}, {Port: "h1", Direction: "ingress", Loss: 1}}}
 	c.NetRT = NetRTConfig{Fabric: []string{"up"}, Prefixes: []netip.Prefix{netip.MustParsePrefix("10.2.0.0/16"), netip.MustParsePrefix("fd02::/48")},
 		Flows: 4096, PoolBytes: 2 << 20, PoolFrames: 2048, Hold: 20 * time.Millisecond, TailProbe: 4 * time.Millisecond,
-		BufferBytes: 3 << 20, BufferFrames: 1024, RequestDelay: 220 * time.Microsecond, RequestInterval: time.Millisecond, MaxRequests: 8,
+		BufferBytes: 3 << 20, BufferFrames: 1024, RequestDelay: 220 * time.Microsecond, RequestInterval: time.Millisecond, MaxRequests: 8, SilentRequests: 6,
 		IdleTimeout: 90 * time.Minute, Backoff: 2 * time.Second, KLow: 64 << 10, KHigh: 256 << 10, RateMax: 5e9, RateMin: 100e6,
 		Window: 500 * time.Microsecond, PausePriority: -1, PauseQuanta: 0xffff, RetxRate: 2e9, RetxBurst: 128 << 10}
 	c.Trim = &trim.Config{Threshold: 32 << 10, IncastDegree: 16, Ratio: 12.5, MinWeight: 0.2, Ports: []string{"up"}}
@@ -55,7 +55,7 @@ func fullConfig() Config {
 		Queues:   map[string]string{"data": "roce", "retransmit": "default"}}
 	c.Trust = TrustConfig{Hosts: []string{"h1", "h2"}, PFCPorts: &[]string{}}
 	c.PFC = &PFCConfig{XOff: 64 << 10, XOn: 32 << 10, Quanta: 1000, Ports: []string{"h1"}, Alpha: 0.125}
-	c.Buffer = &BufferConfig{Size: 32 << 20, Reserve: 16 << 10, Alpha: map[string]float64{"data": 1, "control": 8, "idle": 0.0625}}
+	c.Buffer = &BufferConfig{Size: 32 << 20, PortReserve: 64 << 10, QueueReserve: 16 << 10, Alpha: map[string]float64{"data": 1, "control": 8, "idle": 0.0625}}
 	c.QoS = &QoSConfig{DSCPToTC: map[int]int{26: 3, 48: 6, 10: 1}, TCToQueue: map[int]string{0: "bulk", 1: "bulk", 3: "data", 6: "cnp"},
 		PFCEnable: []int{3}, Scheduler: map[string]SchedulerConfig{"sp": {Type: "strict", Weight: 1}, "heavy": {Type: "dwrr", Weight: 80}},
 		Queue: map[string]QoSQueueConfig{"cnp": {Scheduler: "sp", Limit: 32 << 10}, "data": {Scheduler: "heavy", Limit: 2 << 20}, "bulk": {Scheduler: "heavy", Limit: 256 << 10}}}
