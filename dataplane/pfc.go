@@ -38,6 +38,12 @@ type IngressPFC struct {
 	// Ports says by port index which ingress ports pause their peer;
 	// nil means every port.
 	Ports []bool
+	// Priorities is the PFC enable vector (bit p: priority p is
+	// lossless), as 802.1Qbb's per-port PFC enable: a frame queued on
+	// another priority is never counted and never pauses, and received
+	// pauses of other priorities are ignored. 0 means every priority
+	// (what a worker did before it had the vector).
+	Priorities uint8
 }
 
 // validate checks the thresholds against n ports.
@@ -100,7 +106,7 @@ func (w *Worker) pfcCount(in, out uint16, q uint8) (*int, int) {
 		return nil, 0
 	}
 	prio := w.egress[out].queues[q].cfg.PFC
-	if prio < 0 {
+	if prio < 0 || s.cfg.Priorities != 0 && s.cfg.Priorities&(1<<prio) == 0 {
 		return nil, 0
 	}
 	return &s.bytes[in][prio], prio
