@@ -99,19 +99,19 @@ type SwitchResult struct {
 
 // PortResult is one switch port.
 type PortResult struct {
-	Port      string         `json:"port"`
-	TxPackets uint64         `json:"tx_packets"`
-	TxBytes   uint64         `json:"tx_bytes"`
-	Busy      float64        `json:"busy"` // fraction of the run the wire was serializing
-	PFCTx     uint64         `json:"pfc_tx"`
-	PFCRx     uint64         `json:"pfc_rx"`
-	PausedNs  int64          `json:"paused_ns"`
+	Port      string  `json:"port"`
+	TxPackets uint64  `json:"tx_packets"`
+	TxBytes   uint64  `json:"tx_bytes"`
+	Busy      float64 `json:"busy"` // fraction of the run the wire was serializing
+	PFCTx     uint64  `json:"pfc_tx"`
+	PFCRx     uint64  `json:"pfc_rx"`
+	PausedNs  int64   `json:"paused_ns"`
 	// WDStorms and WDRestores are the PFC watchdog's storms and
 	// restorations on the port (pfc.watchdog); absent when 0.
-	WDStorms   uint64 `json:"pfc_watchdog_storms,omitempty"`
-	WDRestores uint64 `json:"pfc_watchdog_restores,omitempty"`
-	Queues    []QueueResult  `json:"queues,omitempty"`
-	Extra     map[string]int `json:"-"`
+	WDStorms   uint64         `json:"pfc_watchdog_storms,omitempty"`
+	WDRestores uint64         `json:"pfc_watchdog_restores,omitempty"`
+	Queues     []QueueResult  `json:"queues,omitempty"`
+	Extra      map[string]int `json:"-"`
 }
 
 // QueueResult is one egress queue that carried anything.
