@@ -158,15 +158,19 @@ type PFCConfig struct {
 	// Empty: every priority (the data queue's 3 in DefaultEgress).
 	Priorities []int `yaml:"priorities"`
 	// Headroom is the bytes above xoff a paused peer's frames in
-	// flight may take; CableLength (metres), MTU and ResponseTime
-	// derive it instead (Headroom, tor/pipeline/pfc.go). With either,
-	// xoff + headroom must fit egress.queue_limit and a buffer
-	// section keeps the headroom out of its shared pool.
+	// flight may take, given; cable_length, mtu and response_time
+	// derive it instead. With either, xoff + headroom must fit
+	// egress.queue_limit, xoff defaults to queue_limit − headroom (xon
+	// to half of it), and a buffer section keeps a headroom per
+	// lossless port and priority out of its shared pool.
 	Headroom     dataplane.Bytes `yaml:"headroom"`
-	CableLength  float64         `yaml:"cable_length"`  // metres
-	MTU          dataplane.Bytes `yaml:"mtu"`           // the largest frame on the link; default 9216
-	ResponseTime time.Duration   `yaml:"response_time"` // the peer's reaction with both interfaces' delays; default: IEEE 802.3 Annex 31B's bound for the rate
-	// Watchdog ends pause storms (PFCWatchdogConfig); no section, none.
+	CableLength  float64         `yaml:"cable_length"`  // the cable to each peer in metres: derives the headroom from each port's rate (docs/operations.md, PFC headroom); 0: no derived headroom
+	MTU          dataplane.Bytes `yaml:"mtu"`           // the largest frame on the link, for the derived headroom; 0: 9216
+	ResponseTime time.Duration   `yaml:"response_time"` // the peer's reaction to a pause with both interfaces' delays, for the derived headroom; 0: the IEEE 802.3 Annex 31B bound for the rate
+	// Watchdog ends pause storms and deadlocks: a lossless priority
+	// paused by the peer with frames waiting and none sent for
+	// detection is stormed (docs/operations.md, PFC watchdog). No
+	// section, no watchdog.
 	Watchdog *PFCWatchdogConfig `yaml:"watchdog"`
 }
 

@@ -86,9 +86,9 @@ func Headroom(in HeadroomInput) int {
 //	  restoration: 200ms  # no pause this long: the queue is restored
 //	  action: drop        # drop the stormed queue's frames, or forward them ignoring the pauses
 type PFCWatchdogConfig struct {
-	Detection   time.Duration `yaml:"detection"`   // default 200ms, as SONiC's
-	Restoration time.Duration `yaml:"restoration"` // default 200ms
-	Action      string        `yaml:"action"`      // drop (default) or forward
+	Detection   time.Duration `yaml:"detection"`   // paused, frames waiting, none sent this long: a storm; 0: 200ms, as SONiC's
+	Restoration time.Duration `yaml:"restoration"` // no pause received on the stormed priority this long: restored; 0: 200ms
+	Action      string        `yaml:"action"`      // drop: the stormed queue's frames are dropped (pfc_watchdog); forward: sent in spite of the pauses. Default drop
 }
 
 // DefaultMTU is the MTU the headroom takes when the pfc section names
