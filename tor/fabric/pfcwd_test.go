@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"encoding/json"
 	"testing"
 
 	"rocetor/dataplane/sim"
@@ -66,10 +67,26 @@ func TestPFCDeadlockRing(t *testing.T) {
 		if res.Completed != len(ringFlows(0)) || storms == 0 || action == "drop" && restores == 0 {
 			t.Fatalf("%s: completed %d of %d flows, %d storms, %d restored", action, res.Completed, len(ringFlows(0)), storms, restores)
 		}
+		if action == "drop" {
+			// The watchdog runs on the worker's clock: a run repeats.
+			again := ringRun(t, pfc+"  watchdog: {detection: 1ms, restoration: 2ms, action: drop}\n", until)
+			if a, b := mustJSON(t, res), mustJSON(t, again); a != b {
+				t.Error("two runs with one seed differ")
+			}
+		}
 		if d := res.Drops["pfc_watchdog"]; (d > 0) != (action == "drop") {
 			t.Errorf("%s: %d frames dropped by the watchdog", action, d)
 		}
 		t.Logf("%s: %d storms, %d restored, drops %v, host retransmits %d, p99 slowdown %.1f", action, storms, restores,
 			res.Drops, res.HostCounters["Retransmits"], res.All.P99Slowdown)
 	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
