@@ -102,6 +102,17 @@ func (b *SharedBuffer) admit(bytes, n, reserve int, alpha int64) bool {
 	}
 }
 
+// charge takes from the pool what a frame of n bytes joining a queue
+// that holds bytes draws beyond the reserve, whatever the threshold and
+// the pool's free bytes: a frame admitted into PFC headroom, which the
+// pool's owner kept out of its size (IngressPFC.Headroom), so that the
+// buffer itself is not over-committed. release returns it as any other.
+func (b *SharedBuffer) charge(bytes, n, reserve int) {
+	if over := bytes + n - reserve; over > 0 {
+		b.used.Add(int64(min(n, over)))
+	}
+}
+
 // release returns to the pool what a frame of n bytes leaving a queue
 // that held bytes (with it) had drawn beyond the reserve.
 func (b *SharedBuffer) release(bytes, n, reserve int) {

@@ -208,3 +208,51 @@ func TestPFCWatchdogAllocs(t *testing.T) {
 		t.Fatalf("the loop never stormed: %+v", r.w.st.Ports[1])
 	}
 }
+
+// TestIngressPFCHeadroom: frames the shared pool's threshold refuses on
+// a lossless priority go into their ingress port's headroom, pausing
+// the peer at once, up to the headroom; without headroom the threshold
+// drops them and nothing pauses. Leaving frames release headroom first
+// and the pool's books close.
+func TestIngressPFCHeadroom(t *testing.T) {
+	for _, hr := range []int{0, 6 << 10} {
+		eg := DefaultEgress(1e9, 1<<20)
+		eg.Shared = NewSharedBuffer(8 << 10)
+		for i := range eg.Queues {
+			eg.Queues[i].Alpha = 0.25
+		}
+		r := newRig(t, eg, cross{q: 2})
+		pfc := IngressPFC{XOff: 64 << 10, XOn: 32 << 10, Quanta: 1000, Headroom: hr}
+		r.w.cfg.PFC = &pfc
+		r.w.pfc = newPFCState(pfc, r.w.egress)
+		r.peerPFC(1, 0xffff) // port 1 may not send: port 0's frames stay queued
+		r.w.Step(0)
+		f := roceFrame(t, 1, 1024)
+		for k := 0; k < 12; k++ {
+			r.ports[0].Inject(f)
+			r.w.Step(int64(1000 * (k + 1)))
+		}
+		drops := r.w.st.Drops[ReasonBufferThreshold]
+		times, _ := r.pfcTimes()
+		inHR := r.w.pfc.hdrm[0][3]
+		// α 0.25 of an 8 KiB pool: one frame fits the threshold.
+		switch {
+		case hr == 0 && (drops != 11 || len(times) != 0):
+			t.Fatalf("no headroom: %d threshold drops, PFC frames %v: want 11 drops and no pause", drops, times)
+		case hr > 0 && (drops != uint64(12-1-hr/len(f)) || len(times) != 1 || inHR != hr/len(f)*len(f)):
+			t.Fatalf("headroom %d: %d threshold drops, PFC frames %v, %d bytes in headroom: want %d drops, one pause, %d bytes",
+				hr, drops, times, inHR, 12-1-hr/len(f), hr/len(f)*len(f))
+		}
+		if used := eg.Shared.Used(); used > eg.Shared.Size()+int64(hr) {
+			t.Fatalf("pool used %d bytes of %d + %d of headroom", used, eg.Shared.Size(), hr)
+		}
+		r.peerPFC(1, 0)
+		for now := int64(100_000); r.w.Egress(1).Backlog() > 0 || r.ports[1].Pending() > 0; now += 10_000 {
+			r.w.Step(now)
+		}
+		if r.w.pfc.hdrm[0][3] != 0 || r.w.pfc.bytes[0][3] != 0 || eg.Shared.Used() != 0 {
+			t.Fatalf("after the drain: %d bytes in headroom, %d counted, pool used %d: want 0",
+				r.w.pfc.hdrm[0][3], r.w.pfc.bytes[0][3], eg.Shared.Used())
+		}
+	}
+}

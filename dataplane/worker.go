@@ -607,10 +607,15 @@ func (w *Worker) enqueue(p *Packet) bool {
 		w.st.Ports[p.Out].WDDrops++
 		w.dropPacket(p, ReasonPFCWatchdog)
 	default:
-		switch w.egress[p.Out].enqueuePacket(p) {
-		case pushed:
+		hr := w.pfc != nil && w.pfcHeadroom(p)
+		r := w.egress[p.Out].enqueuePacket(p)
+		if hr {
+			w.egress[p.Out].queues[p.Queue].headroom = false
+		}
+		switch r {
+		case pushed, pushHeadroom:
 			if w.pfc != nil {
-				w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len))
+				w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len), r == pushHeadroom)
 			}
 			return true
 		case pushThreshold:

@@ -182,6 +182,11 @@ func (p *PFCConfig) ingress(cfg *Config) *dataplane.IngressPFC {
 	}
 	xoff, xon := p.thresholds(cfg)
 	c := &dataplane.IngressPFC{XOff: xoff, XOn: xon, Quanta: p.Quanta, Alpha: p.Alpha, Priorities: p.lossless()}
+	if cfg.Buffer != nil {
+		// The pool kept the headroom aside (HeadroomReserve); each
+		// worker's share of a port queues its share of it.
+		c.Headroom = p.headroom(cfg) / cfg.shares()
+	}
 	if len(p.Ports) > 0 {
 		c.Ports = make([]bool, len(cfg.Ports))
 		for i, n := range cfg.Ports {

@@ -107,6 +107,14 @@ func TestPFCLossless(t *testing.T) {
 	if got, want := pn.Buffer.Size(), int64(4<<20-4*2*8<<10-32<<10); got != want {
 		t.Errorf("shared pool %d bytes, want %d: size less the reserves and one port's headroom", got, want)
 	}
+	mem, ports = twoPorts(t)
+	pl, err = pn.Build(0, mem, ports, func() int64 { return 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := pl.Worker.IngressPFC(); got.Headroom != 32<<10 {
+		t.Errorf("worker's headroom %d bytes, want the 32 KiB the pool kept aside", got.Headroom)
+	}
 	// An old section: no vector, no headroom, no watchdog.
 	c = parse("pfc: {xoff: 64KiB, xon: 32KiB}\n")
 	pn = build(c)
