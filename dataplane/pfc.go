@@ -176,7 +176,10 @@ func (w *Worker) pfcDequeued(in, out uint16, q uint8, n int) {
 	if h := &s.hdrm[in][prio]; *h > 0 {
 		*h -= min(*h, n) // headroom drains first
 	}
-	if bit := uint8(1) << prio; *b <= s.cfg.XOn+s.dynamic() && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
+	// Not while frames wait in headroom: the pool refused them, and a
+	// resume would bring the peer's next burst to the same refusal
+	// (ns-3's CheckShouldResume waits for hdrm_bytes to reach 0).
+	if bit := uint8(1) << prio; *b <= s.cfg.XOn+s.dynamic() && s.hdrm[in][prio] == 0 && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
 		s.on[in] &^= bit
 		if s.on[in] == 0 {
 			// Rare (once per pause): the next repetition is
@@ -205,7 +208,7 @@ func (w *Worker) pfcRefresh(now int64) {
 			xon := s.cfg.XOn + s.dynamic()
 			for p := 0; p < 8; p++ {
 				if bit := uint8(1) << p; on&bit != 0 {
-					if s.bytes[i][p] > xon {
+					if s.bytes[i][p] > xon || s.hdrm[i][p] > 0 {
 						above |= bit
 					} else {
 						below |= bit

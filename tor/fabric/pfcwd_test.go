@@ -90,3 +90,49 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestSharedBufferHeadroom: the shared-buffer incast of
+// TestSharedBufferIncast with PFC on a static xoff the pool never lets
+// a queue reach. Without headroom the dynamic thresholds drop; with a
+// headroom per lossless port, kept out of the pool, the frames they
+// refuse go into headroom and pause the senders instead: no drop.
+func TestSharedBufferHeadroom(t *testing.T) {
+	const senders = 6
+	ti := topo.Tiers{HostRate: 1e9, FabricRate: 10e9, HostDelay: 2 * sim.Microsecond, FabricDelay: 2 * sim.Microsecond}
+	var flows []workload.Flow
+	for s := 0; s < senders; s++ {
+		dst := senders
+		if s >= 4 {
+			dst = senders + 1
+		}
+		for k := 0; k < 8; k++ {
+			flows = append(flows, workload.Flow{Src: s, Dst: dst, Size: 64 << 10, After: -1})
+		}
+	}
+	run := func(pfc string) *Result {
+		t.Helper()
+		n, err := Build(topo.Dumbbell(senders, 2, ti), Options{Seed: 1, Switch: sharedBufferYAML + pfc, MaxQPs: QPsNeeded(flows, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := n.Run(flows, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Completed != len(flows) {
+			t.Fatalf("%q: completed %d of %d flows", pfc, res.Completed, len(flows))
+		}
+		return res
+	}
+	const pfc = "pfc:\n  xoff: 512KiB\n  xon: 256KiB\n"
+	without := run(pfc)
+	if without.Drops["buffer_threshold"] == 0 {
+		t.Fatalf("without headroom nothing met a threshold (drops %v): the test shows nothing", without.Drops)
+	}
+	with := run(pfc + "  headroom: 16KiB\n")
+	if len(with.Drops) != 0 || with.PFCFrames == 0 {
+		t.Fatalf("with headroom: drops %v, %d PFC frames: want no drop, senders paused", with.Drops, with.PFCFrames)
+	}
+	t.Logf("without headroom: drops %v, %d host retransmits; with: %d PFC frames, p99 slowdown %.2f",
+		without.Drops, without.HostCounters["Retransmits"], with.PFCFrames, with.All.P99Slowdown)
+}
