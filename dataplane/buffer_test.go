@@ -10,8 +10,14 @@ import (
 // the given α per queue (control, retransmit, data, idle).
 func sharedEgress(t testing.TB, b *SharedBuffer, limit, reserve int, alpha [4]float64) *Egress {
 	t.Helper()
+	return portEgress(t, b, limit, 0, reserve, alpha)
+}
+
+// portEgress is sharedEgress with a port reserve.
+func portEgress(t testing.TB, b *SharedBuffer, limit, portReserve, reserve int, alpha [4]float64) *Egress {
+	t.Helper()
 	c := DefaultEgress(0, limit)
-	c.Shared = b
+	c.Shared, c.PortReserve = b, portReserve
 	for i := range c.Queues {
 		c.Queues[i].Reserve, c.Queues[i].Alpha = reserve, alpha[i]
 	}
@@ -85,42 +91,103 @@ func TestSharedBufferRule(t *testing.T) {
 	}
 }
 
-// refQueue is the naive reference of a queue in the shared buffer: it
-// recomputes the pool's use from every queue's depth at each decision.
+// TestSharedBufferPortReserve: a port's reserve is its queues' together
+// and holds when the pool is full: another port's queue has taken the
+// whole pool, yet two queues of this port still admit the port reserve
+// between them, and nothing more; their queue reserves come first.
+func TestSharedBufferPortReserve(t *testing.T) {
+	const data, idle = 2, 3
+	b := NewSharedBuffer(4000)
+	greedy := portEgress(t, b, 1<<20, 0, 0, [4]float64{256, 256, 256, 256})
+	for greedy.Enqueue(data, 0, 100) {
+	}
+	if b.Used() < 3900 {
+		t.Fatalf("the greedy queue left %d of the pool free", b.Size()-b.Used())
+	}
+	e := portEgress(t, b, 1<<20, 1000, 200, [4]float64{1, 1, 1, 1})
+	n := 0
+	for e.Enqueue(data, 0, 100) { // its 200, then the port's 1000
+		n++
+	}
+	if n != 12 {
+		t.Fatalf("data admitted %d frames with the pool full, want 12 (its reserve and the port's)", n)
+	}
+	if size, held := e.PortReserve(); size != 1000 || held != 1000 {
+		t.Fatalf("port reserve %d, %d held; want 1000, all of it", size, held)
+	}
+	// idle still has its own reserve, and no more: the port's is spent.
+	n = 0
+	for e.Enqueue(idle, 0, 100) {
+		n++
+	}
+	if n != 2 || e.Stats(idle).ThresholdDrops != 1 {
+		t.Fatalf("idle admitted %d frames beyond a spent port reserve (stats %+v), want its own 2", n, e.Stats(idle))
+	}
+	// Data drains: its port bytes go back, and idle may take them.
+	var out [BatchSize]Packet
+	for d, _ := e.Depth(data); d > 200; d, _ = e.Depth(data) {
+		e.Dequeue(0, out[:1])
+	}
+	if _, held := e.PortReserve(); held != 0 {
+		t.Fatalf("%d port-reserve bytes held with data at its own reserve and idle at its", held)
+	}
+	n = 0
+	for e.Enqueue(idle, 0, 100) {
+		n++
+	}
+	if n != 10 {
+		t.Fatalf("idle took %d frames of the port reserve data gave back, want 10", n)
+	}
+}
+
+// refQueue is the naive reference of a queue in the shared buffer: the
+// bytes in each layer (its reserve, its port's, the pool), filled in
+// that order and given back in the reverse.
 type refQueue struct {
-	frames         []int
-	bytes, reserve int
-	limit          int
-	alpha          int64
+	frames                []int
+	bytes, reserve, limit int
+	own, ported, pooled   int
+	alpha                 int64
+}
+
+// refPort is the reference of a port: its queues and its reserve.
+type refPort struct {
+	q             [4]refQueue
+	reserve, held int
 }
 
 // TestSharedBufferReference drives random enqueues and dequeues on three
-// ports' queues over one pool and checks each decision, the pool's use
-// and the thresholds against the reference.
+// ports' queues over one pool and checks each decision, the pool's use,
+// the port reserves' and the thresholds against the reference.
 func TestSharedBufferReference(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
+	for seed := uint64(1); seed <= 30; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		size := int64(rng.IntN(64<<10) + 1)
 		b := NewSharedBuffer(size)
 		reserve := rng.IntN(4096)
+		portReserve := 0
+		if seed%3 != 0 {
+			portReserve = rng.IntN(16 << 10)
+		}
 		limit := reserve + rng.IntN(64<<10) + 2048
 		alphas := [4]float64{}
 		for i := range alphas {
 			alphas[i] = []float64{1.0 / 16, 0.25, 0.5, 1, 2, 8}[rng.IntN(6)]
 		}
 		var egs [3]*Egress
-		var ref [3][4]refQueue
+		var ref [3]refPort
 		for p := range egs {
-			egs[p] = sharedEgress(t, b, limit, reserve, alphas)
-			for q := range ref[p] {
-				ref[p][q] = refQueue{reserve: reserve, limit: limit, alpha: alphaFixed(alphas[q])}
+			egs[p] = portEgress(t, b, limit, portReserve, reserve, alphas)
+			ref[p].reserve = portReserve
+			for q := range ref[p].q {
+				ref[p].q[q] = refQueue{reserve: reserve, limit: limit, alpha: alphaFixed(alphas[q])}
 			}
 		}
 		lent := func() int64 {
 			var s int64
 			for p := range ref {
-				for q := range ref[p] {
-					s += int64(max(ref[p][q].bytes-ref[p][q].reserve, 0))
+				for q := range ref[p].q {
+					s += int64(ref[p].q[q].pooled)
 				}
 			}
 			return s
@@ -128,37 +195,65 @@ func TestSharedBufferReference(t *testing.T) {
 		var out [1]Packet
 		for op := 0; op < 20000; op++ {
 			p, q := rng.IntN(3), rng.IntN(4)
-			r := &ref[p][q]
 			if rng.IntN(3) > 0 {
 				n := 64 + rng.IntN(1500)
-				free := size - lent()
-				over := int64(r.bytes + n - r.reserve)
-				want := r.bytes+n <= r.limit &&
-					(over <= 0 || min(int64(n), over) <= free && over*(1<<AlphaShift) <= r.alpha*free)
+				want := ref[p].enqueue(q, n, size-lent())
 				if got := egs[p].Enqueue(q, 0, n); got != want {
-					t.Fatalf("seed %d op %d: port %d queue %d (%d bytes, α %v) frame %d with %d of %d lent: admitted %v, want %v",
-						seed, op, p, q, r.bytes, alphas[q], n, lent(), size, got, want)
-				}
-				if want {
-					r.frames = append(r.frames, n)
-					r.bytes += n
+					t.Fatalf("seed %d op %d: port %d queue %d (%+v, α %v) frame %d with %d of %d lent: admitted %v, want %v",
+						seed, op, p, q, ref[p].q[q], alphas[q], n, lent(), size, got, want)
 				}
 			} else if egs[p].Backlog() > 0 {
 				if egs[p].Dequeue(0, out[:]) != 1 {
 					t.Fatal("nothing dequeued")
 				}
-				r := &ref[p][out[0].Queue]
-				r.bytes -= r.frames[0]
-				r.frames = r.frames[1:]
+				ref[p].dequeue(int(out[0].Queue))
 			}
 			if b.Used() != lent() || b.Used() > size {
 				t.Fatalf("seed %d op %d: pool says %d lent, reference %d, size %d", seed, op, b.Used(), lent(), size)
 			}
-			if th := egs[p].Threshold(q); th != min(r.reserve+int(r.alpha*(size-lent())>>AlphaShift), r.limit) {
-				t.Fatalf("seed %d op %d: threshold %d", seed, op, th)
+			if rs, held := egs[p].PortReserve(); rs != portReserve || held != ref[p].held || held > portReserve {
+				t.Fatalf("seed %d op %d: port %d reserve %d, %d held; reference %d of %d", seed, op, p, rs, held, ref[p].held, portReserve)
+			}
+			r := &ref[p].q[q]
+			want := r.reserve + r.ported + portReserve - ref[p].held + int(r.alpha*(size-lent())>>AlphaShift)
+			if th := egs[p].Threshold(q); th != min(want, r.limit) {
+				t.Fatalf("seed %d op %d: threshold %d, want %d", seed, op, th, min(want, r.limit))
 			}
 		}
 	}
+}
+
+// enqueue decides a frame of n bytes for queue q with free bytes in the
+// pool, and takes it if admitted.
+func (p *refPort) enqueue(q, n int, free int64) bool {
+	r := &p.q[q]
+	own := min(n, r.reserve-r.own)
+	port := min(n-own, p.reserve-p.held)
+	pool := n - own - port
+	if r.bytes+n > r.limit || pool > 0 && (int64(pool) > free || int64(r.pooled+pool)<<AlphaShift > r.alpha*free) {
+		return false
+	}
+	r.frames = append(r.frames, n)
+	r.bytes += n
+	r.own += own
+	r.ported += port
+	p.held += port
+	r.pooled += pool
+	return true
+}
+
+// dequeue takes queue q's head frame out: the pool's bytes first.
+func (p *refPort) dequeue(q int) {
+	r := &p.q[q]
+	n := r.frames[0]
+	r.frames = r.frames[1:]
+	r.bytes -= n
+	pool := min(n, r.pooled)
+	port := min(n-pool, r.ported)
+	r.pooled -= pool
+	r.ported -= port
+	p.held -= port
+	r.own -= n - pool - port
 }
 
 // TestSharedBufferConcurrent runs workers' egresses on one pool at once:
@@ -169,7 +264,7 @@ func TestSharedBufferConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	over := make(chan int64, 4)
 	for w := 0; w < 4; w++ {
-		e := sharedEgress(t, b, 1<<20, 512, [4]float64{8, 1, 1, 0.5})
+		e := portEgress(t, b, 1<<20, 2048*w, 512, [4]float64{8, 1, 1, 0.5})
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
@@ -188,6 +283,9 @@ func TestSharedBufferConcurrent(t *testing.T) {
 			}
 			for e.Backlog() > 0 {
 				e.Dequeue(0, out[:])
+			}
+			if _, held := e.PortReserve(); held != 0 {
+				t.Errorf("worker %d: %d port-reserve bytes held with every queue empty", seed, held)
 			}
 		}(uint64(w))
 	}
@@ -217,6 +315,14 @@ func TestSharedBufferValidate(t *testing.T) {
 		if err := eg.Validate(); err == nil {
 			t.Errorf("reserve %d, α %v: accepted", c.reserve, c.alpha)
 		}
+	}
+	eg := DefaultEgress(0, 1<<20)
+	eg.Shared, eg.PortReserve = NewSharedBuffer(1<<20), -1
+	for i := range eg.Queues {
+		eg.Queues[i].Alpha = 1
+	}
+	if err := eg.Validate(); err == nil {
+		t.Error("port reserve -1: accepted")
 	}
 }
 
@@ -275,16 +381,19 @@ func TestSharedBufferAllocs(t *testing.T) {
 // queue, then dequeued, with per-queue limits only (off), with a pool
 // the frames stay within (shared: every frame past the 4 KB reserve
 // takes a compare-and-swap and gives it back with an add), and with a
-// pool so small that most frames meet the threshold (refused).
+// pool so small that most frames meet the threshold (refused), and
+// with a 16 KB port reserve the first frames past the queue's reserve
+// take before the pool (port).
 func BenchmarkEgressShared(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		pool int64
-	}{{"off", 0}, {"shared", 1 << 20}, {"refused", 8 << 10}} {
+		port int
+	}{{"off", 0, 0}, {"shared", 1 << 20, 0}, {"refused", 8 << 10, 0}, {"port", 1 << 20, 16 << 10}} {
 		b.Run(c.name, func(b *testing.B) {
 			eg := DefaultEgress(0, 1<<20)
 			if c.pool > 0 {
-				eg.Shared = NewSharedBuffer(c.pool)
+				eg.Shared, eg.PortReserve = NewSharedBuffer(c.pool), c.port
 				for i := range eg.Queues {
 					eg.Queues[i].Alpha, eg.Queues[i].Reserve = 1, 4096
 				}

@@ -30,9 +30,10 @@ type QueueConfig struct {
 	ECN ECNProfile
 	// Reserve and Alpha place the queue in the switch's shared buffer
 	// (EgressConfig.Shared; SharedBuffer): Reserve bytes are the
-	// queue's own, and beyond them it may hold up to Alpha × the
-	// pool's free bytes. Limit still caps the queue. Without a shared
-	// buffer both are ignored.
+	// queue's own; beyond them it takes from its port's reserve
+	// (EgressConfig.PortReserve) while that has bytes free, and then
+	// may hold up to Alpha × the pool's free bytes in the pool. Limit
+	// still caps the queue. Without a shared buffer both are ignored.
 	Reserve int
 	Alpha   float64
 }
@@ -61,6 +62,10 @@ type EgressConfig struct {
 	// draw on beyond their reserves (SharedBuffer); nil: each queue
 	// has its Limit and nothing else.
 	Shared *SharedBuffer
+	// PortReserve is the port's reserve in the shared buffer: bytes
+	// its queues share beyond their own reserves before they draw on
+	// the pool (SharedBuffer). Ignored without Shared.
+	PortReserve int
 }
 
 // ErrEgressConfig wraps every egress configuration error.
@@ -110,6 +115,9 @@ func (c *EgressConfig) Validate() error {
 			return fmt.Errorf("%w: queue %d (%s): %v", ErrEgressConfig, i, q.Name, err)
 		}
 	}
+	if c.Shared != nil && c.PortReserve < 0 {
+		return fmt.Errorf("%w: port reserve %d bytes, want ≥ 0", ErrEgressConfig, c.PortReserve)
+	}
 	if c.BurstBytes < 0 || c.Quantum < 0 {
 		return fmt.Errorf("%w: negative burst or quantum", ErrEgressConfig)
 	}
@@ -145,10 +153,15 @@ type queue struct {
 	alone bool
 	ecn   ecnCurve
 	// pool is the shared buffer (nil: none), with the queue's reserve
-	// and α in fixed point (AlphaShift).
+	// and α in fixed point (AlphaShift); port is its port's reserve.
+	// ported and pooled are the queue's bytes in the port's reserve
+	// and in the pool (SharedBuffer).
 	pool    *SharedBuffer
+	port    *portReserve
 	reserve int
 	alpha   int64
+	ported  int
+	pooled  int
 	// headroom lets the next push pass the pool's threshold into PFC
 	// headroom (IngressPFC.Headroom); the worker sets it per frame.
 	headroom bool
@@ -193,14 +206,14 @@ func (q *queue) push(e entry) int {
 		return pushFull
 	}
 	res := pushed
-	if q.pool != nil && !q.pool.admit(q.bytes, int(e.len), q.reserve, q.alpha) {
+	if q.pool != nil && !q.admit(int(e.len)) {
 		if !q.headroom {
 			q.stats.Drops++
 			q.stats.DropBytes += uint64(e.len)
 			q.stats.ThresholdDrops++
 			return pushThreshold
 		}
-		q.pool.charge(q.bytes, int(e.len), q.reserve)
+		q.charge(int(e.len))
 		res = pushHeadroom
 	}
 	// Field by field, not q.ring[i] = e: the struct copy spilled e to
@@ -239,7 +252,7 @@ func (q *queue) pop() entry {
 	e := q.ring[q.head&uint32(len(q.ring)-1)]
 	q.head++
 	if q.pool != nil {
-		q.pool.release(q.bytes, int(e.len), q.reserve)
+		q.release(int(e.len))
 	}
 	q.bytes -= int(e.len)
 	q.stats.Dequeued++
@@ -268,6 +281,9 @@ type Egress struct {
 	// a worker asks for it on every port every loop.
 	backlog int
 	ctrl    queue // MAC control frames: never paused, never shaped
+	// reserve is the port's reserve in the shared buffer, which its
+	// queues point to.
+	reserve portReserve
 	markAt  MarkPoint
 	mem     *Mem     // where marked frames live (UseMem)
 	rng     rand.PCG // the marking draws; seeded, so runs repeat
@@ -283,6 +299,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 		return nil, err
 	}
 	e := &Egress{rate: c.RateBps, burst: c.BurstBytes, pauseBps: c.PauseRateBps, markAt: c.MarkAt}
+	e.reserve.size = c.PortReserve
 	e.seedECN(0)
 	if e.burst == 0 {
 		e.burst = max(2*9216, int(c.RateBps/8/2000))
@@ -310,7 +327,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 		}
 		e.queues[i] = queue{cfg: qc, ring: make([]entry, min(n, 256)), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
 		if c.Shared != nil {
-			e.queues[i].pool, e.queues[i].reserve, e.queues[i].alpha = c.Shared, qc.Reserve, alphaFixed(qc.Alpha)
+			e.queues[i].pool, e.queues[i].port, e.queues[i].reserve, e.queues[i].alpha = c.Shared, &e.reserve, qc.Reserve, alphaFixed(qc.Alpha)
 		}
 		if _, ok := byLevel[qc.Level]; !ok {
 			lv = append(lv, qc.Level)
@@ -401,15 +418,26 @@ func (e *Egress) Shared() *SharedBuffer {
 }
 
 // Threshold returns the most bytes queue q may hold now: its limit
-// without a shared buffer, else its reserve plus α times the pool's
-// free bytes, at most its limit. Safe from any goroutine only without
-// a shared buffer or through a Snapshot.
+// without a shared buffer, else its reserve, the port-reserve bytes it
+// holds or could take, and α times the pool's free bytes, at most its
+// limit. Safe from any goroutine only without a shared buffer or
+// through a Snapshot.
 func (e *Egress) Threshold(q int) int {
 	qu := &e.queues[q]
 	if qu.pool == nil {
 		return qu.cfg.Limit
 	}
-	return min(qu.pool.threshold(qu.reserve, qu.alpha), qu.cfg.Limit)
+	return min(qu.threshold(), qu.cfg.Limit)
+}
+
+// PortReserve returns the port's reserve in the shared buffer and the
+// bytes its queues hold of it; 0, 0 without a shared buffer. Only the
+// owning worker may call it; others read a Snapshot.
+func (e *Egress) PortReserve() (size, held int) {
+	if e.Shared() == nil {
+		return 0, 0
+	}
+	return e.reserve.size, e.reserve.held
 }
 
 // Enqueue appends a frame to queue q. It returns false, having counted a

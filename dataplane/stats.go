@@ -34,13 +34,20 @@ type QueueSnapshot struct {
 	DepthPackets int
 	LimitBytes   int
 	// ThresholdBytes is the most the queue could hold at publication:
-	// LimitBytes without a shared buffer, else its reserve plus α ×
-	// the pool's free bytes (SharedBuffer), at most LimitBytes.
+	// LimitBytes without a shared buffer, else its reserve, the
+	// port-reserve bytes it holds or could take, and α × the pool's
+	// free bytes (SharedBuffer), at most LimitBytes.
 	ThresholdBytes int
 	Paused         bool
 	ECN            ECNProfile // the marking profile in force
 	MarkAt         MarkPoint
 	QueueStats
+}
+
+// ReserveSnapshot is a port's reserve in the shared buffer: Size
+// bytes, of which the port's queues hold Held.
+type ReserveSnapshot struct {
+	Size, Held int
 }
 
 // StageCounters count one stage's calls and the packets it was handed,
@@ -73,9 +80,14 @@ type Snapshot struct {
 	Frames    int    // frames of Mem in all
 	// SharedUsed and SharedSize are the switch's shared buffer
 	// (EgressConfig.Shared) at publication: the bytes its queues hold
-	// beyond their reserves, of a pool of SharedSize; both 0 without
+	// beyond their queues' and ports' reserves, of a pool of SharedSize; both 0 without
 	// one. Every worker of a switch reports the same pool.
 	SharedUsed, SharedSize int64
+	// Reserves are each port's reserve in the shared buffer
+	// (EgressConfig.PortReserve) at publication, by port: this
+	// worker's share of it and the bytes its queues hold of it; zero
+	// without a shared buffer, and for a port another worker owns.
+	Reserves []ReserveSnapshot
 	// Handed counts, by receiving worker, the frames this worker
 	// handed to their owner (Handoff); nil without a handoff. Frames
 	// a full ring refused are ReasonHandoffFull drops.

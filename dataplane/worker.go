@@ -844,6 +844,7 @@ func (w *Worker) publish(now int64) {
 	if len(s.PortStats) != len(w.ports) {
 		s.PortStats = make([]PortStats, len(w.ports))
 		s.Queues = make([][]QueueSnapshot, len(w.ports))
+		s.Reserves = make([]ReserveSnapshot, len(w.ports))
 	}
 	for i, p := range w.ports {
 		s.PortStats[i] = p.Stats()
@@ -861,6 +862,10 @@ func (w *Worker) publish(now int64) {
 				s.Queues[i][q].LimitBytes, s.Queues[i][q].ThresholdBytes, s.Queues[i][q].ECN = 0, 0, ECNProfile{}
 			}
 		}
+		s.Reserves[i] = ReserveSnapshot{}
+		if w.egressAt < 0 || w.cfg.PortOwner[i] == w.cfg.ID {
+			s.Reserves[i].Size, s.Reserves[i].Held = e.PortReserve()
+		}
 	}
 }
 
@@ -874,6 +879,7 @@ func (w *Worker) Snapshot() Snapshot {
 	s.PortStats = append([]PortStats(nil), s.PortStats...)
 	s.Stages = append([]StageCounters(nil), s.Stages...)
 	s.Handed = append([]uint64(nil), s.Handed...)
+	s.Reserves = append([]ReserveSnapshot(nil), s.Reserves...)
 	s.Queues = make([][]QueueSnapshot, len(w.pub.Queues))
 	for i := range s.Queues {
 		s.Queues[i] = append([]QueueSnapshot(nil), w.pub.Queues[i]...)

@@ -104,6 +104,9 @@ func (c *Ctx) SendRequest(q *QP, p psn.PSN) (int, bool) {
 	}
 	s.AckReq = last
 	retx := p.Less(q.sndMax)
+	if e.rtt != nil && !last && e.rtt.Probe(q, p, len(s.Payload), retx) {
+		s.AckReq = true
+	}
 	if e.dec != nil {
 		r := &e.req
 		*r = Request{Op: w.op, MSN: w.msn, Index: int(k), Count: int(w.npkts), Retransmit: retx}
@@ -113,6 +116,9 @@ func (c *Ctx) SendRequest(q *QP, p psn.PSN) (int, bool) {
 		return 0, false
 	}
 	e.st.Requests++
+	if e.rtt != nil {
+		e.rtt.Requested(q, c.Now, p, len(s.Payload), retx, s.AckReq)
+	}
 	if retx {
 		e.st.Retransmits++
 		if w.op == OpRead {

@@ -3,8 +3,8 @@
 // NIC. The reliability logic is pluggable (Transport): nic/gbn is the
 // commodity Go-Back-N baseline, nic/dcp is DCP's RNIC (seed 002),
 // nic/irn is IRN (seed 004), nic/fasr is FaSR (seed 001). Congestion
-// control is a separate plug (CC); nic/cc holds the fixed-rate pacer
-// and DCQCN.
+// control is a separate plug (CC); nic/cc holds the fixed-rate pacer,
+// DCQCN and TIMELY.
 // nic/nictest runs endpoints in memory for tests.
 //
 // # Endpoint
@@ -167,6 +167,13 @@
 // apart and any transport runs with any CC. Stats counts ECNMarked,
 // CNPsSent and CNPsRecv. nic/cc.Fixed is a per-QP token bucket,
 // nic/cc.DCQCN the DCQCN of ConnectX, with its parameters.
+//
+// A CC that takes round-trip times (RTTSampler, nic/cc.Timely) also sees
+// each request packet the endpoint sends — and before it is built may
+// ask for it to carry AckReq, so that its ACK is not coalesced — and
+// each advance of the requester's cumulative acknowledgement (an ACK or
+// a read response), both on the worker's clock: the RNIC's send and ACK
+// timestamps. A CC without it costs nothing more.
 //
 // # Performance
 //

@@ -173,6 +173,7 @@ type Endpoint struct {
 	t     Transport
 	dec   Decorator    // t, when it decorates requests
 	adec  AckDecorator // t, when it decorates ACKs and NAKs
+	rtt   RTTSampler   // cc, when it takes round-trip times
 	cc    CC
 	base  uint32
 	port  uint16
@@ -262,6 +263,7 @@ func NewEndpoint(c Config) (*Endpoint, error) {
 	}
 	e.dec, _ = c.Transport.(Decorator)
 	e.adec, _ = c.Transport.(AckDecorator)
+	e.rtt, _ = e.cc.(RTTSampler)
 	if x, ok := c.Transport.(Classifying); ok {
 		e.sack = x.Classifier(rocev2.Classifier{}).SACK
 	}
@@ -393,7 +395,11 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 				}
 			}
 		}
+		acked := q.acked
 		e.t.Response(c, q, k)
+		if e.rtt != nil && q.acked != acked {
+			e.rtt.Acked(q, c.Now, q.acked)
+		}
 	case op.IsRequest():
 		e.t.Request(c, q, k)
 	default:

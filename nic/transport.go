@@ -182,6 +182,32 @@ type CC interface {
 	Marked(q *QP, now int64) (cnp bool)
 }
 
+// RTTSampler is an optional interface of a CC whose congestion signal is
+// the round-trip time, as TIMELY's (nic/cc.Timely): the endpoint shows it
+// every request packet it sends and every advance of the requester's
+// cumulative acknowledgement, both on the worker's clock (Ctx.Now) — the
+// send and ACK timestamps an RNIC takes. NewEndpoint asserts it once, so
+// a CC without it (Fixed, DCQCN) costs nothing. Read responses are not
+// shown: nothing acknowledges them.
+type RTTSampler interface {
+	// Probe reports whether the request packet q is about to build — PSN
+	// p, payload bytes of data, retx if p was sent before — should ask
+	// for an ACK (BTH AckReq), so that the responder acknowledges it at
+	// once rather than with later packets (ACK coalescing would add the
+	// time those take to the sample). It must not change state: the
+	// packet may yet not be sent.
+	Probe(q *QP, p psn.PSN, payload int, retx bool) bool
+	// Requested is called after Sent for each request packet q sent, with
+	// its PSN, payload bytes, whether it was sent before and whether it
+	// asks for an ACK (the last packet of a message or READ, one Probe
+	// chose, or one the transport's Decorator marked).
+	Requested(q *QP, now int64, p psn.PSN, payload int, retx, ackReq bool)
+	// Acked is called after a response moved q's cumulative
+	// acknowledgement forward: every PSN up to and including a is
+	// acknowledged (by an ACK, or a read response).
+	Acked(q *QP, now int64, a psn.PSN)
+}
+
 // Pkt is a received RoCEv2 packet as a transport sees it: the fields it
 // decides on, parsed once. Fields of headers the opcode does not carry
 // are zero. Payload and Frame alias frame memory and are valid only

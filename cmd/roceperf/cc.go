@@ -62,14 +62,67 @@ var dcqcnFlags = []dcqcnFlag{
 
 func dcqcnFlagName(p string) string { return "dcqcn-" + strings.ReplaceAll(p, "_", "-") }
 
-// addCCFlags registers --cc, --line-rate and a flag per DCQCN parameter,
-// each defaulting to ConnectX's default.
+// timelyFlag is one TIMELY parameter's flag: --timely- and the
+// parameter's JSON name without its unit, dashes for underscores
+// (--timely-t-low is t_low_us).
+type timelyFlag struct {
+	name, unit string
+	u          func(*cc.TimelyConfig) *uint32
+	f          func(*cc.TimelyConfig) *float64
+}
+
+var timelyFlags = []timelyFlag{
+	{name: "t_low", unit: "µs: below it, additive increase", u: func(c *cc.TimelyConfig) *uint32 { return &c.TLow }},
+	{name: "t_high", unit: "µs: above it, a cut by beta·(1 − t_high/RTT)", u: func(c *cc.TimelyConfig) *uint32 { return &c.THigh }},
+	{name: "min_rtt", unit: "µs: the network's minimum RTT, the gradient's divisor", u: func(c *cc.TimelyConfig) *uint32 { return &c.MinRTT }},
+	{name: "delta", unit: "Mb/s: additive increment", u: func(c *cc.TimelyConfig) *uint32 { return &c.Delta }},
+	{name: "beta", unit: "multiplicative decrement factor", f: func(c *cc.TimelyConfig) *float64 { return &c.Beta }},
+	{name: "alpha", unit: "EWMA weight of the newest RTT difference", f: func(c *cc.TimelyConfig) *float64 { return &c.Alpha }},
+	{name: "hai_threshold", unit: "negative gradients in a row before hyperactive increase", u: func(c *cc.TimelyConfig) *uint32 { return &c.HAIThreshold }},
+	{name: "hai_factor", unit: "hyperactive increase, in deltas", u: func(c *cc.TimelyConfig) *uint32 { return &c.HAIFactor }},
+	{name: "segment", unit: "bytes of data per RTT sample", u: func(c *cc.TimelyConfig) *uint32 { return &c.SegmentBytes }},
+	{name: "min_rate", unit: "Mb/s: lowest rate", u: func(c *cc.TimelyConfig) *uint32 { return &c.MinRate }},
+}
+
+func timelyFlagName(p string) string { return "timely-" + strings.ReplaceAll(p, "_", "-") }
+
+// float64Flag is a flag.Value for a float64 parameter.
+type float64Flag struct{ v *float64 }
+
+func (f float64Flag) String() string {
+	if f.v == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.v, 'g', -1, 64)
+}
+
+func (f float64Flag) Set(s string) error {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return err
+	}
+	*f.v = x
+	return nil
+}
+
+// addCCFlags registers --cc, --line-rate, a flag per DCQCN parameter,
+// each defaulting to ConnectX's default, and one per TIMELY parameter,
+// each defaulting to the paper's.
 func addCCFlags(fs *flag.FlagSet, o *perf.CCOptions) {
 	o.Name = "none"
 	d := cc.DefaultDCQCNConfig()
 	o.DCQCN = &d
+	tm := cc.DefaultTimelyConfig()
+	o.Timely = &tm
 	fs.StringVar(&o.Name, "cc", o.Name, "congestion control: "+strings.Join(ccNames, ", ")+" (both ends)")
-	fs.Var(rateFlag{&o.LineBps}, "line-rate", "`RATE` bit/s DCQCN starts each QP at, or the fixed pacer holds it to (default: --rate)")
+	fs.Var(rateFlag{&o.LineBps}, "line-rate", "`RATE` bit/s DCQCN or TIMELY starts each QP at, or the fixed pacer holds it to (default: --rate)")
+	for _, f := range timelyFlags {
+		if f.u != nil {
+			fs.Var(uint32Flag{f.u(o.Timely)}, timelyFlagName(f.name), "TIMELY "+f.name+", "+f.unit)
+		} else {
+			fs.Var(float64Flag{f.f(o.Timely)}, timelyFlagName(f.name), "TIMELY "+f.name+": "+f.unit)
+		}
+	}
 	for _, f := range dcqcnFlags {
 		if f.u != nil {
 			fs.Var(uint32Flag{f.u(o.DCQCN)}, dcqcnFlagName(f.name), "DCQCN "+f.name+", "+f.unit)
@@ -80,22 +133,28 @@ func addCCFlags(fs *flag.FlagSet, o *perf.CCOptions) {
 }
 
 // checkCC completes and checks o after parsing: the line rate defaults
-// to the port's --rate; DCQCN flags need --cc dcqcn.
+// to the port's --rate; DCQCN flags need --cc dcqcn, TIMELY flags --cc
+// timely.
 func checkCC(fs *flag.FlagSet, o *perf.CCOptions, rate uint64) error {
-	var stray string
+	var stray, need string
 	fs.Visit(func(f *flag.Flag) {
-		if strings.HasPrefix(f.Name, "dcqcn-") && o.Name != "dcqcn" {
-			stray = f.Name
+		for _, cc := range []string{"dcqcn", "timely"} {
+			if strings.HasPrefix(f.Name, cc+"-") && o.Name != cc {
+				stray, need = f.Name, cc
+			}
 		}
 	})
 	switch {
 	case stray != "":
-		return usagef("--%s without --cc dcqcn", stray)
+		return usagef("--%s without --cc %s", stray, need)
 	case !validCC(o.Name):
 		return usagef("--cc %q: want %s", o.Name, strings.Join(ccNames, ", "))
 	}
 	if o.Name != "dcqcn" {
 		o.DCQCN = nil
+	}
+	if o.Name != "timely" {
+		o.Timely = nil
 	}
 	if o.Name == "none" {
 		o.LineBps = 0

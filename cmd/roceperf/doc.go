@@ -13,7 +13,8 @@
 //	roceperf write|send|read[-bw] --dev IFACE --to HOST[:PORT] [--size 64KiB] [--count 5000 | -D SECONDS] [-a] [-b]
 //	        [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rx-depth 0] [--rate 0] [--rto 0]
 //	        [--timeout 10s] [--json] [--report-gbits] [--cpu-util] [--pcap FILE [--snaplen 2176]]
-//	        [--cc none|fixed|dcqcn] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...]
+//	        [--cc none|fixed|dcqcn|timely] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...]
+//	        [--timely-PARAMETER VALUE ...]
 //	roceperf write-lat|send-lat|read-lat --dev IFACE --to HOST[:PORT] [--size 2] [--count 1000 | -D SECONDS] [-a] ...
 //
 // perftest's one-letter flags are aliases (-s, -n, -q, -m, -t, -r, -D,
@@ -68,17 +69,23 @@
 //	                 client's first line)
 //	--json           one JSON object instead of the table
 //	--cc C           congestion control of both ends: none, fixed (every
-//	                 QP paced at --line-rate) or dcqcn (nic/cc.DCQCN:
-//	                 CNPs on CE marks, rate cuts and increases per QP);
+//	                 QP paced at --line-rate), dcqcn (nic/cc.DCQCN:
+//	                 CNPs on CE marks, rate cuts and increases per QP)
+//	                 or timely (nic/cc.Timely: the rate follows the RTT
+//	                 of each 16 KiB segment; not with --transport dcp);
 //	                 the report adds ce_received, cnps_sent,
 //	                 cnps_received and a "cc" object with rate_cuts and
 //	                 the QPs' rates (min, mean, final)
-//	--line-rate R    the rate DCQCN starts QPs at (fixed: holds them to);
-//	                 default --rate
+//	--line-rate R    the rate DCQCN or TIMELY starts QPs at (fixed: holds
+//	                 them to); default --rate
 //	--dcqcn-P V      DCQCN parameter P, ConnectX's name with dashes, units
 //	                 and default: --dcqcn-rpg-time-reset 300 (µs),
 //	                 --dcqcn-dce-tcp-rtt 1 (µs), --dcqcn-rpg-ai-rate 5
 //	                 (Mb/s), … (roceperf write -h lists all sixteen)
+//	--timely-P V     TIMELY parameter P with dashes, the paper's
+//	                 defaults: --timely-t-low 50 (µs), --timely-t-high
+//	                 500 (µs), --timely-beta 0.8, … (roceperf write -h
+//	                 lists all ten)
 //	--duration, -D S run S seconds instead of --count messages
 //	--all, -a        every size from 2 B to 8 MiB, a run each
 //	--bidirectional, -b  the server sends the same messages back at once

@@ -300,12 +300,13 @@ func TestChainNetRT(t *testing.T) {
 	}
 	// The network recovered every loss in order if no NAK reached the
 	// sender. On two cores shared by five processes a tord can be off
-	// its CPU longer than tor2 asks for a hole (max_requests ×
-	// request_interval = 8 ms): tor2 then gives up, counted as a wait,
-	// and the hosts go back — NetRT's best effort, reproduced and
-	// explained in the simulator (docs/experiments.md, "Why tor2 gave
-	// up"), where TestNetRTLoss and TestNetRTStallBudget assert the
-	// no-give-up promise on virtual time. Here a NAK is a failure only
+	// its CPU longer than tor2 asks for a hole (request_interval ×
+	// (max_requests + silent_requests) = 16 ms while nothing comes
+	// from the fabric): tor2 then gives up, counted as a wait, and the
+	// hosts go back — NetRT's best effort, reproduced and explained in
+	// the simulator (docs/experiments.md, "Why tor2 gave up"), where
+	// TestNetRTLoss and TestNetRTStall assert the no-give-up promise on
+	// virtual time. Here a NAK is a failure only
 	// without a counted give-up: a loss neither recovered nor declared.
 	// A sender timer may also expire on such a stall, which is no loss:
 	// logged (the in-memory TestChainLosesEachFrame asserts that no loss

@@ -127,6 +127,7 @@ func zeroDefaults() map[string]string {
 		"netrt.buffer_frames":             n(netrt.DefaultBufferFrames),
 		"netrt.request_interval":          d(netrt.DefaultRequestInterval),
 		"netrt.max_requests":              n(netrt.DefaultMaxRequests),
+		"netrt.silent_requests":           "`netrt.max_requests`",
 		"netrt.idle_timeout":              d(netrt.DefaultIdleTimeout),
 		"netrt.backoff":                   d(netrt.DefaultBackoff),
 		"netrt.k_low":                     b(netrt.DefaultKLow),
@@ -693,7 +694,7 @@ func renderMetrics(t *testing.T) string {
 var dropMeanings = []struct{ reason, where, meaning string }{
 	{"unrouted", "dataplane", "No stage chose an egress port."},
 	{"queue_full", "dataplane", "The egress queue was at its byte budget (`egress.queue_limit`); `rocetor_queue_drops_total` says which queue."},
-	{"buffer_threshold", "dataplane", "With a shared buffer (`buffer`), the egress queue was at its dynamic threshold: its reserve plus its `alpha` times the shared bytes free; `rocetor_queue_threshold_drops_total` says which queue."},
+	{"buffer_threshold", "dataplane", "With a shared buffer (`buffer`), the egress queue was at its dynamic threshold: its reserve, its port's reserve and its `alpha` times the shared bytes free; `rocetor_queue_threshold_drops_total` says which queue."},
 	{"no_frame", "dataplane", "Frame memory was exhausted: no free UMEM frame for a copy, a message or a retransmission (raise `xdp.frames`)."},
 	{"bad_port", "dataplane", "A stage chose an egress port that does not exist (a bug)."},
 	{"tx_full", "dataplane", "The port's AF_XDP tx ring was full (`rocetor_port_tx_refused_total`)."},

@@ -8,10 +8,11 @@
 //	       --duration 2ms --seed 1 --out results/
 //
 // It writes result.json (same seed, same bytes) with FCT and slowdown
-// statistics per size bin (--bins, --short-below, --warmup), result.md,
-// PNG plots (slowdown.png, buffers.png), with --flows a flow file in the
-// ns-3 RDMA simulator's fct.txt columns, and a
-// progress line on stderr (simulated time, events/s, ETA) while it runs.
+// statistics per size bin (--bins, --short-below, --warmup,
+// --measure), result.md, PNG plots (slowdown.png, buffers.png), with
+// --flows a flow file in the ns-3 RDMA simulator's fct.txt columns,
+// and a progress line on stderr (simulated time, events/s, ETA) while
+// it runs.
 // It exits with status 1, naming the node, the account and the
 // difference, when the run's frame books (fabric.Books) do not balance:
 // a frame lost without a counter.
@@ -19,7 +20,8 @@
 // --topo file:PATH reads a topology file (tor/topo: rocetor's node/link
 // format or the ns-3 RDMA simulator's topology.txt). A sweep file runs
 // many cells (--sweep); "torsim sweep-pack SWEEP OUT" makes it
-// self-contained for a Kubernetes Job, and "torsim merge OUT DIR..."
+// self-contained for a Kubernetes Job (with the files its workload
+// files name), and "torsim merge OUT DIR..."
 // gathers the cells' results with cross-cell plots (tor/sweep).
 // docs/simulator.md describes the model, the flags and what is measured.
 package main

@@ -118,7 +118,7 @@ type freeRun struct {
 	out, dump                      string
 	flows                          string
 	stats                          fabric.StatsOptions
-	warmup                         time.Duration
+	warmup, measure                time.Duration
 	quiet                          bool
 	cpuprof, memprof               string
 	sweep                          string
@@ -153,7 +153,7 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	})
 	o := &f.opts
 	fs.StringVar(&o.Transport, "transport", "gbn", "hosts' loss recovery: gbn, irn, fasr or dcp")
-	fs.StringVar(&o.CC, "cc", "none", "hosts' congestion control: none, fixed or dcqcn")
+	fs.StringVar(&o.CC, "cc", "none", "hosts' congestion control: none, fixed, dcqcn or timely (timely: not with dcp)")
 	fs.DurationVar(&o.RTO, "rto", 0, "first retransmission timeout (0: the transport's default)")
 	fs.IntVar(&o.BDP, "bdp", 0, "packets Go-Back-N's, IRN's and FaSR's windows span (0: 128)")
 	fs.IntVar(&o.MTU, "mtu", 1024, "QP MTU")
@@ -169,6 +169,7 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.Var(binsFlag{&f.stats.Bins}, "bins", "upper bounds of the FCT size bins (default 10KB,100KB,1MB,10MB: NetRT's flow sizes and DCP's large flows)")
 	fs.Var(bytesFlag{&f.stats.ShortBelow}, "short-below", "flows smaller are short, the others long (default 200KB: DCP's small flows, IRN's background from there)")
 	fs.DurationVar(&f.warmup, "warmup", 0, "leave flows posted before this simulated time out of every statistic (they still run)")
+	fs.DurationVar(&f.measure, "measure", 0, "measure the flows posted in this long after --warmup only: later ones run but count in no statistic (0: to the end)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile here")
 	fs.StringVar(&f.dump, "dump-traffic", "", "write the flows to this traffic file too (`OUT`)")
@@ -291,7 +292,10 @@ func (f *freeRun) build() (*fabric.Network, []workload.Flow, fabric.RunOptions, 
 		o.Overhead = -1
 	}
 	ro = fabric.RunOptions{QPs: f.qps, Op: nic.OpWrite, Until: sim.Time(f.until) * sim.Nanosecond, Stats: f.stats}
-	ro.Stats.WarmupNs = f.warmup.Nanoseconds()
+	ro.Stats.WarmupNs, ro.Stats.MeasureNs = f.warmup.Nanoseconds(), f.measure.Nanoseconds()
+	if f.warmup < 0 || f.measure < 0 {
+		return nil, nil, ro, fmt.Errorf("--warmup %v, --measure %v: want ≥ 0", f.warmup, f.measure)
+	}
 	switch f.op {
 	case "write":
 	case "send":

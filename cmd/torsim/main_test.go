@@ -56,13 +56,15 @@ func TestRunSweepMerge(t *testing.T) {
 // TestFlows: the command writes the flow file, one line per
 // completed flow with ns-3's eight columns first, and a result with
 // p90, p95 and p99.9 per bin; the statistics recomputed from the flow
-// file are the result's. (tor/fabric's TestFlowFileStats runs twice and
+// file, with the run's measurement window (--warmup, --measure), are
+// the result's. The file lists every completed flow, in the window or
+// not. (tor/fabric's TestFlowFileStats runs twice and
 // compares the files byte for byte: a second fat tree in one process
 // costs seconds of zeroing the first one's frame memory.)
 func TestFlows(t *testing.T) {
 	d := t.TempDir()
 	err := run([]string{"--topo", "fattree:k=4", "--rate", "100G", "--workload", "poisson", "--cdf", "websearch", "--load", "0.5",
-		"--duration", "500us", "--flows", "f.txt", "--warmup", "100us", "--out", d, "--quiet"})
+		"--duration", "500us", "--flows", "f.txt", "--warmup", "100us", "--measure", "300us", "--out", d, "--quiet"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +79,9 @@ func TestFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out[1])), "\n")
-	if len(lines) != res.Completed || res.WarmupNs != 100_000 || res.Measured == 0 || res.Measured >= res.Completed {
-		t.Fatalf("%d lines for %d completed flows; warm-up %d ns, %d measured", len(lines), res.Completed, res.WarmupNs, res.Measured)
+	if len(lines) != res.Completed || res.WarmupNs != 100_000 || res.MeasureNs != 300_000 || res.Measured == 0 || res.Measured >= res.Completed {
+		t.Fatalf("%d lines for %d completed flows; warm-up %d ns, window %d ns, %d measured", len(lines), res.Completed,
+			res.WarmupNs, res.MeasureNs, res.Measured)
 	}
 	if f := strings.Fields(lines[0]); len(f) != 12 || len(f[0]) != 8 || f[3] != "4791" || f[11] != "gbn" {
 		t.Errorf("line %q: want 12 columns, a hex address first, RoCEv2's port fourth and the transport last", lines[0])
@@ -87,8 +90,21 @@ func TestFlows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	late := 0 // posted after the window: listed, not measured
+	for _, f := range recs {
+		if f.StartNs >= 400_000 {
+			late++
+		}
+	}
 	again := fabric.Result{Records: recs}
 	if err := again.Summarize(fabric.StatsOptions{Bins: res.Bins, ShortBelow: res.ShortBelow, WarmupNs: res.WarmupNs}); err != nil {
+		t.Fatal(err)
+	}
+	if late == 0 || again.Measured != res.Measured+late {
+		t.Errorf("%d flows posted after the window: %d measured without its end, %d with", late, again.Measured, res.Measured)
+	}
+	again = fabric.Result{Records: recs}
+	if err := again.Summarize(fabric.StatsOptions{Bins: res.Bins, ShortBelow: res.ShortBelow, WarmupNs: res.WarmupNs, MeasureNs: res.MeasureNs}); err != nil {
 		t.Fatal(err)
 	}
 	if len(res.FCT) != len(fabric.DefaultBins)+1 || res.All.P999FCTNs == 0 || res.All.P90Slowdown == 0 {
@@ -122,5 +138,32 @@ func TestMergeOld(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "| <10KiB | 1 | – | 9.0 | – | – | 9.0 | – |") {
 		t.Errorf("the old result's FCT table:\n%s", md)
+	}
+}
+
+// TestTimely: --cc timely runs the hosts with TIMELY (a 4-to-1 incast
+// through IRN completes, and the result names it), and is refused with
+// dcp, whose per-message ACKs give it no per-segment RTT.
+func TestTimely(t *testing.T) {
+	d := t.TempDir()
+	err := run([]string{"--topo", "leafspine", "--rate", "10G", "--transport", "irn", "--cc", "timely",
+		"--workload", "incast", "--incast", "4", "--size", "256KB", "--out", d, "--quiet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(d, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res fabric.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.CC != "timely" || res.Completed != 4 {
+		t.Errorf("cc %q, %d of 4 flows completed", res.CC, res.Completed)
+	}
+	err = run([]string{"--topo", "leafspine", "--transport", "dcp", "--cc", "timely", "--quiet"})
+	if err == nil || !strings.Contains(err.Error(), "dcp acknowledges whole messages") {
+		t.Errorf("dcp with timely: %v", err)
 	}
 }

@@ -32,7 +32,11 @@ func TestPathFlagsMarked(t *testing.T) {
 			return
 		}
 		p := filepath.Join(dir, fl.Name+".in")
-		if err := os.WriteFile(p, []byte(fl.Name), 0o644); err != nil {
+		text := fl.Name
+		if packFollow[fl.Name] != nil { // read by sweep-pack: a workload file
+			text = `{"workloads": [{"workload": "` + fl.Name + `"}]}`
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		v := map[sweep.Kind]string{sweep.Path: p, sweep.NameOrPath: p, sweep.KeyPath: "tor*=" + p, sweep.Prefixed: "file:" + p}[k]
@@ -55,7 +59,7 @@ func TestPathFlagsMarked(t *testing.T) {
 	}
 	for _, name := range inputs {
 		got, err := os.ReadFile(filepath.Join(out, name+".in"))
-		if err != nil || string(got) != name {
+		if err != nil || !strings.Contains(string(got), name) {
 			t.Errorf("--%s: its file is not in the bundle: %v", name, err)
 		}
 	}
@@ -133,5 +137,53 @@ func TestSweepPackRuns(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(merged, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestSweepPackWorkloadFile: a sweep whose workload file names a CDF
+// file and a traffic file by paths relative to where torsim runs is
+// packed with both, the bundled workload file naming them beside it;
+// the cell runs from the bundle elsewhere, the originals gone.
+func TestSweepPackWorkloadFile(t *testing.T) {
+	src := t.TempDir()
+	files := map[string]string{
+		"small.cdf": "1000 0\n10000 50\n64000 100\n",
+		"flows.txt": "1\n0 1 65536 0 -1\n",
+		"wl.json": `{"workloads": [{"workload": "poisson", "cdf": "small.cdf", "load": 0.3, "duration": "200us"},
+		 {"workload": "file", "start": "50us", "traffic": "flows.txt"}]}`,
+		"sweep.json": `{"common": ["--rate", "10G", "--workload-file", "wl.json", "--quiet"], "cells": [["--seed", "1"], ["--seed", "2"]]}`,
+	}
+	for n, text := range files {
+		if err := os.WriteFile(filepath.Join(src, n), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(src)
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if err := sweepPack([]string{"sweep.json", bundle}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"small.cdf", "flows.txt"} {
+		if b, err := os.ReadFile(filepath.Join(bundle, n)); err != nil || string(b) != files[n] {
+			t.Errorf("%s is not in the bundle: %v", n, err)
+		}
+	}
+	wl, _ := os.ReadFile(filepath.Join(bundle, "wl.json"))
+	if !strings.Contains(string(wl), `"relative_paths": true`) || strings.Contains(string(wl), src) {
+		t.Errorf("the bundled workload file:\n%s", wl)
+	}
+	t.Chdir(t.TempDir())
+	os.RemoveAll(src)
+	res := filepath.Join(t.TempDir(), "results")
+	if err := run([]string{"--sweep", filepath.Join(bundle, "sweep.json"), "--cell", "1", "--out", res}); err != nil {
+		t.Fatalf("cell 1 from the bundle: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(res, "cell-1", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r fabric.Result
+	if err := json.Unmarshal(b, &r); err != nil || r.Completed < 2 {
+		t.Fatalf("cell 1: %d flows completed, %v", r.Completed, err)
 	}
 }

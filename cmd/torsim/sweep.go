@@ -12,6 +12,7 @@ import (
 
 	"rocetor/tor/fabric"
 	"rocetor/tor/sweep"
+	"rocetor/tor/workload"
 )
 
 // A sweep is independent cells, each a torsim command line (tor/sweep):
@@ -39,13 +40,22 @@ func readSweep(path string) (*sweep.File, error) {
 	return s, s.Resolve(torsimFlags(), filepath.Dir(path))
 }
 
+// packFollow are the flags whose files name files in turn, and how
+// sweep-pack bundles them: a workload file's CDF and traffic files go
+// beside its copy, which names them there (workload.Pack).
+var packFollow = map[string]sweep.Follow{
+	"workload-file": func(path string, add func(what, path string) (string, error)) ([]byte, error) {
+		return workload.Pack(path, add)
+	},
+}
+
 // sweepPack is "torsim sweep-pack SWEEP OUT": a self-contained copy of
 // the sweep for the cluster (sweep.Pack).
 func sweepPack(args []string) error {
 	if len(args) != 2 {
 		return fmt.Errorf("usage: torsim sweep-pack SWEEP OUT")
 	}
-	p, err := sweep.Pack(torsimFlags(), args[0], args[1])
+	p, err := sweep.Pack(torsimFlags(), args[0], args[1], packFollow)
 	if err != nil {
 		return err
 	}

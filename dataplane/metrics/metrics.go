@@ -69,10 +69,12 @@ var (
 	dECNMin      = desc("queue_ecn_min_threshold_bytes", "ECN marking profile: depth up to which nothing is marked (Kmin); 0 with marking off.", "port", "queue")
 	dECNMax      = desc("queue_ecn_max_threshold_bytes", "ECN marking profile: depth beyond which every ECN-capable frame is marked (Kmax); 0 with marking off.", "port", "queue")
 	dECNPMax     = desc("queue_ecn_max_probability_ratio", "ECN marking profile: marking probability at the max threshold (Pmax).", "port", "queue")
-	dThreshold   = desc("queue_threshold_bytes", "Shared buffer (buffer:): the most bytes the egress queue may hold now, its reserve plus alpha times the pool's free bytes; only with a shared buffer.", "port", "queue")
+	dThreshold   = desc("queue_threshold_bytes", "Shared buffer (buffer:): the most bytes the egress queue may hold now, its reserve, the port reserve it holds or could take, and alpha times the pool's free bytes; only with a shared buffer.", "port", "queue")
 	dQThDrops    = desc("queue_threshold_drops_total", "Shared buffer (buffer:): frames the egress queue refused at its dynamic threshold, among rocetor_queue_drops_total; only with a shared buffer.", "port", "queue")
 	dSharedUsed  = desc("buffer_shared_used_bytes", "Shared buffer (buffer:): bytes the egress queues hold beyond their reserves, switch-wide; only with a shared buffer.")
-	dSharedSize  = desc("buffer_shared_size_bytes", "Shared buffer (buffer:): the pool the queues share beyond their reserves (buffer.size less every reserve); only with a shared buffer.")
+	dReserve     = desc("buffer_port_reserve_bytes", "Shared buffer (buffer:): the port's reserve (buffer.port_reserve), bytes its queues share beyond their own reserves before the pool; only with a shared buffer.", "port")
+	dReserveUsed = desc("buffer_port_reserve_used_bytes", "Shared buffer (buffer:): bytes the port's egress queues hold of the port's reserve; only with a shared buffer.", "port")
+	dSharedSize  = desc("buffer_shared_size_bytes", "Shared buffer (buffer:): the pool the queues share beyond their reserves (buffer.size less every queue's and port's reserve); only with a shared buffer.")
 	dDrops       = desc("drops_total", "Frames dropped, by reason.", "reason")
 	dBusy        = desc("worker_busy_polls_total", "Worker loops that moved frames or fired timers.", "worker")
 	dIdle        = desc("worker_idle_polls_total", "Worker loops that found nothing to do.", "worker")
@@ -95,7 +97,7 @@ func Descs() []*prometheus.Desc {
 		dPFCRxPrio, dPFCTxPrio, dWDStorms, dWDRestores, dWDStormed, dWDDrops,
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
 		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops,
-		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dThreshold, dQThDrops, dSharedUsed, dSharedSize, dDrops,
+		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dThreshold, dQThDrops, dSharedUsed, dSharedSize, dReserve, dReserveUsed, dDrops,
 		dBusy, dIdle, dSleeps, dHanded, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
 }
 
@@ -113,6 +115,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	np := len(c.portNames)
 	ports := make([]dataplane.PortCounters, np)
 	pstats := make([]dataplane.PortStats, np)
+	reserves := make([]dataplane.ReserveSnapshot, np) // the workers' shares summed
 	queues := map[queueKey]*dataplane.QueueSnapshot{}
 	var qorder []queueKey
 	stages := make([]dataplane.StageCounters, len(c.stageNames))
@@ -147,6 +150,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ps.TxRingEmpty += qs.TxRingEmpty
 			ps.Wakeups += qs.Wakeups
 			ps.TxRefused += qs.TxRefused
+			if i < len(s.Reserves) {
+				reserves[i].Size += s.Reserves[i].Size
+				reserves[i].Held += s.Reserves[i].Held
+			}
 			for q, qs := range s.Queues[i] {
 				k := queueKey{i, q}
 				a := queues[k]
@@ -260,6 +267,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if sharedSize > 0 {
 		gauge(ch, dSharedUsed, float64(sharedUsed))
 		gauge(ch, dSharedSize, float64(sharedSize))
+		for i, name := range c.portNames {
+			gauge(ch, dReserve, float64(reserves[i].Size), name)
+			gauge(ch, dReserveUsed, float64(reserves[i].Held), name)
+		}
 	}
 	for i, name := range c.stageNames {
 		counter(ch, dStageCalls, stages[i].Calls, name)

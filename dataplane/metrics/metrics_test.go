@@ -125,15 +125,22 @@ func TestCollectorSharedBuffer(t *testing.T) {
 	}
 	mk := func(w int) staticSource {
 		return staticSource{Worker: w, Ports: make([]dataplane.PortCounters, 1), PortStats: make([]dataplane.PortStats, 1),
-			Queues: [][]dataplane.QueueSnapshot{q(1000, 3)}, SharedUsed: 700, SharedSize: 4096}
+			Queues: [][]dataplane.QueueSnapshot{q(1000, 3)}, SharedUsed: 700, SharedSize: 4096,
+			Reserves: []dataplane.ReserveSnapshot{{Size: 2048, Held: 100 + w}}}
 	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(New([]string{"eth0"}, nil, mk(0), mk(1)))
 	want := `
+# HELP rocetor_buffer_port_reserve_bytes Shared buffer (buffer:): the port's reserve (buffer.port_reserve), bytes its queues share beyond their own reserves before the pool; only with a shared buffer.
+# TYPE rocetor_buffer_port_reserve_bytes gauge
+rocetor_buffer_port_reserve_bytes{port="eth0"} 4096
+# HELP rocetor_buffer_port_reserve_used_bytes Shared buffer (buffer:): bytes the port's egress queues hold of the port's reserve; only with a shared buffer.
+# TYPE rocetor_buffer_port_reserve_used_bytes gauge
+rocetor_buffer_port_reserve_used_bytes{port="eth0"} 201
 # HELP rocetor_buffer_shared_used_bytes Shared buffer (buffer:): bytes the egress queues hold beyond their reserves, switch-wide; only with a shared buffer.
 # TYPE rocetor_buffer_shared_used_bytes gauge
 rocetor_buffer_shared_used_bytes 700
-# HELP rocetor_queue_threshold_bytes Shared buffer (buffer:): the most bytes the egress queue may hold now, its reserve plus alpha times the pool's free bytes; only with a shared buffer.
+# HELP rocetor_queue_threshold_bytes Shared buffer (buffer:): the most bytes the egress queue may hold now, its reserve, the port reserve it holds or could take, and alpha times the pool's free bytes; only with a shared buffer.
 # TYPE rocetor_queue_threshold_bytes gauge
 rocetor_queue_threshold_bytes{port="eth0",queue="data"} 2000
 # HELP rocetor_queue_threshold_drops_total Shared buffer (buffer:): frames the egress queue refused at its dynamic threshold, among rocetor_queue_drops_total; only with a shared buffer.
@@ -141,7 +148,8 @@ rocetor_queue_threshold_bytes{port="eth0",queue="data"} 2000
 rocetor_queue_threshold_drops_total{port="eth0",queue="data"} 6
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "rocetor_buffer_shared_used_bytes",
-		"rocetor_queue_threshold_bytes", "rocetor_queue_threshold_drops_total"); err != nil {
+		"rocetor_queue_threshold_bytes", "rocetor_queue_threshold_drops_total",
+		"rocetor_buffer_port_reserve_bytes", "rocetor_buffer_port_reserve_used_bytes"); err != nil {
 		t.Fatal(err)
 	}
 	// Without a pool the families are absent: a switch without buffer:
@@ -150,7 +158,8 @@ rocetor_queue_threshold_drops_total{port="eth0",queue="data"} 6
 	s := mk(0)
 	s.SharedSize, s.SharedUsed = 0, 0
 	reg.MustRegister(New([]string{"eth0"}, nil, s))
-	if n, err := testutil.GatherAndCount(reg, "rocetor_buffer_shared_used_bytes", "rocetor_queue_threshold_bytes"); err != nil || n != 0 {
+	if n, err := testutil.GatherAndCount(reg, "rocetor_buffer_shared_used_bytes", "rocetor_queue_threshold_bytes",
+		"rocetor_buffer_port_reserve_bytes"); err != nil || n != 0 {
 		t.Fatalf("%d shared-buffer series without a pool, err %v", n, err)
 	}
 }

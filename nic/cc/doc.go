@@ -1,8 +1,8 @@
 // Package cc holds the congestion controls of the software RNIC (the
-// nic.CC interface): Fixed, a fixed-rate pacer, and DCQCN. Both pace
-// each QP with a token bucket on top of the port's shaper, as a NIC's
-// per-QP rate limiter does, and both run under every transport — gbn,
-// irn, fasr, dcp: congestion control decides when a QP may send, loss
+// nic.CC interface): Fixed, a fixed-rate pacer, DCQCN and TIMELY. All
+// pace each QP with a token bucket on top of the port's shaper, as a
+// NIC's per-QP rate limiter does, and run under every transport — gbn,
+// irn, fasr, dcp (TIMELY but dcp, below): congestion control decides when a QP may send, loss
 // recovery what it sends (IRN §3 and §4.2.4 pair IRN with DCQCN or
 // Timely; DCP §6 and §7 with DCQCN, "leaving rate control to the CC
 // modules"). The endpoint asks Ready before every data frame a transport
@@ -141,6 +141,100 @@
 // Cost: Ready and Sent together take about 13 ns per packet with 0
 // allocations (BenchmarkDCQCN, 2-CPU test machine, a CNP every 500
 // packets).
+//
+// # TIMELY
+//
+// TIMELY is Mittal et al., "TIMELY: RTT-based Congestion Control for the
+// Datacenter" (SIGCOMM 2015), the delay-based congestion control the IRN
+// seed evaluates beside DCQCN (seed 004 §4.1, "a NIC-based Timely
+// implementation", and §4.2.4, Fig. 4–6), "with the same congestion
+// control parameters as specified in" the TIMELY paper, every flow
+// starting at the line rate. The signal is the round-trip time: no
+// switch support, no CNPs (CNP and Marked do nothing).
+//
+// RTT samples (nic.RTTSampler). TIMELY takes one RTT per completion
+// event, a segment of 16 to 64 KB of a message. The endpoint shows the
+// CC every request packet and every advance of the cumulative ACK, on
+// the worker's clock: the RNIC's send and ACK timestamps. A new packet
+// that completes SegmentBytes of data since the last timed one asks for
+// an ACK (BTH AckReq, so the responder's ACK coalescing adds nothing);
+// it, and each message's last packet, is timed with its send time. The
+// ACK that covers it is the completion, and now − send time the sample.
+// The paper times a segment from its first byte and subtracts its
+// serialization at the line rate (its NIC sends a segment as one
+// burst); here the QP's bucket paces packet by packet, so the segment's
+// last packet is timed instead — from its own send, which leaves one
+// packet's serialization in, not the segment's pacing. One ACK covering
+// several timed packets (coalesced) yields one sample, the latest's: the
+// earlier ones' would count the wait. A packet sent again voids the
+// timed packets at or after its PSN (Karn's rule: the ACK could answer
+// either copy, and later PSNs' ACKs wait for it), so losses give no
+// samples rather than inflated ones. A QP waits for at most 8 timed
+// packets; a segment end with none free is not timed (counted).
+//
+// Algorithm 1, per sample new_rtt:
+//
+//	new_rtt_diff = new_rtt − prev_rtt; prev_rtt = new_rtt
+//	rtt_diff = (1 − α)·rtt_diff + α·new_rtt_diff
+//	g = rtt_diff / minRTT
+//	new_rtt < T_low:  rate += δ
+//	new_rtt > T_high: rate ×= 1 − β·(1 − T_high/new_rtt)
+//	g ≤ 0:            rate += N·δ, N = HAIFactor after HAIThreshold
+//	                  negative gradients in a row, else 1
+//	g > 0:            rate ×= 1 − β·g
+//
+// bounded by MinRate and the line rate. The first sample's difference is
+// 0 (prev_rtt starts at it, as the authors' published code snippet
+// does). The HAI count is of completions whose g, the smoothed and
+// normalised gradient the algorithm tests, was negative, the current one
+// included, as the paper words it ("gradient<0 for five completion
+// events"); the authors' snippet counts raw differences, ns-3's model
+// (HPCC's rdma-hw.cc) counts increase events of any kind. ns-3 also
+// updates the rate once per round trip and steps by its DCQCN rates (5
+// and 50 Mb/s); we update on every completion event with δ, as the paper.
+//
+//	parameter       default   source
+//	T_low           50 µs     paper; ns-3 TimelyTLow; the authors'
+//	                          snippet for 64 KB segments
+//	T_high          500 µs    paper; ns-3 TimelyTHigh
+//	δ               10 Mb/s   paper; the snippet (for 10 Gb/s)
+//	β               0.8       paper; ns-3 TimelyBeta; the snippet
+//	α               0.875     paper; ns-3 TimelyAlpha
+//	HAI             5 after 5 paper (N = 5 after five completions);
+//	                          the snippet's HAI_Thresh
+//	minRTT          20 µs     ns-3 TimelyMinRtt (the paper and the
+//	                          snippet: the network's fixed minimum RTT)
+//	segment         16 KiB    the paper's 16–64 KB, low end: more
+//	                          samples at software rates
+//	min rate        100 Mb/s  ns-3 MinRate (the paper names none)
+//
+// "ns-3" is the HPCC repository's model (simulation/src/point-to-point/
+// model/rdma-hw.cc), "the snippet" the code the TIMELY authors published
+// (timely-code-snippet.cc).
+// The IRN seed states no value of its own (§4.1 defers to the papers);
+// what it does state — flows start at the line rate — NewTimely does.
+// The authors' later code snippet recommends α 0.02 and T_high 1 ms and
+// scales each step by the time since the last update over minRTT; those
+// are not the paper's Algorithm 1 and are not used.
+//
+// TIMELY does not pair with dcp: DCP's responder acknowledges whole
+// messages (seed 002 §4.5), so a segment's ACK waits for the rest of its
+// message. nic/stack refuses the pair (stack.ErrPairing). READs are
+// timed by their requests and the first response that moves Una; READ
+// responses, which nothing acknowledges, are paced at the responder's
+// rate, which no sample moves.
+//
+// Counters (TimelyStats): samples by region (below T_low, above T_high,
+// gradient increase, HAI, gradient cut), timed packets, and those not
+// sampled (no free slot, Karn, coalesced), the lowest and highest RTT.
+// Summary is DCQCN's RateSummary. TestTimelyDifferential checks Timely
+// against an event-by-event reference written from the algorithm above
+// (a slice of timed packets, float64 µs) on random send, resend and ACK
+// sequences; TestTimelyAlgorithm walks a hand-computed sequence.
+//
+//	t, err := cc.NewTimely(25e9, cc.DefaultTimelyConfig())
+//	...
+//	nic.Config{..., CC: t}
 //
 // Example: DCQCN on a 25 Gb/s port with the paper's timer and alpha
 // period:

@@ -6,8 +6,11 @@ import (
 )
 
 // CCCounters are the congestion control's figures of one endpoint: the
-// signals (endpoint counters, whatever the CC) and, with --cc dcqcn,
-// DCQCN's own counters and the QPs' rates.
+// signals (endpoint counters, whatever the CC) and, with --cc dcqcn or
+// timely, its own counters and the QPs' rates. TIMELY's cuts (above
+// T_high and by the gradient) are rate_cuts, its increases below T_low
+// and on a negative gradient additive_increase, its hyperactive ones
+// hyper_increase.
 type CCCounters struct {
 	Name         string          `json:"name"`
 	RateCuts     uint64          `json:"rate_cuts"`         // reaction point: rate decreases
@@ -18,7 +21,11 @@ type CCCounters struct {
 	TimerEvents  uint64          `json:"timer_events"`      // increase events of rpg_time_reset
 	ByteEvents   uint64          `json:"byte_events"`       // increase events of rpg_byte_reset
 	LineBps      uint64          `json:"line_bps"`          // the rate QPs start at
-	Rate         *cc.RateSummary `json:"rate,omitempty"`    // the QPs' rates (DCQCN)
+	Rate         *cc.RateSummary `json:"rate,omitempty"`    // the QPs' rates (DCQCN, TIMELY)
+	// TIMELY's RTT samples (completion events) and their range.
+	RTTSamples uint64  `json:"rtt_samples,omitempty"`
+	RTTMinUS   float64 `json:"rtt_min_us,omitempty"`
+	RTTMaxUS   float64 `json:"rtt_max_us,omitempty"`
 }
 
 // ccCountersOf reads a stopped endpoint's congestion control.
@@ -29,6 +36,11 @@ func ccCountersOf(c nic.CC) *CCCounters {
 		return &CCCounters{Name: d.Name(), RateCuts: st.Cuts, CNPsHeld: st.CNPsHeld, FastRecovery: st.FastRecovery,
 			AdditiveInc: st.AdditiveInc, HyperInc: st.HyperInc, TimerEvents: st.TimerEvents, ByteEvents: st.ByteEvents,
 			LineBps: d.LineBps(), Rate: &s}
+	case *cc.Timely:
+		st, s := d.Stats(), d.Summary()
+		return &CCCounters{Name: d.Name(), RateCuts: st.HighCuts + st.GradCuts, AdditiveInc: st.LowInc + st.GradInc,
+			HyperInc: st.HAIInc, LineBps: d.LineBps(), Rate: &s, RTTSamples: st.Samples,
+			RTTMinUS: float64(st.RTTMin) / 1e3, RTTMaxUS: float64(st.RTTMax) / 1e3}
 	case *cc.Fixed:
 		return &CCCounters{Name: d.Name()}
 	}

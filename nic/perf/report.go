@@ -256,4 +256,7 @@ func writeCC(tw io.Writer, who string, c *Counters) {
 			who, d.Name, d.RateCuts, d.CNPsHeld, d.FastRecovery, d.AdditiveInc, d.HyperInc, d.Rate.QPs,
 			d.Rate.Min/1e9, d.Rate.Mean/1e9, d.Rate.Final/1e9)
 	}
+	if d := c.CC; d != nil && d.RTTSamples > 0 {
+		fmt.Fprintf(tw, "  %sRTT	%d samples  min %.1f µs  max %.1f µs\n", who, d.RTTSamples, d.RTTMinUS, d.RTTMaxUS)
+	}
 }

@@ -262,6 +262,30 @@ func TestReportCC(t *testing.T) {
 	}
 }
 
+// TestReportTimely pins TIMELY's figures: ccCountersOf maps its
+// counters onto the shared names and adds the RTT samples.
+func TestReportTimely(t *testing.T) {
+	x, err := cc.NewTimely(10e9, cc.DefaultTimelyConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ccCountersOf(x)
+	c.RTTSamples, c.RTTMinUS, c.RTTMaxUS = 12, 2.5, 480
+	r := &Report{Transport: "irn", Counters: Counters{CC: c}}
+	var js, table bytes.Buffer
+	r.writeJSON(&js)
+	r.writeTable(&table)
+	for _, k := range []string{`"cc":{"name":"timely"`, `"line_bps":10000000000`, `"rtt_samples":12`, `"rtt_min_us":2.5`,
+		`"rtt_max_us":480`, `"rate":{"qps":0`} {
+		if !strings.Contains(js.String(), k) {
+			t.Errorf("JSON lacks %s: %s", k, js.String())
+		}
+	}
+	if k := "RTT  12 samples  min 2.5 µs  max 480.0 µs"; !strings.Contains(strings.Join(strings.Fields(table.String()), " "), strings.Join(strings.Fields(k), " ")) {
+		t.Errorf("table lacks %q:\n%s", k, table.String())
+	}
+}
+
 // TestReportFaSR pins the FaSR names of the JSON report and the table.
 func TestReportFaSR(t *testing.T) {
 	tr, _ := fasr.New(fasr.Config{})

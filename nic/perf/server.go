@@ -128,6 +128,9 @@ func (sv *Server) planRun(h hello) (plan, error) {
 	if _, err := h.CC.Build(); err != nil {
 		return p, err
 	}
+	if err := h.CC.Pairs(h.Transport); err != nil {
+		return p, err
+	}
 	limit := sv.o.MaxMR
 	if h.Lat && p.op != nic.OpRead {
 		return p, sv.planLat(&p)

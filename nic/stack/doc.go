@@ -1,6 +1,6 @@
 // Package stack builds a host's transport and congestion control by
 // name: the one place that knows what "gbn", "irn", "fasr", "dcp",
-// "none", "fixed" and "dcqcn" mean, for every program that runs a
+// "none", "fixed", "dcqcn" and "timely" mean, for every program that runs a
 // software RNIC — roceperf on a real port (nic/perf) and the simulated
 // fabric's hosts (tor/fabric).
 //
@@ -34,6 +34,12 @@
 //   - fixed: every QP paced at the line rate (nic/cc.Fixed).
 //   - dcqcn: DCQCN (nic/cc.DCQCN) starting each QP at the line rate,
 //     with DCQCN's parameters or ConnectX's defaults when nil.
+//   - timely: TIMELY (nic/cc.Timely) starting each QP at the line rate,
+//     with Timely's parameters or the paper's defaults when nil. It
+//     takes one RTT per 16 KiB segment from the ACK the requester asks
+//     for at the segment's end, so it pairs with gbn, irn and fasr;
+//     Validate refuses it with dcp (ErrPairing), whose responder
+//     acknowledges whole messages only.
 //
 // # Where the callers differ
 //

@@ -20,7 +20,7 @@ import (
 var Transports = []string{"gbn", "irn", "fasr", "dcp"}
 
 // CCs are the congestion controls a host can run, by name.
-var CCs = []string{"none", "fixed", "dcqcn"}
+var CCs = []string{"none", "fixed", "dcqcn", "timely"}
 
 // DefaultBDP is the bandwidth-delay product, in packets, that the
 // selective transports' SR state is sized for when Config.BDP is 0, one
@@ -37,6 +37,9 @@ const (
 var (
 	ErrUnknownTransport = errors.New("unknown transport")
 	ErrUnknownCC        = errors.New("unknown congestion control")
+	// ErrPairing is a transport and a congestion control that do not
+	// work together.
+	ErrPairing = errors.New("transport and congestion control do not pair")
 )
 
 // Config is a host's transport and congestion control. Its zero value
@@ -56,15 +59,19 @@ type Config struct {
 	// GBNWindow is Go-Back-N's window in packets (0: gbn's default,
 	// 128). tor/fabric sets it to BDP; roceperf leaves it.
 	GBNWindow int
-	// CC is the congestion control: none, fixed or dcqcn ("": none).
+	// CC is the congestion control: none, fixed, dcqcn or timely ("":
+	// none).
 	CC string
-	// LineBps is the rate DCQCN starts every QP at and returns it to,
-	// or the rate the fixed pacer holds each QP to; NewCC's argument,
-	// when not 0, replaces it.
+	// LineBps is the rate DCQCN and TIMELY start every QP at and never
+	// pass, or the rate the fixed pacer holds each QP to; NewCC's
+	// argument, when not 0, replaces it.
 	LineBps uint64
 	// DCQCN are DCQCN's parameters (nil: cc.DefaultDCQCNConfig,
 	// ConnectX's defaults).
 	DCQCN *cc.DCQCNConfig
+	// Timely are TIMELY's parameters (nil: cc.DefaultTimelyConfig, the
+	// paper's).
+	Timely *cc.TimelyConfig
 }
 
 // Validate checks the names and the ranges, and that the transport
@@ -86,8 +93,28 @@ func (c Config) Validate() error {
 			return fmt.Errorf("stack: dcqcn: %w", err)
 		}
 	}
+	if err := Pairs(c.Transport, c.CC); err != nil {
+		return fmt.Errorf("stack: %w", err)
+	}
+	if c.Timely != nil && c.CC == "timely" {
+		if err := c.Timely.Validate(); err != nil {
+			return fmt.Errorf("stack: timely: %w", err)
+		}
+	}
 	_, err := c.NewTransport()
 	return err
+}
+
+// Pairs reports whether transport and congestion control, by name, work
+// together: every pair does but dcp with timely (ErrPairing). DCP's
+// responder acknowledges whole messages (eMSN, seed 002 §4.5), so the
+// ACK of a segment's last packet waits for the rest of its message and
+// the RTT TIMELY takes from it would count the wait.
+func Pairs(transport, cc string) error {
+	if transport == "dcp" && cc == "timely" {
+		return fmt.Errorf("%w: timely needs an ACK per segment; dcp acknowledges whole messages (use dcqcn)", ErrPairing)
+	}
+	return nil
 }
 
 // KnownTransport reports whether name is a transport NewTransport
@@ -134,7 +161,8 @@ func newIRN(rto int64, bdp int) (nic.Transport, error) {
 
 // NewCC returns a fresh congestion control for one endpoint whose QPs
 // start at lineBps (0: c.LineBps); nil for none. An unknown name is
-// ErrUnknownCC; fixed and dcqcn need a rate.
+// ErrUnknownCC; fixed, dcqcn and timely need a rate. Validate, not
+// NewCC, checks that the transport pairs with it.
 func (c Config) NewCC(lineBps uint64) (nic.CC, error) {
 	line := cmp.Or(lineBps, c.LineBps)
 	switch cmp.Or(c.CC, "none") {
@@ -151,6 +179,12 @@ func (c Config) NewCC(lineBps uint64) (nic.CC, error) {
 			d = *c.DCQCN
 		}
 		return cc.NewDCQCN(line, d)
+	case "timely":
+		d := cc.DefaultTimelyConfig()
+		if c.Timely != nil {
+			d = *c.Timely
+		}
+		return cc.NewTimely(line, d)
 	}
 	return nil, unknownCC(c.CC)
 }

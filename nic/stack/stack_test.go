@@ -58,6 +58,8 @@ func TestEveryName(t *testing.T) {
 			_, ok = ctl.(*cc.Fixed)
 		case "dcqcn":
 			_, ok = ctl.(*cc.DCQCN)
+		case "timely":
+			_, ok = ctl.(*cc.Timely)
 		}
 		if !ok {
 			t.Errorf("cc %q built a %T", name, ctl)
@@ -80,7 +82,7 @@ func TestBadNames(t *testing.T) {
 	c = stack.Config{CC: "cubic"}
 	_, err = c.NewCC(1e9)
 	if !errors.Is(err, stack.ErrUnknownCC) || !strings.Contains(err.Error(), `"cubic"`) ||
-		!strings.Contains(err.Error(), "none, fixed, dcqcn") {
+		!strings.Contains(err.Error(), "none, fixed, dcqcn, timely") {
 		t.Errorf("cc cubic: %v", err)
 	}
 	if err := c.Validate(); !errors.Is(err, stack.ErrUnknownCC) {
@@ -100,13 +102,23 @@ func TestValidate(t *testing.T) {
 		"negative BDP":    {BDP: -1},
 		"negative window": {GBNWindow: -1},
 		"bad DCQCN":       {CC: "dcqcn", DCQCN: &cc.DCQCNConfig{}},
+		"bad TIMELY":      {CC: "timely", Timely: &cc.TimelyConfig{}},
 	}
 	for what, c := range bad {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: valid", what)
 		}
 	}
-	for _, name := range []string{"fixed", "dcqcn"} {
+	err := stack.Config{Transport: "dcp", CC: "timely"}.Validate()
+	if !errors.Is(err, stack.ErrPairing) || !strings.Contains(err.Error(), "dcp acknowledges whole messages") {
+		t.Errorf("dcp with timely: %v", err)
+	}
+	for _, tr := range []string{"gbn", "irn", "fasr"} {
+		if err := (stack.Config{Transport: tr, CC: "timely"}).Validate(); err != nil {
+			t.Errorf("%s with timely: %v", tr, err)
+		}
+	}
+	for _, name := range []string{"fixed", "dcqcn", "timely"} {
 		if _, err := (stack.Config{CC: name}).NewCC(0); err == nil {
 			t.Errorf("cc %s without a rate built", name)
 		}

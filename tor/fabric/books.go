@@ -9,6 +9,7 @@ import (
 	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
 	"rocetor/tor/impair"
+	"rocetor/tor/llr"
 	"rocetor/tor/pipeline"
 	"rocetor/tor/topo"
 )
@@ -30,8 +31,9 @@ import (
 //     the sender, when the copy is made).
 //   - created: frames it built — a host's data, ACKs, NAKs and CNPs, a
 //     switch's PFC frames, NetRT's requests, notices, pooled copies and
-//     retransmissions, llr's copies, ACKs, dummies and notices
-//     (dataplane.Snapshot.Built) — and the copies its ingress
+//     retransmissions, llr's copies, ACKs, dummies and notices (a
+//     switch's or an llr NIC's, hostLLR) (dataplane.Snapshot.Built) —
+//     and the copies its ingress
 //     impairment made. Trimming shortens a frame in place: a trimmed
 //     header is the frame it was.
 //   - sent: frames its pipeline handed to its ports (the worker's
@@ -268,14 +270,14 @@ func (n *Network) books() *Books {
 		toward[l.a] += uint64(l.b.InFlight())
 	}
 	for _, s := range n.Switches {
-		nb := n.nodeBooks(s.Name, s.Node, s.Pipe, now, toward, sent)
+		nb := n.nodeBooks(s.Name, s.Node, s.Pipe, s.Pipe.LLR, now, toward, sent)
 		t.CreatedBySwitches += nb.Created
 		t.ConsumedBySwitches += nb.Consumed
 		addTo(t.SwitchDropped, nb.Dropped)
 		b.Switches = append(b.Switches, nb)
 	}
 	for _, h := range n.Hosts {
-		nb := n.nodeBooks(h.Name, h.Node, nil, now, toward, sent)
+		nb := n.nodeBooks(h.Name, h.Node, nil, h.LLR, now, toward, sent)
 		t.CreatedByHosts += nb.Created
 		t.ConsumedByHosts += nb.Consumed
 		addTo(t.HostDropped, nb.Dropped)
@@ -323,8 +325,10 @@ func prune(m map[string]uint64) {
 }
 
 // nodeBooks draws up one node's books: pl is its pipeline (nil for a
-// host, whose worker runs the RNIC alone over an unwrapped port).
-func (n *Network) nodeBooks(name string, nd *sim.Node, pl *pipeline.Pipeline, now int64, toward, sent map[*sim.Port]uint64) NodeBooks {
+// host, whose worker runs the RNIC, and llr's sender after it, over a
+// port llr's receiver may wrap), lr its llr stage (nil without one).
+func (n *Network) nodeBooks(name string, nd *sim.Node, pl *pipeline.Pipeline, lr *llr.Stage, now int64,
+	toward, sent map[*sim.Port]uint64) NodeBooks {
 	w := nd.W
 	w.Publish(now)
 	snap := w.Snapshot()
@@ -359,14 +363,17 @@ func (n *Network) nodeBooks(name string, nd *sim.Node, pl *pipeline.Pipeline, no
 	if pl != nil {
 		stageBooks(&nb, pl)
 	}
+	if lr != nil {
+		llrBooks(&nb, lr)
+	}
 	prune(nb.Dropped)
 	prune(nb.HeaderOnly)
 	prune(nb.Held)
 	return nb
 }
 
-// stageBooks adds what a switch's port wrappers and stages created,
-// consumed, dropped and hold.
+// stageBooks adds what a switch's impaired ports and NetRT created,
+// consumed, dropped and hold (llr's: llrBooks).
 func stageBooks(nb *NodeBooks, pl *pipeline.Pipeline) {
 	for _, ip := range pl.Impairs {
 		st := ip.Counters()
@@ -378,24 +385,28 @@ func stageBooks(nb *NodeBooks, pl *pipeline.Pipeline) {
 		nb.Held[heldImpair] += uint64(ip.HeldBy(impair.Ingress))
 		nb.LinkHeld += uint64(ip.HeldBy(impair.Egress))
 	}
-	if pl.LLR != nil {
-		st := pl.LLR.Stats()
-		for i := range st.Ports {
-			p := &st.Ports[i]
-			nb.Consumed += p.RxConsumed
-			nb.Dropped["llr_malformed"] += p.RxMalformed
-			nb.Dropped["llr_duplicate"] += p.Duplicates
-			nb.Dropped["llr_buffer_full"] += p.RxBufferFull
-			nb.Dropped["llr_resync"] += p.ResyncDropped
-			nb.Held[heldLLR] += p.Held - p.Released - p.ResyncDropped
-		}
-	}
 	if pl.Src != nil {
 		s := pl.Src.Stats().Sum()
 		nb.Consumed += s.Acked + s.Expired + s.Evicted
 		nb.Held[heldPool] += uint64(s.Frames)
 		d := pl.Dst.Stats()
 		nb.Held[heldDst] += uint64(d.Frames + d.NAKs)
+	}
+}
+
+// llrBooks adds what llr's receivers consumed, dropped and hold, on a
+// switch or a host's NIC alike (what its sender built, the worker
+// counts).
+func llrBooks(nb *NodeBooks, lr *llr.Stage) {
+	st := lr.Stats()
+	for i := range st.Ports {
+		p := &st.Ports[i]
+		nb.Consumed += p.RxConsumed
+		nb.Dropped["llr_malformed"] += p.RxMalformed
+		nb.Dropped["llr_duplicate"] += p.Duplicates
+		nb.Dropped["llr_buffer_full"] += p.RxBufferFull
+		nb.Dropped["llr_resync"] += p.ResyncDropped
+		nb.Held[heldLLR] += p.Held - p.Released - p.ResyncDropped
 	}
 }
 

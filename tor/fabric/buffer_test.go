@@ -13,7 +13,7 @@ import (
 // incast: a buffer far below the queues' static limits, so that the
 // dynamic thresholds alone drop (tor/pipeline's TestSharedBufferIncast
 // runs the same section).
-const sharedBufferYAML = "egress: {queue_limit: 1MiB}\nbuffer: {size: 512KiB, reserve: 8KiB, alpha: {data: 1}}\n"
+const sharedBufferYAML = "egress: {queue_limit: 1MiB}\nbuffer: {size: 512KiB, queue_reserve: 8KiB, alpha: {data: 1}}\n"
 
 // TestSharedBufferIncast: four senders write into one receiver (4:1 at
 // tor2's port toward it) while two more write into a second receiver

@@ -29,6 +29,12 @@
 //	impair:
 //	  rules: [{port: fabric, direction: egress, loss: 0.001}]
 //
+// A host port in llr.ports protects the host's link at both ends: the
+// host's NIC runs tor/llr's Stage and Port at its end, taking its ToR's
+// llr section, as an llr-capable NIC or a shim on its port would
+// (hostllr.go, beyond Protego, whose ends are switches: seed 003 §3,
+// §5). Its counters are Result.HostStages.
+//
 // The simulator sets what has no meaning without a kernel (one worker,
 // a small XDP ring, no listeners), derives each switch's impairment and
 // ECN seeds from the run's seed and the switch's index, and sizes its

@@ -3,6 +3,7 @@ package fabric
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -88,13 +89,35 @@ func TestFlowFileStats(t *testing.T) {
 	if res.Measured == 0 || res.Measured >= res.Completed || len(res.FCT) != 3 || res.FCT[1].Range != "20KB–1MB" {
 		t.Fatalf("warm-up 5 ms: %d of %d measured, bins %v", res.Measured, res.Completed, res.FCT)
 	}
+	warmMeasured := res.Measured
 	same(warm, res)
-	t.Logf("%d flows, %d retransmitted packets and %d timeouts attributed; %d measured after 5 ms", len(recs), retx, timeouts, res.Measured)
+	// A window that ends: the flows posted from 5 ms on for 2 ms, no
+	// later one, whatever it did.
+	window := warm
+	window.MeasureNs = 2_000_000
+	if err := res.Summarize(window); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, f := range recs {
+		if f.StartNs >= 5_000_000 && f.StartNs < 7_000_000 {
+			want++
+		}
+	}
+	if res.Measured != want || want == 0 || res.MeasureNs != 2_000_000 || want >= warmMeasured {
+		t.Fatalf("window 5–7 ms: %d measured, %d posted in it, %d from 5 ms on", res.Measured, want, warmMeasured)
+	}
+	same(window, res)
+	if err := res.Summarize(StatsOptions{MeasureNs: -1}); !errors.Is(err, ErrWindow) {
+		t.Errorf("a negative window: %v", err)
+	}
+	t.Logf("%d flows, %d retransmitted packets and %d timeouts attributed; %d measured from 5 ms, %d from 5 to 7 ms",
+		len(recs), retx, timeouts, warmMeasured, res.Measured)
 }
 
 // stats is the part of a Result Summarize sets, as JSON.
 func stats(r *Result) string {
-	b, _ := json.MarshalIndent(map[string]any{"warmup": r.WarmupNs, "bins": r.Bins, "short": r.ShortBelow, "measured": r.Measured,
+	b, _ := json.MarshalIndent(map[string]any{"warmup": r.WarmupNs, "measure": r.MeasureNs, "bins": r.Bins, "short": r.ShortBelow, "measured": r.Measured,
 		"fct": r.FCT, "all": r.All, "short_b": r.Short, "long_b": r.Long, "goodput": r.GoodputGbps}, "", " ")
 	return string(b)
 }

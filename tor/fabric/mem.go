@@ -46,12 +46,17 @@ func (n *Network) inFlight(ends []end) int {
 // hostFrames is a host's frame memory: its receive ring, its egress
 // budget in minimum-size frames and the frames in flight toward it, at
 // least 4,096 frames, in a power of two (Options.HostFrames overrides
-// it).
-func (n *Network) hostFrames(ends []end) int {
+// it). An llr NIC (protected) has a data queue larger by the
+// responses' room and a retransmit queue as large as the requests'
+// budget (llr's copies; its buffers hold copies outside the memory).
+func (n *Network) hostFrames(ends []end, protected bool) int {
 	if n.Opts.HostFrames > 0 {
 		return n.Opts.HostFrames
 	}
 	need := n.Opts.RxRing + n.Opts.HostQueue/64 + n.inFlight(ends)
+	if protected {
+		need += (n.hostResponseRoom() + n.Opts.HostQueue) / 64
+	}
 	f := 4096
 	for f < need {
 		f <<= 1

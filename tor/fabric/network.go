@@ -18,6 +18,7 @@ import (
 	"rocetor/rocev2/psn"
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
+	"rocetor/tor/llr"
 	"rocetor/tor/pipeline"
 	"rocetor/tor/topo"
 	"rocetor/tor/workload"
@@ -33,7 +34,9 @@ type Options struct {
 	// topology gives. In a port list (netrt.fabric, llr.ports,
 	// trim.ports, trust.hosts, trust.pfc_ports, pfc.ports) and in an impair rule's
 	// port, "fabric", "hosts" and "all" stand for the switch's ports of
-	// that kind. Empty: forwarding alone.
+	// that kind. An llr.ports entry naming a host port makes that
+	// host's NIC run llr at its end of the link (hostLLR). Empty:
+	// forwarding alone.
 	Switch string
 	// SwitchFor replaces Switch for the switches it names (by topology
 	// name: "core", "tor1", "agg1-0", or a path.Match pattern, "agg*",
@@ -55,10 +58,12 @@ type Options struct {
 	RTO       time.Duration
 	BDP       int
 	// CC is the hosts' congestion control: none, fixed (each QP paced
-	// at the host's line rate) or dcqcn (ConnectX's defaults, or DCQCN's
-	// when set: the testbed scales them to its rates).
-	CC    string
-	DCQCN *cc.DCQCNConfig
+	// at the host's line rate), dcqcn (ConnectX's defaults, or DCQCN's
+	// when set: the testbed scales them to its rates) or timely (the
+	// paper's parameters, or Timely's when set; not with dcp).
+	CC     string
+	DCQCN  *cc.DCQCNConfig
+	Timely *cc.TimelyConfig
 	// MTU of every QP (default 1024).
 	MTU int
 	// Overhead is the bytes the wire adds to each frame (sim.LinkConfig;
@@ -127,8 +132,12 @@ type HostNode struct {
 	EP    *nic.Endpoint
 	Node  *sim.Node
 	MR    nic.MR
-	Line  uint64     // link rate
-	ToR   int        // the switch it hangs off (index among switches)
+	Line  uint64 // link rate
+	ToR   int    // the switch it hangs off (index among switches)
+	// LLR is the llr stage of the host's NIC (hostLLR), nil unless the
+	// ToR protects the host's link.
+	LLR   *llr.Stage
+	port  string     // the ToR's port toward it
 	gw    rocev2.MAC // the ToR port's MAC, every frame's destination
 	cqb   [64]nic.Completion
 	qps   int
@@ -176,6 +185,11 @@ type end struct {
 func Build(t topo.Topology, o Options) (*Network, error) {
 	o.setDefaults()
 	n := &Network{Sim: sim.New(), Topo: t, Opts: o, byNode: make([]int, len(t.Nodes))}
+	// The names and their pairing once, before any host is built (dcp
+	// with timely is refused here).
+	if err := n.hostStack().Validate(); err != nil {
+		return nil, fmt.Errorf("fabric: %w", err)
+	}
 	n.scratch = make([]byte, o.MaxMessage)
 	var err error
 	if n.loss, err = o.LinkLoss.rates(t, o.Seed); err != nil {
@@ -225,7 +239,7 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 			j++
 			h := &HostNode{Name: t.Nodes[e.peer].Name, Index: len(n.Hosts), MAC: macs[e.peer][0],
 				IP: netip.AddrFrom4([4]byte{10, byte(tor >> 8), byte(tor), byte(j)}), Line: t.Links[e.link].RateBps,
-				ToR: s.Index, gw: macs[i][e.port], peers: map[int][]pairQP{}}
+				ToR: s.Index, port: n.portName(ports[i], e.port), gw: macs[i][e.port], peers: map[int][]pairQP{}}
 			n.byNode[e.peer] = h.Index
 			n.Hosts = append(n.Hosts, h)
 		}
@@ -236,18 +250,26 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 	if len(n.Hosts) != len(t.Hosts()) {
 		return nil, fmt.Errorf("fabric: every host must hang off a switch")
 	}
+	// Every switch's configuration first: a host's NIC reads its ToR's
+	// (hostLLR).
+	for i, nd := range t.Nodes {
+		if nd.Role == topo.Switch {
+			s := n.Switches[n.byNode[i]]
+			if s.Cfg, err = n.switchConfig(s, ports[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// Simulated ports, per node.
 	simPorts := make([][]*sim.Port, len(t.Nodes))
 	mems := make([]*dataplane.Mem, len(t.Nodes))
 	for i, nd := range t.Nodes {
-		frames, size := n.hostFrames(ports[i]), 2048
+		var frames, size int
 		if nd.Role == topo.Switch {
-			cfg, err := n.switchConfig(n.Switches[n.byNode[i]], ports[i])
-			if err != nil {
-				return nil, err
-			}
-			n.Switches[n.byNode[i]].Cfg = cfg
+			cfg := &n.Switches[n.byNode[i]].Cfg
 			frames, size = cfg.XDP.Frames, cfg.XDP.FrameSize
+		} else {
+			frames, size = n.hostFrames(ports[i], n.hostProtected(n.Hosts[n.byNode[i]])), 2048
 		}
 		// Frame memory is reserved, not touched: the free list hands
 		// out the most recently freed frame first, so a run touches
@@ -355,13 +377,9 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	}
 	cfg.MetricsAddr, cfg.AdminAddr = "", ""
 	cfg.NetRT.Fabric = expand(cfg.NetRT.Fabric)
+	// A host port in llr.ports protects the host's link: the host's NIC
+	// runs llr at its end (hostLLR).
 	cfg.LLR.Ports = expand(cfg.LLR.Ports)
-	for _, p := range cfg.LLR.Ports {
-		if slices.Contains(hosts, p) {
-			// The far end would receive shims it cannot parse.
-			return cfg, fmt.Errorf("switch %s: llr on host port %s: hosts do not run llr", s.Name, p)
-		}
-	}
 	cfg.Trust.Hosts = expand(cfg.Trust.Hosts)
 	if cfg.Trust.PFCPorts != nil {
 		p := expand(*cfg.Trust.PFCPorts)
@@ -592,7 +610,7 @@ var Transports = stack.Transports
 // BDP spanning Go-Back-N's window too.
 func (n *Network) hostStack() stack.Config {
 	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, BDP: n.Opts.BDP, GBNWindow: n.Opts.BDP,
-		CC: n.Opts.CC, DCQCN: n.Opts.DCQCN}
+		CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely}
 }
 
 func (n *Network) transport() (nic.Transport, error) {
@@ -609,41 +627,6 @@ func (n *Network) cc(line uint64) (nic.CC, error) {
 		return nil, fmt.Errorf("fabric: %w", err)
 	}
 	return c, nil
-}
-
-func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clock func() int64) error {
-	t, err := n.transport()
-	if err != nil {
-		return err
-	}
-	c, err := n.cc(h.Line)
-	if err != nil {
-		return err
-	}
-	eg := dataplane.DefaultEgress(0, n.Opts.HostQueue)
-	// A PFC quantum is 512 bit times of the link: unshaped, the egress
-	// would time it at 10 Gbit/s, and a 1 Gbit/s host would wake from
-	// a pause ten times too soon, before its ToR means to send it again.
-	eg.PauseRateBps = h.Line
-	ep, err := nic.NewEndpoint(nic.Config{MAC: h.MAC, IP: h.IP, Egress: eg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
-		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock, Observer: &n.tally})
-	if err != nil {
-		return fmt.Errorf("host %s: %w", h.Name, err)
-	}
-	w, err := dataplane.NewWorker(dataplane.WorkerConfig{ID: h.Index, Mem: mem, Ports: []dataplane.Port{sp[0]},
-		Egress: []dataplane.EgressConfig{eg}, Stages: []dataplane.Stage{ep},
-		Classifier: ep.Classifier(rocev2.Classifier{DCP: n.Opts.Transport == "dcp"}), Clock: clock, TimerCap: 4*n.Opts.MaxQPs + 1024})
-	if err != nil {
-		return fmt.Errorf("host %s: %w", h.Name, err)
-	}
-	h.EP = ep
-	h.Node = sim.AddNode(n.Sim, w, sp)
-	// Every host registers the same scratch buffer: the simulation runs
-	// on one goroutine, and what a WRITE carries is not looked at.
-	if h.MR, err = ep.RegisterMR(n.scratch, nic.AccessRemote); err != nil {
-		return fmt.Errorf("host %s: %w", h.Name, err)
-	}
-	return nil
 }
 
 // Pair sets up k QPs between hosts a and b (indices among the hosts),

@@ -45,10 +45,12 @@ type Result struct {
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
 	// The statistics below count the completed flows posted at or after
-	// WarmupNs, Measured of them (StatsOptions, Summarize); Bins are the
-	// upper bounds of FCT's size bins, ShortBelow the size that splits
-	// Short from Long.
+	// WarmupNs and, when MeasureNs is not 0, before WarmupNs +
+	// MeasureNs, Measured of them (StatsOptions, Summarize); Bins are
+	// the upper bounds of FCT's size bins, ShortBelow the size that
+	// splits Short from Long.
 	WarmupNs   int64 `json:"warmup_ns"`
+	MeasureNs  int64 `json:"measure_ns,omitempty"`
 	Bins       []int `json:"bins,omitempty"`
 	ShortBelow int   `json:"short_below,omitempty"`
 	Measured   int   `json:"measured"`
@@ -65,7 +67,11 @@ type Result struct {
 	HostCounters map[string]int64 `json:"host_counters"`
 	// Stages sums each stage's own counters over every switch, by
 	// stage (trust, fwd, netrt_src, netrt_dst, trim, llr, impair).
-	Stages     map[string]map[string]int64 `json:"stages"`
+	Stages map[string]map[string]int64 `json:"stages"`
+	// HostStages sums the counters of the stages the hosts' NICs run
+	// besides the RNIC, over the hosts, by stage: llr, on the host
+	// links their ToRs protect (the same counters as Stages' llr).
+	HostStages map[string]map[string]int64 `json:"host_stages,omitempty"`
 	Drops      map[string]uint64           `json:"switch_drops"`
 	PFCPauseNs int64                       `json:"pfc_pause_ns"`
 	PFCFrames  uint64                      `json:"pfc_frames"`
@@ -152,6 +158,12 @@ func (r *runner) result() (*Result, error) {
 	res.HostCounters = map[string]int64{}
 	for _, h := range n.Hosts {
 		sumStats(res.HostCounters, "", reflect.ValueOf(h.EP.LiveStats()))
+		if h.LLR != nil {
+			if res.HostStages == nil {
+				res.HostStages = map[string]map[string]int64{"llr": {}}
+			}
+			sumStats(res.HostStages["llr"], "", reflect.ValueOf(h.LLR.Stats()))
+		}
 		res.Steps += h.Node.Steps
 		res.IdleSteps += h.Node.Idle
 		for i, p := range h.Node.Ports {
@@ -240,17 +252,24 @@ func (r *runner) result() (*Result, error) {
 		}
 	}
 	res.Books = n.books()
-	for name, m := range res.Stages {
+	pruneStages(res.Stages)
+	pruneStages(res.HostStages)
+	return res, nil
+}
+
+// pruneStages leaves out the counters at zero, and the stages with none
+// left.
+func pruneStages(stages map[string]map[string]int64) {
+	for name, m := range stages {
 		for k, v := range m {
 			if v == 0 {
 				delete(m, k)
 			}
 		}
 		if len(m) == 0 {
-			delete(res.Stages, name)
+			delete(stages, name)
 		}
 	}
-	return res, nil
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
@@ -294,7 +313,10 @@ func (res *Result) Markdown(w io.Writer) {
 	if !legacy {
 		fmt.Fprintf(w, "; %d measured", res.Measured)
 	}
-	if res.WarmupNs > 0 {
+	switch {
+	case res.MeasureNs > 0:
+		fmt.Fprintf(w, " (posted from %.1f µs to %.1f µs)", float64(res.WarmupNs)/1e3, float64(res.WarmupNs+res.MeasureNs)/1e3)
+	case res.WarmupNs > 0:
 		fmt.Fprintf(w, " (posted from %.1f µs on)", float64(res.WarmupNs)/1e3)
 	}
 	fmt.Fprintf(w, "; goodput %.2f Gbit/s; %d events, %d packet-hops.\n\n", res.GoodputGbps, res.Events, res.PacketHops)
@@ -336,13 +358,18 @@ func (res *Result) Markdown(w io.Writer) {
 	if b := res.Books; b != nil {
 		b.markdown(w)
 	}
-	for _, name := range sortedKeys(res.Stages) {
-		m := res.Stages[name]
-		var ks []string
-		for _, k := range sortedKeys(m) {
-			ks = append(ks, fmt.Sprintf("%s %d", k, m[k]))
+	for _, st := range []struct {
+		m    map[string]map[string]int64
+		what string
+	}{{res.Stages, ""}, {res.HostStages, " (hosts' NICs)"}} {
+		for _, name := range sortedKeys(st.m) {
+			m := st.m[name]
+			var ks []string
+			for _, k := range sortedKeys(m) {
+				ks = append(ks, fmt.Sprintf("%s %d", k, m[k]))
+			}
+			fmt.Fprintf(w, "\n- %s%s: %s", name, st.what, strings.Join(ks, ", "))
 		}
-		fmt.Fprintf(w, "\n- %s: %s", name, strings.Join(ks, ", "))
 	}
 	fmt.Fprintln(w)
 }

@@ -23,6 +23,21 @@ type StatsOptions struct {
 	// WarmupNs leaves the flows posted before it (simulated ns) out of
 	// every statistic: FCTs, slowdowns and goodput. They still run.
 	WarmupNs int64
+	// MeasureNs ends the measurement window: the flows posted at or
+	// after WarmupNs + MeasureNs count in no statistic either, so the
+	// last arrivals, which finish as the fabric drains, weigh nothing
+	// against the steady state. They still run (and load the fabric
+	// while the measured flows finish). 0: no end.
+	MeasureNs int64
+}
+
+// ErrWindow reports a negative warm-up or measurement window.
+var ErrWindow = fmt.Errorf("fabric: measurement window")
+
+// measured reports whether a flow posted at start (ns) is in the
+// measurement window.
+func (o StatsOptions) measured(start int64) bool {
+	return start >= o.WarmupNs && (o.MeasureNs == 0 || start < o.WarmupNs+o.MeasureNs)
 }
 
 // DefaultBins are the seeds' flow sizes: NetRT's 10 KB, 100 KB and 1 MB
@@ -108,8 +123,9 @@ func (f *FlowRecord) Slowdown() float64 {
 }
 
 // Summarize sets res's statistics from res.Records as o says: FCT per
-// size bin, All, Short and Long over the completed flows posted at or
-// after the warm-up, Measured their count and GoodputGbps their bytes
+// size bin, All, Short and Long over the completed flows posted in the
+// measurement window (from the warm-up, for MeasureNs when not 0),
+// Measured their count and GoodputGbps their bytes
 // over the time from the first one's post to the last one's completion.
 // A Result read back from a flow file (ReadFlows) recomputes the run's
 // figures exactly.
@@ -118,13 +134,16 @@ func (res *Result) Summarize(o StatsOptions) error {
 	if err := checkBins(o.Bins); err != nil {
 		return err
 	}
-	res.WarmupNs, res.Bins, res.ShortBelow = o.WarmupNs, slices.Clone(o.Bins), o.ShortBelow
+	if o.WarmupNs < 0 || o.MeasureNs < 0 {
+		return fmt.Errorf("%w: warm-up %d ns, window %d ns: want ≥ 0", ErrWindow, o.WarmupNs, o.MeasureNs)
+	}
+	res.WarmupNs, res.MeasureNs, res.Bins, res.ShortBelow = o.WarmupNs, o.MeasureNs, slices.Clone(o.Bins), o.ShortBelow
 	var in []*FlowRecord
 	first, last := int64(math.MaxInt64), int64(0)
 	var bytes int64
 	for i := range res.Records {
 		f := &res.Records[i]
-		if !f.OK || f.StartNs < o.WarmupNs {
+		if !f.OK || !o.measured(f.StartNs) {
 			continue
 		}
 		in = append(in, f)

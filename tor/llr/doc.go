@@ -2,7 +2,9 @@
 // Protego (seed 003, §3 and appendices A–B). A protected link corrupts
 // frames; the two switches at its ends recover the losses between
 // themselves, at sub-RTT timescales, so that the end hosts never see
-// them.
+// them. Nothing in the protocol needs a switch at either end: the
+// simulator (tor/fabric) runs the same Stage and Port at a host's end of
+// a protected host link, as an llr-capable NIC would.
 //
 // # What it does
 //

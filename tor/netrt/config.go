@@ -51,6 +51,12 @@ type Config struct {
 	// it gives up as if told "unfulfilled" (a SrcToR that never answers
 	// must not block the flow forever); default 8.
 	MaxRequests int
+	// SilentRequests is how many more requests DstToR may send for one
+	// ePSN, beyond MaxRequests, while nothing comes from the fabric
+	// between one request and the next: a peer off its CPU is not a
+	// peer that refuses (DstToR.Timer). Default MaxRequests, so that a
+	// flow asks for at most (MaxRequests+SilentRequests)×RequestInterval.
+	SilentRequests int
 	// IdleTimeout is how long a flow with nothing held (DstToR: Ordered
 	// or Waiting) must be idle before its entry may be reclaimed for a new
 	// flow; default 1 ms.
@@ -203,6 +209,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.BufferBytes, DefaultBufferBytes)
 	def(&c.BufferFrames, DefaultBufferFrames)
 	def(&c.MaxRequests, DefaultMaxRequests)
+	def(&c.SilentRequests, c.MaxRequests)
 	def(&c.PoolBytes, DefaultPoolBytes)
 	def(&c.PoolFrames, DefaultPoolFrames)
 	def64(&c.RequestInterval, DefaultRequestInterval)
@@ -243,8 +250,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: request delay %d ns, want 0 to 1 s", ErrConfig, c.RequestDelay)
 	case c.RequestInterval < 0 || c.IdleTimeout < 0 || c.Hold < 0 || c.MaxRequests < 0:
 		return c, fmt.Errorf("%w: negative interval, timeout, hold or request count", ErrConfig)
-	case c.MaxRequests > 255 || c.Backoff < 0 || c.Backoff > 24*3600e9:
-		return c, fmt.Errorf("%w: max requests %d (at most 255), backoff %d ns (at most 24 h)", ErrConfig, c.MaxRequests, c.Backoff)
+	case c.MaxRequests > 255 || c.SilentRequests < 0 || c.SilentRequests > 255 || c.Backoff < 0 || c.Backoff > 24*3600e9:
+		return c, fmt.Errorf("%w: max requests %d, silent requests %d (0 to 255 each), backoff %d ns (at most 24 h)",
+			ErrConfig, c.MaxRequests, c.SilentRequests, c.Backoff)
 	}
 	for _, p := range c.Prefixes {
 		if !p.IsValid() {

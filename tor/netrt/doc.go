@@ -98,6 +98,12 @@
 //     move it to Waiting instead of ReTx, holding and requesting
 //     nothing; then it tries again. A peer that did answer only lost
 //     this hole's retransmissions, and the next gap is held as usual.
+//   - A request after which nothing came from the fabric does not count
+//     against MaxRequests, up to SilentRequests of them: a source ToR
+//     (or a switch between) off its CPU answers the queued requests when
+//     it is back, and giving up in its silence only sent the hosts back
+//     N (a tord worker descheduled for 9 ms on a shared CPU;
+//     docs/experiments.md "Why tor2 gave up").
 //   - A sequence NAK the host sends for a PSN before the flow's ePSN
 //     (going beyond the paper, whose DstToR knows of no loss after it)
 //     means the RNIC missed packets this switch forwarded (lost after
@@ -234,7 +240,8 @@
 //     forwards, in PSN order, what it holds of the flow (at most 128
 //     packets and the held NAK, all of which came in);
 //   - a data packet makes DstToR send at most one request, and a gap
-//     holds at most MaxRequests requests before the flow gives up.
+//     holds at most MaxRequests+SilentRequests requests before the flow
+//     gives up.
 //
 // Who may send the messages at all is tor/trust's: NetRT messages from
 // host ports, and from fabric sources outside Config.Prefixes, never

@@ -37,13 +37,15 @@ type dflow struct {
 	head    int32            // held packets, a list sorted by PSN; -1 if none
 	nak     int32            // the host's NAK, held while the network recovers what it names; -1 if none
 	gen     uint32           // request timer generation
+	heard   uint32           // DstToR.heard when the last request left
 	reqMAC  rocev2.MAC
 	reqPort uint16 // port requests leave by
 	// fwdBatch is the low bits of the serial of the last batch that
 	// left a packet of the flow forwarded in place. A stale match only
 	// costs flushBatch a scan that finds nothing.
 	fwdBatch uint16
-	requests uint8 // requests sent for the current ePSN (MaxRequests ≤ 255)
+	requests uint8 // requests sent for the current ePSN that count against MaxRequests (≤ 255)
+	silent   uint8 // requests re-sent for it while nothing came from the fabric (≤ SilentRequests)
 	state    uint8
 	out      uint8 // host port (< MaxPorts), where its transitions and requests count
 	serve    bool  // source in Config.Prefixes; decided when the entry is made
@@ -92,6 +94,11 @@ type DstToR struct {
 
 	mem   *dataplane.Mem
 	batch uint64 // serial number of the batch being processed
+	// heard counts the frames that came from fabric ports: a request
+	// after which it did not move went out while the fabric was silent
+	// (Timer). It wraps; 2^32 frames within one request interval do not
+	// happen.
+	heard uint32
 	spec  rocev2.Spec
 
 	st      DstStats
@@ -141,6 +148,7 @@ func (d *DstToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 		}
 		if isData(&p.Meta) {
 			if d.cfg.fabric(p.In) && d.cfg.host(p.Out) {
+				d.heard++
 				d.st.Packets++
 				if p.Out >= MaxPorts {
 					d.st.HighPort++
@@ -153,6 +161,9 @@ func (d *DstToR) Process(c *dataplane.Ctx, b *dataplane.Batch) {
 		m := &p.Meta
 		switch {
 		case m.Opcode == rocev2.NetRTOpcode:
+			if d.cfg.fabric(p.In) {
+				d.heard++
+			}
 			if n := netRT(c, p); n != nil && n.Type() == rocev2.NetRTUnfulfilled && d.cfg.host(p.Out) {
 				d.unfulfilled(c, b, i, n)
 			}
@@ -276,7 +287,7 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 		if f.state == ReTx && f.requests > 0 {
 			f.answered = true
 		}
-		f.requests = 0
+		f.requests, f.silent = 0, 0
 		if f.head < 0 && f.state != ReTx {
 			// The fast path: forward in place. Nothing is held, so the
 			// bitmap is empty and needs no shift. (ReTx with nothing
@@ -458,6 +469,7 @@ func (d *DstToR) flushBatch(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflo
 // as soon as the worker has room.
 func (d *DstToR) request(c *dataplane.Ctx, fi int32, f *dflow) {
 	f.requests++
+	f.heard = d.heard
 	k := &f.key
 	ps := &d.st.Ports[f.out]
 	bm := f.bm
@@ -532,6 +544,21 @@ func (d *DstToR) Timer(c *dataplane.Ctx, arg uint64) {
 	if f.gen != uint32(arg>>32) || f.state != ReTx {
 		return
 	}
+	resend := f.requests > 0
+	if resend && f.heard == d.heard && int(f.silent) < d.cfg.SilentRequests {
+		// Nothing came from the fabric since the last request: the
+		// peer ToR or a switch on the way is off its CPU (or the link
+		// is down), which says nothing about whether it would answer.
+		// The request is sent again but not counted, so that a pause
+		// longer than MaxRequests×RequestInterval does not make the
+		// flow give up on a peer that answers when it is back (a tord
+		// worker descheduled for 9 ms gave up 1.3 ms before its answer:
+		// docs/experiments.md "Why tor2 gave up"). SilentRequests bounds
+		// it: a fabric silent for good still ends in Waiting.
+		f.silent++
+		f.requests--
+		d.st.Ports[f.out].Silent++
+	}
 	if int(f.requests) >= d.cfg.MaxRequests {
 		// No answer: fall back to the end hosts. A peer that never
 		// answered this flow may not run NetRT at all, so keep out of
@@ -544,7 +571,7 @@ func (d *DstToR) Timer(c *dataplane.Ctx, arg uint64) {
 		d.wait(c, nil, 0, f, nil)
 		return
 	}
-	if f.requests > 0 {
+	if resend {
 		d.st.Ports[f.out].Resent++
 	}
 	d.request(c, fi, f)
@@ -600,7 +627,7 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 			f.gen++ // stop a request timer
 		}
 		d.setState(f, Ordered)
-		f.requests = 0
+		f.requests, f.silent = 0, 0
 	}
 	f.epsn, f.bm = m.PSN, rocev2.Bitmap128{}
 }
@@ -643,7 +670,7 @@ func (d *DstToR) holdNAK(c *dataplane.Ctx, fi int32, f *dflow, p *dataplane.Pack
 		d.setState(f, ReTx)
 	}
 	d.st.Ports[f.out].NAKHeld++
-	f.requests = 0
+	f.requests, f.silent = 0, 0
 	f.gen++
 	// fwd sent the NAK toward the sender; the requests go that way.
 	f.reqPort = p.Out
@@ -699,8 +726,8 @@ func (d *DstToR) wait(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflow, tri
 		d.flushBatch(c, b, i, f)
 	}
 	d.setState(f, Waiting)
-	f.gen++        // stop the request timer
-	f.requests = 0 // the next gap's requests start afresh
+	f.gen++                     // stop the request timer
+	f.requests, f.silent = 0, 0 // the next gap's requests start afresh
 	if f.nak >= 0 {
 		// The network could not recover what the host asked for:
 		// its NAK goes on, first, and the sender goes back N.

@@ -28,6 +28,7 @@ type model struct {
 	out    map[uint32][][]byte // delivered toward the host, by QP, in order
 	msgs   []mmsg              // requests sent
 	waits  map[string]int      // entries into Waiting by cause, and retries
+	heard  int                 // frames from the fabric: data and notices
 }
 
 type mflow struct {
@@ -37,6 +38,8 @@ type mflow struct {
 	state    uint8
 	held     map[uint32]mpkt // by PSN
 	requests int
+	silent   int   // requests not counted: nothing heard since the one before
+	heard    int   // model.heard at the last request
 	due      int64 // when the request timer fires; 0: not armed
 	until    int64 // end of the backoff; 0: never gave up
 	answered bool  // a hole filled after a request, or a notice came
@@ -82,6 +85,7 @@ func (m *model) bitmap(f *mflow) rocev2.Bitmap128 {
 
 func (m *model) request(now int64, qp uint32, f *mflow) {
 	f.requests++
+	f.heard = m.heard
 	f.due = now + m.cfg.RequestInterval
 	m.msgs = append(m.msgs, mmsg{qp, f.epsn, m.bitmap(f)})
 }
@@ -108,12 +112,13 @@ func (m *model) wait(qp uint32, f *mflow, trig *mpkt, trigPSN uint32, cause stri
 		m.frames--
 	}
 	clear(f.held)
-	f.state, f.due, f.requests = Waiting, 0, 0
+	f.state, f.due, f.requests, f.silent = Waiting, 0, 0, 0
 	m.waits[cause]++
 }
 
 // data is HandleDataPacket.
 func (m *model) data(now int64, qp, n uint32, frame []byte, port uint16, src netip.Addr) {
+	m.heard++
 	f := m.flows[qp]
 	if f == nil {
 		f = &mflow{serve: m.remote(src), port: port, epsn: n, held: map[uint32]mpkt{}}
@@ -135,7 +140,7 @@ func (m *model) data(now int64, qp, n uint32, frame []byte, port uint16, src net
 		m.deliver(qp, frame)
 		f.epsn = (f.epsn + 1) & psn.Mask
 		f.answered = f.answered || f.state == ReTx && f.requests > 0
-		f.requests = 0
+		f.requests, f.silent = 0, 0
 		if f.state == Waiting {
 			f.state = Ordered
 		}
@@ -169,7 +174,7 @@ func (m *model) data(now int64, qp, n uint32, frame []byte, port uint16, src net
 			f.until = 0
 			m.waits["retry"]++
 		}
-		f.state, f.port, f.requests = ReTx, port, 0
+		f.state, f.port, f.requests, f.silent = ReTx, port, 0, 0
 		m.request(now, qp, f)
 	case d > 128:
 		m.wait(qp, f, &mpkt{frame, port}, n, "span")
@@ -195,6 +200,7 @@ func (m *model) remote(src netip.Addr) bool {
 
 // notice is HandleNetRTMessage for an unfulfilled notice.
 func (m *model) notice(qp, n uint32) {
+	m.heard++
 	if f := m.flows[qp]; f != nil && f.state == ReTx && f.epsn == n {
 		f.answered = true
 		m.wait(qp, f, nil, 0, "unfulfilled")
@@ -206,6 +212,10 @@ func (m *model) timers(now int64) {
 	for qp, f := range m.flows {
 		if f.state != ReTx || f.due == 0 || now < f.due {
 			continue
+		}
+		if f.heard == m.heard && f.silent < m.cfg.SilentRequests {
+			f.silent++ // nothing heard since the last request: not counted
+			f.requests--
 		}
 		if f.requests >= m.cfg.MaxRequests {
 			if !f.answered {

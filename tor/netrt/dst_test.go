@@ -190,24 +190,105 @@ func TestDstUnfulfilled(t *testing.T) {
 	r.noLeak(d)
 }
 
+// otherQP is a flow of its own whose in-order packets show a live fabric.
+const otherQP = 99
+
+// alive steps the rig n times by dt, a packet of flow otherQP arriving
+// from the fabric before each step: the peer ToR is there, so requests
+// it leaves unanswered count against MaxRequests (DstToR.Timer).
+func (r *rig) alive(t testing.TB, n int, dt int64) {
+	for range n {
+		r.inject(0, data(t, otherQP, r.other))
+		r.other++
+		r.step(dt)
+	}
+}
+
+// qpPSNs returns the PSNs of qp's data frames among fs.
+func qpPSNs(t testing.TB, fs [][]byte, qp uint32) []uint32 {
+	t.Helper()
+	var out []uint32
+	for _, f := range fs {
+		if m := meta(t, f); isData(&m) && m.Flow.QP == qp {
+			out = append(out, uint32(m.PSN))
+		}
+	}
+	return out
+}
+
+// TestDstGivesUp: MaxRequests requests go unanswered while other
+// packets keep coming from the fabric: the flow falls back to Waiting,
+// its held packets to the host.
 func TestDstGivesUp(t *testing.T) {
 	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 3})
 	for _, n := range []uint32{0, 2, 3} {
 		r.inject(0, data(t, 7, n))
 	}
 	r.settle()
-	for i := 0; i < 10; i++ {
-		r.step(10_000)
-	}
+	r.alive(t, 10, 10_000)
 	if n := len(r.take(0)); n != 3 {
 		t.Fatalf("%d requests, want 3", n)
 	}
-	if got := psns(t, r.take(1)); !equal(got, []uint32{0, 2, 3}) {
+	if got := qpPSNs(t, r.take(1), 7); !equal(got, []uint32{0, 2, 3}) {
 		t.Fatalf("host got %v", got)
 	}
-	if st := d.Stats(); st.Ports[1].WaitGaveUp != 1 || st.Ports[1].Waits() != 1 || st.FlowsWaiting != 1 {
+	if st := d.Stats(); st.Ports[1].WaitGaveUp != 1 || st.Ports[1].Waits() != 1 || st.FlowsWaiting != 1 || st.Ports[1].Silent != 0 {
 		t.Fatalf("stats %+v", st)
 	}
+	r.noLeak(d)
+}
+
+// TestDstPeerPaused: the source ToR is off its CPU for longer than
+// MaxRequests request intervals (nothing comes from the fabric), then
+// answers the requests queued for it. The flow must not give up in the
+// silence: it recovers in the network, nothing reaches the host out of
+// order. Before requests in silence were set apart, it gave up at the
+// third interval and the hosts went back N (docs/experiments.md "Why
+// tor2 gave up").
+func TestDstPeerPaused(t *testing.T) {
+	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 3})
+	for _, n := range []uint32{0, 2, 3} {
+		r.inject(0, data(t, 7, n))
+	}
+	r.settle()
+	for range 5 { // 5 intervals of silence: more than MaxRequests
+		r.step(10_000)
+	}
+	r.inject(0, data(t, 7, 1)) // back: the answer, then new data
+	r.inject(0, data(t, 7, 4))
+	r.settle()
+	if got := qpPSNs(t, r.take(1), 7); !equal(got, []uint32{0, 1, 2, 3, 4}) {
+		t.Fatalf("host got %v, want 0…4 in order", got)
+	}
+	st := d.Stats()
+	// The first request and five re-sent, three of them uncounted
+	// (SilentRequests defaults to MaxRequests).
+	if p := st.Ports[1]; p.Waits() != 0 || p.Recovered != 1 || p.Silent != 3 || p.Requests != 6 {
+		t.Fatalf("waits %d, recovered %d, silent %d, requests %d; want 0, 1, 3, 6", p.Waits(), p.Recovered, p.Silent, p.Requests)
+	}
+	d.expect(t, 7, Ordered, 5, rocev2.Bitmap128{})
+	r.take(0)
+	r.noLeak(d)
+}
+
+// TestDstSilentBound: a fabric silent for good still ends in Waiting,
+// after MaxRequests + SilentRequests requests.
+func TestDstSilentBound(t *testing.T) {
+	r, d := newDst(t, Config{RequestInterval: 10_000, MaxRequests: 3, SilentRequests: 4})
+	for _, n := range []uint32{0, 2} {
+		r.inject(0, data(t, 7, n))
+	}
+	r.settle()
+	for range 20 {
+		r.step(10_000)
+	}
+	if n := len(r.take(0)); n != 3+4 {
+		t.Fatalf("%d requests, want 3 + 4", n)
+	}
+	if p := d.Stats().Ports[1]; p.WaitGaveUp != 1 || p.Silent != 4 {
+		t.Fatalf("gave up %d, silent %d; want 1, 4", p.WaitGaveUp, p.Silent)
+	}
+	r.take(1)
 	r.noLeak(d)
 }
 
@@ -220,9 +301,7 @@ func TestDstBackoff(t *testing.T) {
 		r.inject(0, data(t, 7, n))
 	}
 	r.settle()
-	for i := 0; i < 5; i++ {
-		r.step(10_000)
-	}
+	r.alive(t, 5, 10_000)
 	if n := len(r.take(0)); n != 2 {
 		t.Fatalf("%d requests, want 2", n)
 	}
@@ -1205,9 +1284,7 @@ func TestDstBackoffRepeats(t *testing.T) {
 		r.inject(0, data(t, 7, next))
 		r.inject(0, data(t, 7, next+2))
 		r.settle()
-		for i := 0; i < 5; i++ {
-			r.step(10_000)
-		}
+		r.alive(t, 5, 10_000)
 		if e, _ := requests(t, r.take(0)); len(e) != 2 {
 			t.Fatalf("round %d: %d requests, want MaxRequests (2)", round, len(e))
 		}
@@ -1311,8 +1388,10 @@ func TestDstTimerRefused(t *testing.T) {
 	for _, qp := range []uint32{7, 8} {
 		d.expect(t, qp, Waiting, 1, rocev2.Bitmap128{})
 	}
-	if st := d.Stats().Ports[1]; st.WaitGaveUp != 2 || st.Requests != 4 {
-		t.Fatalf("gave up %d, requests %d; want 2 flows giving up after 2 requests each", st.WaitGaveUp, st.Requests)
+	// Nothing else comes from the fabric: each flow asks MaxRequests
+	// times and SilentRequests (default MaxRequests) more.
+	if st := d.Stats().Ports[1]; st.WaitGaveUp != 2 || st.Requests != 8 || st.Silent != 4 {
+		t.Fatalf("gave up %d, requests %d, silent %d; want 2 flows giving up after 2 + 2 requests each", st.WaitGaveUp, st.Requests, st.Silent)
 	}
 	r.take(0)
 	r.take(1)

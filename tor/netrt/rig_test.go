@@ -31,6 +31,7 @@ type rig struct {
 	ports [2]*dataplane.MemPort
 	sent  [2][][]byte
 	now   int64
+	other uint32 // next PSN of alive's flow
 }
 
 var (

@@ -87,6 +87,7 @@ type DstPortStats struct {
 	// Retransmission requests.
 	Requests   uint64 // sent
 	Resent     uint64 // of which re-sent by the interval timer
+	Silent     uint64 // of which re-sent while nothing came from the fabric: not counted against MaxRequests
 	SendFailed uint64 // not sent for want of a frame or queue room
 }
 
@@ -124,6 +125,7 @@ func (st *DstStats) Sum() DstPortStats {
 		t.NAKReleased += p.NAKReleased
 		t.Requests += p.Requests
 		t.Resent += p.Resent
+		t.Silent += p.Silent
 		t.SendFailed += p.SendFailed
 	}
 	return t

@@ -24,9 +24,10 @@ func TestBufferConfig(t *testing.T) {
 		return c
 	}
 	for y, field := range map[string]string{
-		"buffer: {}\n":                                      "buffer.size",
-		"buffer: {size: 64KiB, reserve: 8KiB}\n":            "buffer.size", // 4 queues × 2 ports × 8 KiB
-		"buffer: {size: 1MiB, reserve: 2MiB}\n":             "buffer.reserve",
+		"buffer: {}\n": "buffer.size",
+		"buffer: {size: 64KiB, queue_reserve: 8KiB}\n":      "buffer.size", // 4 queues × 2 ports × 8 KiB
+		"buffer: {size: 64KiB, port_reserve: 32KiB}\n":      "buffer.size", // 2 ports × 32 KiB
+		"buffer: {size: 1MiB, queue_reserve: 2MiB}\n":       "buffer.queue_reserve",
 		"buffer: {size: 1MiB, alpha: {bulk: 1}}\n":          "buffer.alpha",
 		"buffer: {size: 1MiB, alpha: {data: 0}}\n":          "buffer.alpha.data",
 		"buffer: {size: 1MiB, alpha: {control: 1000}}\n":    "buffer.alpha.control",
@@ -42,6 +43,11 @@ func TestBufferConfig(t *testing.T) {
 	if _, err := ParseConfig([]byte("buffer: {size: 1MiB, alfa: {}}\n"), "test"); err == nil {
 		t.Error("a misspelt key was accepted")
 	}
+	// reserve was each queue's before port_reserve: refused, naming both.
+	if _, err := ParseConfig([]byte("buffer: {size: 1MiB, reserve: 16KiB}\n"), "test"); err == nil ||
+		!strings.Contains(err.Error(), "queue_reserve: 16KiB") || !strings.Contains(err.Error(), "port_reserve") {
+		t.Errorf("the old reserve: %v, want an error naming queue_reserve and port_reserve", err)
+	}
 	// Absent: the queues are what they were, with no pool.
 	c := parse("")
 	if err := c.Validate(); err != nil {
@@ -56,8 +62,8 @@ func TestBufferConfig(t *testing.T) {
 	if pn.Buffer != nil || pl.Worker.Egress(0).Shared() != nil {
 		t.Fatal("a pool without a buffer section")
 	}
-	// Present: one pool, each queue's reserve and α.
-	c = parse("buffer: {size: 1MiB, reserve: 16KiB, alpha: {control: 8, idle: 0.25}}\n")
+	// Present: one pool, each port's and each queue's reserve, and α.
+	c = parse("buffer: {size: 1MiB, port_reserve: 32KiB, queue_reserve: 16KiB, alpha: {control: 8, idle: 0.25}}\n")
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +74,14 @@ func TestBufferConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := pl.Worker.Egress(1)
-	if e.Shared() != pn.Buffer || pn.Buffer.Size() != 1<<20-8*16<<10 {
+	if e.Shared() != pn.Buffer || pn.Buffer.Size() != 1<<20-2*(32<<10+4*16<<10) {
 		t.Fatalf("pool %v of %d bytes", e.Shared(), pn.Buffer.Size())
 	}
-	for q, want := range map[string]int{"control": 16<<10 + 8*int(pn.Buffer.Size()), "data": 16<<10 + int(pn.Buffer.Size()), "idle": 16<<10 + int(pn.Buffer.Size())/4} {
+	if size, held := e.PortReserve(); size != 32<<10 || held != 0 {
+		t.Fatalf("port reserve %d, %d held; want 32 KiB, none", size, held)
+	}
+	own := 16<<10 + 32<<10 // the queue's reserve and the port's, free
+	for q, want := range map[string]int{"control": own + 8*int(pn.Buffer.Size()), "data": own + int(pn.Buffer.Size()), "idle": own + int(pn.Buffer.Size())/4} {
 		if th := e.Threshold(e.QueueIndex(q)); th != min(want, 1<<20) {
 			t.Errorf("%s: threshold %d, want %d", q, th, min(want, 1<<20))
 		}
@@ -80,7 +90,7 @@ func TestBufferConfig(t *testing.T) {
 
 // sharedBufferYAML is the section tor/fabric's TestSharedBufferIncast
 // gives its switches: a buffer far below the queues' static limits.
-const sharedBufferYAML = "egress: {queue_limit: 1MiB, rate: 1G}\nbuffer: {size: 512KiB, reserve: 8KiB, alpha: {data: 1}}\n"
+const sharedBufferYAML = "egress: {queue_limit: 1MiB, rate: 1G}\nbuffer: {size: 512KiB, queue_reserve: 8KiB, alpha: {data: 1}}\n"
 
 // TestSharedBufferIncast is tor/fabric's TestSharedBufferIncast on one
 // switch as tord builds it, over in-memory ports, on one worker and on

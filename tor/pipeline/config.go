@@ -101,8 +101,9 @@ type Config struct {
 	// bits are set are ordinary traffic classes.
 	DCP bool `yaml:"dcp"`
 
-	// LLR is link-local retransmission (tor/llr, Protego) on the
-	// switch-to-switch links it names; see tor/pipeline/llr.go.
+	// LLR is link-local retransmission (tor/llr, Protego) on the links
+	// it names, to switches or llr-capable NICs; see
+	// tor/pipeline/llr.go.
 	LLR LLRConfig `yaml:"llr"`
 
 	// ECN is DCQCN's congestion point: ECN marking per egress queue with

@@ -9,7 +9,8 @@ import (
 )
 
 // LLRConfig is the llr: section: link-local retransmission (tor/llr,
-// Protego) on the switch-to-switch links it names. The switch at the
+// Protego) on the links it names: to other switches, or to hosts whose
+// NICs run llr too (tor/fabric's simulated hosts do). The node at the
 // other end of each link must protect its side too, in the same mode.
 // No ports, no stage.
 type LLRConfig struct {

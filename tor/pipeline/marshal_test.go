@@ -41,7 +41,7 @@ func fullConfig() Config {
 	}, {Port: "h1", Direction: "ingress", Loss: 1}}}
 	c.NetRT = NetRTConfig{Fabric: []string{"up"}, Prefixes: []netip.Prefix{netip.MustParsePrefix("10.2.0.0/16"), netip.MustParsePrefix("fd02::/48")},
 		Flows: 4096, PoolBytes: 2 << 20, PoolFrames: 2048, Hold: 20 * time.Millisecond, TailProbe: 4 * time.Millisecond,
-		BufferBytes: 3 << 20, BufferFrames: 1024, RequestDelay: 220 * time.Microsecond, RequestInterval: time.Millisecond, MaxRequests: 8,
+		BufferBytes: 3 << 20, BufferFrames: 1024, RequestDelay: 220 * time.Microsecond, RequestInterval: time.Millisecond, MaxRequests: 8, SilentRequests: 6,
 		IdleTimeout: 90 * time.Minute, Backoff: 2 * time.Second, KLow: 64 << 10, KHigh: 256 << 10, RateMax: 5e9, RateMin: 100e6,
 		Window: 500 * time.Microsecond, PausePriority: -1, PauseQuanta: 0xffff, RetxRate: 2e9, RetxBurst: 128 << 10}
 	c.Trim = &trim.Config{Threshold: 32 << 10, IncastDegree: 16, Ratio: 12.5, MinWeight: 0.2, Ports: []string{"up"}}
@@ -57,7 +57,7 @@ func fullConfig() Config {
 	c.PFC = &PFCConfig{XOff: 64 << 10, XOn: 32 << 10, Quanta: 1000, Ports: []string{"h1"}, Alpha: 0.125, Priorities: []int{3},
 		Headroom: 24 << 10, CableLength: 100, MTU: 4096, ResponseTime: 3 * time.Microsecond,
 		Watchdog: &PFCWatchdogConfig{Detection: 100 * time.Millisecond, Restoration: 300 * time.Millisecond, Action: "forward"}}
-	c.Buffer = &BufferConfig{Size: 32 << 20, Reserve: 16 << 10, Alpha: map[string]float64{"data": 1, "control": 8, "idle": 0.0625}}
+	c.Buffer = &BufferConfig{Size: 32 << 20, PortReserve: 64 << 10, QueueReserve: 16 << 10, Alpha: map[string]float64{"data": 1, "control": 8, "idle": 0.0625}}
 	return c
 }
 

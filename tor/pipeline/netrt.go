@@ -38,6 +38,7 @@ type NetRTConfig struct {
 	RequestDelay    time.Duration   `yaml:"request_delay"`    // first request of a gap held back this long (path delay spread); 0: at once
 	RequestInterval time.Duration   `yaml:"request_interval"` // request re-sent this often while a hole lasts
 	MaxRequests     int             `yaml:"max_requests"`     // unanswered requests before falling back to the hosts' GBN
+	SilentRequests  int             `yaml:"silent_requests"`  // further requests while nothing comes from the fabric (a peer off its CPU)
 	IdleTimeout     time.Duration   `yaml:"idle_timeout"`     // idle time before a flow entry may be reused
 	Backoff         time.Duration   `yaml:"backoff"`          // how long a flow whose peer never answered stays out of NetRT
 
@@ -114,6 +115,7 @@ func (n *NetRTConfig) StageConfig(ports []string, fib *fwd.FIB) (netrt.Config, e
 		RequestDelay:    int64(n.RequestDelay),
 		RequestInterval: int64(n.RequestInterval),
 		MaxRequests:     n.MaxRequests,
+		SilentRequests:  n.SilentRequests,
 		IdleTimeout:     int64(n.IdleTimeout),
 		Backoff:         int64(n.Backoff),
 		KLow:            int(n.KLow),

@@ -102,7 +102,7 @@ func TestPFCLossless(t *testing.T) {
 		t.Errorf("worker's watchdog %+v, %v", wd, ok)
 	}
 	// The buffer keeps a headroom per lossless port and priority aside.
-	c = parse("buffer: {size: 4MiB, reserve: 8KiB}\npfc: {priorities: [3], headroom: 32KiB, ports: [h1]}\n")
+	c = parse("buffer: {size: 4MiB, queue_reserve: 8KiB}\npfc: {priorities: [3], headroom: 32KiB, ports: [h1]}\n")
 	pn = build(c)
 	if got, want := pn.Buffer.Size(), int64(4<<20-4*2*8<<10-32<<10); got != want {
 		t.Errorf("shared pool %d bytes, want %d: size less the reserves and one port's headroom", got, want)

@@ -11,7 +11,8 @@
 // "-h" prints it) says what its value is (Kind). A new flag that
 // reads a file says so in its usage, and Pack carries its file;
 // torsim's tests fail for a flag that mentions a file without saying
-// which kind.
+// which kind. A file that names files in turn (a workload file) is
+// bundled through the Follow its flag is given, with what it names.
 //
 // Nothing here is safe for concurrent use on one value; the zero File
 // is an empty sweep.

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -25,6 +26,13 @@ type Packed struct {
 
 var badKey = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
 
+// Follow makes the bundled copy of a file that itself names files (a
+// torsim workload file's CDF and traffic files): given the file's path
+// and add, which bundles the file at a path (what names it, for
+// errors) and returns its key, it returns the copy's content, its
+// paths rewritten to those keys, which lie in the copy's directory.
+type Follow func(path string, add func(what, path string) (string, error)) ([]byte, error)
+
 // Pack writes a self-contained copy of the sweep at path into the
 // directory out: sweep.json and every file a cell names through a
 // file-valued flag of fs (KindOf), flat, each under a ConfigMap key of
@@ -34,8 +42,9 @@ var badKey = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
 // Paths in the source sweep are relative to the working directory, as
 // torsim runs them, or to the sweep's directory if it is itself
 // packed. A file a cell names that does not exist is an error here,
-// not in a pod.
-func Pack(fs *flag.FlagSet, path, out string) (*Packed, error) {
+// not in a pod. The file of a flag in follow is bundled as its Follow
+// makes it, with the files it names.
+func Pack(fs *flag.FlagSet, path, out string, follow map[string]Follow) (*Packed, error) {
 	s, err := Read(path)
 	if err != nil {
 		return nil, err
@@ -48,7 +57,10 @@ func Pack(fs *flag.FlagSet, path, out string) (*Packed, error) {
 	}
 	p := &Packed{Sweep: filepath.Join(out, "sweep.json"), Files: map[string]string{}}
 	byAbs := map[string]string{}
-	add := func(fl, src string) (string, error) {
+	// add bundles src, which what (a flag, or a file's key) names;
+	// follow is how to copy it, nil for as it is.
+	var add func(what, src string, follow Follow) (string, error)
+	add = func(what, src string, follow Follow) (string, error) {
 		abs, err := filepath.Abs(src)
 		if err != nil {
 			return "", err
@@ -56,9 +68,19 @@ func Pack(fs *flag.FlagSet, path, out string) (*Packed, error) {
 		if k, ok := byAbs[abs]; ok {
 			return k, nil
 		}
-		b, err := os.ReadFile(src)
+		var b []byte
+		if follow == nil {
+			b, err = os.ReadFile(src)
+		} else {
+			b, err = follow(src, func(inner, p string) (string, error) {
+				return add(what+" "+src+": "+inner, p, nil)
+			})
+		}
 		if err != nil {
-			return "", fmt.Errorf("%w: --%s %s: %w", ErrSweep, fl, src, err)
+			if errors.Is(err, ErrSweep) {
+				return "", err
+			}
+			return "", fmt.Errorf("%w: %s %s: %w", ErrSweep, what, src, err)
 		}
 		base := strings.TrimLeft(badKey.ReplaceAllString(filepath.Base(src), "_"), ".")
 		if base == "" {
@@ -76,12 +98,13 @@ func Pack(fs *flag.FlagSet, path, out string) (*Packed, error) {
 		p.Bytes += int64(len(key) + len(b))
 		return key, nil
 	}
+	flagAdd := func(fl, src string) (string, error) { return add("--"+fl, src, follow[fl]) }
 	packed := File{Relative: true}
-	if packed.Common, err = Rewrite(fs, s.Common, fileExists, add); err != nil {
+	if packed.Common, err = Rewrite(fs, s.Common, fileExists, flagAdd); err != nil {
 		return nil, fmt.Errorf("common: %w", err)
 	}
 	for i := range s.Cells {
-		c, err := Rewrite(fs, s.Cells[i], fileExists, add)
+		c, err := Rewrite(fs, s.Cells[i], fileExists, flagAdd)
 		if err != nil {
 			return nil, fmt.Errorf("cell %d: %w", i, err)
 		}

@@ -61,7 +61,7 @@ func TestPack(t *testing.T) {
 	sweepPath := write("sweep.json", `{"common": ["--switch", "`+sw+`", "--quiet"],
 	 "cells": [["--topo=file:`+tp+`", "--cdf", "websearch"], ["--switch-for", "tor*=`+sw2+`", "--cdf=`+cdf+`"], ["--topo", "fattree:k=4", "--switch", "`+sw+`"]]}`)
 	out := filepath.Join(t.TempDir(), "bundle")
-	p, err := Pack(testFlags(), sweepPath, out)
+	p, err := Pack(testFlags(), sweepPath, out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestPack(t *testing.T) {
 		t.Errorf("a built-in name became a path: %q", s.Args(0))
 	}
 	bad := write("bad.json", `{"cells": [["--switch", "`+filepath.Join(src, "none.yaml")+`"]]}`)
-	if _, err := Pack(testFlags(), bad, t.TempDir()); !errors.Is(err, ErrSweep) || !strings.Contains(err.Error(), "cell 0: sweep: --switch") {
+	if _, err := Pack(testFlags(), bad, t.TempDir(), nil); !errors.Is(err, ErrSweep) || !strings.Contains(err.Error(), "cell 0: sweep: --switch") {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -82,6 +82,7 @@ var dstMetrics = []portMetric[dstPort]{
 	counterOf("netrt_naks_released_total", "Of naks_held_total, sent on to the sender: the flow fell back to Waiting.", func(p *dstPort) float64 { return float64(p.NAKReleased) }),
 	counterOf("netrt_requests_sent_total", "Retransmission requests sent (first and repeated).", func(p *dstPort) float64 { return float64(p.Requests) }),
 	counterOf("netrt_requests_resent_total", "Of requests_sent_total, those the request interval re-sent while the hole lasted.", func(p *dstPort) float64 { return float64(p.Resent) }),
+	counterOf("netrt_requests_silent_total", "Of requests_resent_total, those re-sent while nothing came from the fabric, not counted against max_requests.", func(p *dstPort) float64 { return float64(p.Silent) }),
 	counterOf("netrt_requests_failed_total", "Requests not sent for want of a frame or queue room.", func(p *dstPort) float64 { return float64(p.SendFailed) }),
 }
 
@@ -283,6 +284,7 @@ func addDst(t, p *dstPort) {
 	t.NAKReleased += p.NAKReleased
 	t.Requests += p.Requests
 	t.Resent += p.Resent
+	t.Silent += p.Silent
 	t.SendFailed += p.SendFailed
 	t.WaitUnfulfilled += p.WaitUnfulfilled
 	t.WaitGaveUp += p.WaitGaveUp

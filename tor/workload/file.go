@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -29,21 +30,24 @@ import (
 // host index or "random". What an entry leaves out it takes from base
 // (the command line's flags). The result runs the entries in order
 // (Spec.Parts).
+//
+// The files an entry names ("traffic", and "cdf" when it is not a
+// built-in distribution) are relative to the working directory, as on
+// the command line, unless the file says "relative_paths": true beside
+// "workloads": then they are relative to the workload file's
+// directory. torsim sweep-pack writes its copies so (Pack), that they
+// read their files wherever the bundle is mounted.
 func ReadSpecs(path string, base Spec) (Spec, error) {
-	b, err := os.ReadFile(path)
+	doc, err := readFile(path)
 	if err != nil {
 		return base, err
 	}
-	var doc struct {
-		Workloads []map[string]json.RawMessage `json:"workloads"`
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&doc); err != nil {
-		return base, fmt.Errorf("workload file %s: %w", path, err)
-	}
-	if len(doc.Workloads) == 0 {
-		return base, fmt.Errorf("workload file %s: no workloads", path)
+	if doc.Relative {
+		for i, e := range doc.Workloads {
+			if err := entryPaths(e, doc.resolve(path), func(_, p string) (string, error) { return p, nil }); err != nil {
+				return base, fmt.Errorf("workload file %s: entry %d: %w", path, i+1, err)
+			}
+		}
 	}
 	out := base
 	out.Parts = nil
@@ -61,6 +65,84 @@ func ReadSpecs(path string, base Spec) (Spec, error) {
 		out.Parts = append(out.Parts, p)
 	}
 	return out, nil
+}
+
+// fileDoc is a workload file.
+type fileDoc struct {
+	// Relative says the paths the entries name are relative to the
+	// file's directory; without it, to the working directory.
+	Relative  bool                         `json:"relative_paths,omitempty"`
+	Workloads []map[string]json.RawMessage `json:"workloads"`
+}
+
+// readFile reads the workload file at path.
+func readFile(path string) (fileDoc, error) {
+	var doc fileDoc
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return doc, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&doc); err != nil {
+		return doc, fmt.Errorf("workload file %s: %w", path, err)
+	}
+	if len(doc.Workloads) == 0 {
+		return doc, fmt.Errorf("workload file %s: no workloads", path)
+	}
+	return doc, nil
+}
+
+// resolve returns where a path the file at path names lies from the
+// working directory.
+func (d *fileDoc) resolve(path string) func(string) string {
+	return func(p string) string {
+		if !d.Relative || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(filepath.Dir(path), p)
+	}
+}
+
+// entryPaths replaces each file entry e names, resolved, by f(key, the
+// file): "traffic", and "cdf" when it is not a built-in distribution's
+// name (LoadCDF's order).
+func entryPaths(e map[string]json.RawMessage, resolve func(string) string, f func(key, path string) (string, error)) error {
+	for _, k := range []string{"cdf", "traffic"} {
+		var v string
+		if raw, ok := e[k]; !ok || json.Unmarshal(raw, &v) != nil || v == "" {
+			continue
+		}
+		if _, err := cdfs.ReadFile("cdf/" + v + ".txt"); k == "cdf" && err == nil {
+			continue
+		}
+		np, err := f(k, resolve(v))
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		e[k], _ = json.Marshal(np)
+	}
+	return nil
+}
+
+// Pack returns a copy of the workload file at path that names each
+// file its entries name (the traffic and CDF files) by add(key, the
+// file's path), and says "relative_paths": true: torsim sweep-pack
+// bundles each such file beside the copy and add returns its name
+// there, so the copy reads them wherever the bundle lies (ReadSpecs).
+func Pack(path string, add func(key, path string) (string, error)) ([]byte, error) {
+	doc, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range doc.Workloads {
+		if err := entryPaths(e, doc.resolve(path), add); err != nil {
+			return nil, fmt.Errorf("workload file %s: entry %d: %w", path, i+1, err)
+		}
+	}
+	doc.Relative = true
+	b, err := json.MarshalIndent(doc, "", " ")
+	return append(b, '\n'), err
 }
 
 // set sets the field a workload file's key names.

@@ -230,3 +230,48 @@ func TestDeterminism(t *testing.T) {
 		t.Error("another seed, the same flows")
 	}
 }
+
+// TestWorkloadFilePack: Pack hands add every file the entries name (a
+// built-in CDF's name is no file) and marks the copy relative; the
+// copy, read from another directory, names the files beside it; the
+// command line's paths, which no entry sets, are left as they are.
+func TestWorkloadFilePack(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	cdf, traffic := filepath.Join(src, "my.cdf"), filepath.Join(src, "t.txt")
+	os.WriteFile(cdf, []byte("100 0\n1000 100\n"), 0o644)
+	os.WriteFile(traffic, []byte("1\n0 1 1000 0 -1\n"), 0o644)
+	path := filepath.Join(src, "w.json")
+	os.WriteFile(path, []byte(`{"workloads": [{"workload": "poisson", "cdf": "`+cdf+`"},
+	 {"workload": "poisson", "cdf": "websearch"}, {"workload": "file", "traffic": "`+traffic+`"}]}`), 0o644)
+	var added []string
+	b, err := Pack(path, func(key, p string) (string, error) {
+		added = append(added, key+"="+p)
+		return filepath.Base(p), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"cdf=" + cdf, "traffic=" + traffic}; !slices.Equal(added, want) {
+		t.Fatalf("added %v, want %v", added, want)
+	}
+	copied := filepath.Join(dst, "w.json")
+	os.WriteFile(copied, b, 0o644)
+	s, err := ReadSpecs(copied, Spec{CDF: "cmdline.cdf", Traffic: "cmdline.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Parts; p[0].CDF != filepath.Join(dst, "my.cdf") || p[1].CDF != "websearch" || p[2].Traffic != filepath.Join(dst, "t.txt") ||
+		p[0].Traffic != "cmdline.txt" || p[2].CDF != "cmdline.cdf" {
+		t.Errorf("the copy's parts: %+v", p)
+	}
+	// Without "relative" the same names are the working directory's.
+	os.WriteFile(copied, []byte(`{"workloads": [{"workload": "file", "traffic": "t.txt"}]}`), 0o644)
+	if s, err := ReadSpecs(copied, Spec{}); err != nil || s.Parts[0].Traffic != "t.txt" {
+		t.Errorf("not relative: %+v, %v", s.Parts, err)
+	}
+	os.WriteFile(path, []byte(`{"workloads": [{"workload": "file", "traffic": "`+filepath.Join(src, "none.txt")+`"}]}`), 0o644)
+	if _, err := Pack(path, func(_, p string) (string, error) { _, err := os.Stat(p); return "", err }); err == nil ||
+		!strings.Contains(err.Error(), "entry 1: traffic") {
+		t.Errorf("a missing traffic file: %v", err)
+	}
+}

@@ -94,17 +94,19 @@ func TestNetRTLoss(t *testing.T) {
 	}
 }
 
-// TestNetRTLossStalled: the testbed's NetRT give-up, reproduced with
-// --stall: at 5 % loss, tor1 off its CPU 9 ms of every 50 outlasts the
-// 8 ms tor2 asks for a hole before it falls back to the hosts (waits),
-// which then go back (docs/experiments.md, NetRT, "Why tor2 gave up";
-// tor/fabric TestNetRTStallBudget has the mechanism).
+// TestNetRTLossStalled: the testbed's NetRT give-up under --stall, and
+// its fix: at 5 % loss, tor1 off its CPU 9 ms of every 50 outlasted the
+// 8 ms of requests tor2 counted before it fell back to the hosts
+// (waits), which then went back; requests sent while nothing comes from
+// the fabric no longer count, so only a pause past 16 ms does
+// (docs/experiments.md, NetRT, "Why tor2 gave up"; tor/fabric
+// TestNetRTStall has the mechanism).
 func TestNetRTLossStalled(t *testing.T) {
 	args := []string{"--losses", "0.05", "--sizes", "1000000", "--count", "50"}
 	for _, c := range []struct {
 		stall string
 		waits bool
-	}{{"tor1:5ms/50ms:fixed", false}, {"tor1:9ms/50ms:fixed", true}} {
+	}{{"tor1:9ms/50ms:fixed", false}, {"tor1:20ms/50ms:fixed", true}} {
 		cs := cells(t, "netrt-loss", append(args, "--stall", c.stall)...)
 		w, r := num(t, cs[0], "waits"), num(t, cs[0], "netrt.e2e_retx")
 		t.Logf("--stall %s: %v waits, %v end-to-end retransmissions, %v timeouts", c.stall, w, r, num(t, cs[0], "netrt.timeouts"))
