@@ -151,3 +151,23 @@ func (b *SharedBuffer) admit(pooled, need int, alpha int64) bool {
 		}
 	}
 }
+
+// charge takes a frame of n bytes into queue q as admit does, the
+// queue's reserve first, then the port's, then the pool, but whatever
+// the threshold and the pool's free bytes: a frame admitted into PFC
+// headroom, which the pool's owner kept out of its size
+// (IngressPFC.Headroom), so that the buffer itself is not
+// over-committed. release gives it back as any other.
+func (q *queue) charge(n int) {
+	own := q.bytes - q.ported - q.pooled
+	need := n - max(q.reserve-own, 0)
+	if need <= 0 {
+		return
+	}
+	port := min(need, q.port.size-q.port.held)
+	need -= port
+	q.pool.used.Add(int64(need))
+	q.port.held += port
+	q.ported += port
+	q.pooled += need
+}

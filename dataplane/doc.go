@@ -19,6 +19,14 @@
 // link rate, and skips queues whose PFC priority is paused. DefaultEgress
 // is the layout the stages expect: control, retransmit, data, idle.
 //
+// PFC (pfc.go, pfcwd.go): with WorkerConfig.PFC a worker pauses a port's
+// peer on buffer thresholds per ingress port and lossless priority (the
+// enable vector IngressPFC.Priorities), and with WorkerConfig.PFCWatchdog
+// it ends pause storms and deadlocks as SONiC's pfcwd does: a priority
+// paused with frames waiting and none sent for the detection time is
+// stormed, its pauses ignored and its frames dropped (pfc_watchdog) or
+// forwarded until no pause came for the restoration time.
+//
 // A queue may mark ECN (ECNProfile, DCQCN's Kmin/Kmax/Pmax as SONiC's
 // WRED_PROFILE writes them): ECN-capable frames are marked CE with a
 // probability that rises with the queue's instantaneous depth, decided

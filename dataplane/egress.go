@@ -162,7 +162,10 @@ type queue struct {
 	alpha   int64
 	ported  int
 	pooled  int
-	stats   QueueStats
+	// headroom lets the next push pass the pool's threshold into PFC
+	// headroom (IngressPFC.Headroom); the worker sets it per frame.
+	headroom bool
+	stats    QueueStats
 }
 
 // QueueStats are the counters of one egress queue.
@@ -190,6 +193,7 @@ const (
 	pushed = iota
 	pushFull
 	pushThreshold
+	pushHeadroom // queued past the pool's threshold, into PFC headroom
 )
 
 func (q *queue) push(e entry) int {
@@ -201,11 +205,16 @@ func (q *queue) push(e entry) int {
 		q.stats.DropBytes += uint64(e.len)
 		return pushFull
 	}
+	res := pushed
 	if q.pool != nil && !q.admit(int(e.len)) {
-		q.stats.Drops++
-		q.stats.DropBytes += uint64(e.len)
-		q.stats.ThresholdDrops++
-		return pushThreshold
+		if !q.headroom {
+			q.stats.Drops++
+			q.stats.DropBytes += uint64(e.len)
+			q.stats.ThresholdDrops++
+			return pushThreshold
+		}
+		q.charge(int(e.len))
+		res = pushHeadroom
 	}
 	// Field by field, not q.ring[i] = e: the struct copy spilled e to
 	// the stack in narrow stores and read it back in one 16-byte load,
@@ -219,7 +228,7 @@ func (q *queue) push(e entry) int {
 	if q.bytes > q.stats.MaxDepthBytes {
 		q.stats.MaxDepthBytes = q.bytes
 	}
-	return pushed
+	return res
 }
 
 // grow doubles the ring. Rings start small and grow to the depth the
@@ -458,7 +467,8 @@ func (e *Egress) enqueuePacket(p *Packet) int {
 	en.ecn, en.l3, en.v6 = ecnOf(p)
 	q := &e.queues[p.Queue]
 	depth := q.bytes
-	if r := q.push(en); r != pushed {
+	r := q.push(en)
+	if r != pushed && r != pushHeadroom {
 		return r
 	}
 	e.backlog += int(en.len)
@@ -466,7 +476,7 @@ func (e *Egress) enqueuePacket(p *Packet) int {
 		// the entry in the ring, so that it remembers a mark
 		e.mark(q, &q.ring[(q.tail-1)&uint32(len(q.ring)-1)], depth)
 	}
-	return pushed
+	return r
 }
 
 // EnqueueControl queues a MAC control frame (PFC, PAUSE) ahead of every

@@ -38,6 +38,21 @@ type IngressPFC struct {
 	// Ports says by port index which ingress ports pause their peer;
 	// nil means every port.
 	Ports []bool
+	// Priorities is the PFC enable vector (bit p: priority p is
+	// lossless), as 802.1Qbb's per-port PFC enable: a frame queued on
+	// another priority is never counted and never pauses, and received
+	// pauses of other priorities are ignored. 0 means every priority
+	// (what a worker did before it had the vector).
+	Priorities uint8
+	// Headroom, with a shared buffer, is the bytes per ingress port and
+	// lossless priority a queue may take past the pool's dynamic
+	// threshold, for the frames a peer has in flight when it is paused:
+	// such a frame is queued (drawing on the pool beyond its size, which
+	// the pool's owner made smaller by every headroom) and pauses the
+	// peer at once, as the ns-3 RDMA switch MMU (switch-mmu.cc) admits
+	// into headroom what the shared pool refuses. Frames leaving release
+	// headroom first, as there. 0: the threshold drops them.
+	Headroom int
 }
 
 // validate checks the thresholds against n ports.
@@ -47,6 +62,8 @@ func (c *IngressPFC) validate(n int) error {
 		return fmt.Errorf("%w: ingress pfc: xoff %d, xon %d bytes, want 0 ≤ xon < xoff", ErrWorkerConfig, c.XOff, c.XOn)
 	case c.Ports != nil && len(c.Ports) != n:
 		return fmt.Errorf("%w: ingress pfc names %d ports, have %d", ErrWorkerConfig, len(c.Ports), n)
+	case c.Headroom < 0:
+		return fmt.Errorf("%w: ingress pfc: headroom %d bytes", ErrWorkerConfig, c.Headroom)
 	case c.Alpha != 0:
 		if err := validAlpha(c.Alpha); err != nil {
 			return fmt.Errorf("%w: ingress pfc: %v", ErrWorkerConfig, err)
@@ -61,6 +78,7 @@ type pfcState struct {
 	pool  *SharedBuffer // with cfg.Alpha: the pool the thresholds follow
 	alpha int64         // cfg.Alpha in fixed point (alphaFixed)
 	bytes [][8]int      // queued bytes by ingress port and priority
+	hdrm  [][8]int      // of bytes, those queued in headroom (IngressPFC.Headroom)
 	on    []uint8       // priorities paused, by ingress port
 	again []int64       // when each paused port's pause is sent again
 	next  int64         // the earliest of again over paused ports; MaxInt64 when none
@@ -71,7 +89,7 @@ func newPFCState(c IngressPFC, eg []*Egress) *pfcState {
 	if c.Quanta == 0 {
 		c.Quanta = 0xffff
 	}
-	s := &pfcState{cfg: c, bytes: make([][8]int, len(eg)), on: make([]uint8, len(eg)), again: make([]int64, len(eg)),
+	s := &pfcState{cfg: c, bytes: make([][8]int, len(eg)), hdrm: make([][8]int, len(eg)), on: make([]uint8, len(eg)), again: make([]int64, len(eg)),
 		next: math.MaxInt64, pause: make([]int64, len(eg))}
 	for i, e := range eg {
 		s.pause[i] = int64(uint64(c.Quanta) * 512 * 1e9 / e.PauseRateBps())
@@ -100,25 +118,44 @@ func (w *Worker) pfcCount(in, out uint16, q uint8) (*int, int) {
 		return nil, 0
 	}
 	prio := w.egress[out].queues[q].cfg.PFC
-	if prio < 0 {
+	if prio < 0 || s.cfg.Priorities != 0 && s.cfg.Priorities&(1<<prio) == 0 {
 		return nil, 0
 	}
 	return &s.bytes[in][prio], prio
 }
 
+// pfcHeadroom reports whether frame p, if the shared pool refuses it,
+// may go into its ingress port's headroom, and tells its queue so.
+func (w *Worker) pfcHeadroom(p *Packet) bool {
+	s := w.pfc
+	if s.cfg.Headroom == 0 {
+		return false
+	}
+	b, prio := w.pfcCount(p.In, p.Out, p.Queue)
+	if b == nil || s.hdrm[p.In][prio]+int(p.Len) > s.cfg.Headroom {
+		return false
+	}
+	w.egress[p.Out].queues[p.Queue].headroom = true
+	return true
+}
+
 // pfcEnqueued counts a frame queued on port out, queue q, that came in
-// on port in, and pauses in's peer when the frame takes it past XOff.
-func (w *Worker) pfcEnqueued(in, out uint16, q uint8, n int) {
+// on port in, and pauses in's peer when the frame takes it past XOff or
+// went into headroom (hdrm).
+func (w *Worker) pfcEnqueued(in, out uint16, q uint8, n int, hdrm bool) {
 	s := w.pfc
 	b, prio := w.pfcCount(in, out, q)
 	if b == nil {
 		return
 	}
 	*b += n
+	if hdrm {
+		s.hdrm[in][prio] += n
+	}
 	// A pause or resume that finds no frame or a full control queue
 	// (counted as a drop) changes no state, so the next frame tries
 	// again.
-	if bit := uint8(1) << prio; *b > s.cfg.XOff+s.dynamic() && s.on[in]&bit == 0 && w.pfcSend(int(in), bit, s.cfg.Quanta) {
+	if bit := uint8(1) << prio; (hdrm || *b > s.cfg.XOff+s.dynamic()) && s.on[in]&bit == 0 && w.pfcSend(int(in), bit, s.cfg.Quanta) {
 		s.on[in] |= bit
 		if t := w.ctx.Now + s.pause[in]/2; s.on[in] == bit {
 			s.again[in] = t
@@ -136,7 +173,13 @@ func (w *Worker) pfcDequeued(in, out uint16, q uint8, n int) {
 		return
 	}
 	*b -= n
-	if bit := uint8(1) << prio; *b <= s.cfg.XOn+s.dynamic() && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
+	if h := &s.hdrm[in][prio]; *h > 0 {
+		*h -= min(*h, n) // headroom drains first
+	}
+	// Not while frames wait in headroom: the pool refused them, and a
+	// resume would bring the peer's next burst to the same refusal
+	// (ns-3's CheckShouldResume waits for hdrm_bytes to reach 0).
+	if bit := uint8(1) << prio; *b <= s.cfg.XOn+s.dynamic() && s.hdrm[in][prio] == 0 && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
 		s.on[in] &^= bit
 		if s.on[in] == 0 {
 			// Rare (once per pause): the next repetition is
@@ -165,7 +208,7 @@ func (w *Worker) pfcRefresh(now int64) {
 			xon := s.cfg.XOn + s.dynamic()
 			for p := 0; p < 8; p++ {
 				if bit := uint8(1) << p; on&bit != 0 {
-					if s.bytes[i][p] > xon {
+					if s.bytes[i][p] > xon || s.hdrm[i][p] > 0 {
 						above |= bit
 					} else {
 						below |= bit

@@ -69,6 +69,10 @@ var (
 	// not honour them (WorkerConfig.RefusePFC): a trust boundary, so it
 	// paused nothing.
 	ReasonPFCRefused = NewReason("trust_pfc")
+	// ReasonPFCWatchdog: the frame's queue was stormed, paused by its
+	// peer for longer than the PFC watchdog's detection time, and the
+	// watchdog's action is drop (PFCWatchdog).
+	ReasonPFCWatchdog = NewReason("pfc_watchdog")
 	// ReasonHandoffFull: the ring to the worker that owns the frame
 	// (Handoff) was full; that worker is more than a ring behind.
 	ReasonHandoffFull = NewReason("handoff_full")

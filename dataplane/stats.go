@@ -16,6 +16,15 @@ type PortCounters struct {
 	// does not honour them (WorkerConfig.RefusePFC), dropped as
 	// ReasonPFCRefused.
 	PFCRefused uint64
+	// PFCRxPrio and PFCTxPrio count the PFC frames received and sent
+	// that name each priority in their enable vector (a pause or a
+	// resume), as switches count PFC per priority.
+	PFCRxPrio, PFCTxPrio [8]uint64
+	// WDStorms and WDRestores count the pause storms the PFC watchdog
+	// declared on the port's queues and the queues it restored
+	// (PFCWatchdog); their difference is the priorities stormed now.
+	// WDDrops counts the frames it dropped (ReasonPFCWatchdog).
+	WDStorms, WDRestores, WDDrops uint64
 }
 
 // QueueSnapshot is one egress queue at the last publication.

@@ -117,6 +117,9 @@ type WorkerConfig struct {
 	// the egress queues pass a threshold (IngressPFC). nil sends PFC
 	// only where a stage does (Ctx.SendPFC).
 	PFC *IngressPFC
+	// PFCWatchdog, when not nil, ends the pause storms of the ports'
+	// peers (PFCWatchdog).
+	PFCWatchdog *PFCWatchdog
 }
 
 // Worker runs the pipeline over its ports on one locked OS thread: it
@@ -173,6 +176,10 @@ type Worker struct {
 	gone     uint64
 	inbox    []*Inbox  // by port, where the port is or wraps one
 	pfc      *pfcState // WorkerConfig.PFC's accounting; nil without it
+	wd       *wdState  // WorkerConfig.PFCWatchdog's; nil without it
+	// pfcRx is the priorities whose received pauses are honoured
+	// (IngressPFC.Priorities; every one without).
+	pfcRx uint8
 }
 
 // MonotonicClock returns a clock reading nanoseconds since the call on
@@ -219,6 +226,11 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 			return nil, err
 		}
 	}
+	if c.PFCWatchdog != nil {
+		if err := c.PFCWatchdog.validate(len(c.Ports)); err != nil {
+			return nil, err
+		}
+	}
 	if c.TimerCap == 0 {
 		c.TimerCap = 1 << 16
 	}
@@ -256,6 +268,13 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	}
 	if c.PFC != nil {
 		w.pfc = newPFCState(*c.PFC, w.egress)
+	}
+	w.pfcRx = 0xff
+	if c.PFC != nil && c.PFC.Priorities != 0 {
+		w.pfcRx = c.PFC.Priorities
+	}
+	if c.PFCWatchdog != nil {
+		w.wd = newWDState(*c.PFCWatchdog, len(c.Ports))
 	}
 	w.timed = make([]Timed, len(c.Stages))
 	for i, s := range c.Stages {
@@ -347,6 +366,9 @@ func (w *Worker) Step(now int64) int {
 	}
 	if w.pfc != nil && now >= w.pfc.next {
 		w.pfcRefresh(now)
+	}
+	if w.wd != nil && now >= w.wd.next {
+		w.wdCheck(now)
 	}
 	w.srcFull = false
 	for i, src := range w.srcs {
@@ -470,7 +492,20 @@ func (w *Worker) control(in int, p *Packet, f []byte) {
 			for k := range t {
 				t[k] = c.Time(k)
 			}
-			w.egress[in].Pause(w.ctx.Now, c.ClassEnable(), &t)
+			enable := c.ClassEnable()
+			for k := range t {
+				if enable&(1<<k) != 0 {
+					pc.PFCRxPrio[k]++
+				}
+			}
+			// A priority without PFC is never paused
+			// (IngressPFC.Priorities), nor one the watchdog
+			// found stormed.
+			enable &= w.pfcRx
+			if w.wd != nil {
+				enable = w.wdPause(in, enable, &t)
+			}
+			w.egress[in].Pause(w.ctx.Now, enable, &t)
 			pc.PFCRx++
 		}
 	case rocev2.MACControlPause:
@@ -568,11 +603,19 @@ func (w *Worker) enqueue(p *Packet) bool {
 		w.dropPacket(p, ReasonUnrouted)
 	case int(p.Out) >= len(w.egress) || int(p.Queue) >= w.egress[p.Out].NumQueues():
 		w.dropPacket(p, ReasonBadPort)
+	case w.wd != nil && w.wdDropping(p.Out, p.Queue):
+		w.st.Ports[p.Out].WDDrops++
+		w.dropPacket(p, ReasonPFCWatchdog)
 	default:
-		switch w.egress[p.Out].enqueuePacket(p) {
-		case pushed:
+		hr := w.pfc != nil && w.pfcHeadroom(p)
+		r := w.egress[p.Out].enqueuePacket(p)
+		if hr {
+			w.egress[p.Out].queues[p.Queue].headroom = false
+		}
+		switch r {
+		case pushed, pushHeadroom:
 			if w.pfc != nil {
-				w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len))
+				w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len), r == pushHeadroom)
 			}
 			return true
 		case pushThreshold:
@@ -610,7 +653,13 @@ func (w *Worker) sendPFC(port int, enable uint8, times [8]uint16) bool {
 		w.drop(addr, ReasonQueueFull)
 		return false
 	}
-	w.st.Ports[port].PFCTx++
+	pc := &w.st.Ports[port]
+	pc.PFCTx++
+	for k := range times {
+		if enable&(1<<k) != 0 {
+			pc.PFCTxPrio[k]++
+		}
+	}
 	return true
 }
 
@@ -681,6 +730,9 @@ func (w *Worker) sleep(now int64) {
 	if w.pfc != nil && w.pfc.next != math.MaxInt64 {
 		d = min(d, w.pfc.next-now) // a pause to send again before it lapses
 	}
+	if w.wd != nil && w.wd.next != math.MaxInt64 {
+		d = min(d, w.wd.next-now) // a storm to declare or end
+	}
 	if d <= 0 {
 		return
 	}
@@ -748,6 +800,9 @@ func (w *Worker) Next(now int64) (at int64, ok bool) {
 	}
 	if w.pfc != nil && w.pfc.next != math.MaxInt64 {
 		at, ok = min(at, w.pfc.next), true
+	}
+	if w.wd != nil && w.wd.next != math.MaxInt64 {
+		at, ok = min(at, w.wd.next), true
 	}
 	for _, h := range w.hold {
 		if t, due := h.Deadline(); due {

@@ -157,6 +157,8 @@ func (a *admin) ports(w http.ResponseWriter, _ *http.Request) {
 			v.TxBytes += c.TxBytes
 			v.PFCRx += c.PFCRx
 			v.PFCTx += c.PFCTx
+			v.PFCWatchdogStorms += c.WDStorms
+			v.PFCWatchdogRestores += c.WDRestores
 			v.RxDropped += ps.RxDropped
 			v.TxRefused += ps.TxRefused
 			v.ZeroCopy = ps.ZeroCopy

@@ -329,6 +329,13 @@ func (s *Switch) Run(ctx context.Context, ready func()) error {
 			s.monitor.Run(ctx)
 		}()
 	}
+	if _, ok := s.workers[0].PFCWatchdog(); ok {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stormAlerts(ctx, s.log, s.cfg.Ports, s.workers, stormAlertEvery)
+		}()
+	}
 	ready()
 	wg.Wait()
 	// The workers have stopped: frames handed between them and not yet

@@ -42,6 +42,12 @@ var (
 	dPauseRx     = desc("port_pause_rx_frames_total", "802.3x PAUSE frames received on the port.", "port")
 	dPFCRefused  = desc("port_pfc_refused_frames_total", "PFC and PAUSE frames received on a port that does not honour them (trust.pfc_ports), dropped as trust_pfc: they paused nothing.", "port")
 	dPFCTx       = desc("port_pfc_tx_frames_total", "802.1Qbb PFC frames the switch sent on the port.", "port")
+	dPFCRxPrio   = desc("port_pfc_rx_priority_frames_total", "802.1Qbb PFC frames received on the port that name the priority (pause or resume).", "port", "priority")
+	dPFCTxPrio   = desc("port_pfc_tx_priority_frames_total", "802.1Qbb PFC frames the switch sent on the port that name the priority (pause or resume).", "port", "priority")
+	dWDStorms    = desc("port_pfc_watchdog_storms_total", "PFC watchdog (pfc.watchdog): pause storms declared on the port's queues, a priority paused by the peer with frames waiting and none sent for the detection time.", "port")
+	dWDRestores  = desc("port_pfc_watchdog_restores_total", "PFC watchdog (pfc.watchdog): stormed priorities restored after the restoration time passed without a pause.", "port")
+	dWDStormed   = desc("port_pfc_watchdog_stormed", "PFC watchdog (pfc.watchdog): priorities of the port stormed now, whose pauses the switch ignores.", "port")
+	dWDDrops     = desc("port_pfc_watchdog_drops_total", "PFC watchdog (pfc.watchdog, action drop): frames of stormed queues dropped, also counted as drop reason pfc_watchdog.", "port")
 	dXDPDrop     = desc("port_xdp_rx_dropped_total", "Frames the kernel dropped for want of AF_XDP rx ring or fill ring room (XDP_STATISTICS rx_dropped).", "port")
 	dXDPInvalid  = desc("port_xdp_invalid_descs_total", "Invalid AF_XDP descriptors (XDP_STATISTICS), by direction.", "port", "direction")
 	dXDPRingFull = desc("port_xdp_rx_ring_full_total", "Times the AF_XDP rx ring was full (XDP_STATISTICS rx_ring_full).", "port")
@@ -83,9 +89,12 @@ var (
 	dStagePkts   = desc("stage_packets_total", "Frames handed to the stage.", "stage")
 )
 
+var prioNames = [8]string{"0", "1", "2", "3", "4", "5", "6", "7"}
+
 // Descs lists every metric the collector exports, for the metrics reference.
 func Descs() []*prometheus.Desc {
 	return []*prometheus.Desc{dRxPackets, dRxBytes, dTxPackets, dTxBytes, dPFCRx, dPauseRx, dPFCRefused, dPFCTx,
+		dPFCRxPrio, dPFCTxPrio, dWDStorms, dWDRestores, dWDStormed, dWDDrops,
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
 		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops,
 		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dThreshold, dQThDrops, dSharedUsed, dSharedSize, dReserve, dReserveUsed, dDrops,
@@ -125,6 +134,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			a.PauseRx += b.PauseRx
 			a.PFCRefused += b.PFCRefused
 			a.PFCTx += b.PFCTx
+			for k := range a.PFCRxPrio {
+				a.PFCRxPrio[k] += b.PFCRxPrio[k]
+				a.PFCTxPrio[k] += b.PFCTxPrio[k]
+			}
+			a.WDStorms += b.WDStorms
+			a.WDRestores += b.WDRestores
+			a.WDDrops += b.WDDrops
 			ps, qs := &pstats[i], s.PortStats[i]
 			ps.RxDropped += qs.RxDropped
 			ps.RxInvalid += qs.RxInvalid
@@ -202,6 +218,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(ch, dPauseRx, p.PauseRx, name)
 		counter(ch, dPFCRefused, p.PFCRefused, name)
 		counter(ch, dPFCTx, p.PFCTx, name)
+		for k := range p.PFCRxPrio {
+			counter(ch, dPFCRxPrio, p.PFCRxPrio[k], name, prioNames[k])
+			counter(ch, dPFCTxPrio, p.PFCTxPrio[k], name, prioNames[k])
+		}
+		counter(ch, dWDStorms, p.WDStorms, name)
+		counter(ch, dWDRestores, p.WDRestores, name)
+		gauge(ch, dWDStormed, float64(p.WDStorms-p.WDRestores), name)
+		counter(ch, dWDDrops, p.WDDrops, name)
 		counter(ch, dXDPDrop, s.RxDropped, name)
 		counter(ch, dXDPInvalid, s.RxInvalid, name, "rx")
 		counter(ch, dXDPInvalid, s.TxInvalid, name, "tx")

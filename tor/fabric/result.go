@@ -105,15 +105,19 @@ type SwitchResult struct {
 
 // PortResult is one switch port.
 type PortResult struct {
-	Port      string         `json:"port"`
-	TxPackets uint64         `json:"tx_packets"`
-	TxBytes   uint64         `json:"tx_bytes"`
-	Busy      float64        `json:"busy"` // fraction of the run the wire was serializing
-	PFCTx     uint64         `json:"pfc_tx"`
-	PFCRx     uint64         `json:"pfc_rx"`
-	PausedNs  int64          `json:"paused_ns"`
-	Queues    []QueueResult  `json:"queues,omitempty"`
-	Extra     map[string]int `json:"-"`
+	Port      string  `json:"port"`
+	TxPackets uint64  `json:"tx_packets"`
+	TxBytes   uint64  `json:"tx_bytes"`
+	Busy      float64 `json:"busy"` // fraction of the run the wire was serializing
+	PFCTx     uint64  `json:"pfc_tx"`
+	PFCRx     uint64  `json:"pfc_rx"`
+	PausedNs  int64   `json:"paused_ns"`
+	// WDStorms and WDRestores are the PFC watchdog's storms and
+	// restorations on the port (pfc.watchdog); absent when 0.
+	WDStorms   uint64         `json:"pfc_watchdog_storms,omitempty"`
+	WDRestores uint64         `json:"pfc_watchdog_restores,omitempty"`
+	Queues     []QueueResult  `json:"queues,omitempty"`
+	Extra      map[string]int `json:"-"`
 }
 
 // QueueResult is one egress queue that carried anything.
@@ -201,7 +205,7 @@ func (r *runner) result() (*Result, error) {
 			pc := snap.Ports[pi]
 			e := w.Egress(pi)
 			pr := PortResult{Port: p.Name(), TxPackets: pc.TxPackets, TxBytes: pc.TxBytes, PFCTx: pc.PFCTx, PFCRx: pc.PFCRx,
-				PausedNs: e.PausedNs()}
+				PausedNs: e.PausedNs(), WDStorms: pc.WDStorms, WDRestores: pc.WDRestores}
 			if now > 0 {
 				pr.Busy = round3(float64(ws.BusyTime/sim.Nanosecond) / float64(now))
 			}

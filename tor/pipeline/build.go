@@ -57,7 +57,7 @@ func NewPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*Plan, error) {
 // frame comes from mtu, the MTUs of the protected ports' interfaces
 // that exist; where none does, or mtu is nil, llr's default holds.
 func NewPlanMTU(cfg *Config, fib *fwd.FIB, misses *fwd.Misses, mtu MTUFunc) (*Plan, error) {
-	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg), Buffer: cfg.Buffer.Shared(len(cfg.Ports), cfg.queues())}
+	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg), Buffer: cfg.sharedBuffer()}
 	if cfg.Handoff() {
 		p.Owners = NewOwners(cfg)
 	}
@@ -277,7 +277,7 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 	pm, _ := dataplane.ParsePollMode(cfg.Poll)
 	wc := dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
 		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.RefusePFC(cfg.Ports),
-		PFC: cfg.PFC.ingress(cfg.Ports)}
+		PFC: cfg.PFC.ingress(cfg), PFCWatchdog: cfg.PFC.watchdog()}
 	if (h != nil) != (p.Owners != nil) {
 		return nil, fmt.Errorf("%w: worker %d: a handoff is needed exactly with more than one worker and netrt, trim or llr", ErrConfig, w)
 	}

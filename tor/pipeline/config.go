@@ -141,9 +141,15 @@ type Config struct {
 //	  xon: 32KiB    # resume it when they fall to this
 //	  quanta: 0     # a pause's length in 512 bit times; 0 = 65535, repeated while above xon
 //	  ports: [s1]   # ports whose peers are paused; empty = all
+//	  priorities: [3]      # the PFC enable vector; empty = every priority
+//	  cable_length: 100    # metres: derive the headroom (tor/pipeline/pfc.go), or
+//	  headroom: 32KiB      # give it; xoff + headroom must fit egress.queue_limit
+//	  watchdog: {detection: 200ms, restoration: 200ms, action: drop}
 //
-// With workers: W each worker counts its own queues' share; with a
-// handoff (netrt, trim or llr on several workers) it is refused.
+// With a headroom and no xoff, xoff is egress.queue_limit less the
+// headroom and xon half of it. With workers: W each worker counts its
+// own queues' share; with a handoff (netrt, trim or llr on several
+// workers) it is refused.
 type PFCConfig struct {
 	XOff   dataplane.Bytes `yaml:"xoff"`   // a port's peer is paused when the bytes it queued here pass this
 	XOn    dataplane.Bytes `yaml:"xon"`    // ... and resumed when they fall to this
@@ -154,18 +160,43 @@ type PFCConfig struct {
 	// threshold): xoff is then a port's static share and xoff − xon the
 	// resume offset. 0: static thresholds.
 	Alpha float64 `yaml:"alpha"`
+	// Priorities is the PFC enable vector: the lossless priorities,
+	// the only ones counted, paused and honoured when the peer pauses.
+	// Empty: every priority (the data queue's 3 in DefaultEgress).
+	Priorities []int `yaml:"priorities"`
+	// Headroom is the bytes above xoff a paused peer's frames in
+	// flight may take, given; cable_length, mtu and response_time
+	// derive it instead. With either, xoff + headroom must fit
+	// egress.queue_limit, xoff defaults to queue_limit − headroom (xon
+	// to half of it), and a buffer section keeps a headroom per
+	// lossless port and priority out of its shared pool.
+	Headroom     dataplane.Bytes `yaml:"headroom"`
+	CableLength  float64         `yaml:"cable_length"`  // the cable to each peer in metres: derives the headroom from each port's rate (docs/operations.md, PFC headroom); 0: no derived headroom
+	MTU          dataplane.Bytes `yaml:"mtu"`           // the largest frame on the link, for the derived headroom; 0: 9216
+	ResponseTime time.Duration   `yaml:"response_time"` // the peer's reaction to a pause with both interfaces' delays, for the derived headroom; 0: the IEEE 802.3 Annex 31B bound for the rate
+	// Watchdog ends pause storms and deadlocks: a lossless priority
+	// paused by the peer with frames waiting and none sent for
+	// detection is stormed (docs/operations.md, PFC watchdog). No
+	// section, no watchdog.
+	Watchdog *PFCWatchdogConfig `yaml:"watchdog"`
 }
 
 // ingress returns the worker's configuration for ports, nil without
 // a section.
-func (p *PFCConfig) ingress(ports []string) *dataplane.IngressPFC {
+func (p *PFCConfig) ingress(cfg *Config) *dataplane.IngressPFC {
 	if p == nil {
 		return nil
 	}
-	c := &dataplane.IngressPFC{XOff: int(p.XOff), XOn: int(p.XOn), Quanta: p.Quanta, Alpha: p.Alpha}
+	xoff, xon := p.thresholds(cfg)
+	c := &dataplane.IngressPFC{XOff: xoff, XOn: xon, Quanta: p.Quanta, Alpha: p.Alpha, Priorities: p.lossless()}
+	if cfg.Buffer != nil {
+		// The pool kept the headroom aside (HeadroomReserve); each
+		// worker's share of a port queues its share of it.
+		c.Headroom = p.headroom(cfg) / cfg.shares()
+	}
 	if len(p.Ports) > 0 {
-		c.Ports = make([]bool, len(ports))
-		for i, n := range ports {
+		c.Ports = make([]bool, len(cfg.Ports))
+		for i, n := range cfg.Ports {
 			c.Ports[i] = slices.Contains(p.Ports, n)
 		}
 	}
@@ -177,11 +208,15 @@ func (p *PFCConfig) validate(c *Config) error {
 	if p == nil {
 		return nil
 	}
+	if err := p.validateLossless(c); err != nil {
+		return err
+	}
+	xoff, xon := p.thresholds(c)
 	switch {
-	case p.XOff <= 0 || p.XOn >= p.XOff:
-		return bad("pfc", "xoff %d, xon %d bytes: want 0 ≤ xon < xoff", p.XOff, p.XOn)
-	case p.XOff >= c.Egress.QueueLimit:
-		return bad("pfc.xoff", "%d bytes, want below egress.queue_limit (%d): the queue would drop before it paused", p.XOff, c.Egress.QueueLimit)
+	case xoff <= 0 || xon < 0 || xon >= xoff:
+		return bad("pfc", "xoff %d, xon %d bytes: want 0 ≤ xon < xoff (without xoff: a headroom below egress.queue_limit)", xoff, xon)
+	case xoff >= int(c.Egress.QueueLimit):
+		return bad("pfc.xoff", "%d bytes, want below egress.queue_limit (%d): the queue would drop before it paused", xoff, c.Egress.QueueLimit)
 	case p.Alpha != 0 && c.Buffer == nil:
 		return bad("pfc.alpha", "%v needs a buffer section: the thresholds follow its shared pool", p.Alpha)
 	case p.Alpha != 0 && !(p.Alpha >= 1.0/256 && p.Alpha <= 256):

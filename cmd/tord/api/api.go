@@ -29,8 +29,13 @@ type Port struct {
 	TxBytes   uint64 `json:"tx_bytes"`
 	PFCRx     uint64 `json:"pfc_rx"`
 	PFCTx     uint64 `json:"pfc_tx"`
-	RxDropped uint64 `json:"rx_ring_dropped"` // the kernel found no room in the rx ring
-	TxRefused uint64 `json:"tx_refused"`
+	// PFCWatchdogStorms and PFCWatchdogRestores count the pause storms
+	// the PFC watchdog declared on the port and the restorations
+	// (pfc.watchdog); their difference is the priorities stormed now.
+	PFCWatchdogStorms   uint64 `json:"pfc_watchdog_storms,omitempty"`
+	PFCWatchdogRestores uint64 `json:"pfc_watchdog_restores,omitempty"`
+	RxDropped           uint64 `json:"rx_ring_dropped"` // the kernel found no room in the rx ring
+	TxRefused           uint64 `json:"tx_refused"`
 }
 
 // Queue is one egress queue of GET /api/v1/queues, summed over the workers.
