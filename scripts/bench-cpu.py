@@ -41,6 +41,8 @@ CASES = [
     ("dataplane", "BenchmarkWorkerForward/ecn=off$", 300000),
     ("dataplane", "BenchmarkWorkerForward/ecn=dequeue$", 300000),
     ("dataplane", "BenchmarkWorkerForward/ecn=enqueue$", 300000),
+    ("dataplane", "BenchmarkWorkerForwardParts/harness$", 300000),
+    ("dataplane", "BenchmarkWorkerForwardParts/unverified$", 300000),
     ("tor/fwd", "BenchmarkForward/baseline$", 400000),
     ("tor/fwd", "BenchmarkForward/ecmp/routes=1000$", 400000),
     ("tor/fwd", "BenchmarkForward/spray/routes=1000$", 400000),
