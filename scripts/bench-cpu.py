@@ -44,6 +44,8 @@ CASES = [
     ("dataplane", "BenchmarkWorkerForwardParts/harness$", 300000),
     ("dataplane", "BenchmarkWorkerForwardParts/unverified$", 300000),
     ("tor/fwd", "BenchmarkForward/baseline$", 400000),
+    ("tor/pipeline", "BenchmarkPipelineForward/plain$", 100000),
+    ("tor/pipeline", "BenchmarkPipelineForward/stages$", 100000),
     ("tor/fwd", "BenchmarkForward/ecmp/routes=1000$", 400000),
     ("tor/fwd", "BenchmarkForward/spray/routes=1000$", 400000),
     ("tor/netrt", "BenchmarkSrcInOrder/netrt$", 6000),
