@@ -375,13 +375,11 @@ func (w *Worker) Step(now int64) int {
 						w.cap.add(w.mem.Frame(&w.out[j]))
 					}
 				}
-				// Counted per batch, in a local sum: see receive.
-				pc, bytes := &w.st.Ports[i], uint64(0)
-				for j := range w.out[:sent] {
-					bytes += uint64(w.out[j].Len)
+				pc := &w.st.Ports[i]
+				for j := 0; j < sent; j++ {
+					pc.TxPackets++
+					pc.TxBytes += uint64(w.out[j].Len)
 				}
-				pc.TxPackets += uint64(sent)
-				pc.TxBytes += bytes
 				for j := sent; j < k; j++ {
 					// The queues keep no Meta: parse the frame again,
 					// on this drop path only, to tell a header-only
@@ -421,11 +419,6 @@ func (w *Worker) Step(now int64) int {
 // MAC control frames, which act on this port's egress.
 func (w *Worker) receive(in int, b *Batch) {
 	pc := &w.st.Ports[in]
-	// The port's counters are added once per batch, from a local sum:
-	// per packet, the increments went through memory around the
-	// classifier's call.
-	pc.RxPackets += uint64(b.N)
-	rxBytes := uint64(0)
 	rx := w.cap != nil && (w.cap.Point == CaptureRx || w.cap.Point == CaptureRxTx) && w.cap.Port == in
 	for j := 0; j < b.N; j++ {
 		p := &b.Pkts[j]
@@ -433,7 +426,8 @@ func (w *Worker) receive(in int, b *Batch) {
 			w.cap.add(w.mem.Frame(p))
 		}
 		p.In, p.Out, p.Queue, p.Verdict = uint16(in), NoPort, 0, Forward
-		rxBytes += uint64(p.Len)
+		pc.RxPackets++
+		pc.RxBytes += uint64(p.Len)
 		f := w.mem.Frame(p)
 		// The frame is the worker's alone: the ICRC is verified in
 		// place, in one CRC pass (rocev2.Classifier.ClassifyOwned):
@@ -457,7 +451,6 @@ func (w *Worker) receive(in int, b *Batch) {
 			w.control(in, p, f)
 		}
 	}
-	pc.RxBytes += rxBytes
 }
 
 // control acts on a MAC control frame received on port in, which pauses
