@@ -108,6 +108,13 @@ func (p pollFlag) Set(v string) (err error) {
 	return err
 }
 
+// addClassFlags adds --tclass and --cnp-dscp, the classes a switch
+// sorts the endpoint's frames by (perf.ClassOptions).
+func addClassFlags(fs *flag.FlagSet, c *perf.ClassOptions) {
+	fs.IntVar(&c.TClass, "tclass", 0, "IP traffic class `TCLASS` of the endpoint's frames, perftest's --tclass: DSCP TCLASS/4 (0: 106, DSCP 26; 96, DSCP 24, with --transport dcp)")
+	fs.IntVar(&c.CNPDSCP, "cnp-dscp", 0, "`DSCP` of the CNPs the endpoint sends, ConnectX's cnp_dscp (0: 48)")
+}
+
 func addPollFlag(fs *flag.FlagSet, v *dataplane.PollMode) {
 	*v = dataplane.Adaptive
 	fs.Var(pollFlag{v}, "poll", "the endpoint's polling: `MODE` adaptive, busy or interrupt (sleeps as soon as idle)")
@@ -225,6 +232,7 @@ func clientFlags(cmd string, o *perf.ClientOptions, port *int, stderr io.Writer)
 	fs.IntVar(port, "p", 0, "perftest's --port: the server's TCP port (default 18515)")
 	fs.Var(rateFlag{&o.Rate}, "rate", "pace the endpoint to `RATE` bit/s (K, M, G suffixes; 0: unpaced)")
 	addPollFlag(fs, &o.Poll)
+	addClassFlags(fs, &o.Class)
 	fs.DurationVar(&o.RTO, "rto", 0, "first retransmission timeout of both ends (0: the transport's: 16ms for gbn and fasr, 64ms for dcp, irn's RTO_high 8ms)")
 	fs.IntVar(&o.BDP, "bdp", o.BDP, "BDP in packets that both ends size IRN's window and bitmaps and FaSR's window and shared pool for")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "connect, protocol, resolution and completion timeout")
@@ -264,6 +272,9 @@ func clientDefaults(fs *flag.FlagSet, o *perf.ClientOptions) {
 // checkClient checks a client command's flags and the transport they
 // build.
 func checkClient(fs *flag.FlagSet, o *perf.ClientOptions, port int) error {
+	if err := o.Class.Check(); err != nil {
+		return usagef("%v", err)
+	}
 	switch {
 	case fs.NArg() > 0:
 		return usagef("unexpected argument %q", fs.Arg(0))
@@ -373,6 +384,7 @@ func parseServer(args []string, stderr io.Writer) (perf.ServerOptions, error) {
 	fs.Var(sizeFlag{&o.MaxMR}, "max-mr", "memory for a run's region (KiB, MiB, GiB suffixes)")
 	fs.Var(rateFlag{&o.Rate}, "rate", "pace the server's endpoint to `RATE` bit/s (read responses)")
 	addPollFlag(fs, &o.Poll)
+	addClassFlags(fs, &o.Class)
 	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics on http://`ADDR:PORT`/metrics")
 	addPcapFlags(fs, &o.Pcap)
 	if err := fs.Parse(args); err != nil {
@@ -380,6 +392,9 @@ func parseServer(args []string, stderr io.Writer) (perf.ServerOptions, error) {
 	}
 	if err := checkPcap(o.Pcap); err != nil {
 		return o, err
+	}
+	if err := o.Class.Check(); err != nil {
+		return o, usagef("%v", err)
 	}
 	switch {
 	case fs.NArg() > 0:

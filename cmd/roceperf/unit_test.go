@@ -23,6 +23,10 @@ func TestParseClient(t *testing.T) {
 	if o, err := parseClient("write", append(base, "--poll", "interrupt"), &bytes.Buffer{}); err != nil || o.Poll != dataplane.Interrupt {
 		t.Errorf("--poll interrupt: %+v, %v", o, err)
 	}
+	if o, err := parseClient("write", append(base, "--tclass", "138", "--cnp-dscp", "46"), &bytes.Buffer{}); err != nil ||
+		o.Class != (perf.ClassOptions{TClass: 138, CNPDSCP: 46}) {
+		t.Errorf("--tclass 138 --cnp-dscp 46: %+v, %v", o.Class, err)
+	}
 	if o, err := parseClient("send", append(base, "--transport", "dcp"), &bytes.Buffer{}); err != nil || o.Transport != "dcp" {
 		t.Errorf("send over dcp: %+v, %v", o, err)
 	}
@@ -58,6 +62,8 @@ func TestParseClient(t *testing.T) {
 		{append(base, "--timeout", "0s"), "--timeout"},
 		{append(base, "--rate", "fast"), "invalid value"},
 		{append(base, "--poll", "spin"), `poll mode "spin"`},
+		{append(base, "--tclass", "2"), "--tclass 2"},
+		{append(base, "--cnp-dscp", "64"), "--cnp-dscp 64"},
 		{append(base, "--nope"), "flag provided but not defined"},
 		{append(base, "extra"), `unexpected argument "extra"`},
 		{[]string{"--dev", "e", "--to", "h", "--size", "1GiB", "--count", "1", "--qps", "2"}, "limit"},
@@ -104,7 +110,12 @@ func TestParseServer(t *testing.T) {
 	if o, err := parseServer([]string{"--dev", "eth0", "--poll", "busy"}, &bytes.Buffer{}); err != nil || o.Poll != dataplane.Busy {
 		t.Errorf("--poll busy: %+v, %v", o, err)
 	}
-	for _, args := range [][]string{{}, {"--dev", "e", "--listen", "nope"}, {"--dev", "e", "--max-mr", "0"}, {"--dev", "e", "--poll", "x"}} {
+	if o, err := parseServer([]string{"--dev", "eth0", "--tclass", "106", "--cnp-dscp", "48"}, &bytes.Buffer{}); err != nil ||
+		o.Class != (perf.ClassOptions{TClass: 106, CNPDSCP: 48}) {
+		t.Errorf("--tclass 106 --cnp-dscp 48: %+v, %v", o.Class, err)
+	}
+	for _, args := range [][]string{{}, {"--dev", "e", "--listen", "nope"}, {"--dev", "e", "--max-mr", "0"}, {"--dev", "e", "--poll", "x"},
+		{"--dev", "e", "--tclass", "300"}} {
 		if _, err := parseServer(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("%q accepted", args)
 		}

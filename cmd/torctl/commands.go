@@ -99,16 +99,37 @@ func queuesCmd(c *client, args []string) error {
 		return err
 	}
 	t := c.table()
-	fmt.Fprintln(t, "PORT\tQUEUE\tDEPTH (B)\tPKTS\tLIMIT (B)\tPEAK (B)\tPAUSED\tENQUEUED\tDEQUEUED\tDROPS\tECT\tCE MARKED\tECN (MIN/MAX B, PMAX, AT)")
+	fmt.Fprintln(t, "PORT\tQUEUE\tTC\tSCHED\tPFC\tDEPTH (B)\tPKTS\tLIMIT (B)\tPEAK (B)\tPAUSED\tENQUEUED\tDEQUEUED\tDROPS\tECT\tCE MARKED\tECN (MIN/MAX B, PMAX, AT)")
 	for _, x := range qs {
 		ecn := "off"
 		if e := x.ECN; e != nil {
 			ecn = fmt.Sprintf("%d/%d %g%% %s", e.MinThresholdBytes, e.MaxThresholdBytes, e.ProbabilityPercent, e.Mark)
 		}
-		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\t%d\t%d\t%s\n", x.Port, x.Queue, x.DepthBytes, x.DepthPackets, x.LimitBytes,
-			x.MaxDepthBytes, x.Paused, x.Enqueued, x.Dequeued, x.Drops, x.ECT, x.Marked, ecn)
+		tc, sched, pfc := qosColumns(x.QoS)
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\t%d\t%d\t%s\n", x.Port, x.Queue, tc, sched, pfc,
+			x.DepthBytes, x.DepthPackets, x.LimitBytes, x.MaxDepthBytes, x.Paused, x.Enqueued, x.Dequeued, x.Drops, x.ECT, x.Marked, ecn)
 	}
 	return t.Flush()
+}
+
+// qosColumns are queues' traffic classes, scheduler and PFC priority:
+// "3", "dwrr:50", "3"; "-" for a queue no class maps to.
+func qosColumns(q *api.QueueQoS) (tc, sched, pfc string) {
+	if q == nil {
+		return "-", "-", "-"
+	}
+	var tcs []string
+	for _, c := range q.TrafficClasses {
+		tcs = append(tcs, strconv.Itoa(c))
+	}
+	tc, sched, pfc = strings.Join(tcs, ","), q.Scheduler, "lossy"
+	if q.Scheduler == "dwrr" {
+		sched = fmt.Sprintf("dwrr:%d", q.Weight)
+	}
+	if q.PFCPriority >= 0 {
+		pfc = strconv.Itoa(q.PFCPriority)
+	}
+	return tc, sched, pfc
 }
 
 func workersCmd(c *client, args []string) error {

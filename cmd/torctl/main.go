@@ -32,7 +32,7 @@ const usage = `usage: torctl [--admin ADDR] [--token-file FILE] [-o table|json] 
 commands:
   status                          version, uptime, ports, workers, stages
   ports                           per-port packets, bytes, PFC, AF_XDP ring drops
-  queues [PORT]                   egress queues: depth, limit, drops, pause, ECN marks and profile
+  queues [PORT]                   egress queues: traffic classes, scheduler, PFC priority, depth, limit, drops, pause, ECN
   workers                         poll loops, busy ratio, frames, batch sizes
   stages                          per-stage calls, packets, mean batch, per-port switches
   stage on|off STAGE PORT         switch trim or impair on or off at a port

@@ -175,6 +175,10 @@ func (a *admin) queues(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out := []api.Queue{}
+	classes := map[string]*api.QueueQoS{}
+	for _, c := range a.config().QueueClasses() {
+		classes[c.Queue] = &api.QueueQoS{TrafficClasses: c.Classes, DSCPs: c.DSCPs, Scheduler: c.Scheduler, Weight: c.Weight, PFCPriority: c.PFC}
+	}
 	for i, name := range a.config().Ports {
 		if only != "" && name != only {
 			continue
@@ -186,7 +190,7 @@ func (a *admin) queues(w http.ResponseWriter, r *http.Request) {
 			}
 			for k, q := range s.Queues[i] {
 				if k == len(qs) {
-					qs = append(qs, api.Queue{Port: name, Queue: q.Name})
+					qs = append(qs, api.Queue{Port: name, Queue: q.Name, QoS: classes[q.Name]})
 				}
 				v := &qs[k]
 				v.DepthBytes += q.DepthBytes

@@ -13,6 +13,7 @@ type (
 	ECNConfig        = pipeline.ECNConfig
 	ECNProfileConfig = pipeline.ECNProfileConfig
 	TrustConfig      = pipeline.TrustConfig
+	QoSConfig        = pipeline.QoSConfig
 )
 
 // DefaultConfig returns the configuration tord runs with when neither

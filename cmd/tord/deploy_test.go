@@ -143,6 +143,7 @@ func tordCollectors() []tordCollector {
 		{"with `dcp: true`, a `trim:` section or an impair rule that has `trim: true`", telemetry.NewHODrops([]metrics.Source{fakeSource{snap}}), true},
 		{"with `forwarding.multipath: adaptive`", telemetry.NewAdaptive(ports, nil), true},
 		{"with `impair:` rules", telemetry.NewImpair(ports, nil), true},
+		{"with a `qos:` section", telemetry.NewQoS(ports, nil), true},
 	}
 }
 

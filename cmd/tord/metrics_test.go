@@ -30,6 +30,7 @@ func goldenSwitch(t *testing.T) (Config, *Switch) {
 	cfg.Forwarding.Multipath = "adaptive"
 	cfg.LLR.Monitor = &LLRMonitorConfig{}
 	cfg.Impair = impair.Config{Seed: 1, Rules: []impair.Rule{{Port: "s1", Direction: "egress", Loss: 0.01}}}
+	cfg.QoS = &QoSConfig{}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -169,6 +169,13 @@ func zeroDefaults() map[string]string {
 		"ecn.profiles.NAME.min_threshold": "4 KB per Gbit/s of the port's rate (10 Gbit/s unshaped), at least 5 KB",
 		"ecn.profiles.NAME.max_threshold": "16 KB per Gbit/s of the port's rate, at least 4 × min",
 		"ecn.profiles.NAME.probability":   "`20`",
+		"qos.dscp_to_tc_map":              "the default profile's: `{24: 3, 25: 3, 26: 3, 27: 3, 48: 6}`",
+		"qos.tc_to_queue_map":             "the default profile's: `{0: lossy, 3: data, 6: cnp}`",
+		"qos.pfc_enable":                  "the default profile's: `[3]`",
+		"qos.scheduler":                   "the default profile's: `strict`, `roce` (dwrr 50), `lossy` (dwrr 50)",
+		"qos.scheduler.NAME.weight":       "— (1–100 for dwrr)",
+		"qos.queue":                       "the default profile's: `cnp`, `data`, `lossy`",
+		"qos.queue.NAME.limit":            "`egress.queue_limit`",
 	}
 }
 

@@ -143,7 +143,7 @@ func (cl *client) setup(ctx context.Context, nc net.Conn) error {
 		return err
 	}
 	sc := sessionConfig{ip: local, transport: t, qps: o.QPs, sq: o.Depth, rq: 1,
-		cq: o.QPs * o.Depth, mtu: o.MTU, rate: o.Rate, poll: o.Poll, baseQPN: randomBase(), cc: ctl}
+		cq: o.QPs * o.Depth, mtu: o.MTU, rate: o.Rate, poll: o.Poll, baseQPN: randomBase(), cc: ctl, class: o.Class}
 	var rp plan
 	if o.Bidir {
 		if rp, err = cl.planReverse(); err != nil {

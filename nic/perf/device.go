@@ -36,13 +36,15 @@ type sessionConfig struct {
 	baseQPN    uint32
 	cc         nic.CC // nil: none
 	mrs        int    // memory regions (0: nic's default)
+	class      ClassOptions
 }
 
 // endpoint is the endpoint configuration a run asks for; the host adds
 // its addresses, egress and clock.
 func (c sessionConfig) endpoint() nic.Config {
 	return nic.Config{IP: c.ip, Transport: c.transport, MaxQPs: c.qps, BaseQPN: c.baseQPN,
-		SQDepth: c.sq, RQDepth: c.rq, CQDepth: c.cq, MTU: c.mtu, CC: c.cc, MaxMRs: c.mrs}
+		SQDepth: c.sq, RQDepth: c.rq, CQDepth: c.cq, MTU: c.mtu, CC: c.cc, MaxMRs: c.mrs,
+		DSCP: uint8(c.class.TClass >> 2), CNPDSCP: uint8(c.class.CNPDSCP)}
 }
 
 // session is one run's endpoint: the verbs, its clock, and its counters

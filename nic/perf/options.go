@@ -95,6 +95,7 @@ type ClientOptions struct {
 	CPUUtil  bool          // --cpu-util: report the CPU the client used
 	Bidir    bool          // -b: the server sends the same messages back at once
 	Pcap     PcapOptions
+	Class    ClassOptions
 	// DepthAuto: --depth was 0, so -a sizes each run's depth for its size.
 	DepthAuto bool
 }
@@ -112,6 +113,35 @@ type ServerOptions struct {
 	Pcap    PcapOptions
 	Metrics string // --metrics ADDR: Prometheus /metrics
 	Clients int    // clients served at once (round.go)
+	Class   ClassOptions
+}
+
+// ClassOptions are the traffic classes an endpoint's frames carry, as
+// a ConnectX sets them: the QP's traffic class (perftest's --tclass)
+// on its requests, responses, ACKs and NAKs, and cnp_dscp on the CNPs
+// it sends. Switches classify by them (tord's qos section: RoCE on
+// DSCP 26, CNPs on 48). Each end sets its own, as each ConnectX does.
+type ClassOptions struct {
+	// TClass is the IP traffic class byte: its DSCP (TClass/4) is the
+	// frames'; its ECN bits are the congestion control's, as on a
+	// ConnectX with ECN on. 0: the endpoint's default, 106 (DSCP 26),
+	// or 96 (DSCP 24) with the dcp transport.
+	TClass int
+	// CNPDSCP is the DSCP of the CNPs (ConnectX's cnp_dscp); 0: 48.
+	CNPDSCP int
+}
+
+// Check says what is wrong with the options, naming the flag.
+func (c ClassOptions) Check() error {
+	switch {
+	case c.TClass != 0 && (c.TClass < 4 || c.TClass > 255):
+		// The endpoint takes DSCP 0 for its default; a RoCE class on
+		// DSCP 0 would share the lossy class of every other frame.
+		return fmt.Errorf("--tclass %d: want 4 to 255 (DSCP 1 to 63)", c.TClass)
+	case c.CNPDSCP < 0 || c.CNPDSCP > 63:
+		return fmt.Errorf("--cnp-dscp %d: want 1 to 63 (0: 48)", c.CNPDSCP)
+	}
+	return nil
 }
 
 // ValidMTU reports whether m is a path MTU a QP takes.

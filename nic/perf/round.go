@@ -324,7 +324,7 @@ func (sv *Server) setup(ctx context.Context, rs []*serverRun) (session, error) {
 		return nil, fmt.Errorf("the round's clients ask for %d QPs, more than the %d an endpoint has", qps, MaxQPs)
 	}
 	s, err := sv.dev.open(sessionConfig{ip: rs[0].local, transport: t, qps: qps, sq: sq, rq: rq,
-		cq: cq, mtu: h0.MTU, rate: sv.o.Rate, poll: sv.o.Poll, baseQPN: randomBase(), cc: ctl, mrs: 2 * len(rs)})
+		cq: cq, mtu: h0.MTU, rate: sv.o.Rate, poll: sv.o.Poll, baseQPN: randomBase(), cc: ctl, mrs: 2 * len(rs), class: sv.o.Class})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

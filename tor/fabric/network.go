@@ -64,6 +64,12 @@ type Options struct {
 	CC     string
 	DCQCN  *cc.DCQCNConfig
 	Timely *cc.TimelyConfig
+	// DSCP and CNPDSCP are the hosts' traffic classes, as a ConnectX's
+	// tclass and cnp_dscp set them (nic.Config): DSCP on requests,
+	// responses, ACKs and NAKs, CNPDSCP on CNPs; 0: the endpoint's
+	// defaults, 26 (24 with dcp) and 48, which the switches' default
+	// QoS profile (qos: {}) puts on the RoCE and CNP classes.
+	DSCP, CNPDSCP uint8
 	// MTU of every QP (default 1024).
 	MTU int
 	// Overhead is the bytes the wire adds to each frame (sim.LinkConfig;

@@ -24,8 +24,9 @@
 //     incremental IPv4 checksum update or the hop limit — both masked
 //     out of the RoCE ICRC, so the ICRC stays valid — and forwards the
 //     packet to the next hop's port, on the configured queue (or the
-//     queue its DSCP maps to; with DCP, a header-only packet on the
-//     control queue, below).
+//     queue its DSCP maps to: tord's qos section fills that table with
+//     its traffic classes, DSCP → class → queue; with DCP, a header-only
+//     packet on the control queue, below).
 //
 // Ports: any ingress; egress is the port of the chosen next hop. The
 // stage never holds a packet, never arms a timer and allocates nothing.

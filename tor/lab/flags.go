@@ -29,6 +29,7 @@ func FabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.StringVar(&o.ECNMin, "ecn-min", o.ECNMin, "with --ecn: Kmin, the depth up to which nothing is marked (empty: tord's, 4 KB per Gbit/s of the port's rate, at least 5 KB)")
 	fs.StringVar(&o.ECNMax, "ecn-max", o.ECNMax, "with --ecn: Kmax, the depth beyond which every ECN-capable packet is marked (empty: tord's, 16 KB per Gbit/s, at least 4 × Kmin)")
 	fs.Float64Var(&o.ECNPMax, "ecn-pmax", o.ECNPMax, "with --ecn: Pmax, the marking probability at Kmax in percent (0: tord's, 20)")
+	fs.BoolVar(&o.QoS, "qos", o.QoS, "every switch runs tord's default traffic classes (qos: {}): RoCE (DSCP 26) lossless, CNPs (48) strict, the rest lossy, each on its own queue")
 	fs.StringVar(&o.Poll, "poll", o.Poll, "tord's worker polling: adaptive (right for a few cores), busy or interrupt")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "tord's workers on every switch; the veths between switches and the switch ends of the host links get as many queues (hosts keep one)")
 	fs.BoolVar(&o.IPv6, "ipv6", o.IPv6, "IPv6 addresses and routes beside IPv4")

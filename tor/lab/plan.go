@@ -60,16 +60,21 @@ type Options struct {
 	// congestion point, tord's ecn section) with the profile of ECNMin,
 	// ECNMax and ECNPMax; what those leave empty is tord's rate-derived
 	// default.
-	ECN         bool    `json:"ecn,omitempty"`
-	ECNMin      string  `json:"ecn_min,omitempty"`  // Kmin, e.g. 20KB
-	ECNMax      string  `json:"ecn_max,omitempty"`  // Kmax
-	ECNPMax     float64 `json:"ecn_pmax,omitempty"` // Pmax in percent; 0: the default's
-	Poll        string  `json:"poll"`               // tord polling mode
-	Workers     int     `json:"workers,omitempty"`  // every tord's workers, and queues of the veths they poll (veths); 0 means 1
-	IPv6        bool    `json:"ipv6"`               // IPv6 addresses and routes beside IPv4
-	MetricsPort int     `json:"metrics_port"`       // tord's /metrics port in each switch namespace
-	LogLevel    string  `json:"log_level"`          // tord's log level
-	Mgmt        string  `json:"mgmt,omitempty"`     // the management network's IPv4 /24 (mgmt.go); "": none, metrics on loopback
+	ECN     bool    `json:"ecn,omitempty"`
+	ECNMin  string  `json:"ecn_min,omitempty"`  // Kmin, e.g. 20KB
+	ECNMax  string  `json:"ecn_max,omitempty"`  // Kmax
+	ECNPMax float64 `json:"ecn_pmax,omitempty"` // Pmax in percent; 0: the default's
+	// QoS gives every switch tord's default traffic classes (qos: {}):
+	// RoCE lossless, CNPs strict, everything else lossy, each on its
+	// own queue. Off, every frame shares the data queue, as the
+	// recorded experiments ran.
+	QoS         bool   `json:"qos,omitempty"`
+	Poll        string `json:"poll"`              // tord polling mode
+	Workers     int    `json:"workers,omitempty"` // every tord's workers, and queues of the veths they poll (veths); 0 means 1
+	IPv6        bool   `json:"ipv6"`              // IPv6 addresses and routes beside IPv4
+	MetricsPort int    `json:"metrics_port"`      // tord's /metrics port in each switch namespace
+	LogLevel    string `json:"log_level"`         // tord's log level
+	Mgmt        string `json:"mgmt,omitempty"`    // the management network's IPv4 /24 (mgmt.go); "": none, metrics on loopback
 }
 
 // DefaultOptions are the flags' defaults.

@@ -322,6 +322,9 @@ func (o Options) Congestion() string {
 		}
 		parts = append(parts, "ECN marking ("+prof+")")
 	}
+	if o.QoS {
+		parts = append(parts, "traffic classes (qos: {})")
+	}
 	if len(parts) == 0 {
 		return ""
 	}

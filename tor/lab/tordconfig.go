@@ -241,6 +241,9 @@ func (p *Plan) TordConfigs() map[string]*pipeline.Config {
 			c.Egress.QueueLimit = size(o.QueueLimit)
 		}
 		c.ECN = o.ECNSection()
+		if o.QoS {
+			c.QoS = &pipeline.QoSConfig{}
+		}
 		c.Forwarding.Multipath = o.Multipath
 		c.Impair = p.ImpairOf(n.Name, o.Impairment())
 		if o.Trim {

@@ -49,6 +49,7 @@ var goldenCombos = []struct {
 	{"ecn-profile", func(o *Options) { o.ECN = true; o.ECNMin = "20KB"; o.ECNMax = "100KB"; o.ECNPMax = 20 }},
 	{"ecn-min", func(o *Options) { o.ECN = true; o.ECNMin = "10KiB" }},
 	{"ecn-pmax", func(o *Options) { o.ECN = true; o.ECNPMax = 0.5 }},
+	{"qos-ecn", func(o *Options) { o.QoS = true; o.ECN = true }},
 	{"trust", func(o *Options) { o.Trust = true }},
 	{"trust-netrt-llr", func(o *Options) { o.Trust = true; o.NetRT = true; o.LLR = "blocking" }},
 	{"path-rates", func(o *Options) { o.PathRates = []string{"1G", "100M"} }},

@@ -73,18 +73,19 @@ func (b *BufferConfig) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // queues is the number of egress queues of each port.
-func queues() int { return len(dataplane.DefaultEgress(0, 1).Queues) }
+func (c *Config) queues() int { return len(c.Layout().Queues) }
 
 // reserved returns the bytes every reserve of a switch of ports ports
-// sets aside: each port's and each of its queues'.
-func (b *BufferConfig) reserved(ports int) int64 {
-	return (int64(b.PortReserve) + int64(b.QueueReserve)*int64(queues())) * int64(ports)
+// with queues egress queues each sets aside: each port's and each of
+// its queues'.
+func (b *BufferConfig) reserved(ports, queues int) int64 {
+	return (int64(b.PortReserve) + int64(b.QueueReserve)*int64(queues)) * int64(ports)
 }
 
 // Pool returns the shared pool's bytes: size less every port's and
-// every queue's reserve.
-func (b *BufferConfig) Pool(ports int) int64 {
-	return int64(b.Size) - b.reserved(ports)
+// every queue's reserve, for ports ports of queues egress queues.
+func (b *BufferConfig) Pool(ports, queues int) int64 {
+	return int64(b.Size) - b.reserved(ports, queues)
 }
 
 // alpha returns queue q's α.
@@ -107,11 +108,11 @@ func (b *BufferConfig) validate(c *Config) error {
 		return bad("buffer.queue_reserve", "%d bytes, want 0 to egress.queue_limit (%d)", b.QueueReserve, c.Egress.QueueLimit)
 	case b.PortReserve < 0:
 		return bad("buffer.port_reserve", "%d bytes, want ≥ 0", b.PortReserve)
-	case b.Pool(len(c.Ports)) <= 0:
+	case b.Pool(len(c.Ports), c.queues()) <= 0:
 		return bad("buffer.size", "%d bytes, want more than the reserves: %d ports × (port_reserve %d + %d queues × queue_reserve %d)",
-			b.Size, len(c.Ports), b.PortReserve, queues(), b.QueueReserve)
+			b.Size, len(c.Ports), b.PortReserve, c.queues(), b.QueueReserve)
 	}
-	eg := dataplane.DefaultEgress(0, 1)
+	eg := c.Layout()
 	names := make([]string, 0, len(b.Alpha))
 	for q := range b.Alpha {
 		names = append(names, q)
@@ -119,7 +120,7 @@ func (b *BufferConfig) validate(c *Config) error {
 	slices.Sort(names)
 	for _, q := range names {
 		if eg.QueueIndexByName(q) < 0 {
-			return bad("buffer.alpha", "%q is not a queue (control, retransmit, data, idle)", q)
+			return bad("buffer.alpha", "%q is not a queue %v", q, c.queueNames())
 		}
 		if a := b.Alpha[q]; !(a >= 1.0/256 && a <= 256) {
 			return bad("buffer.alpha."+q, "%v, want 1/256 (0.00390625) to 256", a)
@@ -130,11 +131,11 @@ func (b *BufferConfig) validate(c *Config) error {
 
 // Shared returns the switch's pool, nil without a section. Make one per
 // switch and give it to every worker (Plan does).
-func (b *BufferConfig) Shared(ports int) *dataplane.SharedBuffer {
+func (b *BufferConfig) Shared(ports, queues int) *dataplane.SharedBuffer {
 	if b == nil {
 		return nil
 	}
-	return dataplane.NewSharedBuffer(b.Pool(ports))
+	return dataplane.NewSharedBuffer(b.Pool(ports, queues))
 }
 
 // apply places the ports and queues of egs in the pool: each port's
@@ -155,10 +156,13 @@ func (b *BufferConfig) apply(egs []dataplane.EgressConfig, pool *dataplane.Share
 }
 
 // MaxQueued returns the most bytes the egress queues of a switch with
-// ports ports may hold at once: every queue at egress.queue_limit, or
+// ports ports may hold at once: every queue at its limit, or
 // the shared buffer's size when that is less.
 func (c *Config) MaxQueued(ports int) int {
-	n := ports * queues() * int(c.Egress.QueueLimit)
+	n := 0
+	for _, q := range c.Layout().Queues {
+		n += ports * q.Limit
+	}
 	if c.Buffer != nil {
 		n = min(n, int(c.Buffer.Size))
 	}

@@ -57,7 +57,7 @@ func NewPlan(cfg *Config, fib *fwd.FIB, misses *fwd.Misses) (*Plan, error) {
 // frame comes from mtu, the MTUs of the protected ports' interfaces
 // that exist; where none does, or mtu is nil, llr's default holds.
 func NewPlanMTU(cfg *Config, fib *fwd.FIB, misses *fwd.Misses, mtu MTUFunc) (*Plan, error) {
-	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg), Buffer: cfg.Buffer.Shared(len(cfg.Ports))}
+	p := &Plan{cfg: cfg, fib: fib, misses: misses, trust: cfg.Trust.StageConfig(cfg), Buffer: cfg.Buffer.Shared(len(cfg.Ports), cfg.queues())}
 	if cfg.Handoff() {
 		p.Owners = NewOwners(cfg)
 	}
@@ -310,7 +310,8 @@ func (cfg *Config) EgressConfigs() ([]dataplane.EgressConfig, error) {
 	// (Config.Handoff) the port's owner alone queues on it, at the
 	// whole rate.
 	w := uint64(cfg.shares())
-	eg := dataplane.DefaultEgress(uint64(cfg.Egress.Rate)/w, int(cfg.Egress.QueueLimit))
+	eg := cfg.Layout() // DefaultEgress, with the qos section's classes
+	eg.RateBps = uint64(cfg.Egress.Rate) / w
 	egs := make([]dataplane.EgressConfig, len(cfg.Ports))
 	for i := range egs {
 		egs[i] = eg
@@ -321,9 +322,11 @@ func (cfg *Config) EgressConfigs() ([]dataplane.EgressConfig, error) {
 			// The trimming ports' control and data queues share a
 			// level by WRR, weighted w:1 (tor/trim).
 			var err error
+			before := egs[i]
 			if egs[i], err = cfg.Trim.WRR(egs[i]); err != nil {
 				return nil, err
 			}
+			keepDWRRShares(before, egs[i])
 		}
 	}
 	ApplyMarking(egs, cfg.ECN.Marking(cfg, egs))
@@ -333,14 +336,20 @@ func (cfg *Config) EgressConfigs() ([]dataplane.EgressConfig, error) {
 // FwdConfig derives the forwarding stage's configuration from cfg.
 func FwdConfig(cfg *Config) (fwd.Config, error) {
 	fc := fwd.DefaultConfig()
-	fc.Queue = dataplane.DefaultEgress(0, 1).QueueIndexByName(cfg.Forwarding.Queue)
+	eg := cfg.Layout()
+	fc.Queue = eg.QueueIndexByName(cfg.Forwarding.Queue)
 	fc.DSCPQueue = map[uint8]int{}
 	for d, q := range cfg.Forwarding.DSCPQueues {
-		fc.DSCPQueue[uint8(d)] = dataplane.DefaultEgress(0, 1).QueueIndexByName(q)
+		fc.DSCPQueue[uint8(d)] = eg.QueueIndexByName(q)
+	}
+	if cfg.QoS != nil {
+		// Every DSCP by the traffic classes (fwd's table is the
+		// DSCP → queue composition of the two maps).
+		fc.DSCPQueue = cfg.dscpQueues()
 	}
 	// Every switch that parses DCP keeps header-only packets on the
 	// control queue of every port, trimming or not (tor/fwd).
-	fc.DCP, fc.HOQueue = cfg.ParsesDCP(), dataplane.DefaultEgress(0, 1).QueueIndexByName(trim.ControlQueue)
+	fc.DCP, fc.HOQueue = cfg.ParsesDCP(), eg.QueueIndexByName(trim.ControlQueue)
 	fc.Multipath = fwd.Multipath{Bias: int(cfg.Forwarding.AdaptiveBias)}
 	fc.HashSeed = cfg.Forwarding.HashSeed
 	var err error

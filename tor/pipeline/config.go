@@ -125,6 +125,12 @@ type Config struct {
 	// thresholds (dataplane.SharedBuffer; tor/pipeline/buffer.go). No
 	// section: each queue has egress.queue_limit and nothing else.
 	Buffer *BufferConfig `yaml:"buffer"`
+	// QoS gives the switch traffic classes, in SONiC's terms: DSCP →
+	// traffic class → queue, per-queue scheduling and byte budgets,
+	// lossless classes (tor/pipeline/qos.go). No section, one class:
+	// every frame on the data queue, as forwarding says; "qos: {}" is
+	// the default profile (RoCE lossless, CNPs strict, the rest lossy).
+	QoS *QoSConfig `yaml:"qos"`
 }
 
 // PFCConfig is PFC on buffer thresholds, per ingress port and priority
@@ -335,13 +341,15 @@ func (c *Config) Validate() error {
 	default:
 		return bad("forwarding.multipath", "%q, want ecmp, spray or adaptive", c.Forwarding.Multipath)
 	}
-	eg := dataplane.DefaultEgress(0, 1)
+	if err := c.QoS.validate(c); err != nil {
+		return err
+	}
 	known := map[string]bool{}
-	for _, q := range eg.Queues {
+	for _, q := range c.Layout().Queues {
 		known[q.Name] = true
 	}
 	if !known[c.Forwarding.Queue] {
-		return bad("forwarding.queue", "%q is not a queue (control, retransmit, data, idle)", c.Forwarding.Queue)
+		return bad("forwarding.queue", "%q is not a queue %v", c.Forwarding.Queue, c.queueNames())
 	}
 	if err := c.Impair.Validate(c.Ports); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

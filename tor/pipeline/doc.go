@@ -15,8 +15,9 @@
 //
 //	trust → fwd → netrt (SrcToR, DstToR) → trim → llr
 //
-// the egress queues of every port (queue limits, the shaper's share of
-// the link rate, trimming's WRR, ECN marking), and the ports wrapped for
+// the egress queues of every port (the qos section's traffic classes,
+// queue limits, the shaper's share of the link rate, trimming's WRR, ECN
+// marking), and the ports wrapped for
 // the wire (impair, outermost on the socket) and the link (llr's
 // receiver, above impair). Whatever the ports are, AF_XDP sockets or
 // dataplane.MemPorts, the worker and its stages are the same code built
@@ -29,6 +30,13 @@
 // egress port's owner trimming, llr and the queues, and every port keeps
 // its rate, queue limit, threshold and marking whole. Plain forwarding
 // hands nothing: each worker shapes its share of every port.
+//
+// Traffic classes (qos.go) are a layout and a table, nothing on the
+// packet path of their own: Config.Layout is DefaultEgress with the
+// classes' queues (strict or DWRR levels, byte budgets, the lossless
+// classes as PFC priorities), and fwd's DSCP → queue table is the
+// composition of DSCP_TO_TC_MAP and TC_TO_QUEUE_MAP, one array index a
+// packet as before.
 //
 // A Config is not safe for concurrent mutation; a Plan is read-only
 // once built and may build many workers, each owned by one goroutine.

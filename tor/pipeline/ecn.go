@@ -38,7 +38,8 @@ type ECNConfig struct {
 	// "default" replaces the built-in one.
 	Profiles map[string]ECNProfileConfig `yaml:"profiles"`
 	// Queues names the profile of each marking queue (control,
-	// retransmit, data, idle), the same on every port; empty means
+	// retransmit, data, idle, and the qos section's queues: ECN
+	// profiles per traffic class), the same on every port; empty means
 	// {data: default}. The built-in "default" profile is derived from
 	// the port's rate.
 	Queues map[string]string `yaml:"queues"`
@@ -114,11 +115,11 @@ func (e *ECNConfig) validate(c *Config) error {
 				p.MinThreshold, c.Egress.QueueLimit)
 		}
 	}
-	eg := dataplane.DefaultEgress(0, 1)
+	eg := c.Layout()
 	for _, q := range sortedKeys(e.Queues) {
 		name := e.Queues[q]
 		if eg.QueueIndexByName(q) < 0 {
-			return bad("ecn.queues", "%q is not a queue (control, retransmit, data, idle)", q)
+			return bad("ecn.queues", "%q is not a queue %v", q, c.queueNames())
 		}
 		if _, ok := e.Profiles[name]; !ok && name != DefaultECNProfile {
 			return bad("ecn.queues", "queue %s: no profile %q in ecn.profiles", q, name)

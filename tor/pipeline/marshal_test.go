@@ -56,6 +56,9 @@ func fullConfig() Config {
 	c.Trust = TrustConfig{Hosts: []string{"h1", "h2"}, PFCPorts: &[]string{}}
 	c.PFC = &PFCConfig{XOff: 64 << 10, XOn: 32 << 10, Quanta: 1000, Ports: []string{"h1"}, Alpha: 0.125}
 	c.Buffer = &BufferConfig{Size: 32 << 20, PortReserve: 64 << 10, QueueReserve: 16 << 10, Alpha: map[string]float64{"data": 1, "control": 8, "idle": 0.0625}}
+	c.QoS = &QoSConfig{DSCPToTC: map[int]int{26: 3, 48: 6, 10: 1}, TCToQueue: map[int]string{0: "bulk", 1: "bulk", 3: "data", 6: "cnp"},
+		PFCEnable: []int{3}, Scheduler: map[string]SchedulerConfig{"sp": {Type: "strict", Weight: 1}, "heavy": {Type: "dwrr", Weight: 80}},
+		Queue: map[string]QoSQueueConfig{"cnp": {Scheduler: "sp", Limit: 32 << 10}, "data": {Scheduler: "heavy", Limit: 2 << 20}, "bulk": {Scheduler: "heavy", Limit: 256 << 10}}}
 	return c
 }
 
@@ -175,12 +178,12 @@ log_level: info
 	if string(b) != want {
 		t.Errorf("defaults written as\n%s\nwant\n%s", b, want)
 	}
-	c.Trim, c.ECN, c.LLR.Monitor = &trim.Config{}, &ECNConfig{}, &LLRMonitorConfig{}
+	c.Trim, c.ECN, c.LLR.Monitor, c.QoS = &trim.Config{}, &ECNConfig{}, &LLRMonitorConfig{}, &QoSConfig{}
 	c.LLR.Ports = []string{"up"}
 	c.Egress.QueueLimit = 512 << 10
 	c.Trust.Hosts = []string{}
 	b, back := roundTrip(t, c, "sections")
-	for _, want := range []string{"\ntrim: {}\n", "\necn: {}\n", "\n  monitor: {}\n", "\negress:\n  queue_limit: 512KiB\ntrim: {}\nllr:\n  ports: [up]\n  monitor: {}\n", "\ntrust:\n  hosts: []\n"} {
+	for _, want := range []string{"\ntrim: {}\n", "\necn: {}\n", "\nqos: {}\n", "\n  monitor: {}\n", "\negress:\n  queue_limit: 512KiB\ntrim: {}\nllr:\n  ports: [up]\n  monitor: {}\n", "\ntrust:\n  hosts: []\n"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("no %q in\n%s", want, b)
 		}

@@ -17,7 +17,10 @@
 //   - rocetor_trim_* (tor/trim) with a trim: section;
 //   - rocetor_dcp_ho_drops_total whenever the switch parses DCP;
 //   - rocetor_fwd_adaptive_choices_total with adaptive multipath;
-//   - rocetor_impair_* (tor/impair) with impair rules.
+//   - rocetor_impair_* (tor/impair) with impair rules;
+//   - rocetor_qos_queue_info with a qos: section: each traffic class
+//     and the queue that carries it, which makes the queue series the
+//     classes'.
 //
 // Every series is summed over the workers and labelled by port, queue,
 // reason, stage or worker, never by flow. What a process has besides a

@@ -103,6 +103,9 @@ func collectors(sw Switch) ([]prometheus.Collector, error) {
 	if len(st.impairs) > 0 {
 		cs = append(cs, NewImpair(ports, st.impairs))
 	}
+	if qc := cfg.QueueClasses(); qc != nil {
+		cs = append(cs, NewQoS(ports, qc))
+	}
 	return cs, nil
 }
 

@@ -128,6 +128,7 @@ func goldenConfig(t *testing.T) pipeline.Config {
 	cfg.DCP = true
 	cfg.Forwarding.Multipath = "adaptive"
 	cfg.Impair = impair.Config{Seed: 1, Rules: []impair.Rule{{Port: "s1", Direction: "egress", Loss: 0.01}}}
+	cfg.QoS = &pipeline.QoSConfig{}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,19 @@ type Queue struct {
 	Marked uint64 `json:"ce_marked"`
 	// ECN is the queue's marking profile; absent when it marks nothing.
 	ECN *QueueECN `json:"ecn,omitempty"`
+	// QoS is the queue's traffic classes (the qos section); absent
+	// for a queue no class maps to, and without a qos section.
+	QoS *QueueQoS `json:"qos,omitempty"`
+}
+
+// QueueQoS is what the qos section makes of a queue: the traffic
+// classes and DSCPs it carries and how it is scheduled.
+type QueueQoS struct {
+	TrafficClasses []int  `json:"traffic_classes"`
+	DSCPs          []int  `json:"dscps"`
+	Scheduler      string `json:"scheduler"` // strict or dwrr
+	Weight         int    `json:"weight"`    // DWRR weight; 0 for strict
+	PFCPriority    int    `json:"pfc_priority"`
 }
 
 // QueueECN is a queue's ECN marking profile (DCQCN's Kmin, Kmax, Pmax),
