@@ -563,12 +563,15 @@ func (e *Egress) Next(now int64) (at int64, ok bool) {
 // Dequeue moves up to len(out) frames that may be sent at time now into
 // out, in scheduling order, and returns how many. Frames stay in their
 // queues when the shaper has no tokens or their priority is paused.
+// It sets each packet's Addr, Len, In, Queue, Out (NoPort), Verdict
+// (Forward) and Reason; Meta is left as it was, since the queues keep
+// none (a caller that needs it classifies the frame).
 func (e *Egress) Dequeue(now int64, out []Packet) int {
 	n := 0
 	for n < len(out) && e.ctrl.packets() > 0 {
 		en := e.ctrl.pop()
 		e.backlog -= int(en.len)
-		out[n] = Packet{Addr: en.addr, Len: en.len, In: NoPort, Out: NoPort}
+		out[n].set(en.addr, en.len, NoPort, 0)
 		n++
 	}
 	if e.rate > 0 {
@@ -605,7 +608,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 			if e.rate > 0 {
 				e.tokens -= int(en.len)
 			}
-			out[n] = Packet{Addr: en.addr, Len: en.len, In: en.in, Out: NoPort, Queue: uint8(q)}
+			out[n].set(en.addr, en.len, en.in, uint8(q))
 			n++
 			// pick would return q again, with nothing to change on
 			// the way, while q holds frames and is the only queue

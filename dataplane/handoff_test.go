@@ -2,7 +2,11 @@ package dataplane
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -325,4 +329,108 @@ func TestHandoffDrainOnStop(t *testing.T) {
 	if again := DrainHandoff(ws); again != 0 {
 		t.Errorf("a second drain dropped %d", again)
 	}
+}
+
+// BenchmarkWorkersScale measures what a second worker adds, each worker
+// on a goroutine of its own as tord runs them: every worker receives
+// 1 KB RoCEv2 frames of two flows on its queue of p0, classifies them
+// (ICRC verified) and forwards them to p1. With one worker both flows
+// are its own; with two, each worker owns one flow (by the UDP source
+// port's low bit), so half of what each receives is handed to the
+// other, handoff included. ns/pkt is wall time over the frames all
+// workers sent, so the ratio of workers=1 to workers=2 is the scaling
+// (1.8 is issue 30's aim for the pipeline with NetRT and llr on). It
+// needs as many idle CPUs as workers: on a busy machine it measures
+// the machine.
+func BenchmarkWorkersScale(b *testing.B) {
+	var frames [2][]byte
+	for i := range frames {
+		f := make([]byte, 2048)
+		n, err := rocev2.Build(f, &rocev2.Spec{SrcIP: netip.MustParseAddr("10.0.0.1"), DstIP: netip.MustParseAddr("10.0.1.1"),
+			Opcode: rocev2.RCWriteMiddle, DestQP: 7, SrcPort: 0xc000 + uint16(i), PSN: rocev2PSN(1), Payload: make([]byte, 946)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames[i] = f[:n]
+	}
+	for _, n := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			owner := func(p *Packet, _ []byte) int { return int(p.Meta.SrcPort&1) % n }
+			r := newPairRig(b, 2, owner, nil, nil)
+			for _, ps := range r.ports {
+				ps[0].OnTransmit, ps[1].OnTransmit = nil, nil
+			}
+			batches := (b.N + BatchSize - 1) / BatchSize
+			b.ReportAllocs()
+			b.ResetTimer()
+			runWorkers(r.h, r.ws[:n], r.ports, frames, (batches+n-1)/n)
+			b.StopTimer()
+			sent := uint64(0)
+			for _, w := range r.ws[:n] {
+				sent += w.st.Ports[1].TxPackets
+			}
+			if sent == 0 {
+				b.Fatal("nothing sent")
+			}
+			for _, w := range r.ws[:n] {
+				for k, d := range w.st.Drops {
+					if d > 0 {
+						b.Logf("worker %d drop %v: %d", w.cfg.ID, Reason(k), d)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(sent), "ns/pkt")
+		})
+	}
+}
+
+// runWorkers runs each worker of ws (one or two) on a goroutine of its
+// own: it injects batches batches of frames, alternating between them,
+// on its queue of p0 and steps, then steps on until every worker has injected
+// all of its frames and nothing it stepped did any work, so that what
+// one hands the other is taken.
+func runWorkers(h *Handoff, ws []*Worker, ports [][2]*MemPort, frames [2][]byte, batches int) {
+	var wg sync.WaitGroup
+	var left atomic.Int32
+	left.Store(int32(len(ws)))
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			now := int64(0)
+			for range batches {
+				// Inject at the pace of the slower worker, as a
+				// wire would with PFC: a full ring drops, so a
+				// worker waits while over two batches it handed
+				// wait for the other (HandoffRing holds four).
+				for len(ws) > 1 && handedWaiting(h, i, 1-i) > 2*BatchSize {
+					now += 1000
+					w.Step(now)
+					runtime.Gosched()
+				}
+				for k := range BatchSize {
+					ports[i][0].Inject(frames[k&1])
+				}
+				now += 1000
+				w.Step(now)
+			}
+			left.Add(-1)
+			for idle := 0; left.Load() > 0 || idle < 100; {
+				now += 1000
+				if w.Step(now) > 0 {
+					idle = 0
+				} else {
+					idle++
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// handedWaiting returns how many packets worker from handed to worker
+// to that it has not taken yet; any goroutine.
+func handedWaiting(h *Handoff, from, to int) int {
+	r := h.rings[from][to]
+	return int(r.tail.Load() - r.head.Load())
 }
