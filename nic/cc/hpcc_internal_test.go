@@ -95,12 +95,12 @@ func TestHPCCAlgorithm(t *testing.T) {
 // also moves Wc, incStage and lastUpdateSeq).
 type refHPCC struct {
 	eta, bt, wai, wmin, wmax, tNs float64 // bytes, ns
-	maxStage                     int
-	w, wc, u                     float64
-	stage                        int
-	last                         psn.PSN
-	prev                         []rocev2.INTHop
-	init                         bool
+	maxStage                      int
+	w, wc, u                      float64
+	stage                         int
+	last                          psn.PSN
+	prev                          []rocev2.INTHop
+	init                          bool
 }
 
 func (m *refHPCC) ack(a, nxt psn.PSN, hops []rocev2.INTHop) {

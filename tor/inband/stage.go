@@ -45,7 +45,7 @@ type Stats struct {
 }
 
 // Sum returns the counters of all ports together.
-func (st *Stats) Sum() PortStats {
+func (st Stats) Sum() PortStats {
 	var t PortStats
 	for i := range st.Ports {
 		t.Add(&st.Ports[i])
