@@ -10,6 +10,8 @@ import "rocetor/tor/inband"
 //	int:
 //	  ports: [s1, s2]   # egress ports that stamp; empty or absent = all
 type INTConfig struct {
+	// Ports are the egress ports that stamp INT records; empty, every
+	// port.
 	Ports []string `yaml:"ports"`
 }
 
