@@ -3,7 +3,7 @@ package rocev2
 import "encoding/binary"
 
 // In-band network telemetry (INT) for HPCC (Li et al., "HPCC: High
-// Precision Congestion Control", SIGCOMM 2019, §3.1 and §4): a sender
+// Precision Congestion Control", SIGCOMM 2019): a sender
 // that wants to know what its path's queues and links are doing asks for
 // it by carrying an empty INT tail; every switch that stamps INT fills
 // the next hop record at egress; the receiver copies the records into

@@ -116,7 +116,7 @@ type HPCC struct {
 
 // NewHPCC returns HPCC for an endpoint whose port sends at lineBps bits
 // per second, the rate every QP starts at (HPCC starts flows at the line
-// rate, §3.3) and never passes.
+// rate) and never passes.
 func NewHPCC(lineBps uint64, c HPCCConfig) (*HPCC, error) {
 	if lineBps == 0 {
 		return nil, fmt.Errorf("hpcc: no line rate")

@@ -1,5 +1,5 @@
 // Package inband is the switch side of HPCC (Li et al., "HPCC: High
-// Precision Congestion Control", SIGCOMM 2019, §3.1, §4.1): a stage that
+// Precision Congestion Control", SIGCOMM 2019): a stage that
 // stamps in-band network telemetry (INT) into the RoCEv2 frames that ask
 // for it, one record per hop, so the sender's RNIC (nic/cc.HPCC) learns
 // each link's queue, bytes sent and rate on its path from the ACKs that
@@ -21,7 +21,7 @@
 //   - tx: the bytes the port's queues have sent (dequeued);
 //   - rate: the port's shaper rate.
 //
-// HPCC's switches stamp when the packet leaves the queue (§4.1; the ns-3
+// HPCC's switches stamp when the packet leaves the queue (the paper; the ns-3
 // model's SwitchNotifyDequeue); this stage stamps when it is queued,
 // because stages run before the egress queue. The record then says what
 // the packet will wait behind rather than what is left behind it when
