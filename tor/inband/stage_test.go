@@ -174,3 +174,22 @@ func TestStageAllocs(t *testing.T) {
 		t.Fatal("nothing stamped")
 	}
 }
+
+// BenchmarkStage stamps batches of 64 requests through a worker (the
+// worker's receive, classify and transmit included).
+func BenchmarkStage(b *testing.B) {
+	r := newRig(b, Config{})
+	r.ports[1].OnTransmit = nil
+	frames := make([][]byte, dataplane.BatchSize)
+	for i := range frames {
+		frames[i] = write(b, rocev2.INTDefaultMax, 0)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r.send(frames...)
+		r.now += 1e6
+		r.w.Step(r.now)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(frames)), "ns/pkt")
+}
