@@ -112,7 +112,12 @@ func (c *Ctx) SendRequest(q *QP, p psn.PSN) (int, bool) {
 		*r = Request{Op: w.op, MSN: w.msn, Index: int(k), Count: int(w.npkts), Retransmit: retx}
 		e.dec.Decorate(q, r, s)
 	}
-	if !c.emit(q, e.dataQ, true) {
+	if e.ints != nil {
+		e.intReq = e.ints.INTHops(q)
+	}
+	ok := c.emit(q, e.dataQ, true)
+	e.intReq = 0
+	if !ok {
 		return 0, false
 	}
 	e.st.Requests++
@@ -166,7 +171,10 @@ func (c *Ctx) SendAck(q *QP, syn rocev2.Syndrome, p psn.PSN) bool {
 	if e.adec != nil {
 		e.adec.DecorateAck(q, s)
 	}
-	if !c.emit(q, e.ctrlQ, false) {
+	e.intAck = q.Index() + 1
+	ok := c.emit(q, e.ctrlQ, false)
+	e.intAck = 0
+	if !ok {
 		return false
 	}
 	st := &e.st
@@ -292,6 +300,7 @@ func (c *Ctx) emit(q *QP, queue uint8, data bool) bool {
 		c.dc.Discard(&e.out, ReasonBuild)
 		return false
 	}
+	n = e.tail(room, n)
 	e.out = dataplane.Packet{Addr: addr, Len: uint16(n), Out: e.port, Queue: queue}
 	if !c.dc.Emit(&e.out) {
 		e.txBlocked = true

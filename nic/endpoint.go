@@ -174,6 +174,7 @@ type Endpoint struct {
 	dec   Decorator    // t, when it decorates requests
 	adec  AckDecorator // t, when it decorates ACKs and NAKs
 	rtt   RTTSampler   // cc, when it takes round-trip times
+	ints  INTSampler   // cc, when it reads in-band telemetry
 	cc    CC
 	base  uint32
 	port  uint16
@@ -195,6 +196,9 @@ type Endpoint struct {
 	sched     sched    // the active QPs, in the order they send
 	acks      []uint32 // QPs with a coalesced ACK due
 	txBlocked bool     // a frame could not be made or queued this loop
+	echo      intEcho  // INT records to echo, per QP (nic/int.go)
+	intReq    int      // the frame being emitted carries an INT request tail of this many records
+	intAck    int      // the frame being emitted echoes QP intAck−1's INT records
 	running   bool
 	cmds      *spsc[cmd]
 	cq        *spsc[Completion]
@@ -264,6 +268,7 @@ func NewEndpoint(c Config) (*Endpoint, error) {
 	e.dec, _ = c.Transport.(Decorator)
 	e.adec, _ = c.Transport.(AckDecorator)
 	e.rtt, _ = e.cc.(RTTSampler)
+	e.ints, _ = e.cc.(INTSampler)
 	if x, ok := c.Transport.(Classifying); ok {
 		e.sack = x.Classifier(rocev2.Classifier{}).SACK
 	}
@@ -400,7 +405,11 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 		if e.rtt != nil && q.acked != acked {
 			e.rtt.Acked(q, c.Now, q.acked)
 		}
+		if e.ints != nil {
+			e.readINT(c, q, f, m)
+		}
 	case op.IsRequest():
+		e.keepINT(q, f, m)
 		e.t.Request(c, q, k)
 	default:
 		p.Drop(ReasonBadOpcode)

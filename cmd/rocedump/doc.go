@@ -26,7 +26,10 @@
 // fields the frame has. A JSON line has the same fields under the names
 // of the frameInfo type (frame, kind, reason, opcode, opcode_name, dqpn,
 // psn, src, dst, icrc_ok, msn, epsn, bitmap, link_seq, pfc_times, …);
-// icrc_ok is null for frames that carry no checked ICRC.
+// icrc_ok is null for frames that carry no checked ICRC. A RoCEv2 frame
+// with an INT tail after its IP datagram (HPCC's in-band telemetry,
+// rocev2/int.go) shows it as "int=request/5 [ts=… q=… tx=… rate=…M] …"
+// (or echo, or malformed); in JSON as int, int_max and int_hops.
 //
 // rocedump exits 0 when the input ends (or -c is reached, or SIGINT
 // arrives), 1 on an I/O error and 2 on bad flags.

@@ -72,6 +72,12 @@ type frameInfo struct {
 	LinkAckEra *bool   `json:"link_ack_era,omitempty"`
 	LossCount  *uint8  `json:"loss_count,omitempty"`
 
+	// The INT tail after the IP datagram (rocev2/int.go, HPCC):
+	// "request" or "echo", the records reserved and those filled.
+	INT     string   `json:"int,omitempty"`
+	INTMax  *int     `json:"int_max,omitempty"`
+	INTHops []intHop `json:"int_hops,omitempty"`
+
 	MACOpcode *uint16  `json:"mac_control_opcode,omitempty"`
 	PFCEnable *uint8   `json:"pfc_enable,omitempty"`
 	PFCTimes  []uint16 `json:"pfc_times,omitempty"`
@@ -79,6 +85,38 @@ type frameInfo struct {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// intHop is one INT record.
+type intHop struct {
+	TS       uint32 `json:"ts_ns"`
+	QLen     uint32 `json:"qlen"`
+	TxBytes  uint32 `json:"tx_bytes"`
+	RateMbps uint32 `json:"rate_mbps"`
+}
+
+// describeINT reads the INT tail after the datagram that ends at end,
+// if the frame carries one ("malformed" when it starts like one but is
+// not).
+func describeINT(fi *frameInfo, b []byte, end int) {
+	t, bad := rocev2.FindINT(b, end)
+	switch {
+	case bad:
+		fi.INT = "malformed"
+		return
+	case t == nil:
+		return
+	case t.Echo():
+		fi.INT = "echo"
+	default:
+		fi.INT = "request"
+	}
+	fi.INTMax = ptr(t.Max())
+	fi.INTHops = []intHop{}
+	for i := range t.Hops() {
+		h := t.Hop(i)
+		fi.INTHops = append(fi.INTHops, intHop{h.TS, h.QLen, h.TxBytes, h.RateMbps})
+	}
+}
 
 var etherTypeNames = map[uint16]string{
 	rocev2.EtherTypeIPv4: "ipv4", rocev2.EtherTypeIPv6: "ipv6", rocev2.EtherTypeARP: "arp",
@@ -172,6 +210,9 @@ func describeRoCE(fi *frameInfo, b []byte, m *rocev2.Meta) {
 	}
 	fi.Opcode, fi.OpcodeName = ptr(uint8(m.Opcode)), m.Opcode.String()
 	fi.DQPN, fi.PSN, fi.AckReq = ptr(m.Flow.QP), ptr(uint32(m.PSN)), ptr(m.AckReq)
+	if m.End != 0 && (m.Reason == rocev2.ReasonNone || m.Reason == rocev2.ReasonBadICRC) {
+		describeINT(fi, b, int(m.End))
+	}
 	switch m.Reason {
 	case rocev2.ReasonNone:
 		fi.ICRCOK = ptr(true)

@@ -80,6 +80,15 @@ func (fi *frameInfo) text() string {
 
 // textExt adds the extension header fields of a RoCEv2 packet.
 func (fi *frameInfo) textExt(f func(string, ...any)) {
+	if fi.INT != "" {
+		f(" int=%s", fi.INT)
+		if fi.INTMax != nil {
+			f("/%d", *fi.INTMax)
+		}
+		for _, h := range fi.INTHops {
+			f(" [ts=%d q=%d tx=%d rate=%dM]", h.TS, h.QLen, h.TxBytes, h.RateMbps)
+		}
+	}
 	if fi.DCPTag != "" {
 		f(" dcp=%s msn=%d retry=%d ssn=%d", fi.DCPTag, *fi.MSN, *fi.Retry, *fi.SSN)
 	}

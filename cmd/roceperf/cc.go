@@ -114,8 +114,16 @@ func addCCFlags(fs *flag.FlagSet, o *perf.CCOptions) {
 	o.DCQCN = &d
 	tm := cc.DefaultTimelyConfig()
 	o.Timely = &tm
+	hp := cc.DefaultHPCCConfig()
+	o.HPCC = &hp
+	fs.Float64Var(&hp.Eta, "hpcc-eta", hp.Eta, "HPCC eta: target utilisation")
+	fs.Var(uint32Flag{&hp.MaxStage}, "hpcc-max-stage", "HPCC maxStage: additive steps before a multiplicative one")
+	fs.Float64Var(&hp.AI, "hpcc-ai", hp.AI, "HPCC W_AI/T, Mb/s (0: line rate / 2500)")
+	fs.Float64Var(&hp.BaseRTT, "hpcc-base-rtt", hp.BaseRTT, "HPCC T, µs: base round trip")
+	fs.IntVar(&hp.Hops, "hpcc-int-hops", hp.Hops, "HPCC INT records each request reserves")
+	fs.BoolVar(&hp.FastReact, "hpcc-fast-react", hp.FastReact, "HPCC: update the rate on every ACK with INT")
 	fs.StringVar(&o.Name, "cc", o.Name, "congestion control: "+strings.Join(ccNames, ", ")+" (both ends)")
-	fs.Var(rateFlag{&o.LineBps}, "line-rate", "`RATE` bit/s DCQCN or TIMELY starts each QP at, or the fixed pacer holds it to (default: --rate)")
+	fs.Var(rateFlag{&o.LineBps}, "line-rate", "`RATE` bit/s DCQCN, TIMELY or HPCC starts each QP at, or the fixed pacer holds it to (default: --rate)")
 	for _, f := range timelyFlags {
 		if f.u != nil {
 			fs.Var(uint32Flag{f.u(o.Timely)}, timelyFlagName(f.name), "TIMELY "+f.name+", "+f.unit)
@@ -138,7 +146,7 @@ func addCCFlags(fs *flag.FlagSet, o *perf.CCOptions) {
 func checkCC(fs *flag.FlagSet, o *perf.CCOptions, rate uint64) error {
 	var stray, need string
 	fs.Visit(func(f *flag.Flag) {
-		for _, cc := range []string{"dcqcn", "timely"} {
+		for _, cc := range []string{"dcqcn", "timely", "hpcc"} {
 			if strings.HasPrefix(f.Name, cc+"-") && o.Name != cc {
 				stray, need = f.Name, cc
 			}
@@ -155,6 +163,9 @@ func checkCC(fs *flag.FlagSet, o *perf.CCOptions, rate uint64) error {
 	}
 	if o.Name != "timely" {
 		o.Timely = nil
+	}
+	if o.Name != "hpcc" {
+		o.HPCC = nil
 	}
 	if o.Name == "none" {
 		o.LineBps = 0

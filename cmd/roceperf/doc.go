@@ -13,8 +13,8 @@
 //	roceperf write|send|read[-bw] --dev IFACE --to HOST[:PORT] [--size 64KiB] [--count 5000 | -D SECONDS] [-a] [-b]
 //	        [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rx-depth 0] [--rate 0] [--rto 0]
 //	        [--timeout 10s] [--json] [--report-gbits] [--cpu-util] [--pcap FILE [--snaplen 2176]]
-//	        [--cc none|fixed|dcqcn|timely] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...]
-//	        [--timely-PARAMETER VALUE ...]
+//	        [--cc none|fixed|dcqcn|timely|hpcc] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...]
+//	        [--timely-PARAMETER VALUE ...] [--hpcc-PARAMETER VALUE ...]
 //	roceperf write-lat|send-lat|read-lat --dev IFACE --to HOST[:PORT] [--size 2] [--count 1000 | -D SECONDS] [-a] ...
 //
 // perftest's one-letter flags are aliases (-s, -n, -q, -m, -t, -r, -D,
@@ -71,12 +71,14 @@
 //	--cc C           congestion control of both ends: none, fixed (every
 //	                 QP paced at --line-rate), dcqcn (nic/cc.DCQCN:
 //	                 CNPs on CE marks, rate cuts and increases per QP)
-//	                 or timely (nic/cc.Timely: the rate follows the RTT
-//	                 of each 16 KiB segment; not with --transport dcp);
+//	                 timely (nic/cc.Timely: the rate follows the RTT
+//	                 of each 16 KiB segment; not with --transport dcp)
+//	                 or hpcc (nic/cc.HPCC: the rate follows the INT the
+//	                 switches stamp into requests, tord's int: section);
 //	                 the report adds ce_received, cnps_sent,
 //	                 cnps_received and a "cc" object with rate_cuts and
 //	                 the QPs' rates (min, mean, final)
-//	--line-rate R    the rate DCQCN or TIMELY starts QPs at (fixed: holds
+//	--line-rate R    the rate DCQCN, TIMELY or HPCC starts QPs at (fixed: holds
 //	                 them to); default --rate
 //	--dcqcn-P V      DCQCN parameter P, ConnectX's name with dashes, units
 //	                 and default: --dcqcn-rpg-time-reset 300 (µs),
@@ -86,6 +88,10 @@
 //	                 defaults: --timely-t-low 50 (µs), --timely-t-high
 //	                 500 (µs), --timely-beta 0.8, … (roceperf write -h
 //	                 lists all ten)
+//	--hpcc-P V       HPCC parameter P: --hpcc-eta 0.95, --hpcc-max-stage
+//	                 5, --hpcc-ai 0 (Mb/s; 0: line rate / 2500),
+//	                 --hpcc-base-rtt 10 (µs), --hpcc-int-hops 5,
+//	                 --hpcc-fast-react true
 //	--duration, -D S run S seconds instead of --count messages
 //	--all, -a        every size from 2 B to 8 MiB, a run each
 //	--bidirectional, -b  the server sends the same messages back at once

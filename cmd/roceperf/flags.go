@@ -53,7 +53,7 @@ const usageText = `usage:
   roceperf write|send|read[-bw] --dev IFACE --to HOST[:PORT] [--size 64KiB] [--count 5000 | -D SECONDS] [-a] [-b]
           [--qps 1] [--transport gbn|dcp|irn|fasr] [--mtu 1024] [--depth 0] [--rx-depth 0] [--rate 0] [--rto 0]
           [--poll adaptive] [--bdp 128] [--timeout 10s] [--json] [--report-gbits] [--cpu-util] [--pcap FILE [--snaplen N]]
-          [--cc none|fixed|dcqcn|timely] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...] [--timely-PARAMETER VALUE ...]
+          [--cc none|fixed|dcqcn|timely|hpcc] [--line-rate RATE] [--dcqcn-PARAMETER VALUE ...] [--timely-PARAMETER VALUE ...] [--hpcc-PARAMETER VALUE ...]
   roceperf write-lat|send-lat|read-lat --dev IFACE --to HOST[:PORT] [--size 2] [--count 1000 | -D SECONDS] [-a] ...
   perftest's spellings: -s SIZE, -n ITERS, -q QPS, -m MTU, -t TX-DEPTH, -r RX-DEPTH, -D SECONDS, -a, -b, -F,
   -p PORT, and the server as the last argument (roceperf write-bw --dev eth0 -s 4096 10.0.0.2)

@@ -140,6 +140,7 @@ func tordCollectors() []tordCollector {
 		{"with an `llr:` section", telemetry.NewLLR(nil, nil, nil), false},
 		{"with `llr.monitor`", telemetry.NewLLR(nil, nil, new(llr.Monitor)), false},
 		{"with a `trim:` section", telemetry.NewTrim(ports, &trim.Config{}, nil), true},
+		{"with an `int:` section", telemetry.NewINT(ports, 0, nil), true},
 		{"with `dcp: true`, a `trim:` section or an impair rule that has `trim: true`", telemetry.NewHODrops([]metrics.Source{fakeSource{snap}}), true},
 		{"with `forwarding.multipath: adaptive`", telemetry.NewAdaptive(ports, nil), true},
 		{"with `impair:` rules", telemetry.NewImpair(ports, nil), true},

@@ -153,7 +153,7 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	})
 	o := &f.opts
 	fs.StringVar(&o.Transport, "transport", "gbn", "hosts' loss recovery: gbn, irn, fasr or dcp")
-	fs.StringVar(&o.CC, "cc", "none", "hosts' congestion control: none, fixed, dcqcn or timely (timely: not with dcp)")
+	fs.StringVar(&o.CC, "cc", "none", "hosts' congestion control: none, fixed, dcqcn, timely or hpcc (timely: not with dcp; hpcc: switches need int:)")
 	fs.DurationVar(&o.RTO, "rto", 0, "first retransmission timeout (0: the transport's default)")
 	fs.IntVar(&o.BDP, "bdp", 0, "packets Go-Back-N's, IRN's and FaSR's windows span (0: 128)")
 	fs.IntVar(&o.MTU, "mtu", 1024, "QP MTU")

@@ -236,6 +236,73 @@
 //	...
 //	nic.Config{..., CC: t}
 //
+// # HPCC
+//
+// HPCC is Li et al., "HPCC: High Precision Congestion Control" (SIGCOMM
+// 2019), Algorithm 1, in the rate form of its authors' ns-3 model
+// (alibaba-edu/High-Precision-Congestion-Control, simulation/src/point-
+// to-point/model/rdma-hw.cc, UpdateRateHp and FastReactHp). The signal is
+// in-band telemetry (INT) that the switches on the path stamp into the
+// requests (tor/inband, tord's int: section; the tail format is in
+// rocev2/int.go): per hop, its clock ts, the bytes queued qlen, the
+// bytes sent tx and the line rate B. The receiver echoes the records in
+// its ACK (every endpoint does, nic.INTSampler); HPCC reads them there.
+// No CNPs, no ECN (CNP and Marked do nothing).
+//
+// Per ACK with INT (NewAck), with T the base RTT and the last records of
+// each hop kept per QP:
+//
+//	for each hop i:  τ_i = ts − ts'; txRate = (tx − tx')/τ_i
+//	                 u_i = min(qlen, qlen')/(B·T) + txRate/B
+//	u, τ = the largest u_i and its τ_i;  τ = min(τ, T)
+//	U = (1 − τ/T)·U + (τ/T)·u                        (MeasureInflight)
+//	U ≥ η or stage ≥ maxStage:  R = Rc/(U/η) + W_AI/T; stage' = 0
+//	otherwise:                  R = Rc + W_AI/T;       stage' = stage+1
+//	if the ACK passes lastUpdateSeq (a new round trip):
+//	    Rc = R; stage = stage'; lastUpdateSeq = snd_nxt
+//
+// bounded by MinRate and the line rate. That is the paper's window
+// update (W = Wc/(U/η) + W_AI, R = W/T) divided by T; TestHPCCDifferential
+// checks it against a reference written in windows. As in ns-3, every
+// ACK updates the rate ("fast react", FastReact) but only the first ACK
+// of a round trip moves the reference Rc; U and the kept records move
+// on every ACK; the first ACK only keeps its records. An ACK whose hop
+// count differs from the last (a new path) restarts the records
+// (PathChange); one in which no hop's clock moved changes nothing
+// (Stale). A hop whose τ is longer than T counts as T, so an idle spell
+// does not let one sample replace U.
+//
+// Where it differs. The paper limits each QP's bytes in flight to W as
+// well as pacing at W/T; here HPCC only paces (the ns-3 model's rate,
+// the transport's own window bounds what is in flight), so a QP's first
+// round trip at the line rate is not cut short by a window. The records
+// come from switches that stamp as a packet is queued, not as it leaves
+// (tor/inband's package doc). ns-3 acknowledges every packet; gbn
+// acknowledges every 16th (and the last of each message), so HPCC sees
+// one echo per ACK, the records of the latest request it covers.
+//
+//	parameter      default            source
+//	η              0.95               paper; ns-3 run.py utgt 95
+//	maxStage       5                  paper (ns-3 run.py's default
+//	                                  mi is 0: every update multiplicative)
+//	W_AI/T         line ÷ 2500        ns-3 run.py hp: 10 Mb/s per 25 Gb/s
+//	                                  (4 Mb/s at 10 Gb/s, 40 at 100)
+//	T              10 µs              set it to the fabric's base RTT
+//	INT records    5                  ns-3 IntHeader::maxHop
+//	fast react     on                 ns-3 run.py hp (FAST_REACT 1)
+//	min rate       100 Mb/s           ns-3 config.txt MIN_RATE
+//
+// Every request carries an INT request tail of Hops records (INTHops);
+// it costs 4 + 16·Hops bytes per frame. Counters (HPCCStats): echoes,
+// full and fast updates, multiplicative and additive ones, path changes
+// and stale echoes. Summary is DCQCN's RateSummary. TestHPCCAlgorithm
+// walks a hand-computed INT sequence; TestHPCCEndpoint and the
+// simulator's TestHPCCIncast run it end to end.
+//
+//	h, err := cc.NewHPCC(100e9, cc.DefaultHPCCConfig())
+//	...
+//	nic.Config{..., CC: h}
+//
 // Example: DCQCN on a 25 Gb/s port with the paper's timer and alpha
 // period:
 //

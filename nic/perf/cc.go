@@ -6,8 +6,8 @@ import (
 )
 
 // CCCounters are the congestion control's figures of one endpoint: the
-// signals (endpoint counters, whatever the CC) and, with --cc dcqcn or
-// timely, its own counters and the QPs' rates. TIMELY's cuts (above
+// signals (endpoint counters, whatever the CC) and, with --cc dcqcn,
+// timely or hpcc, its own counters and the QPs' rates. TIMELY's cuts (above
 // T_high and by the gradient) are rate_cuts, its increases below T_low
 // and on a negative gradient additive_increase, its hyperactive ones
 // hyper_increase.
@@ -26,6 +26,9 @@ type CCCounters struct {
 	RTTSamples uint64  `json:"rtt_samples,omitempty"`
 	RTTMinUS   float64 `json:"rtt_min_us,omitempty"`
 	RTTMaxUS   float64 `json:"rtt_max_us,omitempty"`
+	// HPCC's ACKs with INT; its multiplicative updates are rate_cuts,
+	// its additive ones additive_increase.
+	INTEchoes uint64 `json:"int_echoes,omitempty"`
 }
 
 // ccCountersOf reads a stopped endpoint's congestion control.
@@ -41,6 +44,10 @@ func ccCountersOf(c nic.CC) *CCCounters {
 		return &CCCounters{Name: d.Name(), RateCuts: st.HighCuts + st.GradCuts, AdditiveInc: st.LowInc + st.GradInc,
 			HyperInc: st.HAIInc, LineBps: d.LineBps(), Rate: &s, RTTSamples: st.Samples,
 			RTTMinUS: float64(st.RTTMin) / 1e3, RTTMaxUS: float64(st.RTTMax) / 1e3}
+	case *cc.HPCC:
+		st, s := d.Stats(), d.Summary()
+		return &CCCounters{Name: d.Name(), RateCuts: st.Mult, AdditiveInc: st.Additive, LineBps: d.LineBps(), Rate: &s,
+			INTEchoes: st.Echoes}
 	case *cc.Fixed:
 		return &CCCounters{Name: d.Name()}
 	}

@@ -169,12 +169,13 @@ func AutoDepth(size, qps int) int {
 // notification point is the receiver's, its reaction point the sender's
 // (the server's for READ responses).
 type CCOptions struct {
-	Name string `json:"name"` // none, fixed, dcqcn or timely
+	Name string `json:"name"` // none, fixed, dcqcn, timely or hpcc
 	// LineBps is the rate DCQCN and TIMELY start every QP at and never
 	// pass, or the rate the fixed pacer holds each QP to.
 	LineBps uint64           `json:"line_bps,omitempty"`
 	DCQCN   *cc.DCQCNConfig  `json:"dcqcn,omitempty"`
 	Timely  *cc.TimelyConfig `json:"timely,omitempty"` // nil: the paper's parameters
+	HPCC    *cc.HPCCConfig   `json:"hpcc,omitempty"`   // nil: the paper's and its ns-3 runs' parameters
 }
 
 // Pairs reports whether the congestion control works with transport t
@@ -192,7 +193,7 @@ func (o *CCOptions) Build() (nic.CC, error) {
 	if o == nil {
 		return nil, nil
 	}
-	c, err := stack.Config{CC: o.Name, LineBps: o.LineBps, DCQCN: o.DCQCN, Timely: o.Timely}.NewCC(0)
+	c, err := stack.Config{CC: o.Name, LineBps: o.LineBps, DCQCN: o.DCQCN, Timely: o.Timely, HPCC: o.HPCC}.NewCC(0)
 	if errors.Is(err, stack.ErrUnknownCC) {
 		return nil, fmt.Errorf("unknown congestion control %q (roceperf has: %s)", o.Name, strings.Join(stack.CCs, ", "))
 	}

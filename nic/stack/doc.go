@@ -40,6 +40,11 @@
 //     for at the segment's end, so it pairs with gbn, irn and fasr;
 //     Validate refuses it with dcp (ErrPairing), whose responder
 //     acknowledges whole messages only.
+//   - hpcc: HPCC (nic/cc.HPCC) starting each QP at the line rate, with
+//     HPCC's parameters or the paper's and its ns-3 runs' defaults when
+//     nil. Every request carries an INT request tail; the switches on
+//     the path must stamp it (tord's int: section, tor/inband), or HPCC
+//     sees no hop and keeps the line rate.
 //
 // # Where the callers differ
 //

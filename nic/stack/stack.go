@@ -20,7 +20,7 @@ import (
 var Transports = []string{"gbn", "irn", "fasr", "dcp"}
 
 // CCs are the congestion controls a host can run, by name.
-var CCs = []string{"none", "fixed", "dcqcn", "timely"}
+var CCs = []string{"none", "fixed", "dcqcn", "timely", "hpcc"}
 
 // DefaultBDP is the bandwidth-delay product, in packets, that the
 // selective transports' SR state is sized for when Config.BDP is 0, one
@@ -59,8 +59,8 @@ type Config struct {
 	// GBNWindow is Go-Back-N's window in packets (0: gbn's default,
 	// 128). tor/fabric sets it to BDP; roceperf leaves it.
 	GBNWindow int
-	// CC is the congestion control: none, fixed, dcqcn or timely ("":
-	// none).
+	// CC is the congestion control: none, fixed, dcqcn, timely or hpcc
+	// ("": none).
 	CC string
 	// LineBps is the rate DCQCN and TIMELY start every QP at and never
 	// pass, or the rate the fixed pacer holds each QP to; NewCC's
@@ -72,6 +72,9 @@ type Config struct {
 	// Timely are TIMELY's parameters (nil: cc.DefaultTimelyConfig, the
 	// paper's).
 	Timely *cc.TimelyConfig
+	// HPCC are HPCC's parameters (nil: cc.DefaultHPCCConfig, the
+	// paper's and its ns-3 runs').
+	HPCC *cc.HPCCConfig
 }
 
 // Validate checks the names and the ranges, and that the transport
@@ -99,6 +102,11 @@ func (c Config) Validate() error {
 	if c.Timely != nil && c.CC == "timely" {
 		if err := c.Timely.Validate(); err != nil {
 			return fmt.Errorf("stack: timely: %w", err)
+		}
+	}
+	if c.HPCC != nil && c.CC == "hpcc" {
+		if err := c.HPCC.Validate(); err != nil {
+			return fmt.Errorf("stack: hpcc: %w", err)
 		}
 	}
 	_, err := c.NewTransport()
@@ -161,7 +169,7 @@ func newIRN(rto int64, bdp int) (nic.Transport, error) {
 
 // NewCC returns a fresh congestion control for one endpoint whose QPs
 // start at lineBps (0: c.LineBps); nil for none. An unknown name is
-// ErrUnknownCC; fixed, dcqcn and timely need a rate. Validate, not
+// ErrUnknownCC; fixed, dcqcn, timely and hpcc need a rate. Validate, not
 // NewCC, checks that the transport pairs with it.
 func (c Config) NewCC(lineBps uint64) (nic.CC, error) {
 	line := cmp.Or(lineBps, c.LineBps)
@@ -185,6 +193,12 @@ func (c Config) NewCC(lineBps uint64) (nic.CC, error) {
 			d = *c.Timely
 		}
 		return cc.NewTimely(line, d)
+	case "hpcc":
+		d := cc.DefaultHPCCConfig()
+		if c.HPCC != nil {
+			d = *c.HPCC
+		}
+		return cc.NewHPCC(line, d)
 	}
 	return nil, unknownCC(c.CC)
 }

@@ -60,6 +60,8 @@ func TestEveryName(t *testing.T) {
 			_, ok = ctl.(*cc.DCQCN)
 		case "timely":
 			_, ok = ctl.(*cc.Timely)
+		case "hpcc":
+			_, ok = ctl.(*cc.HPCC)
 		}
 		if !ok {
 			t.Errorf("cc %q built a %T", name, ctl)

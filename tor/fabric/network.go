@@ -70,6 +70,9 @@ type Options struct {
 	// defaults, 26 (24 with dcp) and 48, which the switches' default
 	// QoS profile (qos: {}) puts on the RoCE and CNP classes.
 	DSCP, CNPDSCP uint8
+	// HPCC are HPCC's parameters when CC is hpcc (nil: the paper's and
+	// its ns-3 runs'); its switches need an int: section to stamp.
+	HPCC *cc.HPCCConfig
 	// MTU of every QP (default 1024).
 	MTU int
 	// Overhead is the bytes the wire adds to each frame (sim.LinkConfig;
@@ -616,7 +619,7 @@ var Transports = stack.Transports
 // BDP spanning Go-Back-N's window too.
 func (n *Network) hostStack() stack.Config {
 	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, BDP: n.Opts.BDP, GBNWindow: n.Opts.BDP,
-		CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely}
+		CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
 }
 
 func (n *Network) transport() (nic.Transport, error) {

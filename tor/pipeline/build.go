@@ -8,6 +8,7 @@ import (
 	"rocetor/rocev2"
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
+	"rocetor/tor/inband"
 	"rocetor/tor/llr"
 	"rocetor/tor/netrt"
 	"rocetor/tor/trim"
@@ -120,6 +121,7 @@ type Pipeline struct {
 	Dst     *netrt.DstToR  // nil without netrt:
 	Trim    *trim.Stage    // nil without trim:
 	LLR     *llr.Stage     // nil without llr:
+	INT     *inband.Stage  // nil without int:
 	Impairs []*impair.Port // every port, wrapped when impair: has rules
 	// Ports are the worker's ports as the worker sees them: the ports
 	// Build was given, wrapped by impair and llr where the
@@ -149,6 +151,9 @@ func (pl *Pipeline) Publish(now int64) {
 	}
 	if pl.LLR != nil {
 		pl.LLR.Publish(now)
+	}
+	if pl.INT != nil {
+		pl.INT.Publish(now)
 	}
 	for _, ip := range pl.Impairs {
 		ip.Publish(now)
@@ -225,6 +230,15 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 		}
 		stages = append(stages, pl.Trim)
 	}
+	if cfg.INT != nil {
+		// After every stage that picks ports and queues (and after
+		// trim, which would cut a tail off with the payload), before
+		// llr's sender, whose copies must carry the records.
+		if pl.INT, err = cfg.INT.stage(cfg); err != nil {
+			return nil, err
+		}
+		stages = append(stages, pl.INT)
+	}
 	if cfg.LLR.On() {
 		// The sender half, after every stage that picks ports and
 		// queues (it numbers what the data queue of a protected port
@@ -289,6 +303,8 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 		wc.LinkOwner = linkOwner
 		if pl.Trim != nil {
 			wc.EgressStage = slices.Index(stages, dataplane.Stage(pl.Trim))
+		} else if pl.INT != nil {
+			wc.EgressStage = slices.Index(stages, dataplane.Stage(pl.INT))
 		} else if pl.LLR != nil {
 			wc.EgressStage = slices.Index(stages, dataplane.Stage(pl.LLR))
 		}

@@ -121,6 +121,10 @@ type Config struct {
 	// lossless fabric, as a switch MMU makes one. No section, PFC only
 	// where a stage sends it (llr, NetRT).
 	PFC *PFCConfig `yaml:"pfc"`
+	// INT stamps in-band telemetry into the RoCEv2 frames that carry
+	// an INT request tail, at the egress ports it names, for HPCC
+	// (tor/inband, tor/pipeline/int.go). No section, no stage.
+	INT *INTConfig `yaml:"int"`
 	// Buffer is a switch-wide shared buffer with dynamic per-queue
 	// thresholds (dataplane.SharedBuffer; tor/pipeline/buffer.go). No
 	// section: each queue has egress.queue_limit and nothing else.
@@ -400,6 +404,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.ECN.validate(c); err != nil {
+		return err
+	}
+	if err := c.INT.validate(c); err != nil {
 		return err
 	}
 	if err := c.Trust.validate(c); err != nil {

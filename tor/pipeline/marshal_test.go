@@ -46,6 +46,7 @@ func fullConfig() Config {
 		Window: 500 * time.Microsecond, PausePriority: -1, PauseQuanta: 0xffff, RetxRate: 2e9, RetxBurst: 128 << 10}
 	c.Trim = &trim.Config{Threshold: 32 << 10, IncastDegree: 16, Ratio: 12.5, MinWeight: 0.2, Ports: []string{"up"}}
 	c.DCP = true
+	c.INT = &INTConfig{Ports: []string{"up"}}
 	c.LLR = LLRConfig{Ports: []string{"up"}, Mode: "nb", TxBuffer: 2 << 20, RxBuffer: 1 << 20, Pause: 512 << 10, Resume: 256 << 10,
 		AckTimeout: 8 * time.Millisecond, TargetLoss: 1e-9, ActualLoss: 1e-4, Copies: 3, Dormant: true, Watch: true,
 		RetxRate: 5e9, RetxBurst: 1 << 20, Monitor: &LLRMonitorConfig{Interval: 100 * time.Millisecond, Window: 1e6, Threshold: 1e-6}}

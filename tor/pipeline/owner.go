@@ -9,11 +9,11 @@ import (
 
 // Handoff reports whether the switch's workers hand frames to their
 // owners (dataplane.Handoff): with more than one worker and any stage
-// that keeps state per flow or budgets per port (netrt, trim, llr).
+// that keeps state per flow or budgets per port (netrt, trim, llr, int).
 // Plain forwarding keeps no such state, so every frame stays on the
 // worker whose rx queue it arrived at, as it always did.
 func (c *Config) Handoff() bool {
-	return c.Workers > 1 && (c.NetRT.On() || c.Trim != nil || c.LLR.On())
+	return c.Workers > 1 && (c.NetRT.On() || c.Trim != nil || c.LLR.On() || c.INT != nil)
 }
 
 // shares is how many workers share each port's egress: its rate, queue

@@ -9,6 +9,7 @@ import (
 	"rocetor/dataplane/metrics"
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
+	"rocetor/tor/inband"
 	"rocetor/tor/llr"
 	"rocetor/tor/netrt"
 	"rocetor/tor/pipeline"
@@ -94,6 +95,10 @@ func collectors(sw Switch) ([]prometheus.Collector, error) {
 	if len(st.trims) > 0 {
 		cs = append(cs, NewTrim(ports, cfg.Trim, st.trims))
 	}
+	if len(st.ints) > 0 {
+		mask, _ := inband.PortMask(cfg.INT.Ports, ports) // validated with the configuration
+		cs = append(cs, NewINT(ports, mask, st.ints))
+	}
 	if cfg.ParsesDCP() {
 		cs = append(cs, NewHODrops(workers))
 	}
@@ -118,6 +123,7 @@ type stages struct {
 	srcs    []*netrt.SrcToR
 	dsts    []*netrt.DstToR
 	trims   []*trim.Stage
+	ints    []*inband.Stage
 	impairs []*impair.Port
 	llr     *llr.Stage // worker 0's, which owns every protected link (pipeline.Owners)
 }
@@ -138,6 +144,9 @@ func stagesOf(pls []*pipeline.Pipeline) stages {
 		}
 		if pl.Trim != nil {
 			s.trims = append(s.trims, pl.Trim)
+		}
+		if pl.INT != nil {
+			s.ints = append(s.ints, pl.INT)
 		}
 		s.impairs = append(s.impairs, pl.Impairs...)
 	}
