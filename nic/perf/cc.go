@@ -21,8 +21,9 @@ type CCCounters struct {
 	Rate         *cc.RateSummary `json:"rate,omitempty"`    // the QPs' rates (DCQCN)
 }
 
-// ccCountersOf reads a stopped endpoint's congestion control.
-func ccCountersOf(c nic.CC) *CCCounters {
+// CCCountersOf reads a stopped endpoint's congestion control (nil
+// with none): roceperf's report and the simulator's (tor/lab/simnet).
+func CCCountersOf(c nic.CC) *CCCounters {
 	switch d := c.(type) {
 	case *cc.DCQCN:
 		st, s := d.Stats(), d.Summary()
