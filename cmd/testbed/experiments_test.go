@@ -117,7 +117,7 @@ func TestDumbbellDCQCNFairness(t *testing.T) {
 		Runs  []lab.Run       `json:"runs"`
 		Cells []lab.DCQCNCell `json:"cells"`
 	}
-	runRecorded(t, "q", &res, "dcqcn-fairness", "--count", strconv.Itoa(count), "--timeout", "60s")
+	runRecorded(t, "q", &res, "dcqcn-fairness", "--senders", "2", "--count", strconv.Itoa(count), "--timeout", "60s")
 	if len(res.Runs) != 2 || len(res.Cells) != 2 {
 		t.Fatalf("%d runs, %d cells; want one with DCQCN and one without", len(res.Runs), len(res.Cells))
 	}
@@ -160,14 +160,19 @@ func TestDumbbellDCQCNFairness(t *testing.T) {
 // fabric is lossy: drops, not pauses) — at a load average of 7 DCQCN's
 // cuts came too late for a 1 MiB queue and the senders without it were
 // too slow to fill one. TestDCQCNModelHeadroom asserts it on an
-// injected clock.
+// injected clock, and simnet's TestDCQCNIncastBinds on the whole
+// fabric at the experiment's defaults. This test keeps the 1 MiB queue
+// its three flows' windows fit in, not the experiment's 448 KiB: at a
+// load average of 15 (2026-11-29) CNPs came so late that, with
+// 448 KiB, a flow with DCQCN gave up on its retries (retry_exceeded),
+// and what is asserted here is that the loop closes.
 func TestDumbbellDCQCNIncast(t *testing.T) {
 	const n = 3
 	var res struct {
 		Runs  []lab.Run       `json:"runs"`
 		Cells []lab.DCQCNCell `json:"cells"`
 	}
-	runRecorded(t, "i", &res, "dcqcn-incast", "--senders", strconv.Itoa(n), "--count", "48", "--timeout", "60s")
+	runRecorded(t, "i", &res, "dcqcn-incast", "--senders", strconv.Itoa(n), "--queue-limit", "1MiB", "--count", "48", "--timeout", "60s")
 	if len(res.Cells) != 2 {
 		t.Fatalf("%d cells; want one with DCQCN and one without", len(res.Cells))
 	}
