@@ -23,7 +23,9 @@ type CCCounters struct {
 
 // CCCountersOf reads a stopped endpoint's congestion control (nil
 // with none): roceperf's report and the simulator's (tor/lab/simnet).
-func CCCountersOf(c nic.CC) *CCCounters {
+func CCCountersOf(c nic.CC) *CCCounters { return ccCountersOf(c) }
+
+func ccCountersOf(c nic.CC) *CCCounters {
 	switch d := c.(type) {
 	case *cc.DCQCN:
 		st, s := d.Stats(), d.Summary()

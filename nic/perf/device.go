@@ -95,7 +95,7 @@ func (h hostSession) Counters() Counters {
 	st := h.LiveStats()
 	snap := h.s.Worker().Snapshot()
 	c := Counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent,
-		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv, CC: CCCountersOf(h.CC())}
+		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv, CC: ccCountersOf(h.CC())}
 	c.QPContextBytes, c.QPQueueBytes = h.QPBytes()
 	c.setSR(h.SRState())
 	switch t := h.Transport().(type) {

@@ -53,7 +53,7 @@ func (d fakeDevice) open(c sessionConfig) (session, error) {
 	// The SR state as nic.Endpoint.SRState gives it.
 	s.st.setSR(c.transport.SRState(), c.qps)
 	// The congestion control the run asked for, as hostSession reports it.
-	s.st.CC = CCCountersOf(c.cc)
+	s.st.CC = ccCountersOf(c.cc)
 	return s, nil
 }
 
