@@ -37,10 +37,35 @@ type Source interface {
 type Ctx struct {
 	// Now is the worker's clock in nanoseconds, read once per loop.
 	Now int64
+	// Since is the time of the worker's previous loop (Now in its
+	// first): the frames a port hands over in this loop arrived in
+	// (Since, Now], unless its ring held more than a batch. RxTime
+	// spreads a batch over that interval.
+	Since int64
 	// Mem holds the frames; Mem.Frame(p) gives a packet's bytes.
 	Mem   *Mem
 	w     *Worker
 	stage uint16
+}
+
+// RxTime is the best time this worker has for the arrival of packet i
+// of a batch of n a port handed over in this loop: the batch spread
+// evenly over (Since, Now], the last at Now. Neither an AF_XDP ring
+// nor a memory port stamps frames, and the loop reads its clock once,
+// so every frame of a batch would otherwise carry Now; a software
+// RNIC's DCQCN notification point, which paces CNPs by the arrival of
+// CE-marked frames (min_time_between_cnps), then answered a whole
+// batch's marks with one CNP (nic, Endpoint.Process). The frames of
+// a bottleneck drained at its rate do arrive spread over the
+// interval; a burst that came in at the interval's end is spread
+// wider than it came. In the simulator a node steps at every
+// arrival (dataplane/sim), so a batch is one frame and RxTime its
+// exact arrival, unless the node was off its CPU (a stall).
+func (c *Ctx) RxTime(i, n int) int64 {
+	if n <= 1 || c.Now <= c.Since {
+		return c.Now
+	}
+	return c.Since + (c.Now-c.Since)*int64(i+1)/int64(n)
 }
 
 // NumPorts returns the number of ports of the worker.

@@ -155,6 +155,7 @@ type Worker struct {
 	srcFull bool
 	pfd     []unix.PollFd
 
+	stepped bool // Step ran: ctx.Now is the previous loop's time
 	lastPub int64
 	pubMu   sync.Mutex
 	pub     Snapshot
@@ -325,7 +326,10 @@ func (w *Worker) Egress(i int) *Egress { return w.egress[i] }
 // call it directly with a clock of their own; Run calls it in a loop.
 func (w *Worker) Step(now int64) int {
 	work := 0
-	w.ctx.Now = now
+	w.ctx.Since, w.ctx.Now = w.ctx.Now, now
+	if !w.stepped {
+		w.ctx.Since, w.stepped = now, true
+	}
 	w.cap = w.capture.Load()
 	w.applyMarking()
 	if w.ho != nil {

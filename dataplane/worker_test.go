@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -738,5 +739,43 @@ func TestWorkerIngressPFCRetry(t *testing.T) {
 	}
 	if r.w.pfc.on[0] != 0 {
 		t.Fatal("still counted as paused after the resume went")
+	}
+}
+
+// rxTimes records the times RxTime gives each packet of a batch.
+type rxTimes struct{ got []int64 }
+
+func (*rxTimes) Name() string { return "rxtimes" }
+
+func (s *rxTimes) Process(c *Ctx, b *Batch) {
+	for i := 0; i < b.N; i++ {
+		s.got = append(s.got, c.RxTime(i, b.N))
+		b.Pkts[i].Drop(ReasonUnrouted)
+	}
+}
+
+// TestRxTime: a batch is spread over the interval since the worker's
+// previous loop, its last frame at the loop's time; the first loop has
+// no interval, so its frames all get its time.
+func TestRxTime(t *testing.T) {
+	st := &rxTimes{}
+	r := newRig(t, DefaultEgress(0, 1<<20), st)
+	step := func(now int64, n int) []int64 {
+		st.got = nil
+		for i := range n {
+			r.ports[0].Inject(roceFrame(t, uint32(i), 64))
+		}
+		r.w.Step(now)
+		return st.got
+	}
+	if got := step(1000, 2); !slices.Equal(got, []int64{1000, 1000}) {
+		t.Errorf("first loop: %v", got)
+	}
+	r.w.Step(2000) // nothing received: the interval starts here
+	if got := step(6000, 4); !slices.Equal(got, []int64{3000, 4000, 5000, 6000}) {
+		t.Errorf("4 frames over (2000, 6000]: %v", got)
+	}
+	if got := step(6000, 1); !slices.Equal(got, []int64{6000}) {
+		t.Errorf("a loop at the same time: %v", got)
 	}
 }

@@ -160,7 +160,12 @@
 // sends back to the peer QP: BTH opcode 0x81 with BECN, the peer's QPN,
 // 16 reserved bytes, on the control queue in its own class
 // (Config.CNPDSCP, 48 by default as ConnectX's cnp_dscp). A CE-marked CNP
-// is not shown to Marked: a CNP never answers a CNP. Every frame leaves
+// is not shown to Marked: a CNP never answers a CNP. CNP and Marked get
+// the frame's own time, not the worker loop's: the loop reads its clock
+// once per receive batch, and the frames of a batch are spread over the
+// interval since the previous loop (dataplane.Ctx.RxTime), so a CC that
+// paces its answers by time sees the marks as they arrived. Now in Ready
+// and Sent is never earlier than a time CNP or Marked got. Every frame leaves
 // ECN-capable (ECT(0)). The endpoint asks Ready before every data frame
 // — request or read response, first transmission or retransmission —
 // and charges it with Sent, so loss recovery and congestion control stay

@@ -331,12 +331,18 @@ func (e *Endpoint) Process(dc *dataplane.Ctx, b *dataplane.Batch) {
 		if p.Verdict != dataplane.Forward {
 			continue
 		}
-		e.receive(c, dc, p)
+		e.receive(c, dc, p, dc.RxTime(i, b.N))
 	}
 	e.end()
 }
 
-func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
+// receive handles one frame that arrived at about time at
+// (dataplane.Ctx.RxTime): the congestion signals go to the CC at that
+// time, not at the loop's, so a notification point that sends at most
+// one CNP per min_time_between_cnps spaces its CNPs by the marked
+// frames' arrivals, as a NIC that timestamps each frame does, and does
+// not answer a whole receive batch with one (TestCNPsPerFrame).
+func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet, at int64) {
 	m := &p.Meta
 	if m.Kind != rocev2.KindRoCE {
 		p.Drop(ReasonNotRoCE)
@@ -378,14 +384,14 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet) {
 		// never answers a CNP (two endpoints would echo marks back and
 		// forth on a congested reverse path).
 		e.st.ECNMarked++
-		if op != rocev2.CNP && e.cc.Marked(q, c.Now) {
+		if op != rocev2.CNP && e.cc.Marked(q, at) {
 			e.sendCNP(c, q)
 		}
 	}
 	switch {
 	case op == rocev2.CNP:
 		e.st.CNPsRecv++
-		e.cc.CNP(q, c.Now)
+		e.cc.CNP(q, at)
 	case op.Transport() != rocev2.TransportRC:
 		p.Drop(ReasonBadOpcode)
 	case op.IsResponse():

@@ -30,7 +30,13 @@
 //     its peer QP — BTH opcode 0x81, BECN set, the peer's QPN, 16
 //     reserved bytes, DSCP nic.Config.CNPDSCP (48, ConnectX's cnp_dscp)
 //     on the control queue — at most once per min_time_between_cnps
-//     (4 µs). The limit is ConnectX's NP parameter, so it lives here with
+//     (4 µs), measured between the marked frames' arrivals: the
+//     endpoint passes each frame's time (dataplane.Ctx.RxTime, a
+//     receive batch spread over the interval it arrived in), not the
+//     worker loop's, which answered a whole batch with one CNP
+//     (nic.Endpoint, TestCNPsPerFrame). The paper's NP (§3.1) likewise
+//     times each marked packet against its flow's last CNP. The limit
+//     is ConnectX's NP parameter, so it lives here with
 //     the other parameters rather than in the framework: another CC may
 //     want every mark. ConnectX also sets cnp_802p_prio (6); the
 //     endpoint's frames carry no 802.1Q tag, so there is no priority to

@@ -159,6 +159,47 @@ func TestDCQCNEndpoint(t *testing.T) {
 	t.Logf("%d CNPs, %d cuts; A's rate min %.2f mean %.2f final %.2f Gb/s", cnps, a.Cuts, s.Min/1e9, s.Mean/1e9, s.Final/1e9)
 }
 
+// TestCNPsPerFrame: B's worker takes A's frames in batches (one loop in
+// 64 µs, as a worker asleep between AF_XDP polls), A's port sends one
+// frame per ~8.6 µs (1 Gb/s, not slowed by the CNPs), and every frame
+// is CE-marked. A NIC
+// timestamps each frame, so its notification point, at most one CNP
+// per QP per min_time_between_cnps (4 µs), answers every mark here;
+// B's does too when it reads each frame's time from its place in the
+// batch (dataplane.Ctx.RxTime), and answered about one mark per batch
+// when it read the loop's clock.
+func TestCNPsPerFrame(t *testing.T) {
+	const line = 1e9
+	sides := 0
+	p := nictest.New(t, nictest.Options{Transport: gbnT, RateBps: line, Step: 1000, BEvery: 64, CC: func() nic.CC {
+		if sides++; sides == 1 {
+			return cc.NewFixed(line, 0) // A does not slow down
+		}
+		d, err := cc.NewDCQCN(line, cc.DefaultDCQCNConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}})
+	p.AB.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
+		if m.Opcode.IsRequest() {
+			rocev2.IPv4(f[m.L3Off:]).SetECN(3)
+		}
+		return nictest.Pass
+	}
+	if err := p.A.Post(nic.OpWrite, 0, 1, 0, 0, 512<<10); err != nil {
+		t.Fatal(err)
+	}
+	p.MustComplete(t, 1, 1e9)
+	nictest.WantOK(t, p.A.CQ)
+	bs := p.B.E.LiveStats()
+	// Frames arrive more than 4 µs apart: one frame per CNP interval.
+	t.Logf("%d marked frames, %d CNPs", bs.ECNMarked, bs.CNPsSent)
+	if bs.ECNMarked < 400 || float64(bs.CNPsSent) < 0.9*float64(bs.ECNMarked) {
+		t.Errorf("B answered %d of %d CE-marked frames, want at least 90 %%", bs.CNPsSent, bs.ECNMarked)
+	}
+}
+
 // TestDCQCNBottleneck puts a 5 Gb/s bottleneck on the way from A to B —
 // a virtual queue the link fills with each request frame and drains at
 // 5 Gb/s, marking CE while it holds more than 40 KB (a step at Kmin =

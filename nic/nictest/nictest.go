@@ -182,6 +182,10 @@ type Options struct {
 	// (rocev2.Classifier.DCP). A transport that asks for it
 	// (nic.Classifying, as nic/dcp does) gets it without.
 	DCP bool
+	// BEvery, if above 1, runs B's worker one loop in BEvery ticks: B
+	// takes the frames of several ticks in one receive batch, as a
+	// worker that sleeps between polls does (AF_XDP, the testbed).
+	BEvery int
 }
 
 // Side is one endpoint with its worker, port, memory region and QPs.
@@ -205,6 +209,8 @@ type Pair struct {
 	Step   int64
 	A, B   *Side
 	AB, BA *Link
+	bEvery int
+	ticks  int
 }
 
 // New builds a Pair; it fails tb on any setup error.
@@ -234,7 +240,7 @@ func New(tb testing.TB, o Options) *Pair {
 	if o.FrameSize == 0 {
 		o.FrameSize = 2048
 	}
-	p := &Pair{Step: o.Step}
+	p := &Pair{Step: o.Step, bEvery: o.BEvery}
 	eg := dataplane.DefaultEgress(o.RateBps, o.QueueLimit)
 	var sides [2]*Side
 	for i := range sides {
@@ -301,13 +307,15 @@ func New(tb testing.TB, o Options) *Pair {
 }
 
 // Tick advances the clock one step: due frames arrive, then A's and B's
-// workers run one loop each.
+// workers run one loop each (B's every Options.BEvery ticks).
 func (p *Pair) Tick() {
 	p.Now += p.Step
 	p.AB.deliver()
 	p.BA.deliver()
 	p.A.W.Step(p.Now)
-	p.B.W.Step(p.Now)
+	if p.ticks++; p.bEvery <= 1 || p.ticks%p.bEvery == 0 {
+		p.B.W.Step(p.Now)
+	}
 }
 
 // Collect moves both endpoints' completions into their Side.CQ.

@@ -31,7 +31,10 @@ type CCCounters struct {
 	INTEchoes uint64 `json:"int_echoes,omitempty"`
 }
 
-// ccCountersOf reads a stopped endpoint's congestion control.
+// CCCountersOf reads a stopped endpoint's congestion control (nil
+// with none): roceperf's report and the simulator's (tor/lab/simnet).
+func CCCountersOf(c nic.CC) *CCCounters { return ccCountersOf(c) }
+
 func ccCountersOf(c nic.CC) *CCCounters {
 	switch d := c.(type) {
 	case *cc.DCQCN:

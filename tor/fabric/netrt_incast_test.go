@@ -81,12 +81,16 @@ func gbnAndNetRT(t *testing.T, tp topo.Topology, flows []workload.Flow, sw strin
 	return res
 }
 
-// incastSwitch is dcqcn-incast's switch: a 1 MiB queue marking ECN at
-// 20 KB / 100 KB / 20 % (cmd/testbed dcqcnDefaults).
+// incastSwitch is dcqcn-incast's switch as the testbed runs these tests
+// reproduce had it (runs 3–7, docs/experiments.md): a 1 MiB queue
+// marking ECN at 20 KB / 100 KB / 20 %. The experiment's queue is
+// 448 KiB since 2026-11-29 (tor/lab dcqcnDefaults; simnet's
+// TestDCQCNIncastBinds runs it).
 const incastSwitch = "egress: {queue_limit: 1MiB}\necn: {profiles: {default: {min_threshold: 20KB, max_threshold: 100KB, probability: 20}}}\n"
 
-// testbedDCQCN is DCQCN with the parameters the testbed gives roceperf
-// (cmd/testbed testbedDCQCN).
+// testbedDCQCN is DCQCN with the parameters the testbed gave roceperf
+// in those runs (tor/lab testbedDCQCN until 2026-11-29, which now
+// paces CNPs at 200 µs with alpha's period 220 µs).
 func testbedDCQCN() cc.DCQCNConfig {
 	d := cc.DefaultDCQCNConfig()
 	d.DCETCPRTT, d.RPGTimeReset, d.RPGAIRate, d.RPGHAIRate = 100, 1000, 2, 10

@@ -37,7 +37,7 @@ func runFakeSeries(t *testing.T, exp Experiment, delay time.Duration, args ...st
 
 func TestDCQCNFairnessWithFakes(t *testing.T) {
 	fab, perf, res := runFakeSeries(t, newDCQCNFairness(), 300*time.Millisecond, "--sample", "20ms", "--count", "10",
-		"--dcqcn", "rpg-time-reset=300, dcqcn-rpg-ai-rate=5")
+		"--senders", "2", "--dcqcn", "rpg-time-reset=300, dcqcn-rpg-ai-rate=5")
 	o := fab.plan.Options
 	if o.Topology != "dumbbell" || o.Senders != 2 || o.Receivers != 2 || !o.ECN || o.BottleneckRate != "200M" ||
 		o.QueueLimit != "256KiB" || o.ECNMin != "20KB" || o.ECNMax != "100KB" {
@@ -107,7 +107,7 @@ func TestDCQCNFairnessWithFakes(t *testing.T) {
 // newDCQCNFairnessPlots are dcqcn-fairness's plots with its defaults.
 func newDCQCNFairnessPlots(t *testing.T) []PlotSpec {
 	e := newDCQCNFairness()
-	parseExperiment(t, e)
+	parseExperiment(t, e, "--senders", "2")
 	if _, err := e.Setup(); err != nil {
 		t.Fatal(err)
 	}
@@ -146,9 +146,10 @@ func TestDCQCNIncastWithFakes(t *testing.T) {
 	if !pairs["h1>h4"] || !pairs["h3>h6"] || pairs["h1>h5"] {
 		t.Errorf("pairs %v: want sender i to receiver i", pairs)
 	}
-	// 1 MiB in flight per flow into a 1 MiB queue (dcqcnDefaults).
-	if d := perf.transfers[0].Depth; d != 16 || fab.plan.Options.QueueLimit != "1MiB" {
-		t.Errorf("depth %d, queue limit %s; want 16 WRITEs and 1MiB", d, fab.plan.Options.QueueLimit)
+	// 1 MiB posted per flow (Go-Back-N's window always full) into a
+	// queue below four windows (dcqcnDefaults).
+	if d := perf.transfers[0].Depth; d != 16 || fab.plan.Options.QueueLimit != "448KiB" {
+		t.Errorf("depth %d, queue limit %s; want 16 WRITEs and 448KiB", d, fab.plan.Options.QueueLimit)
 	}
 	cells := cellsOf(t, res)
 	if len(cells) != 12 {
@@ -408,7 +409,7 @@ func TestDCQCNReusedTestbed(t *testing.T) {
 		t.Fatal("no reconfiguration")
 	}
 	o := fab.reconfigs[0]
-	if !o.ECN || o.ECNMin != "20KB" || o.BottleneckRate != "200M" || o.QueueLimit != "1MiB" || o.Senders != 2 {
+	if !o.ECN || o.ECNMin != "20KB" || o.BottleneckRate != "200M" || o.QueueLimit != "448KiB" || o.Senders != 2 {
 		t.Errorf("reused testbed reconfigured to %+v", o)
 	}
 }

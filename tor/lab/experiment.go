@@ -56,8 +56,8 @@ var Catalogue = []Entry{
 	{Name: "dcp-ar", New: func() Experiment { return newDCPAR() }},
 	{Name: "dcp-incast", New: func() Experiment { return newDCPIncast() }},
 	{Name: "dcp-loss", New: func() Experiment { return newDCPLoss() }},
-	{Name: "dcqcn-fairness", New: func() Experiment { return newDCQCNFairness() }, NoSim: noSeries},
-	{Name: "dcqcn-incast", New: func() Experiment { return newDCQCNIncast() }, NoSim: noSeries},
+	{Name: "dcqcn-fairness", New: func() Experiment { return newDCQCNFairness() }},
+	{Name: "dcqcn-incast", New: func() Experiment { return newDCQCNIncast() }},
 	{Name: "demo", New: func() Experiment { return newDemo() }, NoSim: "it shows the live switches' processes and metrics URLs"},
 	{Name: "llr-loss", New: func() Experiment { return newLLRLoss() }},
 	{Name: "llr-monitor", New: func() Experiment { return newLLRMonitor() },
@@ -69,10 +69,6 @@ var Catalogue = []Entry{
 	{Name: "sr-concurrency", New: func() Experiment { return newSRConcurrency() }},
 	{Name: "sr-loss", New: func() Experiment { return newSRLoss() }},
 }
-
-// noSeries is why the experiments that sample a switch while transfers
-// run (Env.MeasureSeries) are not in the simulator yet.
-const noSeries = "it samples the bottleneck's queue on the wall clock while the flows run"
 
 // Find returns the catalogue's entry of that name.
 func Find(name string) (Entry, bool) {
@@ -183,9 +179,14 @@ func (e *Env) MeasureAll(ctx context.Context, point map[string]string, ts []Tran
 func (e *Env) MeasureSeries(ctx context.Context, point map[string]string, ts []Transfer, spec *SeriesSpec) Run {
 	run := Run{Point: point, Repeat: 1, Started: time.Now().UTC()}
 	e.between(ctx, &run, func() error {
+		if p, ok := e.Perf.(SeriesPerf); ok && spec != nil {
+			var err error
+			run.Flows, run.Series, err = p.AllSeries(ctx, ts, *spec)
+			return err
+		}
 		if p, ok := e.Perf.(Simultaneous); ok {
 			if spec != nil {
-				return Usagef("sampling a switch while transfers run needs a live fabric")
+				return Usagef("sampling a switch while transfers run needs a live fabric or a simulator that samples")
 			}
 			var err error
 			run.Flows, err = p.All(ctx, ts)

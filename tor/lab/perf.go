@@ -99,6 +99,14 @@ type Simultaneous interface {
 	All(ctx context.Context, ts []Transfer) ([]*PerfResult, error)
 }
 
+// SeriesPerf is a Simultaneous Perf that also samples a switch while
+// its transfers run (the simulator, on virtual time: the sampler of
+// MeasureSeries reads the wall clock). The Series's times are seconds
+// from the transfers' start, its Ends set.
+type SeriesPerf interface {
+	AllSeries(ctx context.Context, ts []Transfer, spec SeriesSpec) ([]*PerfResult, *Series, error)
+}
+
 // ErrPerf wraps a transfer that its endpoints reported as failed (a
 // Perf's error: roceperf exited with one).
 var ErrPerf = errors.New("roceperf failed")

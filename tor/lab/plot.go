@@ -40,6 +40,10 @@ type PlotSpec struct {
 	// without point glyphs. A Shared line (a threshold) is drawn once
 	// under its own name, whichever groups give it.
 	Lines func(*Group) []Line
+	// Optional skips the plot, without an error, when no group has
+	// anything for it: data only one backend records (the simulator's
+	// DCQCN rate trace).
+	Optional bool
 }
 
 // Line is one line of a PlotSpec's Lines.
@@ -58,6 +62,9 @@ func WritePlots(dir string, specs []PlotSpec, groups []Group) ([]string, error) 
 			s.Prepare(groups)
 		}
 		path := filepath.Join(dir, s.File)
+		if names, _ := seriesPoints(s, groups); s.Optional && len(names) == 0 {
+			continue
+		}
 		if err := renderPlot(path, s, groups); err != nil {
 			errs = append(errs, fmt.Errorf("plot %s: %w", s.File, err))
 			continue

@@ -56,6 +56,13 @@ type Series struct {
 	Ends []float64 `json:"flow_ends_s"`
 	// ScrapeErrors counts the scrapes that failed (left out).
 	ScrapeErrors int `json:"scrape_errors,omitempty"`
+	// CCRate is, per flow, its sending QP's congestion control rate in
+	// bit/s at each sample (DCQCN's current rate as of the QP's last
+	// send or signal): the rate trace. Only the simulator reads it; a
+	// testbed's roceperf reports its rates when it ends.
+	CCRate [][]float64 `json:"cc_rate_bps,omitempty"`
+
+	base Sample // the first sample, which the counters count from
 }
 
 // sampler scrapes a switch every interval until stopped.
@@ -65,23 +72,29 @@ type sampler struct {
 	start time.Time
 	mu    sync.Mutex // s, between the loop, ended and stop
 	s     *Series
-	base  Sample
 	quit  chan struct{}
 	done  chan struct{}
+}
+
+// NewSeries returns an empty series of spec for flows transfers, for a
+// sampler to Add to: MeasureSeries's on the wall clock, the simulator's
+// on virtual time.
+func NewSeries(spec SeriesSpec, flows int) *Series {
+	interval := spec.Interval
+	if interval <= 0 {
+		interval = 100 * time.Millisecond
+	}
+	return &Series{Node: spec.Node, Port: spec.Port, Queue: spec.Queue, FlowPorts: spec.Flows, Interval: interval.Seconds(),
+		RxBytes: make([][]float64, len(spec.Flows)), Ends: make([]float64, flows)}
 }
 
 // startSampler takes a first sample, then one every spec.Interval in a
 // goroutine of its own until stop.
 func startSampler(ctx context.Context, fab Fabric, spec SeriesSpec, flows int) *sampler {
 	sm := &sampler{fab: fab, spec: spec, start: time.Now(), quit: make(chan struct{}), done: make(chan struct{}),
-		s: &Series{Node: spec.Node, Port: spec.Port, Queue: spec.Queue, FlowPorts: spec.Flows,
-			RxBytes: make([][]float64, len(spec.Flows)), Ends: make([]float64, flows)}}
+		s: NewSeries(spec, flows)}
 	sm.take(ctx)
-	interval := spec.Interval
-	if interval <= 0 {
-		interval = 100 * time.Millisecond
-	}
-	sm.s.Interval = interval.Seconds()
+	interval := time.Duration(sm.s.Interval * float64(time.Second))
 	go func() {
 		defer close(sm.done)
 		tick := time.NewTicker(interval)
@@ -107,23 +120,28 @@ func (sm *sampler) take(ctx context.Context) {
 	t := (t0.Sub(sm.start) + time.Since(t0)/2).Seconds()
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
-	s := sm.s
 	if err != nil {
-		s.ScrapeErrors++
+		sm.s.ScrapeErrors++
 		return
 	}
-	q := fmt.Sprintf(`{port="%s",queue="%s"}`, sm.spec.Port, sm.spec.Queue)
-	if sm.base == nil {
-		sm.base = smp
+	sm.s.Add(t, smp)
+}
+
+// Add appends a sample of the switch taken at t seconds: the first
+// sets the thresholds and the base the counters count from.
+func (s *Series) Add(t float64, smp Sample) {
+	q := fmt.Sprintf(`{port="%s",queue="%s"}`, s.Port, s.Queue)
+	if s.base == nil {
+		s.base = smp
 		s.Kmin, s.Kmax = smp["rocetor_queue_ecn_min_threshold_bytes"+q], smp["rocetor_queue_ecn_max_threshold_bytes"+q]
 		s.Limit = smp["rocetor_queue_limit_bytes"+q]
 	}
-	since := func(key string) float64 { return max(smp[key]-sm.base[key], 0) }
+	since := func(key string) float64 { return max(smp[key]-s.base[key], 0) }
 	s.T = append(s.T, t)
 	s.Depth = append(s.Depth, smp["rocetor_queue_depth_bytes"+q])
 	s.Drops = append(s.Drops, since("rocetor_queue_drops_total"+q))
 	s.Marked = append(s.Marked, since("rocetor_queue_ce_marked_total"+q))
-	for i, p := range sm.spec.Flows {
+	for i, p := range s.FlowPorts {
 		s.RxBytes[i] = append(s.RxBytes[i], since(fmt.Sprintf(`rocetor_port_rx_bytes_total{port="%s"}`, p)))
 	}
 }

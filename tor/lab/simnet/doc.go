@@ -19,7 +19,13 @@
 //     (a veth has none; the testbed's round trip is software);
 //   - a transfer's summary is what roceperf's client reports, with the
 //     receiving endpoint's placed bytes as its verified bytes: the
-//     simulator moves no payload to compare.
+//     simulator moves no payload to compare; its raw JSON carries the
+//     congestion figures roceperf prints (CE marks, CNPs, DCQCN's
+//     counters and rates, the server's under "server");
+//   - a switch sampled while transfers run (lab.SeriesPerf, the
+//     congestion experiments' Env.MeasureSeries) is read by an actor of
+//     the simulation every interval of virtual time, by the same metric
+//     names, with each sender's DCQCN rate (series.go).
 //
 // The n-th simulation of an experiment draws every random stream — the
 // impairment, ECMP hashes, ECN marking, first PSNs — from the

@@ -2,13 +2,19 @@ package simnet
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
 	"rocetor/nic"
+	"rocetor/nic/cc"
 	"rocetor/nic/perf"
 	"rocetor/tor/fabric"
 	"rocetor/tor/lab"
@@ -42,8 +48,12 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 			return nil, fmt.Errorf("%w: the simulator runs one transport, congestion control, MTU, verb and QP count for every host of a round", lab.ErrUsage)
 		}
 	}
-	if len(t0.DCQCN) > 0 || t0.LineRate != "" && t0.LineRate != t0.Rate {
-		return nil, fmt.Errorf("%w: DCQCN parameters and --line-rate are not in the simulator's lab backend yet", lab.ErrUsage)
+	if t0.LineRate != "" && t0.LineRate != t0.Rate {
+		return nil, fmt.Errorf("%w: --line-rate %s: a simulated host's DCQCN starts at its link's rate, the transfer's %s", lab.ErrUsage, t0.LineRate, t0.Rate)
+	}
+	dcqcn, err := dcqcnConfig(t0.DCQCN)
+	if err != nil {
+		return nil, err
 	}
 	var op nic.Op
 	switch t0.Op {
@@ -58,8 +68,8 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := fabric.Options{Seed: sim.Seed(f.seed, 7, f.runs), Transport: t0.Transport, BDP: t0.BDP, CC: t0.CC, MTU: t0.MTU,
-		SwitchConfigs: f.plan.TordConfigs()}
+	o := fabric.Options{Seed: sim.Seed(f.seed, 7, f.runs), Transport: t0.Transport, BDP: t0.BDP, CC: t0.CC, DCQCN: dcqcn,
+		MTU: t0.MTU, SwitchConfigs: f.plan.TordConfigs()}
 	for name, c := range o.SwitchConfigs {
 		c.Impair = f.plan.ImpairOf(name, f.imp)
 	}
@@ -150,6 +160,33 @@ func (r *run) host(name string) int {
 	return -1
 }
 
+// dcqcnConfig is ConnectX's defaults with the transfer's DCQCN
+// parameters, named as roceperf's --dcqcn- flags (rpg-time-reset: 300),
+// set; nil with none.
+func dcqcnConfig(params map[string]string) (*cc.DCQCNConfig, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	var obj []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		v := strings.TrimSpace(params[k])
+		if _, err := strconv.ParseUint(v, 10, 32); err != nil && v != "true" && v != "false" {
+			return nil, fmt.Errorf("%w: DCQCN %s=%q: want a number or true/false", lab.ErrUsage, k, v)
+		}
+		obj = append(obj, strconv.Quote(strings.ReplaceAll(k, "-", "_"))+":"+v)
+	}
+	c := cc.DefaultDCQCNConfig()
+	dec := json.NewDecoder(strings.NewReader("{" + strings.Join(obj, ",") + "}"))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%w: DCQCN parameters: %v", lab.ErrUsage, err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: DCQCN: %v", lab.ErrUsage, err)
+	}
+	return &c, nil
+}
+
 // epoch is the simulation's time zero on the clock Summary's Start and
 // End are read on: what lines up the transfers of one round.
 var epoch = time.Unix(0, 0).UTC()
@@ -181,5 +218,23 @@ func (r *run) summary(i int, t lab.Transfer, res *fabric.Result) *lab.PerfResult
 	s.NaksReceived, s.NaksSent = int64(st.NAKsRecv), int64(st.NAKsSent)
 	s.PacketsSent, s.PacketsReceived = int64(st.TxPackets), int64(st.RxPackets)
 	s.VerifiedBytes = min(s.Bytes, int64(r.net.Hosts[r.dst[i]].EP.LiveStats().DeliveredBytes))
-	return &lab.PerfResult{Client: s}
+	raw, _ := json.Marshal(ccReportOf(r.net.Hosts[r.src[i]].EP, ccReportOf(r.net.Hosts[r.dst[i]].EP, nil)))
+	return &lab.PerfResult{Client: s, ClientRaw: raw}
+}
+
+// ccReport is the congestion part of roceperf's JSON report, the
+// client's with the server's under "server" (perf.Counters' names),
+// which the congestion experiments read (lab's ccOf).
+type ccReport struct {
+	CEReceived   uint64           `json:"ce_received"`
+	CNPsSent     uint64           `json:"cnps_sent"`
+	CNPsReceived uint64           `json:"cnps_received"`
+	CC           *perf.CCCounters `json:"cc,omitempty"`
+	Server       *ccReport        `json:"server,omitempty"`
+}
+
+func ccReportOf(ep *nic.Endpoint, server *ccReport) *ccReport {
+	st := ep.LiveStats()
+	return &ccReport{CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv,
+		CC: perf.CCCountersOf(ep.CC()), Server: server}
 }

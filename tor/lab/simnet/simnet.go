@@ -154,23 +154,47 @@ func (f *Fabric) All(ctx context.Context, ts []lab.Transfer) ([]*lab.PerfResult,
 // Round implements lab.Perf: one simulation in which every transfer
 // runs at once.
 func (f *Fabric) Round(ctx context.Context, ts []lab.Transfer) ([]*lab.PerfResult, error) {
+	out, _, err := f.simulate(ctx, ts, nil)
+	return out, err
+}
+
+// AllSeries implements lab.SeriesPerf: one simulation in which every
+// transfer runs at once, spec's switch sampled every spec.Interval of
+// virtual time (series.go).
+func (f *Fabric) AllSeries(ctx context.Context, ts []lab.Transfer, spec lab.SeriesSpec) ([]*lab.PerfResult, *lab.Series, error) {
+	return f.simulate(ctx, ts, &spec)
+}
+
+// simulate runs ts in one simulation, sampling spec's switch if spec
+// is not nil.
+func (f *Fabric) simulate(ctx context.Context, ts []lab.Transfer, spec *lab.SeriesSpec) ([]*lab.PerfResult, *lab.Series, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f.runs++
 	r, err := f.build(ts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var smp *seriesSampler
+	if spec != nil {
+		if smp, err = newSeriesSampler(r, *spec, len(ts)); err != nil {
+			return nil, nil, err
+		}
 	}
 	res, err := r.net.Run(r.flows, r.ro)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := res.Books.Check(); err != nil {
-		return nil, fmt.Errorf("simulation %d: %w", f.runs, err) // a frame lost without a counter
+		return nil, nil, fmt.Errorf("simulation %d: %w", f.runs, err) // a frame lost without a counter
+	}
+	var series *lab.Series
+	if smp != nil {
+		series = smp.finish(res)
 	}
 	if err := f.collect(r.net); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]*lab.PerfResult, len(ts))
 	var errs []error
@@ -181,7 +205,7 @@ func (f *Fabric) Round(ctx context.Context, ts []lab.Transfer) ([]*lab.PerfResul
 				t.From, t.To, out[i].Client.Messages, t.Count, r.ro.Until))
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, series, errors.Join(errs...)
 }
 
 // collect adds what every switch of a finished simulation counted to

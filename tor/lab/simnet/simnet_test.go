@@ -194,6 +194,7 @@ func TestSameCellsAsTestbed(t *testing.T) {
 		{"sr-loss-6", []string{"--losses", "0.01", "--count", "100"}},
 		{"dcp-loss-5", []string{"--losses", "0.01", "--count", "20"}},
 		{"llr-loss-2", []string{"--losses", "1e-3", "--count", "5"}},
+		{"dcqcn-incast-7", []string{"--senders", "2", "--count", "8", "--sample", "1ms", "--transports", "gbn,netrt"}},
 	} {
 		rec, err := lab.ReadResults("../../../docs/results/" + c.record + ".json")
 		if err != nil {
