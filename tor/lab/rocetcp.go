@@ -265,8 +265,8 @@ func describeRoCETCP(r *Run) string {
 }
 
 // Spread is a figure over a cell's runs: mean, standard deviation
-// (sample), minimum and maximum of the runs that gave it; NaN with
-// none.
+// (sample), minimum and maximum of the runs that gave it; all zero with
+// N zero (none did).
 type Spread struct {
 	N    int     `json:"n"`
 	Mean float64 `json:"mean"`
@@ -278,12 +278,10 @@ type Spread struct {
 // spreadOf is the spread of the values that are not NaN.
 func spreadOf(vs []float64) Spread {
 	vs = slices.DeleteFunc(slices.Clone(vs), math.IsNaN)
-	nan := math.NaN()
-	s := Spread{N: len(vs), Mean: nan, SD: nan, Min: nan, Max: nan}
 	if len(vs) == 0 {
-		return s
+		return Spread{}
 	}
-	s.Min, s.Max = slices.Min(vs), slices.Max(vs)
+	s := Spread{N: len(vs), Min: slices.Min(vs), Max: slices.Max(vs)}
 	sum := 0.0
 	for _, v := range vs {
 		sum += v
@@ -295,8 +293,6 @@ func spreadOf(vs []float64) Spread {
 			ss += (v - s.Mean) * (v - s.Mean)
 		}
 		s.SD = math.Sqrt(ss / float64(len(vs)-1))
-	} else {
-		s.SD = 0
 	}
 	return s
 }

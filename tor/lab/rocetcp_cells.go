@@ -36,9 +36,10 @@ type RoCETCPCell struct {
 	// Destroyed is what the impaired link destroyed (RoCEv2 frames).
 	Destroyed Spread `json:"destroyed"`
 	// RoCEKept and TCPKept (mix both) are the mean goodput and
-	// throughput as shares of the same qos and netrt's runs alone.
-	RoCEKept float64 `json:"roce_kept"`
-	TCPKept  float64 `json:"tcp_kept"`
+	// throughput as shares of the same qos and netrt's runs alone; nil
+	// where there is no such share.
+	RoCEKept *float64 `json:"roce_kept,omitempty"`
+	TCPKept  *float64 `json:"tcp_kept,omitempty"`
 	// Checks are issue 28's claims on the cell, each "met" or "NOT
 	// met" with the figure behind it: with QoS RoCE keeps ≥ 90 % of its
 	// goodput alone; with NetRT no end-to-end retransmission.
@@ -126,17 +127,26 @@ func keep(cells []RoCETCPCell) {
 	}
 	for i := range cells {
 		c := &cells[i]
-		c.RoCEKept, c.TCPKept = math.NaN(), math.NaN()
 		if c.Mix == mixBoth {
 			if a := alone(*c, mixRoCE); a != nil {
-				c.RoCEKept = c.RoCEGoodput.Mean / a.RoCEGoodput.Mean
+				c.RoCEKept = meanShare(c.RoCEGoodput, a.RoCEGoodput)
 			}
 			if a := alone(*c, mixTCP); a != nil {
-				c.TCPKept = c.TCPGbps.Mean / a.TCPGbps.Mean
+				c.TCPKept = meanShare(c.TCPGbps, a.TCPGbps)
 			}
 		}
 		c.Checks = checks(c)
 	}
+}
+
+// meanShare is with's mean as a share of alone's, nil if either has no
+// run or alone's is zero.
+func meanShare(with, alone Spread) *float64 {
+	if with.N == 0 || alone.N == 0 || alone.Mean == 0 {
+		return nil
+	}
+	v := with.Mean / alone.Mean
+	return &v
 }
 
 // checks are issue 28's claims that apply to a cell.
@@ -148,9 +158,10 @@ func checks(c *RoCETCPCell) []string {
 		}
 		return "NOT met"
 	}
-	if c.QoS && c.Mix == mixBoth && !math.IsNaN(c.RoCEKept) {
+	if c.QoS && c.Mix == mixBoth && c.RoCEKept != nil {
+		k := *c.RoCEKept
 		out = append(out, fmt.Sprintf("RoCE keeps ≥ %.0f %% of its goodput alone: %s (%.1f %%)", roceKeepsShare*100,
-			verdict(c.RoCEKept >= roceKeepsShare), c.RoCEKept*100))
+			verdict(k >= roceKeepsShare), k*100))
 	}
 	if c.QoS && c.NetRT && c.Mix != mixTCP && c.E2ERetx.N > 0 {
 		out = append(out, fmt.Sprintf("no end-to-end retransmission with NetRT: %s (at most %s)", verdict(c.E2ERetx.Max == 0),
@@ -163,11 +174,11 @@ func checks(c *RoCETCPCell) []string {
 func roceTCPTable(cells []RoCETCPCell) Table {
 	t := Table{Columns: []string{"QoS", "NetRT", "flows", "runs", "RoCE goodput (Gbit/s)", "RoCE e2e retx", "RoCE timeouts",
 		"TCP (Gbit/s)", "TCP retx", "ping p50 (µs)", "ping p99 (µs)", "data / lossy queue drops", "RoCE kept", "TCP kept", "checks"}}
-	pct := func(v float64) string {
-		if math.IsNaN(v) {
+	pct := func(v *float64) string {
+		if v == nil {
 			return "–"
 		}
-		return fmtFloat(v*100, 1) + " %"
+		return fmtFloat(*v*100, 1) + " %"
 	}
 	for _, c := range cells {
 		check := ""

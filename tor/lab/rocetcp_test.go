@@ -3,6 +3,7 @@ package lab
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"sync"
@@ -114,7 +115,7 @@ func TestRoCETCPWithFakes(t *testing.T) {
 	if on.RoCEGoodput.N != 2 || on.RoCEGoodput.Mean != 0.38 || on.RoCEGoodput.SD != 0 || on.TCPGbps.Mean != 0.9 {
 		t.Errorf("qos on, netrt on, both: %+v", on)
 	}
-	if k := on.RoCEKept; k < 0.949 || k > 0.951 {
+	if k := on.RoCEKept; k == nil || *k < 0.949 || *k > 0.951 {
 		t.Errorf("RoCE kept %v beside TCP with QoS, want 0.95", k)
 	}
 	if on.PingP50.Mean != 2000 || byKey["on/on/roce"].PingP99.Mean != 200 {
@@ -139,8 +140,14 @@ func TestRoCETCPWithFakes(t *testing.T) {
 			}
 		}
 	}
-	if k := byKey["off/on/both"].RoCEKept; k > 0.3 {
+	if k := byKey["off/on/both"].RoCEKept; k == nil || *k > 0.3 {
 		t.Errorf("without QoS RoCE kept %v, want the fake's 0.25", k)
+	}
+	if byKey["on/on/roce"].RoCEKept != nil || byKey["on/on/roce"].TCPGbps.N != 0 {
+		t.Errorf("RoCE alone: a share or a TCP figure")
+	}
+	if _, err := json.Marshal(res); err != nil {
+		t.Errorf("results do not encode: %v", err)
 	}
 	if !strings.Contains(out.String(), "RoCE keeps ≥ 90 % of its goodput alone: met") || len(res.Table.Rows) != 12 {
 		t.Errorf("progress:\n%s\ntable rows %d", out.String(), len(res.Table.Rows))
