@@ -219,9 +219,9 @@ func TestChainRoCETCP(t *testing.T) {
 		t.Fatalf("%d runs, %d cells; want RoCE alone, TCP alone and both", len(res.Runs), len(res.Cells))
 	}
 	for _, c := range res.Cells {
-		t.Logf("%s: RoCE %s Gbit/s, %s e2e retx, %s timeouts; TCP %s Gbit/s, %s retx; ping p50 %s p99 %s µs; drops data %s lossy %s; kept %s / %s; %q",
+		t.Logf("%s: RoCE %s Gbit/s, %s e2e retx, %s timeouts; TCP %s Gbit/s, %s retx; ping p50 %s p99 %s µs; drops data %s lossy %s; NetRT %s requests, %s ToR retx, %s give-ups; kept %s / %s; %q",
 			c.Mix, c.RoCEGoodput, c.E2ERetx, c.Timeouts, c.TCPGbps, c.TCPRetx, c.PingP50, c.PingP99, c.DataDrops, c.LossyDrops,
-			pct(c.RoCEKept), pct(c.TCPKept), c.Checks)
+			c.NetRTRequests, c.NetRTRetx, c.NetRTWaits, pct(c.RoCEKept), pct(c.TCPKept), c.Checks)
 	}
 	for _, r := range res.Runs {
 		mix := r.Point["mix"]

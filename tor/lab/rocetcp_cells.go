@@ -35,6 +35,12 @@ type RoCETCPCell struct {
 	LossyDrops Spread `json:"lossy_queue_drops"`
 	// Destroyed is what the impaired link destroyed (RoCEv2 frames).
 	Destroyed Spread `json:"destroyed"`
+	// NetRT's own view, with NetRT: requests tor2 sent, packets tor1
+	// retransmitted from its pool, flows tor2 gave up on (each give-up
+	// leaves a loss to the endpoints, an end-to-end retransmission).
+	NetRTRequests Spread `json:"netrt_requests"`
+	NetRTRetx     Spread `json:"netrt_retransmits"`
+	NetRTWaits    Spread `json:"netrt_waits"`
 	// RoCEKept and TCPKept (mix both) are the mean goodput and
 	// throughput as shares of the same qos and netrt's runs alone; nil
 	// where there is no such share.
@@ -104,6 +110,19 @@ func roceTCPCells(runs []Run, plan *Plan) []RoCETCPCell {
 			}
 			return r.Destroyed("")
 		})
+		if c.NetRT {
+			netrt := func(metric string) Spread {
+				return col(func(r *Run) float64 {
+					if r.Switches == nil {
+						return math.NaN()
+					}
+					return sum(r, metric)
+				})
+			}
+			c.NetRTRequests = netrt("rocetor_netrt_requests_sent_total")
+			c.NetRTRetx = netrt("rocetor_netrt_retransmitted_total")
+			c.NetRTWaits = netrt("rocetor_netrt_waits_total")
+		}
 		for _, r := range g.Runs {
 			if r.Error != "" {
 				c.Errors = append(c.Errors, fmt.Sprintf("#%d: %s", r.Repeat, firstLine(r.Error)))
@@ -173,7 +192,7 @@ func checks(c *RoCETCPCell) []string {
 // roceTCPTable is the Markdown table of the cells.
 func roceTCPTable(cells []RoCETCPCell) Table {
 	t := Table{Columns: []string{"QoS", "NetRT", "flows", "runs", "RoCE goodput (Gbit/s)", "RoCE e2e retx", "RoCE timeouts",
-		"TCP (Gbit/s)", "TCP retx", "ping p50 (µs)", "ping p99 (µs)", "data / lossy queue drops", "RoCE kept", "TCP kept", "checks"}}
+		"TCP (Gbit/s)", "TCP retx", "ping p50 (µs)", "ping p99 (µs)", "data / lossy queue drops", "NetRT requests / ToR retx / give-ups", "RoCE kept", "TCP kept", "checks"}}
 	pct := func(v *float64) string {
 		if v == nil {
 			return "–"
@@ -193,7 +212,7 @@ func roceTCPTable(cells []RoCETCPCell) Table {
 		}
 		t.Rows = append(t.Rows, []string{onOffName(c.QoS), onOffName(c.NetRT), c.Mix, strconv.Itoa(c.Runs),
 			c.RoCEGoodput.format(3), c.E2ERetx.format(0), c.Timeouts.format(0), c.TCPGbps.format(3), c.TCPRetx.format(0),
-			c.PingP50.format(0), c.PingP99.format(0), c.DataDrops.format(0) + " / " + c.LossyDrops.format(0),
+			c.PingP50.format(0), c.PingP99.format(0), c.DataDrops.format(0) + " / " + c.LossyDrops.format(0), netrtCol(c),
 			pct(c.RoCEKept), pct(c.TCPKept), check})
 	}
 	return t
@@ -234,4 +253,12 @@ func (e *roceTCP) Plots() []PlotSpec {
 		{File: "tcp_throughput.png", Title: "roce-tcp: TCP throughput", XLabel: xl, YLabel: "Gbit/s", X: x, Y: tcp, Series: series, XNames: names},
 		{File: "ping_p99.png", Title: "roce-tcp: ping p99 across TCP's path", XLabel: xl, YLabel: "ms", X: x, Y: p99, Series: series, XNames: names},
 	}
+}
+
+// netrtCol is the NetRT column of a cell: "–" without NetRT.
+func netrtCol(c RoCETCPCell) string {
+	if !c.NetRT {
+		return "–"
+	}
+	return c.NetRTRequests.format(0) + " / " + c.NetRTRetx.format(0) + " / " + c.NetRTWaits.format(0)
 }
