@@ -103,7 +103,10 @@ func roceTCPCells(runs []Run, plan *Plan) []RoCETCPCell {
 				return r.Switches[node].Sum("rocetor_queue_drops_total", `port="`+port+`"`, `queue="`+queue+`"`)
 			})
 		}
-		c.DataDrops, c.LossyDrops = drops("data"), drops("lossy")
+		c.DataDrops = drops("data")
+		if c.QoS { // without the qos section there is no lossy queue
+			c.LossyDrops = drops("lossy")
+		}
 		c.Destroyed = col(func(r *Run) float64 {
 			if r.Switches == nil {
 				return math.NaN()

@@ -149,6 +149,13 @@ func TestRoCETCPWithFakes(t *testing.T) {
 	if _, err := json.Marshal(res); err != nil {
 		t.Errorf("results do not encode: %v", err)
 	}
+	if byKey["off/off/both"].LossyDrops.N != 0 || byKey["on/off/both"].LossyDrops.N != 2 {
+		t.Errorf("lossy queue drops without QoS (no such queue) %+v, with %+v", byKey["off/off/both"].LossyDrops, byKey["on/off/both"].LossyDrops)
+	}
+	files, err := WritePlots(t.TempDir(), exp.Plots(), GroupRuns(res.Runs))
+	if err != nil || len(files) != 3 {
+		t.Errorf("plots %v: %v; want 3", files, err)
+	}
 	if !strings.Contains(out.String(), "RoCE keeps ≥ 90 % of its goodput alone: met") || len(res.Table.Rows) != 12 {
 		t.Errorf("progress:\n%s\ntable rows %d", out.String(), len(res.Table.Rows))
 	}
