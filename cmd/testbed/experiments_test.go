@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os/exec"
 	"strconv"
 	"testing"
 
@@ -197,4 +198,68 @@ func jain(j *float64) string {
 		return "–"
 	}
 	return strconv.FormatFloat(*j, 'f', 3, 64)
+}
+
+// TestChainRoCETCP runs roce-tcp at small size on the real fabric (h1,
+// h2 — tor1 — core1 — tor2 — h3, h4, 1 % loss at core1): QoS and NetRT
+// on, one run of RoCE alone, TCP alone and both. It asserts what does not
+// depend on the CPUs' timing: every WRITE arrives intact, iperf3 and
+// ping report, and the default traffic classes put RoCE on tor1's data
+// queue toward the core and TCP on its lossy one. The goodputs, the
+// shares and the retransmissions are logged: on a loaded machine they
+// say little; the experiment records them on a quiet one.
+func TestChainRoCETCP(t *testing.T) {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("needs iperf3")
+	}
+	const size, count = 8192, 300
+	var res struct {
+		Runs  []lab.Run         `json:"runs"`
+		Cells []lab.RoCETCPCell `json:"cells"`
+	}
+	runRecorded(t, "t", &res, "roce-tcp", "--with-qos", "on", "--with-netrt", "on", "--runs", "1", "--size", strconv.Itoa(size),
+		"--count", strconv.Itoa(count), "--tcp-time", "4s", "--lead", "500ms", "--timeout", "60s", "--poll", "interrupt")
+	if len(res.Runs) != 3 || len(res.Cells) != 3 {
+		t.Fatalf("%d runs, %d cells; want RoCE alone, TCP alone and both", len(res.Runs), len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		t.Logf("%s: RoCE %s Gbit/s, %s e2e retx, %s timeouts; TCP %s Gbit/s, %s retx; ping p50 %s p99 %s µs; drops data %s lossy %s; NetRT %s requests, %s ToR retx, %s give-ups; kept %s / %s; %q",
+			c.Mix, c.RoCEGoodput, c.E2ERetx, c.Timeouts, c.TCPGbps, c.TCPRetx, c.PingP50, c.PingP99, c.DataDrops, c.LossyDrops,
+			c.NetRTRequests, c.NetRTRetx, c.NetRTWaits, pct(c.RoCEKept), pct(c.TCPKept), c.Checks)
+	}
+	for _, r := range res.Runs {
+		mix := r.Point["mix"]
+		enq := func(queue string) float64 {
+			return r.Switches["tor1"].Sum("rocetor_queue_enqueued_packets_total", `port="core1"`, `queue="`+queue+`"`)
+		}
+		if r.Error != "" {
+			t.Errorf("%s: %s", mix, r.Error)
+		}
+		if r.Ping == nil || len(r.Ping.RTTus) == 0 {
+			t.Errorf("%s: no ping reply: %+v", mix, r.Ping)
+		}
+		if mix != "tcp" {
+			if r.Perf == nil || r.Perf.Client.Messages != count || r.Perf.Client.VerifiedBytes != size*count || r.Perf.Client.Corrupt != 0 {
+				t.Errorf("%s: RoCE %+v; want %d WRITEs verified", mix, r.Perf, count)
+			}
+			if d := enq("data"); d < count*size/1024 {
+				t.Errorf("%s: %v packets on tor1's data queue toward core1, want RoCE's %d at least", mix, d, count*size/1024)
+			}
+		}
+		if mix != "roce" {
+			if r.TCP == nil || r.TCP.Bytes == 0 {
+				t.Errorf("%s: TCP %+v; want bytes received", mix, r.TCP)
+			} else if l := enq("lossy"); l < float64(r.TCP.Bytes)/1500/2 {
+				t.Errorf("%s: %v packets on tor1's lossy queue for TCP's %d bytes: TCP is not in the lossy class", mix, l, r.TCP.Bytes)
+			}
+		}
+	}
+}
+
+// pct is a share for the log, "–" for none.
+func pct(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*v*100, 'f', 1, 64) + " %"
 }

@@ -1,7 +1,7 @@
 // Package lab is rocetor's experiment framework: the experiments that
 // measure the switch stages end to end (netrt-loss, netrt-multipath,
-// dcp-*, llr-*, sr-*, dcqcn-*, loss-sweep, demo), what they run on and
-// what they write. One framework, two backends: the same Experiment
+// dcp-*, llr-*, sr-*, dcqcn-*, roce-tcp, loss-sweep, demo), what they
+// run on and what they write. One framework, two backends: the same Experiment
 // value runs on the namespace testbed (package netns below this one:
 // live tord and roceperf processes, cmd/testbed) or on the fabric
 // simulator.

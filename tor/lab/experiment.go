@@ -66,6 +66,8 @@ var Catalogue = []Entry{
 	{Name: "loss-sweep", New: func() Experiment { return newLossSweep() }},
 	{Name: "netrt-loss", New: func() Experiment { return newNetRTLoss() }},
 	{Name: "netrt-multipath", New: func() Experiment { return newNetRTMultipath() }},
+	{Name: "roce-tcp", New: func() Experiment { return newRoCETCP() },
+		NoSim: "the simulator has no TCP and no ICMP: iperf3 and ping run in the hosts' namespaces"},
 	{Name: "sr-concurrency", New: func() Experiment { return newSRConcurrency() }},
 	{Name: "sr-loss", New: func() Experiment { return newSRLoss() }},
 }
@@ -125,6 +127,9 @@ type Env struct {
 	Fabric Fabric
 	Perf   Perf
 	Out    io.Writer // progress for the user
+	// Apps runs iperf3 and ping in the hosts; nil where there are none
+	// (the simulator).
+	Apps Apps
 }
 
 func (e *Env) printf(format string, args ...any) {

@@ -62,7 +62,11 @@ type Run struct {
 	Switches map[string]Sample `json:"switches,omitempty"` // counter deltas and gauges, nonzero only
 	// Series is one switch scraped through the run (MeasureSeries).
 	Series *Series `json:"series,omitempty"`
-	Error  string  `json:"error,omitempty"`
+	// TCP and Ping are what iperf3 and ping reported beside the
+	// transfers (Env.Apps), if they ran.
+	TCP   *TCPResult  `json:"tcp,omitempty"`
+	Ping  *PingResult `json:"ping,omitempty"`
+	Error string      `json:"error,omitempty"`
 }
 
 // ImpairDrops sums the impair drops over all switches.

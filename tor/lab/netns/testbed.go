@@ -171,16 +171,17 @@ func Open(stateDir, prefix string, out io.Writer) (*Testbed, error) {
 }
 
 // Env returns what an experiment runs with on the testbed: the testbed
-// as its Fabric and, as its Perf, roceperf from folder bin, or built
-// from the source tree src (or the one the working directory is in)
-// into the testbed's folder.
+// as its Fabric; as its Perf, roceperf from folder bin, or built from
+// the source tree src (or the one the working directory is in) into the
+// testbed's folder; as its Apps, iperf3 and ping from PATH.
 func (tb *Testbed) Env(ctx context.Context, bin, src string) (*lab.Env, error) {
 	dir, err := Binaries(ctx, bin, src, filepath.Join(tb.st.Dir, "bin"), tb.out, "roceperf")
 	if err != nil {
 		return nil, err
 	}
 	perf := &roceperf{bin: filepath.Join(dir, "roceperf"), plan: tb.Plan(), logDir: filepath.Join(tb.st.Dir, "logs"), port: roceperfPort}
-	return &lab.Env{Fabric: tb, Perf: perf, Out: tb.out}, nil
+	apps := &apps{plan: tb.Plan(), logDir: filepath.Join(tb.st.Dir, "logs"), port: iperf3Port}
+	return &lab.Env{Fabric: tb, Perf: perf, Out: tb.out, Apps: apps}, nil
 }
 
 // Plan returns the testbed's plan.
