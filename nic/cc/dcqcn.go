@@ -208,21 +208,18 @@ type rpState struct {
 	b       bucket
 	rc, rt  float64 // current and target rate, bit/s
 	alpha   float64
-	limited bool    // a CNP arrived: the limiter, its timers and alpha run
-	cnpSeen bool    // a CNP arrived in the current alpha period
-	cutDue  bool    // a CNP waits for its cut at cutAt
-	opened  bool    // Open was called
-	t, bc   uint32  // increase events of the timer and byte counter since the last cut
-	bytes   uint64  // bytes sent since the last byte event or cut
-	alphaAt int64   // next alpha update
-	incAt   int64   // next timer increase event
-	cutAt   int64   // the earliest time of the next cut
-	cnpAt   int64   // notification point: when this QP last asked for a CNP
-	cnpSent bool    // cnpAt is valid
-	now     int64   // the time the state was brought up to
-	open    int64   // when Open was called
-	min     float64 // lowest rc
-	area    float64 // ∫ rc dt since open, bit/s × ns
+	limited bool   // a CNP arrived: the limiter, its timers and alpha run
+	cnpSeen bool   // a CNP arrived in the current alpha period
+	cutDue  bool   // a CNP waits for its cut at cutAt
+	opened  bool   // Open was called
+	t, bc   uint32 // increase events of the timer and byte counter since the last cut
+	bytes   uint64 // bytes sent since the last byte event or cut
+	alphaAt int64  // next alpha update
+	incAt   int64  // next timer increase event
+	cutAt   int64  // the earliest time of the next cut
+	cnpAt   int64  // notification point: when this QP last asked for a CNP
+	cnpSent bool   // cnpAt is valid
+	rateLog
 }
 
 // NewDCQCN returns DCQCN for an endpoint whose port sends at lineBps bits
@@ -273,7 +270,7 @@ func (d *DCQCN) StateBytes() int { return int(reflect.TypeFor[rpState]().Size())
 // and no rate limiter, as a NIC allocates one on a QP's first CNP.
 func (d *DCQCN) Open(q *nic.QP) {
 	d.st[q.Index()] = rpState{b: bucket{tokens: d.burst, last: -1}, rc: d.line, rt: d.line,
-		opened: true, now: -1, min: d.line}
+		opened: true, rateLog: rateLog{now: -1, min: d.line}}
 }
 
 // Stats returns the counters.
@@ -288,28 +285,7 @@ func (d *DCQCN) Alpha(q *nic.QP) float64 { return d.st[q.Index()].alpha }
 // Summary returns the rate summary over the opened QPs. Call it from
 // the worker's goroutine or after the worker stopped.
 func (d *DCQCN) Summary() RateSummary {
-	var s RateSummary
-	s.Min = math.Inf(1)
-	for i := range d.st {
-		r := &d.st[i]
-		if !r.opened {
-			continue
-		}
-		s.QPs++
-		s.Min = min(s.Min, r.min)
-		if span := r.now - r.open; span > 0 {
-			s.Mean += r.area / float64(span)
-		} else {
-			s.Mean += r.rc
-		}
-		s.Final += r.rc
-	}
-	if s.QPs == 0 {
-		return RateSummary{}
-	}
-	s.Mean /= float64(s.QPs)
-	s.Final /= float64(s.QPs)
-	return s
+	return summarize(d.st, func(r *rpState) (bool, *rateLog, float64) { return r.opened, &r.rateLog, r.rc })
 }
 
 // advance applies the events due in (r.now, now] in time order: a

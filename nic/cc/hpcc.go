@@ -2,7 +2,6 @@ package cc
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 
 	"rocetor/nic"
@@ -88,10 +87,7 @@ type hpState struct {
 	nhops  uint8
 	hops   [rocev2.INTMaxHops]rocev2.INTHop // the last records, per hop
 	opened bool
-	now    int64
-	open   int64
-	min    float64
-	area   float64
+	rateLog
 }
 
 // HPCC is HPCC (Li et al., SIGCOMM 2019, Algorithm 1): per QP, a rate
@@ -153,7 +149,7 @@ func (h *HPCC) StateBytes() int { return int(reflect.TypeFor[hpState]().Size()) 
 // Open implements nic.CC: q starts at the line rate with a full bucket.
 func (h *HPCC) Open(q *nic.QP) {
 	h.st[q.Index()] = hpState{b: bucket{tokens: h.burst, last: -1}, rate: h.line, rc: h.line,
-		opened: true, now: -1, min: h.line}
+		opened: true, rateLog: rateLog{now: -1, min: h.line}}
 }
 
 // Stats returns the counters.
@@ -167,28 +163,7 @@ func (h *HPCC) U(q *nic.QP) float64 { return h.st[q.Index()].u }
 
 // Summary returns the rate summary over the opened QPs, as DCQCN's.
 func (h *HPCC) Summary() RateSummary {
-	var s RateSummary
-	s.Min = math.Inf(1)
-	for i := range h.st {
-		r := &h.st[i]
-		if !r.opened {
-			continue
-		}
-		s.QPs++
-		s.Min = min(s.Min, r.min)
-		if span := r.now - r.open; span > 0 {
-			s.Mean += r.area / float64(span)
-		} else {
-			s.Mean += r.rate
-		}
-		s.Final += r.rate
-	}
-	if s.QPs == 0 {
-		return RateSummary{}
-	}
-	s.Mean /= float64(s.QPs)
-	s.Final /= float64(s.QPs)
-	return s
+	return summarize(h.st, func(r *hpState) (bool, *rateLog, float64) { return r.opened, &r.rateLog, r.rate })
 }
 
 func (h *HPCC) setTime(r *hpState, now int64) {

@@ -29,7 +29,7 @@ func hpNew(t *testing.T, c HPCCConfig) (*HPCC, *hpState) {
 		t.Fatal(err)
 	}
 	h.Init(1)
-	h.st[0] = hpState{rate: h.line, rc: h.line, min: h.line}
+	h.st[0] = hpState{rate: h.line, rc: h.line, rateLog: rateLog{min: h.line}}
 	return h, &h.st[0]
 }
 

@@ -125,10 +125,7 @@ type tmState struct {
 	head, n uint8 // the oldest waiting probe and how many wait
 	sampled bool  // prevRTT holds a sample
 	opened  bool
-	now     int64 // the time the state was brought up to
-	open    int64
-	min     float64 // lowest rate
-	area    float64 // ∫ rate dt since open, bit/s × ns
+	rateLog
 }
 
 // Timely is TIMELY (Mittal et al., SIGCOMM 2015, Algorithm 1): per QP,
@@ -190,7 +187,7 @@ func (t *Timely) StateBytes() int { return int(reflect.TypeFor[tmState]().Size()
 // Open implements nic.CC: q starts at the line rate with a full bucket
 // and no RTT history.
 func (t *Timely) Open(q *nic.QP) {
-	t.st[q.Index()] = tmState{b: bucket{tokens: t.burst, last: -1}, rate: t.line, opened: true, now: -1, min: t.line}
+	t.st[q.Index()] = tmState{b: bucket{tokens: t.burst, last: -1}, rate: t.line, opened: true, rateLog: rateLog{now: -1, min: t.line}}
 }
 
 // Stats returns the counters.
@@ -204,28 +201,7 @@ func (t *Timely) RTT(q *nic.QP) int64 { return t.st[q.Index()].lastRTT }
 
 // Summary returns the rate summary over the opened QPs, as DCQCN's.
 func (t *Timely) Summary() RateSummary {
-	var s RateSummary
-	s.Min = math.Inf(1)
-	for i := range t.st {
-		r := &t.st[i]
-		if !r.opened {
-			continue
-		}
-		s.QPs++
-		s.Min = min(s.Min, r.min)
-		if span := r.now - r.open; span > 0 {
-			s.Mean += r.area / float64(span)
-		} else {
-			s.Mean += r.rate
-		}
-		s.Final += r.rate
-	}
-	if s.QPs == 0 {
-		return RateSummary{}
-	}
-	s.Mean /= float64(s.QPs)
-	s.Final /= float64(s.QPs)
-	return s
+	return summarize(t.st, func(r *tmState) (bool, *rateLog, float64) { return r.opened, &r.rateLog, r.rate })
 }
 
 // setTime moves r to now, adding the rate over the interval to the mean
