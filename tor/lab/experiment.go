@@ -47,6 +47,10 @@ type Entry struct {
 	Name  string
 	New   func() Experiment
 	NoSim string // empty: both backends run it
+	// NoTestbed is why the namespace testbed does not run it, if it
+	// does not: the fabric-scale experiments (FabricScale) are the
+	// simulator's alone.
+	NoTestbed string
 }
 
 // Catalogue lists the experiments, sorted by name (testbed list and
@@ -58,6 +62,7 @@ var Catalogue = []Entry{
 	{Name: "dcp-loss", New: func() Experiment { return newDCPLoss() }},
 	{Name: "dcqcn-fairness", New: func() Experiment { return newDCQCNFairness() }, NoSim: noSeries},
 	{Name: "dcqcn-incast", New: func() Experiment { return newDCQCNIncast() }, NoSim: noSeries},
+	{Name: "irn-fabric", New: func() Experiment { return newIRNFabric() }, NoTestbed: fabricScale},
 	{Name: "demo", New: func() Experiment { return newDemo() }, NoSim: "it shows the live switches' processes and metrics URLs"},
 	{Name: "llr-loss", New: func() Experiment { return newLLRLoss() }},
 	{Name: "llr-monitor", New: func() Experiment { return newLLRMonitor() },
@@ -73,6 +78,10 @@ var Catalogue = []Entry{
 // noSeries is why the experiments that sample a switch while transfers
 // run (Env.MeasureSeries) are not in the simulator yet.
 const noSeries = "it samples the bottleneck's queue on the wall clock while the flows run"
+
+// fabricScale is why the fabric-scale experiments do not run on the
+// testbed.
+const fabricScale = "it simulates a seed's fabric (tens to hundreds of hosts at 40-100 Gbit/s), beyond what namespaces on one machine carry: torsim run"
 
 // Find returns the catalogue's entry of that name.
 func Find(name string) (Entry, bool) {
@@ -285,6 +294,9 @@ func RunExperiment(ctx context.Context, exp Experiment, b Backend, out Output) (
 	if w == nil {
 		w = io.Discard
 	}
+	if fe, ok := exp.(FabricScale); ok {
+		return runFabricScale(ctx, fe, b, out, w)
+	}
 	env, closeFabric, err := b.Open(ctx, o, w)
 	if err != nil {
 		return nil, err
@@ -356,8 +368,11 @@ func WriteCatalogue(w io.Writer) error {
 	fmt.Fprintln(tw, "EXPERIMENT\tRUNS ON\tWHAT IT MEASURES")
 	for _, e := range Catalogue {
 		on := "testbed, torsim"
-		if e.NoSim != "" {
+		switch {
+		case e.NoSim != "":
 			on = "testbed"
+		case e.NoTestbed != "":
+			on = "torsim"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, on, e.New().Synopsis())
 	}

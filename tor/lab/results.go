@@ -62,7 +62,9 @@ type Run struct {
 	Switches map[string]Sample `json:"switches,omitempty"` // counter deltas and gauges, nonzero only
 	// Series is one switch scraped through the run (MeasureSeries).
 	Series *Series `json:"series,omitempty"`
-	Error  string  `json:"error,omitempty"`
+	// Fabric is a fabric-scale cell's simulation (FabricScale).
+	Fabric *FabricRun `json:"fabric,omitempty"`
+	Error  string     `json:"error,omitempty"`
 }
 
 // ImpairDrops sums the impair drops over all switches.
@@ -155,7 +157,7 @@ func pointKey(p map[string]string) string {
 func (g *Group) OK() []*Run {
 	var out []*Run
 	for _, r := range g.Runs {
-		if r.Error == "" && (r.Perf != nil || len(r.Flows) > 0) {
+		if r.Error == "" && (r.Perf != nil || len(r.Flows) > 0 || r.Fabric != nil) {
 			out = append(out, r)
 		}
 	}
@@ -273,7 +275,11 @@ func (r *Results) Markdown(w io.Writer) {
 	if r.Backend == "torsim" {
 		where = fmt.Sprintf("simulated: torsim), links %s", r.Options.Rate)
 	}
-	fmt.Fprintf(w, "- topology: %s (%s, multipath %s%s\n", r.Topology, where, r.Options.Multipath, r.Options.Congestion())
+	if r.Options.Topology == "" && r.Backend == "torsim" {
+		fmt.Fprintf(w, "- fabric (simulated: torsim): %s\n", r.Topology) // a FabricScale experiment's own
+	} else {
+		fmt.Fprintf(w, "- topology: %s (%s, multipath %s%s\n", r.Topology, where, r.Options.Multipath, r.Options.Congestion())
+	}
 	var keys []string
 	for k := range r.Params {
 		keys = append(keys, k)
