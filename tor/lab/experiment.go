@@ -69,6 +69,7 @@ var Catalogue = []Entry{
 		NoSim: "llr's corruption monitor is tord's, reading the interfaces' counters on the wall clock"},
 	{Name: "llr-tail", New: func() Experiment { return newLLRTail() }},
 	{Name: "loss-sweep", New: func() Experiment { return newLossSweep() }},
+	{Name: "netrt-incast", New: func() Experiment { return newNetRTIncast() }, NoTestbed: fabricScale},
 	{Name: "netrt-loss", New: func() Experiment { return newNetRTLoss() }},
 	{Name: "netrt-multipath", New: func() Experiment { return newNetRTMultipath() }},
 	{Name: "sr-concurrency", New: func() Experiment { return newSRConcurrency() }},

@@ -63,7 +63,7 @@ type irnFabric struct {
 }
 
 func newIRNFabric() *irnFabric {
-	return &irnFabric{schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000}
+	return &irnFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000}
 }
 
 func (e *irnFabric) Name() string { return "irn-fabric" }
