@@ -247,7 +247,7 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	}
 	groups := GroupRuns(res.Runs)
 	res.Table = MakeTable(groups, irnColumns())
-	res.Notes = append(res.Notes, tableNote("Beside the paper (seed 004 §4.2; ratios of medians over seeds; the paper's from its text, its figures being plots):",
+	res.Notes = append(res.Notes, tableNote("Beside the paper (seed 004 §4.2; the scheme's metric over the baseline's, per seed on the same flows, median and range; the paper's from its text, its figures being plots without numbers in the seed's text):",
 		irnVersusPaper(groups)))
 	return nil
 }
@@ -333,6 +333,38 @@ func irnVersusPaper(groups []Group) Table {
 // seedRatio is f of a over f of b seed by seed: the median and, over
 // several seeds, the range.
 func seedRatio(a, b *Group, f func(*FabricRun) float64) string {
+	return spreadOf(seedRatios(a, b, f), 1, 2, "")
+}
+
+// seedChange is seedRatio as a change in percent: "-34 %".
+func seedChange(a, b *Group, f func(*FabricRun) float64) string {
+	return spreadOf(seedRatios(a, b, f), 100, 0, " %")
+}
+
+// spreadOf writes v, ratios, as they are (scale 1) or as a change
+// (scale 100: percent): the median and, for several, the range.
+func spreadOf(v []float64, scale float64, prec int, unit string) string {
+	if len(v) == 0 {
+		return "–"
+	}
+	f := func(x float64) string {
+		if scale != 1 {
+			x = (x - 1) * scale
+		}
+		return fmtFloat(x, prec)
+	}
+	m := v[len(v)/2]
+	if len(v)%2 == 0 {
+		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	if len(v) == 1 {
+		return f(m) + unit
+	}
+	return fmt.Sprintf("%s%s (%s … %s)", f(m), unit, f(v[0]), f(v[len(v)-1]))
+}
+
+// seedRatios are f of a over f of b for each seed both ran, sorted.
+func seedRatios(a, b *Group, f func(*FabricRun) float64) []float64 {
 	var v []float64
 	for _, ra := range a.OK() {
 		for _, rb := range b.OK() {
@@ -341,18 +373,8 @@ func seedRatio(a, b *Group, f func(*FabricRun) float64) string {
 			}
 		}
 	}
-	if len(v) == 0 {
-		return "–"
-	}
 	sort.Float64s(v)
-	m := v[len(v)/2]
-	if len(v)%2 == 0 {
-		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	if len(v) == 1 {
-		return fmtFloat(m, 2)
-	}
-	return fmt.Sprintf("%s (%s-%s)", fmtFloat(m, 2), fmtFloat(v[0], 2), fmtFloat(v[len(v)-1], 2))
+	return v
 }
 
 // Plots are Figs. 1-3's three panels: each metric by scheme, a line per
