@@ -82,7 +82,7 @@ const noSeries = "it samples the bottleneck's queue on the wall clock while the 
 
 // fabricScale is why the fabric-scale experiments do not run on the
 // testbed.
-const fabricScale = "it simulates a seed's fabric (tens to hundreds of hosts at 40-100 Gbit/s), beyond what namespaces on one machine carry: torsim run"
+const fabricScale = "it simulates a seed's fabric (tens to hundreds of hosts at 40-100 Gbit/s), beyond what namespaces on one machine carry"
 
 // Find returns the catalogue's entry of that name.
 func Find(name string) (Entry, bool) {
