@@ -79,7 +79,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.windows, "gbn-window", e.windows, "RoCE hosts' windows in packets, each a set of RoCE cells (0: none, the largest flow's packets; 110: IRN's BDP-FC cap)")
 	fs.DurationVar(&e.duration, "duration", 0, "how long flows arrive (0: paper 10ms, ci 1ms)")
 	fs.Float64Var(&e.load, "load", e.load, "offered load per host, of its 40 Gbit/s")
-	fs.IntVar(&e.maxSize, "max-size", e.maxSize, "cap on flow sizes in bytes (the seed's largest flows are 3 MB)")
+	fs.IntVar(&e.maxSize, "max-size", e.maxSize, "cap on flow sizes in bytes (the seed's largest flows are 3 MB; 0: WebSearch's own, up to 30 MB)")
 	fs.IntVar(&e.k, "k", 0, "fat tree arity (0: 6, the seed's 54 servers, at both scales)")
 }
 
@@ -110,6 +110,8 @@ func (e *irnFabric) Setup() (Options, error) {
 	switch {
 	case len(e.schemeList) == 0 || len(e.ccList) == 0 || len(e.windowList) == 0:
 		return Options{}, Usagef("--schemes, --cc and --gbn-window need a value each")
+	case e.maxSize < 0 || e.duration < 0:
+		return Options{}, Usagef("--max-size %d, --duration %v: want 0 or more", e.maxSize, e.duration)
 	case e.load <= 0 || e.load > 1:
 		return Options{}, Usagef("--load %v: want (0, 1]", e.load)
 	case e.k != 0 && (e.k < 2 || e.k%2 != 0):
@@ -224,14 +226,15 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 		if err != nil {
 			return err
 		}
-		largest := 1
+		biggest := 1 // bytes of the largest flow
 		for _, f := range flows {
-			largest = max(largest, (f.Size+1023)/1024)
+			biggest = max(biggest, f.Size)
 		}
+		largest := (biggest + 1023) / 1024
 		for _, pt := range e.cells() {
 			w, _ := strconv.Atoi(pt["gbn_window"])
 			o := e.options(pt["scheme"], pt["cc"], w, largest, uint64(seed))
-			o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), e.maxSize
+			o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
 			start := time.Now()
 			fmt.Fprintf(out, "irn-fabric: seed %d, %s, cc %s, gbn window %s: %d flows... ", seed, pt["scheme"], pt["cc"], pt["gbn_window"], len(flows))
 			fr, err := simulateCell(ctx, sim, res, pt, seed, tp, o, flows, fabric.RunOptions{})
