@@ -370,6 +370,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !ok {
 		return lab.Usagef("unknown experiment %q; testbed list shows %s", args[0], strings.Join(lab.Names(), ", "))
 	}
+	if e, _ := lab.Find(args[0]); e.NoTestbed != "" {
+		return lab.Usagef("%s runs in the simulator only (torsim run %s): %s", e.Name, e.Name, e.NoTestbed)
+	}
 	b := netns.Backend{Experiment: exp.Name()}
 	out := lab.Output{Out: stdout, Stdout: stdout, Command: "testbed run " + strings.Join(args, " ")}
 	fs := newFlagSet("testbed run "+exp.Name(), stderr)

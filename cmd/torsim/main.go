@@ -156,6 +156,8 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CC, "cc", "none", "hosts' congestion control: none, fixed, dcqcn, timely or hpcc (timely: not with dcp; hpcc: switches need int:)")
 	fs.DurationVar(&o.RTO, "rto", 0, "first retransmission timeout (0: the transport's default)")
 	fs.IntVar(&o.BDP, "bdp", 0, "packets Go-Back-N's, IRN's and FaSR's windows span (0: 128)")
+	fs.IntVar(&o.GBNWindow, "gbn-window", 0, "Go-Back-N's window in packets, replacing --bdp for gbn (a RoCE NIC has no BDP cap; 0: --bdp)")
+	fs.DurationVar(&o.RTOLow, "rto-low", 0, "IRN's RTO_low, the timeout with at most 3 packets in flight (0: 8ms, or --rto if shorter)")
 	fs.IntVar(&o.MTU, "mtu", 1024, "QP MTU")
 	fs.IntVar(&o.Overhead, "overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
 	fs.IntVar(&o.RxRing, "rx-ring", 1024, "frames a port's receive ring holds")

@@ -52,6 +52,10 @@ type Config struct {
 	// the transport's default: 16 ms for gbn and fasr, 64 ms for dcp,
 	// IRN's RTO_high 16 ms.
 	RTO time.Duration
+	// RTOLow is IRN's RTO_low, the timeout with at most N packets in
+	// flight (0: irn's default, or RTO when that is shorter); other
+	// transports have one timeout and ignore it.
+	RTOLow time.Duration
 	// BDP is the bandwidth-delay product in packets that IRN's window
 	// and bitmaps and FaSR's window and shared pool are sized for (0:
 	// DefaultBDP).
@@ -82,8 +86,8 @@ type Config struct {
 // checked by NewCC, which is given it.
 func (c Config) Validate() error {
 	switch {
-	case c.RTO < 0:
-		return fmt.Errorf("stack: RTO %v: want 0 (the transport's default) or more", c.RTO)
+	case c.RTO < 0 || c.RTOLow < 0:
+		return fmt.Errorf("stack: RTO %v, RTO_low %v: want 0 (the transport's default) or more", c.RTO, c.RTOLow)
 	case c.BDP < 0 || c.BDP > MaxBDP:
 		return fmt.Errorf("stack: BDP %d: want 0 (%d) to %d packets", c.BDP, DefaultBDP, MaxBDP)
 	case c.GBNWindow < 0:
@@ -147,22 +151,25 @@ func (c Config) NewTransport() (nic.Transport, error) {
 	case "fasr":
 		return fasr.New(fasr.Config{RTO: rto, Window: bdp, BDP: bdp})
 	case "irn":
-		return newIRN(rto, bdp)
+		return newIRN(rto, int64(c.RTOLow), bdp)
 	}
 	return nil, fmt.Errorf("%w %q: want %s", ErrUnknownTransport, c.Transport, strings.Join(Transports, ", "))
 }
 
 // newIRN builds IRN with rto as its RTO_high, the timeout with a window
 // in flight (what gbn's RTO compares with); RTO_low stays at its default
-// unless that is longer, and MaxRTO covers 16 doublings of rto. Its
-// BDP-FC window and bitmaps span bdp packets of 1 KiB.
-func newIRN(rto int64, bdp int) (nic.Transport, error) {
+// unless that is longer or low sets it, and MaxRTO covers 16 doublings
+// of rto. Its BDP-FC window and bitmaps span bdp packets of 1 KiB.
+func newIRN(rto, low int64, bdp int) (nic.Transport, error) {
 	c := irn.Config{BDP: bdp << 10}
+	def, _ := irn.New(irn.Config{})
 	if rto > 0 {
-		def, _ := irn.New(irn.Config{})
 		c.RTOHigh = rto
 		c.RTOLow = min(rto, def.Config().RTOLow)
 		c.MaxRTO = max(def.Config().MaxRTO, 16*rto)
+	}
+	if low > 0 {
+		c.RTOLow = low // above RTO_high: irn.New refuses it
 	}
 	return irn.New(c)
 }

@@ -57,6 +57,12 @@ type Options struct {
 	Transport string
 	RTO       time.Duration
 	BDP       int
+	// RTOLow is IRN's RTO_low (0: nic/stack's choice from RTO).
+	RTOLow time.Duration
+	// GBNWindow is Go-Back-N's window in packets; 0 gives it BDP, as
+	// the selective transports' (a RoCE NIC has no BDP cap of its own:
+	// set it to gbn's 128, or more, to model one, seed 004 §3.2).
+	GBNWindow int
 	// CC is the hosts' congestion control: none, fixed (each QP paced
 	// at the host's line rate), dcqcn (ConnectX's defaults, or DCQCN's
 	// when set: the testbed scales them to its rates) or timely (the
@@ -618,8 +624,9 @@ var Transports = stack.Transports
 // hostStack is the hosts' transport and congestion control: nic/stack's, with
 // BDP spanning Go-Back-N's window too.
 func (n *Network) hostStack() stack.Config {
-	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, BDP: n.Opts.BDP, GBNWindow: n.Opts.BDP,
-		CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
+	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, RTOLow: n.Opts.RTOLow, BDP: n.Opts.BDP,
+		GBNWindow: cmp.Or(n.Opts.GBNWindow, n.Opts.BDP),
+		CC:        n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
 }
 
 func (n *Network) transport() (nic.Transport, error) {

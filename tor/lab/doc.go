@@ -27,6 +27,19 @@
 // and what its endpoints report, whoever runs it; Sample is one scrape
 // of a switch's rocetor_ metrics.
 //
+// A FabricScale experiment (irn-fabric; issue 29) is a seed's own
+// fabric-scale evaluation — tens of hosts at 40 Gbit/s and more, which
+// namespaces on one machine do not carry — and the simulator's alone
+// (Entry.NoTestbed, the reverse of NoSim). Its cells are not transfers
+// on an Env: each (scheme, parameter point, seed) is one simulation of
+// tor/fabric that the experiment describes whole (topology, switch
+// YAML, hosts' transport and congestion control, flows) and a backend
+// that implements Simulator runs (simnet.Backend); RunExperiment hands
+// such an experiment the backend instead of opening a plan. One
+// description of each experiment serves its --scale paper and --scale
+// ci forms; a Run keeps the simulation's summary in Run.Fabric. lab
+// imports tor/fabric for these types and options, never its backends.
+//
 // lab sits above the switch stages (tor/...) and the NIC (nic/...): it
 // runs them, through a backend, and reads their counters, and they never
 // import it. lab does not import its backends.

@@ -47,6 +47,10 @@ type Entry struct {
 	Name  string
 	New   func() Experiment
 	NoSim string // empty: both backends run it
+	// NoTestbed is why the namespace testbed does not run it, if it
+	// does not: the fabric-scale experiments (FabricScale) are the
+	// simulator's alone.
+	NoTestbed string
 }
 
 // Catalogue lists the experiments, sorted by name (testbed list and
@@ -59,11 +63,13 @@ var Catalogue = []Entry{
 	{Name: "dcqcn-fairness", New: func() Experiment { return newDCQCNFairness() }},
 	{Name: "dcqcn-incast", New: func() Experiment { return newDCQCNIncast() }},
 	{Name: "demo", New: func() Experiment { return newDemo() }, NoSim: "it shows the live switches' processes and metrics URLs"},
+	{Name: "irn-fabric", New: func() Experiment { return newIRNFabric() }, NoTestbed: fabricScale},
 	{Name: "llr-loss", New: func() Experiment { return newLLRLoss() }},
 	{Name: "llr-monitor", New: func() Experiment { return newLLRMonitor() },
 		NoSim: "llr's corruption monitor is tord's, reading the interfaces' counters on the wall clock"},
 	{Name: "llr-tail", New: func() Experiment { return newLLRTail() }},
 	{Name: "loss-sweep", New: func() Experiment { return newLossSweep() }},
+	{Name: "netrt-incast", New: func() Experiment { return newNetRTIncast() }, NoTestbed: fabricScale},
 	{Name: "netrt-loss", New: func() Experiment { return newNetRTLoss() }},
 	{Name: "netrt-multipath", New: func() Experiment { return newNetRTMultipath() }},
 	{Name: "roce-tcp", New: func() Experiment { return newRoCETCP() },
@@ -71,6 +77,10 @@ var Catalogue = []Entry{
 	{Name: "sr-concurrency", New: func() Experiment { return newSRConcurrency() }},
 	{Name: "sr-loss", New: func() Experiment { return newSRLoss() }},
 }
+
+// fabricScale is why the fabric-scale experiments do not run on the
+// testbed.
+const fabricScale = "it simulates a seed's fabric (tens to hundreds of hosts at 40-100 Gbit/s), beyond what namespaces on one machine carry"
 
 // Find returns the catalogue's entry of that name.
 func Find(name string) (Entry, bool) {
@@ -291,6 +301,9 @@ func RunExperiment(ctx context.Context, exp Experiment, b Backend, out Output) (
 	if w == nil {
 		w = io.Discard
 	}
+	if fe, ok := exp.(FabricScale); ok {
+		return runFabricScale(ctx, fe, b, out, w)
+	}
 	env, closeFabric, err := b.Open(ctx, o, w)
 	if err != nil {
 		return nil, err
@@ -362,8 +375,11 @@ func WriteCatalogue(w io.Writer) error {
 	fmt.Fprintln(tw, "EXPERIMENT\tRUNS ON\tWHAT IT MEASURES")
 	for _, e := range Catalogue {
 		on := "testbed, torsim"
-		if e.NoSim != "" {
+		switch {
+		case e.NoSim != "":
 			on = "testbed"
+		case e.NoTestbed != "":
+			on = "torsim"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, on, e.New().Synopsis())
 	}

@@ -422,6 +422,12 @@ func TestExperimentsRegistered(t *testing.T) {
 			t.Errorf("%s: Setup with default flags: %v", name, err)
 			continue
 		}
+		if _, ok := exp.(FabricScale); ok != (e.NoTestbed != "") {
+			t.Errorf("%s: FabricScale %v, NoTestbed %q: a fabric-scale experiment is the simulator's alone", name, ok, e.NoTestbed)
+		}
+		if e.NoTestbed != "" {
+			continue // its Options open no testbed
+		}
 		o.Prefix = DefaultPrefix(o.Topology)
 		if err := o.Validate(); err != nil {
 			t.Errorf("%s: default testbed invalid: %v", name, err)

@@ -64,9 +64,11 @@ type Run struct {
 	Series *Series `json:"series,omitempty"`
 	// TCP and Ping are what iperf3 and ping reported beside the
 	// transfers (Env.Apps), if they ran.
-	TCP   *TCPResult  `json:"tcp,omitempty"`
-	Ping  *PingResult `json:"ping,omitempty"`
-	Error string      `json:"error,omitempty"`
+	TCP  *TCPResult  `json:"tcp,omitempty"`
+	Ping *PingResult `json:"ping,omitempty"`
+	// Fabric is a fabric-scale cell's simulation (FabricScale).
+	Fabric *FabricRun `json:"fabric,omitempty"`
+	Error  string     `json:"error,omitempty"`
 }
 
 // ImpairDrops sums the impair drops over all switches.
@@ -159,7 +161,7 @@ func pointKey(p map[string]string) string {
 func (g *Group) OK() []*Run {
 	var out []*Run
 	for _, r := range g.Runs {
-		if r.Error == "" && (r.Perf != nil || len(r.Flows) > 0) {
+		if r.Error == "" && (r.Perf != nil || len(r.Flows) > 0 || r.Fabric != nil) {
 			out = append(out, r)
 		}
 	}
@@ -277,7 +279,11 @@ func (r *Results) Markdown(w io.Writer) {
 	if r.Backend == "torsim" {
 		where = fmt.Sprintf("simulated: torsim), links %s", r.Options.Rate)
 	}
-	fmt.Fprintf(w, "- topology: %s (%s, multipath %s%s\n", r.Topology, where, r.Options.Multipath, r.Options.Congestion())
+	if r.Options.Topology == "" && r.Backend == "torsim" {
+		fmt.Fprintf(w, "- fabric (simulated: torsim): %s\n", r.Topology) // a FabricScale experiment's own
+	} else {
+		fmt.Fprintf(w, "- topology: %s (%s, multipath %s%s\n", r.Topology, where, r.Options.Multipath, r.Options.Congestion())
+	}
 	var keys []string
 	for k := range r.Params {
 		keys = append(keys, k)

@@ -1,0 +1,216 @@
+package lab
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"rocetor/tor/fabric"
+	"rocetor/tor/topo"
+	"rocetor/tor/workload"
+)
+
+// FabricScale is an experiment at a seed's own fabric scale (issue 29:
+// NetRT's incast, IRN's 54-server fat tree): each cell — one scheme at
+// one parameter point and one seed — is one simulation of tor/fabric
+// that the experiment describes itself (topology, switch YAML, hosts'
+// transport and congestion control, flows), run by a backend that is
+// the simulator (Simulator). The testbed's Env, which moves roceperf
+// transfers between a few namespaces, has no room for it; these
+// experiments are the simulator's alone (Entry.NoTestbed).
+//
+// Their Setup validates the flags and returns Options that no backend
+// opens; their Run is never called (RunExperiment calls Simulate).
+type FabricScale interface {
+	Experiment
+	// Simulate runs every cell on sim, appending each to res.Runs as
+	// it goes, and fills res.Table, res.Params and res.Topology.
+	Simulate(ctx context.Context, sim Simulator, out io.Writer, res *Results) error
+}
+
+// Simulator runs one simulation of tor/fabric to its end and returns
+// its result, the frames' books checked (simnet.Backend).
+type Simulator interface {
+	Simulate(ctx context.Context, tp topo.Topology, o fabric.Options, flows []workload.Flow, ro fabric.RunOptions) (*fabric.Result, error)
+}
+
+// runFabricScale is RunExperiment for a FabricScale experiment.
+func runFabricScale(ctx context.Context, exp FabricScale, b Backend, out Output, w io.Writer) (*Results, error) {
+	sim, ok := b.(Simulator)
+	if !ok {
+		return nil, Usagef("%s runs in the simulator only (torsim run %s): %s", exp.Name(), exp.Name(), fabricScale)
+	}
+	res := &Results{Schema: resultsSchema, Experiment: exp.Name(), Command: out.Command, Started: time.Now().UTC(),
+		Machine: thisMachine(), Backend: b.Name(), Params: map[string]string{}}
+	err := exp.Simulate(ctx, sim, w, res)
+	res.Finished = time.Now().UTC()
+	if werr := writeResults(res, exp, out, w); werr != nil {
+		return res, fmt.Errorf("%w; writing: %w", err, werr)
+	}
+	return res, err
+}
+
+// fabricBase is what every FabricScale experiment shares: the Run the
+// framework never calls and no plots unless it has its own.
+type fabricBase struct{}
+
+func (fabricBase) Run(context.Context, *Env, *Results) error {
+	return Usagef("a fabric-scale experiment runs in the simulator (torsim run), not on an Env")
+}
+
+// FabricRun is one simulation of a fabric-scale cell as a Run keeps
+// it: the flows' statistics and the counters the tables read, not the
+// whole fabric.Result (its per-switch detail and books stay in the
+// simulation).
+type FabricRun struct {
+	SimTimeNs    int64                       `json:"sim_time_ns"`
+	Flows        int                         `json:"flows"`
+	Completed    int                         `json:"completed"`
+	All          fabric.Bucket               `json:"fct_all"`
+	Short        fabric.Bucket               `json:"fct_short"`
+	Long         fabric.Bucket               `json:"fct_long"`
+	HostCounters map[string]int64            `json:"host_counters"`
+	Stages       map[string]map[string]int64 `json:"stages,omitempty"`
+	Drops        map[string]uint64           `json:"switch_drops,omitempty"`
+	PFCFrames    uint64                      `json:"pfc_frames"`
+	PFCPauseNs   int64                       `json:"pfc_pause_ns"`
+	ECNMarked    uint64                      `json:"ecn_marked"`
+	PacketHops   uint64                      `json:"packet_hops"`
+	// WallNs is how long the simulation took here: not deterministic,
+	// left out of every table.
+	WallNs int64 `json:"wall_ns"`
+}
+
+// newFabricRun keeps what a Run needs of r.
+func newFabricRun(r *fabric.Result, wall time.Duration) *FabricRun {
+	return &FabricRun{SimTimeNs: r.SimTimeNs, Flows: r.Flows, Completed: r.Completed, All: r.All, Short: r.Short, Long: r.Long,
+		HostCounters: r.HostCounters, Stages: r.Stages, Drops: r.Drops, PFCFrames: r.PFCFrames, PFCPauseNs: r.PFCPauseNs,
+		ECNMarked: r.ECNMarked, PacketHops: r.PacketHops, WallNs: wall.Nanoseconds()}
+}
+
+// Drop is the switches' drops of every reason.
+func (f *FabricRun) Drop() float64 {
+	var t uint64
+	for _, v := range f.Drops {
+		t += v
+	}
+	return float64(t)
+}
+
+// simulateCell runs one cell and appends it to res.Runs; a failed
+// simulation is recorded in the Run and returned.
+func simulateCell(ctx context.Context, sim Simulator, res *Results, point map[string]string, seed int,
+	tp topo.Topology, o fabric.Options, flows []workload.Flow, ro fabric.RunOptions) (*FabricRun, error) {
+	run := Run{Point: point, Repeat: seed, Started: time.Now().UTC()}
+	r, err := sim.Simulate(ctx, tp, o, flows, ro)
+	if err != nil {
+		run.Error = err.Error()
+	} else {
+		run.Fabric = newFabricRun(r, time.Since(run.Started))
+	}
+	res.Runs = append(res.Runs, run)
+	return run.Fabric, err
+}
+
+// Scales of a fabric-scale experiment (--scale): paper runs the seed's
+// fabric and parameters, as long as the docs say; ci a reduced form in
+// seconds that CI runs and asserts the seed's claim on.
+const (
+	ScalePaper = "paper"
+	ScaleCI    = "ci"
+)
+
+// scaleFlags are --scale and --seeds, which every fabric-scale
+// experiment takes.
+type scaleFlags struct {
+	scale string
+	seeds int
+}
+
+func (s *scaleFlags) flags(fs *flag.FlagSet) {
+	fs.StringVar(&s.scale, "scale", ScalePaper, "paper: the seed's fabric and parameters (minutes to an hour); ci: the reduced form CI asserts on (seconds)")
+	fs.IntVar(&s.seeds, "seeds", 0, "seeds per cell, 1, 2, …; the spread over them is reported (0: 3 at paper scale, 1 at ci)")
+}
+
+func (s *scaleFlags) check() error {
+	switch {
+	case s.scale != ScalePaper && s.scale != ScaleCI:
+		return Usagef("--scale %q: want paper or ci", s.scale)
+	case s.seeds < 0:
+		return Usagef("--seeds %d: want 1 or more (0: the scale's)", s.seeds)
+	}
+	return nil
+}
+
+// n is the seeds to run.
+func (s *scaleFlags) n() int {
+	switch {
+	case s.seeds > 0:
+		return s.seeds
+	case s.scale == ScaleCI:
+		return 1
+	}
+	return 3
+}
+
+// fabricValues are f of the group's simulations, sorted.
+func fabricValues(g *Group, f func(*FabricRun) float64) []float64 {
+	var v []float64
+	for _, r := range g.OK() {
+		v = append(v, f(r.Fabric))
+	}
+	sort.Float64s(v)
+	return v
+}
+
+// fabricMedian is the median of f over the group's seeds (NaN for none).
+func fabricMedian(g *Group, f func(*FabricRun) float64) float64 {
+	v := fabricValues(g, f)
+	switch n := len(v); {
+	case n == 0:
+		return math.NaN()
+	case n%2 == 1:
+		return v[n/2]
+	default:
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+}
+
+// fabricSpread writes f over the group's seeds as its median and, with
+// more than one seed, the range: "12.3 (11.9–13.0)".
+func fabricSpread(g *Group, f func(*FabricRun) float64, prec int) string {
+	v := fabricValues(g, f)
+	if len(v) == 0 {
+		return "–"
+	}
+	m := fmtFloat(fabricMedian(g, f), prec)
+	if len(v) == 1 {
+		return m
+	}
+	return fmt.Sprintf("%s (%s–%s)", m, fmtFloat(v[0], prec), fmtFloat(v[len(v)-1], prec))
+}
+
+// Metrics of a simulation the tables read.
+func meanSlowdown(f *FabricRun) float64 { return f.All.MeanSlowdown }
+func meanFCTms(f *FabricRun) float64    { return f.All.MeanFCTNs / 1e6 }
+func p99FCTms(f *FabricRun) float64     { return float64(f.All.P99FCTNs) / 1e6 }
+func hostCount(name string) func(*FabricRun) float64 {
+	return func(f *FabricRun) float64 { return float64(f.HostCounters[name]) }
+}
+func stageCount(stage, name string) func(*FabricRun) float64 {
+	return func(f *FabricRun) float64 { return float64(f.Stages[stage][name]) }
+}
+
+// tableNote renders t as Markdown under a heading line, for
+// Results.Notes.
+func tableNote(heading string, t Table) string {
+	var b strings.Builder
+	b.WriteString(heading + "\n\n")
+	t.Markdown(&b)
+	return strings.TrimRight(b.String(), "\n")
+}
