@@ -74,16 +74,26 @@ func portsCmd(c *client, args []string) error {
 		return err
 	}
 	t := c.table()
-	fmt.Fprintln(t, "PORT\tXDP\tRX PKTS\tRX BYTES\tTX PKTS\tTX BYTES\tPFC RX\tPFC TX\tRX RING DROPS\tTX REFUSED")
+	fmt.Fprintln(t, "PORT\tXDP\tRX PKTS\tRX BYTES\tTX PKTS\tTX BYTES\tPFC RX\tPFC TX\tPFC STORMS\tRX RING DROPS\tTX REFUSED")
 	for _, p := range ps {
 		mode := p.XDPMode
 		if p.ZeroCopy {
 			mode += "/zc"
 		}
-		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, mode, p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes,
-			p.PFCRx, p.PFCTx, p.RxDropped, p.TxRefused)
+		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\n", p.Name, mode, p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes,
+			p.PFCRx, p.PFCTx, storms(p), p.RxDropped, p.TxRefused)
 	}
 	return t.Flush()
+}
+
+// storms is the PFC STORMS column: the storms the PFC watchdog declared
+// on the port and, while any priority is stormed, how many ("2 (1 now)").
+func storms(p api.Port) string {
+	now := p.PFCWatchdogStorms - p.PFCWatchdogRestores
+	if now == 0 {
+		return fmt.Sprint(p.PFCWatchdogStorms)
+	}
+	return fmt.Sprintf("%d (%d now)", p.PFCWatchdogStorms, now)
 }
 
 func queuesCmd(c *client, args []string) error {
