@@ -1,12 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
-	"strings"
 	"testing"
 
 	"rocetor/cmd/tord/api"
@@ -19,25 +14,14 @@ func TestPortsStorms(t *testing.T) {
 		{Name: "h1", XDPMode: "native", PFCRx: 7},
 		{Name: "h2", XDPMode: "native", PFCRx: 900, PFCWatchdogStorms: 2, PFCWatchdogRestores: 1},
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/ports" {
-			http.NotFound(w, r)
-			return
-		}
-		json.NewEncoder(w).Encode(ps)
-	}))
-	defer srv.Close()
-	var out, errs bytes.Buffer
-	if code := run([]string{"--admin", strings.TrimPrefix(srv.URL, "http://"), "ports"}, &out, &errs); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs.String())
-	}
+	out := torctlAgainst(t, "/api/v1/ports", ps, "ports")
 	for _, re := range []string{
 		`(?m)^PORT\s.*\sPFC TX\s+PFC STORMS\s+RX RING DROPS`,
 		`(?m)^h1\s+native\s+0\s+0\s+0\s+0\s+7\s+0\s+0\s+0\s+0$`,
 		`(?m)^h2\s+native\s+0\s+0\s+0\s+0\s+900\s+0\s+2 \(1 now\)\s+0\s+0$`,
 	} {
-		if !regexp.MustCompile(re).MatchString(out.String()) {
-			t.Errorf("no %s in\n%s", re, out.String())
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("no %s in\n%s", re, out)
 		}
 	}
 }

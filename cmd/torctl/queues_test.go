@@ -21,18 +21,7 @@ func TestQueuesClasses(t *testing.T) {
 		{Port: "up1", Queue: "cnp", Enqueued: 2, QoS: &api.QueueQoS{TrafficClasses: []int{6}, DSCPs: []int{48}, Scheduler: "strict", PFCPriority: -1}},
 		{Port: "up1", Queue: "lossy", Enqueued: 1, QoS: &api.QueueQoS{TrafficClasses: []int{0, 1}, Scheduler: "dwrr", Weight: 25, PFCPriority: -1}},
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/queues" {
-			http.NotFound(w, r)
-			return
-		}
-		json.NewEncoder(w).Encode(qs)
-	}))
-	defer srv.Close()
-	var out, errs bytes.Buffer
-	if code := run([]string{"--admin", strings.TrimPrefix(srv.URL, "http://"), "queues"}, &out, &errs); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs.String())
-	}
+	out := torctlAgainst(t, "/api/v1/queues", qs, "queues")
 	for _, re := range []string{
 		`(?m)^PORT\s+QUEUE\s+TC\s+SCHED\s+PFC\s`,
 		`(?m)^up1\s+control\s+-\s+-\s+-\s`,
@@ -40,8 +29,27 @@ func TestQueuesClasses(t *testing.T) {
 		`(?m)^up1\s+cnp\s+6\s+strict\s+lossy\s`,
 		`(?m)^up1\s+lossy\s+0,1\s+dwrr:25\s+lossy\s`,
 	} {
-		if !regexp.MustCompile(re).MatchString(out.String()) {
-			t.Errorf("no %s in\n%s", re, out.String())
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("no %s in\n%s", re, out)
 		}
 	}
+}
+
+// torctlAgainst runs torctl args against an admin API that answers path
+// with v as JSON, and returns what torctl printed.
+func torctlAgainst(t *testing.T, path string, v any, args ...string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			http.NotFound(w, r)
+			return
+		}
+		json.NewEncoder(w).Encode(v)
+	}))
+	defer srv.Close()
+	var out, errs bytes.Buffer
+	if code := run(append([]string{"--admin", strings.TrimPrefix(srv.URL, "http://")}, args...), &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	return out.String()
 }
