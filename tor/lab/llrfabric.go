@@ -306,7 +306,9 @@ func (e *llrFabric) columns(groups []Group) []Column {
 		}
 		return ratioText(seedRatios(g, base, classP99ms(classCorrupt)), 100, 1, " %")
 	}
-	skipped := func(f *FabricRun) float64 { return llrSum(f, func(p *fabric.LLRPortResult) uint64 { return p.Skipped }) }
+	skipped := func(f *FabricRun) float64 {
+		return llrSum(f, func(p *fabric.LLRPortResult) uint64 { return p.Skipped })
+	}
 	effLoss := func(f *FabricRun) float64 {
 		return skipped(f) / math.Max(llrSum(f, func(p *fabric.LLRPortResult) uint64 { return p.Expected }), 1)
 	}
@@ -327,11 +329,26 @@ func (e *llrFabric) columns(groups []Group) []Column {
 		spreadColumn("llr losses", func(f *FabricRun) float64 {
 			return llrSum(f, func(p *fabric.LLRPortResult) uint64 { return p.LossesDetected })
 		}, 0),
-		spreadColumn("llr skipped", skipped, 0), spreadColumn("effective loss", effLoss, 12),
+		spreadColumn("llr skipped", skipped, 0), {"effective loss", func(g *Group) string {
+			v := fabricValues(g, effLoss)
+			if len(v) == 0 {
+				return "–"
+			}
+			if len(v) == 1 {
+				return fmt.Sprintf("%.1e", v[0])
+			}
+			return fmt.Sprintf("%.1e (%.1e–%.1e)", fabricMedian(g, effLoss), v[0], v[len(v)-1])
+		}},
 		spreadColumn("worst link's packets", worstPkts, 0),
-		spreadColumn("peak Tx buffer B", func(f *FabricRun) float64 { return llrPeak(f, func(p *fabric.LLRPortResult) int { return p.TxBytesMax }) }, 0),
-		spreadColumn("peak reorder buffer B", func(f *FabricRun) float64 { return llrPeak(f, func(p *fabric.LLRPortResult) int { return p.RxBytesMax }) }, 0),
-		spreadColumn("llr pauses", func(f *FabricRun) float64 { return llrSum(f, func(p *fabric.LLRPortResult) uint64 { return p.PauseSent }) }, 0),
+		spreadColumn("peak Tx buffer B", func(f *FabricRun) float64 {
+			return llrPeak(f, func(p *fabric.LLRPortResult) int { return p.TxBytesMax })
+		}, 0),
+		spreadColumn("peak reorder buffer B", func(f *FabricRun) float64 {
+			return llrPeak(f, func(p *fabric.LLRPortResult) int { return p.RxBytesMax })
+		}, 0),
+		spreadColumn("llr pauses", func(f *FabricRun) float64 {
+			return llrSum(f, func(p *fabric.LLRPortResult) uint64 { return p.PauseSent })
+		}, 0),
 		spreadColumn("PFC frames", func(f *FabricRun) float64 { return float64(f.PFCFrames) }, 0),
 	}
 }
