@@ -95,6 +95,9 @@ type FabricRun struct {
 	// their senders sent again.
 	Classes          map[string]fabric.Bucket `json:"fct_classes,omitempty"`
 	ClassRetransmits map[string]int64         `json:"class_retransmits,omitempty"`
+	// Extra are figures an experiment reads from the whole result
+	// (fasr-scale: goodput_90_gbps).
+	Extra map[string]float64 `json:"extra,omitempty"`
 	// WallNs is how long the simulation took here: not deterministic,
 	// left out of every table.
 	WallNs int64 `json:"wall_ns"`

@@ -12,7 +12,8 @@ import (
 // FaSR's SR memory per QP — its pointers and its shared pool spread
 // over the host's QPs, by the one accounting — is below IRN's (Fig.
 // 8(b): FaSR's is the smallest past 145 QPs), and at 1 % loss its
-// goodput is at least GBN's at either count (Fig. 7(c)). FaSR's pool
+// goodput is at least GBN's at either count (Fig. 7(c)), over the whole
+// run and to 90 % of its bytes. FaSR's pool
 // records every recovery (no unit short, no Go-Back-N fallback) and
 // its fast path does most of the work (Fig. 9(b)).
 func TestFaSRScaleCI(t *testing.T) {
@@ -23,8 +24,10 @@ func TestFaSRScaleCI(t *testing.T) {
 		if gbn.HostCounters["Retransmits"] == 0 || fasr.HostCounters["Retransmits"] == 0 {
 			t.Fatalf("%s QPs: GBN %d, FaSR %d retransmits: the loss did not act", q, gbn.HostCounters["Retransmits"], fasr.HostCounters["Retransmits"])
 		}
-		if fasr.GoodputGbps < gbn.GoodputGbps {
-			t.Errorf("%s QPs at 1 %%: FaSR %.2f Gbit/s, GBN %.2f: want FaSR no worse", q, fasr.GoodputGbps, gbn.GoodputGbps)
+		g90 := func(f *lab.FabricRun) float64 { return f.Extra["goodput_90_gbps"] }
+		if fasr.GoodputGbps < gbn.GoodputGbps || g90(fasr) < g90(gbn) {
+			t.Errorf("%s QPs at 1 %%: FaSR %.2f Gbit/s (%.2f to 90 %%), GBN %.2f (%.2f): want FaSR no worse",
+				q, fasr.GoodputGbps, g90(fasr), gbn.GoodputGbps, g90(gbn))
 		}
 		if f := fasr.SR.FaSR; f["UnitsExhausted"] != 0 || f["GBNFallbacks"] != 0 || f["FastOps"] <= f["SlowOps"] {
 			t.Errorf("%s QPs: FaSR's pool %v: want no unit short, no fallback, the fast path most", q, f)
