@@ -261,7 +261,7 @@ func (e *llrFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	}
 	groups := GroupRuns(res.Runs)
 	res.Table = MakeTable(groups, e.columns(groups))
-	res.Notes = append(res.Notes, tableNote("Each protected link's two ends, seed 1 (the sender's Tx buffer and the receiver's reordering buffer at each end; sequences the receiver expected, found missing and gave up on):", llrLinkTable(res.Runs)))
+	res.Notes = append(res.Notes, tableNote("Both ends of each corrupting link, seed 1: each end's port, its sender's Tx buffer toward the other end, and its receiver — the sequences the other end sent it, those found missing and those given up on, its reordering buffer:", llrLinkTable(res.Runs)))
 	return nil
 }
 
@@ -356,8 +356,8 @@ func (e *llrFabric) columns(groups []Group) []Column {
 // llrLinkTable is every protected port of seed 1's llr runs that
 // carried anything: both ends of each link, its rate, its buffers.
 func llrLinkTable(runs []Run) Table {
-	t := Table{Columns: []string{"mode", "switch", "port toward", "link rate", "packets expected", "lost", "skipped",
-		"Tx buffer peak B", "reorder buffer peak B"}}
+	t := Table{Columns: []string{"mode", "switch", "port toward", "link rate", "Tx buffer peak B (toward it)",
+		"sequences from it", "lost", "skipped", "reorder buffer peak B (from it)"}}
 	for _, r := range runs {
 		if r.Repeat != 1 || r.Fabric == nil {
 			continue
@@ -367,8 +367,8 @@ func llrLinkTable(runs []Run) Table {
 				continue // clean links: their buffers are in the table's peaks
 			}
 			t.Rows = append(t.Rows, []string{r.Point["mode"], p.Switch, p.Port, strconv.FormatFloat(p.Rate, 'e', 2, 64),
-				strconv.FormatUint(p.Expected, 10), strconv.FormatUint(p.LossesDetected, 10), strconv.FormatUint(p.Skipped, 10),
-				strconv.Itoa(p.TxBytesMax), strconv.Itoa(p.RxBytesMax)})
+				strconv.Itoa(p.TxBytesMax), strconv.FormatUint(p.Expected, 10), strconv.FormatUint(p.LossesDetected, 10),
+				strconv.FormatUint(p.Skipped, 10), strconv.Itoa(p.RxBytesMax)})
 		}
 	}
 	return t
