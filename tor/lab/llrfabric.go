@@ -49,9 +49,9 @@ import (
 //     links, §4), 1 µs links; paper 8 leaves × 4 spines × 8 hosts (64),
 //     ci 4 × 2 × 4 (16);
 //   - lossless: PFC on every port (xoff 256 KiB of a 4 MiB egress
-//     queue), so that corruption is the only loss, as the seed's RDMA
-//     experiments have it (§4.4: "RDMA … requires a lossless network");
-//     llr's own pause (Algorithm 2) guards its reordering buffer;
+//     queue), so that corruption is the only loss — RoCE's usual
+//     deployment; the seed does not say whether its RDMA runs pause —
+//     and llr's own pause (Algorithm 2) guards its reordering buffer;
 //   - which links corrupt: each fabric link with probability
 //     --corrupting (0.25: the seed gives the rates, not how many links
 //     corrupt at once), and leaf0–spine0 at --pin (1e-3, the worst
