@@ -122,7 +122,13 @@ const testbedDCQCN = "min-time-between-cnps=200,dce-tcp-rtt=220,rpg-time-reset=1
 // (seed 004 §4.1), the round trip plus the time a full bottleneck queue
 // takes to drain, so that no timer fires while a packet still waits in
 // the queue. dcqcn-incast's 448 KiB drains in 18.4 ms at 200 Mbit/s,
-// above roceperf's default of 16 ms. MEASURED-RTT-TBD
+// above roceperf's default of 16 ms; the testbed's round trip is ~300
+// µs when every process has a CPU and milliseconds more when a host
+// waits for one, hence 32 ms. At 16 ms the testbed's runs of 2026-11-29
+// timed out 30–50 times per flow with 0–7 NAKs: nearly every timeout
+// was spurious, and each sent a window again behind the one still
+// queued. TestDCQCNIncastRTO reproduces that in the simulator.
+// roce-tcp's RoCE sender takes the same.
 const dcqcnRTO = 32 * time.Millisecond
 
 // dcqcnExp is both experiments; incast says which.
@@ -199,7 +205,10 @@ func (e *dcqcnExp) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.dcqcn, "dcqcn", e.dcqcn, "DCQCN parameters for roceperf, comma-separated NAME=VALUE with roceperf's --dcqcn- flag names; the default is scaled to the testbed's rates (dcqcn.go), \"\" runs ConnectX's defaults")
 	fs.DurationVar(&e.sample, "sample", e.sample, "how often tor1 is scraped during a run for the queue depth and the flows' rates")
 	fs.DurationVar(&e.timeout, "timeout", e.timeout, "roceperf's --timeout per run")
-	e.hostPoll = "interrupt" // as sr-concurrency's hosts: see dcqcnRTO
+	// The hosts sleep when idle, as sr-concurrency's: eight roceperfs
+	// polling adaptively beside two tords keep both CPUs busy, and a
+	// host waiting for one holds its ACKs and CNPs.
+	e.hostPoll = "interrupt"
 	fs.StringVar(&e.hostPoll, "host-poll", e.hostPoll, "roceperf's --poll on every host: adaptive, busy or interrupt (empty: roceperf's, adaptive)")
 	fs.DurationVar(&e.rto, "rto", e.rto, "the senders' first retransmission timeout (roceperf --rto); the default covers a full bottleneck queue and the testbed's round trip (dcqcnRTO)")
 }
