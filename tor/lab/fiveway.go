@@ -24,7 +24,7 @@ import (
 // they meet the same losses:
 //
 //   - corrupt: random corruption on every fabric (switch-to-switch)
-//     link, the loss Protego (seed 003 §2) and NetRT (seed 000 §IV-A)
+//     link, the loss Protego (seed 003) and NetRT (seed 000 §I-II)
 //     recover, at one rate from Protego's worst measured bucket
 //     (Table 1: 12.67 % of corrupting links at 1e-3 and above);
 //   - incast: congestion loss, an N-to-1 incast of other racks' hosts
