@@ -341,10 +341,7 @@ func corrupted(f *FabricRun) float64 {
 }
 
 func fiveWayColumns() []Column {
-	pt := func(k string) func(*Group) string { return func(g *Group) string { return g.Point[k] } }
-	sp := func(f func(*FabricRun) float64, prec int) func(*Group) string {
-		return func(g *Group) string { return fabricSpread(g, f, prec) }
-	}
+	pt, sp := pointCell, spreadCell
 	return []Column{
 		{"scenario", pt("scenario")}, {"cc", pt("cc")}, {"scheme", pt("scheme")},
 		{"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
