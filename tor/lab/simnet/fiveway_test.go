@@ -31,6 +31,9 @@ import (
 //     incast does congest (lossy GBN drops), and DCP trims instead of
 //     dropping.
 func TestFiveWayCI(t *testing.T) {
+	if e, ok := lab.Find("five-way"); !ok || e.NoTestbed == "" || e.NoSim != "" {
+		t.Fatalf("five-way's entry: %+v: want the simulator's alone", e)
+	}
 	res := runResults(t, "five-way", "--scale", "ci")
 	runs := map[string]*lab.FabricRun{}
 	for i := range res.Runs {
