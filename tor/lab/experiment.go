@@ -63,6 +63,7 @@ var Catalogue = []Entry{
 	{Name: "dcqcn-fairness", New: func() Experiment { return newDCQCNFairness() }},
 	{Name: "dcqcn-incast", New: func() Experiment { return newDCQCNIncast() }},
 	{Name: "demo", New: func() Experiment { return newDemo() }, NoSim: "it shows the live switches' processes and metrics URLs"},
+	{Name: "five-way", New: func() Experiment { return newFiveWay() }, NoTestbed: fabricScale},
 	{Name: "irn-fabric", New: func() Experiment { return newIRNFabric() }, NoTestbed: fabricScale},
 	{Name: "llr-loss", New: func() Experiment { return newLLRLoss() }},
 	{Name: "llr-monitor", New: func() Experiment { return newLLRMonitor() },

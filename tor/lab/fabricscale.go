@@ -195,6 +195,13 @@ func fabricSpread(g *Group, f func(*FabricRun) float64, prec int) string {
 	return fmt.Sprintf("%s (%s–%s)", m, fmtFloat(v[0], prec), fmtFloat(v[len(v)-1], prec))
 }
 
+// pointCell and spreadCell are the cells of a fabric-scale table: a
+// value of the group's point, and fabricSpread of f.
+func pointCell(k string) func(*Group) string { return func(g *Group) string { return g.Point[k] } }
+func spreadCell(f func(*FabricRun) float64, prec int) func(*Group) string {
+	return func(g *Group) string { return fabricSpread(g, f, prec) }
+}
+
 // Metrics of a simulation the tables read.
 func meanSlowdown(f *FabricRun) float64 { return f.All.MeanSlowdown }
 func meanFCTms(f *FabricRun) float64    { return f.All.MeanFCTNs / 1e6 }
