@@ -253,15 +253,21 @@ var zeroResidue = func() (t [icrcWide]uint32) {
 const icrcWide = 1024
 
 // icrcPadMin is the shortest CRC pass icrcVerifyOwned pads with zeros to
-// icrcWide where VPCLMULQDQ is there: from about here the 512-bit pass over
-// the longer, zero-padded bytes costs less than the 128-bit one over
-// the packet alone. crc32.Update took 52 ns of CPU for 512 bytes and 95
-// for 1008 (128-bit kernel), 62 for 1024 (512-bit), on the shared 2 vCPU
-// EPYC (Zen 5) machine at a load average near 20, go1.26.8, 2026-11-29
-// (task-clock of N and 5N iterations, 4 runs each): even at about
-// 0.09 ns a byte, the 128-bit pass costs what the 512-bit one does near
-// 680 bytes. BenchmarkICRCVerify measures the check itself.
-const icrcPadMin = 704
+// icrcWide where VPCLMULQDQ is there, where the 512-bit pass over the
+// longer, zero-padded bytes should cost no more than the 128-bit one over
+// the packet alone. How much the 512-bit kernel gains depends on the CPU:
+// on the shared 2 vCPU AMD EPYC machine (go1.26.8, 2026-11-29, load
+// average near 20; task-clock of N and 5N iterations, 4 runs each)
+// crc32.Update took 52 ns of CPU for 512 bytes and 95 for 1008 (128-bit
+// kernel), 62 for 1024 (512-bit): even from about 680 bytes padding
+// would pay. On the Intel Xeon of docs/performance.md's "Why not half"
+// the 512-bit pass over 1024 bytes cost about what the 128-bit one did
+// over 976, so there only a pass close to 1024 gains nothing and loses
+// little. 896 keeps the loss there small (a pass an eighth longer) and
+// most of the gain here; a typical RoCE MTU's data packet (1024 or 4096
+// bytes of payload) covers more than 1024 bytes and is not padded
+// anyway. BenchmarkICRCVerify measures the check itself.
+const icrcPadMin = 896
 
 // padWide says whether padding to icrcWide pays: the CPU has VPCLMULQDQ
 // (hash/crc32 checks the same flag).
