@@ -187,8 +187,10 @@ func (c Classifier) Classify(b []byte, m *Meta) {
 	// bytes, but a GRO-merged capture can be; parsing only that far keeps
 	// every offset exact (such a datagram gets ReasonBadIPLength) instead
 	// of wrapping one and slicing out of order.
+	// The capacity goes too: what follows is the frame's, not spare
+	// room that ClassifyOwned may zero.
 	if len(b) > 0xffff {
-		b = b[:0xffff]
+		b = b[:0xffff:0xffff]
 	}
 	if len(b) < EthernetLen {
 		m.Reason = ReasonTruncated
