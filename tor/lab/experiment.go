@@ -64,6 +64,7 @@ var Catalogue = []Entry{
 	{Name: "dcqcn-incast", New: func() Experiment { return newDCQCNIncast() }},
 	{Name: "demo", New: func() Experiment { return newDemo() }, NoSim: "it shows the live switches' processes and metrics URLs"},
 	{Name: "fasr-scale", New: func() Experiment { return newFaSRScale() }, NoTestbed: fabricScale},
+	{Name: "five-way", New: func() Experiment { return newFiveWay() }, NoTestbed: fabricScale},
 	{Name: "irn-fabric", New: func() Experiment { return newIRNFabric() }, NoTestbed: fabricScale},
 	{Name: "llr-fabric", New: func() Experiment { return newLLRFabric() }, NoTestbed: fabricScale},
 	{Name: "llr-loss", New: func() Experiment { return newLLRLoss() }},

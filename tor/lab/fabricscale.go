@@ -177,21 +177,6 @@ func runFabricCell(ctx context.Context, sim Simulator, res *Results, out io.Writ
 	return nil
 }
 
-// pointColumn is a table column of the point's value k;
-// spreadColumn one of f's median and range over the seeds
-// (fabricSpread); seedsColumn the seeds that ran.
-func pointColumn(name, k string) Column {
-	return Column{name, func(g *Group) string { return g.Point[k] }}
-}
-
-func spreadColumn(name string, f func(*FabricRun) float64, prec int) Column {
-	return Column{name, func(g *Group) string { return fabricSpread(g, f, prec) }}
-}
-
-func seedsColumn() Column {
-	return Column{"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }}
-}
-
 // findGroup is the group whose point has every key of want as want has
 // it; nil if none.
 func findGroup(groups []Group, want map[string]string) *Group {
@@ -284,6 +269,16 @@ func fabricSpread(g *Group, f func(*FabricRun) float64, prec int) string {
 	}
 	return fmt.Sprintf("%s (%s–%s)", m, fmtFloat(v[0], prec), fmtFloat(v[len(v)-1], prec))
 }
+
+// pointCell and spreadCell are the cells of a fabric-scale table: a
+// value of the group's point, and fabricSpread of f.
+func pointCell(k string) func(*Group) string { return func(g *Group) string { return g.Point[k] } }
+func spreadCell(f func(*FabricRun) float64, prec int) func(*Group) string {
+	return func(g *Group) string { return fabricSpread(g, f, prec) }
+}
+
+// seedsCell is the cell of the seeds whose simulation ran.
+func seedsCell(g *Group) string { return strconv.Itoa(len(g.OK())) }
 
 // Metrics of a simulation the tables read.
 func meanSlowdown(f *FabricRun) float64 { return f.All.MeanSlowdown }

@@ -278,15 +278,15 @@ func (e *fasrScale) columns(groups []Group) []Column {
 		}
 	}
 	return []Column{
-		pointColumn("transport", "transport"), pointColumn("QPs", "qps"), pointColumn("loss", "loss"), seedsColumn(),
-		spreadColumn("goodput Gbit/s", goodputGbps, 1), {"change vs lossless", ofLossless(goodputGbps)},
-		spreadColumn("goodput to 90 % Gbit/s", goodput90, 1), {"change vs lossless", ofLossless(goodput90)},
-		spreadColumn("retransmits", hostCount("Retransmits"), 0), spreadColumn("timeouts", hostCount("Timeouts"), 0),
-		spreadColumn("SR B per host", func(f *FabricRun) float64 { return float64(f.SR.HostBytes) }, 0),
-		spreadColumn("SR B per QP", srPerQP, 1),
-		spreadColumn("fast path %", fastShare, 1),
-		spreadColumn("peak units", fasrCount("PeakUnits"), 0), spreadColumn("peak blocks", fasrCount("PeakBlocks"), 0),
-		spreadColumn("units short", fasrCount("UnitsExhausted"), 0), spreadColumn("GBN fallbacks", fasrCount("GBNFallbacks"), 0),
+		{"transport", pointCell("transport")}, {"QPs", pointCell("qps")}, {"loss", pointCell("loss")}, {"seeds", seedsCell},
+		{"goodput Gbit/s", spreadCell(goodputGbps, 1)}, {"change vs lossless", ofLossless(goodputGbps)},
+		{"goodput to 90 % Gbit/s", spreadCell(goodput90, 1)}, {"change vs lossless", ofLossless(goodput90)},
+		{"retransmits", spreadCell(hostCount("Retransmits"), 0)}, {"timeouts", spreadCell(hostCount("Timeouts"), 0)},
+		{"SR B per host", spreadCell(func(f *FabricRun) float64 { return float64(f.SR.HostBytes) }, 0)},
+		{"SR B per QP", spreadCell(srPerQP, 1)},
+		{"fast path %", spreadCell(fastShare, 1)},
+		{"peak units", spreadCell(fasrCount("PeakUnits"), 0)}, {"peak blocks", spreadCell(fasrCount("PeakBlocks"), 0)},
+		{"units short", spreadCell(fasrCount("UnitsExhausted"), 0)}, {"GBN fallbacks", spreadCell(fasrCount("GBNFallbacks"), 0)},
 	}
 }
 

@@ -319,17 +319,17 @@ func (e *llrFabric) columns(groups []Group) []Column {
 		return 0
 	}
 	return []Column{
-		pointColumn("mode", "mode"), seedsColumn(),
-		spreadColumn("corrupting links", func(f *FabricRun) float64 { return float64(len(f.Links)) }, 0),
-		spreadColumn("flows crossing them", func(f *FabricRun) float64 { return float64(f.Classes[classCorrupt].Flows) }, 0),
-		spreadColumn("their p99 FCT ms", classP99ms(classCorrupt), 3), {"vs clean fabric", vsClean},
-		spreadColumn("other flows' p99 FCT ms", classP99ms(classClean), 3),
-		spreadColumn("their e2e retransmits", func(f *FabricRun) float64 { return float64(f.ClassRetransmits[classCorrupt]) }, 0),
-		spreadColumn("all e2e retransmits", hostCount("Retransmits"), 0), spreadColumn("timeouts", hostCount("Timeouts"), 0),
-		spreadColumn("llr losses", func(f *FabricRun) float64 {
+		{"mode", pointCell("mode")}, {"seeds", seedsCell},
+		{"corrupting links", spreadCell(func(f *FabricRun) float64 { return float64(len(f.Links)) }, 0)},
+		{"flows crossing them", spreadCell(func(f *FabricRun) float64 { return float64(f.Classes[classCorrupt].Flows) }, 0)},
+		{"their p99 FCT ms", spreadCell(classP99ms(classCorrupt), 3)}, {"vs clean fabric", vsClean},
+		{"other flows' p99 FCT ms", spreadCell(classP99ms(classClean), 3)},
+		{"their e2e retransmits", spreadCell(func(f *FabricRun) float64 { return float64(f.ClassRetransmits[classCorrupt]) }, 0)},
+		{"all e2e retransmits", spreadCell(hostCount("Retransmits"), 0)}, {"timeouts", spreadCell(hostCount("Timeouts"), 0)},
+		{"llr losses", spreadCell(func(f *FabricRun) float64 {
 			return llrSum(f, func(p *fabric.LLRPortResult) uint64 { return p.LossesDetected })
-		}, 0),
-		spreadColumn("llr skipped", skipped, 0), {"effective loss", func(g *Group) string {
+		}, 0)},
+		{"llr skipped", spreadCell(skipped, 0)}, {"effective loss", func(g *Group) string {
 			v := fabricValues(g, effLoss)
 			if len(v) == 0 {
 				return "–"
@@ -339,17 +339,17 @@ func (e *llrFabric) columns(groups []Group) []Column {
 			}
 			return fmt.Sprintf("%.1e (%.1e–%.1e)", fabricMedian(g, effLoss), v[0], v[len(v)-1])
 		}},
-		spreadColumn("worst link's packets", worstPkts, 0),
-		spreadColumn("peak Tx buffer B", func(f *FabricRun) float64 {
+		{"worst link's packets", spreadCell(worstPkts, 0)},
+		{"peak Tx buffer B", spreadCell(func(f *FabricRun) float64 {
 			return llrPeak(f, func(p *fabric.LLRPortResult) int { return p.TxBytesMax })
-		}, 0),
-		spreadColumn("peak reorder buffer B", func(f *FabricRun) float64 {
+		}, 0)},
+		{"peak reorder buffer B", spreadCell(func(f *FabricRun) float64 {
 			return llrPeak(f, func(p *fabric.LLRPortResult) int { return p.RxBytesMax })
-		}, 0),
-		spreadColumn("llr pauses", func(f *FabricRun) float64 {
+		}, 0)},
+		{"llr pauses", spreadCell(func(f *FabricRun) float64 {
 			return llrSum(f, func(p *fabric.LLRPortResult) uint64 { return p.PauseSent })
-		}, 0),
-		spreadColumn("PFC frames", func(f *FabricRun) float64 { return float64(f.PFCFrames) }, 0),
+		}, 0)},
+		{"PFC frames", spreadCell(func(f *FabricRun) float64 { return float64(f.PFCFrames) }, 0)},
 	}
 }
 
