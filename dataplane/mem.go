@@ -42,7 +42,26 @@ func NewMem(buf []byte, frameSize int) (*Mem, error) {
 	}
 	// The stack's room is reserved, not touched: it fills as frames
 	// come back, so Release never allocates.
-	return &Mem{buf: buf, frameSize: frameSize, free: make([]uint64, 0, n), fresh: n, hi: uint64(n * frameSize)}, nil
+	return NewMemStack(buf, frameSize, make([]uint64, 0, n))
+}
+
+// NewMemStack is NewMem with the free stack's room given: stack, whose
+// capacity must hold every frame of buf. The simulator (tor/fabric)
+// gives both from memory mapped without backing, outside the Go heap,
+// so that a thousand nodes' reservations neither count toward the
+// collector's goal nor are cleared when the heap reuses them.
+func NewMemStack(buf []byte, frameSize int, stack []uint64) (*Mem, error) {
+	if frameSize < 256 || frameSize&(frameSize-1) != 0 {
+		return nil, fmt.Errorf("%w: frame size %d is not a power of two ≥ 256", ErrMemSize, frameSize)
+	}
+	n := len(buf) / frameSize
+	if n == 0 {
+		return nil, fmt.Errorf("%w: %d bytes hold no %d-byte frame", ErrMemSize, len(buf), frameSize)
+	}
+	if cap(stack) < n {
+		return nil, fmt.Errorf("%w: a free stack of %d for %d frames", ErrMemSize, cap(stack), n)
+	}
+	return &Mem{buf: buf, frameSize: frameSize, free: stack[:0], fresh: n, hi: uint64(n * frameSize)}, nil
 }
 
 // SharedMems cuts buf into h.Workers() Mems of equal frame ranges over

@@ -1,8 +1,14 @@
 package fabric
 
 import (
+	"fmt"
 	mbits "math/bits"
+	"runtime"
+	"unsafe"
 
+	"golang.org/x/sys/unix"
+
+	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
 )
 
@@ -62,4 +68,37 @@ func (n *Network) hostFrames(ends []end, protected bool) int {
 		f <<= 1
 	}
 	return f
+}
+
+// frameMem returns a node's frame memory of frames frames of size bytes,
+// and its free stack, in one anonymous mapping without backing
+// (MAP_NORESERVE): a page costs memory only once a frame on it is used,
+// and nothing clears it. The budgets that size it (switchConfig,
+// hostFrames) are accounting — the frames tord's UMEM would need —, not
+// what a run touches: a k = 16 fat tree reserves 94 GB of frames and
+// touches a few hundred MB. Made on the Go heap instead, that reservation
+// set the collector's goal past anything the run allocates, so garbage
+// was never collected, and the heap's metadata for it (a span pointer
+// per 8 KiB page) was itself ~100 MB; a process running simulations one
+// after the other (torsim run) had every reused reservation cleared,
+// most of a small run's time in the kernel. The free list hands out the
+// most recently freed frame first, so a run touches the frames its
+// queues fill and no more. The mapping goes when the Mem is collected.
+func frameMem(frames, size int) (*dataplane.Mem, error) {
+	data := frames * size
+	area, err := unix.Mmap(-1, 0, data+frames*8, unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return nil, fmt.Errorf("fabric: frame memory of %d frames of %d bytes: %w", frames, size, err)
+	}
+	// The stack's room follows the frames: data is a multiple of the
+	// (power of two) frame size, so it is aligned for uint64.
+	stack := unsafe.Slice((*uint64)(unsafe.Pointer(&area[data])), frames)
+	m, err := dataplane.NewMemStack(area[:data:data], size, stack[:0])
+	if err != nil {
+		unix.Munmap(area)
+		return nil, err
+	}
+	runtime.AddCleanup(m, func(b []byte) { unix.Munmap(b) }, area)
+	return m, nil
 }

@@ -286,10 +286,8 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 		} else {
 			frames, size = n.hostFrames(ports[i], n.hostProtected(n.Hosts[n.byNode[i]])), 2048
 		}
-		// Frame memory is reserved, not touched: the free list hands
-		// out the most recently freed frame first, so a run touches
-		// the frames its queues fill and no more.
-		mem, err := dataplane.NewMem(make([]byte, frames*size), size)
+		// Frame memory is reserved, not touched (frameMem).
+		mem, err := frameMem(frames, size)
 		if err != nil {
 			return nil, err
 		}
