@@ -91,6 +91,13 @@ func frameMem(frames, size int) (*dataplane.Mem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fabric: frame memory of %d frames of %d bytes: %w", frames, size, err)
 	}
+	// Small pages: a node touches the first few hundred frames of its
+	// memory, and a kernel that backs anonymous memory with huge pages
+	// (transparent_hugepage=always) would make each node's 2 MiB.
+	if err := unix.Madvise(area, unix.MADV_NOHUGEPAGE); err != nil {
+		unix.Munmap(area)
+		return nil, fmt.Errorf("fabric: frame memory: %w", err)
+	}
 	// The stack's room follows the frames: data is a multiple of the
 	// (power of two) frame size, so it is aligned for uint64.
 	stack := unsafe.Slice((*uint64)(unsafe.Pointer(&area[data])), frames)
