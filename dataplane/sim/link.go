@@ -124,7 +124,7 @@ type wire struct {
 	sim  *Sim
 	id   int
 	to   *Port
-	q    []inflight // ring
+	q    []inflight // ring, a power of two long (a mask, not a division, wraps it)
 	head int
 	n    int
 }
@@ -148,11 +148,11 @@ func (w *wire) push(f []byte, at Time) {
 	if w.n == len(w.q) {
 		q := make([]inflight, max(16, 2*len(w.q)))
 		for i := 0; i < w.n; i++ {
-			q[i] = w.q[(w.head+i)%len(w.q)]
+			q[i] = w.q[(w.head+i)&(len(w.q)-1)]
 		}
 		w.q, w.head = q, 0
 	}
-	w.q[(w.head+w.n)%len(w.q)] = inflight{at: at, addr: addr, len: uint16(len(f))}
+	w.q[(w.head+w.n)&(len(w.q)-1)] = inflight{at: at, addr: addr, len: uint16(len(f))}
 	w.n++
 	if w.n == 1 {
 		w.sim.Wake(w.id, at)
@@ -169,7 +169,7 @@ func (w *wire) Fire(now Time) {
 			w.to.st.RxFrames++
 			got = true
 		}
-		w.head = (w.head + 1) % len(w.q)
+		w.head = (w.head + 1) & (len(w.q) - 1)
 		w.n--
 	}
 	if got && w.to.node >= 0 {
