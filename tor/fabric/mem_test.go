@@ -5,38 +5,43 @@ import (
 	"testing"
 )
 
-// TestFrameMemOffHeap checks that a node's frame memory, reserved at
-// tord's budget, is neither on the Go heap (where a k = 16 fat tree's
-// 94 GB set the collector's goal and were cleared on reuse) nor smaller
-// than its budget, and that its frames and free stack work.
-func TestFrameMemOffHeap(t *testing.T) {
+// TestFrameMemsOffHeap checks that the nodes' frame memories, reserved
+// at tord's budgets, are neither on the Go heap (where a k = 16 fat
+// tree's 94 GB set the collector's goal and were cleared on reuse) nor
+// smaller than their budgets; that nodes with one frame size share an
+// area, each in its own range; and that frames and free stacks work.
+func TestFrameMemsOffHeap(t *testing.T) {
 	const size = 2048
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	big, err := frameMem(1<<19, size) // 1 GiB
+	frames := []int{1 << 19, 1024, 512} // 1 GiB, then two small ones
+	mems, err := frameMems(frames, []int{size, size, 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
 	if grew := int64(after.HeapSys) - int64(before.HeapSys); grew > 16<<20 {
-		t.Fatalf("the Go heap grew by %d bytes for %d frames", grew, big.Frames())
+		t.Fatalf("the Go heap grew by %d bytes for %d frames", grew, frames[0])
 	}
-	if a, ok := big.Alloc(); !ok || len(big.Room(a)) != size {
-		t.Fatal("no frame from a large memory")
+	for i, m := range mems {
+		if m.Frames() != frames[i] || m.Free() != frames[i] {
+			t.Fatalf("memory %d: %d frames, %d free, want %d", i, m.Frames(), m.Free(), frames[i])
+		}
 	}
-	runtime.KeepAlive(big)
-	const frames = 1024
-	m, err := frameMem(frames, size)
-	if err != nil {
-		t.Fatal(err)
+	big, m, other := mems[0], mems[1], mems[2]
+	if &big.Buf()[0] != &m.Buf()[0] || &m.Buf()[0] == &other.Buf()[0] {
+		t.Fatal("nodes with one frame size must share an area, others not")
 	}
-	if m.Frames() != frames || m.Free() != frames || m.FrameSize() != size {
-		t.Fatalf("frames %d free %d size %d, want %d, %d, %d", m.Frames(), m.Free(), m.FrameSize(), frames, frames, size)
+	a, ok := big.Alloc()
+	b, _ := m.Alloc()
+	if !ok || a == b || len(big.Room(a)) != size {
+		t.Fatalf("frames %d and %d of two ranges", a, b)
 	}
+	m.Release(b)
 	// Every frame taken, written and given back: the stack holds them
 	// all in the mapping, and they come back most recent first.
-	addrs := make([]uint64, 0, frames)
+	addrs := make([]uint64, 0, frames[1])
 	for {
 		a, ok := m.Alloc()
 		if !ok {
@@ -45,8 +50,8 @@ func TestFrameMemOffHeap(t *testing.T) {
 		m.Room(a)[0], m.Room(a)[size-1] = byte(a>>11), 1
 		addrs = append(addrs, a)
 	}
-	if len(addrs) != frames {
-		t.Fatalf("allocated %d frames of %d", len(addrs), frames)
+	if len(addrs) != frames[1] {
+		t.Fatalf("allocated %d frames of %d", len(addrs), frames[1])
 	}
 	for _, a := range addrs {
 		m.Release(a)
@@ -54,5 +59,5 @@ func TestFrameMemOffHeap(t *testing.T) {
 	if a, _ := m.Alloc(); a != addrs[len(addrs)-1] || m.Room(a)[0] != byte(a>>11) {
 		t.Fatalf("got frame %d, want the last released, %d, with its bytes", a, addrs[len(addrs)-1])
 	}
-	runtime.KeepAlive(m)
+	runtime.KeepAlive(mems)
 }
