@@ -13,9 +13,11 @@ import (
 	"rocetor/dataplane/sim"
 )
 
-// Frame memory. A frame on the wire is copied into a free frame of the
-// receiving node's memory as it leaves the sender (dataplane/sim: as a
-// NIC needs a buffer to DMA into), so a node's memory holds, besides its
+// Frame memory. A frame on the wire takes a free frame of the receiving
+// node's memory as it leaves the sender (dataplane/sim: as a NIC needs a
+// buffer to DMA into; traded for the sender's frame, not copied, when
+// both memories are in one mapping, frameMems), so a node's memory
+// holds, besides its
 // queues and rings, every frame in flight toward it: a link of delay d
 // at rate r carries r × d bits each way, which the node at each end
 // holds for the direction toward it. At 100 Gbit/s a link of 1 ms has
