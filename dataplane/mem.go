@@ -42,7 +42,30 @@ func NewMem(buf []byte, frameSize int) (*Mem, error) {
 	}
 	// The stack's room is reserved, not touched: it fills as frames
 	// come back, so Release never allocates.
-	return &Mem{buf: buf, frameSize: frameSize, free: make([]uint64, 0, n), fresh: n, hi: uint64(n * frameSize)}, nil
+	return NewMemAt(buf, frameSize, 0, n, make([]uint64, 0, n))
+}
+
+// NewMemAt returns a Mem of the n frames of buf from frame first on,
+// its addresses those of buf as a whole, with the free stack's room
+// given: stack, whose capacity must hold n. Mems over one buf may trade
+// frames: a frame one of them allocated may be released to another,
+// each keeping its count (Frames, Free, InUse) of n. The simulator
+// (tor/fabric) puts its nodes' memories in one mapping this way, off the
+// Go heap, so that a frame crosses a link by trading it for the
+// receiver's free frame instead of a copy (dataplane/sim). Mems over one
+// buf share no state: a set of them is for one goroutine.
+func NewMemAt(buf []byte, frameSize, first, n int, stack []uint64) (*Mem, error) {
+	if frameSize < 256 || frameSize&(frameSize-1) != 0 {
+		return nil, fmt.Errorf("%w: frame size %d is not a power of two ≥ 256", ErrMemSize, frameSize)
+	}
+	if first < 0 || n <= 0 || (first+n)*frameSize > len(buf) {
+		return nil, fmt.Errorf("%w: frames [%d, %d) of %d bytes", ErrMemSize, first, first+n, len(buf))
+	}
+	if cap(stack) < n {
+		return nil, fmt.Errorf("%w: a free stack of %d for %d frames", ErrMemSize, cap(stack), n)
+	}
+	return &Mem{buf: buf, frameSize: frameSize, free: stack[:0], fresh: n,
+		lo: uint64(first * frameSize), hi: uint64((first + n) * frameSize)}, nil
 }
 
 // SharedMems cuts buf into h.Workers() Mems of equal frame ranges over

@@ -35,3 +35,30 @@ func TestTimersReference(t *testing.T) {
 		t.Fatal("heap not empty")
 	}
 }
+
+// TestTimersGrowOnDemand checks that a large capacity holds little until
+// timers are armed, and that arming below the high-water mark does not
+// allocate.
+func TestTimersGrowOnDemand(t *testing.T) {
+	tm := NewTimers(1 << 16)
+	if c := cap(tm.h); c > 64 {
+		t.Fatalf("room for %d timers before any is armed, want at most 64", c)
+	}
+	for i := 0; i < 500; i++ {
+		tm.Arm(int64(i), 0, 0)
+	}
+	for tm.Len() > 0 {
+		tm.Pop(1 << 40)
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		for i := 0; i < 500; i++ {
+			tm.Arm(int64(i), 0, 0)
+		}
+		for tm.Len() > 0 {
+			tm.Pop(1 << 40)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations arming below the high-water mark", allocs)
+	}
+}

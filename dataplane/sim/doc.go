@@ -9,9 +9,12 @@
 // frames in flight, a node with work due), never one per packet, and an
 // object's entry moves when its next time changes (Sim.Wake keeps the
 // earlier); a link direction schedules only its head frame, as an htsim
-// pipe does; a frame in flight is copied once, into a frame of the
-// receiving worker's Mem (as a NIC DMAs it into a UMEM frame taken from
-// a free list), so the steady state allocates nothing. Events at the
+// pipe does; a frame in flight takes a frame of the receiving worker's
+// Mem (as a NIC DMAs it into a UMEM frame taken from a free list), so
+// the steady state allocates nothing. When the two ends' memories are
+// ranges of one area (dataplane.NewMemAt) the frame is not copied: the
+// receiver takes it and gives the sender the free frame in exchange,
+// each memory counting as if it had been copied. Events at the
 // same time fire in the order of their objects' ids, so a run depends
 // only on its inputs and seeds.
 //
@@ -28,8 +31,8 @@
 //     ECN marking), and every stage reads their real depth.
 //   - A link direction delivers a frame Delay after its last bit left,
 //     into the receiving port's bounded receive ring (a frame that finds
-//     it full is lost and counted, as a NIC's rx ring overflows). The
-//     copy into the receiver's Mem is made as the frame leaves, so the
+//     it full is lost and counted, as a NIC's rx ring overflows). A
+//     frame of the receiver's Mem is taken as the frame leaves, so the
 //     frames in flight toward a node take frames of its Mem; a frame
 //     that finds none free is lost and counted (PortStats.RxNoFrame).
 //   - PFC needs nothing of its own: a worker's PFC frame crosses the

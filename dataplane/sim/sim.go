@@ -32,9 +32,17 @@ type Sim struct {
 	actors []Actor
 	at     []Time  // when each actor is due, Never if not
 	pos    []int32 // its index in h, -1 if not there
-	h      []int32 // a binary min-heap of actor ids
+	h      []event // a binary min-heap of the actors due
 	// Events counts actor firings.
 	Events uint64
+}
+
+// event is an entry of the heap: the actor and when it is due, kept in
+// the entry so that ordering two entries reads one cache line and not
+// at[] at two ids far apart (a k = 16 fat tree has 9,000 actors).
+type event struct {
+	at Time
+	id int32
 }
 
 // New returns an empty simulation at time 0.
@@ -61,7 +69,9 @@ func (s *Sim) Wake(id int, at Time) {
 	s.at[id] = at
 	if s.pos[id] < 0 {
 		s.pos[id] = int32(len(s.h))
-		s.h = append(s.h, int32(id))
+		s.h = append(s.h, event{at: at, id: int32(id)})
+	} else {
+		s.h[s.pos[id]].at = at
 	}
 	s.up(int(s.pos[id]))
 }
@@ -77,7 +87,7 @@ func (s *Sim) Next() Time {
 	if len(s.h) == 0 {
 		return Never
 	}
-	return s.at[s.h[0]]
+	return s.h[0].at
 }
 
 // Step fires the earliest event and reports whether there was one.
@@ -85,8 +95,8 @@ func (s *Sim) Step() bool {
 	if len(s.h) == 0 {
 		return false
 	}
-	id := s.h[0]
-	s.now = s.at[id]
+	id := s.h[0].id
+	s.now = s.h[0].at
 	s.remove0()
 	s.at[id] = Never
 	s.Events++
@@ -98,7 +108,7 @@ func (s *Sim) Step() bool {
 // clock at until if the events ran out before, and reports whether
 // events remain.
 func (s *Sim) Run(until Time) bool {
-	for len(s.h) > 0 && s.at[s.h[0]] <= until {
+	for len(s.h) > 0 && s.h[0].at <= until {
 		s.Step()
 	}
 	if s.now < until && until != Never {
@@ -108,13 +118,13 @@ func (s *Sim) Run(until Time) bool {
 }
 
 func (s *Sim) less(i, j int) bool {
-	a, b := s.h[i], s.h[j]
-	return s.at[a] < s.at[b] || (s.at[a] == s.at[b] && a < b)
+	a, b := &s.h[i], &s.h[j]
+	return a.at < b.at || (a.at == b.at && a.id < b.id)
 }
 
 func (s *Sim) swap(i, j int) {
 	s.h[i], s.h[j] = s.h[j], s.h[i]
-	s.pos[s.h[i]], s.pos[s.h[j]] = int32(i), int32(j)
+	s.pos[s.h[i].id], s.pos[s.h[j].id] = int32(i), int32(j)
 }
 
 func (s *Sim) up(i int) {
@@ -148,7 +158,7 @@ func (s *Sim) down(i int) {
 }
 
 func (s *Sim) remove0() {
-	id := s.h[0]
+	id := s.h[0].id
 	last := len(s.h) - 1
 	s.swap(0, last)
 	s.h = s.h[:last]

@@ -1,14 +1,23 @@
 package fabric
 
 import (
+	"fmt"
 	mbits "math/bits"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
 
+	"golang.org/x/sys/unix"
+
+	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
 )
 
-// Frame memory. A frame on the wire is copied into a free frame of the
-// receiving node's memory as it leaves the sender (dataplane/sim: as a
-// NIC needs a buffer to DMA into), so a node's memory holds, besides its
+// Frame memory. A frame on the wire takes a free frame of the receiving
+// node's memory as it leaves the sender (dataplane/sim: as a NIC needs a
+// buffer to DMA into; traded for the sender's frame, not copied, when
+// both memories are in one mapping, frameMems), so a node's memory
+// holds, besides its
 // queues and rings, every frame in flight toward it: a link of delay d
 // at rate r carries r × d bits each way, which the node at each end
 // holds for the direction toward it. At 100 Gbit/s a link of 1 ms has
@@ -62,4 +71,96 @@ func (n *Network) hostFrames(ends []end, protected bool) int {
 		f <<= 1
 	}
 	return f
+}
+
+// frameMems returns the nodes' frame memories, node i's of frames[i]
+// frames of sizes[i] bytes: the nodes with one frame size have theirs,
+// and their free stacks, in one anonymous mapping without backing
+// (MAP_NORESERVE), each its own range of it (dataplane.NewMemAt), so
+// that a frame crosses a link between two of them by trading it for the
+// receiver's free frame instead of a copy (dataplane/sim; the copy was
+// a fifth of a k = 8 fat tree's CPU).
+//
+// A page costs memory only once a frame on it is used, and nothing
+// clears it. The budgets that size the memories (switchConfig,
+// hostFrames) are accounting — the frames tord's UMEM would need —, not
+// what a run touches: a k = 16 fat tree reserves 94 GB of frames and
+// touches a few hundred MB. Made on the Go heap instead, that reservation
+// set the collector's goal past anything the run allocates, so garbage
+// was never collected, and the heap's metadata for it (a span pointer
+// per 8 KiB page) was itself ~100 MB; a process running simulations one
+// after the other (torsim run) had every reused reservation cleared,
+// most of a small run's time in the kernel. A Mem's free list hands out
+// the most recently freed frame first and its never-used frames from
+// the start of its range, so a node touches the frames its queues,
+// rings and wires hold at their fullest, and no more. A mapping goes
+// when the last of its Mems is collected.
+func frameMems(frames, sizes []int) ([]*dataplane.Mem, error) {
+	mems := make([]*dataplane.Mem, len(frames))
+	done := map[int]bool{}
+	for _, size := range sizes {
+		if done[size] {
+			continue
+		}
+		done[size] = true
+		if err := frameArea(frames, sizes, size, mems); err != nil {
+			return nil, err
+		}
+	}
+	return mems, nil
+}
+
+// area is one mapping of frameMems and how many of its Mems live.
+type area struct {
+	b    []byte
+	live atomic.Int32
+}
+
+// frameArea maps the memories of the nodes whose frames are size bytes
+// into mems.
+func frameArea(frames, sizes []int, size int, mems []*dataplane.Mem) error {
+	total := 0
+	for i, f := range frames {
+		if sizes[i] == size {
+			total += f
+		}
+	}
+	data := total * size
+	b, err := unix.Mmap(-1, 0, data+total*8, unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return fmt.Errorf("fabric: frame memory of %d frames of %d bytes: %w", total, size, err)
+	}
+	// Small pages: a node touches the first few hundred frames of its
+	// range, and a kernel that backs anonymous memory with huge pages
+	// (transparent_hugepage=always) would make each node's 2 MiB.
+	if err := unix.Madvise(b, unix.MADV_NOHUGEPAGE); err != nil {
+		unix.Munmap(b)
+		return fmt.Errorf("fabric: frame memory: %w", err)
+	}
+	// The stacks' room follows the frames: data is a multiple of the
+	// (power of two) frame size, so it is aligned for uint64.
+	stack := unsafe.Slice((*uint64)(unsafe.Pointer(&b[data])), total)
+	a := &area{b: b}
+	first := 0
+	for i, f := range frames {
+		if sizes[i] != size {
+			continue
+		}
+		m, err := dataplane.NewMemAt(b[:data:data], size, first, f, stack[first:first+f:first+f])
+		if err != nil {
+			if a.live.Load() == 0 {
+				unix.Munmap(b)
+			}
+			return err
+		}
+		a.live.Add(1)
+		runtime.AddCleanup(m, func(a *area) {
+			if a.live.Add(-1) == 0 {
+				unix.Munmap(a.b)
+			}
+		}, a)
+		mems[i], first = m, first+f
+	}
+	return nil
 }

@@ -277,23 +277,22 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 	}
 	// Simulated ports, per node.
 	simPorts := make([][]*sim.Port, len(t.Nodes))
-	mems := make([]*dataplane.Mem, len(t.Nodes))
+	frames, sizes := make([]int, len(t.Nodes)), make([]int, len(t.Nodes))
 	for i, nd := range t.Nodes {
-		var frames, size int
 		if nd.Role == topo.Switch {
 			cfg := &n.Switches[n.byNode[i]].Cfg
-			frames, size = cfg.XDP.Frames, cfg.XDP.FrameSize
+			frames[i], sizes[i] = cfg.XDP.Frames, cfg.XDP.FrameSize
 		} else {
-			frames, size = n.hostFrames(ports[i], n.hostProtected(n.Hosts[n.byNode[i]])), 2048
+			frames[i], sizes[i] = n.hostFrames(ports[i], n.hostProtected(n.Hosts[n.byNode[i]])), 2048
 		}
-		// Frame memory is reserved, not touched: the free list hands
-		// out the most recently freed frame first, so a run touches
-		// the frames its queues fill and no more.
-		mem, err := dataplane.NewMem(make([]byte, frames*size), size)
-		if err != nil {
-			return nil, err
-		}
-		mems[i] = mem
+	}
+	// Frame memory is reserved, not touched (frameMems).
+	mems, err := frameMems(frames, sizes)
+	if err != nil {
+		return nil, err
+	}
+	for i, nd := range t.Nodes {
+		mem := mems[i]
 		for pi := range ports[i] {
 			name := n.portName(ports[i], pi)
 			if nd.Role == topo.Host {

@@ -1,0 +1,63 @@
+package fabric
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestFrameMemsOffHeap checks that the nodes' frame memories, reserved
+// at tord's budgets, are neither on the Go heap (where a k = 16 fat
+// tree's 94 GB set the collector's goal and were cleared on reuse) nor
+// smaller than their budgets; that nodes with one frame size share an
+// area, each in its own range; and that frames and free stacks work.
+func TestFrameMemsOffHeap(t *testing.T) {
+	const size = 2048
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	frames := []int{1 << 19, 1024, 512} // 1 GiB, then two small ones
+	mems, err := frameMems(frames, []int{size, size, 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapSys) - int64(before.HeapSys); grew > 16<<20 {
+		t.Fatalf("the Go heap grew by %d bytes for %d frames", grew, frames[0])
+	}
+	for i, m := range mems {
+		if m.Frames() != frames[i] || m.Free() != frames[i] {
+			t.Fatalf("memory %d: %d frames, %d free, want %d", i, m.Frames(), m.Free(), frames[i])
+		}
+	}
+	big, m, other := mems[0], mems[1], mems[2]
+	if &big.Buf()[0] != &m.Buf()[0] || &m.Buf()[0] == &other.Buf()[0] {
+		t.Fatal("nodes with one frame size must share an area, others not")
+	}
+	a, ok := big.Alloc()
+	b, _ := m.Alloc()
+	if !ok || a == b || len(big.Room(a)) != size {
+		t.Fatalf("frames %d and %d of two ranges", a, b)
+	}
+	m.Release(b)
+	// Every frame taken, written and given back: the stack holds them
+	// all in the mapping, and they come back most recent first.
+	addrs := make([]uint64, 0, frames[1])
+	for {
+		a, ok := m.Alloc()
+		if !ok {
+			break
+		}
+		m.Room(a)[0], m.Room(a)[size-1] = byte(a>>11), 1
+		addrs = append(addrs, a)
+	}
+	if len(addrs) != frames[1] {
+		t.Fatalf("allocated %d frames of %d", len(addrs), frames[1])
+	}
+	for _, a := range addrs {
+		m.Release(a)
+	}
+	if a, _ := m.Alloc(); a != addrs[len(addrs)-1] || m.Room(a)[0] != byte(a>>11) {
+		t.Fatalf("got frame %d, want the last released, %d, with its bytes", a, addrs[len(addrs)-1])
+	}
+	runtime.KeepAlive(mems)
+}
