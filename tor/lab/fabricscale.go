@@ -81,6 +81,11 @@ type FabricRun struct {
 	PFCPauseNs   int64                       `json:"pfc_pause_ns"`
 	ECNMarked    uint64                      `json:"ecn_marked"`
 	PacketHops   uint64                      `json:"packet_hops"`
+	// HODrops are the DCP header-only packets dropped anywhere,
+	// switches and hosts, except those a host drops as stale or a
+	// duplicate (their packet needs nothing more): each leaves its
+	// packet to the sender's coarse timeout (seed 002 §4.5).
+	HODrops uint64 `json:"ho_drops,omitempty"`
 	// WallNs is how long the simulation took here: not deterministic,
 	// left out of every table.
 	WallNs int64 `json:"wall_ns"`
@@ -90,7 +95,27 @@ type FabricRun struct {
 func newFabricRun(r *fabric.Result, wall time.Duration) *FabricRun {
 	return &FabricRun{SimTimeNs: r.SimTimeNs, Flows: r.Flows, Completed: r.Completed, All: r.All, Short: r.Short, Long: r.Long,
 		HostCounters: r.HostCounters, Stages: r.Stages, Drops: r.Drops, PFCFrames: r.PFCFrames, PFCPauseNs: r.PFCPauseNs,
-		ECNMarked: r.ECNMarked, PacketHops: r.PacketHops, WallNs: wall.Nanoseconds()}
+		ECNMarked: r.ECNMarked, PacketHops: r.PacketHops, HODrops: hoDropped(r.Books), WallNs: wall.Nanoseconds()}
+}
+
+// hoDropped counts the header-only packets b's nodes dropped, but for
+// the stale and duplicate ones hosts ignore (as hoDrops does on the
+// testbed).
+func hoDropped(b *fabric.Books) uint64 {
+	if b == nil {
+		return 0
+	}
+	var t uint64
+	for _, side := range [][]fabric.NodeBooks{b.Switches, b.Hosts} {
+		for _, nb := range side {
+			for reason, n := range nb.HeaderOnly {
+				if reason != "nic_stale" && reason != "nic_duplicate" {
+					t += n
+				}
+			}
+		}
+	}
+	return t
 }
 
 // Drop is the switches' drops of every reason.
