@@ -58,13 +58,13 @@ type Entry struct {
 // NoSim in the simulator too.
 var Catalogue = []Entry{
 	{Name: "dcp-ar", New: func() Experiment { return newDCPAR() }},
+	{Name: "dcp-fabric", New: func() Experiment { return newDCPFabric() }, NoTestbed: fabricScale},
 	{Name: "dcp-incast", New: func() Experiment { return newDCPIncast() }},
 	{Name: "dcp-loss", New: func() Experiment { return newDCPLoss() }},
 	{Name: "dcqcn-fairness", New: func() Experiment { return newDCQCNFairness() }},
 	{Name: "dcqcn-incast", New: func() Experiment { return newDCQCNIncast() }},
 	{Name: "demo", New: func() Experiment { return newDemo() }, NoSim: "it shows the live switches' processes and metrics URLs"},
 	{Name: "irn-fabric", New: func() Experiment { return newIRNFabric() }, NoTestbed: fabricScale},
-	{Name: "dcp-fabric", New: func() Experiment { return newDCPFabric() }, NoTestbed: fabricScale},
 	{Name: "llr-loss", New: func() Experiment { return newLLRLoss() }},
 	{Name: "llr-monitor", New: func() Experiment { return newLLRMonitor() },
 		NoSim: "llr's corruption monitor is tord's, reading the interfaces' counters on the wall clock"},
