@@ -100,7 +100,7 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.workloads, "workloads", e.workloads, "websearch (Fig. 13: each --loads, no CC) and incast (Fig. 16, Table 5: WebSearch at --incast-bg plus incast, each --cc)")
 	fs.StringVar(&e.loads, "loads", e.loads, "WebSearch loads of the websearch cells")
 	fs.StringVar(&e.ccs, "cc", e.ccs, "congestion controls of the incast cells: none, dcqcn")
-	fs.DurationVar(&e.duration, "duration", 0, "how long flows arrive (0: paper 2ms, ci 200us; see docs/experiments.md for why not longer)")
+	fs.DurationVar(&e.duration, "duration", 0, "how long flows arrive (0: paper 1ms, ci 200us; see docs/experiments.md for why not longer)")
 	fs.IntVar(&e.incast, "incast", 0, "senders of each incast burst (0: paper 128, the seed's; ci 16; 255 is Table 5's other)")
 	fs.Float64Var(&e.incastBG, "incast-bg", e.incastBG, "WebSearch load under the incast (Fig. 16: 0.5; Table 5: 0.3)")
 	fs.IntVar(&e.incastSz, "incast-size", e.incastSz, "bytes of each incast flow")
@@ -150,7 +150,9 @@ func (e *dcpFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--incast-bg %v: want [0, 1]", e.incastBG)
 	}
 	ci := e.sc.scale == ScaleCI
-	e.duration = cmpDur(e.duration, 2*time.Millisecond, 200*time.Microsecond, ci)
+	// 1 ms: 15 cells of 100 µs took 160 s of CPU here (docs/experiments.md),
+	// so three seeds of 1 ms are about the hour
+	e.duration = cmpDur(e.duration, time.Millisecond, 200*time.Microsecond, ci)
 	e.leaves = cmp0(e.leaves, pick(ci, 4, 16))
 	e.hosts = cmp0(e.hosts, pick(ci, 8, 16))
 	e.incast = cmp0(e.incast, pick(ci, 16, 128))
