@@ -50,6 +50,9 @@ func runFabricScale(ctx context.Context, exp FabricScale, b Backend, out Output,
 	err := exp.Simulate(ctx, sim, w, res)
 	res.Finished = time.Now().UTC()
 	if werr := writeResults(res, exp, out, w); werr != nil {
+		if err == nil {
+			return res, fmt.Errorf("writing: %w", werr)
+		}
 		return res, fmt.Errorf("%w; writing: %w", err, werr)
 	}
 	return res, err
