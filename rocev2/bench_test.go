@@ -1,6 +1,7 @@
 package rocev2_test
 
 import (
+	"fmt"
 	"hash/crc32"
 	"testing"
 
@@ -229,6 +230,42 @@ func TestZeroAllocs(t *testing.T) {
 	for _, c := range cases {
 		if a := testing.AllocsPerRun(100, c.f); a != 0 {
 			t.Errorf("%s: %v allocations per run, want 0", c.name, a)
+		}
+	}
+}
+
+// BenchmarkICRCVerify measures ClassifyOwned's ICRC check
+// (icrcVerifyOwned) for covered lengths, IP header to ICRC field, around
+// the threshold from which it pads the CRC pass with zeros to the length
+// at which hash/crc32 switches to its 512-bit kernel (VPCLMULQDQ), with
+// the padding ("pad") and without ("nopad", a pass rounded up to 16
+// bytes only). On a CPU without VPCLMULQDQ the two are the same kernel.
+// The frame has 2 KB of spare capacity, like a worker's frame slot:
+// go test -run '^$' -bench ICRCVerify ./rocev2/
+func BenchmarkICRCVerify(b *testing.B) {
+	defer func(w bool) { *rocev2.PadWide = w }(*rocev2.PadWide)
+	c := rocev2.Classifier{VerifyICRC: true}
+	for _, covered := range []int{256, 512, 640, 768, 896, 1016} {
+		// 44 bytes of IPv4, UDP, BTH, RETH-less WRITE middle and ICRC.
+		frame := fxBuild(b, fxSpec(rocev2.RCWriteMiddle, false, false, covered-44))
+		buf := make([]byte, len(frame)+2048)
+		f := buf[:copy(buf, frame)]
+		for _, pad := range []bool{false, true} {
+			name := fmt.Sprintf("covered=%d/nopad", covered)
+			if pad {
+				name = fmt.Sprintf("covered=%d/pad", covered)
+			}
+			b.Run(name, func(b *testing.B) {
+				*rocev2.PadWide = pad
+				var m rocev2.Meta
+				for b.Loop() {
+					c.ClassifyOwned(f, &m)
+				}
+				if m.Reason != rocev2.ReasonNone || int(m.ICRCOff)+4-int(m.L3Off) != covered {
+					b.Fatalf("%v, covered %d", m.Reason, int(m.ICRCOff)+4-int(m.L3Off))
+				}
+				fxReportMpps(b)
+			})
 		}
 	}
 }

@@ -167,6 +167,12 @@ type Classifier struct {
 // in b itself, runs one CRC pass over the frame and restores them
 // (icrcOwned), instead of copying the headers and making two passes; b is
 // unchanged on return, and m is what Classify would give.
+//
+// The caller owns b up to cap(b), not only len(b): ClassifyOwned may
+// overwrite the spare bytes b[len(b):cap(b)] (with zeros that round the
+// ICRC's CRC pass up to a length hash/crc32 runs fastest,
+// icrcVerifyOwned). A worker's frame, whose capacity ends with its
+// frame slot (dataplane.Mem.Frame), is such a b.
 func (c Classifier) ClassifyOwned(b []byte, m *Meta) {
 	c.owned = true
 	c.Classify(b, m)
@@ -181,8 +187,10 @@ func (c Classifier) Classify(b []byte, m *Meta) {
 	// bytes, but a GRO-merged capture can be; parsing only that far keeps
 	// every offset exact (such a datagram gets ReasonBadIPLength) instead
 	// of wrapping one and slicing out of order.
+	// The capacity goes too: what follows is the frame's, not spare
+	// room that ClassifyOwned may zero.
 	if len(b) > 0xffff {
-		b = b[:0xffff]
+		b = b[:0xffff:0xffff]
 	}
 	if len(b) < EthernetLen {
 		m.Reason = ReasonTruncated
@@ -376,13 +384,13 @@ func (c Classifier) udp(b []byte, off, end int, m *Meta) {
 	if !c.VerifyICRC {
 		return
 	}
-	var crc uint32
+	var ok bool
 	if c.owned {
-		crc = icrcOwned(b, int(m.L3Off), bth, int(m.ICRCOff), m.IPVersion == 6)
+		ok = icrcVerifyOwned(b, int(m.L3Off), bth, int(m.ICRCOff), m.IPVersion == 6)
 	} else {
-		crc = m.ComputeICRC(b)
+		ok = m.ComputeICRC(b) == m.ICRC(b)
 	}
-	if crc != m.ICRC(b) {
+	if !ok {
 		m.Reason = ReasonBadICRC
 	}
 }

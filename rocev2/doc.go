@@ -23,6 +23,7 @@
 // same frame. Classify never writes the frame; ClassifyOwned, SetICRC and
 // Build compute the ICRC in place, masking the variant fields in the frame
 // for the length of one CRC pass, and so need a frame nothing else reads
-// meanwhile. gopacket layers for tools live in rocev2/layers; the packet
-// path never goes through gopacket.
+// meanwhile; ClassifyOwned may also zero the frame's spare capacity, past
+// len(b) up to cap(b). gopacket layers for tools live in rocev2/layers;
+// the packet path never goes through gopacket.
 package rocev2

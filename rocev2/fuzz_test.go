@@ -218,6 +218,15 @@ func fxClassifyChecks(t *testing.T, b []byte) {
 		if !bytes.Equal(b, orig) {
 			t.Fatalf("%+v: ClassifyOwned left the frame changed", c)
 		}
+		// With spare capacity (garbage) after the frame, ClassifyOwned
+		// may pad its ICRC pass with zeros there (icrcVerifyOwned).
+		sp := fxWithSpare(b)
+		if c.ClassifyOwned(sp, &owned); owned != m {
+			t.Fatalf("%+v: ClassifyOwned with spare capacity differs from Classify:\n%+v\n%+v", c, owned, m)
+		}
+		if !bytes.Equal(sp, orig) {
+			t.Fatalf("%+v: ClassifyOwned with spare capacity left the frame changed", c)
+		}
 		if m.Reason >= rocev2.NumReasons || m.Kind > rocev2.KindLinkCtrl {
 			t.Fatalf("reason %d kind %d out of range", m.Reason, m.Kind)
 		}
@@ -249,6 +258,16 @@ func fxClassifyChecks(t *testing.T, b []byte) {
 			}
 		}
 	}
+}
+
+// fxWithSpare returns a copy of b with 1100 bytes of garbage capacity
+// after it, enough to pad any covered range to 1024 bytes.
+func fxWithSpare(b []byte) []byte {
+	buf := make([]byte, len(b)+1100)
+	for i := range buf {
+		buf[i] = byte(i*131 + 7)
+	}
+	return buf[:copy(buf, b)]
 }
 
 // fxReader hands out fuzz bytes as field values, zeros once they run out.

@@ -374,3 +374,84 @@ func TestICRCOwned(t *testing.T) {
 		}
 	}
 }
+
+// TestICRCVerifyOwned is a differential test of ClassifyOwned's ICRC check
+// (icrcVerifyOwned: the CRC over the ICRC field too, zeros in the frame's
+// spare capacity, a residue compared) against the test's reference: for
+// every covered length across the 16-byte alignments, the padding
+// threshold and the 512-bit kernel's length, both families, VLAN tags,
+// shims and IPv4 options, with padding on and off, spare capacity from
+// none to plenty and full of garbage, the verdict must be the
+// reference's, the frame's bytes unchanged, and a flipped covered bit
+// must fail while a flipped masked bit must not.
+func TestICRCVerifyOwned(t *testing.T) {
+	defer func(w bool) { *rocev2.PadWide = w }(*rocev2.PadWide)
+	r := rand.New(rand.NewSource(30))
+	c := rocev2.Classifier{VerifyICRC: true}
+	for _, wide := range []bool{false, true} {
+		*rocev2.PadWide = wide
+		for payload := 0; payload <= 1100; payload += 1 + r.Intn(3) {
+			v6, vlan := r.Intn(2) == 0, r.Intn(3) == 0
+			s := fxSpec(rocev2.RCWriteMiddle, v6, vlan, payload)
+			r.Read(s.Payload)
+			frame := fxBuild(t, s)
+			var m rocev2.Meta
+			c.Classify(frame, &m)
+			switch {
+			case !v6 && r.Intn(4) == 0:
+				frame = fxWithOptions(t, frame, &m, 4*(1+r.Intn(10)))
+			case r.Intn(5) == 0:
+				frame = fxWrapShim(frame, psn.LinkOf(uint16(payload), false), rocev2.ShimOriginal)
+			}
+			c.Classify(frame, &m)
+			if m.Reason != rocev2.ReasonNone {
+				t.Fatalf("payload %d: %v", payload, m.Reason)
+			}
+			icrc := binary.LittleEndian.Uint32(frame[m.ICRCOff:])
+			if icrc != fxRefICRC(frame) {
+				t.Fatalf("payload %d: built with ICRC %08x, reference %08x", payload, icrc, fxRefICRC(frame))
+			}
+			// Spare capacity: none, a few bytes, exactly what padding to
+			// 1024 bytes from the IP header needs, or plenty.
+			need := int(m.L3Off) + 1024 - len(frame)
+			for _, spare := range []int{0, 1 + r.Intn(15), need - 1, need, need + 1 + r.Intn(2000)} {
+				if spare < 0 {
+					continue
+				}
+				fxCheckVerifyOwned(t, c, frame, &m, spare, r)
+			}
+		}
+	}
+}
+
+// fxCheckVerifyOwned copies frame into a buffer with spare bytes of
+// garbage after it and checks ClassifyOwned there: intact, with one
+// covered bit flipped, and with one masked bit flipped.
+func fxCheckVerifyOwned(t *testing.T, c rocev2.Classifier, frame []byte, m *rocev2.Meta, spare int, r *rand.Rand) {
+	t.Helper()
+	buf := make([]byte, len(frame)+spare)
+	r.Read(buf)
+	f := buf[:copy(buf, frame)]
+	check := func(what string, want rocev2.Reason) {
+		t.Helper()
+		orig := append([]byte(nil), f...)
+		var got rocev2.Meta
+		if c.ClassifyOwned(f, &got); got.Reason != want {
+			t.Fatalf("%s, IPv%d, %d bytes, %d spare: ClassifyOwned %v, want %v", what, m.IPVersion, len(frame), spare, got.Reason, want)
+		}
+		if !bytes.Equal(f, orig) {
+			t.Fatalf("%s, %d bytes, %d spare: ClassifyOwned changed the frame", what, len(frame), spare)
+		}
+	}
+	check("intact", rocev2.ReasonNone)
+	// A covered bit outside the fields Classify checks on its own:
+	// the BTH's PSN, the payload or the ICRC itself.
+	at := int(m.BTHOff) + 9 + r.Intn(int(m.ICRCOff)+4-int(m.BTHOff)-9)
+	bit := byte(1) << r.Intn(8)
+	f[at] ^= bit
+	check(fmt.Sprintf("bit %#x of byte %d flipped", bit, at), rocev2.ReasonBadICRC)
+	f[at] ^= bit
+	// The UDP checksum is masked: changing it must not matter.
+	f[int(m.L4Off)+6] ^= bit
+	check("UDP checksum changed", rocev2.ReasonNone)
+}

@@ -84,6 +84,12 @@ type Result struct {
 	// Books account for every frame at the end of the run (Books):
 	// balanced, or the imbalances named.
 	Books *Books `json:"books"`
+	// SR is the hosts' selective-repeat memory and FaSR's pool use;
+	// Links the impaired links (Options.LinkLoss); LLRPorts the
+	// switches' protected ports.
+	SR       SRResult        `json:"sr"`
+	Links    []LinkResult    `json:"links,omitempty"`
+	LLRPorts []LLRPortResult `json:"llr_ports,omitempty"`
 	// Records are the flows in the order Run was given them, for a
 	// caller that summarises some of them (the lab's transfers) and for
 	// the flow file (WriteFlows).
@@ -252,6 +258,7 @@ func (r *runner) result() (*Result, error) {
 		}
 	}
 	res.Books = n.books()
+	res.SR, res.Links, res.LLRPorts = n.srResult(), n.links(), n.llrPorts()
 	pruneStages(res.Stages)
 	pruneStages(res.HostStages)
 	return res, nil

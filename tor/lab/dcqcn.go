@@ -118,6 +118,19 @@ func dcqcnDefaults(incast bool) Options {
 // rate falls to its share and the queue stays bounded.
 const testbedDCQCN = "min-time-between-cnps=200,dce-tcp-rtt=220,rpg-time-reset=1000,rpg-ai-rate=2,rpg-hai-rate=10"
 
+// dcqcnRTO is the senders' first retransmission timeout: IRN's rule
+// (seed 004 §4.1), the round trip plus the time a full bottleneck queue
+// takes to drain, so that no timer fires while a packet still waits in
+// the queue. dcqcn-incast's 448 KiB drains in 18.4 ms at 200 Mbit/s,
+// above roceperf's default of 16 ms; the testbed's round trip is ~300
+// µs when every process has a CPU and milliseconds more when a host
+// waits for one, hence 32 ms. At 16 ms the testbed's runs of 2026-11-29
+// timed out 30–50 times per flow with 0–7 NAKs: nearly every timeout
+// was spurious, and each sent a window again behind the one still
+// queued. TestDCQCNIncastRTO reproduces that in the simulator.
+// roce-tcp's RoCE sender takes the same.
+const dcqcnRTO = 32 * time.Millisecond
+
 // dcqcnExp is both experiments; incast says which.
 type dcqcnExp struct {
 	incast     bool
@@ -133,6 +146,8 @@ type dcqcnExp struct {
 	dcqcn      string
 	sample     time.Duration
 	timeout    time.Duration
+	rto        time.Duration
+	hostPoll   string
 
 	fabric        Options // what Setup asked for
 	transportList []string
@@ -171,7 +186,7 @@ var dcqcnTransports = []string{"gbn", "irn", "fasr", "netrt", "dcp"}
 func (e *dcqcnExp) Flags(fs *flag.FlagSet) {
 	e.opts = dcqcnDefaults(e.incast)
 	FabricFlags(fs, &e.opts, false)
-	e.size, e.mtu, e.sample, e.timeout = 64<<10, 1024, 100*time.Millisecond, 2*time.Minute
+	e.size, e.mtu, e.sample, e.timeout, e.rto = 64<<10, 1024, 100*time.Millisecond, 2*time.Minute, dcqcnRTO
 	if e.incast {
 		e.depth = 16 // 1 MiB posted per flow: Go-Back-N's window always full (dcqcnDefaults)
 	}
@@ -190,6 +205,12 @@ func (e *dcqcnExp) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.dcqcn, "dcqcn", e.dcqcn, "DCQCN parameters for roceperf, comma-separated NAME=VALUE with roceperf's --dcqcn- flag names; the default is scaled to the testbed's rates (dcqcn.go), \"\" runs ConnectX's defaults")
 	fs.DurationVar(&e.sample, "sample", e.sample, "how often tor1 is scraped during a run for the queue depth and the flows' rates")
 	fs.DurationVar(&e.timeout, "timeout", e.timeout, "roceperf's --timeout per run")
+	// The hosts sleep when idle, as sr-concurrency's: eight roceperfs
+	// polling adaptively beside two tords keep both CPUs busy, and a
+	// host waiting for one holds its ACKs and CNPs.
+	e.hostPoll = "interrupt"
+	fs.StringVar(&e.hostPoll, "host-poll", e.hostPoll, "roceperf's --poll on every host: adaptive, busy or interrupt (empty: roceperf's, adaptive)")
+	fs.DurationVar(&e.rto, "rto", e.rto, "the senders' first retransmission timeout (roceperf --rto); the default covers a full bottleneck queue and the testbed's round trip (dcqcnRTO)")
 }
 
 func (e *dcqcnExp) Setup() (Options, error) {
@@ -217,8 +238,10 @@ func (e *dcqcnExp) Setup() (Options, error) {
 		return Options{}, Usagef("--transports, --cc and --senders: none given")
 	case e.size < 1 || e.count < 1 || e.depth < 0:
 		return Options{}, Usagef("--size and --count must be ≥ 1, --depth ≥ 0")
-	case e.timeout <= 0 || e.sample <= 0:
-		return Options{}, Usagef("--timeout and --sample must be > 0")
+	case e.timeout <= 0 || e.sample <= 0 || e.rto <= 0:
+		return Options{}, Usagef("--timeout, --sample and --rto must be > 0")
+	case !validPoll(e.hostPoll):
+		return Options{}, Usagef("--host-poll %q: want adaptive, busy or interrupt", e.hostPoll)
 	}
 	o := e.opts
 	if !o.ECN {
@@ -261,7 +284,7 @@ func (e *dcqcnExp) rate(o Options) string {
 func (e *dcqcnExp) transfer(plan *Plan, i int, transport, cc string) Transfer {
 	rate := e.rate(plan.Options)
 	t := Transfer{Op: "write", From: plan.ByRole(RoleSender)[i], To: plan.ByRole(RoleReceiver)[i], Size: e.size,
-		Count: e.count, QPs: 1, Transport: transport, MTU: e.mtu, Depth: e.depth, Rate: rate, CC: cc, Timeout: e.timeout}
+		Count: e.count, QPs: 1, Transport: transport, MTU: e.mtu, Depth: e.depth, Rate: rate, CC: cc, RTO: e.rto, Poll: e.hostPoll, Timeout: e.timeout}
 	if cc != "none" {
 		t.LineRate = rate
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,6 +85,22 @@ type FabricRun struct {
 	PFCPauseNs   int64                       `json:"pfc_pause_ns"`
 	ECNMarked    uint64                      `json:"ecn_marked"`
 	PacketHops   uint64                      `json:"packet_hops"`
+	GoodputGbps  float64                     `json:"goodput_gbps"`
+	// SR is the hosts' SR memory and FaSR's pool use (fasr-scale);
+	// Links the impaired links and LLRPorts the protected switch ports
+	// (llr-fabric).
+	SR       fabric.SRResult        `json:"sr"`
+	Links    []fabric.LinkResult    `json:"links,omitempty"`
+	LLRPorts []fabric.LLRPortResult `json:"llr_ports,omitempty"`
+	// Classes are the statistics of some of the flows, by the
+	// experiment's name for them (llr-fabric: the flows whose path
+	// crosses a corrupting link); ClassRetransmits the request packets
+	// their senders sent again.
+	Classes          map[string]fabric.Bucket `json:"fct_classes,omitempty"`
+	ClassRetransmits map[string]int64         `json:"class_retransmits,omitempty"`
+	// Extra are figures an experiment reads from the whole result
+	// (fasr-scale: goodput_90_gbps).
+	Extra map[string]float64 `json:"extra,omitempty"`
 	// HODrops are the DCP header-only packets dropped anywhere,
 	// switches and hosts, except those a host drops as stale or a
 	// duplicate (their packet needs nothing more): each leaves its
@@ -98,7 +115,8 @@ type FabricRun struct {
 func newFabricRun(r *fabric.Result, wall time.Duration) *FabricRun {
 	return &FabricRun{SimTimeNs: r.SimTimeNs, Flows: r.Flows, Completed: r.Completed, All: r.All, Short: r.Short, Long: r.Long,
 		HostCounters: r.HostCounters, Stages: r.Stages, Drops: r.Drops, PFCFrames: r.PFCFrames, PFCPauseNs: r.PFCPauseNs,
-		ECNMarked: r.ECNMarked, PacketHops: r.PacketHops, HODrops: hoDropped(r.Books), WallNs: wall.Nanoseconds()}
+		ECNMarked: r.ECNMarked, PacketHops: r.PacketHops, GoodputGbps: r.GoodputGbps, SR: r.SR, Links: r.Links,
+		LLRPorts: r.LLRPorts, HODrops: hoDropped(r.Books), WallNs: wall.Nanoseconds()}
 }
 
 // hoDropped counts the header-only packets b's nodes dropped, but for
@@ -134,15 +152,72 @@ func (f *FabricRun) Drop() float64 {
 // simulation is recorded in the Run and returned.
 func simulateCell(ctx context.Context, sim Simulator, res *Results, point map[string]string, seed int,
 	tp topo.Topology, o fabric.Options, flows []workload.Flow, ro fabric.RunOptions) (*FabricRun, error) {
+	return simulateCellKeep(ctx, sim, res, point, seed, tp, o, flows, ro, nil)
+}
+
+// simulateCellKeep is simulateCell, keep (if not nil) reading what
+// else the run keeps from the whole result (its flows' records).
+func simulateCellKeep(ctx context.Context, sim Simulator, res *Results, point map[string]string, seed int,
+	tp topo.Topology, o fabric.Options, flows []workload.Flow, ro fabric.RunOptions, keep func(*fabric.Result, *FabricRun)) (*FabricRun, error) {
 	run := Run{Point: point, Repeat: seed, Started: time.Now().UTC()}
 	r, err := sim.Simulate(ctx, tp, o, flows, ro)
 	if err != nil {
 		run.Error = err.Error()
 	} else {
 		run.Fabric = newFabricRun(r, time.Since(run.Started))
+		if keep != nil {
+			keep(r, run.Fabric)
+		}
 	}
 	res.Runs = append(res.Runs, run)
 	return run.Fabric, err
+}
+
+// fabricCell is one cell of an experiment's sweep: its point, seed,
+// topology, options, flows and run options, and what its progress line
+// says of the result.
+type fabricCell struct {
+	point map[string]string
+	seed  int
+	tp    topo.Topology
+	o     fabric.Options
+	flows []workload.Flow
+	ro    fabric.RunOptions
+	keep  func(*fabric.Result, *FabricRun)
+}
+
+// runFabricCell simulates c, printing a progress line to out:
+// "NAME: seed S, k=v …: SAY (wall)". A failed simulation is printed and
+// returned only when ctx is done (the sweep goes on otherwise).
+func runFabricCell(ctx context.Context, sim Simulator, res *Results, out io.Writer, name string, c fabricCell,
+	say func(*FabricRun) string) error {
+	start := time.Now()
+	fmt.Fprintf(out, "%s: seed %d, %s: %d flows... ", name, c.seed, pointKey(c.point), len(c.flows))
+	fr, err := simulateCellKeep(ctx, sim, res, c.point, c.seed, c.tp, c.o, c.flows, c.ro, c.keep)
+	if err != nil {
+		fmt.Fprintf(out, "%v\n", err)
+		if ctx.Err() != nil {
+			return err
+		}
+		return nil
+	}
+	fmt.Fprintf(out, "%s (%v)\n", say(fr), time.Since(start).Round(time.Second))
+	return nil
+}
+
+// findGroup is the group whose point has every key of want as want has
+// it; nil if none.
+func findGroup(groups []Group, want map[string]string) *Group {
+	for i := range groups {
+		ok := true
+		for k, v := range want {
+			ok = ok && groups[i].Point[k] == v
+		}
+		if ok {
+			return &groups[i]
+		}
+	}
+	return nil
 }
 
 // Scales of a fabric-scale experiment (--scale): paper runs the seed's
@@ -222,6 +297,16 @@ func fabricSpread(g *Group, f func(*FabricRun) float64, prec int) string {
 	}
 	return fmt.Sprintf("%s (%s–%s)", m, fmtFloat(v[0], prec), fmtFloat(v[len(v)-1], prec))
 }
+
+// pointCell and spreadCell are the cells of a fabric-scale table: a
+// value of the group's point, and fabricSpread of f.
+func pointCell(k string) func(*Group) string { return func(g *Group) string { return g.Point[k] } }
+func spreadCell(f func(*FabricRun) float64, prec int) func(*Group) string {
+	return func(g *Group) string { return fabricSpread(g, f, prec) }
+}
+
+// seedsCell is the cell of the seeds whose simulation ran.
+func seedsCell(g *Group) string { return strconv.Itoa(len(g.OK())) }
 
 // Metrics of a simulation the tables read.
 func meanSlowdown(f *FabricRun) float64 { return f.All.MeanSlowdown }

@@ -1,6 +1,9 @@
 package lab
 
-import "flag"
+import (
+	"flag"
+	"rocetor/dataplane"
+)
 
 // FabricFlags registers the flags that shape a testbed's switches. With
 // impair, also --loss, --corrupt and --skew (experiments that sweep loss
@@ -37,4 +40,14 @@ func FabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "tord's log level")
 	fs.Var(mgmtFlag{&o.Mgmt}, "mgmt", "a management network: a veth from the host to each switch, a /30 each out of "+DefaultMgmtNet.String()+
 		" (--mgmt=NET/24 for another), tord's metrics on the switch's address there")
+}
+
+// validPoll says whether v is a roceperf --poll mode, or empty for
+// roceperf's default.
+func validPoll(v string) bool {
+	if v == "" {
+		return true
+	}
+	_, err := dataplane.ParsePollMode(v)
+	return err == nil
 }

@@ -256,10 +256,7 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 }
 
 func irnColumns() []Column {
-	pt := func(k string) func(*Group) string { return func(g *Group) string { return g.Point[k] } }
-	sp := func(f func(*FabricRun) float64, prec int) func(*Group) string {
-		return func(g *Group) string { return fabricSpread(g, f, prec) }
-	}
+	pt, sp := pointCell, spreadCell
 	dropPct := func(f *FabricRun) float64 {
 		return 100 * f.Drop() / float64(max(f.HostCounters["TxPackets"], 1))
 	}

@@ -174,10 +174,7 @@ func (e *netrtIncast) Simulate(ctx context.Context, fab Simulator, out io.Writer
 }
 
 func netrtIncastColumns() []Column {
-	pt := func(k string) func(*Group) string { return func(g *Group) string { return g.Point[k] } }
-	sp := func(f func(*FabricRun) float64, prec int) func(*Group) string {
-		return func(g *Group) string { return fabricSpread(g, f, prec) }
-	}
+	pt, sp := pointCell, spreadCell
 	return []Column{
 		{"senders", pt("senders")}, {"scheme", pt("scheme")}, {"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
 		{"avg FCT ms", sp(meanFCTms, 3)}, {"p99 FCT ms", sp(p99FCTms, 3)},

@@ -30,8 +30,11 @@ type Transfer struct {
 	LineRate string `json:"line_rate,omitempty"` // --line-rate: where DCQCN starts and returns to; empty: Rate
 	// DCQCN sets ConnectX DCQCN parameters by their flag names without
 	// the --dcqcn- prefix, e.g. rpg-time-reset: 300.
-	DCQCN   map[string]string `json:"dcqcn,omitempty"`
-	Timeout time.Duration     `json:"timeout"`
+	DCQCN map[string]string `json:"dcqcn,omitempty"`
+	// RTO is the client's first retransmission timeout (roceperf --rto);
+	// 0: roceperf's, 16 ms.
+	RTO     time.Duration `json:"rto,omitempty"`
+	Timeout time.Duration `json:"timeout"`
 }
 
 // FCT is a flow-completion-time summary in microseconds, as roceperf

@@ -40,6 +40,11 @@ type PlotSpec struct {
 	// without point glyphs. A Shared line (a threshold) is drawn once
 	// under its own name, whichever groups give it.
 	Lines func(*Group) []Line
+	// Bars draws a group of bars per XNames category, a bar per series,
+	// instead of lines (categories that are not a scale: schemes).
+	// LogY puts the y axis on a log scale from 1 (slowdowns, which are
+	// at least 1), the bars rising from 1.
+	Bars, LogY bool
 	// Optional skips the plot, without an error, when no group has
 	// anything for it: data only one backend records (the simulator's
 	// DCQCN rate trace).
@@ -131,6 +136,12 @@ func renderPlot(path string, s PlotSpec, groups []Group) error {
 	if len(names) == 0 {
 		return errors.New("no successful run to plot")
 	}
+	if s.Bars {
+		if err := addBars(p, s, names, pts); err != nil {
+			return err
+		}
+		names = nil
+	}
 	for i, n := range names {
 		if s.Lines != nil {
 			if len(pts[n]) == 0 {
@@ -165,4 +176,47 @@ func renderPlot(path string, s PlotSpec, groups []Group) error {
 	}
 	p.Legend.TextStyle.Color = color.Black
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}
+
+// addBars adds a bar chart per series to p: at each category x = 0, 1,
+// … of s.XNames, the series' bars side by side. With LogY the bars
+// stand on an invisible one, so that they rise from 1.
+func addBars(p *plot.Plot, s PlotSpec, names []string, pts map[string]plotter.XYs) error {
+	w := vg.Points(min(12, 300/float64(max(1, len(names)*len(s.XNames)))))
+	var base *plotter.BarChart
+	floor := 0.0
+	if s.LogY {
+		floor = 1
+		p.Y.Scale, p.Y.Tick.Marker, p.Y.Min = plot.LogScale{}, plot.LogTicks{}, 1
+		ones := make(plotter.Values, len(s.XNames))
+		for i := range ones {
+			ones[i] = 1
+		}
+		var err error
+		if base, err = plotter.NewBarChart(ones, w); err != nil {
+			return err
+		}
+		// Not added to the plot: the bars only stand on it.
+	}
+	for i, n := range names {
+		v := make(plotter.Values, len(s.XNames))
+		for _, pt := range pts[n] {
+			if k := int(pt.X); k >= 0 && k < len(v) {
+				v[k] = max(pt.Y-floor, 0)
+			}
+		}
+		b, err := plotter.NewBarChart(v, w)
+		if err != nil {
+			return err
+		}
+		if base != nil {
+			b.StackOn(base) // its bottom; StackOn copies the base's offset, set below
+		}
+		b.Color = plotutil.Color(i)
+		b.LineStyle.Width = 0
+		b.Offset = w * vg.Length(float64(i)-float64(len(names)-1)/2)
+		p.Add(b)
+		p.Legend.Add(n, b)
+	}
+	return nil
 }

@@ -35,6 +35,17 @@ import (
 // 50: RoCE paced below half the bottleneck (--roce-rate) should keep
 // its goodput alone and TCP take the rest. The cells say whether they
 // did (Checks); the run records what happened either way.
+//
+// The ports run at 200 Mbit/s and RoCE at 80 so that the links, not the
+// two CPUs, are what the flows share. At 1 Gbit/s (until 2026-11-29)
+// RoCE and TCP together moved 0.50–0.56 Gbit/s: three tords, two
+// roceperfs, iperf3 and ping on two CPUs, where TCP took CPU, not link,
+// from RoCE, and no scheduler in a switch can give that back. The
+// switches and hosts sleep when idle (srOptions, --host-poll), and
+// RoCE's RTO is dcqcnRTO: the 16 ms default fired on delay in the
+// NetRT cells (1–4 timeouts a run, no give-up). With both flows, TCP
+// runs at least --lead plus 1.5 times RoCE's duration alone in the same
+// cell, so that RoCE ends beside TCP.
 type roceTCP struct {
 	opts     Options
 	runs     int
@@ -46,12 +57,17 @@ type roceTCP struct {
 	lead     time.Duration
 	interval time.Duration
 	timeout  time.Duration
+	rto      time.Duration
+	hostPoll string
 	qos      string
 	netrt    string
 	mixes    string
 
 	qosList, netrtList []bool
 	mixList            []string
+	// alone is RoCE's longest duration alone so far, by cell (qos,
+	// netrt), which the cell's runs with both flows give TCP.
+	alone map[[2]bool]time.Duration
 }
 
 // The mixes: which flows a run carries.
@@ -62,11 +78,11 @@ const (
 )
 
 func newRoCETCP() *roceTCP {
-	o := DefaultOptions("multipath")
-	o.Paths, o.Senders, o.Receivers, o.Loss = 1, 2, 2, 0.01
-	return &roceTCP{opts: o, runs: 3, size: 65536, count: 2000, mtu: 1024, roceRate: "400M", tcpTime: 8 * time.Second,
-		lead: time.Second, interval: 50 * time.Millisecond, timeout: 2 * time.Minute, qos: "off,on", netrt: "off,on",
-		mixes: "roce,tcp,both"}
+	o := srOptions("multipath")
+	o.Paths, o.Senders, o.Receivers, o.Loss, o.Rate = 1, 2, 2, 0.01, "200M"
+	return &roceTCP{opts: o, runs: 3, size: 65536, count: 500, mtu: 1024, roceRate: "80M", tcpTime: 4 * time.Second,
+		lead: time.Second, interval: 50 * time.Millisecond, timeout: 2 * time.Minute, rto: dcqcnRTO, hostPoll: "interrupt",
+		qos: "off,on", netrt: "off,on", mixes: "roce,tcp,both"}
 }
 
 func (e *roceTCP) Name() string { return "roce-tcp" }
@@ -85,10 +101,12 @@ func (e *roceTCP) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.count, "count", e.count, "RoCE WRITEs per run")
 	fs.IntVar(&e.mtu, "mtu", e.mtu, "RoCE path MTU")
 	fs.StringVar(&e.roceRate, "roce-rate", e.roceRate, "roceperf's sending rate: below the data queue's DWRR share (half of --rate) for RoCE to keep its goodput beside TCP")
-	fs.DurationVar(&e.tcpTime, "tcp-time", e.tcpTime, "iperf3's run time; with both flows RoCE starts --lead after TCP and should end before it")
+	fs.DurationVar(&e.tcpTime, "tcp-time", e.tcpTime, "iperf3's run time at least; with both flows RoCE starts --lead after TCP, and TCP runs at least --lead plus 1.5× RoCE's longest duration alone in the cell")
 	fs.DurationVar(&e.lead, "lead", e.lead, "how long TCP runs before RoCE starts (both flows)")
 	fs.DurationVar(&e.interval, "ping-interval", e.interval, "ping's interval")
 	fs.DurationVar(&e.timeout, "timeout", e.timeout, "roceperf's --timeout per run")
+	fs.DurationVar(&e.rto, "rto", e.rto, "the RoCE sender's first retransmission timeout (roceperf --rto)")
+	fs.StringVar(&e.hostPoll, "host-poll", e.hostPoll, "roceperf's --poll on both RoCE hosts: adaptive, busy or interrupt (empty: roceperf's, adaptive)")
 }
 
 // onOff parses a comma-separated list of off and on.
@@ -132,8 +150,10 @@ func (e *roceTCP) Setup() (Options, error) {
 		return Options{}, Usagef("--runs, --size and --count must be ≥ 1")
 	case e.tcpTime < time.Second || e.lead < 0 || e.lead >= e.tcpTime:
 		return Options{}, Usagef("--tcp-time must be ≥ 1s and --lead in [0, --tcp-time)")
-	case e.interval < 2*time.Millisecond || e.timeout <= 0:
-		return Options{}, Usagef("--ping-interval must be ≥ 2ms (ping's floor) and --timeout > 0")
+	case e.interval < 2*time.Millisecond || e.timeout <= 0 || e.rto <= 0:
+		return Options{}, Usagef("--ping-interval must be ≥ 2ms (ping's floor), --timeout and --rto > 0")
+	case !validPoll(e.hostPoll):
+		return Options{}, Usagef("--host-poll %q: want adaptive, busy or interrupt", e.hostPoll)
 	}
 	o := e.opts
 	o.Topology, o.Paths, o.Senders, o.Receivers = "multipath", 1, 2, 2
@@ -158,7 +178,7 @@ func (e *roceTCP) Run(ctx context.Context, env *Env, res *Results) error {
 	h := roceTCPHosts{s[0], r[0], s[1], r[1]}
 	res.Params = map[string]string{"with_qos": e.qos, "with_netrt": e.netrt, "mixes": e.mixes, "runs": strconv.Itoa(e.runs),
 		"size": strconv.Itoa(e.size), "count": strconv.Itoa(e.count), "mtu": strconv.Itoa(e.mtu), "roce_rate": e.roceRate,
-		"tcp_time": e.tcpTime.String(), "lead": e.lead.String(), "ping_interval": e.interval.String(), "transport": "gbn",
+		"tcp_time": e.tcpTime.String(), "lead": e.lead.String(), "rto": e.rto.String(), "host_poll": e.hostPoll, "ping_interval": e.interval.String(), "transport": "gbn",
 		"roce": h.roceFrom + " → " + h.roceTo, "tcp": h.tcpFrom + " → " + h.tcpTo, "ping": h.tcpFrom + " → " + h.tcpTo + ", DSCP 0"}
 	defer func() {
 		cells := roceTCPCells(res.Runs, plan)
@@ -169,6 +189,7 @@ func (e *roceTCP) Run(ctx context.Context, env *Env, res *Results) error {
 			}
 		}
 	}()
+	e.alone = map[[2]bool]time.Duration{}
 	for _, qos := range e.qosList {
 		for _, netrt := range e.netrtList {
 			o := env.Fabric.Plan().Options
@@ -182,7 +203,11 @@ func (e *roceTCP) Run(ctx context.Context, env *Env, res *Results) error {
 						return err
 					}
 					point := map[string]string{"qos": onOffName(qos), "netrt": onOffName(netrt), "mix": mix}
-					run := e.measure(ctx, env, point, rep, mix, h)
+					run := e.measure(ctx, env, point, rep, mix, h, e.tcpFor(qos, netrt, mix))
+					if mix == mixRoCE && run.Perf != nil {
+						cell := [2]bool{qos, netrt}
+						e.alone[cell] = max(e.alone[cell], time.Duration(run.Perf.Client.DurationS*float64(time.Second)))
+					}
 					res.Runs = append(res.Runs, run)
 					env.printf("%s\n", describeRoCETCP(&run))
 				}
@@ -199,10 +224,21 @@ func onOffName(b bool) string {
 	return "off"
 }
 
+// tcpFor is how long TCP runs in a mix of the cell (qos, netrt):
+// --tcp-time, and with both flows at least --lead plus 1.5 times RoCE's
+// longest duration alone in the cell.
+func (e *roceTCP) tcpFor(qos, netrt bool, mix string) time.Duration {
+	d := e.tcpTime
+	if a := e.alone[[2]bool{qos, netrt}]; mix == mixBoth && a > 0 {
+		d = max(d, e.lead+(a*3/2).Round(time.Second)+time.Second)
+	}
+	return d
+}
+
 // measure runs one mix between two scrapes of every switch: ping from
-// the start to the end, TCP for --tcp-time, RoCE's WRITEs (after --lead
+// the start to the end, TCP for tcpTime, RoCE's WRITEs (after --lead
 // when TCP runs too).
-func (e *roceTCP) measure(ctx context.Context, env *Env, point map[string]string, rep int, mix string, h roceTCPHosts) Run {
+func (e *roceTCP) measure(ctx context.Context, env *Env, point map[string]string, rep int, mix string, h roceTCPHosts, tcpTime time.Duration) Run {
 	run := Run{Point: point, Repeat: rep, Started: time.Now().UTC()}
 	env.between(ctx, &run, func() error {
 		pctx, stopPing := context.WithCancel(ctx)
@@ -219,7 +255,7 @@ func (e *roceTCP) measure(ctx context.Context, env *Env, point map[string]string
 			tcp.Add(1)
 			go func() {
 				defer tcp.Done()
-				run.TCP, tcpErr = env.Apps.TCP(ctx, TCPFlow{From: h.tcpFrom, To: h.tcpTo, Duration: e.tcpTime})
+				run.TCP, tcpErr = env.Apps.TCP(ctx, TCPFlow{From: h.tcpFrom, To: h.tcpTo, Duration: tcpTime})
 			}()
 		}
 		if mix != mixTCP {
@@ -230,7 +266,7 @@ func (e *roceTCP) measure(ctx context.Context, env *Env, point map[string]string
 				}
 			}
 			run.Perf, roceErr = env.Perf.Transfer(ctx, Transfer{Op: "write", From: h.roceFrom, To: h.roceTo, Size: e.size,
-				Count: e.count, QPs: 1, Transport: "gbn", MTU: e.mtu, Rate: e.roceRate, Timeout: e.timeout})
+				Count: e.count, QPs: 1, Transport: "gbn", MTU: e.mtu, Rate: e.roceRate, RTO: e.rto, Poll: e.hostPoll, Timeout: e.timeout})
 		}
 		tcp.Wait()
 		stopPing()

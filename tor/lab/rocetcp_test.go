@@ -80,7 +80,8 @@ func TestRoCETCPWithFakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Topology != "multipath" || o.Paths != 1 || o.Senders != 2 || o.Receivers != 2 || o.Loss != 0.01 || o.QoS || o.NetRT {
+	if o.Topology != "multipath" || o.Paths != 1 || o.Senders != 2 || o.Receivers != 2 || o.Loss != 0.01 || o.QoS || o.NetRT ||
+		o.Rate != "200M" || o.Poll != "interrupt" {
 		t.Fatalf("Setup() = %+v, want the chain with two hosts a side, 1 %% loss, QoS and NetRT off first", o)
 	}
 	fab := newFakeFabric(t)
@@ -96,8 +97,8 @@ func TestRoCETCPWithFakes(t *testing.T) {
 		t.Fatalf("%d runs, %d reconfigurations; want 2 × 12 and one per (qos, netrt)", len(res.Runs), len(fab.reconfigs))
 	}
 	for _, tr := range link.ts {
-		if tr.From != "h1" || tr.To != "h3" || tr.Rate != "400M" {
-			t.Errorf("RoCE transfer %+v: want h1 → h3 at 400M", tr)
+		if tr.From != "h1" || tr.To != "h3" || tr.Rate != "80M" || tr.RTO != dcqcnRTO || tr.Poll != "interrupt" {
+			t.Errorf("RoCE transfer %+v: want h1 → h3 at 80M, RTO %v, sleeping when idle", tr, dcqcnRTO)
 		}
 	}
 	cells := res.Cells.([]RoCETCPCell)
@@ -171,5 +172,26 @@ func TestSpread(t *testing.T) {
 	}
 	if got := spreadOf(nil).String(); got != "–" {
 		t.Errorf("empty spread %q", got)
+	}
+}
+
+// TestRoCETCPTime: with both flows TCP outlasts RoCE's longest run alone
+// in the same cell by half, after the lead; alone, and before any RoCE
+// run, it runs --tcp-time.
+func TestRoCETCPTime(t *testing.T) {
+	e := newRoCETCP()
+	e.alone = map[[2]bool]time.Duration{{true, true}: 6200 * time.Millisecond}
+	for _, c := range []struct {
+		qos, netrt bool
+		mix        string
+		want       time.Duration
+	}{
+		{true, true, mixBoth, 11 * time.Second}, // 1 s lead + 9 s + 1 s
+		{true, true, mixTCP, e.tcpTime},
+		{false, true, mixBoth, e.tcpTime},
+	} {
+		if got := e.tcpFor(c.qos, c.netrt, c.mix); got != c.want {
+			t.Errorf("tcpFor(%v, %v, %s) = %v, want %v", c.qos, c.netrt, c.mix, got, c.want)
+		}
 	}
 }

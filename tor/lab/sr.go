@@ -594,6 +594,8 @@ func (e *srConcurrency) Setup() (Options, error) {
 		return Options{}, Usagef("--bdp %d: want 0 (roceperf's) to 65536 packets", e.bdp)
 	case e.senders < 1 || e.senders > 16:
 		return Options{}, Usagef("--senders %d: want 1 to 16", e.senders)
+	case !validPoll(e.hostPoll):
+		return Options{}, Usagef("--host-poll %q: want adaptive, busy or interrupt", e.hostPoll)
 	case slices.Min(e.qpList) < e.senders:
 		return Options{}, Usagef("--qps %d: fewer QPs than --senders %d", slices.Min(e.qpList), e.senders)
 	}

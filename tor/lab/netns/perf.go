@@ -163,6 +163,9 @@ func (r *roceperf) client(ctx context.Context, t lab.Transfer, listen, log strin
 	if t.BDP > 0 {
 		args = append(args, "--bdp", strconv.Itoa(t.BDP))
 	}
+	if t.RTO > 0 {
+		args = append(args, "--rto", t.RTO.String())
+	}
 	if t.Poll != "" {
 		args = append(args, "--poll", t.Poll)
 	}

@@ -165,3 +165,39 @@ func TestDCQCNFairness(t *testing.T) {
 		}
 	}
 }
+
+// TestDCQCNIncastRTO: receivers off their CPU 12 ms of every 40 ms, as
+// the testbed's hosts can be when ten processes share two CPUs, hold
+// their ACKs for longer than roceperf's 16 ms RTO once the queue adds
+// its delay: Go-Back-N's timers fire with nothing lost, every fire sends
+// a window again behind the one still queued, and the bottleneck drops —
+// the signature of the testbed's dcqcn-incast runs of 2026-11-29 (30–50
+// timeouts per flow, NAKs 0–7). With dcqcn-incast's RTO (dcqcnRTO:
+// IRN's rule, a full queue's drain plus the round trip) no timer fires
+// and nothing drops.
+func TestDCQCNIncastRTO(t *testing.T) {
+	for _, c := range []struct {
+		rto             string
+		timeouts, drops bool
+	}{{"16ms", true, true}, {"", false, false}} {
+		args := append(testbedDelays, "--count", "128", "--cc", "dcqcn", "--stall", "h[5-8]:12ms/40ms:fixed")
+		if c.rto != "" {
+			args = append(args, "--rto", c.rto)
+		}
+		res := runResults(t, "dcqcn-incast", args...)
+		r := res.Runs[0]
+		if r.Error != "" {
+			t.Fatalf("rto %q: %s", c.rto, r.Error)
+		}
+		var timeouts, naks int64
+		for _, f := range r.Flows {
+			timeouts += f.Client.Timeouts
+			naks += f.Client.NaksReceived
+		}
+		drops := r.Series.Drops[len(r.Series.Drops)-1]
+		t.Logf("rto %q: %d timeouts, %d NAKs, %v drops", c.rto, timeouts, naks, drops)
+		if (timeouts > 0) != c.timeouts || (drops > 0) != c.drops {
+			t.Errorf("rto %q: %d timeouts, %v drops; want timeouts %v, drops %v", c.rto, timeouts, drops, c.timeouts, c.drops)
+		}
+	}
+}

@@ -120,7 +120,7 @@ func TestDCPFabricCI(t *testing.T) {
 // (the namespace testbed) refuses a fabric-scale experiment, saying why;
 // the catalogue marks both as the simulator's alone.
 func TestFabricScaleRefusesTestbed(t *testing.T) {
-	for _, name := range []string{"irn-fabric", "netrt-incast", "dcp-fabric"} {
+	for _, name := range []string{"irn-fabric", "netrt-incast", "fasr-scale", "llr-fabric", "dcp-fabric"} {
 		e, ok := lab.Find(name)
 		if !ok || e.NoTestbed == "" || e.NoSim != "" {
 			t.Fatalf("%s's entry: %+v", name, e)

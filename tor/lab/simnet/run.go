@@ -44,8 +44,8 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 	}
 	t0 := ts[0]
 	for _, t := range ts[1:] {
-		if t.Transport != t0.Transport || t.CC != t0.CC || t.MTU != t0.MTU || t.QPs != t0.QPs || t.Op != t0.Op || t.BDP != t0.BDP {
-			return nil, fmt.Errorf("%w: the simulator runs one transport, congestion control, MTU, verb and QP count for every host of a round", lab.ErrUsage)
+		if t.Transport != t0.Transport || t.CC != t0.CC || t.MTU != t0.MTU || t.QPs != t0.QPs || t.Op != t0.Op || t.BDP != t0.BDP || t.RTO != t0.RTO {
+			return nil, fmt.Errorf("%w: the simulator runs one transport, congestion control, MTU, verb, QP count and RTO for every host of a round", lab.ErrUsage)
 		}
 	}
 	if t0.LineRate != "" && t0.LineRate != t0.Rate {
@@ -68,7 +68,7 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := fabric.Options{Seed: sim.Seed(f.seed, 7, f.runs), Transport: t0.Transport, BDP: t0.BDP, CC: t0.CC, DCQCN: dcqcn,
+	o := fabric.Options{Seed: sim.Seed(f.seed, 7, f.runs), Transport: t0.Transport, BDP: t0.BDP, RTO: t0.RTO, CC: t0.CC, DCQCN: dcqcn,
 		MTU: t0.MTU, SwitchConfigs: f.plan.TordConfigs()}
 	for name, c := range o.SwitchConfigs {
 		c.Impair = f.plan.ImpairOf(name, f.imp)

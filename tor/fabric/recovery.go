@@ -1,0 +1,130 @@
+package fabric
+
+import (
+	"reflect"
+
+	"rocetor/nic/fasr"
+	"rocetor/tor/topo"
+)
+
+// SRResult is the hosts' selective-repeat memory, counted the project's
+// one way (nic.SRState, docs/experiments.md "SR memory, one
+// accounting"), and FaSR's use of its shared pool: what FaSR's Figs.
+// 8(b) and 10 (seed 001 §V-C, §V-D 3) plot, at the fabric's scale.
+type SRResult struct {
+	// PerQPBytes and SharedBytes are one endpoint's SR state per QP and
+	// once for all its QPs; QPs the QPs each endpoint is sized for
+	// (Options.MaxQPs), HostBytes PerQPBytes × QPs + SharedBytes.
+	PerQPBytes  int `json:"per_qp_bytes"`
+	SharedBytes int `json:"shared_bytes"`
+	QPs         int `json:"qps_per_host"`
+	HostBytes   int `json:"host_bytes"`
+	// FaSR is fasr's counters (nic/fasr.Stats) summed over the hosts,
+	// but PeakUnits and PeakBlocks, the most any one host's pool had in
+	// use at once; Units and Blocks are each host's pool. Absent for the
+	// other transports.
+	FaSR map[string]int64 `json:"fasr,omitempty"`
+}
+
+// srResult reads the hosts' SR state and FaSR's counters.
+func (n *Network) srResult() SRResult {
+	var r SRResult
+	for i, h := range n.Hosts {
+		s, qps := h.EP.SRState()
+		if i == 0 {
+			r = SRResult{PerQPBytes: s.PerQP, SharedBytes: s.Shared, QPs: qps, HostBytes: s.Bytes(qps)}
+		}
+		t, ok := h.EP.Transport().(*fasr.Transport)
+		if !ok {
+			continue
+		}
+		if r.FaSR == nil {
+			cfg := t.Config()
+			r.FaSR = map[string]int64{"Units": int64(cfg.Units), "Blocks": int64(cfg.Blocks)}
+		}
+		st := t.Stats()
+		peakU, peakB := r.FaSR["PeakUnits"], r.FaSR["PeakBlocks"]
+		sumStats(r.FaSR, "", reflect.ValueOf(st))
+		r.FaSR["PeakUnits"], r.FaSR["PeakBlocks"] = max(peakU, int64(st.PeakUnits)), max(peakB, int64(st.PeakBlocks))
+	}
+	return r
+}
+
+// LinkResult is one impaired link (Options.LinkLoss): its two nodes,
+// its rate, lost or corrupted, and the llr ports at its ends.
+type LinkResult struct {
+	A       string  `json:"a"`
+	B       string  `json:"b"`
+	Rate    float64 `json:"rate"`
+	Corrupt bool    `json:"corrupt,omitempty"`
+}
+
+// LLRPortResult is one protected switch port (llr.ports): the sender
+// toward its neighbour and the receiver from it (tor/llr.PortStats),
+// with the rate of the link it protects (0: clean). The two ends of a
+// switch-to-switch link are two of these, one on each switch.
+type LLRPortResult struct {
+	Switch string  `json:"switch"`
+	Port   string  `json:"port"`
+	Rate   float64 `json:"link_rate"`
+	// Sender.
+	Protected     uint64 `json:"protected"`
+	Retransmitted uint64 `json:"retransmitted"`
+	Copies        uint64 `json:"copies"`
+	TxBytesMax    int    `json:"tx_buffer_peak_bytes"`
+	// Receiver: Expected sequences the neighbour sent, LossesDetected of
+	// them found missing, Skipped given up on (ackNoTimeout: lost for
+	// good, the effective loss), RxBytesMax the reordering buffer's peak
+	// (Blocking), PauseSent its pauses (Algorithm 2).
+	Expected       uint64 `json:"expected"`
+	LossesDetected uint64 `json:"losses_detected"`
+	Skipped        uint64 `json:"skipped"`
+	Held           uint64 `json:"held"`
+	RxBytesMax     int    `json:"rx_buffer_peak_bytes"`
+	PauseSent      uint64 `json:"pause_sent"`
+}
+
+// links are the impaired links, in topology order.
+func (n *Network) links() []LinkResult {
+	var out []LinkResult
+	for li, l := range n.Topo.Links {
+		if li < len(n.loss) && n.loss[li].rate > 0 {
+			out = append(out, LinkResult{A: n.Topo.Nodes[l.A].Name, B: n.Topo.Nodes[l.B].Name, Rate: n.loss[li].rate,
+				Corrupt: n.loss[li].corrupt})
+		}
+	}
+	return out
+}
+
+// llrPorts are the switches' protected ports that carried anything.
+func (n *Network) llrPorts() []LLRPortResult {
+	adj := n.adjacency()
+	var out []LLRPortResult
+	for i, nd := range n.Topo.Nodes {
+		if nd.Role != topo.Switch {
+			continue
+		}
+		s := n.Switches[n.byNode[i]]
+		if s.Pipe.LLR == nil {
+			continue
+		}
+		st := s.Pipe.LLR.Stats()
+		for pi, p := range s.Node.Ports {
+			if pi >= len(st.Ports) || pi >= len(adj[i]) {
+				break
+			}
+			ps := &st.Ports[pi]
+			if ps.Protected == 0 && ps.Expected == 0 {
+				continue
+			}
+			r := LLRPortResult{Switch: s.Name, Port: p.Name(), Protected: ps.Protected, Retransmitted: ps.Retransmitted,
+				Copies: ps.Copies, TxBytesMax: ps.TxBytesMax, Expected: ps.Expected, LossesDetected: ps.LossesDetected,
+				Skipped: ps.Skipped, Held: ps.Held, RxBytesMax: ps.RxBytesMax, PauseSent: ps.PauseSent}
+			if li := adj[i][pi]; li < len(n.loss) {
+				r.Rate = n.loss[li].rate
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
