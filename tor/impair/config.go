@@ -47,9 +47,15 @@ type Rule struct {
 	// (frames that leave by Port), whatever sent them.
 	Direction string `yaml:"direction"`
 	// Match is "all" (the default: every frame on the wire), "roce"
-	// (RoCEv2 packets only) or "fabric" (RoCEv2, frames carrying the
+	// (RoCEv2 packets only), "fabric" (RoCEv2, frames carrying the
 	// link shim and PFC/PAUSE: what switches and RNICs exchange, but
-	// not ARP, ND, LLDP or other IP).
+	// not ARP, ND, LLDP or other IP) or "data" (the data plane alone:
+	// RoCEv2 requests and READ responses, link-shimmed originals and
+	// retransmitted copies among them — the frames the data and
+	// retransmission classes count; never a DCP header-only packet or
+	// ACK, a RoCE ACK, NAK or CNP, a NetRT message, the link shim's
+	// control frames or PFC: DCP's testbed loses data this way, its
+	// control plane untouched, seed 002 §6.1).
 	Match string `yaml:"match"`
 	// Opcodes narrows a roce match to these BTH opcodes, by name
 	// (RC_RDMA_WRITE_MIDDLE, as rocev2.Opcode.String spells them) or
@@ -201,9 +207,9 @@ func (r *Rule) validate(at string, ports []string) error {
 		return bad(at+".direction", "%q: want ingress or egress", r.Direction)
 	}
 	switch r.Match {
-	case "", "all", "roce", "fabric":
+	case "", "all", "roce", "fabric", "data":
 	default:
-		return bad(at+".match", "%q: want all, roce or fabric", r.Match)
+		return bad(at+".match", "%q: want all, roce, fabric or data", r.Match)
 	}
 	if len(r.Opcodes) > 0 && r.Match != "roce" {
 		return bad(at+".opcodes", "need match: roce")

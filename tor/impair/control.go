@@ -112,6 +112,7 @@ type rule struct {
 	dir    Direction
 	roce   bool
 	fabric bool
+	data   bool       // the data plane only (classOf: data or retransmission)
 	ops    *[4]uint64 // opcode bitmap; nil matches every opcode
 	dscp   int16      // -1 matches any
 
@@ -145,7 +146,7 @@ func compile(c Config, gen uint64) *plan {
 
 func compileRule(r *Rule) rule {
 	d, _ := parseDirection(r.Direction)
-	k := rule{port: r.Port, dir: d, roce: r.Match == "roce", fabric: r.Match == "fabric", dscp: -1,
+	k := rule{port: r.Port, dir: d, roce: r.Match == "roce", fabric: r.Match == "fabric", data: r.Match == "data", dscp: -1,
 		loss: threshold(r.Loss), corrupt: threshold(r.Corrupt), dup: threshold(r.Duplicate), trim: r.Trim}
 	if len(r.Opcodes) > 0 {
 		k.ops = new([4]uint64)

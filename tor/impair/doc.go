@@ -72,7 +72,12 @@
 // (RoCEv2 only, so ARP, LLDP, PFC and the link shim's control frames are
 // spared) or fabric (RoCEv2, any frame carrying the link shim, and
 // PFC/PAUSE: what switches and RNICs exchange, but not ARP, ND, LLDP or
-// other IP, which a testbed's control plane needs); with roce, opcodes
+// other IP, which a testbed's control plane needs) or data (the data
+// plane alone: RoCEv2 requests and READ responses, link-shimmed or
+// not — the frames the data and retransmission classes below count —
+// so that loss never touches header-only packets, ACKs, NAKs, CNPs,
+// NetRT's messages, the link shim's control frames or PFC, as DCP's
+// testbed loses packets, seed 002 §6.1); with roce, opcodes
 // limits the rule to those BTH opcodes (say, to lose data but not ACKs
 // or CNPs); dscp limits it to IP packets of that DSCP. A filter costs a
 // parse of the frame with the worker's classifier; match all costs none.
@@ -145,7 +150,7 @@
 //	  rules:
 //	    - port: s2            # an interface of tord's ports list
 //	      direction: egress   # ingress | egress
-//	      match: roce         # all (default) | roce | fabric
+//	      match: roce         # all (default) | roce | fabric | data
 //	      opcodes: [RC_RDMA_WRITE_MIDDLE, 0x0a]  # optional, with roce
 //	      dscp: 26            # optional
 //	      loss: 0.01

@@ -83,16 +83,23 @@ func (p *Port) find(d Direction, addr uint64, n uint16) int {
 			p.cfg.Classifier.Classify(p.cfg.Mem.Bytes(addr, int(n)), &p.meta)
 			parsed = true
 		}
-		if r.matches(&p.meta) {
+		if r.matches(&p.meta, p.cfg.Classifier.DCP) {
 			return int(ri)
 		}
 	}
 	return -1
 }
 
-func (r *rule) filtered() bool { return r.roce || r.fabric || r.dscp >= 0 }
+func (r *rule) filtered() bool { return r.roce || r.fabric || r.data || r.dscp >= 0 }
 
-func (r *rule) matches(m *rocev2.Meta) bool {
+// matches reports whether the frame m describes passes r's filter; dcp
+// is the classifier's DCP mode, without which DSCP bits are no DCP tag.
+func (r *rule) matches(m *rocev2.Meta, dcp bool) bool {
+	if r.data {
+		if c := classOf(m, dcp); c != ClassData && c != ClassRetransmit {
+			return false
+		}
+	}
 	if r.roce {
 		if m.Kind != rocev2.KindRoCE {
 			return false

@@ -70,7 +70,9 @@ func classOf(m *rocev2.Meta, dcp bool) Class {
 		if dcp && (m.Tag == rocev2.DCPHeaderOnly || m.Tag == rocev2.DCPAck) {
 			return ClassControl
 		}
-		if m.Opcode != rocev2.NetRTOpcode && (m.Opcode.IsRequest() || m.Opcode.HasPayload()) {
+		// a CNP carries 16 reserved bytes the opcode table calls a
+		// payload, but it is congestion control's, not data
+		if m.Opcode != rocev2.NetRTOpcode && m.Opcode != rocev2.CNP && (m.Opcode.IsRequest() || m.Opcode.HasPayload()) {
 			return ClassData
 		}
 		return ClassControl

@@ -149,3 +149,61 @@ func TestTrimAllocs(t *testing.T) {
 	}
 	r.noLeak()
 }
+
+// hoFrame is the header-only packet a trimming switch makes of dcpFrame.
+func hoFrame(t testing.TB) []byte {
+	t.Helper()
+	f := dcpFrame(t)
+	var m rocev2.Meta
+	rocev2.Classifier{DCP: true}.Classify(f, &m)
+	n, err := rocev2.Trim(f, &m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f[:n]
+}
+
+// TestDataMatch: a rule with match data loses (or, with trim, trims)
+// the data plane alone, as DCP's testbed loses packets (seed 002 §6.1):
+// under a loss of 1, every DCP data packet becomes a header-only packet
+// and every plain RoCE WRITE is destroyed, while header-only packets,
+// DCP ACKs, RoCE ACKs, CNPs and LLDP all pass untouched. With match
+// fabric (today's dcp-loss rule) the same rule destroys the control
+// plane too, so the test fails if the filter stops filtering.
+func TestDataMatch(t *testing.T) {
+	for _, c := range []struct {
+		match   string
+		ho      int    // header-only packets that arrive: the trimmed one, and the spared one
+		spared  int    // other frames that arrive
+		control uint64 // control frames destroyed
+	}{{"data", 2, 4, 0}, {"fabric", 1, 1, 4}} {
+		t.Run(c.match, func(t *testing.T) {
+			r := newRig(t, single(Rule{Port: "p1", Direction: "egress", Match: c.match, Loss: 1, Trim: true}), rigOpt{dcp: true})
+			r.keep = true
+			control := [][]byte{hoFrame(t), dcpAckFrame(t), roce(t, rocev2.RCAck, 0, 0), roce(t, rocev2.CNP, 48, 16), lldp()}
+			for _, f := range append(control, dcpFrame(t), roce(t, rocev2.RCWriteMiddle, 0, 1024)) {
+				r.ports[0].Inject(f)
+			}
+			r.drain()
+			var ho, other int
+			for _, f := range r.frame[1] {
+				var m rocev2.Meta
+				rocev2.Classifier{DCP: true}.Classify(f, &m)
+				if m.HeaderOnly() {
+					ho++
+				} else {
+					other++
+				}
+			}
+			rs := r.dir(1, Egress)
+			if ho != c.ho || other != c.spared {
+				t.Errorf("%d header-only and %d other frames arrived: want %d and %d", ho, other, c.ho, c.spared)
+			}
+			if rs.Trimmed != 1 || rs.Of(ClassData) != 1 || rs.Of(ClassControl) != c.control {
+				t.Errorf("trimmed %d, destroyed %d data and %d control: want 1, 1 (the plain WRITE), %d",
+					rs.Trimmed, rs.Of(ClassData), rs.Of(ClassControl), c.control)
+			}
+			r.noLeak()
+		})
+	}
+}

@@ -165,9 +165,19 @@ func progress(env *Env, r *Run) {
 // here (nic/cc paces at a fixed rate), and trimming at a 64 KiB depth
 // with a flow's whole message window in flight trimmed more packets
 // than the loss did and stalled the flow (docs/experiments.md).
+//
+// --loss-scope says what the loss hits: all (the default, as every
+// record before it was made) destroys any frame of the fabric the rule
+// picks, header-only packets, ACKs and NAKs among them, so DCP's coarse
+// timeout sets its goodput; data picks data packets alone (impair's
+// match data), its control plane untouched, as the seed's P4 switch
+// dropped packets (§6.1: "Upon packet loss, the P4 switch executes the
+// packet trimming module for DCP traffic"), so no header-only packet
+// is lost and no timeout should fire.
 type dcpLoss struct {
 	dcpFlags
 	losses   string
+	scope    string
 	lossList []float64
 	ref      referenceOpts
 }
@@ -200,7 +210,7 @@ type dcpLossCell struct {
 	ref reference // the lossless DCP run, for the table
 }
 
-func newDCPLoss() *dcpLoss { return &dcpLoss{losses: "0.0001,0.001,0.01,0.05"} }
+func newDCPLoss() *dcpLoss { return &dcpLoss{losses: "0.0001,0.001,0.01,0.05", scope: LossAll} }
 
 func (e *dcpLoss) Name() string { return "dcp-loss" }
 func (e *dcpLoss) Synopsis() string {
@@ -218,6 +228,7 @@ func (e *dcpLoss) Flags(fs *flag.FlagSet) {
 	e.register(fs, 64<<10, 800)
 	e.depth = 8
 	fs.StringVar(&e.losses, "losses", e.losses, "comma-separated loss rates on core's link with tor2, both ways unless --one-way")
+	fs.StringVar(&e.scope, "loss-scope", e.scope, "what the loss hits: all (any frame: header-only packets, ACKs, NAKs too) or data (data packets alone, the control plane untouched, as the seed measures it)")
 	e.ref = defaultReference
 	e.ref.flags(fs)
 }
@@ -234,6 +245,9 @@ func (e *dcpLoss) Setup() (Options, error) {
 	if len(e.lossList) == 0 {
 		return Options{}, Usagef("--losses: none given")
 	}
+	if e.scope != LossAll && e.scope != LossData {
+		return Options{}, Usagef("--loss-scope %q: want all or data", e.scope)
+	}
 	if err := e.check(); err != nil {
 		return Options{}, err
 	}
@@ -248,11 +262,11 @@ func (e *dcpLoss) Setup() (Options, error) {
 func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 	plan := env.Fabric.Plan()
 	from, to := plan.ByRole(RoleSender)[0], plan.ByRole(RoleReceiver)[0]
-	res.Params = e.params(map[string]string{"losses": e.losses})
+	res.Params = e.params(map[string]string{"losses": e.losses, "loss_scope": e.scope})
 	var cells []dcpLossCell
 	defer func() {
 		res.Cells = cells
-		res.Table = dcpLossTable(cells)
+		res.Table = dcpLossTable(cells, e.scope)
 	}()
 	measure := func(m Impairment, transport string, repeat int) (*Run, error) {
 		// DCP on a DCP fabric: every switch parses DCP headers (a
@@ -273,7 +287,7 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 		return &res.Runs[len(res.Runs)-1], ctx.Err()
 	}
 	base := env.Fabric.Impairment()
-	base.Loss, base.Trim = 0, false
+	base.Loss, base.Trim, base.Scope = 0, false, e.scope
 	for _, loss := range e.lossList {
 		m := base
 		m.Loss, m.Trim = loss, true
@@ -313,11 +327,14 @@ func (e *dcpLoss) Run(ctx context.Context, env *Env, res *Results) error {
 	return nil
 }
 
-func dcpLossTable(cells []dcpLossCell) Table {
-	t := Table{Columns: []string{"loss", "DCP goodput (Gbit/s)", "of lossless", "GBN goodput (Gbit/s)", "DCP / GBN",
+// lossScopeNames label a loss scope in a table.
+var lossScopeNames = map[string]string{LossAll: "every frame", LossData: "data only"}
+
+func dcpLossTable(cells []dcpLossCell, scope string) Table {
+	t := Table{Columns: []string{"loss", "loss hits", "DCP goodput (Gbit/s)", "of lossless", "GBN goodput (Gbit/s)", "DCP / GBN",
 		"DCP retx", "GBN retx", "trimmed at core", "trimmed for depth", "HO drops", "DCP timeouts", "GBN queue drops", "DCP " + wireColumns[0]}}
 	for _, c := range cells {
-		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%", fmtFloat(c.DCPGoodput, 3),
+		t.Rows = append(t.Rows, []string{strconv.FormatFloat(c.Loss*100, 'g', -1, 64) + "%", lossScopeNames[scope], fmtFloat(c.DCPGoodput, 3),
 			c.ref.ratioCell(c.DCPOfLossless, 0), fmtFloat(c.GBNGoodput, 3), fmtFloat(c.Ratio, 1) + "×",
 			strconv.FormatInt(c.DCPRetx, 10), strconv.FormatInt(c.GBNRetx, 10), fmtInt(c.Trimmed), fmtInt(c.QueueTrims),
 			fmtInt(c.HODrops), strconv.FormatInt(c.DCPTimeouts, 10), fmtInt(c.GBNQueueDrops), fmtInt(c.DCPDestroyed.Control)})

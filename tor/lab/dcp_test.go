@@ -108,7 +108,7 @@ func TestDCPLossUncleanReference(t *testing.T) {
 		cells[0]["lossless_timeouts"] != 2.0 || cells[0]["dcp_over_gbn"] == nil {
 		t.Errorf("cells %v: want no dcp_of_lossless, the reference's 2 timeouts, DCP / GBN still", cells)
 	}
-	if got := res.Table.Rows[0][2]; got != "no reference (5 retx, 2 timeouts, 0 switch drops; 0 of 3 runs clean)" {
+	if got := res.Table.Rows[0][3]; got != "no reference (5 retx, 2 timeouts, 0 switch drops; 0 of 3 runs clean)" {
 		t.Errorf("of lossless %q", got)
 	}
 }

@@ -58,6 +58,7 @@ type Entry struct {
 // NoSim in the simulator too.
 var Catalogue = []Entry{
 	{Name: "dcp-ar", New: func() Experiment { return newDCPAR() }},
+	{Name: "dcp-fabric", New: func() Experiment { return newDCPFabric() }, NoTestbed: fabricScale},
 	{Name: "dcp-incast", New: func() Experiment { return newDCPIncast() }},
 	{Name: "dcp-loss", New: func() Experiment { return newDCPLoss() }},
 	{Name: "dcqcn-fairness", New: func() Experiment { return newDCQCNFairness() }},

@@ -136,9 +136,20 @@ type Impairment struct {
 	// otherwise the frames it receives on that port lose as much, so
 	// what recovery sends back (requests, notices, ACKs) meets the
 	// loss too.
-	OneWay bool   `json:"one_way,omitempty"`
-	Seed   uint64 `json:"seed"`
+	OneWay bool `json:"one_way,omitempty"`
+	// Scope is what the loss may hit: LossAll (or empty), every frame
+	// of the fabric, or LossData, the data plane alone (impair's match
+	// data: never a header-only packet, ACK, NAK, CNP or PFC frame), as
+	// DCP's testbed loses packets (seed 002 §6.1).
+	Scope string `json:"scope,omitempty"`
+	Seed  uint64 `json:"seed"`
 }
+
+// Loss scopes of an Impairment.
+const (
+	LossAll  = "all"
+	LossData = "data"
+)
 
 // Impairment returns the options' impairment.
 func (o *Options) Impairment() Impairment {
@@ -152,12 +163,15 @@ func (m Impairment) Zero() bool { return m.Loss == 0 && m.Corrupt == 0 && m.Skew
 // does nothing there. The fabric's frames are impaired — RoCEv2, the link
 // shim's frames, PFC — so a recovery mechanism's own copies and control
 // frames meet the loss too; ARP, ND and the experiment's own TCP control
-// connections pass.
+// connections pass. With Scope LossData only the data plane is.
 func (m Impairment) Rule(port string, k int) *impair.Rule {
 	if m.Loss == 0 && m.Corrupt == 0 && (m.Skew == 0 || k == 0) {
 		return nil
 	}
 	r := &impair.Rule{Port: port, Direction: "egress", Match: "fabric", Corrupt: m.Corrupt, Trim: m.Trim && m.Loss > 0}
+	if m.Scope == LossData {
+		r.Match = "data"
+	}
 	if m.Skew > 0 && k > 0 {
 		r.Delay = &impair.Delay{Mean: time.Duration(k) * m.Skew}
 	}
@@ -179,6 +193,9 @@ func (m Impairment) rules(c *impair.Config, port string, k int) {
 	c.Rules = append(c.Rules, *r)
 	if !m.OneWay && (m.Loss > 0 || m.Corrupt > 0) {
 		in := impair.Rule{Port: port, Direction: "ingress", Match: r.Match, Loss: r.Loss, Corrupt: r.Corrupt}
+		if m.Scope == LossData {
+			in.Trim = r.Trim // data the other way is trimmed too; with LossAll it is destroyed, as recorded
+		}
 		if r.Burst != nil {
 			b := *r.Burst
 			in.Burst = &b

@@ -165,6 +165,29 @@ func TestDCPLoss(t *testing.T) {
 	}
 }
 
+// TestDCPLossScope: with --loss-scope data the wire's loss trims DCP's
+// data and destroys GBN's, and never touches a header-only packet, an
+// ACK or a NAK (the seed's testbed, §6.1): none is destroyed or lost
+// and DCP needs no timeout. With the default scope, all, the same loss
+// destroys control frames too — the check that the scope changes what
+// the rule picks.
+func TestDCPLossScope(t *testing.T) {
+	for _, scope := range []string{"data", "all"} {
+		c := cells(t, "dcp-loss", "--losses", "0.05", "--count", "100", "--loss-scope", scope)[0]
+		ctl, ho, trimmed := num(t, c, "dcp_destroyed.control"), num(t, c, "ho_drops"), num(t, c, "trimmed")
+		t.Logf("%s: %v control frames destroyed, %v header-only drops, %v trimmed, %v timeouts, %v GBN retx",
+			scope, ctl, ho, trimmed, num(t, c, "dcp_timeouts"), num(t, c, "gbn_retx_packets"))
+		switch {
+		case trimmed == 0 || num(t, c, "gbn_retx_packets") == 0:
+			t.Errorf("%s: %v trimmed, GBN resent %v: the loss hit no data", scope, trimmed, num(t, c, "gbn_retx_packets"))
+		case scope == "data" && (ctl != 0 || ho != 0 || num(t, c, "dcp_timeouts") != 0):
+			t.Errorf("data: %v control frames destroyed, %v header-only drops, %v timeouts: want none", ctl, ho, num(t, c, "dcp_timeouts"))
+		case scope == "all" && ctl == 0:
+			t.Errorf("all: no control frame destroyed at 5%% loss: the scope filters")
+		}
+	}
+}
+
 // keys returns the dotted paths of every field of cells.
 func keys(cells []map[string]any) []string {
 	set := map[string]bool{}
