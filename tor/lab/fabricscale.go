@@ -50,6 +50,9 @@ func runFabricScale(ctx context.Context, exp FabricScale, b Backend, out Output,
 	err := exp.Simulate(ctx, sim, w, res)
 	res.Finished = time.Now().UTC()
 	if werr := writeResults(res, exp, out, w); werr != nil {
+		if err == nil {
+			return res, werr
+		}
 		return res, fmt.Errorf("%w; writing: %w", err, werr)
 	}
 	return res, err
@@ -68,12 +71,15 @@ func (fabricBase) Run(context.Context, *Env, *Results) error {
 // whole fabric.Result (its per-switch detail and books stay in the
 // simulation).
 type FabricRun struct {
-	SimTimeNs    int64                       `json:"sim_time_ns"`
-	Flows        int                         `json:"flows"`
-	Completed    int                         `json:"completed"`
-	All          fabric.Bucket               `json:"fct_all"`
-	Short        fabric.Bucket               `json:"fct_short"`
-	Long         fabric.Bucket               `json:"fct_long"`
+	SimTimeNs int64         `json:"sim_time_ns"`
+	Flows     int           `json:"flows"`
+	Completed int           `json:"completed"`
+	All       fabric.Bucket `json:"fct_all"`
+	Short     fabric.Bucket `json:"fct_short"`
+	Long      fabric.Bucket `json:"fct_long"`
+	// FCT is per size bin (fabric.DefaultBins), Bytes the flows' data.
+	FCT          []fabric.Bucket             `json:"fct_bins,omitempty"`
+	Bytes        int64                       `json:"bytes,omitempty"`
 	HostCounters map[string]int64            `json:"host_counters"`
 	Stages       map[string]map[string]int64 `json:"stages,omitempty"`
 	Drops        map[string]uint64           `json:"switch_drops,omitempty"`
@@ -81,6 +87,10 @@ type FabricRun struct {
 	PFCPauseNs   int64                       `json:"pfc_pause_ns"`
 	ECNMarked    uint64                      `json:"ecn_marked"`
 	PacketHops   uint64                      `json:"packet_hops"`
+	// BufferPeak is the most bytes one switch held; NetRT its pools'
+	// and reordering buffers' occupancy, when the ToRs run it.
+	BufferPeak int                    `json:"buffer_peak_bytes,omitempty"`
+	NetRT      *fabric.NetRTOccupancy `json:"netrt,omitempty"`
 	// WallNs is how long the simulation took here: not deterministic,
 	// left out of every table.
 	WallNs int64 `json:"wall_ns"`
@@ -90,7 +100,8 @@ type FabricRun struct {
 func newFabricRun(r *fabric.Result, wall time.Duration) *FabricRun {
 	return &FabricRun{SimTimeNs: r.SimTimeNs, Flows: r.Flows, Completed: r.Completed, All: r.All, Short: r.Short, Long: r.Long,
 		HostCounters: r.HostCounters, Stages: r.Stages, Drops: r.Drops, PFCFrames: r.PFCFrames, PFCPauseNs: r.PFCPauseNs,
-		ECNMarked: r.ECNMarked, PacketHops: r.PacketHops, WallNs: wall.Nanoseconds()}
+		ECNMarked: r.ECNMarked, PacketHops: r.PacketHops, WallNs: wall.Nanoseconds(), FCT: r.FCT, BufferPeak: r.Buffer.PeakBytes,
+		NetRT: r.NetRT}
 }
 
 // Drop is the switches' drops of every reason.
@@ -112,6 +123,9 @@ func simulateCell(ctx context.Context, sim Simulator, res *Results, point map[st
 		run.Error = err.Error()
 	} else {
 		run.Fabric = newFabricRun(r, time.Since(run.Started))
+		for _, f := range flows {
+			run.Fabric.Bytes += int64(f.Size)
+		}
 	}
 	res.Runs = append(res.Runs, run)
 	return run.Fabric, err
