@@ -188,7 +188,7 @@ func (e *netrtFabric) cells() []map[string]string {
 
 func (e *netrtFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, res *Results) error {
 	tp := e.topology()
-	res.Topology = fmt.Sprintf("%s: %d ToRs fully connected to %d cores, %d servers each (%d), ToR–core 100 Gbit/s, ToR–server 50 Gbit/s, 500 ns links; WebSearch ≤ %s B, Poisson at %.0f %% load to random destinations for %v; DCQCN",
+	res.Topology = fmt.Sprintf("%s: %d ToRs fully connected to %d cores, %d servers each (%d), ToR–core 100 Gbit/s, ToR–server 50 Gbit/s, 500 ns links; WebSearch ≤ %s, Poisson at %.0f %% load to random destinations for %v; DCQCN",
 		tp.Name, e.leaves, e.spines, e.hosts, len(tp.Hosts()), sizeName(e.maxSize), 100*e.load, e.duration)
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes, "multipath": e.modes,
 		"duration": e.duration.String(), "load": fmt.Sprint(e.load), "queue": strconv.Itoa(e.queue), "gbn_window": strconv.Itoa(e.window),
@@ -227,7 +227,7 @@ func sizeName(n int) string {
 	if n == 0 {
 		return "30 MB"
 	}
-	return strconv.Itoa(n)
+	return strconv.Itoa(n) + " B"
 }
 
 // largestFlow is the bytes of the largest of flows (at least 1).
