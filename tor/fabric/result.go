@@ -77,10 +77,13 @@ type Result struct {
 	PFCFrames  uint64                      `json:"pfc_frames"`
 	// HostPFCPauseNs is the PFC pause time the hosts' NICs were given,
 	// summed: a lossless fabric's backpressure reaching the senders.
-	HostPFCPauseNs int64          `json:"host_pfc_pause_ns"`
-	ECNMarked      uint64         `json:"ecn_marked"`
-	SwitchResults  []SwitchResult `json:"switch_detail"`
-	Buffer         BufferResult   `json:"buffer"`
+	HostPFCPauseNs int64 `json:"host_pfc_pause_ns"`
+	// NetRT is NetRT's pools and reordering buffers, when the switches
+	// run it.
+	NetRT         *NetRTOccupancy `json:"netrt,omitempty"`
+	ECNMarked     uint64          `json:"ecn_marked"`
+	SwitchResults []SwitchResult  `json:"switch_detail"`
+	Buffer        BufferResult    `json:"buffer"`
 	// Books account for every frame at the end of the run (Books):
 	// balanced, or the imbalances named.
 	Books *Books `json:"books"`
@@ -237,6 +240,10 @@ func (r *runner) result() (*Result, error) {
 		if pl.Src != nil {
 			stage("netrt_src", pl.Src.Stats())
 			stage("netrt_dst", pl.Dst.Stats())
+			if res.NetRT == nil {
+				res.NetRT = &NetRTOccupancy{}
+			}
+			res.NetRT.add(pl.Src.Stats(), pl.Dst.Stats())
 		}
 		if pl.Trim != nil {
 			stage("trim", pl.Trim.Stats())
@@ -256,6 +263,9 @@ func (r *runner) result() (*Result, error) {
 				}
 			}
 		}
+	}
+	if res.NetRT != nil {
+		res.NetRT.finish(float64(now) * 1e-9)
 	}
 	res.Books = n.books()
 	res.SR, res.Links, res.LLRPorts = n.srResult(), n.links(), n.llrPorts()

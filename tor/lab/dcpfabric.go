@@ -361,6 +361,7 @@ func dcpVersusPaper(groups []Group) Table {
 	return t
 }
 
+// cmpStr is v, or def when v is empty.
 func cmpStr(v, def string) string {
 	if v == "" {
 		return def

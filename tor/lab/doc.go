@@ -27,7 +27,8 @@
 // and what its endpoints report, whoever runs it; Sample is one scrape
 // of a switch's rocetor_ metrics.
 //
-// A FabricScale experiment (irn-fabric; issue 29) is a seed's own
+// A FabricScale experiment (irn-fabric, netrt-incast, netrt-fabric,
+// netrt-multipath-fabric; issue 29) is a seed's own
 // fabric-scale evaluation — tens of hosts at 40 Gbit/s and more, which
 // namespaces on one machine do not carry — and the simulator's alone
 // (Entry.NoTestbed, the reverse of NoSim). Its cells are not transfers

@@ -72,12 +72,15 @@ func (fabricBase) Run(context.Context, *Env, *Results) error {
 // whole fabric.Result (its per-switch detail and books stay in the
 // simulation).
 type FabricRun struct {
-	SimTimeNs    int64                       `json:"sim_time_ns"`
-	Flows        int                         `json:"flows"`
-	Completed    int                         `json:"completed"`
-	All          fabric.Bucket               `json:"fct_all"`
-	Short        fabric.Bucket               `json:"fct_short"`
-	Long         fabric.Bucket               `json:"fct_long"`
+	SimTimeNs int64         `json:"sim_time_ns"`
+	Flows     int           `json:"flows"`
+	Completed int           `json:"completed"`
+	All       fabric.Bucket `json:"fct_all"`
+	Short     fabric.Bucket `json:"fct_short"`
+	Long      fabric.Bucket `json:"fct_long"`
+	// FCT is per size bin (fabric.DefaultBins), Bytes the flows' data.
+	FCT          []fabric.Bucket             `json:"fct_bins,omitempty"`
+	Bytes        int64                       `json:"bytes,omitempty"`
 	HostCounters map[string]int64            `json:"host_counters"`
 	Stages       map[string]map[string]int64 `json:"stages,omitempty"`
 	Drops        map[string]uint64           `json:"switch_drops,omitempty"`
@@ -106,6 +109,10 @@ type FabricRun struct {
 	// duplicate (their packet needs nothing more): each leaves its
 	// packet to the sender's coarse timeout (seed 002 §4.5).
 	HODrops uint64 `json:"ho_drops,omitempty"`
+	// BufferPeak is the most bytes one switch held; NetRT its pools'
+	// and reordering buffers' occupancy, when the ToRs run it.
+	BufferPeak int                    `json:"buffer_peak_bytes,omitempty"`
+	NetRT      *fabric.NetRTOccupancy `json:"netrt,omitempty"`
 	// WallNs is how long the simulation took here: not deterministic,
 	// left out of every table.
 	WallNs int64 `json:"wall_ns"`
@@ -116,7 +123,8 @@ func newFabricRun(r *fabric.Result, wall time.Duration) *FabricRun {
 	return &FabricRun{SimTimeNs: r.SimTimeNs, Flows: r.Flows, Completed: r.Completed, All: r.All, Short: r.Short, Long: r.Long,
 		HostCounters: r.HostCounters, Stages: r.Stages, Drops: r.Drops, PFCFrames: r.PFCFrames, PFCPauseNs: r.PFCPauseNs,
 		ECNMarked: r.ECNMarked, PacketHops: r.PacketHops, GoodputGbps: r.GoodputGbps, SR: r.SR, Links: r.Links,
-		LLRPorts: r.LLRPorts, HODrops: hoDropped(r.Books), WallNs: wall.Nanoseconds()}
+		LLRPorts: r.LLRPorts, HODrops: hoDropped(r.Books), WallNs: wall.Nanoseconds(), FCT: r.FCT, BufferPeak: r.Buffer.PeakBytes,
+		NetRT: r.NetRT}
 }
 
 // hoDropped counts the header-only packets b's nodes dropped, but for
@@ -165,6 +173,9 @@ func simulateCellKeep(ctx context.Context, sim Simulator, res *Results, point ma
 		run.Error = err.Error()
 	} else {
 		run.Fabric = newFabricRun(r, time.Since(run.Started))
+		for _, f := range flows {
+			run.Fabric.Bytes += int64(f.Size)
+		}
 		if keep != nil {
 			keep(r, run.Fabric)
 		}

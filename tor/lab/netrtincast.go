@@ -77,7 +77,7 @@ func (e *netrtIncast) Setup() (Options, error) {
 	}
 	e.schemeList = splitList(e.schemes)
 	for _, s := range e.schemeList {
-		if !slices.Contains([]string{"gbn", "gbn+pfc", "irn", "gbn+netrt"}, s) {
+		if !slices.Contains(netrtSchemes, s) {
 			return Options{}, Usagef("scheme %q: want gbn, gbn+pfc, irn or gbn+netrt", s)
 		}
 	}
@@ -112,11 +112,21 @@ const (
 	netrtIncastBDP   = 32
 )
 
+// netrtSchemes are the schemes NetRT's simulations compare (§IV).
+var netrtSchemes = []string{"gbn", "gbn+pfc", "irn", "gbn+netrt"}
+
 // options are one cell's hosts and switches.
 func (e *netrtIncast) options(scheme string, seed uint64) fabric.Options {
+	return netrtOptions(scheme, e.queue, cmp0(e.window, (workload.SeqIncastSize+1023)/1024), workload.SeqIncastSize, seed)
+}
+
+// netrtOptions are the hosts and switches of a scheme of NetRT's
+// simulations (netrt-incast, netrt-fabric): DCQCN, queue bytes per
+// egress queue on the lossy fabric, GBN's window in packets, the
+// largest message in bytes.
+func netrtOptions(scheme string, queue, window, largest int, seed uint64) fabric.Options {
 	o := fabric.Options{Seed: seed, Transport: "gbn", CC: "dcqcn", BDP: netrtIncastBDP, RTO: netrtIncastRTO,
-		GBNWindow: cmp0(e.window, (workload.SeqIncastSize+1023)/1024), MaxMessage: workload.SeqIncastSize,
-		Switch: fmt.Sprintf("egress: {queue_limit: %d}\necn: {}\n", e.queue)}
+		GBNWindow: window, MaxMessage: largest, Switch: fmt.Sprintf("egress: {queue_limit: %d}\necn: {}\n", queue)}
 	switch scheme {
 	case "gbn+pfc":
 		o.Switch, o.RTO = "egress: {queue_limit: 16MiB}\necn: {}\npfc: {xoff: 64KiB, xon: 48KiB}\n", irnNoTimeout

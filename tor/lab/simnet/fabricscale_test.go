@@ -120,7 +120,7 @@ func TestDCPFabricCI(t *testing.T) {
 // (the namespace testbed) refuses a fabric-scale experiment, saying why;
 // the catalogue marks both as the simulator's alone.
 func TestFabricScaleRefusesTestbed(t *testing.T) {
-	for _, name := range []string{"irn-fabric", "netrt-incast", "fasr-scale", "llr-fabric", "dcp-fabric"} {
+	for _, name := range []string{"irn-fabric", "netrt-incast", "fasr-scale", "llr-fabric", "dcp-fabric", "netrt-fabric", "netrt-multipath-fabric"} {
 		e, ok := lab.Find(name)
 		if !ok || e.NoTestbed == "" || e.NoSim != "" {
 			t.Fatalf("%s's entry: %+v", name, e)
@@ -173,5 +173,65 @@ func TestNetRTIncastCI(t *testing.T) {
 	}
 	if nrt.HostCounters["Retransmits"] == 0 {
 		t.Errorf("behind NetRT the hosts retransmitted nothing: NetRT now recovers the incast's losses; assert the seed's claim here")
+	}
+}
+
+// TestNetRTFabricCI is netrt-fabric at --scale ci with GBN + NetRT
+// (the seed's 512-server fabric, 0.5 ms of WebSearch arrivals, ECMP):
+// what rocetor shows of Fig. 10. The fabric loses packets where ECMP
+// puts several large flows on one core's link toward a ToR (lossy GBN
+// on the same flows, docs/experiments.md netrt-fabric: 798 lost, 6,059
+// resent). NetRT asks for the losses but cannot answer: the source
+// ToR's pool (256 KiB per fabric port, the seed's one BDP of a 5 µs
+// round trip) has evicted the duplicates by the time the gap, behind a
+// core queue of up to 1 MiB, reaches the destination ToR, so every
+// request goes unfulfilled and the hosts' go-back-N recovers. The seed
+// claims no end-to-end retransmission; the day NetRT achieves it here
+// this test fails on its last check, which should then assert it.
+//
+// One cell: a second 512-server network in the same process pays for
+// clearing the first one's frame memory (issue 30), several GB and
+// minutes; lossy GBN's figures are the docs' record.
+func TestNetRTFabricCI(t *testing.T) {
+	res := runResults(t, "netrt-fabric", "--scale", "ci", "--schemes", "gbn+netrt")
+	nrt := fabricRuns(t, res, "scheme")["gbn+netrt"]
+	if nrt.Drops["queue_full"] == 0 {
+		t.Fatalf("GBN + NetRT: nothing lost: the fabric does not lose")
+	}
+	src := nrt.Stages["netrt_src"]
+	if src["Ports.Requests"] == 0 || src["Ports.Evicted"] == 0 || src["Ports.Unfulfill"] != src["Ports.Requests"] {
+		t.Errorf("NetRT: %d requests, %d unfulfilled, %d duplicates evicted: want requests, all unfulfilled, evictions",
+			src["Ports.Requests"], src["Ports.Unfulfill"], src["Ports.Evicted"])
+	}
+	// Full to within a frame: the pool's budget is 256 KiB per port.
+	if o := nrt.NetRT; o == nil || o.PoolPeakBytes < 256<<10-2048 || o.PoolMeanBytes <= 0 {
+		t.Errorf("NetRT's pool occupancy %+v: want a port's pool full at its peak", o)
+	}
+	if nrt.HostCounters["Retransmits"] == 0 {
+		t.Errorf("behind NetRT the hosts retransmitted nothing: NetRT now recovers the fabric's losses; assert the seed's claim here")
+	}
+}
+
+// TestNetRTMultipathFabricCI is netrt-multipath-fabric at --scale ci
+// with spraying and NetRT (the seed's Fig. 9 claim on the Fig. 10
+// fabric): spraying every packet over the four cores loses nothing but
+// reorders (GBN without NetRT resends 716 packets for it, the docs'
+// record); with NetRT on every ToR the destination ToR's reordering
+// buffer holds the early packets until the late ones arrive, and the
+// hosts resend nothing (Table III: 5.1 end-to-end retransmissions per
+// 100 KB without NetRT, 0 with). One cell, as TestNetRTFabricCI.
+func TestNetRTMultipathFabricCI(t *testing.T) {
+	res := runResults(t, "netrt-multipath-fabric", "--scale", "ci", "--multipath", "spray", "--schemes", "gbn+netrt")
+	nrt := fabricRuns(t, res, "scheme")["gbn+netrt"]
+	dst := nrt.Stages["netrt_dst"]
+	if dst["Ports.Gaps"] == 0 || dst["Ports.Held"] == 0 || dst["Ports.Released"] == 0 {
+		t.Fatalf("GBN + NetRT sprayed: %d gaps, %d packets held, %d released: want the reordering seen and absorbed",
+			dst["Ports.Gaps"], dst["Ports.Held"], dst["Ports.Released"])
+	}
+	if nrt.Drops["queue_full"] != 0 || nrt.HostCounters["Retransmits"] != 0 {
+		t.Errorf("GBN + NetRT sprayed: %d lost, %d e2e retransmits: want none of either", nrt.Drops["queue_full"], nrt.HostCounters["Retransmits"])
+	}
+	if o := nrt.NetRT; o == nil || o.ReorderPeakBytes == 0 {
+		t.Errorf("NetRT's occupancy %+v: want the reordering buffer used", o)
 	}
 }
