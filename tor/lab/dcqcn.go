@@ -205,10 +205,14 @@ func (e *dcqcnExp) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.dcqcn, "dcqcn", e.dcqcn, "DCQCN parameters for roceperf, comma-separated NAME=VALUE with roceperf's --dcqcn- flag names; the default is scaled to the testbed's rates (dcqcn.go), \"\" runs ConnectX's defaults")
 	fs.DurationVar(&e.sample, "sample", e.sample, "how often tor1 is scraped during a run for the queue depth and the flows' rates")
 	fs.DurationVar(&e.timeout, "timeout", e.timeout, "roceperf's --timeout per run")
-	// The hosts sleep when idle, as sr-concurrency's: eight roceperfs
-	// polling adaptively beside two tords keep both CPUs busy, and a
-	// host waiting for one holds its ACKs and CNPs.
-	e.hostPoll = "interrupt"
+	// The hosts poll adaptively (roceperf's default). Sleeping when idle,
+	// as sr-concurrency's hosts do, was worse here: each wake-up delays
+	// the ACKs and CNPs the loop runs on. Quiet machine, 2026-11-29,
+	// two runs each alternating, --cc dcqcn, RTO 32 ms: incast drops
+	// 0 and 2,117 adaptive against 13,763 and 5,016 interrupt; fairness
+	// 8,306 and 3,481 against 14,407 and 17,624
+	// (docs/results/dcqcn-host-poll-ab.txt).
+	e.hostPoll = ""
 	fs.StringVar(&e.hostPoll, "host-poll", e.hostPoll, "roceperf's --poll on every host: adaptive, busy or interrupt (empty: roceperf's, adaptive)")
 	fs.DurationVar(&e.rto, "rto", e.rto, "the senders' first retransmission timeout (roceperf --rto); the default covers a full bottleneck queue and the testbed's round trip (dcqcnRTO)")
 }
