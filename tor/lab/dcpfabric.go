@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,21 +114,15 @@ func (e *dcpFabric) Setup() (Options, error) {
 	if err := e.sc.check(); err != nil {
 		return Options{}, err
 	}
-	e.schemeList, e.workloadList, e.ccList = splitList(e.schemes), splitList(e.workloads), splitList(e.ccs)
-	for _, s := range e.schemeList {
-		if !slices.Contains([]string{"dcp", "pfc", "irn-ecmp", "irn-ar"}, s) {
-			return Options{}, Usagef("scheme %q: want dcp, pfc, irn-ecmp or irn-ar", s)
-		}
+	var err error
+	if e.schemeList, err = wordList("schemes", e.schemes, "dcp", "pfc", "irn-ecmp", "irn-ar"); err != nil {
+		return Options{}, err
 	}
-	for _, w := range e.workloadList {
-		if w != "websearch" && w != "incast" {
-			return Options{}, Usagef("--workloads %q: want websearch or incast", w)
-		}
+	if e.workloadList, err = wordList("workloads", e.workloads, "websearch", "incast"); err != nil {
+		return Options{}, err
 	}
-	for _, c := range e.ccList {
-		if c != "none" && c != "dcqcn" {
-			return Options{}, Usagef("--cc %q: want none or dcqcn", c)
-		}
+	if e.ccList, err = wordList("cc", e.ccs, "none", "dcqcn"); err != nil {
+		return Options{}, err
 	}
 	e.loadList = nil
 	for _, s := range splitList(e.loads) {

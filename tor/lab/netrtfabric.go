@@ -113,16 +113,12 @@ func (e *netrtFabric) Setup() (Options, error) {
 	if err := e.sc.check(); err != nil {
 		return Options{}, err
 	}
-	e.schemeList, e.modeList = splitList(e.schemes), splitList(e.modes)
-	for _, s := range e.schemeList {
-		if !slices.Contains(netrtSchemes, s) {
-			return Options{}, Usagef("scheme %q: want gbn, gbn+pfc, irn or gbn+netrt", s)
-		}
+	var err error
+	if e.schemeList, err = wordList("schemes", e.schemes, netrtSchemes...); err != nil {
+		return Options{}, err
 	}
-	for _, m := range e.modeList {
-		if m != "ecmp" && m != "spray" && m != "adaptive" {
-			return Options{}, Usagef("--multipath %q: want ecmp, spray or adaptive", m)
-		}
+	if e.modeList, err = wordList("multipath", e.modes, "ecmp", "spray", "adaptive"); err != nil {
+		return Options{}, err
 	}
 	shape, err := intList("fabric", cmpStr(e.shape, "16,4,32"), 1, 1024, "a count")
 	if err != nil {

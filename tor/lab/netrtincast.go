@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"time"
 
@@ -75,11 +74,9 @@ func (e *netrtIncast) Setup() (Options, error) {
 	if err := e.sc.check(); err != nil {
 		return Options{}, err
 	}
-	e.schemeList = splitList(e.schemes)
-	for _, s := range e.schemeList {
-		if !slices.Contains(netrtSchemes, s) {
-			return Options{}, Usagef("scheme %q: want gbn, gbn+pfc, irn or gbn+netrt", s)
-		}
+	var err error
+	if e.schemeList, err = wordList("schemes", e.schemes, netrtSchemes...); err != nil {
+		return Options{}, err
 	}
 	s := e.senders
 	if s == "" {
