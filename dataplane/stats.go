@@ -59,7 +59,11 @@ type StageCounters struct {
 // Snapshot is a copy of a worker's counters, published about once a
 // millisecond so that scrapes never touch the packet path.
 type Snapshot struct {
-	Worker    int
+	Worker int
+	// TID is the OS thread the worker runs on, 0 before Run: the
+	// kernel's accounting of that thread (/proc/self/task/TID/schedstat:
+	// time on a CPU, time waiting for one) is the worker's.
+	TID       int
 	Ports     []PortCounters
 	PortStats []PortStats
 	Queues    [][]QueueSnapshot

@@ -120,6 +120,11 @@ type WorkerConfig struct {
 	// PFCWatchdog, when not nil, ends the pause storms of the ports'
 	// peers (PFCWatchdog).
 	PFCWatchdog *PFCWatchdog
+	// Thread, when not nil, runs on the worker's OS thread once Run
+	// has locked it, before the first step: tord sets the thread's
+	// scheduling policy and CPU there (pipeline.CPUConfig). Its error
+	// ends Run.
+	Thread func() error
 }
 
 // Worker runs the pipeline over its ports on one locked OS thread: it
@@ -157,6 +162,7 @@ type Worker struct {
 
 	stepped bool // Step ran: ctx.Now is the previous loop's time
 	lastPub int64
+	tid     int // the OS thread Run locked, for Snapshot.TID
 	pubMu   sync.Mutex
 	pub     Snapshot
 
@@ -673,6 +679,12 @@ func (w *Worker) sendPFC(port int, enable uint8, times [8]uint16) bool {
 func (w *Worker) Run(ctx context.Context) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if w.cfg.Thread != nil {
+		if err := w.cfg.Thread(); err != nil {
+			return err
+		}
+	}
+	w.tid = unix.Gettid()
 	idle := 0
 	for ctx.Err() == nil {
 		now := w.clock()
@@ -830,7 +842,7 @@ func (w *Worker) publish(now int64) {
 	w.pubMu.Lock()
 	defer w.pubMu.Unlock()
 	s := &w.pub
-	s.Worker = w.cfg.ID
+	s.Worker, s.TID = w.cfg.ID, w.tid
 	s.Ports = append(s.Ports[:0], w.st.Ports...)
 	s.Stages = append(s.Stages[:0], w.st.Stages...)
 	s.Drops, s.HODrops = w.st.Drops, w.st.HODrops

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf/rlimit"
@@ -315,11 +316,19 @@ func (s *Switch) Run(ctx context.Context, ready func()) error {
 		defer wg.Done()
 		s.followLocalAddrs(ctx)
 	}()
+	// A worker that cannot start (its thread's scheduling refused:
+	// cpu:) stops the switch; the others see ctx end.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var failed atomic.Pointer[error]
 	for _, w := range s.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.Run(ctx)
+			if err := w.Run(ctx); err != nil {
+				failed.CompareAndSwap(nil, &err)
+				stop(err)
+			}
 		}()
 	}
 	if s.monitor != nil {
@@ -352,6 +361,9 @@ func (s *Switch) Run(ctx context.Context, ready func()) error {
 	for i := range s.srcs {
 		s.srcs[i].Close()
 		s.dsts[i].Close()
+	}
+	if err := failed.Load(); err != nil {
+		return *err
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"os"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -79,6 +81,8 @@ var (
 	dBusy        = desc("worker_busy_polls_total", "Worker loops that moved frames or fired timers.", "worker")
 	dIdle        = desc("worker_idle_polls_total", "Worker loops that found nothing to do.", "worker")
 	dSleeps      = desc("worker_sleeps_total", "Times the worker slept in poll(2).", "worker")
+	dOnCPU       = desc("worker_cpu_seconds_total", "Time the worker's thread ran on a CPU (the kernel's schedstat).", "worker")
+	dRunDelay    = desc("worker_run_delay_seconds_total", "Time the worker's thread waited for a CPU while runnable (the kernel's schedstat): a switch's queues are neither served nor marked meanwhile.", "worker")
 	dHanded      = desc("worker_handed_total", "Frames the worker handed to the worker that owns their flow or port (handoff rings; with netrt, trim or llr and more than one worker).", "worker", "to")
 	dBatch       = desc("worker_batch_size", "Frames per received batch.", "worker")
 	dTimers      = desc("worker_timers", "Timers armed by the worker's stages.", "worker")
@@ -98,7 +102,7 @@ func Descs() []*prometheus.Desc {
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
 		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops,
 		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dThreshold, dQThDrops, dSharedUsed, dSharedSize, dReserve, dReserveUsed, dDrops,
-		dBusy, dIdle, dSleeps, dHanded, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
+		dBusy, dIdle, dSleeps, dOnCPU, dRunDelay, dHanded, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
 }
 
 // Describe implements prometheus.Collector.
@@ -197,6 +201,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(ch, dBusy, s.BusyPolls, w)
 		counter(ch, dIdle, s.IdlePolls, w)
 		counter(ch, dSleeps, s.Sleeps, w)
+		if on, wait, ok := schedstat(s.TID); ok {
+			ch <- prometheus.MustNewConstMetric(dOnCPU, prometheus.CounterValue, float64(on)/1e9, w)
+			ch <- prometheus.MustNewConstMetric(dRunDelay, prometheus.CounterValue, float64(wait)/1e9, w)
+		}
 		for to, n := range s.Handed {
 			if to != s.Worker {
 				counter(ch, dHanded, n, w, strconv.Itoa(to))
@@ -279,6 +287,27 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for r := 0; r < dataplane.NumReasons(); r++ {
 		counter(ch, dDrops, drops[r], dataplane.Reason(r).String())
 	}
+}
+
+// schedstat reads the kernel's accounting of thread tid of this
+// process: nanoseconds on a CPU and waiting for one
+// (Documentation/scheduler/sched-stats.rst). ok is false before the
+// worker runs and on kernels without schedstats.
+func schedstat(tid int) (onCPU, wait uint64, ok bool) {
+	if tid <= 0 {
+		return 0, 0, false
+	}
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
+	if err != nil {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, 0, false
+	}
+	onCPU, err1 := strconv.ParseUint(f[0], 10, 64)
+	wait, err2 := strconv.ParseUint(f[1], 10, 64)
+	return onCPU, wait, err1 == nil && err2 == nil
 }
 
 func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v uint64, labels ...string) {

@@ -2,10 +2,13 @@ package metrics
 
 import (
 	"bytes"
+	"context"
 	"maps"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -161,5 +164,54 @@ rocetor_queue_threshold_drops_total{port="eth0",queue="data"} 6
 	if n, err := testutil.GatherAndCount(reg, "rocetor_buffer_shared_used_bytes", "rocetor_queue_threshold_bytes",
 		"rocetor_buffer_port_reserve_bytes"); err != nil || n != 0 {
 		t.Fatalf("%d shared-buffer series without a pool, err %v", n, err)
+	}
+}
+
+// A running worker's thread is known to the kernel: its time on a CPU
+// and waiting for one are exported; a worker not running has neither.
+func TestCollectorWorkerSchedstat(t *testing.T) {
+	if _, _, ok := schedstat(os.Getpid()); !ok {
+		t.Skip("no /proc/self/task/*/schedstat (kernel without schedstats)")
+	}
+	mem, _ := dataplane.NewMem(make([]byte, 64*2048), 2048)
+	ports := []dataplane.Port{dataplane.NewMemPort("eth0", rocev2.MAC{}, mem, 8), dataplane.NewMemPort("eth1", rocev2.MAC{}, mem, 8)}
+	eg := dataplane.DefaultEgress(0, 1<<20)
+	wk, err := dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: []dataplane.EgressConfig{eg, eg}, Mode: dataplane.Busy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(New([]string{"eth0", "eth1"}, nil, wk))
+	names := []string{"rocetor_worker_cpu_seconds_total", "rocetor_worker_run_delay_seconds_total"}
+	if n, err := testutil.GatherAndCount(reg, names...); err != nil || n != 0 {
+		t.Fatalf("%d schedstat series before Run, err %v", n, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- wk.Run(ctx) }()
+	// A busy worker publishes every millisecond: wait for its thread.
+	for wk.Snapshot().TID == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	mfs, err := reg.Gather()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			got[mf.GetName()] = m.GetCounter().GetValue()
+		}
+	}
+	if got[names[0]] <= 0 {
+		t.Errorf("a busy worker ran %v s on a CPU, want > 0 (%v)", got[names[0]], got)
+	}
+	if _, ok := got[names[1]]; !ok {
+		t.Errorf("no %s (%v)", names[1], got)
 	}
 }

@@ -349,6 +349,11 @@ type DCQCNCell struct {
 	Jain      *float64   `json:"jain_last_half"`
 	FlowRates []float64  `json:"flow_rates_mbps"`
 	Depth     DepthStats `json:"depth"`
+	// Wait is how long the bottleneck switch's workers waited for a
+	// CPU during the run, in ms (rocetor_worker_run_delay_seconds_total;
+	// 0 in the simulator): a queue is neither served nor marked
+	// meanwhile.
+	Wait float64 `json:"tord_wait_ms"`
 	// NetRT is what the ToRs' NetRT stages did, in netrt's cells only.
 	NetRT *dcqcnNetRT `json:"netrt,omitempty"`
 	Error string      `json:"error,omitempty"`
@@ -433,6 +438,7 @@ func dcqcnCellOf(r *Run, tr, cc string, n int, node, port string) DCQCNCell {
 	c.Drops = sum(r, "rocetor_queue_drops_total")
 	c.Trimmed = sum(r, "rocetor_trim_trimmed_packets_total")
 	c.PFCPauses = sum(r, "rocetor_port_pfc_tx_frames_total")
+	c.Wait = 1e3 * r.Switches[node].Sum("rocetor_worker_run_delay_seconds_total")
 	if tr == "netrt" {
 		c.NetRT = netrtOf(r, node, port)
 	}
@@ -512,7 +518,7 @@ func fmtJain(j *float64) string {
 func dcqcnTable(cells []DCQCNCell) Table {
 	t := Table{Columns: []string{"transport", "cc", "senders", "goodput (Gbit/s)", "FCT p50/p99 (µs)", "Jain (last half)",
 		"flow rates (Mbit/s)", "depth mean/max (KB)", "in [Kmin, Kmax]", "at limit", "queue drops", "CE marked", "CNPs",
-		"rate cuts", "PFC", "trimmed", "retx", "NetRT resent / probes / late"}}
+		"rate cuts", "PFC", "trimmed", "retx", "NetRT resent / probes / late", "tor1 wait (ms)"}}
 	for _, c := range cells {
 		var rates []string
 		for _, r := range c.FlowRates {
@@ -529,7 +535,8 @@ func dcqcnTable(cells []DCQCNCell) Table {
 			fmtInt(c.FCT.P50) + " / " + fmtInt(c.FCT.P99), fmtJain(c.Jain), strings.Join(rates, " "),
 			fmtFloat(c.Depth.Mean/1e3, 1) + " / " + fmtFloat(c.Depth.Max/1e3, 1), pct(c.Depth.InBand, c.Depth.Samples),
 			pct(c.Depth.AtLimit, c.Depth.Samples), fmtInt(c.QueueDrops), fmtInt(c.CEMarked), strconv.FormatInt(c.CNPsSent, 10),
-			strconv.FormatInt(c.RateCuts, 10), fmtInt(c.PFCPauses), fmtInt(c.Trimmed), strconv.FormatInt(c.Retx, 10), netrt})
+			strconv.FormatInt(c.RateCuts, 10), fmtInt(c.PFCPauses), fmtInt(c.Trimmed), strconv.FormatInt(c.Retx, 10), netrt,
+			fmtFloat(c.Wait, 1)})
 	}
 	return t
 }

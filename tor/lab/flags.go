@@ -34,6 +34,7 @@ func FabricFlags(fs *flag.FlagSet, o *Options, impair bool) {
 	fs.Float64Var(&o.ECNPMax, "ecn-pmax", o.ECNPMax, "with --ecn: Pmax, the marking probability at Kmax in percent (0: tord's, 20)")
 	fs.BoolVar(&o.QoS, "qos", o.QoS, "every switch runs tord's default traffic classes (qos: {}): RoCE (DSCP 26) lossless, CNPs (48) strict, the rest lossy, each on its own queue")
 	fs.StringVar(&o.Poll, "poll", o.Poll, "tord's worker polling: adaptive (right for a few cores), busy or interrupt")
+	fs.StringVar(&o.TordCPU, "tord-cpu", o.TordCPU, "tord's workers' scheduling (tord's cpu section): fifo:PRIORITY or rr:PRIORITY (real time, with --poll interrupt), other:NICE; empty: the kernel's default")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "tord's workers on every switch; the veths between switches and the switch ends of the host links get as many queues (hosts keep one)")
 	fs.BoolVar(&o.IPv6, "ipv6", o.IPv6, "IPv6 addresses and routes beside IPv4")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "tord's /metrics port in each switch namespace, on loopback or with --mgmt the management address (pprof on the next, on loopback)")

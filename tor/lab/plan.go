@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"rocetor/dataplane"
+	"rocetor/tor/pipeline"
 	"rocetor/tor/topo"
 )
 
@@ -68,13 +70,43 @@ type Options struct {
 	// RoCE lossless, CNPs strict, everything else lossy, each on its
 	// own queue. Off, every frame shares the data queue, as the
 	// recorded experiments ran.
-	QoS         bool   `json:"qos,omitempty"`
-	Poll        string `json:"poll"`              // tord polling mode
+	QoS  bool   `json:"qos,omitempty"`
+	Poll string `json:"poll"` // tord polling mode
+	// TordCPU schedules every tord's workers (tord's cpu section):
+	// "fifo:P" or "rr:P" a real-time priority P, "other:N" nice N;
+	// "": the kernel's default, as the recorded experiments ran.
+	TordCPU     string `json:"tord_cpu,omitempty"`
 	Workers     int    `json:"workers,omitempty"` // every tord's workers, and queues of the veths they poll (veths); 0 means 1
 	IPv6        bool   `json:"ipv6"`              // IPv6 addresses and routes beside IPv4
 	MetricsPort int    `json:"metrics_port"`      // tord's /metrics port in each switch namespace
 	LogLevel    string `json:"log_level"`         // tord's log level
 	Mgmt        string `json:"mgmt,omitempty"`    // the management network's IPv4 /24 (mgmt.go); "": none, metrics on loopback
+}
+
+// tordCPU is the cpu section --tord-cpu asks for, validated against
+// --poll as tord would.
+func (o *Options) tordCPU() (pipeline.CPUConfig, error) {
+	var c pipeline.CPUConfig
+	if o.TordCPU == "" {
+		return c, nil
+	}
+	policy, v, ok := strings.Cut(o.TordCPU, ":")
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil {
+		return c, Usagef("--tord-cpu %q: want fifo:PRIORITY, rr:PRIORITY or other:NICE", o.TordCPU)
+	}
+	c.Policy = policy
+	if policy == "other" {
+		c.Nice = n
+	} else {
+		c.Priority = n
+	}
+	cfg := pipeline.DefaultConfig()
+	cfg.Ports, cfg.Poll, cfg.CPU = []string{"a", "b"}, o.Poll, c
+	if err := cfg.Validate(); err != nil {
+		return c, Usagef("--tord-cpu %q: %v", o.TordCPU, err)
+	}
+	return c, nil
 }
 
 // DefaultOptions are the flags' defaults.
@@ -144,6 +176,9 @@ func (o *Options) Validate() error {
 		return Usagef("--poll %q: want busy, adaptive or interrupt", o.Poll)
 	}
 	if err := o.validateWorkers(); err != nil {
+		return err
+	}
+	if _, err := o.tordCPU(); err != nil {
 		return err
 	}
 	switch o.LogLevel {

@@ -200,6 +200,10 @@ func TestOptionsValidate(t *testing.T) {
 		{"burst", func(o *Options) { o.Loss = 0.9; o.Burst = 2 }, "burst"},
 		{"senders", func(o *Options) { o.Topology = "dumbbell"; o.Senders = 0 }, "--senders"},
 		{"paths", func(o *Options) { o.Topology = "multipath"; o.Paths = 17 }, "--paths"},
+		{"tord-cpu", func(o *Options) { o.TordCPU = "fifo" }, "--tord-cpu"},
+		{"tord-cpu-priority", func(o *Options) { o.Poll = "interrupt"; o.TordCPU = "fifo:0" }, "cpu.priority"},
+		// Real time with a polling worker would keep a CPU for good.
+		{"tord-cpu-poll", func(o *Options) { o.TordCPU = "fifo:10" }, "cpu.policy"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := DefaultOptions("chain")

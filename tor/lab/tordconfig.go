@@ -247,6 +247,7 @@ func (p *Plan) TordConfigs() map[string]*pipeline.Config {
 		c.Ports = ports
 		c.Workers = o.NumWorkers()
 		c.Poll = o.Poll
+		c.CPU, _ = o.tordCPU() // Validate checked it
 		c.MetricsAddr = net.JoinHostPort(p.metricsHost(n.Name), strconv.Itoa(o.MetricsPort))
 		c.AdminAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(o.MetricsPort+1))
 		c.LogLevel = o.LogLevel

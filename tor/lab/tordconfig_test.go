@@ -63,6 +63,7 @@ func TestTordConfigFileValidates(t *testing.T) {
 		{"burst", func(o *Options) { o.Loss = 0.01; o.Burst = 4 }},
 		{"corrupt", func(o *Options) { o.Corrupt = 1e-3 }},
 		{"clean", nil},
+		{"tord-cpu", func(o *Options) { o.Poll = "interrupt"; o.TordCPU = "fifo:10" }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := mustPlan(t, "chain", c.edit)
@@ -81,7 +82,10 @@ func TestTordConfigFileValidates(t *testing.T) {
 				if back.Egress.Rate != 1e9 || !strings.Contains(string(b), "\n  rate: 1G\n") {
 					t.Errorf("%s: rate %d; want 1G\n%s", node, back.Egress.Rate, b)
 				}
-				if c.edit != nil && node == "core" && len(back.Impair.Rules) != 2 {
+				if c.name == "tord-cpu" && (back.CPU.Policy != "fifo" || back.CPU.Priority != 10) {
+					t.Errorf("%s: cpu %+v, want fifo priority 10\n%s", node, back.CPU, b)
+				}
+				if c.edit != nil && c.name != "tord-cpu" && node == "core" && len(back.Impair.Rules) != 2 {
 					t.Errorf("core: %d rules after decoding, want 2 (both ways):\n%s", len(back.Impair.Rules), b)
 				}
 			}

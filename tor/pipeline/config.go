@@ -33,6 +33,11 @@ type Config struct {
 	AdminTokenFile string `yaml:"admin_token_file"`
 	LogLevel       string `yaml:"log_level"` // debug, info, warn, error
 
+	// CPU schedules the workers' threads: a policy, its real-time
+	// priority or nice value, and the CPUs they are pinned to, as VPP's
+	// cpu section does; empty, the kernel's defaults.
+	CPU CPUConfig `yaml:"cpu"`
+
 	XDP struct {
 		Mode      string `yaml:"mode"`       // auto, native or generic attach
 		Bind      string `yaml:"bind"`       // auto, zerocopy or copy
@@ -320,6 +325,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := dataplane.ParsePollMode(c.Poll); err != nil {
 		return bad("poll", "%v", err)
+	}
+	if err := c.CPU.validate(c); err != nil {
+		return err
 	}
 	for _, a := range []struct{ field, addr string }{{"metrics_addr", c.MetricsAddr}, {"admin_addr", c.AdminAddr}} {
 		if a.addr == "" {
