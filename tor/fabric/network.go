@@ -390,6 +390,7 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 		cfg.NetRT = pipeline.NetRTConfig{}
 	}
 	cfg.MetricsAddr, cfg.AdminAddr = "", ""
+	cfg.CPU = pipeline.CPUConfig{} // simulated switches have no threads of their own
 	cfg.NetRT.Fabric = expand(cfg.NetRT.Fabric)
 	// A host port in llr.ports protects the host's link: the host's NIC
 	// runs llr at its end (hostLLR).
