@@ -41,6 +41,10 @@ type RoCETCPCell struct {
 	NetRTRequests Spread `json:"netrt_requests"`
 	NetRTRetx     Spread `json:"netrt_retransmits"`
 	NetRTWaits    Spread `json:"netrt_waits"`
+	// Wait is how long the switches' workers waited for a CPU during a
+	// run, in ms, all switches together
+	// (rocetor_worker_run_delay_seconds_total).
+	Wait Spread `json:"tord_wait_ms"`
 	// RoCEKept and TCPKept (mix both) are the mean goodput and
 	// throughput as shares of the same qos and netrt's runs alone; nil
 	// where there is no such share.
@@ -112,6 +116,12 @@ func roceTCPCells(runs []Run, plan *Plan) []RoCETCPCell {
 				return math.NaN()
 			}
 			return r.Destroyed("")
+		})
+		c.Wait = col(func(r *Run) float64 {
+			if r.Switches == nil {
+				return math.NaN()
+			}
+			return 1e3 * sum(r, "rocetor_worker_run_delay_seconds_total")
 		})
 		if c.NetRT {
 			netrt := func(metric string) Spread {
@@ -195,7 +205,7 @@ func checks(c *RoCETCPCell) []string {
 // roceTCPTable is the Markdown table of the cells.
 func roceTCPTable(cells []RoCETCPCell) Table {
 	t := Table{Columns: []string{"QoS", "NetRT", "flows", "runs", "RoCE goodput (Gbit/s)", "RoCE e2e retx", "RoCE timeouts",
-		"TCP (Gbit/s)", "TCP retx", "ping p50 (µs)", "ping p99 (µs)", "data / lossy queue drops", "NetRT requests / ToR retx / give-ups", "RoCE kept", "TCP kept", "checks"}}
+		"TCP (Gbit/s)", "TCP retx", "ping p50 (µs)", "ping p99 (µs)", "data / lossy queue drops", "NetRT requests / ToR retx / give-ups", "tords' wait (ms)", "RoCE kept", "TCP kept", "checks"}}
 	pct := func(v *float64) string {
 		if v == nil {
 			return "–"
@@ -216,7 +226,7 @@ func roceTCPTable(cells []RoCETCPCell) Table {
 		t.Rows = append(t.Rows, []string{onOffName(c.QoS), onOffName(c.NetRT), c.Mix, strconv.Itoa(c.Runs),
 			c.RoCEGoodput.format(3), c.E2ERetx.format(0), c.Timeouts.format(0), c.TCPGbps.format(3), c.TCPRetx.format(0),
 			c.PingP50.format(0), c.PingP99.format(0), c.DataDrops.format(0) + " / " + c.LossyDrops.format(0), netrtCol(c),
-			pct(c.RoCEKept), pct(c.TCPKept), check})
+			c.Wait.format(1), pct(c.RoCEKept), pct(c.TCPKept), check})
 	}
 	return t
 }
