@@ -58,6 +58,11 @@ type Config struct {
 	// parsed, and trimmed, as DCP packets (docs/wire-formats.md, "The
 	// DSCP caveat"). The transport tags its own frames.
 	DSCP uint8
+	// BestEffort sends the endpoint's frames with DSCP 0, a ConnectX
+	// QP's traffic class 0–3 (perftest's --tclass 0): a QoS switch's
+	// default class, the lossy one of tord's default profile. DSCP must
+	// then be 0, which otherwise stands for the default above.
+	BestEffort bool
 	// CNPDSCP is the DSCP of the CNPs the endpoint sends as DCQCN's
 	// notification point (default 48, ConnectX's cnp_dscp), so that
 	// switches can give them a class of their own ahead of the data.
@@ -129,7 +134,7 @@ func (c *Config) setDefaults() {
 	if c.FrameSize == 0 {
 		c.FrameSize = 2048
 	}
-	if c.DSCP == 0 {
+	if c.DSCP == 0 && !c.BestEffort {
 		c.DSCP = 26
 		if c.dcpFabric() {
 			c.DSCP = 24
@@ -243,6 +248,8 @@ func NewEndpoint(c Config) (*Endpoint, error) {
 	case c.dcpFabric() && rocev2.TagOfDSCP(c.CNPDSCP) != rocev2.DCPNone:
 		return nil, fmt.Errorf("%w: CNP DSCP %d carries DCP tag %v; the %s transport needs one whose low two bits are 00 (e.g. 48)",
 			ErrConfig, c.CNPDSCP, rocev2.TagOfDSCP(c.CNPDSCP), c.Transport.Name())
+	case c.BestEffort && c.DSCP != 0:
+		return nil, fmt.Errorf("%w: DSCP %d with BestEffort, which sends DSCP 0", ErrConfig, c.DSCP)
 	case c.DSCP > 63 || c.CNPDSCP > 63:
 		return nil, fmt.Errorf("%w: DSCP %d or CNP DSCP %d above 63", ErrConfig, c.DSCP, c.CNPDSCP)
 	}

@@ -111,8 +111,31 @@ func (p pollFlag) Set(v string) (err error) {
 // addClassFlags adds --tclass and --cnp-dscp, the classes a switch
 // sorts the endpoint's frames by (perf.ClassOptions).
 func addClassFlags(fs *flag.FlagSet, c *perf.ClassOptions) {
-	fs.IntVar(&c.TClass, "tclass", 0, "IP traffic class `TCLASS` of the endpoint's frames, perftest's --tclass: DSCP TCLASS/4 (0: 106, DSCP 26; 96, DSCP 24, with --transport dcp)")
+	fs.Var(tclassFlag{c}, "tclass", "IP traffic class `TCLASS` of the endpoint's frames, perftest's --tclass: DSCP TCLASS/4, 0 to 255 (default 106, DSCP 26; 96, DSCP 24, with --transport dcp)")
 	fs.IntVar(&c.CNPDSCP, "cnp-dscp", 0, "`DSCP` of the CNPs the endpoint sends, ConnectX's cnp_dscp (0: 48)")
+}
+
+// tclassFlag is --tclass: 0 to 3 is DSCP 0, which perf.ClassOptions
+// keeps apart from its default (BestEffort).
+type tclassFlag struct{ c *perf.ClassOptions }
+
+func (f tclassFlag) String() string {
+	if f.c == nil || f.c.TClass == 0 && !f.c.BestEffort {
+		return ""
+	}
+	return strconv.Itoa(f.c.TClass)
+}
+
+func (f tclassFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 255 {
+		return fmt.Errorf("want 0 to 255")
+	}
+	f.c.TClass, f.c.BestEffort = n, n < 4
+	if n < 4 {
+		f.c.TClass = 0
+	}
+	return nil
 }
 
 func addPollFlag(fs *flag.FlagSet, v *dataplane.PollMode) {

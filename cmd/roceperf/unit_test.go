@@ -27,6 +27,10 @@ func TestParseClient(t *testing.T) {
 		o.Class != (perf.ClassOptions{TClass: 138, CNPDSCP: 46}) {
 		t.Errorf("--tclass 138 --cnp-dscp 46: %+v, %v", o.Class, err)
 	}
+	if o, err := parseClient("write", append(base, "--tclass", "2"), &bytes.Buffer{}); err != nil ||
+		o.Class != (perf.ClassOptions{BestEffort: true}) {
+		t.Errorf("--tclass 2: %+v, %v; want DSCP 0 (best effort)", o.Class, err)
+	}
 	if o, err := parseClient("send", append(base, "--transport", "dcp"), &bytes.Buffer{}); err != nil || o.Transport != "dcp" {
 		t.Errorf("send over dcp: %+v, %v", o, err)
 	}
@@ -62,7 +66,7 @@ func TestParseClient(t *testing.T) {
 		{append(base, "--timeout", "0s"), "--timeout"},
 		{append(base, "--rate", "fast"), "invalid value"},
 		{append(base, "--poll", "spin"), `poll mode "spin"`},
-		{append(base, "--tclass", "2"), "--tclass 2"},
+		{append(base, "--tclass", "256"), "want 0 to 255"},
 		{append(base, "--cnp-dscp", "64"), "--cnp-dscp 64"},
 		{append(base, "--nope"), "flag provided but not defined"},
 		{append(base, "extra"), `unexpected argument "extra"`},

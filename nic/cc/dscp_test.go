@@ -16,7 +16,13 @@ import (
 // IP header's bytes as they cross the wire. A lost request makes B
 // NAK; CE marks make it send CNPs.
 func TestDSCPOnWire(t *testing.T) {
-	const dscp, cnpDSCP = 34, 46 // neither is a default
+	t.Run("dscp=34", func(t *testing.T) { dscpOnWire(t, 34, false) }) // neither DSCP is a default
+	// perftest's --tclass 0: DSCP 0, the class of unmarked frames.
+	t.Run("best-effort", func(t *testing.T) { dscpOnWire(t, 0, true) })
+}
+
+func dscpOnWire(t *testing.T, dscp uint8, bestEffort bool) {
+	const cnpDSCP = 46
 	p := nictest.New(t, nictest.Options{Transport: gbnT,
 		CC: func() nic.CC {
 			d, err := cc.NewDCQCN(10e9, cc.DefaultDCQCNConfig())
@@ -25,7 +31,7 @@ func TestDSCPOnWire(t *testing.T) {
 			}
 			return d
 		},
-		Endpoint: func(_ int, c *nic.Config) { c.DSCP, c.CNPDSCP = dscp, cnpDSCP }})
+		Endpoint: func(_ int, c *nic.Config) { c.DSCP, c.BestEffort, c.CNPDSCP = dscp, bestEffort, cnpDSCP }})
 	onWire := func(f []byte, m *rocev2.Meta) uint8 { return f[m.L3Off+1] >> 2 } // IPv4 TOS: DSCP, ECN
 	count := map[string]int{}
 	bad := map[string]int{}

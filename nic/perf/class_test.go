@@ -16,13 +16,14 @@ func TestClassEndpoint(t *testing.T) {
 		{ClassOptions{TClass: 106, CNPDSCP: 48}, 26, 48},
 		{ClassOptions{TClass: 138, CNPDSCP: 46}, 34, 46},
 		{ClassOptions{TClass: 107}, 26, 0},
+		{ClassOptions{BestEffort: true}, 0, 0}, // --tclass 0 to 3: DSCP 0 on the wire
 	} {
 		ec := sessionConfig{class: c.o}.endpoint()
-		if ec.DSCP != c.dscp || ec.CNPDSCP != c.cnps {
+		if ec.DSCP != c.dscp || ec.CNPDSCP != c.cnps || ec.BestEffort != c.o.BestEffort {
 			t.Errorf("%+v: DSCP %d, CNP DSCP %d; want %d, %d", c.o, ec.DSCP, ec.CNPDSCP, c.dscp, c.cnps)
 		}
 	}
-	for _, o := range []ClassOptions{{TClass: 3}, {TClass: 256}, {CNPDSCP: 64}, {CNPDSCP: -1}} {
+	for _, o := range []ClassOptions{{TClass: 3}, {TClass: 256}, {TClass: 106, BestEffort: true}, {CNPDSCP: 64}, {CNPDSCP: -1}} {
 		if o.Check() == nil {
 			t.Errorf("%+v accepted", o)
 		}

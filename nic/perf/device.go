@@ -44,7 +44,7 @@ type sessionConfig struct {
 func (c sessionConfig) endpoint() nic.Config {
 	return nic.Config{IP: c.ip, Transport: c.transport, MaxQPs: c.qps, BaseQPN: c.baseQPN,
 		SQDepth: c.sq, RQDepth: c.rq, CQDepth: c.cq, MTU: c.mtu, CC: c.cc, MaxMRs: c.mrs,
-		DSCP: uint8(c.class.TClass >> 2), CNPDSCP: uint8(c.class.CNPDSCP)}
+		DSCP: uint8(c.class.TClass >> 2), BestEffort: c.class.BestEffort, CNPDSCP: uint8(c.class.CNPDSCP)}
 }
 
 // session is one run's endpoint: the verbs, its clock, and its counters

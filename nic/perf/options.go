@@ -127,6 +127,10 @@ type ClassOptions struct {
 	// ConnectX with ECN on. 0: the endpoint's default, 106 (DSCP 26),
 	// or 96 (DSCP 24) with the dcp transport.
 	TClass int
+	// BestEffort is a traffic class of 0 to 3 asked for (TClass then
+	// 0): DSCP 0, the class of every unmarked frame
+	// (nic.Config.BestEffort).
+	BestEffort bool
 	// CNPDSCP is the DSCP of the CNPs (ConnectX's cnp_dscp); 0: 48.
 	CNPDSCP int
 }
@@ -135,9 +139,10 @@ type ClassOptions struct {
 func (c ClassOptions) Check() error {
 	switch {
 	case c.TClass != 0 && (c.TClass < 4 || c.TClass > 255):
-		// The endpoint takes DSCP 0 for its default; a RoCE class on
-		// DSCP 0 would share the lossy class of every other frame.
-		return fmt.Errorf("--tclass %d: want 4 to 255 (DSCP 1 to 63)", c.TClass)
+		// TClass 0 stands for the default; 0 to 3 is BestEffort.
+		return fmt.Errorf("--tclass %d: want 0 to 255", c.TClass)
+	case c.BestEffort && c.TClass != 0:
+		return fmt.Errorf("--tclass %d with a best-effort class: want 0 to 3", c.TClass)
 	case c.CNPDSCP < 0 || c.CNPDSCP > 63:
 		return fmt.Errorf("--cnp-dscp %d: want 1 to 63 (0: 48)", c.CNPDSCP)
 	}
