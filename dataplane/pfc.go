@@ -29,6 +29,10 @@ import (
 // the buffer fills every port pauses sooner.
 type IngressPFC struct {
 	XOff, XOn int // bytes
+	// Groups sets XOff and XOn for one priority each, the thresholds of
+	// its priority group (SONiC's BUFFER_PG profiles): a priority whose
+	// entry is zero takes XOff and XOn.
+	Groups [8]Thresholds
 	// Alpha is the share of the shared pool's free bytes a port may
 	// queue before it pauses its peer; 0: static thresholds.
 	Alpha float64
@@ -55,11 +59,28 @@ type IngressPFC struct {
 	Headroom int
 }
 
+// Thresholds are a priority group's xoff and xon in bytes.
+type Thresholds struct{ XOff, XOn int }
+
+// thresholds returns priority p's.
+func (c *IngressPFC) thresholds(p int) Thresholds {
+	if g := c.Groups[p]; g != (Thresholds{}) {
+		return g
+	}
+	return Thresholds{c.XOff, c.XOn}
+}
+
 // validate checks the thresholds against n ports.
 func (c *IngressPFC) validate(n int) error {
+	for p := range c.Groups {
+		if c.Priorities != 0 && c.Priorities&(1<<p) == 0 {
+			continue // not lossless: never counted
+		}
+		if t := c.thresholds(p); t.XOff <= 0 || t.XOn < 0 || t.XOn >= t.XOff {
+			return fmt.Errorf("%w: ingress pfc: priority %d: xoff %d, xon %d bytes, want 0 ≤ xon < xoff", ErrWorkerConfig, p, t.XOff, t.XOn)
+		}
+	}
 	switch {
-	case c.XOff <= 0 || c.XOn < 0 || c.XOn >= c.XOff:
-		return fmt.Errorf("%w: ingress pfc: xoff %d, xon %d bytes, want 0 ≤ xon < xoff", ErrWorkerConfig, c.XOff, c.XOn)
 	case c.Ports != nil && len(c.Ports) != n:
 		return fmt.Errorf("%w: ingress pfc names %d ports, have %d", ErrWorkerConfig, len(c.Ports), n)
 	case c.Headroom < 0:
@@ -75,6 +96,7 @@ func (c *IngressPFC) validate(n int) error {
 // pfcState is a worker's ingress accounting.
 type pfcState struct {
 	cfg   IngressPFC
+	th    [8]Thresholds // by priority (IngressPFC.thresholds)
 	pool  *SharedBuffer // with cfg.Alpha: the pool the thresholds follow
 	alpha int64         // cfg.Alpha in fixed point (alphaFixed)
 	bytes [][8]int      // queued bytes by ingress port and priority
@@ -91,6 +113,9 @@ func newPFCState(c IngressPFC, eg []*Egress) *pfcState {
 	}
 	s := &pfcState{cfg: c, bytes: make([][8]int, len(eg)), hdrm: make([][8]int, len(eg)), on: make([]uint8, len(eg)), again: make([]int64, len(eg)),
 		next: math.MaxInt64, pause: make([]int64, len(eg))}
+	for p := range s.th {
+		s.th[p] = c.thresholds(p)
+	}
 	for i, e := range eg {
 		s.pause[i] = int64(uint64(c.Quanta) * 512 * 1e9 / e.PauseRateBps())
 		if c.Alpha > 0 && s.pool == nil {
@@ -155,7 +180,7 @@ func (w *Worker) pfcEnqueued(in, out uint16, q uint8, n int, hdrm bool) {
 	// A pause or resume that finds no frame or a full control queue
 	// (counted as a drop) changes no state, so the next frame tries
 	// again.
-	if bit := uint8(1) << prio; (hdrm || *b > s.cfg.XOff+s.dynamic()) && s.on[in]&bit == 0 && w.pfcSend(int(in), bit, s.cfg.Quanta) {
+	if bit := uint8(1) << prio; (hdrm || *b > s.th[prio].XOff+s.dynamic()) && s.on[in]&bit == 0 && w.pfcSend(int(in), bit, s.cfg.Quanta) {
 		s.on[in] |= bit
 		if t := w.ctx.Now + s.pause[in]/2; s.on[in] == bit {
 			s.again[in] = t
@@ -179,7 +204,7 @@ func (w *Worker) pfcDequeued(in, out uint16, q uint8, n int) {
 	// Not while frames wait in headroom: the pool refused them, and a
 	// resume would bring the peer's next burst to the same refusal
 	// (ns-3's CheckShouldResume waits for hdrm_bytes to reach 0).
-	if bit := uint8(1) << prio; *b <= s.cfg.XOn+s.dynamic() && s.hdrm[in][prio] == 0 && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
+	if bit := uint8(1) << prio; *b <= s.th[prio].XOn+s.dynamic() && s.hdrm[in][prio] == 0 && s.on[in]&bit != 0 && w.pfcSend(int(in), bit, 0) {
 		s.on[in] &^= bit
 		if s.on[in] == 0 {
 			// Rare (once per pause): the next repetition is
@@ -205,10 +230,10 @@ func (w *Worker) pfcRefresh(now int64) {
 		}
 		if s.again[i] <= now {
 			var above, below uint8
-			xon := s.cfg.XOn + s.dynamic()
+			dyn := s.dynamic()
 			for p := 0; p < 8; p++ {
 				if bit := uint8(1) << p; on&bit != 0 {
-					if s.bytes[i][p] > xon || s.hdrm[i][p] > 0 {
+					if s.bytes[i][p] > s.th[p].XOn+dyn || s.hdrm[i][p] > 0 {
 						above |= bit
 					} else {
 						below |= bit

@@ -188,6 +188,44 @@ func TestIngressPFCPriorities(t *testing.T) {
 	}
 }
 
+// TestIngressPFCGroups: a priority group's own xoff replaces the
+// section's for its priority: six 1 KiB frames pass the section's 2 KiB
+// but not priority 3's 8 KiB, ten pass both; an xon at or above the
+// group's xoff is refused.
+func TestIngressPFCGroups(t *testing.T) {
+	for _, c := range []struct {
+		groups [8]Thresholds
+		frames int
+		paused bool
+	}{
+		{[8]Thresholds{}, 6, true},
+		{[8]Thresholds{3: {XOff: 8 << 10, XOn: 4 << 10}}, 6, false},
+		{[8]Thresholds{3: {XOff: 8 << 10, XOn: 4 << 10}}, 10, true},
+		{[8]Thresholds{4: {XOff: 8 << 10, XOn: 4 << 10}}, 6, true}, // another priority's group
+	} {
+		r := newRig(t, DefaultEgress(1e9, 1<<20), cross{q: 2})
+		r.w.cfg.PFC = &IngressPFC{XOff: 2 << 10, XOn: 1 << 10, Quanta: 1000, Groups: c.groups}
+		if err := r.w.cfg.PFC.validate(2); err != nil {
+			t.Fatal(err)
+		}
+		r.w.pfc = newPFCState(*r.w.cfg.PFC, r.w.egress)
+		r.peerPFC(1, 0xffff) // port 1 sends nothing: every frame stays queued
+		for i := 0; i < c.frames; i++ {
+			r.ports[0].Inject(roceFrame(t, uint32(i), 1024))
+		}
+		r.w.Step(0)
+		r.w.Step(1000)
+		times, _ := r.pfcTimes()
+		if got := len(times) > 0; got != c.paused {
+			t.Errorf("groups %v, %d frames (%d bytes): port 0 paused its peer %v, want %v", c.groups, c.frames, r.w.pfc.bytes[0][3], got, c.paused)
+		}
+	}
+	bad := IngressPFC{XOff: 2 << 10, XOn: 1 << 10, Groups: [8]Thresholds{3: {XOff: 4 << 10, XOn: 4 << 10}}}
+	if err := bad.validate(2); err == nil {
+		t.Error("a group with xon = xoff accepted")
+	}
+}
+
 // TestPFCWatchdogAllocs: the watchdog's checks, storms and drops
 // allocate nothing.
 func TestPFCWatchdogAllocs(t *testing.T) {

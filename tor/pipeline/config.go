@@ -173,6 +173,11 @@ type PFCConfig struct {
 	// the only ones counted, paused and honoured when the peer pauses.
 	// Empty: every priority (the data queue's 3 in DefaultEgress).
 	Priorities []int `yaml:"priorities"`
+	// PriorityGroups gives a lossless priority thresholds of its own,
+	// as SONiC's BUFFER_PG profiles do per priority group:
+	// {3: {xoff: 200KiB, xon: 100KiB}}. A priority without an entry
+	// takes xoff and xon.
+	PriorityGroups map[int]PGThresholds `yaml:"priority_groups"`
 	// Headroom is the bytes above xoff a paused peer's frames in
 	// flight may take, given; cable_length, mtu and response_time
 	// derive it instead. With either, xoff + headroom must fit
@@ -198,6 +203,9 @@ func (p *PFCConfig) ingress(cfg *Config) *dataplane.IngressPFC {
 	}
 	xoff, xon := p.thresholds(cfg)
 	c := &dataplane.IngressPFC{XOff: xoff, XOn: xon, Quanta: p.Quanta, Alpha: p.Alpha, Priorities: p.lossless()}
+	for q, g := range p.PriorityGroups {
+		c.Groups[q] = dataplane.Thresholds{XOff: int(g.XOff), XOn: int(g.XOn)}
+	}
 	if cfg.Buffer != nil {
 		// The pool kept the headroom aside (HeadroomReserve); each
 		// worker's share of a port queues its share of it.
@@ -218,6 +226,9 @@ func (p *PFCConfig) validate(c *Config) error {
 		return nil
 	}
 	if err := p.validateLossless(c); err != nil {
+		return err
+	}
+	if err := p.validateGroups(c); err != nil {
 		return err
 	}
 	xoff, xon := p.thresholds(c)

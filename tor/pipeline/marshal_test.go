@@ -23,6 +23,7 @@ func fullConfig() Config {
 	c := DefaultConfig()
 	c.Ports = []string{"h1", "h2", "up"}
 	c.Workers, c.Poll, c.LogLevel = 4, "busy", "debug"
+	c.CPU = CPUConfig{Policy: "rr", Priority: 20, Nice: 5, CPUs: []int{2, 3}} // not a valid pair (nice is for other): the file only has to carry every field
 	c.MetricsAddr, c.AdminAddr, c.AdminTokenFile = "0.0.0.0:9600", "10.0.0.1:9601", "/etc/rocetor/token"
 	c.XDP.Mode, c.XDP.Bind, c.XDP.FrameSize, c.XDP.Frames, c.XDP.RingSize = "native", "zerocopy", 2048, 1<<16, 512
 	c.XDP.BusyPoll, c.XDP.BusyPollBudget = 50*time.Microsecond, 64
@@ -57,6 +58,7 @@ func fullConfig() Config {
 	c.Trust = TrustConfig{Hosts: []string{"h1", "h2"}, PFCPorts: &[]string{}}
 	c.PFC = &PFCConfig{XOff: 64 << 10, XOn: 32 << 10, Quanta: 1000, Ports: []string{"h1"}, Alpha: 0.125, Priorities: []int{3},
 		Headroom: 24 << 10, CableLength: 100, MTU: 4096, ResponseTime: 3 * time.Microsecond,
+		PriorityGroups: map[int]PGThresholds{3: {XOff: 96 << 10, XOn: 48 << 10}},
 		Watchdog: &PFCWatchdogConfig{Detection: 100 * time.Millisecond, Restoration: 300 * time.Millisecond, Action: "forward"}}
 	c.Buffer = &BufferConfig{Size: 32 << 20, PortReserve: 64 << 10, QueueReserve: 16 << 10, Alpha: map[string]float64{"data": 1, "control": 8, "idle": 0.0625}}
 	c.QoS = &QoSConfig{DSCPToTC: map[int]int{26: 3, 48: 6, 10: 1}, TCToQueue: map[int]string{0: "bulk", 1: "bulk", 3: "data", 6: "cnp"},

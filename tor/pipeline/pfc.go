@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -89,6 +90,32 @@ type PFCWatchdogConfig struct {
 	Detection   time.Duration `yaml:"detection"`   // paused, frames waiting, none sent this long: a storm; 0: 200ms, as SONiC's
 	Restoration time.Duration `yaml:"restoration"` // no pause received on the stormed priority this long: restored; 0: 200ms
 	Action      string        `yaml:"action"`      // drop: the stormed queue's frames are dropped (pfc_watchdog); forward: sent in spite of the pauses. Default drop
+}
+
+// PGThresholds are one priority group's xoff and xon (pfc.priority_groups).
+type PGThresholds struct {
+	XOff dataplane.Bytes `yaml:"xoff"` // the priority's peer is paused when the bytes it queued here pass this
+	XOn  dataplane.Bytes `yaml:"xon"`  // ... and resumed when they fall to this
+}
+
+// validateGroups checks pfc.priority_groups: lossless priorities, and
+// thresholds that pause before the queue drops, headroom included.
+func (p *PFCConfig) validateGroups(c *Config) error {
+	lossless := p.lossless()
+	for q, g := range p.PriorityGroups {
+		field := fmt.Sprintf("pfc.priority_groups.%d", q)
+		switch {
+		case q < 0 || q > 7:
+			return bad(field, "want a priority 0–7")
+		case lossless != 0 && lossless&(1<<q) == 0:
+			return bad(field, "priority %d is not lossless (pfc.priorities %v)", q, p.Priorities)
+		case g.XOff <= 0 || g.XOn < 0 || g.XOn >= g.XOff:
+			return bad(field, "xoff %d, xon %d bytes: want 0 ≤ xon < xoff", g.XOff, g.XOn)
+		case int(g.XOff)+p.headroom(c) > int(c.Egress.QueueLimit):
+			return bad(field, "xoff %d + headroom %d bytes pass egress.queue_limit (%d): the queue would drop before the peer stops", g.XOff, p.headroom(c), c.Egress.QueueLimit)
+		}
+	}
+	return nil
 }
 
 // DefaultMTU is the MTU the headroom takes when the pfc section names

@@ -87,18 +87,22 @@ func TestPFCConfig(t *testing.T) {
 		return c
 	}
 	for y, field := range map[string]string{
-		"pfc: {xoff: 32KiB, xon: 32KiB}\n":                       "pfc",
-		"pfc: {xoff: 2MiB, xon: 32KiB}\n":                        "pfc.xoff",
-		"pfc: {xoff: 64KiB, ports: [h2]}\n":                      "pfc.ports",
-		"pfc: {xoff: 64KiB, alpha: 0.5}\n":                       "pfc.alpha", // no buffer section
-		"buffer: {size: 1MiB}\npfc: {xoff: 64KiB, alpha: 300}\n": "pfc.alpha", // out of range
+		"pfc: {xoff: 32KiB, xon: 32KiB}\n":                                              "pfc",
+		"pfc: {xoff: 2MiB, xon: 32KiB}\n":                                               "pfc.xoff",
+		"pfc: {xoff: 64KiB, ports: [h2]}\n":                                             "pfc.ports",
+		"pfc: {xoff: 64KiB, alpha: 0.5}\n":                                              "pfc.alpha", // no buffer section
+		"buffer: {size: 1MiB}\npfc: {xoff: 64KiB, alpha: 300}\n":                        "pfc.alpha", // out of range
+		"pfc: {xoff: 64KiB, priorities: [3], priority_groups: {4: {xoff: 32KiB}}}\n":    "pfc.priority_groups.4",
+		"pfc: {xoff: 64KiB, priority_groups: {3: {xoff: 32KiB, xon: 32KiB}}}\n":         "pfc.priority_groups.3",
+		"pfc: {xoff: 64KiB, priority_groups: {9: {xoff: 32KiB}}}\n":                     "pfc.priority_groups.9",
+		"pfc: {xoff: 64KiB, headroom: 100KiB, priority_groups: {3: {xoff: 1000KiB}}}\n": "pfc.priority_groups.3",
 	} {
 		c := parse(y)
 		if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), field) {
 			t.Errorf("%q: %v, want an error naming %s", y, err, field)
 		}
 	}
-	c := parse("pfc: {xoff: 64KiB, xon: 32KiB, ports: [h1]}\n")
+	c := parse("pfc: {xoff: 64KiB, xon: 32KiB, ports: [h1], priorities: [3, 4], priority_groups: {4: {xoff: 128KiB, xon: 16KiB}}}\n")
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +116,9 @@ func TestPFCConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, ok := pl.Worker.IngressPFC()
-	if !ok || got.XOff != 64<<10 || got.XOn != 32<<10 || len(got.Ports) != 2 || got.Ports[0] || !got.Ports[1] {
-		t.Errorf("worker's PFC %+v, %v: want 64 KiB / 32 KiB on h1 only", got, ok)
+	if !ok || got.XOff != 64<<10 || got.XOn != 32<<10 || len(got.Ports) != 2 || got.Ports[0] || !got.Ports[1] ||
+		got.Groups[4] != (dataplane.Thresholds{XOff: 128 << 10, XOn: 16 << 10}) || got.Groups[3] != (dataplane.Thresholds{}) {
+		t.Errorf("worker's PFC %+v, %v: want 64 KiB / 32 KiB on h1 only, priority 4 128 KiB / 16 KiB", got, ok)
 	}
 }
 
