@@ -188,7 +188,8 @@ type CC interface {
 // cumulative acknowledgement, both on the worker's clock (Ctx.Now) — the
 // send and ACK timestamps an RNIC takes. NewEndpoint asserts it once, so
 // a CC without it (Fixed, DCQCN) costs nothing. Read responses are not
-// shown: nothing acknowledges them.
+// shown: nothing acknowledges them. HPCC (nic/cc.HPCC) takes it for
+// Probe alone, to ask for the ACK that reopens its window.
 type RTTSampler interface {
 	// Probe reports whether the request packet q is about to build — PSN
 	// p, payload bytes of data, retx if p was sent before — should ask

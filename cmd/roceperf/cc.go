@@ -122,6 +122,7 @@ func addCCFlags(fs *flag.FlagSet, o *perf.CCOptions) {
 	fs.Float64Var(&hp.BaseRTT, "hpcc-base-rtt", hp.BaseRTT, "HPCC T, µs: base round trip")
 	fs.IntVar(&hp.Hops, "hpcc-int-hops", hp.Hops, "HPCC INT records each request reserves")
 	fs.BoolVar(&hp.FastReact, "hpcc-fast-react", hp.FastReact, "HPCC: update the rate on every ACK with INT")
+	fs.BoolVar(&hp.Window, "hpcc-window", hp.Window, "HPCC: bound each QP's bytes in flight to rate × --hpcc-base-rtt (set that to the largest base round trip)")
 	fs.StringVar(&o.Name, "cc", o.Name, "congestion control: "+strings.Join(ccNames, ", ")+" (both ends)")
 	fs.Var(rateFlag{&o.LineBps}, "line-rate", "`RATE` bit/s DCQCN, TIMELY or HPCC starts each QP at, or the fixed pacer holds it to (default: --rate)")
 	for _, f := range timelyFlags {

@@ -278,10 +278,20 @@
 // (Stale). A hop whose τ is longer than T counts as T, so an idle spell
 // does not let one sample replace U.
 //
-// Where it differs. The paper limits each QP's bytes in flight to W as
-// well as pacing at W/T; here HPCC only paces (the ns-3 model's rate,
-// the transport's own window bounds what is in flight), so a QP's first
-// round trip at the line rate is not cut short by a window. The records
+// The window. The paper limits each QP's bytes in flight to W as well
+// as pacing at W/T, and so do the ns-3 runs (has_win, var_win: the base
+// BDP scaled by R/line). With Window HPCC does too: a QP whose
+// unacknowledged packets reach R·T bytes (at least one packet) waits,
+// looking again every T/8 (the endpoint wakes a QP the CC parked by
+// timer, not by ACK), and the packets of the window's second half ask
+// for an ACK (Probe), since the responder coalesces ACKs. T must then
+// be the fabric's largest base round trip, as ns-3 takes it, or the
+// window holds every flow below its rate. Off by default: rocetor's T
+// default (10 µs) is not derived from a topology, and without the
+// window only the rate paces, so a QP's first round trip at the line
+// rate is bounded only by the transport's window (TestHPCCWindow,
+// tor/fabric: an 8-to-1 incast into 256 KiB drops 1,895 packets that
+// way, none with the window). The records
 // come from switches that stamp as a packet is queued, not as it leaves
 // (tor/inband's package doc). ns-3 acknowledges every packet; gbn
 // acknowledges every 16th (and the last of each message), so HPCC sees
@@ -297,6 +307,7 @@
 //	INT records    5                  ns-3 IntHeader::maxHop
 //	fast react     on                 ns-3 run.py hp (FAST_REACT 1)
 //	min rate       100 Mb/s           ns-3 config.txt MIN_RATE
+//	window         off                ns-3 run.py has_win 1, var_win 1
 //
 // Every request carries an INT request tail of Hops records (INTHops);
 // it costs 4 + 16·Hops bytes per frame. Counters (HPCCStats): echoes,

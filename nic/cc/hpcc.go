@@ -37,6 +37,14 @@ type HPCCConfig struct {
 	MinRate float64 `json:"min_rate_mbps"`
 	// BurstBytes is the per-QP token bucket's size (0: 16 KiB).
 	BurstBytes int `json:"burst_bytes,omitempty"`
+	// Window bounds each QP's bytes in flight to its rate × T, the
+	// paper's W beside the pacing at W/T (the ns-3 runs' has_win and
+	// var_win: the base BDP scaled by rate ÷ line). Off, only the rate
+	// paces, and a QP's first round trip at the line rate is bounded
+	// only by its transport's window. T must then be the fabric's
+	// largest base round trip, as ns-3 sets it, or the window caps
+	// every flow below its rate (default off).
+	Window bool `json:"window,omitempty"`
 }
 
 // DefaultHPCCConfig returns the paper's and the ns-3 runs' parameters.
@@ -73,6 +81,7 @@ type HPCCStats struct {
 	Additive   uint64 // updates that added W_AI
 	PathChange uint64 // echoes whose hop count differed from the last: records restarted, no update
 	Stale      uint64 // echoes no hop of which had moved on (no time passed): no update
+	WindowFull uint64 // times a QP's bytes in flight had reached its window (Window): it waited
 }
 
 // hpState is one QP's HPCC state.
@@ -185,7 +194,41 @@ func (h *HPCC) Ready(q *nic.QP, now int64) int64 {
 	if r.b.last < 0 {
 		r.b.refill(now, uint64(r.rate), h.burst)
 	}
+	if h.cfg.Window && h.windowFull(q, r) {
+		// The endpoint wakes a parked QP by timer only: look again
+		// an eighth of a base round trip on, by when ACKs will have
+		// come (ns-3 looks on every ACK).
+		h.stats.WindowFull++
+		return now + max(int64(h.t)/8, 1)
+	}
 	return r.b.ready(now, uint64(r.rate))
+}
+
+// Probe implements nic.RTTSampler for the window alone: each packet in
+// the second half of q's window asks for an ACK, so that the window
+// slides packet by packet as in ns-3, which acknowledges every packet;
+// the responder would otherwise acknowledge only every 16th (gbn), and
+// a window of fewer would wait for the retransmission timer.
+func (h *HPCC) Probe(q *nic.QP, p psn.PSN, _ int, _ bool) bool {
+	if !h.cfg.Window {
+		return false
+	}
+	r := &h.st[q.Index()]
+	return 2*float64(p.Add(1).Diff(q.Una())*q.MTU()) >= r.rate*h.t/8e9
+}
+
+// Requested implements nic.RTTSampler; HPCC's signal is INT.
+func (h *HPCC) Requested(*nic.QP, int64, psn.PSN, int, bool, bool) {}
+
+// Acked implements nic.RTTSampler; HPCC's signal is INT.
+func (h *HPCC) Acked(*nic.QP, int64, psn.PSN) {}
+
+// windowFull reports whether q's bytes in flight, its unacknowledged
+// packets at the MTU, have reached W = R·T, at least one packet (ns-3's
+// GetWin never returns less than 1 byte).
+func (h *HPCC) windowFull(q *nic.QP, r *hpState) bool {
+	inflight := q.SndMax().Diff(q.Una()) * q.MTU()
+	return inflight > 0 && float64(inflight) >= r.rate*h.t/8e9
 }
 
 // Sent implements nic.CC: the frame takes its bytes from the bucket.

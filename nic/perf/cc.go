@@ -29,6 +29,8 @@ type CCCounters struct {
 	// HPCC's ACKs with INT; its multiplicative updates are rate_cuts,
 	// its additive ones additive_increase.
 	INTEchoes uint64 `json:"int_echoes,omitempty"`
+	// HPCC's waits at a full window (HPCCConfig.Window).
+	WindowFull uint64 `json:"window_full,omitempty"`
 }
 
 // CCCountersOf reads a stopped endpoint's congestion control (nil
@@ -50,7 +52,7 @@ func ccCountersOf(c nic.CC) *CCCounters {
 	case *cc.HPCC:
 		st, s := d.Stats(), d.Summary()
 		return &CCCounters{Name: d.Name(), RateCuts: st.Mult, AdditiveInc: st.Additive, LineBps: d.LineBps(), Rate: &s,
-			INTEchoes: st.Echoes}
+			INTEchoes: st.Echoes, WindowFull: st.WindowFull}
 	case *cc.Fixed:
 		return &CCCounters{Name: d.Name()}
 	}
