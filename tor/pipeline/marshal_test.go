@@ -59,7 +59,7 @@ func fullConfig() Config {
 	c.PFC = &PFCConfig{XOff: 64 << 10, XOn: 32 << 10, Quanta: 1000, Ports: []string{"h1"}, Alpha: 0.125, Priorities: []int{3},
 		Headroom: 24 << 10, CableLength: 100, MTU: 4096, ResponseTime: 3 * time.Microsecond,
 		PriorityGroups: map[int]PGThresholds{3: {XOff: 96 << 10, XOn: 48 << 10}},
-		Watchdog: &PFCWatchdogConfig{Detection: 100 * time.Millisecond, Restoration: 300 * time.Millisecond, Action: "forward"}}
+		Watchdog:       &PFCWatchdogConfig{Detection: 100 * time.Millisecond, Restoration: 300 * time.Millisecond, Action: "forward"}}
 	c.Buffer = &BufferConfig{Size: 32 << 20, PortReserve: 64 << 10, QueueReserve: 16 << 10, Alpha: map[string]float64{"data": 1, "control": 8, "idle": 0.0625}}
 	c.QoS = &QoSConfig{DSCPToTC: map[int]int{26: 3, 48: 6, 10: 1}, TCToQueue: map[int]string{0: "bulk", 1: "bulk", 3: "data", 6: "cnp"},
 		PFCEnable: []int{3}, Scheduler: map[string]SchedulerConfig{"sp": {Type: "strict", Weight: 1}, "heavy": {Type: "dwrr", Weight: 80}},
