@@ -84,6 +84,7 @@ type fiveWay struct {
 	incastSz  int
 	queue     int
 	netrtPool int
+	netrtYAML string // more of NetRT's configuration, for one-change runs
 
 	schemeList   []fiveScheme
 	scenarioList []string
@@ -144,6 +145,7 @@ func (e *fiveWay) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.incastSz, "incast-size", e.incastSz, "bytes each incast sender sends")
 	fs.IntVar(&e.queue, "queue", e.queue, "bytes of each lossy egress queue")
 	fs.IntVar(&e.netrtPool, "netrt-pool", e.netrtPool, "bytes of NetRT's duplicate pool per fabric port (tord's default: 256 KiB)")
+	fs.StringVar(&e.netrtYAML, "netrt", "", "more of NetRT's switch YAML, e.g. \"pause_priority: -1, k_low: 100KiB\" (docs/configuration.md)")
 }
 
 func (e *fiveWay) Setup() (Options, error) {
@@ -233,7 +235,11 @@ func (e *fiveWay) options(s fiveScheme, scenario, cc string, seed uint64) fabric
 	}
 	if s.netrt {
 		// On the leaves: a spine, without hosts, leaves it out.
-		o.Switch += fmt.Sprintf("netrt: {fabric: [fabric], pool_bytes: %d, pool_frames: %d}\n", e.netrtPool, max(4096, 2*e.netrtPool/1024))
+		extra := ""
+		if e.netrtYAML != "" {
+			extra = ", " + e.netrtYAML
+		}
+		o.Switch += fmt.Sprintf("netrt: {fabric: [fabric], pool_bytes: %d, pool_frames: %d%s}\n", e.netrtPool, max(4096, 2*e.netrtPool/1024), extra)
 	}
 	if s.llr {
 		o.Switch += "llr: {ports: [fabric]}\n"
