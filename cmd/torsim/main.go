@@ -162,6 +162,7 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Overhead, "overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
 	fs.IntVar(&o.RxRing, "rx-ring", 1024, "frames a port's receive ring holds")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of every random stream")
+	fs.IntVar(&o.Threads, "threads", 1, "goroutines (cores) that run the simulation, on as many partitions of the topology; the results are the same for any")
 	f.workloadFlags(fs)
 	fs.IntVar(&f.qps, "qps", 1, "QPs per host pair")
 	fs.StringVar(&f.op, "op", "write", "verb: write or send")
