@@ -380,6 +380,10 @@ func (f *freeRun) simulate(n *fabric.Network, flows []workload.Flow, ro fabric.R
 	speed := fmt.Sprintf("wall %.2f s; %.2fM events/s; %.0f ns per packet-hop",
 		el.Seconds(), float64(res.Events)/el.Seconds()/1e6, float64(el.Nanoseconds())/float64(max(res.PacketHops, 1)))
 	fmt.Fprintln(os.Stderr, "torsim:", speed)
+	if k := n.Partitions(); k > 1 {
+		// Not in the result: it is the same for any number of threads.
+		fmt.Fprintf(os.Stderr, "torsim: %d partitions, parallelism %.2f (events over those on the critical path)\n", k, n.Parallelism())
+	}
 	if f.flows != "" {
 		if err := writeFlows(f.flowsPath(), res); err != nil {
 			return err

@@ -17,15 +17,19 @@ type Group struct {
 	Parts     []*Sim
 	Global    *Sim
 	Lookahead Time
-	wg        sync.WaitGroup
-	paused    []bool
+	// span counts the most events any one partition fired in each
+	// Run, inRun all the events fired in Run (Parallelism).
+	span, inRun uint64
+	wg     sync.WaitGroup
+	paused []bool
+	fired  []uint64
 }
 
 // NewGroup returns the group of parts and global, with the smallest
 // delay of a link between two of parts as its lookahead (Never with
 // one part).
 func NewGroup(parts []*Sim, global *Sim) *Group {
-	g := &Group{Parts: parts, Global: global, Lookahead: Never, paused: make([]bool, len(parts))}
+	g := &Group{Parts: parts, Global: global, Lookahead: Never, paused: make([]bool, len(parts)), fired: make([]uint64, len(parts))}
 	for _, p := range parts {
 		for _, w := range p.cross {
 			g.Lookahead = min(g.Lookahead, w.to.cfg.Delay)
@@ -93,6 +97,7 @@ func (g *Group) Run(parts []int, end Time, pause func(i int) bool) []bool {
 	clear(g.paused)
 	one := func(i int) {
 		p := g.Parts[i]
+		defer func(e uint64) { g.fired[i] = p.Events - e }(p.Events)
 		p.Drain()
 		for len(p.h) > 0 && p.h[0].at < end {
 			p.Step()
@@ -113,6 +118,12 @@ func (g *Group) Run(parts []int, end Time, pause func(i int) bool) []bool {
 		one(parts[0])
 	}
 	g.wg.Wait()
+	most := uint64(0)
+	for _, i := range parts {
+		most = max(most, g.fired[i])
+		g.inRun += g.fired[i]
+	}
+	g.span += most
 	return g.paused
 }
 
@@ -206,6 +217,16 @@ func (g *Group) Now() Time {
 		t = max(t, p.Now())
 	}
 	return t
+}
+
+// Parallelism returns the events fired over those on the run's critical
+// path — per window the most one partition fired, and every event fired
+// between windows —: the speed-up the partitions allow if every event
+// cost alike and the barriers nothing, an upper bound of what the
+// goroutines give.
+func (g *Group) Parallelism() float64 {
+	e := g.Events()
+	return float64(e) / float64(max(1, g.span+e-g.inRun))
 }
 
 // Events returns the events fired in every partition and Global.

@@ -363,6 +363,14 @@ func (n *Network) setParts(k int) {
 	n.Global = n.Sim.Part()
 }
 
+// Parallelism returns the speed-up the run's partitions allow
+// (sim.Group.Parallelism): 1 with one.
+func (n *Network) Parallelism() float64 { return n.group.Parallelism() }
+
+// Partitions returns how many partitions the network runs on
+// (Options.Threads, one if a link between two had no delay).
+func (n *Network) Partitions() int { return len(n.parts) }
+
 // Now returns the time of the last event fired.
 func (n *Network) Now() sim.Time { return n.group.Now() }
 
