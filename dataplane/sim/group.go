@@ -20,9 +20,9 @@ type Group struct {
 	// span counts the most events any one partition fired in each
 	// Run, inRun all the events fired in Run (Parallelism).
 	span, inRun uint64
-	wg     sync.WaitGroup
-	paused []bool
-	fired  []uint64
+	wg          sync.WaitGroup
+	paused      []bool
+	fired       []uint64
 }
 
 // NewGroup returns the group of parts and global, with the smallest
