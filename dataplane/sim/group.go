@@ -201,12 +201,12 @@ func (g *Group) StepFirst() bool {
 
 // Advance sets every partition's clock to t, at which Global fires: each
 // has fired every event before t+1, and whatever Global's actors post
-// to a node reads t on its clock, as in one simulation.
+// to a node reads t on its clock, as in one simulation. The events of t
+// fired so far leave the logs: every one came before Global's, in any
+// order, so Stop merges only those fired after.
 func (g *Group) Advance(t Time) {
 	for _, p := range g.Parts {
-		if t > p.now {
-			p.now, p.log = t, p.log[:0]
-		}
+		p.now, p.log = max(p.now, t), p.log[:0]
 	}
 }
 
