@@ -201,7 +201,10 @@ func (r *runner) loop(limit sim.Time) error {
 			g.StepFirst()
 			break
 		}
-		end := min(limit+1, n.Global.Next()+1, w+min(g.Lookahead, sim.Never-w))
+		end := min(limit+1, w+min(g.Lookahead, sim.Never-w))
+		if t := n.Global.Next(); t < end {
+			end = t + 1
+		}
 		if r.window(end) {
 			break
 		}
