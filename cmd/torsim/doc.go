@@ -12,7 +12,8 @@
 // --measure), result.md, PNG plots (slowdown.png, buffers.png), with
 // --flows a flow file in the ns-3 RDMA simulator's fct.txt columns,
 // and a progress line on stderr (simulated time, events/s, ETA) while
-// it runs.
+// it runs. --threads N runs the simulation on N cores, with the same
+// results (dataplane/sim, "Many cores").
 // It exits with status 1, naming the node, the account and the
 // difference, when the run's frame books (fabric.Books) do not balance:
 // a frame lost without a counter.

@@ -162,6 +162,7 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Overhead, "overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
 	fs.IntVar(&o.RxRing, "rx-ring", 1024, "frames a port's receive ring holds")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of every random stream")
+	fs.IntVar(&o.Threads, "threads", 1, "goroutines (cores) that run the simulation, on as many partitions of the topology; the results are the same for any")
 	f.workloadFlags(fs)
 	fs.IntVar(&f.qps, "qps", 1, "QPs per host pair")
 	fs.StringVar(&f.op, "op", "write", "verb: write or send")
@@ -379,6 +380,10 @@ func (f *freeRun) simulate(n *fabric.Network, flows []workload.Flow, ro fabric.R
 	speed := fmt.Sprintf("wall %.2f s; %.2fM events/s; %.0f ns per packet-hop",
 		el.Seconds(), float64(res.Events)/el.Seconds()/1e6, float64(el.Nanoseconds())/float64(max(res.PacketHops, 1)))
 	fmt.Fprintln(os.Stderr, "torsim:", speed)
+	if k := n.Partitions(); k > 1 {
+		// Not in the result: it is the same for any number of threads.
+		fmt.Fprintf(os.Stderr, "torsim: %d partitions, parallelism %.2f (events over those on the critical path)\n", k, n.Parallelism())
+	}
 	if f.flows != "" {
 		if err := writeFlows(f.flowsPath(), res); err != nil {
 			return err

@@ -46,6 +46,87 @@
 //     worker's clock is the engine's in nanoseconds (picoseconds / 1000);
 //     ports serialize in picoseconds.
 //
-// Nothing in the package is safe for concurrent use: one goroutine runs
-// a Sim and everything attached to it.
+// # Many cores: partitions in windows (Group)
+//
+// One run can use several cores by conservative parallel discrete-event
+// simulation (Chandy and Misra's, in the synchronous form of windows of
+// a fixed lookahead; htsim has none, ns-3's MPI simulator is this
+// design over processes). What is cut, what is exchanged, and why the
+// result is the very one a single simulation gives:
+//
+//   - Partitions. tor/fabric cuts the topology into as many partitions
+//     as threads: the ToRs in runs of equal host counts (a fat tree's
+//     pods, a leaf-spine's racks, whole), each host with its ToR, every
+//     other switch with the partition most of its neighbours are in (an
+//     aggregation switch with its pod), a tie to the one with the fewest
+//     ports (the cores, spread). Each partition is a Sim of its own
+//     (Sim.Part): its own event list and clock, on its own goroutine,
+//     its nodes' memories and ports touched by it alone. The
+//     partitions share one id space, so an actor's id is the one a
+//     single simulation would give it, and events at one time keep
+//     their order within a partition.
+//   - Lookahead. A link direction's events are arrivals, so it lives
+//     in its receiver's partition. A frame a node sends at t arrives at
+//     t + serialization + delay at the earliest, so partitions cannot
+//     affect each other sooner than the smallest delay of a link
+//     between two: the lookahead L. A window [W, W+L) — W the earliest
+//     event anywhere — is run by every partition at once, each firing
+//     its events before W+L; then they meet (a barrier: Group.Run
+//     returns when all have).
+//   - Exchange. A frame put on a link to another partition is copied
+//     out of the sender's memory into that link direction's exchange
+//     for the window (two buffers, by window parity, so the receiver
+//     drains one while the sender fills the other) and the sender's
+//     frame is freed at once. At the start of the next window the
+//     receiver takes each into a frame of its own memory and puts it in
+//     flight, due when it was due: link by link in id order, each
+//     link's frames in the order sent, so the order does not depend on
+//     the goroutines. No frame is traded across goroutines (the
+//     zero-copy trade is for links within a partition). An exchange
+//     holds at most what its wire carries in a window, rate × L, and
+//     reuses its room.
+//   - What differs, and what guards it. One simulation takes the
+//     receiver's frame as the frame leaves; a partition takes it at the
+//     end of the window, up to L later. The memories' counts agree at
+//     every window's end and at the run's (Group.Flush); what could
+//     differ is a frame that found the receiver's memory empty,
+//     which the budgets tor/fabric sizes the memories by (rings, queues
+//     and rate × delay of every link toward the node) leave for rare
+//     workloads: tor/fabric refuses the result of a run on several
+//     partitions in which a frame between partitions found no free
+//     frame (Group.CrossNoFrame), rather than give one that might
+//     differ. (A worker's own allocation from a memory toward which
+//     frames were crossing, failing in one run and not the other, is
+//     not detected: it would take a memory with no free frame at all.)
+//   - Global. What reads or writes many nodes at once — tor/fabric's
+//     flow posting and its sampler — is a partition of its own, Global,
+//     whose actors are added last (their ids are the largest). A window
+//     ends just after Global's next event, which then fires between
+//     windows, on one goroutine, after every partition's events of its
+//     time, as its ids say; the partitions' clocks are set to its time
+//     (Group.Advance), so a request it posts to a host reads that time,
+//     and the host it wakes fires at that time in the next window.
+//   - The end. A run ends at the first event after its limit (fired
+//     alone, StepFirst), when the events run out, or after the event
+//     that completes its last flow. For the last, once every flow is
+//     posted, the partitions that have flows to complete run the window
+//     first, each pausing at the event that completes its last; if
+//     that completed every flow, the others have not run past it, and
+//     Group.Stop fires what one simulation would have fired before it
+//     — every event of an earlier time, then those of its time merged
+//     by id as one event list would have popped them, the paused
+//     partitions' already fired taking their turns — and no more. (The
+//     partitions that finished their flows wait for the others then:
+//     the tail of a run is less parallel.)
+//   - What a parallel run refuses (tor/fabric): a flow that starts
+//     when another completes, and SEND (which posts a receive at the
+//     destination as a queued flow is submitted): both act on another
+//     partition at the same time, with no lookahead.
+//
+// Group.Parallelism counts, per window, the most events one partition
+// fired, and divides every event by their sum: the speed-up the cut
+// allows if every event cost alike and a barrier nothing.
+//
+// Nothing else in the package is safe for concurrent use: one goroutine
+// runs a Sim and everything attached to it.
 package sim

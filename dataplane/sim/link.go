@@ -118,7 +118,8 @@ func (p *Port) Config() LinkConfig { return p.cfg }
 
 // wire is one direction of a link: frames in flight, in order, each due
 // at its arrival. Its event is its head frame's arrival, as an htsim
-// pipe schedules only its head.
+// pipe schedules only its head. It lives in the receiver's partition
+// (sim is the receiving port's): its events are arrivals there.
 type wire struct {
 	sim  *Sim
 	id   int
@@ -129,6 +130,21 @@ type wire struct {
 	// trade: the two ends' memories are ranges of one area
 	// (dataplane.NewMemAt), so a frame crosses without a copy.
 	trade bool
+	// x, between partitions (Group): the frames the sender put on
+	// the wire in a window, copied out of its memory, which the
+	// receiver copies into its own at the start of the next (drain);
+	// from is the sender's partition, whose epoch picks the buffer.
+	x    *[2]exchange
+	from *Sim
+}
+
+// exchange is one window's frames of a link direction between two
+// partitions, in the order sent: records whose addr is an offset into
+// data. It is bounded by what the wire can carry in a window — rate ×
+// lookahead — and its room is reused from window to window.
+type exchange struct {
+	recs []inflight
+	data []byte
 }
 
 // inflight is a frame on the wire. It takes a frame of the receiving
@@ -142,6 +158,16 @@ type inflight struct {
 }
 
 func (w *wire) push(from *dataplane.Mem, pk *dataplane.Packet, at Time) {
+	if w.x != nil {
+		// Another partition's: its memory is another goroutine's.
+		// The frame is copied out and taken into the receiver's
+		// memory when the window ends (drain).
+		x := &w.x[w.from.epoch&1]
+		x.recs = append(x.recs, inflight{at: at, addr: uint64(len(x.data)), len: pk.Len})
+		x.data = append(x.data, from.Frame(pk)...)
+		from.Release(pk.Addr)
+		return
+	}
 	addr, ok := w.to.mem.Alloc()
 	if !ok {
 		w.to.st.RxNoFrame++
@@ -159,6 +185,11 @@ func (w *wire) push(from *dataplane.Mem, pk *dataplane.Packet, at Time) {
 		copy(w.to.mem.Room(addr), from.Frame(pk))
 		from.Release(pk.Addr)
 	}
+	w.enqueue(addr, pk.Len, at)
+}
+
+// enqueue puts a frame of the receiver's memory in flight, due at at.
+func (w *wire) enqueue(addr uint64, n uint16, at Time) {
 	if w.n == len(w.q) {
 		q := make([]inflight, max(16, 2*len(w.q)))
 		for i := 0; i < w.n; i++ {
@@ -166,11 +197,27 @@ func (w *wire) push(from *dataplane.Mem, pk *dataplane.Packet, at Time) {
 		}
 		w.q, w.head = q, 0
 	}
-	w.q[(w.head+w.n)&(len(w.q)-1)] = inflight{at: at, addr: addr, len: pk.Len}
+	w.q[(w.head+w.n)&(len(w.q)-1)] = inflight{at: at, addr: addr, len: n}
 	w.n++
 	if w.n == 1 {
 		w.sim.Wake(w.id, at)
 	}
+}
+
+// drain takes the frames of exchange x into the receiver's memory and
+// puts them in flight, in the order sent; a frame that finds no free
+// frame there is lost and counted as push counts it.
+func (w *wire) drain(x *exchange) {
+	for _, r := range x.recs {
+		addr, ok := w.to.mem.Alloc()
+		if !ok {
+			w.to.st.RxNoFrame++
+			continue
+		}
+		copy(w.to.mem.Room(addr), x.data[r.addr:r.addr+uint64(r.len)])
+		w.enqueue(addr, r.len, r.at)
+	}
+	x.recs, x.data = x.recs[:0], x.data[:0]
 }
 
 // Fire delivers the frames due now into the receiving port's ring and
@@ -194,7 +241,11 @@ func (w *wire) Fire(now Time) {
 	}
 }
 
-// Connect joins a and b with a full-duplex link.
+// Connect joins a and b with a full-duplex link. Each direction runs
+// in its receiver's partition (Sim.Part): between two partitions a
+// frame is copied across at the end of the window it was sent in
+// (Group), so such a link needs a delay, the lookahead. s is the
+// simulation the ports belong to, or one of its partitions.
 func Connect(s *Sim, a, b *Port, c LinkConfig) error {
 	if c.RateBps == 0 {
 		return fmt.Errorf("sim: link %s–%s: no rate", a.Name(), b.Name())
@@ -202,11 +253,23 @@ func Connect(s *Sim, a, b *Port, c LinkConfig) error {
 	if a.out != nil || b.out != nil {
 		return fmt.Errorf("sim: link %s–%s: a port is connected already", a.Name(), b.Name())
 	}
+	if a.sim.ids != s.ids || b.sim.ids != s.ids {
+		return fmt.Errorf("sim: link %s–%s: ports of another simulation", a.Name(), b.Name())
+	}
+	cross := a.sim != b.sim
+	if cross && c.Delay <= 0 {
+		return fmt.Errorf("sim: link %s–%s: between partitions without a delay", a.Name(), b.Name())
+	}
 	a.cfg, b.cfg = c, c
-	trade := sameArea(a.mem, b.mem)
-	a.out = &wire{sim: s, to: b, trade: trade}
-	b.out = &wire{sim: s, to: a, trade: trade}
-	a.out.id, b.out.id = s.Add(a.out), s.Add(b.out)
+	trade := !cross && sameArea(a.mem, b.mem)
+	a.out = &wire{sim: b.sim, to: b, trade: trade, from: a.sim}
+	b.out = &wire{sim: a.sim, to: a, trade: trade, from: b.sim}
+	a.out.id, b.out.id = b.sim.Add(a.out), a.sim.Add(b.out)
+	if cross {
+		a.out.x, b.out.x = new([2]exchange), new([2]exchange)
+		b.sim.cross = append(b.sim.cross, a.out)
+		a.sim.cross = append(a.sim.cross, b.out)
+	}
 	return nil
 }
 

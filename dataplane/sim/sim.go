@@ -29,13 +29,24 @@ type Actor interface {
 // value is not ready; use New.
 type Sim struct {
 	now    Time
-	actors []Actor
+	ids    *ids    // the id space, shared by the partitions of one run (Part)
+	actors []Actor // by id; nil for another partition's actors
 	at     []Time  // when each actor is due, Never if not
 	pos    []int32 // its index in h, -1 if not there
 	h      []event // a binary min-heap of the actors due
 	// Events counts actor firings.
 	Events uint64
+	// cross are the link directions into this partition from others
+	// (Connect), in id order; epoch counts its windows (Group).
+	cross []*wire
+	epoch int
+	// log holds the ids of the events fired at the current time, in
+	// order (Group.Stop).
+	log []int32
 }
+
+// ids is a run's id space: the next id to hand out.
+type ids struct{ next int }
 
 // event is an entry of the heap: the actor and when it is due, kept in
 // the entry so that ordering two entries reads one cache line and not
@@ -46,17 +57,28 @@ type event struct {
 }
 
 // New returns an empty simulation at time 0.
-func New() *Sim { return &Sim{} }
+func New() *Sim { return &Sim{ids: &ids{}} }
+
+// Part returns a new, empty partition of s's run: a simulation with an
+// event list and a clock of its own whose actors take their ids from the
+// same space as s's, so that simultaneous events of different
+// partitions are ordered as one simulation would order them (Group).
+func (s *Sim) Part() *Sim { return &Sim{ids: s.ids} }
 
 // Now returns the current time.
 func (s *Sim) Now() Time { return s.now }
 
 // Add registers a and returns its id. Ids order simultaneous events.
 func (s *Sim) Add(a Actor) int {
-	s.actors = append(s.actors, a)
-	s.at = append(s.at, Never)
-	s.pos = append(s.pos, -1)
-	return len(s.actors) - 1
+	id := s.ids.next
+	s.ids.next++
+	for len(s.actors) <= id {
+		s.actors = append(s.actors, nil)
+		s.at = append(s.at, Never)
+		s.pos = append(s.pos, -1)
+	}
+	s.actors[id] = a
+	return id
 }
 
 // Wake makes actor id due at at (not before now), unless it is due
@@ -90,13 +112,25 @@ func (s *Sim) Next() Time {
 	return s.h[0].at
 }
 
+// Peek returns the earliest event's time and actor id, (Never, -1) if
+// none.
+func (s *Sim) Peek() (Time, int) {
+	if len(s.h) == 0 {
+		return Never, -1
+	}
+	return s.h[0].at, int(s.h[0].id)
+}
+
 // Step fires the earliest event and reports whether there was one.
 func (s *Sim) Step() bool {
 	if len(s.h) == 0 {
 		return false
 	}
 	id := s.h[0].id
-	s.now = s.h[0].at
+	if at := s.h[0].at; at != s.now {
+		s.now, s.log = at, s.log[:0]
+	}
+	s.log = append(s.log, id)
 	s.remove0()
 	s.at[id] = Never
 	s.Events++

@@ -256,7 +256,7 @@ const (
 
 // books draws up the network's books at the current time.
 func (n *Network) books() *Books {
-	now := n.Sim.Now() / sim.Nanosecond
+	now := n.Now() / sim.Nanosecond
 	b := &Books{}
 	t := &b.Totals
 	t.HostDropped, t.SwitchDropped, t.HeaderOnly = map[string]uint64{}, map[string]uint64{}, map[string]uint64{}

@@ -52,6 +52,13 @@
 // CPU for pauses drawn at a rate from the run's seed, as a software
 // switch on shared CPUs is: "tor2:1ms/50ms" (torsim --stall).
 //
+// Options.Threads cuts the network into partitions (parts.go: the ToRs
+// in runs of equal host counts, the rest with their neighbours), each
+// simulated on a goroutine of its own in windows of the smallest delay
+// between two (dataplane/sim, "Many cores"); the flow posting and the
+// sampler run between windows (Network.Global). The result is the same
+// for any Threads; what could make it differ is refused (Run).
+//
 // A Network is not safe for concurrent use; one goroutine builds and
-// runs it.
+// runs it (and, with Threads, the goroutines Run starts).
 package fabric

@@ -44,7 +44,8 @@ type FlowRecord struct {
 
 // flowTally counts, per flow (a WR's ID is its flow's index), what the
 // hosts' endpoints attribute to it (nic.Observer). The network has one:
-// every host runs on the simulation's goroutine.
+// a flow's counts are its source's alone, whose partition's goroutine
+// writes them (Options.Threads).
 type flowTally struct{ retx, timeouts []int }
 
 // Retransmitted implements nic.Observer.

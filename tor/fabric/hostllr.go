@@ -128,16 +128,18 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 		return fmt.Errorf("host %s: %w", h.Name, err)
 	}
 	h.EP = ep
-	h.Node = sim.AddNode(n.Sim, w, sp)
+	h.part = n.part[n.hostNode(h.Index)]
+	h.Node = sim.AddNode(n.parts[h.part], w, sp)
 	if protected {
 		// The NIC opens its llr session as it starts (tor/llr,
 		// Sessions), not with its first frame, which would then
 		// cross unprotected: a node steps only when it has work.
 		h.Node.Wake(0)
 	}
-	// Every host registers the same scratch buffer: the simulation runs
-	// on one goroutine, and what a WRITE carries is not looked at.
-	if h.MR, err = ep.RegisterMR(n.scratch, nic.AccessRemote); err != nil {
+	// Every host of a partition registers the same scratch buffer: a
+	// partition runs on one goroutine, and what a WRITE carries is not
+	// looked at.
+	if h.MR, err = ep.RegisterMR(n.scratch[h.part], nic.AccessRemote); err != nil {
 		return fmt.Errorf("host %s: %w", h.Name, err)
 	}
 	return nil

@@ -105,6 +105,12 @@ type Options struct {
 	// rules on the switches' ends of the links, after the YAML's own
 	// (the first rule that matches a frame wins).
 	LinkLoss *LinkLoss
+	// Threads is how many goroutines run the simulation (default 1):
+	// the topology cut into as many partitions (partition), each a
+	// simulation of its own, run in windows of the smallest delay of
+	// a link between two (dataplane/sim Group). Every result is the
+	// same for any Threads.
+	Threads int
 }
 
 func (o *Options) setDefaults() {
@@ -156,6 +162,7 @@ type HostNode struct {
 	gw    rocev2.MAC // the ToR port's MAC, every frame's destination
 	cqb   [64]nic.Completion
 	qps   int
+	part  int              // its partition
 	peers map[int][]pairQP // by peer host index: the QPs set up to it
 }
 
@@ -168,14 +175,23 @@ const (
 	fabricPort
 )
 
-// Network is a topology built: switches and hosts on one simulation.
+// Network is a topology built: switches and hosts on one simulation,
+// cut into partitions (Options.Threads).
 type Network struct {
+	// Sim is the first partition: with one, every switch, host and
+	// link. Global runs the actors that read or write several nodes
+	// (Run's flow posting and sampling), between the partitions'
+	// windows.
 	Sim      *sim.Sim
+	Global   *sim.Sim
+	parts    []*sim.Sim
+	part     []int // topology node → its partition
+	group    *sim.Group
 	Topo     topo.Topology
 	Switches []*SwitchNode
 	Hosts    []*HostNode
 	Opts     Options
-	scratch  []byte
+	scratch  [][]byte      // per partition: every host's memory region
 	byNode   []int         // topology node → index among switches or hosts
 	first    []int         // topology node → its first host, -1 if none
 	dist     map[int][]int // hop counts to a node, by node (hops)
@@ -200,12 +216,15 @@ type end struct {
 func Build(t topo.Topology, o Options) (*Network, error) {
 	o.setDefaults()
 	n := &Network{Sim: sim.New(), Topo: t, Opts: o, byNode: make([]int, len(t.Nodes))}
+	n.setParts(max(1, o.Threads))
 	// The names and their pairing once, before any host is built (dcp
 	// with timely is refused here).
 	if err := n.hostStack().Validate(); err != nil {
 		return nil, fmt.Errorf("fabric: %w", err)
 	}
-	n.scratch = make([]byte, o.MaxMessage)
+	for range n.parts {
+		n.scratch = append(n.scratch, make([]byte, o.MaxMessage))
+	}
 	var err error
 	if n.loss, err = o.LinkLoss.rates(t, o.Seed); err != nil {
 		return nil, err
@@ -298,7 +317,7 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 			if nd.Role == topo.Host {
 				name = "eth0"
 			}
-			simPorts[i] = append(simPorts[i], sim.NewPort(n.Sim, name, macs[i][pi], mem, o.RxRing))
+			simPorts[i] = append(simPorts[i], sim.NewPort(n.parts[n.part[i]], name, macs[i][pi], mem, o.RxRing))
 		}
 	}
 	for li, l := range t.Links {
@@ -313,8 +332,9 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 			return nil, err
 		}
 	}
-	clock := func() int64 { return n.Sim.Now() / sim.Nanosecond }
 	for i, nd := range t.Nodes {
+		ps := n.parts[n.part[i]]
+		clock := func() int64 { return ps.Now() / sim.Nanosecond }
 		if nd.Role == topo.Switch {
 			if err := n.buildSwitch(n.Switches[n.byNode[i]], ports, i, mems[i], simPorts[i], macs, clock); err != nil {
 				return nil, err
@@ -325,8 +345,34 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 			return nil, err
 		}
 	}
+	n.group = sim.NewGroup(n.parts, n.Global)
 	return n, nil
 }
+
+// setParts cuts the topology into k partitions (partition), one if a
+// link between two would have no delay (no lookahead).
+func (n *Network) setParts(k int) {
+	n.part = partition(n.Topo, k)
+	if lookahead(n.Topo, n.part) <= 0 {
+		n.part, k = partition(n.Topo, 1), 1
+	}
+	n.parts = []*sim.Sim{n.Sim}
+	for len(n.parts) < k {
+		n.parts = append(n.parts, n.Sim.Part())
+	}
+	n.Global = n.Sim.Part()
+}
+
+// Parallelism returns the speed-up the run's partitions allow
+// (sim.Group.Parallelism): 1 with one.
+func (n *Network) Parallelism() float64 { return n.group.Parallelism() }
+
+// Partitions returns how many partitions the network runs on
+// (Options.Threads, one if a link between two had no delay).
+func (n *Network) Partitions() int { return len(n.parts) }
+
+// Now returns the time of the last event fired.
+func (n *Network) Now() sim.Time { return n.group.Now() }
 
 // portName names a switch's port after the node it leads to, as the
 // testbed names them ("tor1" on core is core's port toward tor1); the
@@ -508,7 +554,7 @@ func (n *Network) buildSwitch(s *SwitchNode, ports [][]end, node int, mem *datap
 	if s.Pipe, err = pn.Build(0, mem, dp, clock); err != nil {
 		return fmt.Errorf("switch %s: %w", s.Name, err)
 	}
-	s.Node = sim.AddNode(n.Sim, s.Pipe.Worker, sp)
+	s.Node = sim.AddNode(n.parts[n.part[node]], s.Pipe.Worker, sp)
 	return nil
 }
 

@@ -148,9 +148,9 @@ type BufferResult struct {
 func (r *runner) result() (*Result, error) {
 	n := r.n
 	res := &Result{Seed: n.Opts.Seed, Topology: n.Topo.Name, Hosts: len(n.Hosts), Switches: len(n.Switches),
-		Transport: n.Opts.Transport, CC: n.Opts.CC, MTU: n.Opts.MTU, QPs: r.o.QPs, SimTimeNs: n.Sim.Now() / sim.Nanosecond,
-		Events: n.Sim.Events, Flows: len(r.flows)}
-	now := n.Sim.Now() / sim.Nanosecond
+		Transport: n.Opts.Transport, CC: n.Opts.CC, MTU: n.Opts.MTU, QPs: r.o.QPs, SimTimeNs: n.Now() / sim.Nanosecond,
+		Events: n.group.Events(), Flows: len(r.flows)}
+	now := n.Now() / sim.Nanosecond
 	res.Records = r.records()
 	if err := res.Summarize(r.o.Stats); err != nil {
 		return nil, err

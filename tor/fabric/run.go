@@ -65,11 +65,14 @@ type runner struct {
 	order []int // flows with a start time, by start
 	at    int   // next of order
 	id    int   // the runner's actor id
-	done  int
-	waitQ []map[uint32][]int // flows waiting for room on their QP, per host by QPN
-	rr    map[[2]int]int
-	samp  *sampler
-	err   error
+	// done counts the flows completed, out those posted and not
+	// completed, each by the partition of the flow's source (which
+	// collects its completion), errs the errors there.
+	done, out []int
+	errs      []error
+	waitQ     []map[uint32][]int // flows waiting for room on their QP, per host by QPN
+	rr        map[[2]int]int
+	samp      *sampler
 }
 
 // Run runs flows over the network and returns what was measured. The
@@ -132,41 +135,150 @@ func (n *Network) Run(flows []workload.Flow, o RunOptions) (*Result, error) {
 		}
 	}
 	slices.SortStableFunc(r.order, func(a, b int) int { return int(r.flows[a].Start - r.flows[b].Start) })
-	r.id = n.Sim.Add(r)
+	r.done, r.out, r.errs = make([]int, len(n.parts)), make([]int, len(n.parts)), make([]error, len(n.parts))
+	if len(n.parts) > 1 {
+		if err := r.parallel(); err != nil {
+			return nil, err
+		}
+	}
+	r.id = n.Global.Add(r)
 	for _, h := range n.Hosts {
 		h := h
 		h.Node.After = func(now sim.Time) { r.collect(h, now) }
 	}
 	r.samp = newSampler(n, o.Sample)
-	r.samp.id = n.Sim.Add(r.samp)
-	n.Sim.Wake(r.samp.id, 0)
+	r.samp.id = n.Global.Add(r.samp)
+	n.Global.Wake(r.samp.id, 0)
 	if len(r.order) > 0 {
-		n.Sim.Wake(r.id, r.flows[r.order[0]].Start*sim.Nanosecond)
+		n.Global.Wake(r.id, r.flows[r.order[0]].Start*sim.Nanosecond)
 	}
+	if err := r.loop(limit); err != nil {
+		return nil, err
+	}
+	n.group.Flush()
+	if k := n.group.CrossNoFrame(); k > 0 {
+		return nil, fmt.Errorf("fabric: %d frames between partitions found no free frame at their receiver: "+
+			"a run with --threads %d is exact only while none does (frames cross at the end of a window); run it with one thread", k, len(n.parts))
+	}
+	return r.result()
+}
+
+// parallel refuses what a run on several partitions cannot do exactly:
+// a completion on one host posting at once on another (a flow started
+// by another's completion, or a SEND's receive, posted at the
+// destination when a queued flow is submitted).
+func (r *runner) parallel() error {
+	for i := range r.flows {
+		if r.flows[i].After >= 0 {
+			return fmt.Errorf("fabric: flow %d starts when flow %d completes: a run on %d threads has flows of their own start times only",
+				i, r.flows[i].After, len(r.n.parts))
+		}
+	}
+	if r.o.Op == nic.OpSend {
+		return fmt.Errorf("fabric: a run on %d threads posts WRITEs only", len(r.n.parts))
+	}
+	return nil
+}
+
+// loop runs the simulation until every flow completed, the events ran
+// out or one after limit fired (that one fired, as one simulation's
+// loop would), in windows (sim.Group): each partition fires its events
+// before the window's end — at most the lookahead after the earliest
+// event, and just after Global's next, whose events fire between
+// windows, after every partition's of their time (their actors' ids are
+// the last) — on a goroutine of its own.
+func (r *runner) loop(limit sim.Time) error {
+	n, g := r.n, r.n.group
 	start := time.Now()
 	lastP, lastEv, lastT := start, uint64(0), sim.Time(0)
-	for r.done < len(r.flows) && r.err == nil {
-		if !n.Sim.Step() || n.Sim.Now() > limit {
+	for !r.finished() {
+		g.Begin()
+		w := g.Next()
+		if w == sim.Never {
 			break
 		}
-		if o.Progress != nil && n.Sim.Events&0xfff == 0 {
+		if w > limit {
+			g.StepFirst()
+			break
+		}
+		end := min(limit+1, w+min(g.Lookahead, sim.Never-w))
+		if t := n.Global.Next(); t < end {
+			end = t + 1
+		}
+		if r.window(end) {
+			break
+		}
+		if t := n.Global.Next(); t < end {
+			g.Advance(t)
+			for n.Global.Next() < end {
+				n.Global.Step()
+			}
+		}
+		if r.o.Progress != nil {
 			if now := time.Now(); now.Sub(lastP) >= time.Second {
-				p := Progress{Now: n.Sim.Now(), Events: n.Sim.Events, Done: r.done, Flows: len(r.flows), Wall: now.Sub(start)}
+				ev := g.Events()
+				done := r.doneAll()
+				p := Progress{Now: g.Now(), Events: ev, Done: done, Flows: len(r.flows), Wall: now.Sub(start)}
 				dt := now.Sub(lastP).Seconds()
-				p.EventsPerSec = float64(n.Sim.Events-lastEv) / dt
-				p.SimPerWallSecond = sim.Time(float64(n.Sim.Now()-lastT) / dt)
-				if r.done > 0 {
-					p.ETA = time.Duration(float64(p.Wall) * float64(len(r.flows)-r.done) / float64(r.done))
+				p.EventsPerSec = float64(ev-lastEv) / dt
+				p.SimPerWallSecond = sim.Time(float64(g.Now()-lastT) / dt)
+				if done > 0 {
+					p.ETA = time.Duration(float64(p.Wall) * float64(len(r.flows)-done) / float64(done))
 				}
-				o.Progress(p)
-				lastP, lastEv, lastT = now, n.Sim.Events, n.Sim.Now()
+				r.o.Progress(p)
+				lastP, lastEv, lastT = now, ev, g.Now()
 			}
 		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	return errors.Join(r.errs...)
+}
+
+// window runs every partition to end and reports whether the last flow
+// completed in it. With every flow posted, the partitions with flows
+// to complete run first, each stopping at the event that completes its
+// last: if that completed every flow, the last of those events is
+// where one simulation would have stopped, and every partition runs to
+// it; else all run on to end.
+func (r *runner) window(end sim.Time) bool {
+	g := r.n.group
+	all := make([]int, len(g.Parts))
+	for i := range all {
+		all[i] = i
 	}
-	return r.result()
+	if r.at < len(r.order) {
+		g.Run(all, end, r.failed)
+		return false
+	}
+	var busy []int
+	for i := range all {
+		if r.out[i] > 0 {
+			busy = append(busy, i)
+		}
+	}
+	paused := g.Run(busy, end, func(i int) bool { return r.out[i] == 0 || r.errs[i] != nil })
+	if r.finished() {
+		g.Stop(paused)
+		return true
+	}
+	g.Run(all, end, r.failed)
+	return false
+}
+
+// failed tells whether partition i's collection failed: the run stops.
+func (r *runner) failed(i int) bool { return r.errs[i] != nil }
+
+// finished tells whether every flow completed or an error stops the
+// run.
+func (r *runner) finished() bool {
+	return r.doneAll() == len(r.flows) || errors.Join(r.errs...) != nil
+}
+
+func (r *runner) doneAll() int {
+	d := 0
+	for _, k := range r.done {
+		d += k
+	}
+	return d
 }
 
 // Fire implements sim.Actor: it posts the flows whose start is due.
@@ -176,7 +288,7 @@ func (r *runner) Fire(now sim.Time) {
 		r.at++
 	}
 	if r.at < len(r.order) {
-		r.n.Sim.Wake(r.id, r.flows[r.order[r.at]].Start*sim.Nanosecond)
+		r.n.Global.Wake(r.id, r.flows[r.order[r.at]].Start*sim.Nanosecond)
 	}
 }
 
@@ -191,10 +303,13 @@ func (r *runner) post(i int, now sim.Time) {
 	r.rr[k]++
 	f.qp, f.posted, f.started = q.local, now, true
 	r.byID[uint64(i)] = i
-	r.submit(i)
+	r.out[h.part]++
+	r.submit(i, now)
 }
 
-func (r *runner) submit(i int) {
+// submit posts flow i at now: from the runner, between windows, or from
+// its source's completions, on its partition's goroutine.
+func (r *runner) submit(i int, now sim.Time) {
 	f := &r.flows[i]
 	h, d := r.n.Hosts[f.Src], r.n.Hosts[f.Dst]
 	wr := nic.WR{ID: uint64(i), Op: r.o.Op, QP: f.qp, LKey: h.MR.Key, LocalVA: h.MR.VA, Len: f.Size,
@@ -207,20 +322,20 @@ func (r *runner) submit(i int) {
 			}
 		}
 		if err := d.EP.Post(nic.WR{ID: 1 << 62, Op: nic.OpRecv, QP: remote, LKey: d.MR.Key, LocalVA: d.MR.VA, Len: f.Size}); err != nil {
-			r.err = fmt.Errorf("fabric: flow %d: post receive: %w", i, err)
+			r.errs[h.part] = fmt.Errorf("fabric: flow %d: post receive: %w", i, err)
 			return
 		}
-		d.Node.Wake(r.n.Sim.Now())
+		d.Node.Wake(now)
 	}
 	switch err := h.EP.Post(wr); {
 	case err == nil:
-		h.Node.Wake(r.n.Sim.Now())
+		h.Node.Wake(now)
 	case errors.Is(err, nic.ErrSQFull) || errors.Is(err, nic.ErrCQFull) || errors.Is(err, nic.ErrRing):
 		// The QP's send queue is full: post when one of its flows
 		// completes.
 		r.waitQ[f.Src][f.qp] = append(r.waitQ[f.Src][f.qp], i)
 	default:
-		r.err = fmt.Errorf("fabric: flow %d: post: %w", i, err)
+		r.errs[h.part] = fmt.Errorf("fabric: flow %d: post: %w", i, err)
 	}
 }
 
@@ -241,14 +356,15 @@ func (r *runner) collect(h *HostNode, now sim.Time) {
 			}
 			f := &r.flows[i]
 			f.done, f.fct, f.ok = now, c.Latency, c.Status == nic.StatusOK
-			r.done++
+			r.done[h.part]++
+			r.out[h.part]--
 			for _, j := range f.next {
 				r.flows[j].Start = now / sim.Nanosecond
 				r.post(j, now)
 			}
 			if w := r.waitQ[h.Index][c.QP]; len(w) > 0 {
 				r.waitQ[h.Index][c.QP] = w[1:]
-				r.submit(w[0])
+				r.submit(w[0], now)
 			}
 		}
 	}
@@ -291,7 +407,7 @@ func (s *sampler) Fire(now sim.Time) {
 	}
 	s.k++
 	s.series = append(s.series, Sample{T: now / sim.Nanosecond, Bytes: tot, Max: mx})
-	s.n.Sim.Wake(s.id, now+s.every)
+	s.n.Global.Wake(s.id, now+s.every)
 }
 
 // idealFCT is a flow's completion time on an empty fabric: the
