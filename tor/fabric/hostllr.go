@@ -96,7 +96,7 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 	protected := n.hostProtected(h)
 	weg, eeg := n.hostEgress(h, protected)
 	nc := nic.Config{MAC: h.MAC, IP: h.IP, Egress: eeg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
-		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock, Observer: &n.tally,
+		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: hostFrameSize, Clock: clock, Observer: &n.tally,
 		DSCP: n.Opts.DSCP, CNPDSCP: n.Opts.CNPDSCP}
 	if protected {
 		nc.ControlQueue = "data" // llr protects the data queue alone

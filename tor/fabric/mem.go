@@ -52,6 +52,31 @@ func (n *Network) inFlight(ends []end) int {
 	return total
 }
 
+// hostFrameSize is a host's frame size as its NIC counts it (nic.Config):
+// what bounds the MTU and the room its data queue keeps for one more
+// frame. Its memory's frames are smaller (slot).
+const hostFrameSize = 2048
+
+// frameRoom is what a frame holds besides an MTU of payload: the NIC's
+// largest headers (Ethernet, VLAN tag, IPv6, UDP, BTH, RETH, pad and
+// ICRC, 101 bytes; nic's maxHeaders) and tor/llr's shim (8), rounded up.
+const frameRoom = 128
+
+// slot returns the size of the frames of a node's memory whose frames
+// are size bytes as tord would cut its UMEM (a power of two): the MTU
+// and frameRoom rounded up to 64 bytes (dataplane.Mem), if that is
+// smaller. For an MTU of 1,024 that is 1,152 bytes of 2,048: the frames
+// a run touches were most of its resident memory (docs/performance.md,
+// the simulator's memory), and a frame's unused tail only spreads them
+// over more pages. The count of frames and every byte budget stay as
+// tord's; a frame larger than its slot is refused where it enters a
+// memory (dataplane.MemPort, counted), and every node has the same
+// slot, so frames cross links by trade (frameMems), never by a copy
+// that could cut them.
+func (n *Network) slot(size int) int {
+	return min(size, (n.Opts.MTU+frameRoom+63)&^63)
+}
+
 // hostFrames is a host's frame memory: its receive ring, its egress
 // budget in minimum-size frames and the frames in flight toward it, at
 // least 4,096 frames, in a power of two (Options.HostFrames overrides
@@ -139,7 +164,7 @@ func frameArea(frames, sizes []int, size int, mems []*dataplane.Mem) error {
 		return fmt.Errorf("fabric: frame memory: %w", err)
 	}
 	// The stacks' room follows the frames: data is a multiple of the
-	// (power of two) frame size, so it is aligned for uint64.
+	// frame size, a multiple of 64 (dataplane.Mem), so it is aligned for uint64.
 	stack := unsafe.Slice((*uint64)(unsafe.Pointer(&b[data])), total)
 	a := &area{b: b}
 	first := 0

@@ -281,9 +281,10 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 	for i, nd := range t.Nodes {
 		if nd.Role == topo.Switch {
 			cfg := &n.Switches[n.byNode[i]].Cfg
-			frames[i], sizes[i] = cfg.XDP.Frames, cfg.XDP.FrameSize
+			frames[i], sizes[i] = cfg.XDP.Frames, n.slot(cfg.XDP.FrameSize)
 		} else {
-			frames[i], sizes[i] = n.hostFrames(ports[i], n.hostProtected(n.Hosts[n.byNode[i]])), 2048
+			frames[i] = n.hostFrames(ports[i], n.hostProtected(n.Hosts[n.byNode[i]]))
+			sizes[i] = n.slot(hostFrameSize)
 		}
 	}
 	// Frame memory is reserved, not touched (frameMems).
