@@ -71,6 +71,7 @@ func (n *Network) hostLLR(h *HostNode) (llr.Config, error) {
 // endpoint's.
 func (n *Network) hostEgress(h *HostNode, protected bool) (worker, endpoint dataplane.EgressConfig) {
 	eg := dataplane.DefaultEgress(0, n.Opts.HostQueue)
+	eg.Ring = queueRing
 	// A PFC quantum is 512 bit times of the link: unshaped, the egress
 	// would time it at 10 Gbit/s, and a 1 Gbit/s host would wake from
 	// a pause ten times too soon, before its ToR means to send it again.

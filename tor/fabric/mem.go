@@ -77,6 +77,13 @@ func (n *Network) slot(size int) int {
 	return min(size, (n.Opts.MTU+frameRoom+63)&^63)
 }
 
+// queueRing is the entries an egress queue's ring starts with, for
+// switches and hosts alike (dataplane.EgressConfig.Ring), where tord's
+// start with 256: a ring grows with its queue, and a queue walks round
+// its ring, touching it all, however shallow it stays. A k = 16 fat
+// tree has 6,144 ports with 4 queues each.
+const queueRing = 16
+
 // hostFrames is a host's frame memory: its receive ring, its egress
 // budget in minimum-size frames and the frames in flight toward it, at
 // least 4,096 frames, in a power of two (Options.HostFrames overrides

@@ -446,6 +446,10 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	// here, there is no kernel), NetRT's, every queue full, and the
 	// frames in flight toward the switch (inFlight).
 	cfg.XDP.RingSize = 64
+	// Egress rings start small and grow with their queues (queueRing).
+	if cfg.Egress.Ring == 0 {
+		cfg.Egress.Ring = queueRing
+	}
 	// Frames of 2 KiB hold an MTU of 1024 with every header and shim;
 	// half of tord's default size is half the memory a run touches.
 	if n.Opts.MTU <= 1024 {
