@@ -11,6 +11,7 @@ import (
 
 	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
+	"rocetor/rocev2"
 )
 
 // Frame memory. A frame on the wire takes a free frame of the receiving
@@ -57,15 +58,19 @@ func (n *Network) inFlight(ends []end) int {
 // frame. Its memory's frames are smaller (slot).
 const hostFrameSize = 2048
 
-// frameRoom is what a frame holds besides an MTU of payload: the NIC's
-// largest headers (Ethernet, VLAN tag, IPv6, UDP, BTH, RETH, pad and
-// ICRC, 101 bytes; nic's maxHeaders) and tor/llr's shim (8), rounded up.
-const frameRoom = 128
+// frameRoom is what a frame may hold besides an MTU of payload: the
+// NIC's largest headers (Ethernet, VLAN tag, IPv6, UDP, BTH, RETH, pad
+// and ICRC, 101 bytes; nic's maxHeaders), the INT tail a request may
+// reserve for HPCC (rocev2.INTLen(INTMaxHops), 132) and tor/llr's shim
+// (8): 241 bytes.
+const frameRoom = rocev2.EthernetLen + rocev2.VLANTagLen + rocev2.IPv6Len + rocev2.UDPLen +
+	rocev2.BTHLen + rocev2.RETHLen + 3 + rocev2.ICRCLen +
+	rocev2.INTHeaderLen + rocev2.INTRecordLen*rocev2.INTMaxHops + rocev2.ShimLen
 
 // slot returns the size of the frames of a node's memory whose frames
 // are size bytes as tord would cut its UMEM (a power of two): the MTU
 // and frameRoom rounded up to 64 bytes (dataplane.Mem), if that is
-// smaller. For an MTU of 1,024 that is 1,152 bytes of 2,048: the frames
+// smaller. For an MTU of 1,024 that is 1,280 bytes of 2,048: the frames
 // a run touches were most of its resident memory (docs/performance.md,
 // the simulator's memory), and a frame's unused tail only spreads them
 // over more pages. The count of frames and every byte budget stay as
