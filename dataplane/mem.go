@@ -89,7 +89,7 @@ const maxArea = 1 << 48
 // an area of less than 2^48 bytes. AF_XDP's aligned UMEM wants a power of
 // two (2048 or 4096); the simulator (tor/fabric) cuts its memories into
 // frames of the MTU and its headers rounded up to 64 bytes instead: for
-// an MTU of 1,024 a 2,048-byte frame is 45 % unused, and the frames a run
+// an MTU of 1,024 a 2,048-byte frame is nearly half unused, and the frames a run
 // touches were most of its resident memory.
 func checkFrameSize(buf []byte, frameSize int) error {
 	if frameSize < 256 || frameSize > 1<<16 || frameSize%64 != 0 {
