@@ -66,6 +66,14 @@ type EgressConfig struct {
 	// its queues share beyond their own reserves before they draw on
 	// the pool (SharedBuffer). Ignored without Shared.
 	PortReserve int
+	// Ring is the entries each queue's ring starts with, a power of
+	// two; 0 means 256. A ring grows, doubling, to what the queue's
+	// byte budget needs in minimum-size frames as frames come (an
+	// allocation each time it passes its deepest yet), so it bounds
+	// nothing: it is how much memory an idle or shallow queue costs. A
+	// simulator's thousands of ports start small, as a ring a queue
+	// walks round is memory the run touches (tor/fabric: 16).
+	Ring int
 }
 
 // ErrEgressConfig wraps every egress configuration error.
@@ -92,6 +100,9 @@ func DefaultEgress(rateBps uint64, limit int) EgressConfig {
 func (c *EgressConfig) Validate() error {
 	if len(c.Queues) == 0 || len(c.Queues) > 16 {
 		return fmt.Errorf("%w: %d queues, want 1 to 16", ErrEgressConfig, len(c.Queues))
+	}
+	if c.Ring < 0 || c.Ring&(c.Ring-1) != 0 {
+		return fmt.Errorf("%w: ring of %d entries, want a power of two", ErrEgressConfig, c.Ring)
 	}
 	for i, q := range c.Queues {
 		switch {
@@ -315,6 +326,10 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	if quantum == 0 {
 		quantum = 1500
 	}
+	ring := 256
+	if c.Ring > 0 {
+		ring = c.Ring
+	}
 	e.queues = make([]queue, len(c.Queues))
 	byLevel := map[int][]int{}
 	var lv []int
@@ -325,7 +340,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 		for n < qc.Limit/60+1 {
 			n <<= 1
 		}
-		e.queues[i] = queue{cfg: qc, ring: make([]entry, min(n, 256)), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
+		e.queues[i] = queue{cfg: qc, ring: make([]entry, min(n, ring)), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
 		if c.Shared != nil {
 			e.queues[i].pool, e.queues[i].port, e.queues[i].reserve, e.queues[i].alpha = c.Shared, &e.reserve, qc.Reserve, alphaFixed(qc.Alpha)
 		}

@@ -323,3 +323,34 @@ func TestEntrySize(t *testing.T) {
 		t.Fatalf("entry is %d bytes, want 16", n)
 	}
 }
+
+// TestEgressRing checks EgressConfig.Ring: a queue's ring starts with
+// Ring entries (256 without it), grows to hold its whole byte budget in
+// minimum-size frames, and gives them back in order.
+func TestEgressRing(t *testing.T) {
+	q := []QueueConfig{{Name: "data", Weight: 1, Limit: 64 * 100, PFC: -1}}
+	if n := len(mustEgress(t, EgressConfig{Queues: q}).queues[0].ring); n != 128 {
+		t.Errorf("ring of a 100-frame budget without Ring: %d entries, want 128 (its budget, below 256)", n)
+	}
+	q[0].Limit = 64 << 10
+	if n := len(mustEgress(t, EgressConfig{Queues: q}).queues[0].ring); n != 256 {
+		t.Errorf("ring without Ring: %d entries, want 256", n)
+	}
+	e := mustEgress(t, EgressConfig{Queues: q, Ring: 16})
+	if n := len(e.queues[0].ring); n != 16 {
+		t.Fatalf("ring with Ring 16: %d entries, want 16", n)
+	}
+	for i := range 1024 {
+		if !e.Enqueue(0, uint64(i)*2048, 64) {
+			t.Fatalf("frame %d of 1024 refused within the budget", i)
+		}
+	}
+	for i, p := range drain(e, 0, 1024) {
+		if p.Addr != uint64(i)*2048 {
+			t.Fatalf("frame %d out of order: addr %d", i, p.Addr)
+		}
+	}
+	if err := (&EgressConfig{Queues: q, Ring: 24}).Validate(); err == nil {
+		t.Error("a ring of 24 entries accepted")
+	}
+}

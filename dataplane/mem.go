@@ -3,6 +3,7 @@ package dataplane
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Mem is the frame memory of one worker: a byte area cut into equal frames
@@ -15,9 +16,14 @@ import (
 type Mem struct {
 	buf       []byte
 	frameSize int
-	free      []uint64 // frames given back, most recent last
-	fresh     int      // frames never handed out: the last fresh of buf
-	inUse     int
+	// mask is frameSize-1 when frameSize is a power of two, which
+	// aligns an address down to its frame's start; else 0, and magic
+	// does it by multiplication (start).
+	mask  uint64
+	magic uint64
+	free  []uint64 // frames given back, most recent last
+	fresh int      // frames never handed out: the last fresh of buf
+	inUse int
 	// lo and hi bound this Mem's own frames in buf (byte offsets): all
 	// of buf, unless SharedMems cut buf among the workers of a switch.
 	lo, hi uint64
@@ -31,10 +37,11 @@ type Mem struct {
 // Errors from NewMem.
 var ErrMemSize = errors.New("dataplane: frame memory size")
 
-// NewMem cuts buf into frames of frameSize bytes, all free.
+// NewMem cuts buf into frames of frameSize bytes, all free. frameSize is
+// a multiple of 64 from 256 to 65,536 (checkFrameSize).
 func NewMem(buf []byte, frameSize int) (*Mem, error) {
-	if frameSize < 256 || frameSize&(frameSize-1) != 0 {
-		return nil, fmt.Errorf("%w: frame size %d is not a power of two ≥ 256", ErrMemSize, frameSize)
+	if err := checkFrameSize(buf, frameSize); err != nil {
+		return nil, err
 	}
 	n := len(buf) / frameSize
 	if n == 0 {
@@ -55,8 +62,8 @@ func NewMem(buf []byte, frameSize int) (*Mem, error) {
 // receiver's free frame instead of a copy (dataplane/sim). Mems over one
 // buf share no state: a set of them is for one goroutine.
 func NewMemAt(buf []byte, frameSize, first, n int, stack []uint64) (*Mem, error) {
-	if frameSize < 256 || frameSize&(frameSize-1) != 0 {
-		return nil, fmt.Errorf("%w: frame size %d is not a power of two ≥ 256", ErrMemSize, frameSize)
+	if err := checkFrameSize(buf, frameSize); err != nil {
+		return nil, err
 	}
 	if first < 0 || n <= 0 || (first+n)*frameSize > len(buf) {
 		return nil, fmt.Errorf("%w: frames [%d, %d) of %d bytes", ErrMemSize, first, first+n, len(buf))
@@ -64,9 +71,54 @@ func NewMemAt(buf []byte, frameSize, first, n int, stack []uint64) (*Mem, error)
 	if cap(stack) < n {
 		return nil, fmt.Errorf("%w: a free stack of %d for %d frames", ErrMemSize, cap(stack), n)
 	}
-	return &Mem{buf: buf, frameSize: frameSize, free: stack[:0], fresh: n,
-		lo: uint64(first * frameSize), hi: uint64((first + n) * frameSize)}, nil
+	m := &Mem{buf: buf, frameSize: frameSize, free: stack[:0], fresh: n,
+		lo: uint64(first * frameSize), hi: uint64((first + n) * frameSize)}
+	if frameSize&(frameSize-1) == 0 {
+		m.mask = uint64(frameSize - 1)
+	} else {
+		m.magic = ^uint64(0)/uint64(frameSize) + 1
+	}
+	return m, nil
 }
+
+// maxArea bounds a Mem's area so that start's multiplication is exact.
+const maxArea = 1 << 48
+
+// checkFrameSize accepts frame sizes that are multiples of 64 (a cache
+// line, so that no two frames share one) from 256 to 65,536 bytes, over
+// an area of less than 2^48 bytes. AF_XDP's aligned UMEM wants a power of
+// two (2048 or 4096); the simulator (tor/fabric) cuts its memories into
+// frames of the MTU and its headers rounded up to 64 bytes instead: for
+// an MTU of 1,024 a 2,048-byte frame is nearly half unused, and the frames a run
+// touches were most of its resident memory.
+func checkFrameSize(buf []byte, frameSize int) error {
+	if frameSize < 256 || frameSize > 1<<16 || frameSize%64 != 0 {
+		return fmt.Errorf("%w: frame size %d is not a multiple of 64 from 256 to 65536", ErrMemSize, frameSize)
+	}
+	if uint64(len(buf)) >= maxArea {
+		return fmt.Errorf("%w: an area of %d bytes, at most 2^48", ErrMemSize, len(buf))
+	}
+	return nil
+}
+
+// start aligns addr down to the start of its frame. A power of two is a
+// mask; another size divides by multiplying with magic = ⌊(2^64−1)/size⌋+1
+// (Granlund and Montgomery, "Division by invariant integers using
+// multiplication", 1994): magic×size = 2^64+e with 0 < e ≤ size ≤ 2^16,
+// so the high word of addr×magic is ⌊addr/size⌋ for every addr below
+// 2^48 (maxArea) — a multiplication where a division would cost tens of
+// cycles on the packet path.
+func (m *Mem) start(addr uint64) uint64 {
+	if m.mask != 0 {
+		return addr &^ m.mask
+	}
+	q, _ := bits.Mul64(addr, m.magic)
+	return q * uint64(m.frameSize)
+}
+
+// Offset returns addr's offset in its frame: the headroom before a
+// packet whose frame starts at addr.
+func (m *Mem) Offset(addr uint64) uint64 { return addr - m.start(addr) }
 
 // SharedMems cuts buf into h.Workers() Mems of equal frame ranges over
 // one area: worker w allocates only from its range, but every worker
@@ -135,7 +187,7 @@ func (m *Mem) Alloc() (addr uint64, ok bool) {
 // Release gives a frame back. addr may point anywhere inside the frame
 // (AF_XDP descriptors carry headroom offsets); it is aligned down.
 func (m *Mem) Release(addr uint64) {
-	a := addr &^ uint64(m.frameSize-1)
+	a := m.start(addr)
 	if m.share != nil && (a < m.lo || a >= m.hi) {
 		m.giveBack(a)
 		return
@@ -205,7 +257,7 @@ func (m *Mem) reclaim() {
 // Bytes returns the n bytes of the frame at addr. The slice aliases the
 // frame memory and is valid until the frame is released.
 func (m *Mem) Bytes(addr uint64, n int) []byte {
-	return m.buf[addr : addr+uint64(n) : addr&^uint64(m.frameSize-1)+uint64(m.frameSize)]
+	return m.buf[addr : addr+uint64(n) : m.start(addr)+uint64(m.frameSize)]
 }
 
 // Frame returns the packet's bytes, aliasing frame memory, valid until the
@@ -215,7 +267,7 @@ func (m *Mem) Frame(p *Packet) []byte { return m.Bytes(p.Addr, int(p.Len)) }
 // Room returns the whole frame at addr, from addr to the frame's end, for
 // writing a new packet.
 func (m *Mem) Room(addr uint64) []byte {
-	end := addr&^uint64(m.frameSize-1) + uint64(m.frameSize)
+	end := m.start(addr) + uint64(m.frameSize)
 	return m.buf[addr:end:end]
 }
 

@@ -71,6 +71,7 @@ func (n *Network) hostLLR(h *HostNode) (llr.Config, error) {
 // endpoint's.
 func (n *Network) hostEgress(h *HostNode, protected bool) (worker, endpoint dataplane.EgressConfig) {
 	eg := dataplane.DefaultEgress(0, n.Opts.HostQueue)
+	eg.Ring = queueRing
 	// A PFC quantum is 512 bit times of the link: unshaped, the egress
 	// would time it at 10 Gbit/s, and a 1 Gbit/s host would wake from
 	// a pause ten times too soon, before its ToR means to send it again.
@@ -96,7 +97,7 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 	protected := n.hostProtected(h)
 	weg, eeg := n.hostEgress(h, protected)
 	nc := nic.Config{MAC: h.MAC, IP: h.IP, Egress: eeg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
-		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: mem.FrameSize(), Clock: clock, Observer: &n.tally,
+		SQDepth: 256, MTU: n.Opts.MTU, FrameSize: hostFrameSize, Clock: clock, Observer: &n.tally,
 		DSCP: n.Opts.DSCP, CNPDSCP: n.Opts.CNPDSCP}
 	if protected {
 		nc.ControlQueue = "data" // llr protects the data queue alone

@@ -11,6 +11,7 @@ import (
 
 	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
+	"rocetor/rocev2"
 )
 
 // Frame memory. A frame on the wire takes a free frame of the receiving
@@ -51,6 +52,42 @@ func (n *Network) inFlight(ends []end) int {
 	}
 	return total
 }
+
+// hostFrameSize is a host's frame size as its NIC counts it (nic.Config):
+// what bounds the MTU and the room its data queue keeps for one more
+// frame. Its memory's frames are smaller (slot).
+const hostFrameSize = 2048
+
+// frameRoom is what a frame may hold besides an MTU of payload: the
+// NIC's largest headers (Ethernet, VLAN tag, IPv6, UDP, BTH, RETH, pad
+// and ICRC, 101 bytes; nic's maxHeaders), the INT tail a request may
+// reserve for HPCC (rocev2.INTLen(INTMaxHops), 132) and tor/llr's shim
+// (8): 241 bytes.
+const frameRoom = rocev2.EthernetLen + rocev2.VLANTagLen + rocev2.IPv6Len + rocev2.UDPLen +
+	rocev2.BTHLen + rocev2.RETHLen + 3 + rocev2.ICRCLen +
+	rocev2.INTHeaderLen + rocev2.INTRecordLen*rocev2.INTMaxHops + rocev2.ShimLen
+
+// slot returns the size of the frames of a node's memory whose frames
+// are size bytes as tord would cut its UMEM (a power of two): the MTU
+// and frameRoom rounded up to 64 bytes (dataplane.Mem), if that is
+// smaller. For an MTU of 1,024 that is 1,280 bytes of 2,048: the frames
+// a run touches were most of its resident memory (docs/performance.md,
+// the simulator's memory), and a frame's unused tail only spreads them
+// over more pages. The count of frames and every byte budget stay as
+// tord's; a frame larger than its slot is refused where it enters a
+// memory (dataplane.MemPort, counted), and every node has the same
+// slot, so frames cross links by trade (frameMems), never by a copy
+// that could cut them.
+func (n *Network) slot(size int) int {
+	return min(size, (n.Opts.MTU+frameRoom+63)&^63)
+}
+
+// queueRing is the entries an egress queue's ring starts with, for
+// switches and hosts alike (dataplane.EgressConfig.Ring), where tord's
+// start with 256: a ring grows with its queue, and a queue walks round
+// its ring, touching it all, however shallow it stays. A k = 16 fat
+// tree has 6,144 ports with 4 queues each.
+const queueRing = 16
 
 // hostFrames is a host's frame memory: its receive ring, its egress
 // budget in minimum-size frames and the frames in flight toward it, at
@@ -139,7 +176,7 @@ func frameArea(frames, sizes []int, size int, mems []*dataplane.Mem) error {
 		return fmt.Errorf("fabric: frame memory: %w", err)
 	}
 	// The stacks' room follows the frames: data is a multiple of the
-	// (power of two) frame size, so it is aligned for uint64.
+	// frame size, a multiple of 64 (dataplane.Mem), so it is aligned for uint64.
 	stack := unsafe.Slice((*uint64)(unsafe.Pointer(&b[data])), total)
 	a := &area{b: b}
 	first := 0

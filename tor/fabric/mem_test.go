@@ -61,3 +61,42 @@ func TestFrameMemsOffHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(mems)
 }
+
+// TestFrameSlots checks that the nodes' frames are the MTU and the most
+// a frame adds to it (frameRoom: headers, INT tail, llr shim) rounded up
+// to 64 bytes, not tord's power of two, and that a
+// memory of such frames hands out whole, disjoint frames.
+func TestFrameSlots(t *testing.T) {
+	for _, c := range []struct{ mtu, size, want int }{
+		{1024, 2048, 1280}, {256, 2048, 512}, {512, 2048, 768}, {4096, 4096, 4096}, {1024, 4096, 1280},
+	} {
+		n := &Network{Opts: Options{MTU: c.mtu}}
+		if got := n.slot(c.size); got != c.want {
+			t.Errorf("MTU %d, %d-byte frames: slot %d, want %d", c.mtu, c.size, got, c.want)
+		}
+	}
+	n := &Network{Opts: Options{MTU: 1024}}
+	size := n.slot(hostFrameSize)
+	mems, err := frameMems([]int{8, 8}, []int{size, size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	for _, m := range mems {
+		for {
+			a, ok := m.Alloc()
+			if !ok {
+				break
+			}
+			if a%uint64(size) != 0 || seen[a] || len(m.Room(a)) != size {
+				t.Fatalf("frame at %d: not a whole %d-byte frame of its own", a, size)
+			}
+			seen[a] = true
+			m.Room(a)[size-1] = 1
+		}
+	}
+	if len(seen) != 16 {
+		t.Fatalf("%d frames, want 16", len(seen))
+	}
+	runtime.KeepAlive(mems)
+}

@@ -300,9 +300,10 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 	for i, nd := range t.Nodes {
 		if nd.Role == topo.Switch {
 			cfg := &n.Switches[n.byNode[i]].Cfg
-			frames[i], sizes[i] = cfg.XDP.Frames, cfg.XDP.FrameSize
+			frames[i], sizes[i] = cfg.XDP.Frames, n.slot(cfg.XDP.FrameSize)
 		} else {
-			frames[i], sizes[i] = n.hostFrames(ports[i], n.hostProtected(n.Hosts[n.byNode[i]])), 2048
+			frames[i] = n.hostFrames(ports[i], n.hostProtected(n.Hosts[n.byNode[i]]))
+			sizes[i] = n.slot(hostFrameSize)
 		}
 	}
 	// Frame memory is reserved, not touched (frameMems).
@@ -492,6 +493,10 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	// here, there is no kernel), NetRT's, every queue full, and the
 	// frames in flight toward the switch (inFlight).
 	cfg.XDP.RingSize = 64
+	// Egress rings start small and grow with their queues (queueRing).
+	if cfg.Egress.Ring == 0 {
+		cfg.Egress.Ring = queueRing
+	}
 	// Frames of 2 KiB hold an MTU of 1024 with every header and shim;
 	// half of tord's default size is half the memory a run touches.
 	if n.Opts.MTU <= 1024 {

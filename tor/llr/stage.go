@@ -257,7 +257,7 @@ func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 		return
 	}
 	fs := uint64(c.Mem.FrameSize())
-	off := p.Addr & (fs - 1)
+	off := c.Mem.Offset(p.Addr) // frames need not be a power of two (the simulator's are not)
 	head := off >= rocev2.ShimLen
 	if !head && fs-off-uint64(p.Len) < rocev2.ShimLen {
 		st.UnprotectedNoRoom++

@@ -328,6 +328,7 @@ func (cfg *Config) EgressConfigs() ([]dataplane.EgressConfig, error) {
 	w := uint64(cfg.shares())
 	eg := cfg.Layout() // DefaultEgress, with the qos section's classes
 	eg.RateBps = uint64(cfg.Egress.Rate) / w
+	eg.Ring = cfg.Egress.Ring
 	egs := make([]dataplane.EgressConfig, len(cfg.Ports))
 	for i := range egs {
 		egs[i] = eg

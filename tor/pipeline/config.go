@@ -58,6 +58,10 @@ type Config struct {
 		// PortRates overrides rate for the ports it names, e.g. an
 		// uplink slower than the others.
 		PortRates map[string]dataplane.Rate `yaml:"port_rates"`
+		// Ring is the entries each queue's ring of frames starts with
+		// (a power of two; 0 = 256); it grows to what queue_limit
+		// needs as the queue deepens (dataplane.EgressConfig.Ring).
+		Ring int `yaml:"ring"`
 	} `yaml:"egress"`
 
 	Forwarding struct {
@@ -373,6 +377,9 @@ func (c *Config) Validate() error {
 	}
 	if c.XDP.FrameSize != 2048 && c.XDP.FrameSize != 4096 {
 		return bad("xdp.frame_size", "%d, want 2048 or 4096", c.XDP.FrameSize)
+	}
+	if r := c.Egress.Ring; r < 0 || r&(r-1) != 0 {
+		return bad("egress.ring", "%d, want a power of two (0: 256)", r)
 	}
 	if c.XDP.BusyPoll < 0 || c.XDP.BusyPoll > time.Second || c.XDP.BusyPollBudget < 0 || c.XDP.BusyPollBudget > 65535 {
 		return bad("xdp.busy_poll", "%v with budget %d, want 0 to 1s and 0 to 65535 frames", c.XDP.BusyPoll, c.XDP.BusyPollBudget)
