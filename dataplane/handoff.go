@@ -142,6 +142,17 @@ func (h *Handoff) Close() error {
 	return nil
 }
 
+// Waiting returns how many frames worker from handed to worker to that
+// it has not taken yet (published and not drained); any goroutine. A
+// benchmark paces what it gives a worker by it, as PFC would a wire.
+func (h *Handoff) Waiting(from, to int) int {
+	r := h.rings[from][to]
+	if r == nil {
+		return 0
+	}
+	return int(r.tail.Load() - r.head.Load())
+}
+
 // pending reports whether any ring into worker to holds frames.
 func (h *Handoff) pending(to int) bool {
 	for from := range h.n {
