@@ -253,7 +253,10 @@ func (r *scalePair) delivered() int64 {
 // its host port, handoff included. ns/pkt is wall time per data packet
 // of all the flows, so the ratio workers=1 / workers=2 is the scaling
 // (issue 30 aims at 1.8 at least). It needs as many idle CPUs as
-// workers: on a busy machine it measures the machine.
+// workers: on a busy machine it measures the machine. Run it long
+// (-benchtime 400000x): the first pass over the frame memory, twice as
+// large with two workers, page-faults inside the timed loop, which
+// dominated runs of 40,000 packets (2026-11-29, a shared machine).
 func BenchmarkPipelineScale(b *testing.B) {
 	for _, n := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
