@@ -364,17 +364,31 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	e.rr = make([]int, len(e.levels))
 	e.credited = make([]bool, len(e.levels))
 	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, 64), max: 64}
-	e.seen = make([]atomic.Int64, len(e.queues)+1)
+	// Other workers read seen and nothing else of this egress: 64
+	// bytes either side keep the small allocation off the lines of
+	// whatever the allocator puts next to it (another worker's hot
+	// state, another port's seen).
+	n := len(e.queues) + 1
+	e.seen = make([]atomic.Int64, n+16)[8 : 8+n : 8+n]
 	return e, nil
 }
 
 // Publish records each queue's depth for Seen. Only the worker that owns
 // the egress calls it; a handoff's port owner does once per loop.
+//
+// It stores only the depths that changed: a store takes the line from
+// every worker that read it (Ctx.QueueDepth, per packet for NetRT), and
+// the owner publishes once per loop, busy or idle, while most loops
+// change few queues.
 func (e *Egress) Publish() {
 	for i := range e.queues {
-		e.seen[i].Store(int64(e.queues[i].bytes))
+		if v := int64(e.queues[i].bytes); e.seen[i].Load() != v {
+			e.seen[i].Store(v)
+		}
 	}
-	e.seen[len(e.queues)].Store(int64(e.ctrl.bytes))
+	if v := int64(e.ctrl.bytes); e.seen[len(e.queues)].Load() != v {
+		e.seen[len(e.queues)].Store(v)
+	}
 }
 
 // Seen returns the bytes in queue q as last published (Publish); q ==

@@ -354,3 +354,29 @@ func TestEgressRing(t *testing.T) {
 		t.Error("a ring of 24 entries accepted")
 	}
 }
+
+// TestEgressPublish: Seen shows each queue's depth, and the MAC control
+// queue's, as of the last Publish, not as it is now; a Publish after
+// the queues emptied shows them empty.
+func TestEgressPublish(t *testing.T) {
+	e := mustEgress(t, DefaultEgress(0, 1<<20))
+	if !e.Enqueue(2, 0, 1000) || !e.Enqueue(2, 4096, 500) || !e.EnqueueControl(8192, 64) {
+		t.Fatal("refused")
+	}
+	if e.Seen(2) != 0 {
+		t.Fatalf("seen %d before any Publish", e.Seen(2))
+	}
+	e.Publish()
+	if e.Seen(2) != 1500 || e.Seen(e.NumQueues()) != 64 || e.Seen(0) != 0 {
+		t.Fatalf("seen %d, control %d, queue 0 %d; want 1500, 64, 0", e.Seen(2), e.Seen(e.NumQueues()), e.Seen(0))
+	}
+	e.Publish() // nothing changed
+	drain(e, 0, 8)
+	if e.Seen(2) != 1500 {
+		t.Fatalf("seen %d after a dequeue without Publish, want the published 1500", e.Seen(2))
+	}
+	e.Publish()
+	if e.Seen(2) != 0 || e.Seen(e.NumQueues()) != 0 {
+		t.Fatalf("seen %d, control %d after the queues emptied", e.Seen(2), e.Seen(e.NumQueues()))
+	}
+}

@@ -44,9 +44,9 @@ type Handoff struct {
 	back  [][]*spsc[uint64] // [from][to]: frames of to that from freed
 	// sleeping[w] is set while worker w waits in poll(2), whose set
 	// includes efd[w]: a worker that hands it frames writes the eventfd.
-	sleeping []atomic.Bool
+	sleeping []paddedBool
 	efd      []int
-	wakes    []atomic.Uint64 // wakeups sent to each worker
+	wakes    []paddedUint64 // wakeups sent to each worker
 	// egress is each worker's egress by port, for the queue depths a
 	// port's owner publishes (Ctx.QueueDepth); set by NewWorker.
 	egress [][]*Egress
@@ -95,7 +95,7 @@ func NewHandoff(n, ringSize int) (*Handoff, error) {
 	if ringSize < BatchSize || ringSize&(ringSize-1) != 0 {
 		return nil, fmt.Errorf("%w: ring of %d packets, want a power of two ≥ %d", ErrHandoff, ringSize, BatchSize)
 	}
-	h := &Handoff{n: n, sleeping: make([]atomic.Bool, n), wakes: make([]atomic.Uint64, n), egress: make([][]*Egress, n)}
+	h := &Handoff{n: n, sleeping: make([]paddedBool, n), wakes: make([]paddedUint64, n), egress: make([][]*Egress, n)}
 	h.rings = make([][]*spsc[handed], n)
 	h.back = make([][]*spsc[uint64], n)
 	for from := range h.rings {
@@ -142,6 +142,17 @@ func (h *Handoff) Close() error {
 	return nil
 }
 
+// Waiting returns how many frames worker from handed to worker to that
+// it has not taken yet (published and not drained); any goroutine. A
+// benchmark paces what it gives a worker by it, as PFC would a wire.
+func (h *Handoff) Waiting(from, to int) int {
+	r := h.rings[from][to]
+	if r == nil {
+		return 0
+	}
+	return int(r.tail.Load() - r.head.Load())
+}
+
 // pending reports whether any ring into worker to holds frames.
 func (h *Handoff) pending(to int) bool {
 	for from := range h.n {
@@ -164,6 +175,20 @@ func (h *Handoff) wake(to int) {
 // cacheLine pads the ring's indices apart so that producer and consumer
 // do not share a line.
 type cacheLine [64]byte
+
+// paddedBool and paddedUint64 keep each worker's flag and count of
+// Handoff.sleeping and wakes on lines of their own: a worker that goes
+// to sleep writes its flag, which every peer reads once per loop
+// (Handoff.wake), and adjacent flags would make each peer's read miss.
+type paddedBool struct {
+	atomic.Bool
+	_ [64 - 4]byte
+}
+
+type paddedUint64 struct {
+	atomic.Uint64
+	_ [64 - 8]byte
+}
 
 // spsc is a bounded single-producer single-consumer ring (gVisor's and
 // the AF_XDP rings' shape): the producer writes at its private tail and

@@ -37,9 +37,13 @@ import (
 // where the counts add one compare-and-swap per pooled or held packet
 // and one atomic add per retired one: about 19 ns a packet uncontended,
 // 95–100 ns when two workers pool on one port at the same instant
-// (BenchmarkBudgets; docs/performance.md, "Shared NetRT budgets"). No
-// lock is taken: each figure is one word, updated by a compare-and-swap
-// loop or an atomic add.
+// (BenchmarkBudgets; docs/performance.md, "Shared NetRT budgets").
+// SrcToR's pool, which every data packet bound for the fabric meets,
+// takes its bytes leaseAhead frames at a time and gives back what a
+// call retired or left unused once, at its end (SrcToR.reserve,
+// settle), so that between calls the count is exact. No lock is taken:
+// each figure is one word, updated by a compare-and-swap loop or an
+// atomic add.
 //
 // It is safe for concurrent use; its zero value is ready (nothing
 // pooled or held, no bytes requested, every bucket full). Make one per

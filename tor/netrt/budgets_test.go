@@ -513,3 +513,35 @@ func BenchmarkBudgets(b *testing.B) {
 		})
 	}
 }
+
+// TestBudgetsLease: a stage pooling on a port takes leaseAhead frames of
+// the shared pool at once while there is room, serves the next packets
+// of the call from that reservation without touching the shared count,
+// takes a frame alone when the lease does not fit, and gives back what
+// it did not use at the end of the call (settle).
+func TestBudgetsLease(t *testing.T) {
+	const l = 1000
+	b := new(Budgets)
+	_, s := newSrc(t, Config{PoolBytes: 20 * l, Budgets: b})
+	if !s.reserve(1, l) || leaseAhead < 4 || b.Pool(1) != leaseAhead*l || s.res[1] != (leaseAhead-1)*l {
+		t.Fatalf("first frame: shared %d, reserved %d; want a lease of %d frames", b.Pool(1), s.res[1], leaseAhead)
+	}
+	for range leaseAhead - 1 {
+		if !s.reserve(1, l) {
+			t.Fatal("refused within the lease")
+		}
+	}
+	if b.Pool(1) != leaseAhead*l || s.res[1] != 0 {
+		t.Fatalf("within the lease the shared count moved to %d (reserved %d)", b.Pool(1), s.res[1])
+	}
+	// Another worker holds all but 3 frames: no room for a lease.
+	b.ports[1].pool.Add(20*l - leaseAhead*l - 3*l)
+	if !s.reserve(1, l) || b.Pool(1) != 18*l || s.res[1] != 0 {
+		t.Fatalf("near full: shared %d, reserved %d; want one frame taken alone", b.Pool(1), s.res[1])
+	}
+	s.res[1] += 5 * l // retired in the call
+	s.settle()
+	if b.Pool(1) != 13*l || s.res[1] != 0 {
+		t.Fatalf("after settle: shared %d, reserved %d; want the 5 retired frames back", b.Pool(1), s.res[1])
+	}
+}
