@@ -350,10 +350,10 @@ type DCQCNCell struct {
 	FlowRates []float64  `json:"flow_rates_mbps"`
 	Depth     DepthStats `json:"depth"`
 	// Wait is how long the bottleneck switch's workers waited for a
-	// CPU during the run, in ms (rocetor_worker_run_delay_seconds_total;
-	// 0 in the simulator): a queue is neither served nor marked
-	// meanwhile.
-	Wait float64 `json:"tord_wait_ms"`
+	// CPU during the run, in ms (rocetor_worker_run_delay_seconds_total):
+	// a queue is neither served nor marked meanwhile. Absent in the
+	// simulator, whose switches wait for nothing.
+	Wait *float64 `json:"tord_wait_ms,omitempty"`
 	// NetRT is what the ToRs' NetRT stages did, in netrt's cells only.
 	NetRT *dcqcnNetRT `json:"netrt,omitempty"`
 	Error string      `json:"error,omitempty"`
@@ -438,7 +438,9 @@ func dcqcnCellOf(r *Run, tr, cc string, n int, node, port string) DCQCNCell {
 	c.Drops = sum(r, "rocetor_queue_drops_total")
 	c.Trimmed = sum(r, "rocetor_trim_trimmed_packets_total")
 	c.PFCPauses = sum(r, "rocetor_port_pfc_tx_frames_total")
-	c.Wait = 1e3 * r.Switches[node].Sum("rocetor_worker_run_delay_seconds_total")
+	if w := 1e3 * r.Switches[node].Sum("rocetor_worker_run_delay_seconds_total"); w > 0 {
+		c.Wait = &w
+	}
 	if tr == "netrt" {
 		c.NetRT = netrtOf(r, node, port)
 	}
@@ -508,6 +510,13 @@ func (e *dcqcnExp) Run(ctx context.Context, env *Env, res *Results) error {
 	return nil
 }
 
+func fmtWait(w *float64) string {
+	if w == nil {
+		return "–"
+	}
+	return fmtFloat(*w, 1)
+}
+
 func fmtJain(j *float64) string {
 	if j == nil {
 		return "–"
@@ -536,7 +545,7 @@ func dcqcnTable(cells []DCQCNCell) Table {
 			fmtFloat(c.Depth.Mean/1e3, 1) + " / " + fmtFloat(c.Depth.Max/1e3, 1), pct(c.Depth.InBand, c.Depth.Samples),
 			pct(c.Depth.AtLimit, c.Depth.Samples), fmtInt(c.QueueDrops), fmtInt(c.CEMarked), strconv.FormatInt(c.CNPsSent, 10),
 			strconv.FormatInt(c.RateCuts, 10), fmtInt(c.PFCPauses), fmtInt(c.Trimmed), strconv.FormatInt(c.Retx, 10), netrt,
-			fmtFloat(c.Wait, 1)})
+			fmtWait(c.Wait)})
 	}
 	return t
 }
