@@ -111,4 +111,3 @@ func TestAblationConfig(t *testing.T) {
 		t.Errorf("BDP-FC off over 3000 packets: %v, window %d, bitmaps %d bytes", err, tr.Window(1024), tr.BitmapBytes())
 	}
 }
-
