@@ -74,7 +74,7 @@ func (e *irnFabric) Synopsis() string {
 
 func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	e.sc.flags(fs)
-	fs.StringVar(&e.schemes, "schemes", e.schemes, "schemes to run: irn, irn+pfc, roce+pfc, roce (RoCE is go-back-N)")
+	fs.StringVar(&e.schemes, "schemes", e.schemes, "schemes to run: irn, irn+pfc, roce+pfc, roce (RoCE is go-back-N); IRN's ablations (Fig. 7): irn-gbn (go-back-N instead of SACKs), irn-nobdpfc (BDP-FC off)")
 	fs.StringVar(&e.ccs, "cc", e.ccs, "congestion controls, each a set of cells: none, dcqcn, timely (Figs. 4-6: dcqcn,timely)")
 	fs.StringVar(&e.windows, "gbn-window", e.windows, "RoCE hosts' windows in packets, each a set of RoCE cells (0: none, the largest flow's packets; 110: IRN's BDP-FC cap)")
 	fs.DurationVar(&e.duration, "duration", 0, "how long flows arrive (0: paper 10ms, ci 1ms)")
@@ -129,10 +129,13 @@ func (e *irnFabric) Setup() (Options, error) {
 	return Options{}, nil
 }
 
-// irnScheme is a scheme's transport and whether its switches pause.
+// irnScheme is a scheme's transport, whether its switches pause, and
+// which of IRN's ablations (seed 004 §4.3, Fig. 7) it runs: irn-gbn
+// recovers with go-back-N instead of SACKs (BDP-FC kept), irn-nobdpfc
+// has BDP-FC off (SACKs kept); both without PFC, as IRN's default.
 func irnScheme(s string) (transport string, pfc bool, err error) {
 	switch s {
-	case "irn":
+	case "irn", "irn-gbn", "irn-nobdpfc":
 		return "irn", false, nil
 	case "irn+pfc":
 		return "irn", true, nil
@@ -141,7 +144,7 @@ func irnScheme(s string) (transport string, pfc bool, err error) {
 	case "roce+pfc":
 		return "gbn", true, nil
 	}
-	return "", false, Usagef("scheme %q: want irn, irn+pfc, roce+pfc or roce", s)
+	return "", false, Usagef("scheme %q: want irn, irn+pfc, roce+pfc, roce, irn-gbn or irn-nobdpfc", s)
 }
 
 // The seed's parameters (§4.1).
@@ -162,6 +165,10 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: irnRTOHigh, Switch: irnSwitch}
 	if tr == "irn" {
 		o.RTOLow = irnRTOLow
+		o.IRNGoBackN = scheme == "irn-gbn"
+		if scheme == "irn-nobdpfc" {
+			o.IRNNoBDPFC = largest // no cap: the bitmaps track the largest flow
+		}
 	} else {
 		o.GBNWindow = window
 		if window == 0 {
@@ -280,6 +287,9 @@ var irnClaims = []struct {
 	{"RoCE+PFC over IRN (Figs. 1, 4)", "roce+pfc", "irn", "2.8-3.7×", "1.5-2.2×"},
 	{"IRN+PFC over IRN (Figs. 2, 5)", "irn+pfc", "irn", "1.5-2×", "0.99-1.034×"},
 	{"RoCE over RoCE+PFC (Figs. 3, 6)", "roce", "roce+pfc", "1.5-3×", "1.35-3.5×"},
+	// §4.3 gives no numbers, Fig. 7 (average FCT) no congestion control.
+	{"IRN go-back-N over IRN (Fig. 7)", "irn-gbn", "irn", "worse", "–"},
+	{"IRN without BDP-FC over IRN (Fig. 7)", "irn-nobdpfc", "irn", "worse", "–"},
 }
 
 // irnVersusPaper sets rocetor's ratios beside the paper's: per seed,
@@ -316,7 +326,7 @@ func irnVersusPaper(groups []Group) Table {
 			}
 			for _, w := range windows {
 				a, b := find(c.scheme, cc, w), find(c.base, cc, w)
-				if a == nil || b == nil || (c.scheme == "irn+pfc" && w != windows[0]) {
+				if a == nil || b == nil || (a.Point["gbn_window"] == "-" && b.Point["gbn_window"] == "-" && w != windows[0]) {
 					continue
 				}
 				row := []string{c.name, cc, w, paper}
@@ -380,7 +390,7 @@ func seedRatios(a, b *Group, f func(*FabricRun) float64) []float64 {
 // Plots are Figs. 1-3's three panels: each metric by scheme, a line per
 // congestion control and RoCE window.
 func (e *irnFabric) Plots() []PlotSpec {
-	names := []string{"irn", "irn+pfc", "roce+pfc", "roce"}
+	names := []string{"irn", "irn+pfc", "roce+pfc", "roce", "irn-gbn", "irn-nobdpfc"}
 	x := func(g *Group) float64 { return float64(slices.Index(names, g.Point["scheme"])) }
 	series := func(g *Group) string { return "cc " + g.Point["cc"] + ", gbn window " + g.Point["gbn_window"] }
 	var out []PlotSpec
