@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"rocetor/dataplane/sim"
@@ -56,6 +57,8 @@ type irnFabric struct {
 	load     float64
 	maxSize  int
 	k        int
+	cdf      string
+	queue    string
 
 	schemeList []string
 	ccList     []string
@@ -63,7 +66,7 @@ type irnFabric struct {
 }
 
 func newIRNFabric() *irnFabric {
-	return &irnFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000}
+	return &irnFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000, cdf: "websearch", queue: "240KB"}
 }
 
 func (e *irnFabric) Name() string { return "irn-fabric" }
@@ -81,6 +84,8 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.Float64Var(&e.load, "load", e.load, "offered load per host, of its 40 Gbit/s")
 	fs.IntVar(&e.maxSize, "max-size", e.maxSize, "cap on flow sizes in bytes (the seed's largest flows are 3 MB; 0: WebSearch's own, up to 30 MB)")
 	fs.IntVar(&e.k, "k", 0, "fat tree arity (0: 6, the seed's 54 servers, at both scales)")
+	fs.StringVar(&e.cdf, "cdf", e.cdf, "flow size distribution: websearch, datamining, hadoop or a file of \"size percent\" lines")
+	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 }
 
 func (e *irnFabric) Setup() (Options, error) {
@@ -112,10 +117,15 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--schemes, --cc and --gbn-window need a value each")
 	case e.maxSize < 0 || e.duration < 0:
 		return Options{}, Usagef("--max-size %d, --duration %v: want 0 or more", e.maxSize, e.duration)
+	case e.queue == "" || strings.ContainsAny(e.queue, "{}:,\n"):
+		return Options{}, Usagef("--queue %q: want a byte size, e.g. 240KB", e.queue)
 	case e.load <= 0 || e.load > 1:
 		return Options{}, Usagef("--load %v: want (0, 1]", e.load)
 	case e.k != 0 && (e.k < 2 || e.k%2 != 0):
 		return Options{}, Usagef("--k %d: want an even arity", e.k)
+	}
+	if _, err := workload.LoadCDF(e.cdf); err != nil {
+		return Options{}, Usagef("--cdf: %v", err)
 	}
 	if e.duration == 0 {
 		e.duration = 10 * time.Millisecond
@@ -156,13 +166,12 @@ const (
 	irnRTOLow    = 100 * time.Microsecond
 	irnNoTimeout = time.Second // "We disable timeouts when PFC is enabled"
 	irnSwitchPFC = "egress: {queue_limit: 1440KB}\npfc: {xoff: 220KB, xon: 218KB}\n"
-	irnSwitch    = "egress: {queue_limit: 240KB}\n"
 )
 
 // options are the hosts and switches of one cell.
 func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64) fabric.Options {
 	tr, pfc, _ := irnScheme(scheme)
-	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: irnRTOHigh, Switch: irnSwitch}
+	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: irnRTOHigh, Switch: "egress: {queue_limit: " + e.queue + "}\n"}
 	if tr == "irn" {
 		o.RTOLow = irnRTOLow
 		o.IRNGoBackN = scheme == "irn-gbn"
@@ -193,7 +202,7 @@ func (e *irnFabric) topology() topo.Topology {
 }
 
 func (e *irnFabric) flows(tp topo.Topology, seed uint64) ([]workload.Flow, error) {
-	wl := workload.Spec{Name: "poisson", CDF: "websearch", Load: e.load, Duration: e.duration, MaxSize: e.maxSize, Racks: fabric.Racks(tp)}
+	wl := workload.Spec{Name: "poisson", CDF: e.cdf, Load: e.load, Duration: e.duration, MaxSize: e.maxSize, Racks: fabric.Racks(tp)}
 	return wl.Flows(len(tp.Hosts()), irnRate, rand.New(rand.NewPCG(seed, sim.Seed(seed, 6))))
 }
 
@@ -228,6 +237,9 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 		tp.Name, len(tp.Hosts()), len(tp.Nodes)-len(tp.Hosts()), e.maxSize, 100*e.load, e.duration)
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes, "cc": e.ccs,
 		"gbn_window": e.windows, "duration": e.duration.String(), "load": fmt.Sprint(e.load), "max_size": strconv.Itoa(e.maxSize), "k": strconv.Itoa(e.k)}
+	if e.cdf != "websearch" || e.queue != "240KB" {
+		res.Params["cdf"], res.Params["queue"] = e.cdf, e.queue
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		flows, err := e.flows(tp, uint64(seed))
 		if err != nil {
@@ -267,11 +279,16 @@ func irnColumns() []Column {
 	dropPct := func(f *FabricRun) float64 {
 		return 100 * f.Drop() / float64(max(f.HostCounters["TxPackets"], 1))
 	}
+	// Of the data packets, retransmissions included: switch drops are
+	// nearly all data (ACKs are a small share of a hot queue's bytes).
+	dataPct := func(f *FabricRun) float64 {
+		return 100 * f.Drop() / float64(max(f.HostCounters["Requests"], 1))
+	}
 	return []Column{
 		{"scheme", pt("scheme")}, {"cc", pt("cc")}, {"gbn window", pt("gbn_window")},
 		{"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
 		{"avg slowdown", sp(meanSlowdown, 2)}, {"avg FCT ms", sp(meanFCTms, 3)}, {"p99 FCT ms", sp(p99FCTms, 2)},
-		{"drops", sp(func(f *FabricRun) float64 { return f.Drop() }, 0)}, {"drop % of sent", sp(dropPct, 2)},
+		{"drops", sp(func(f *FabricRun) float64 { return f.Drop() }, 0)}, {"drop % of sent", sp(dropPct, 2)}, {"drop % of data sent", sp(dataPct, 2)},
 		{"PFC frames", sp(func(f *FabricRun) float64 { return float64(f.PFCFrames) }, 0)},
 		{"timeouts", sp(hostCount("Timeouts"), 0)}, {"retransmits", sp(hostCount("Retransmits"), 0)},
 	}
