@@ -46,7 +46,15 @@ import (
 //
 // Flow sizes: WebSearch, capped at 3 MB (--max-size), as the seed's
 // workload's largest flows are ("15 % of the flows are between
-// 200KB-3MB").
+// 200KB-3MB"); --cdf replaces the distribution (a file shaped after the
+// seed's text is docs/results/fabric/irn-seed-sizes.txt), --queue the
+// lossy egress budget — both to measure why IRN drops less here than
+// the seed's 8.5 % (docs/experiments.md).
+//
+// IRN's factor analysis (§4.3, Fig. 7) is two more schemes, both
+// without PFC: irn-gbn (go-back-N instead of SACKs, BDP-FC kept) and
+// irn-nobdpfc (BDP-FC off, SACKs kept: the bitmaps track the largest
+// flow), nic/irn's Config.GoBackN and NoBDPFC.
 type irnFabric struct {
 	fabricBase
 	sc       scaleFlags
