@@ -80,7 +80,7 @@ func newIRNFabric() *irnFabric {
 func (e *irnFabric) Name() string { return "irn-fabric" }
 
 func (e *irnFabric) Synopsis() string {
-	return "IRN's Figs. 1-6 (seed 004 §4.2): k=6 fat tree at 70 % WebSearch load, IRN and RoCE with and without PFC: slowdown, FCT, p99 FCT"
+	return "IRN's Figs. 1-7 (seed 004 §4.2-4.3): k=6 fat tree at 70 % WebSearch load, IRN and RoCE with and without PFC, IRN's ablations: slowdown, FCT, p99 FCT"
 }
 
 func (e *irnFabric) Flags(fs *flag.FlagSet) {
