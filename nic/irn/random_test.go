@@ -271,7 +271,11 @@ func TestStateBytes(t *testing.T) {
 // newStream keeps WRITEs outstanding on A's QP 0, through a link that
 // (lossy) does drop one data packet in 50 and delays one in 10.
 func newStream(tb testing.TB, lossy bool) *nictest.Stream {
-	p, _, _ := newPair(tb, nictest.Options{}, irn.Config{})
+	return newStreamWith(tb, lossy, irn.Config{})
+}
+
+func newStreamWith(tb testing.TB, lossy bool, cfg irn.Config) *nictest.Stream {
+	p, _, _ := newPair(tb, nictest.Options{}, cfg)
 	if lossy {
 		p.AB.Filter = nictest.EveryNth(data, 50, nictest.Drop, 10)
 	}
@@ -279,18 +283,23 @@ func newStream(tb testing.TB, lossy bool) *nictest.Stream {
 }
 
 // TestAllocs asserts that a WRITE stream with losses, NACKs, loss
-// recovery, reordering and timeouts allocates nothing.
+// recovery, reordering and timeouts allocates nothing — also with
+// either ablation (§4.3) on.
 func TestAllocs(t *testing.T) {
-	s := newStream(t, true)
-	for i := 0; i < 20000; i++ {
-		s.Tick(t)
-	}
-	before := s.P.A.E.LiveStats().Retransmits
-	if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
-		t.Fatalf("%.2f allocations per loop", allocs)
-	}
-	if s.P.A.E.LiveStats().Retransmits-before < 50 {
-		t.Fatal("nothing was retransmitted while measuring")
+	for name, cfg := range map[string]irn.Config{"irn": {}, "go-back-N": {GoBackN: true}, "no-BDP-FC": {NoBDPFC: 512}} {
+		t.Run(name, func(t *testing.T) {
+			s := newStreamWith(t, true, cfg)
+			for i := 0; i < 20000; i++ {
+				s.Tick(t)
+			}
+			before := s.P.A.E.LiveStats().Retransmits
+			if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
+				t.Fatalf("%.2f allocations per loop", allocs)
+			}
+			if s.P.A.E.LiveStats().Retransmits-before < 50 {
+				t.Fatal("nothing was retransmitted while measuring")
+			}
+		})
 	}
 }
 
