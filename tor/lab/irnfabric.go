@@ -67,6 +67,7 @@ type irnFabric struct {
 	k        int
 	cdf      string
 	queue    string
+	ecn      string
 
 	schemeList []string
 	ccList     []string
@@ -93,6 +94,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.maxSize, "max-size", e.maxSize, "cap on flow sizes in bytes (the seed's largest flows are 3 MB; 0: WebSearch's own, up to 30 MB)")
 	fs.IntVar(&e.k, "k", 0, "fat tree arity (0: 6, the seed's 54 servers, at both scales)")
 	fs.StringVar(&e.cdf, "cdf", e.cdf, "flow size distribution: websearch, datamining, hadoop or a file of \"size percent\" lines")
+	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 160 KB, Kmax 640 KB, Pmax 20 % at 40G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent (the DCQCN paper's: 5KB-200KB-1)")
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 }
 
@@ -125,6 +127,8 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--schemes, --cc and --gbn-window need a value each")
 	case e.maxSize < 0 || e.duration < 0:
 		return Options{}, Usagef("--max-size %d, --duration %v: want 0 or more", e.maxSize, e.duration)
+	case !ecnFlagOK(e.ecn):
+		return Options{}, Usagef("--ecn %q: want KMIN-KMAX[-PMAX], e.g. 5KB-200KB-1", e.ecn)
 	case e.queue == "" || strings.ContainsAny(e.queue, "{}:,\n"):
 		return Options{}, Usagef("--queue %q: want a byte size, e.g. 240KB", e.queue)
 	case e.load <= 0 || e.load > 1:
@@ -199,7 +203,7 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 		}
 	}
 	if cc == "dcqcn" {
-		o.Switch += "ecn: {}\n" // DCQCN's marking, the rate-derived profile
+		o.Switch += dcqcnMarking(e.ecn)
 	}
 	return o
 }
@@ -245,8 +249,8 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 		tp.Name, len(tp.Hosts()), len(tp.Nodes)-len(tp.Hosts()), e.maxSize, 100*e.load, e.duration)
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes, "cc": e.ccs,
 		"gbn_window": e.windows, "duration": e.duration.String(), "load": fmt.Sprint(e.load), "max_size": strconv.Itoa(e.maxSize), "k": strconv.Itoa(e.k)}
-	if e.cdf != "websearch" || e.queue != "240KB" {
-		res.Params["cdf"], res.Params["queue"] = e.cdf, e.queue
+	if e.cdf != "websearch" || e.queue != "240KB" || e.ecn != "" {
+		res.Params["cdf"], res.Params["queue"], res.Params["ecn"] = e.cdf, e.queue, e.ecn
 	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		flows, err := e.flows(tp, uint64(seed))
