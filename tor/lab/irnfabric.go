@@ -68,6 +68,8 @@ type irnFabric struct {
 	cdf      string
 	queue    string
 	ecn      string
+	rtoHigh  time.Duration
+	rtoLow   time.Duration
 
 	schemeList []string
 	ccList     []string
@@ -75,7 +77,8 @@ type irnFabric struct {
 }
 
 func newIRNFabric() *irnFabric {
-	return &irnFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000, cdf: "websearch", queue: "240KB"}
+	return &irnFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000, cdf: "websearch", queue: "240KB",
+		rtoHigh: irnRTOHigh, rtoLow: irnRTOLow}
 }
 
 func (e *irnFabric) Name() string { return "irn-fabric" }
@@ -95,6 +98,8 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.k, "k", 0, "fat tree arity (0: 6, the seed's 54 servers, at both scales)")
 	fs.StringVar(&e.cdf, "cdf", e.cdf, "flow size distribution: websearch, datamining, hadoop or a file of \"size percent\" lines")
 	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 160 KB, Kmax 640 KB, Pmax 20 % at 40G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent (the DCQCN paper's: 5KB-200KB-1)")
+	fs.DurationVar(&e.rtoHigh, "rto-high", e.rtoHigh, "RTO_high, and the fixed timeout of RoCE without PFC (the seed's 320µs)")
+	fs.DurationVar(&e.rtoLow, "rto-low", e.rtoLow, "IRN's RTO_low, with at most 3 packets in flight (the seed's 100µs)")
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 }
 
@@ -129,6 +134,8 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--max-size %d, --duration %v: want 0 or more", e.maxSize, e.duration)
 	case !ecnFlagOK(e.ecn):
 		return Options{}, Usagef("--ecn %q: want KMIN-KMAX[-PMAX], e.g. 5KB-200KB-1", e.ecn)
+	case e.rtoLow <= 0 || e.rtoHigh < e.rtoLow:
+		return Options{}, Usagef("--rto-low %v, --rto-high %v: want 0 < low ≤ high", e.rtoLow, e.rtoHigh)
 	case e.queue == "" || strings.ContainsAny(e.queue, "{}:,\n"):
 		return Options{}, Usagef("--queue %q: want a byte size, e.g. 240KB", e.queue)
 	case e.load <= 0 || e.load > 1:
@@ -183,9 +190,9 @@ const (
 // options are the hosts and switches of one cell.
 func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64) fabric.Options {
 	tr, pfc, _ := irnScheme(scheme)
-	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: irnRTOHigh, Switch: "egress: {queue_limit: " + e.queue + "}\n"}
+	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: e.rtoHigh, Switch: "egress: {queue_limit: " + e.queue + "}\n"}
 	if tr == "irn" {
-		o.RTOLow = irnRTOLow
+		o.RTOLow = e.rtoLow
 		o.IRNGoBackN = scheme == "irn-gbn"
 		if scheme == "irn-nobdpfc" {
 			o.IRNNoBDPFC = largest // no cap: the bitmaps track the largest flow
@@ -249,8 +256,9 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 		tp.Name, len(tp.Hosts()), len(tp.Nodes)-len(tp.Hosts()), e.maxSize, 100*e.load, e.duration)
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes, "cc": e.ccs,
 		"gbn_window": e.windows, "duration": e.duration.String(), "load": fmt.Sprint(e.load), "max_size": strconv.Itoa(e.maxSize), "k": strconv.Itoa(e.k)}
-	if e.cdf != "websearch" || e.queue != "240KB" || e.ecn != "" {
+	if e.cdf != "websearch" || e.queue != "240KB" || e.ecn != "" || e.rtoHigh != irnRTOHigh || e.rtoLow != irnRTOLow {
 		res.Params["cdf"], res.Params["queue"], res.Params["ecn"] = e.cdf, e.queue, e.ecn
+		res.Params["rto_high"], res.Params["rto_low"] = e.rtoHigh.String(), e.rtoLow.String()
 	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		flows, err := e.flows(tp, uint64(seed))
