@@ -192,6 +192,27 @@
 // the bitmap span as its BDP. The rest of the context is gbn's or SEND
 // numbering (docs/experiments.md, "SR memory, one accounting").
 //
+// # Ablations (§4.3)
+//
+// The seed's factor analysis takes IRN's two changes to RoCE away one
+// at a time (Fig. 7); Config selects each, for experiments (tor/lab's
+// irn-fabric, schemes irn-gbn and irn-nobdpfc):
+//
+//   - GoBackN: go-back-N instead of SACKs. The receiver places nothing
+//     ahead of the expected PSN: the first packet past a gap is NACKed
+//     (FNACK: discarded, so the sender marks nothing) and the rest are
+//     dropped silently until the gap fills, as a RoCE responder does
+//     (nic/gbn); the sender goes back to the NACK's PSN, or on a
+//     timeout to the oldest unacknowledged one, and resends everything
+//     from there through its ordinary path, where BDP-FC still holds
+//     it. RTO_low and RTO_high with N stay. The resent packets count
+//     as Retransmits and each go-back as a Recovery (TestGoBackN,
+//     TestGoBackNRandomLoss).
+//   - NoBDPFC: BDP-FC off. A QP's packets in flight are capped only by
+//     what its bitmaps track, NoBDPFC packets (they size the bitmaps
+//     instead of BDP), so a caller wanting no cap gives the largest
+//     message's packets; SACK recovery is unchanged (TestNoBDPFC).
+//
 // # Counters
 //
 // Stats (Transport.Stats) counts each event above, one field per event;

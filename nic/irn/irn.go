@@ -74,6 +74,26 @@ type Config struct {
 	// message, and the one that fills the sender's window); default 16,
 	// and never more than half the window.
 	AckEvery int
+
+	// GoBackN and NoBDPFC are the seed's factor analysis (§4.3, Fig. 7),
+	// each taking one of IRN's two changes to RoCE away, for experiments;
+	// a deployment wants neither.
+	//
+	// GoBackN replaces the SACK-based loss recovery with go-back-N
+	// ("enabling go-back-N loss recovery instead of using SACKs"): the
+	// receiver discards every packet ahead of the expected PSN, with one
+	// NACK per gap as a RoCE responder sends (nic/gbn), and the sender
+	// resends everything from the NACK's PSN, or from the oldest
+	// unacknowledged one on a timeout. The rest of IRN stays: BDP-FC,
+	// RTO_low and RTO_high with N, the OOO packet layout.
+	GoBackN bool
+	// NoBDPFC, when set, turns BDP-FC off ("disabling BDP-FC"): a QP's
+	// packets in flight are no longer capped at the BDP but only by what
+	// its bitmaps can track, NoBDPFC packets, which size them instead of
+	// BDP or Window (a NIC without BDP-FC still tracks what it sent; give
+	// it the largest message's packets to leave no cap at all). SACK
+	// recovery, the timeouts and the rest stay.
+	NoBDPFC int
 }
 
 // Transport is IRN for one endpoint. Create it with New and hand it to
@@ -133,6 +153,7 @@ const (
 	fReissue              // re-issue the READ at Una: a response went missing
 	fReadGap              // a READ re-issue is out for Una; later responses are dropped until it arrives
 	fSweep                // entered on a timeout: every PSN not SACKed up to the recovery sequence is lost
+	fNakSent              // responder, GoBackN: a NACK is out for epsn; later packets are discarded silently
 )
 
 // maxPackets bounds a message's packets: nic.MaxMessage at the smallest
@@ -205,10 +226,15 @@ func New(cfg Config) (*Transport, error) {
 		return nil, fmt.Errorf("irn: retry limit %d, want 0 to 255", cfg.RetryLimit)
 	case cfg.AckEvery < 1 || cfg.AckEvery > 0xffff:
 		return nil, fmt.Errorf("irn: ack every %d packets, want 1 to 65535", cfg.AckEvery)
+	case cfg.NoBDPFC < 0 || cfg.NoBDPFC > 1<<16:
+		return nil, fmt.Errorf("irn: BDP-FC off with %d packets tracked: want 1 to 65536, or 0 for BDP-FC on", cfg.NoBDPFC)
 	}
 	w := cfg.Window
 	if w == 0 {
 		w = (cfg.BDP + cfg.MTU - 1) / cfg.MTU
+	}
+	if cfg.NoBDPFC > 0 {
+		w = cfg.NoBDPFC
 	}
 	capBits := max(64, 1<<bits.Len(uint(w-1)))
 	t := &Transport{cfg: cfg, cap: capBits, words: capBits / 64, mask: uint32(capBits - 1),
@@ -262,8 +288,12 @@ func (t *Transport) QueueBytes() int { return 2 * int(t.tab) * 4 }
 // Config returns the configuration in force, defaults filled in.
 func (t *Transport) Config() Config { return t.cfg }
 
-// Window returns the BDP-FC cap of a QP with path MTU mtu.
+// Window returns the BDP-FC cap of a QP with path MTU mtu; with BDP-FC
+// off, the packets its bitmaps track.
 func (t *Transport) Window(mtu int) int {
+	if t.cfg.NoBDPFC > 0 {
+		return t.cfg.NoBDPFC
+	}
 	if t.cfg.Window > 0 {
 		return t.cfg.Window
 	}
@@ -450,9 +480,13 @@ func (t *Transport) Next(c *nic.Ctx, q *nic.QP) bool {
 		t.stats.WindowFull++
 		return false
 	}
+	resend := s.next.Less(q.SndMax()) // GoBackN: what followed a loss
 	n, ok := c.SendRequest(q, s.next)
 	if !ok {
 		return false
+	}
+	if resend {
+		t.stats.Retransmits++
 	}
 	s.next = s.next.Add(n)
 	if f := uint64(q.SndMax().Diff(una)); f > t.stats.MaxInFlight && n == 1 {
@@ -497,6 +531,11 @@ func (t *Transport) Response(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		}
 		t.stats.NACKsRecv++
 		t.cumulative(c, q, i, s, p.PSN)
+		if t.cfg.GoBackN {
+			t.goBack(s, p.PSN)
+			c.Wake(q)
+			return
+		}
 		t.selective(q, i, s, p)
 	case syn.IsNAK() || syn.IsRNR():
 		// A refusal: RNR (retry count 0, as gbn: the SEND fails) or
@@ -675,6 +714,13 @@ func (t *Transport) Timeout(c *nic.Ctx, q *nic.QP) {
 	if t.rto(q, s) < t.cfg.MaxRTO {
 		s.backoff++
 	}
+	if t.cfg.GoBackN {
+		t.goBack(s, q.Una())
+		s.flags &^= fReadGap
+		s.t0 = c.Now
+		t.arm(c, q, s)
+		return
+	}
 	s.rtx = s.cum
 	t.enter(s)
 	s.flags |= fForceCum | fSweep
@@ -684,6 +730,17 @@ func (t *Transport) Timeout(c *nic.Ctx, q *nic.QP) {
 	}
 	s.t0 = c.Now
 	t.arm(c, q, s)
+}
+
+// goBack is the GoBackN ablation's recovery: everything from e on goes
+// again, as new packets do (BDP-FC still holds them), the way nic/gbn
+// rewinds. Counted as a recovery; the resent packets count as
+// retransmissions in the endpoint's stats.
+func (t *Transport) goBack(s *qstate, e psn.PSN) {
+	if e.Less(s.next) {
+		s.next = e
+		t.stats.Recoveries++
+	}
 }
 
 var (

@@ -21,7 +21,7 @@ func TestRandomLoss(t *testing.T) {
 	for _, loss := range []float64{0.001, 0.01, 0.05} {
 		for _, op := range []nic.Op{nic.OpWrite, nic.OpSend} {
 			t.Run(op.String()+"/"+fmtLoss(loss), func(t *testing.T) {
-				randomLoss(t, op, loss, 400)
+				randomLoss(t, irn.Config{}, op, loss, 400)
 			})
 		}
 	}
@@ -37,8 +37,11 @@ func fmtLoss(l float64) string {
 	return "5%"
 }
 
-func randomLoss(t *testing.T, op nic.Op, loss float64, count int) {
-	p, a, b := newPair(t, nictest.Options{MRSize: 8 << 20}, irn.Config{})
+// randomLoss runs count messages of op through loss both ways under cfg,
+// checks every byte and completion, and returns the retransmissions per
+// lost data packet.
+func randomLoss(t *testing.T, cfg irn.Config, op nic.Op, loss float64, count int) float64 {
+	p, a, b := newPair(t, nictest.Options{MRSize: 8 << 20}, cfg)
 	rng := rand.New(rand.NewPCG(uint64(loss*1e6), uint64(op)))
 	d := newDrop()
 	p.AB.Filter = func(f []byte, m *rocev2.Meta) nictest.Action {
@@ -136,13 +139,17 @@ func randomLoss(t *testing.T, op nic.Op, loss float64, count int) {
 	// more (its PSN looks like a hole below a later SACK); a timeout,
 	// after a lost retransmission or a lost tail ACK, one more. Go-Back-N
 	// resends about a window per loss.
+	if as.MaxInFlight > uint64(a.Window(1024)) {
+		t.Errorf("%d in flight, window %d", as.MaxInFlight, a.Window(1024))
+	}
+	if cfg.GoBackN {
+		return ratio
+	}
 	timeouts := int(as.TimeoutsLow + as.TimeoutsHigh)
 	if extra < int(lost) || extra > int(lost)+lostNACKs+timeouts {
 		t.Errorf("%d retransmissions for %d losses, %d lost NACKs and %d timeouts", extra, lost, lostNACKs, timeouts)
 	}
-	if as.MaxInFlight > uint64(a.Window(1024)) {
-		t.Errorf("%d in flight, window %d", as.MaxInFlight, a.Window(1024))
-	}
+	return ratio
 }
 
 // TestReceiverReference drives the receiver with random loss, late
@@ -264,7 +271,11 @@ func TestStateBytes(t *testing.T) {
 // newStream keeps WRITEs outstanding on A's QP 0, through a link that
 // (lossy) does drop one data packet in 50 and delays one in 10.
 func newStream(tb testing.TB, lossy bool) *nictest.Stream {
-	p, _, _ := newPair(tb, nictest.Options{}, irn.Config{})
+	return newStreamWith(tb, lossy, irn.Config{})
+}
+
+func newStreamWith(tb testing.TB, lossy bool, cfg irn.Config) *nictest.Stream {
+	p, _, _ := newPair(tb, nictest.Options{}, cfg)
 	if lossy {
 		p.AB.Filter = nictest.EveryNth(data, 50, nictest.Drop, 10)
 	}
@@ -272,18 +283,23 @@ func newStream(tb testing.TB, lossy bool) *nictest.Stream {
 }
 
 // TestAllocs asserts that a WRITE stream with losses, NACKs, loss
-// recovery, reordering and timeouts allocates nothing.
+// recovery, reordering and timeouts allocates nothing — also with
+// either ablation (§4.3) on.
 func TestAllocs(t *testing.T) {
-	s := newStream(t, true)
-	for i := 0; i < 20000; i++ {
-		s.Tick(t)
-	}
-	before := s.P.A.E.LiveStats().Retransmits
-	if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
-		t.Fatalf("%.2f allocations per loop", allocs)
-	}
-	if s.P.A.E.LiveStats().Retransmits-before < 50 {
-		t.Fatal("nothing was retransmitted while measuring")
+	for name, cfg := range map[string]irn.Config{"irn": {}, "go-back-N": {GoBackN: true}, "no-BDP-FC": {NoBDPFC: 512}} {
+		t.Run(name, func(t *testing.T) {
+			s := newStreamWith(t, true, cfg)
+			for i := 0; i < 20000; i++ {
+				s.Tick(t)
+			}
+			before := s.P.A.E.LiveStats().Retransmits
+			if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
+				t.Fatalf("%.2f allocations per loop", allocs)
+			}
+			if s.P.A.E.LiveStats().Retransmits-before < 50 {
+				t.Fatal("nothing was retransmitted while measuring")
+			}
+		})
 	}
 }
 

@@ -30,6 +30,18 @@ func (t *Transport) Request(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		t.stats.Duplicates++
 		c.Drop(p, nic.ReasonDuplicate)
 		return
+	case d > 0 && t.cfg.GoBackN:
+		// Go-back-N (the §4.3 ablation): a gap is NACKed once, and
+		// everything past it is discarded until the expected PSN comes.
+		if s.flags&fNakSent == 0 {
+			s.flags |= fNakSent
+			t.stats.OutOfOrder++
+			t.nackFlags = rocev2.SACKFNACK // discarded, not placed
+			t.nack(c, q, s, p.PSN)
+			t.nackFlags = 0
+		}
+		c.Drop(p, nic.ReasonOutOfOrder)
+		return
 	case d >= t.cap:
 		// Beyond the bitmap: only a sender with a larger window sends
 		// that far. Unacknowledged, it is resent once a later PSN is
@@ -37,6 +49,7 @@ func (t *Transport) Request(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		c.Drop(p, nic.ReasonOutOfOrder)
 		return
 	}
+	s.flags &^= fNakSent
 	arrived := t.bitmap(i, bmArrived)
 	if d > 0 && t.test(arrived, p.PSN) {
 		// Resent because its NACK was lost: say again that it arrived.

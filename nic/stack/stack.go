@@ -63,6 +63,12 @@ type Config struct {
 	// GBNWindow is Go-Back-N's window in packets (0: gbn's default,
 	// 128). tor/fabric sets it to BDP; roceperf leaves it.
 	GBNWindow int
+	// IRNGoBackN and IRNNoBDPFC are IRN's two ablations (seed 004 §4.3,
+	// irn.Config.GoBackN and NoBDPFC): go-back-N loss recovery in place
+	// of SACKs, and BDP-FC off with the bitmaps tracking IRNNoBDPFC
+	// packets. Other transports ignore them.
+	IRNGoBackN bool
+	IRNNoBDPFC int
 	// CC is the congestion control: none, fixed, dcqcn, timely or hpcc
 	// ("": none).
 	CC string
@@ -92,6 +98,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("stack: BDP %d: want 0 (%d) to %d packets", c.BDP, DefaultBDP, MaxBDP)
 	case c.GBNWindow < 0:
 		return fmt.Errorf("stack: GBN window %d: want 0 (gbn's default) or more", c.GBNWindow)
+	case c.IRNNoBDPFC < 0 || c.IRNNoBDPFC > MaxBDP:
+		return fmt.Errorf("stack: IRN without BDP-FC tracking %d packets: want 0 (BDP-FC on) to %d", c.IRNNoBDPFC, MaxBDP)
 	case !KnownCC(c.CC):
 		return unknownCC(c.CC)
 	}
@@ -151,7 +159,7 @@ func (c Config) NewTransport() (nic.Transport, error) {
 	case "fasr":
 		return fasr.New(fasr.Config{RTO: rto, Window: bdp, BDP: bdp})
 	case "irn":
-		return newIRN(rto, int64(c.RTOLow), bdp)
+		return c.newIRN(rto, int64(c.RTOLow), bdp)
 	}
 	return nil, fmt.Errorf("%w %q: want %s", ErrUnknownTransport, c.Transport, strings.Join(Transports, ", "))
 }
@@ -159,9 +167,10 @@ func (c Config) NewTransport() (nic.Transport, error) {
 // newIRN builds IRN with rto as its RTO_high, the timeout with a window
 // in flight (what gbn's RTO compares with); RTO_low stays at its default
 // unless that is longer or low sets it, and MaxRTO covers 16 doublings
-// of rto. Its BDP-FC window and bitmaps span bdp packets of 1 KiB.
-func newIRN(rto, low int64, bdp int) (nic.Transport, error) {
-	c := irn.Config{BDP: bdp << 10}
+// of rto. Its BDP-FC window and bitmaps span bdp packets of 1 KiB, or
+// IRNNoBDPFC packets with BDP-FC off.
+func (s Config) newIRN(rto, low int64, bdp int) (nic.Transport, error) {
+	c := irn.Config{BDP: bdp << 10, GoBackN: s.IRNGoBackN, NoBDPFC: s.IRNNoBDPFC}
 	def, _ := irn.New(irn.Config{})
 	if rto > 0 {
 		c.RTOHigh = rto

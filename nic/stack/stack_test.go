@@ -181,3 +181,19 @@ func TestWindows(t *testing.T) {
 		t.Errorf("gbn window 64: %v", err)
 	}
 }
+
+// TestIRNAblations passes IRN's two ablations (seed 004 §4.3) through
+// to its Config, and refuses a tracked span out of range.
+func TestIRNAblations(t *testing.T) {
+	tr, err := stack.Config{Transport: "irn", BDP: 110, IRNGoBackN: true, IRNNoBDPFC: 3000}.NewTransport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tr.(*irn.Transport).Config()
+	if !c.GoBackN || c.NoBDPFC != 3000 || tr.(*irn.Transport).Window(1024) != 3000 {
+		t.Errorf("config %+v, window %d: want go-back-N and BDP-FC off over 3000 packets", c, tr.(*irn.Transport).Window(1024))
+	}
+	if err := (stack.Config{Transport: "irn", IRNNoBDPFC: stack.MaxBDP + 1}).Validate(); err == nil {
+		t.Error("IRNNoBDPFC past MaxBDP accepted")
+	}
+}

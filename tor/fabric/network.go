@@ -63,6 +63,11 @@ type Options struct {
 	// the selective transports' (a RoCE NIC has no BDP cap of its own:
 	// set it to gbn's 128, or more, to model one, seed 004 §3.2).
 	GBNWindow int
+	// IRNGoBackN and IRNNoBDPFC are IRN's ablations (seed 004 §4.3;
+	// stack.Config): go-back-N recovery instead of SACKs, and BDP-FC off
+	// with the bitmaps tracking IRNNoBDPFC packets.
+	IRNGoBackN bool
+	IRNNoBDPFC int
 	// CC is the hosts' congestion control: none, fixed (each QP paced
 	// at the host's line rate), dcqcn (ConnectX's defaults, or DCQCN's
 	// when set: the testbed scales them to its rates) or timely (the
@@ -676,8 +681,8 @@ var Transports = stack.Transports
 // BDP spanning Go-Back-N's window too.
 func (n *Network) hostStack() stack.Config {
 	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, RTOLow: n.Opts.RTOLow, BDP: n.Opts.BDP,
-		GBNWindow: cmp.Or(n.Opts.GBNWindow, n.Opts.BDP),
-		CC:        n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
+		GBNWindow: cmp.Or(n.Opts.GBNWindow, n.Opts.BDP), IRNGoBackN: n.Opts.IRNGoBackN, IRNNoBDPFC: n.Opts.IRNNoBDPFC,
+		CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
 }
 
 func (n *Network) transport() (nic.Transport, error) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"time"
 
 	"rocetor/dataplane/sim"
@@ -105,7 +104,7 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.incastSz, "incast-size", e.incastSz, "bytes of each incast flow")
 	fs.IntVar(&e.degree, "incast-degree", e.degree, "N of the trimming switches' WRR (Table 5: 22 or 16)")
 	fs.StringVar(&e.threshold, "trim-threshold", e.threshold, "data queue depth past which DCP packets are trimmed")
-	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 400 KB, Kmax 1.6 MB at 100G), or KMIN-KMAX in bytes with units, e.g. 16KiB-60KiB")
+	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 400 KB, Kmax 1.6 MB at 100G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent, e.g. 16KiB-60KiB")
 	fs.IntVar(&e.leaves, "leaves", 0, "leaves and spines (0: paper 16, ci 4)")
 	fs.IntVar(&e.hosts, "hosts", 0, "hosts per leaf (0: paper 16, ci 8)")
 }
@@ -137,8 +136,8 @@ func (e *dcpFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--schemes, --workloads, --cc and --loads need a value each")
 	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0:
 		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts: out of range")
-	case e.ecn != "" && !strings.Contains(e.ecn, "-"):
-		return Options{}, Usagef("--ecn %q: want KMIN-KMAX, e.g. 16KiB-60KiB", e.ecn)
+	case !ecnFlagOK(e.ecn):
+		return Options{}, Usagef("--ecn %q: want KMIN-KMAX[-PMAX%%], e.g. 16KiB-60KiB", e.ecn)
 	case e.incastBG < 0 || e.incastBG > 1:
 		return Options{}, Usagef("--incast-bg %v: want [0, 1]", e.incastBG)
 	}
@@ -201,11 +200,7 @@ func (e *dcpFabric) options(scheme, cc string, largest int, seed uint64) fabric.
 		o.Switch += "forwarding: {multipath: " + map[string]string{"irn-ecmp": "ecmp", "irn-ar": "adaptive"}[scheme] + "}\n"
 	}
 	if cc == "dcqcn" {
-		if kmin, kmax, ok := strings.Cut(e.ecn, "-"); ok {
-			o.Switch += fmt.Sprintf("ecn: {profiles: {default: {min_threshold: %s, max_threshold: %s}}}\n", kmin, kmax)
-		} else {
-			o.Switch += "ecn: {}\n"
-		}
+		o.Switch += dcqcnMarking(e.ecn)
 	}
 	return o
 }

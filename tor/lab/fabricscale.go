@@ -338,3 +338,25 @@ func tableNote(heading string, t Table) string {
 	t.Markdown(&b)
 	return strings.TrimRight(b.String(), "\n")
 }
+
+// dcqcnMarking is a switch's ECN section for DCQCN from an --ecn flag:
+// empty for the rate-derived profile (Kmin 4 KB and Kmax 16 KB per
+// Gbit/s, Pmax 20 %), or KMIN-KMAX[-PMAX], byte sizes with units and
+// Pmax in percent (the DCQCN paper's: 5KB-200KB-1).
+func dcqcnMarking(ecn string) string {
+	f := strings.Split(ecn, "-")
+	switch len(f) {
+	case 2:
+		return fmt.Sprintf("ecn: {profiles: {default: {min_threshold: %s, max_threshold: %s}}}\n", f[0], f[1])
+	case 3:
+		return fmt.Sprintf("ecn: {profiles: {default: {min_threshold: %s, max_threshold: %s, probability: %s}}}\n", f[0], f[1], f[2])
+	}
+	return "ecn: {}\n"
+}
+
+// ecnFlagOK reports whether an --ecn flag has dcqcnMarking's form; the
+// switch's configuration checks the values.
+func ecnFlagOK(ecn string) bool {
+	n := len(strings.Split(ecn, "-"))
+	return ecn == "" || (n == 2 || n == 3) && !strings.ContainsAny(ecn, "{}:,\n ")
+}

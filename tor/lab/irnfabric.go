@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"rocetor/dataplane/sim"
@@ -45,7 +46,15 @@ import (
 //
 // Flow sizes: WebSearch, capped at 3 MB (--max-size), as the seed's
 // workload's largest flows are ("15 % of the flows are between
-// 200KB-3MB").
+// 200KB-3MB"); --cdf replaces the distribution (a file shaped after the
+// seed's text is docs/results/fabric/irn-seed-sizes.txt), --queue the
+// lossy egress budget — both to measure why IRN drops less here than
+// the seed's 8.5 % (docs/experiments.md).
+//
+// IRN's factor analysis (§4.3, Fig. 7) is two more schemes, both
+// without PFC: irn-gbn (go-back-N instead of SACKs, BDP-FC kept) and
+// irn-nobdpfc (BDP-FC off, SACKs kept: the bitmaps track the largest
+// flow), nic/irn's Config.GoBackN and NoBDPFC.
 type irnFabric struct {
 	fabricBase
 	sc       scaleFlags
@@ -56,6 +65,11 @@ type irnFabric struct {
 	load     float64
 	maxSize  int
 	k        int
+	cdf      string
+	queue    string
+	ecn      string
+	rtoHigh  time.Duration
+	rtoLow   time.Duration
 
 	schemeList []string
 	ccList     []string
@@ -63,24 +77,30 @@ type irnFabric struct {
 }
 
 func newIRNFabric() *irnFabric {
-	return &irnFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000}
+	return &irnFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000, cdf: "websearch", queue: "240KB",
+		rtoHigh: irnRTOHigh, rtoLow: irnRTOLow}
 }
 
 func (e *irnFabric) Name() string { return "irn-fabric" }
 
 func (e *irnFabric) Synopsis() string {
-	return "IRN's Figs. 1-6 (seed 004 §4.2): k=6 fat tree at 70 % WebSearch load, IRN and RoCE with and without PFC: slowdown, FCT, p99 FCT"
+	return "IRN's Figs. 1-7 (seed 004 §4.2-4.3): k=6 fat tree at 70 % WebSearch load, IRN and RoCE with and without PFC, IRN's ablations: slowdown, FCT, p99 FCT"
 }
 
 func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	e.sc.flags(fs)
-	fs.StringVar(&e.schemes, "schemes", e.schemes, "schemes to run: irn, irn+pfc, roce+pfc, roce (RoCE is go-back-N)")
+	fs.StringVar(&e.schemes, "schemes", e.schemes, "schemes to run: irn, irn+pfc, roce+pfc, roce (RoCE is go-back-N); IRN's ablations (Fig. 7): irn-gbn (go-back-N instead of SACKs), irn-nobdpfc (BDP-FC off)")
 	fs.StringVar(&e.ccs, "cc", e.ccs, "congestion controls, each a set of cells: none, dcqcn, timely (Figs. 4-6: dcqcn,timely)")
 	fs.StringVar(&e.windows, "gbn-window", e.windows, "RoCE hosts' windows in packets, each a set of RoCE cells (0: none, the largest flow's packets; 110: IRN's BDP-FC cap)")
 	fs.DurationVar(&e.duration, "duration", 0, "how long flows arrive (0: paper 10ms, ci 1ms)")
 	fs.Float64Var(&e.load, "load", e.load, "offered load per host, of its 40 Gbit/s")
 	fs.IntVar(&e.maxSize, "max-size", e.maxSize, "cap on flow sizes in bytes (the seed's largest flows are 3 MB; 0: WebSearch's own, up to 30 MB)")
 	fs.IntVar(&e.k, "k", 0, "fat tree arity (0: 6, the seed's 54 servers, at both scales)")
+	fs.StringVar(&e.cdf, "cdf", e.cdf, "flow size distribution: websearch, datamining, hadoop or a file of \"size percent\" lines")
+	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 160 KB, Kmax 640 KB, Pmax 20 % at 40G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent (the DCQCN paper's: 5KB-200KB-1)")
+	fs.DurationVar(&e.rtoHigh, "rto-high", e.rtoHigh, "RTO_high, and the fixed timeout of RoCE without PFC (the seed's 320µs)")
+	fs.DurationVar(&e.rtoLow, "rto-low", e.rtoLow, "IRN's RTO_low, with at most 3 packets in flight (the seed's 100µs)")
+	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 }
 
 func (e *irnFabric) Setup() (Options, error) {
@@ -112,10 +132,19 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--schemes, --cc and --gbn-window need a value each")
 	case e.maxSize < 0 || e.duration < 0:
 		return Options{}, Usagef("--max-size %d, --duration %v: want 0 or more", e.maxSize, e.duration)
+	case !ecnFlagOK(e.ecn):
+		return Options{}, Usagef("--ecn %q: want KMIN-KMAX[-PMAX], e.g. 5KB-200KB-1", e.ecn)
+	case e.rtoLow <= 0 || e.rtoHigh < e.rtoLow:
+		return Options{}, Usagef("--rto-low %v, --rto-high %v: want 0 < low ≤ high", e.rtoLow, e.rtoHigh)
+	case e.queue == "" || strings.ContainsAny(e.queue, "{}:,\n"):
+		return Options{}, Usagef("--queue %q: want a byte size, e.g. 240KB", e.queue)
 	case e.load <= 0 || e.load > 1:
 		return Options{}, Usagef("--load %v: want (0, 1]", e.load)
 	case e.k != 0 && (e.k < 2 || e.k%2 != 0):
 		return Options{}, Usagef("--k %d: want an even arity", e.k)
+	}
+	if _, err := workload.LoadCDF(e.cdf); err != nil {
+		return Options{}, Usagef("--cdf: %v", err)
 	}
 	if e.duration == 0 {
 		e.duration = 10 * time.Millisecond
@@ -129,10 +158,13 @@ func (e *irnFabric) Setup() (Options, error) {
 	return Options{}, nil
 }
 
-// irnScheme is a scheme's transport and whether its switches pause.
+// irnScheme is a scheme's transport, whether its switches pause, and
+// which of IRN's ablations (seed 004 §4.3, Fig. 7) it runs: irn-gbn
+// recovers with go-back-N instead of SACKs (BDP-FC kept), irn-nobdpfc
+// has BDP-FC off (SACKs kept); both without PFC, as IRN's default.
 func irnScheme(s string) (transport string, pfc bool, err error) {
 	switch s {
-	case "irn":
+	case "irn", "irn-gbn", "irn-nobdpfc":
 		return "irn", false, nil
 	case "irn+pfc":
 		return "irn", true, nil
@@ -141,7 +173,7 @@ func irnScheme(s string) (transport string, pfc bool, err error) {
 	case "roce+pfc":
 		return "gbn", true, nil
 	}
-	return "", false, Usagef("scheme %q: want irn, irn+pfc, roce+pfc or roce", s)
+	return "", false, Usagef("scheme %q: want irn, irn+pfc, roce+pfc, roce, irn-gbn or irn-nobdpfc", s)
 }
 
 // The seed's parameters (§4.1).
@@ -153,15 +185,18 @@ const (
 	irnRTOLow    = 100 * time.Microsecond
 	irnNoTimeout = time.Second // "We disable timeouts when PFC is enabled"
 	irnSwitchPFC = "egress: {queue_limit: 1440KB}\npfc: {xoff: 220KB, xon: 218KB}\n"
-	irnSwitch    = "egress: {queue_limit: 240KB}\n"
 )
 
 // options are the hosts and switches of one cell.
 func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64) fabric.Options {
 	tr, pfc, _ := irnScheme(scheme)
-	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: irnRTOHigh, Switch: irnSwitch}
+	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: e.rtoHigh, Switch: "egress: {queue_limit: " + e.queue + "}\n"}
 	if tr == "irn" {
-		o.RTOLow = irnRTOLow
+		o.RTOLow = e.rtoLow
+		o.IRNGoBackN = scheme == "irn-gbn"
+		if scheme == "irn-nobdpfc" {
+			o.IRNNoBDPFC = largest // no cap: the bitmaps track the largest flow
+		}
 	} else {
 		o.GBNWindow = window
 		if window == 0 {
@@ -175,7 +210,7 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 		}
 	}
 	if cc == "dcqcn" {
-		o.Switch += "ecn: {}\n" // DCQCN's marking, the rate-derived profile
+		o.Switch += dcqcnMarking(e.ecn)
 	}
 	return o
 }
@@ -186,7 +221,7 @@ func (e *irnFabric) topology() topo.Topology {
 }
 
 func (e *irnFabric) flows(tp topo.Topology, seed uint64) ([]workload.Flow, error) {
-	wl := workload.Spec{Name: "poisson", CDF: "websearch", Load: e.load, Duration: e.duration, MaxSize: e.maxSize, Racks: fabric.Racks(tp)}
+	wl := workload.Spec{Name: "poisson", CDF: e.cdf, Load: e.load, Duration: e.duration, MaxSize: e.maxSize, Racks: fabric.Racks(tp)}
 	return wl.Flows(len(tp.Hosts()), irnRate, rand.New(rand.NewPCG(seed, sim.Seed(seed, 6))))
 }
 
@@ -221,6 +256,10 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 		tp.Name, len(tp.Hosts()), len(tp.Nodes)-len(tp.Hosts()), e.maxSize, 100*e.load, e.duration)
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes, "cc": e.ccs,
 		"gbn_window": e.windows, "duration": e.duration.String(), "load": fmt.Sprint(e.load), "max_size": strconv.Itoa(e.maxSize), "k": strconv.Itoa(e.k)}
+	if e.cdf != "websearch" || e.queue != "240KB" || e.ecn != "" || e.rtoHigh != irnRTOHigh || e.rtoLow != irnRTOLow {
+		res.Params["cdf"], res.Params["queue"], res.Params["ecn"] = e.cdf, e.queue, e.ecn
+		res.Params["rto_high"], res.Params["rto_low"] = e.rtoHigh.String(), e.rtoLow.String()
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		flows, err := e.flows(tp, uint64(seed))
 		if err != nil {
@@ -260,11 +299,16 @@ func irnColumns() []Column {
 	dropPct := func(f *FabricRun) float64 {
 		return 100 * f.Drop() / float64(max(f.HostCounters["TxPackets"], 1))
 	}
+	// Of the data packets, retransmissions included: switch drops are
+	// nearly all data (ACKs are a small share of a hot queue's bytes).
+	dataPct := func(f *FabricRun) float64 {
+		return 100 * f.Drop() / float64(max(f.HostCounters["Requests"], 1))
+	}
 	return []Column{
 		{"scheme", pt("scheme")}, {"cc", pt("cc")}, {"gbn window", pt("gbn_window")},
 		{"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
 		{"avg slowdown", sp(meanSlowdown, 2)}, {"avg FCT ms", sp(meanFCTms, 3)}, {"p99 FCT ms", sp(p99FCTms, 2)},
-		{"drops", sp(func(f *FabricRun) float64 { return f.Drop() }, 0)}, {"drop % of sent", sp(dropPct, 2)},
+		{"drops", sp(func(f *FabricRun) float64 { return f.Drop() }, 0)}, {"drop % of sent", sp(dropPct, 2)}, {"drop % of data sent", sp(dataPct, 2)},
 		{"PFC frames", sp(func(f *FabricRun) float64 { return float64(f.PFCFrames) }, 0)},
 		{"timeouts", sp(hostCount("Timeouts"), 0)}, {"retransmits", sp(hostCount("Retransmits"), 0)},
 	}
@@ -280,6 +324,9 @@ var irnClaims = []struct {
 	{"RoCE+PFC over IRN (Figs. 1, 4)", "roce+pfc", "irn", "2.8-3.7×", "1.5-2.2×"},
 	{"IRN+PFC over IRN (Figs. 2, 5)", "irn+pfc", "irn", "1.5-2×", "0.99-1.034×"},
 	{"RoCE over RoCE+PFC (Figs. 3, 6)", "roce", "roce+pfc", "1.5-3×", "1.35-3.5×"},
+	// §4.3 gives no numbers, Fig. 7 (average FCT) no congestion control.
+	{"IRN go-back-N over IRN (Fig. 7)", "irn-gbn", "irn", "worse", "–"},
+	{"IRN without BDP-FC over IRN (Fig. 7)", "irn-nobdpfc", "irn", "worse", "–"},
 }
 
 // irnVersusPaper sets rocetor's ratios beside the paper's: per seed,
@@ -316,7 +363,7 @@ func irnVersusPaper(groups []Group) Table {
 			}
 			for _, w := range windows {
 				a, b := find(c.scheme, cc, w), find(c.base, cc, w)
-				if a == nil || b == nil || (c.scheme == "irn+pfc" && w != windows[0]) {
+				if a == nil || b == nil || (a.Point["gbn_window"] == "-" && b.Point["gbn_window"] == "-" && w != windows[0]) {
 					continue
 				}
 				row := []string{c.name, cc, w, paper}
@@ -380,7 +427,7 @@ func seedRatios(a, b *Group, f func(*FabricRun) float64) []float64 {
 // Plots are Figs. 1-3's three panels: each metric by scheme, a line per
 // congestion control and RoCE window.
 func (e *irnFabric) Plots() []PlotSpec {
-	names := []string{"irn", "irn+pfc", "roce+pfc", "roce"}
+	names := []string{"irn", "irn+pfc", "roce+pfc", "roce", "irn-gbn", "irn-nobdpfc"}
 	x := func(g *Group) float64 { return float64(slices.Index(names, g.Point["scheme"])) }
 	series := func(g *Group) string { return "cc " + g.Point["cc"] + ", gbn window " + g.Point["gbn_window"] }
 	var out []PlotSpec

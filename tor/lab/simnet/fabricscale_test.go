@@ -43,11 +43,18 @@ func fabricRuns(t *testing.T, res *lab.Results, keys ...string) map[string]*lab.
 // worse than RoCE with PFC on mean slowdown (§4.2.1) — on p99 FCT it is
 // 6 % worse at this scale, where RoCE's PFC has little to spread. The
 // RoCE window is the parameter issue 29 found: with IRN's 110-packet
-// cap RoCE + PFC never pauses; without it, it does.
+// cap RoCE + PFC never pauses; without it, it does. Of IRN's ablations
+// (§4.3, Fig. 7) the one this scale shows is BDP-FC's: without its cap
+// IRN drops where it drops nothing with it, and is worse on average
+// (IRN with go-back-N loses nothing here, so it equals IRN).
 func TestIRNFabricCI(t *testing.T) {
-	res := runResults(t, "irn-fabric", "--scale", "ci", "--schemes", "irn,roce+pfc,roce", "--gbn-window", "0,110")
+	res := runResults(t, "irn-fabric", "--scale", "ci", "--schemes", "irn,roce+pfc,roce,irn-nobdpfc", "--gbn-window", "0,110")
 	runs := fabricRuns(t, res, "scheme", "gbn_window")
 	irn, pfc, pfc110, lossy := runs["irn/-"], runs["roce+pfc/none"], runs["roce+pfc/110"], runs["roce/none"]
+	if nofc := runs["irn-nobdpfc/-"]; nofc.Drop() <= irn.Drop() || nofc.All.MeanSlowdown <= irn.All.MeanSlowdown || nofc.All.MeanFCTNs <= irn.All.MeanFCTNs {
+		t.Errorf("IRN without BDP-FC: %v drops, slowdown %.3f, FCT %.0f ns; with it %v, %.3f, %.0f: want more drops and worse",
+			nofc.Drop(), nofc.All.MeanSlowdown, nofc.All.MeanFCTNs, irn.Drop(), irn.All.MeanSlowdown, irn.All.MeanFCTNs)
+	}
 	for _, m := range []struct {
 		name string
 		f    func(*lab.FabricRun) float64
