@@ -20,9 +20,7 @@ func TestGoBackN(t *testing.T) {
 	d := newDrop(lost)
 	p.AB.Filter = d.filter
 	sz := []int{64 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	order, extra := d.resent()
 	as, bs := a.Stats(), b.Stats()
 	t.Logf("resent %v (%d extra); A %+v B %+v", order, extra, as, bs)
@@ -50,9 +48,7 @@ func TestGoBackNTail(t *testing.T) {
 	d := newDrop(15)
 	p.AB.Filter = d.filter
 	sz := []int{16 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	order, extra := d.resent()
 	as := a.Stats()
 	if len(order) != 16 || order[0] != 0 || order[15] != 15 || extra != 16 || as.TimeoutsLow+as.TimeoutsHigh != 1 || as.Retransmits != 16 {
@@ -89,9 +85,7 @@ func TestNoBDPFC(t *testing.T) {
 	d := newDrop(lost)
 	p.AB.Filter = d.filter
 	sz := []int{200 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	order, extra := d.resent()
 	as := a.Stats()
 	if as.MaxInFlight != 64 || len(order) != 1 || order[0] != lost || extra != 1 {

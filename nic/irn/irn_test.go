@@ -110,6 +110,15 @@ func verify(t testing.TB, p *nictest.Pair, op nic.Op, sizes, offs []int) {
 	}
 }
 
+// write posts a WRITE of each size from A to B, runs the pair until
+// they complete and checks what B's memory holds.
+func write(t testing.TB, p *nictest.Pair, sz ...int) {
+	t.Helper()
+	offs := post(t, p, nic.OpWrite, sz)
+	run(t, p, len(sz))
+	verify(t, p, nic.OpWrite, sz, offs)
+}
+
 var sizes = []int{1, 3, 255, 1023, 1024, 1025, 4096, 65537, 1 << 20, 0, 2048}
 
 // drop drops the first transmission of each data packet whose PSN is in
@@ -190,9 +199,7 @@ func TestSingleLoss(t *testing.T) {
 	d := newDrop(first + 40)
 	p.AB.Filter = d.filter
 	sz := []int{256 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	order, extra := d.resent()
 	st := p.A.E.LiveStats()
 	as, bs := a.Stats(), b.Stats()
@@ -217,9 +224,7 @@ func TestRecoveryOrder(t *testing.T) {
 	d := newDrop(lost...)
 	p.AB.Filter = d.filter
 	sz := []int{64 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	order, extra := d.resent()
 	if len(order) != 3 || order[0] != lost[0] || order[1] != lost[1] || order[2] != lost[2] || extra != 3 {
 		t.Errorf("resent %v (%d extra), want %v once each", order, extra, lost)
@@ -396,9 +401,7 @@ func TestTailLossCoalesced(t *testing.T) {
 	d := newDrop(11, 12, 13, 14, 15)
 	p.AB.Filter = d.filter
 	sz := []int{16 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	as, bs := a.Stats(), b.Stats()
 	if _, extra := d.resent(); as.TimeoutsHigh != 1 || as.TimeoutsLow != 0 || extra != 16 || bs.Duplicates != 11 {
 		t.Errorf("%d resent; A %+v B %+v", extra, as, bs)

@@ -19,9 +19,7 @@ func TestTailLoss(t *testing.T) {
 	d := newDrop(63)
 	p.AB.Filter = d.filter
 	sz := []int{64 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	order, extra := d.resent()
 	as := a.Stats()
 	if len(order) != 1 || order[0] != 63 || extra != 1 || as.TimeoutsLow != 1 || as.TimeoutsHigh != 0 {
@@ -49,9 +47,7 @@ func TestLostNACK(t *testing.T) {
 		return nictest.Pass
 	}
 	sz := []int{128 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	order, extra := d.resent()
 	as, bs := a.Stats(), b.Stats()
 	want := []psn.PSN{20, 21, 22, 23, 24, 25}
@@ -79,9 +75,7 @@ func TestAllNACKsLost(t *testing.T) {
 		return nictest.Pass
 	}
 	sz := []int{64 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	_, extra := d.resent()
 	as := a.Stats()
 	if extra != 44 || as.TimeoutsLow+as.TimeoutsHigh != 1 || as.NACKsRecv != 0 {
@@ -98,9 +92,7 @@ func TestLostRetransmission(t *testing.T) {
 	d := newDrop(10, 10, 30)
 	p.AB.Filter = d.filter
 	sz := []int{64 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	as := a.Stats()
 	if d.sent[10] != 3 || d.sent[30] != 2 || as.TimeoutsLow+as.TimeoutsHigh != 1 || as.Recoveries != 2 {
 		t.Errorf("PSN 10 sent %d times, 30 %d times; A %+v", d.sent[10], d.sent[30], as)
@@ -121,9 +113,7 @@ func TestLostACKs(t *testing.T) {
 		return nictest.Pass
 	}
 	sz := []int{64 << 10}
-	offs := post(t, p, nic.OpWrite, sz)
-	run(t, p, 1)
-	verify(t, p, nic.OpWrite, sz, offs)
+	write(t, p, sz...)
 	p.Run(func() bool { return false }, 5*rtoHigh)
 	as, bs := a.Stats(), b.Stats()
 	if len(p.A.CQ) != 1 || as.TimeoutsLow+as.TimeoutsHigh == 0 || bs.Duplicates == 0 || bs.OutOfOrder != 0 {

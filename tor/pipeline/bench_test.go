@@ -34,19 +34,28 @@ var (
 	benchMACB  = rocev2.MAC{2, 0xbb, 0, 0, 0, 1}
 )
 
+// testConfig parses yaml as tord would, without listeners and with
+// 16,384 frames per worker, and validates it.
+func testConfig(t testing.TB, yaml string) Config {
+	t.Helper()
+	c, err := ParseConfig([]byte(yaml), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AdminAddr, c.MetricsAddr = "", ""
+	c.XDP.Frames = 1 << 14
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func newBenchPair(t testing.TB, yaml string) *benchPair {
 	t.Helper()
 	r := &benchPair{}
 	for i, s := range []*benchSwitch{&r.a, &r.b} {
-		c, err := ParseConfig([]byte("ports: [up, h1]\n"+yaml), "bench")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.AdminAddr, c.MetricsAddr = "", ""
-		c.XDP.Frames = 1 << 14
-		if err := c.Validate(); err != nil {
-			t.Fatal(err)
-		}
+		c := testConfig(t, "ports: [up, h1]\n"+yaml)
+		var err error
 		if s.mem, err = dataplane.NewMem(make([]byte, 16384*2048), 2048); err != nil {
 			t.Fatal(err)
 		}

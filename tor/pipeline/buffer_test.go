@@ -102,15 +102,7 @@ const sharedBufferYAML = "egress: {queue_limit: 1MiB, rate: 1G}\nbuffer: {size: 
 func TestSharedBufferIncast(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			c, err := ParseConfig([]byte(fmt.Sprintf("ports: [up, h7, h8]\nworkers: %d\n%s", workers, sharedBufferYAML)), "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.AdminAddr, c.MetricsAddr = "", ""
-			c.XDP.Frames = 1 << 14
-			if err := c.Validate(); err != nil {
-				t.Fatal(err)
-			}
+			c := testConfig(t, fmt.Sprintf("ports: [up, h7, h8]\nworkers: %d\n%s", workers, sharedBufferYAML))
 			tab := &fwd.TableConfig{}
 			for i, h := range []string{"10.0.7.0/24", "10.0.8.0/24"} {
 				gw := netip.AddrFrom4([4]byte{10, 9, byte(i), 1})

@@ -69,15 +69,8 @@ type scalePair struct {
 
 func newScaleSwitch(t testing.TB, side, n int, hosts [][2]netip.Addr, now []atomic.Int64) scaleSwitch {
 	t.Helper()
-	c, err := ParseConfig([]byte(fmt.Sprintf("ports: [up, h1]\nworkers: %d\n%s", n, scaleStages)), "bench")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.AdminAddr, c.MetricsAddr = "", ""
-	c.XDP.Frames = 1 << 14
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	c := testConfig(t, fmt.Sprintf("ports: [up, h1]\nworkers: %d\n%s", n, scaleStages))
+	var err error
 	s := scaleSwitch{toHost: make([]paddedCount, n)}
 	var mems []*dataplane.Mem
 	if c.Handoff() {
