@@ -288,17 +288,7 @@ func newStreamWith(tb testing.TB, lossy bool, cfg irn.Config) *nictest.Stream {
 func TestAllocs(t *testing.T) {
 	for name, cfg := range map[string]irn.Config{"irn": {}, "go-back-N": {GoBackN: true}, "no-BDP-FC": {NoBDPFC: 512}} {
 		t.Run(name, func(t *testing.T) {
-			s := newStreamWith(t, true, cfg)
-			for i := 0; i < 20000; i++ {
-				s.Tick(t)
-			}
-			before := s.P.A.E.LiveStats().Retransmits
-			if allocs := testing.AllocsPerRun(2000, func() { s.Tick(t) }); allocs != 0 {
-				t.Fatalf("%.2f allocations per loop", allocs)
-			}
-			if s.P.A.E.LiveStats().Retransmits-before < 50 {
-				t.Fatal("nothing was retransmitted while measuring")
-			}
+			newStreamWith(t, true, cfg).NoAllocs(t, 50)
 		})
 	}
 }

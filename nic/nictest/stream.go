@@ -85,6 +85,29 @@ func (s *Stream) Tick(tb testing.TB) {
 	s.fill(tb)
 }
 
+// NoAllocs ticks the stream 20,000 times, past the first publications
+// and queue growth, then asserts that 2,000 more allocate nothing and
+// retransmit at least minRetx packets (0: send at least 10,000 requests,
+// for a lossless stream), so that the loops measured did the work the
+// test is about.
+func (s *Stream) NoAllocs(tb testing.TB, minRetx uint64) {
+	tb.Helper()
+	for i := 0; i < 20000; i++ {
+		s.Tick(tb)
+	}
+	before := s.P.A.E.LiveStats()
+	if allocs := testing.AllocsPerRun(2000, func() { s.Tick(tb) }); allocs != 0 {
+		tb.Fatalf("%.2f allocations per loop", allocs)
+	}
+	after := s.P.A.E.LiveStats()
+	switch {
+	case minRetx > 0 && after.Retransmits-before.Retransmits < minRetx:
+		tb.Fatalf("%d retransmitted while measuring, want at least %d", after.Retransmits-before.Retransmits, minRetx)
+	case minRetx == 0 && after.Requests-before.Requests < 10000:
+		tb.Fatal("the stream did not flow while measuring")
+	}
+}
+
 // Bench runs b.N of A's request packets through the stream after a
 // warm-up and reports ns/pkt and pkt/s: the cost of one 1 KiB data
 // packet through requester and responder, both run by this goroutine.
