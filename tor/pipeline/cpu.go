@@ -17,7 +17,10 @@ import (
 // that fills while its worker waits is neither served nor marked: on
 // the 2-CPU testbed tord's worker threads waited up to 13 ms
 // (docs/results/dcqcn-incast-sched.txt). A real-time policy lets a
-// woken worker take a CPU from the hosts' processes at once.
+// woken worker take a CPU from other processes at once; where those are
+// the hosts on the same two CPUs, they stall instead (measured:
+// docs/experiments.md, "The wait measured by tord itself"), so it is
+// for CPUs the workers have to themselves.
 //
 //	cpu:
 //	  policy: fifo     # other (the kernel's default), fifo or rr
