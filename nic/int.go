@@ -67,18 +67,28 @@ func (e *Endpoint) readINT(c *Ctx, q *QP, f []byte, m *rocev2.Meta) {
 // tail writes after a frame's n built bytes in room the INT tail the
 // frame being emitted carries — a request tail of e.intReq records, or
 // the echo of QP e.intAck−1's kept records — and returns the frame's
-// new length. A tail that does not fit the frame buffer is left out: the
-// frame goes without telemetry.
+// new length. A tail that does not fit the frame buffer is left out and
+// counted (Stats.INTNoRoom): the frame goes without telemetry, which
+// changes what the sender's congestion control sees (HPCC), so a frame
+// memory too small for MTU plus the tail shows in the counters.
 func (e *Endpoint) tail(room []byte, n int) int {
+	t := 0
 	switch {
 	case e.intReq > 0:
-		n += rocev2.PutINT(room[n:], e.intReq)
+		t = rocev2.PutINT(room[n:], e.intReq)
 	case e.intAck > 0 && e.echo.n != nil:
 		i := e.intAck - 1
-		if k := int(e.echo.n[i]); k > 0 {
-			n += rocev2.PutEcho(room[n:], rocev2.INT(e.echo.buf[i*intSlot:i*intSlot+k]))
-			e.echo.n[i] = 0
+		k := int(e.echo.n[i])
+		if k == 0 {
+			return n
 		}
+		t = rocev2.PutEcho(room[n:], rocev2.INT(e.echo.buf[i*intSlot:i*intSlot+k]))
+		e.echo.n[i] = 0
+	default:
+		return n
 	}
-	return n
+	if t == 0 {
+		e.st.INTNoRoom++
+	}
+	return n + t
 }

@@ -40,6 +40,10 @@ type Stats struct {
 	ECNMarked uint64 // RoCE frames received with ECN CE (11) for an open QP, CNPs included
 	CNPsSent  uint64 // CNPs queued: marks the CC's notification point answered (Marked)
 	CNPsRecv  uint64 // CNPs received and handed to the CC's reaction point
+
+	// INTNoRoom: INT tails (a request's or an echo) left out because
+	// the frame buffer had no room after the packet (nic/int.go).
+	INTNoRoom uint64
 }
 
 // Drop reasons of the endpoint stage, counted by the worker (its

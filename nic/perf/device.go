@@ -97,7 +97,7 @@ func (h hostSession) Counters() Counters {
 	st := h.LiveStats()
 	snap := h.s.Worker().Snapshot()
 	c := Counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent,
-		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv, CC: ccCountersOf(h.CC())}
+		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv, INTNoRoom: st.INTNoRoom, CC: ccCountersOf(h.CC())}
 	c.QPContextBytes, c.QPQueueBytes = h.QPBytes()
 	c.setSR(h.SRState())
 	switch t := h.Transport().(type) {
@@ -121,7 +121,7 @@ func (h hostSession) LiveCounters() Counters {
 	st := h.Stats()
 	snap := h.s.Worker().Snapshot()
 	c := Counters{RetxPackets: st.Retransmits, Timeouts: st.Timeouts, NAKsReceived: st.NAKsRecv, NAKsSent: st.NAKsSent,
-		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv}
+		CEReceived: st.ECNMarked, CNPsSent: st.CNPsSent, CNPsReceived: st.CNPsRecv, INTNoRoom: st.INTNoRoom}
 	if len(snap.Ports) > 0 {
 		c.PacketsSent, c.PacketsReceived = snap.Ports[0].TxPackets, snap.Ports[0].RxPackets
 	}

@@ -45,6 +45,7 @@ var metricHelp = []struct{ name, help string }{
 	{"roceperf_ce_received_total", "CE-marked packets the endpoint received."},
 	{"roceperf_cnps_sent_total", "CNPs the endpoint sent (DCQCN's notification point)."},
 	{"roceperf_cnps_received_total", "CNPs the endpoint received."},
+	{"roceperf_int_no_room_total", "INT tails the endpoint left out: no room in the frame buffer."},
 }
 
 func newServeMetrics() *serveMetrics {
@@ -96,6 +97,7 @@ func addCounters(to, c *Counters) {
 	to.CEReceived += c.CEReceived
 	to.CNPsSent += c.CNPsSent
 	to.CNPsReceived += c.CNPsReceived
+	to.INTNoRoom += c.INTNoRoom
 }
 
 // Describe implements prometheus.Collector.
@@ -136,6 +138,7 @@ func (m *serveMetrics) Collect(ch chan<- prometheus.Metric) {
 	c("roceperf_ce_received_total", t.CEReceived)
 	c("roceperf_cnps_sent_total", t.CNPsSent)
 	c("roceperf_cnps_received_total", t.CNPsReceived)
+	c("roceperf_int_no_room_total", t.INTNoRoom)
 }
 
 // serveMetricsHTTP listens on addr and serves m on /metrics until the

@@ -169,6 +169,9 @@ type Counters struct {
 	CEReceived   uint64 `json:"ce_received"`
 	CNPsSent     uint64 `json:"cnps_sent"`
 	CNPsReceived uint64 `json:"cnps_received"`
+	// INTNoRoom: INT tails the endpoint left out for want of room in the
+	// frame (nic.Stats.INTNoRoom); 0 unless frame memory is too small.
+	INTNoRoom uint64 `json:"int_no_room,omitempty"`
 	// CC is the congestion control's own figures, with --cc fixed or
 	// dcqcn: rate cuts and the QPs' rates (min, mean, final).
 	CC    *CCCounters       `json:"cc,omitempty"`
