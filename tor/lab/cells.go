@@ -74,9 +74,9 @@ type Cells struct {
 	build string
 
 	exp      string
-	next     int      // the index of the next call
-	ran      []int    // the cells a shard simulated
-	missing  []int    // the cells a merge found in no directory
+	next     int           // the index of the next call
+	ran      []int         // the cells a shard simulated
+	missing  []int         // the cells a merge found in no directory
 	problems []cellProblem // cells a merge refuses, and why
 	span     [2]time.Time
 }
