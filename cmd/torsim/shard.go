@@ -61,15 +61,18 @@ func (c *cellFlags) backend(b lab.Backend, exp lab.Experiment, fs *flag.FlagSet,
 	if c.cells != "" {
 		dirs = strings.Split(c.cells, ",")
 	}
-	switch {
-	case merge:
+	if merge {
 		return lab.NewCells(b, lab.CellMerge, 0, 0, dirs, flags)
-	case c.count:
-		return lab.NewCells(b, lab.CellCount, 0, 0, nil, flags)
 	}
-	k, n, err := parseShard(c.shard)
-	if err != nil {
-		return nil, err
+	var k, n int
+	if c.shard != "" {
+		var err error
+		if k, n, err = parseShard(c.shard); err != nil {
+			return nil, err
+		}
+	}
+	if c.count {
+		return lab.NewCells(b, lab.CellCount, 0, 0, nil, flags)
 	}
 	return lab.NewCells(b, lab.CellShard, k, n, dirs, flags)
 }
