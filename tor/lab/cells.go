@@ -60,8 +60,8 @@ const (
 )
 
 // Cells is a Backend (the simulator's, wrapped) that shards, merges or
-// counts a FabricScale experiment's cells; RunExperiment of any other
-// experiment refuses it.
+// counts a FabricScale experiment's cells (another experiment would run
+// on the wrapped backend as if unwrapped: torsim refuses that).
 type Cells struct {
 	Backend
 	sim  Simulator
