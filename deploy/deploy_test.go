@@ -576,27 +576,7 @@ type experimentJob struct {
 // sweep Job's.
 func TestExperimentJob(t *testing.T) {
 	text := read(t, "kubernetes/torsim-experiment.yaml")
-	var job experimentJob
-	var claim any
-	d := yaml.NewDecoder(bytes.NewReader(text))
-	for {
-		var doc yaml.Node
-		if err := d.Decode(&doc); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		var kind struct{ Kind string }
-		doc.Decode(&kind)
-		switch kind.Kind {
-		case "Job":
-			if err := doc.Decode(&job); err != nil {
-				t.Fatal(err)
-			}
-		case "PersistentVolumeClaim":
-			doc.Decode(&claim)
-		}
-	}
+	job, claim := decodeExperimentJob(t, text)
 	ps := job.Spec.Template.Spec
 	if job.Spec.CompletionMode != "Indexed" || len(ps.Containers) != 1 {
 		t.Fatalf("completion mode %q, %d containers: want one container, Indexed", job.Spec.CompletionMode, len(ps.Containers))
@@ -649,14 +629,53 @@ func TestExperimentJob(t *testing.T) {
 	if cellsN, _ := strconv.Atoi(string(m[1])); cellsN < n {
 		t.Errorf("%d pods for %d cells: some would simulate nothing", n, cellsN)
 	}
-	// The instructions' merge: the same experiment, flags and cells.
+	checkMergeInstructions(t, text, c.Command, cells)
+	sweep := regexp.MustCompile(`(?s)---\n(apiVersion: v1\nkind: PersistentVolumeClaim.*)`).FindSubmatch(read(t, "kubernetes/torsim-sweep.yaml"))
+	var sweepClaim any
+	if sweep == nil || yaml.Unmarshal(sweep[1], &sweepClaim) != nil {
+		t.Fatal("no claim in torsim-sweep.yaml")
+	}
+	if !reflect.DeepEqual(sweepClaim, claim) {
+		t.Errorf("the experiment Job's claim differs from the sweep Job's (applying both would change it):\n%v\n%v", claim, sweepClaim)
+	}
+}
+
+// decodeExperimentJob decodes the Job and the claim of
+// torsim-experiment.yaml.
+func decodeExperimentJob(t *testing.T, text []byte) (job experimentJob, claim any) {
+	t.Helper()
+	d := yaml.NewDecoder(bytes.NewReader(text))
+	for {
+		var doc yaml.Node
+		if err := d.Decode(&doc); err == io.EOF {
+			return job, claim
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var kind struct{ Kind string }
+		doc.Decode(&kind)
+		switch kind.Kind {
+		case "Job":
+			if err := doc.Decode(&job); err != nil {
+				t.Fatal(err)
+			}
+		case "PersistentVolumeClaim":
+			doc.Decode(&claim)
+		}
+	}
+}
+
+// checkMergeInstructions: the instructions' merge-run names the pod
+// command's experiment and flags, and its --cells.
+func checkMergeInstructions(t *testing.T, text []byte, command []string, cells string) {
+	t.Helper()
 	var want []string
-	for i := 2; i < len(c.Command); i++ {
-		if c.Command[i] == "--shard" || c.Command[i] == "--cells" {
+	for i := 2; i < len(command); i++ {
+		if command[i] == "--shard" || command[i] == "--cells" {
 			i++
 			continue
 		}
-		want = append(want, c.Command[i])
+		want = append(want, command[i])
 	}
 	merge := regexp.MustCompile(`torsim merge-run ((?:[^\n\\]|\\\n#)+)`).FindSubmatch(text)
 	if merge == nil {
@@ -665,13 +684,5 @@ func TestExperimentJob(t *testing.T) {
 	got := strings.Fields(strings.ReplaceAll(string(merge[1]), "\\\n#", " "))
 	if i := slices.Index(got, "--cells"); i < 0 || i+1 >= len(got) || got[i+1] != cells || !slices.Equal(got[:i], want) {
 		t.Errorf("the instructions merge %q: want %q --cells %s first", got, want, cells)
-	}
-	sweep := regexp.MustCompile(`(?s)---\n(apiVersion: v1\nkind: PersistentVolumeClaim.*)`).FindSubmatch(read(t, "kubernetes/torsim-sweep.yaml"))
-	var sweepClaim any
-	if sweep == nil || yaml.Unmarshal(sweep[1], &sweepClaim) != nil {
-		t.Fatal("no claim in torsim-sweep.yaml")
-	}
-	if !reflect.DeepEqual(sweepClaim, claim) {
-		t.Errorf("the experiment Job's claim differs from the sweep Job's (applying both would change it):\n%v\n%v", claim, sweepClaim)
 	}
 }
