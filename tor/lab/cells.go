@@ -193,10 +193,12 @@ func (c *Cells) replay(i int, run *Run, sum string) error {
 	if c.span[0].IsZero() || run.Started.Before(c.span[0]) {
 		c.span[0] = run.Started
 	}
+	end := run.Started
 	if run.Fabric != nil {
-		if end := run.Started.Add(time.Duration(run.Fabric.WallNs)); end.After(c.span[1]) {
-			c.span[1] = end
-		}
+		end = end.Add(time.Duration(run.Fabric.WallNs))
+	}
+	if end.After(c.span[1]) {
+		c.span[1] = end
 	}
 	if run.Error != "" {
 		return errors.New(run.Error)
