@@ -11,9 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -518,5 +520,169 @@ func TestSweepJob(t *testing.T) {
 	pack := regexp.MustCompile(`torsim sweep-pack \S+ (\S+)`).FindSubmatch(text)
 	if pack == nil || !strings.Contains(string(text), "kubectl create configmap "+cm+" --from-file="+string(pack[1])) {
 		t.Errorf("the instructions do not fill ConfigMap %s from a sweep-pack bundle", cm)
+	}
+}
+
+// torsim builds torsim once, for the experiment Job's test.
+var torsim = sync.OnceValues(func() (string, error) {
+	dir, err := binaries()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "torsim")
+	if out, err := exec.Command("go", "build", "-o", path, "rocetor/cmd/torsim").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build torsim: %v\n%s", err, out)
+	}
+	return path, nil
+})
+
+// experimentJob is the parts of torsim-experiment.yaml's Job the test
+// reads.
+type experimentJob struct {
+	Kind string
+	Spec struct {
+		CompletionMode string `yaml:"completionMode"`
+		Completions    int
+		Parallelism    int
+		Template       struct {
+			Spec struct {
+				Containers []struct {
+					Command   []string
+					Resources struct {
+						Requests map[string]string
+					}
+					VolumeMounts []struct {
+						Name      string
+						MountPath string `yaml:"mountPath"`
+						ReadOnly  bool   `yaml:"readOnly"`
+					} `yaml:"volumeMounts"`
+				}
+				Volumes []struct {
+					Name                  string
+					PersistentVolumeClaim struct {
+						ClaimName string `yaml:"claimName"`
+					} `yaml:"persistentVolumeClaim"`
+				}
+			}
+		}
+	}
+}
+
+// The experiment Job runs torsim run EXP --shard $JOB_COMPLETION_INDEX/N
+// with N its completions, one CPU a pod, no more pods than the
+// experiment has cells (torsim, given the pod's command and index,
+// counts them), its cells on the shared claim; its instructions merge
+// them with the same experiment flags and directory; its claim is the
+// sweep Job's.
+func TestExperimentJob(t *testing.T) {
+	text := read(t, "kubernetes/torsim-experiment.yaml")
+	job, claim := decodeExperimentJob(t, text)
+	ps := job.Spec.Template.Spec
+	if job.Spec.CompletionMode != "Indexed" || len(ps.Containers) != 1 {
+		t.Fatalf("completion mode %q, %d containers: want one container, Indexed", job.Spec.CompletionMode, len(ps.Containers))
+	}
+	c := ps.Containers[0]
+	if len(c.Command) < 3 || filepath.Base(c.Command[0]) != "torsim" || c.Command[1] != "run" {
+		t.Fatalf("command %q: want torsim run EXPERIMENT …", c.Command)
+	}
+	if c.Resources.Requests["cpu"] != "1" {
+		t.Errorf("requests %v CPU: a simulation is single-threaded, want 1", c.Resources.Requests["cpu"])
+	}
+	flagValue := func(name string) (string, int) {
+		i := slices.Index(c.Command, name)
+		if i < 0 || i+1 >= len(c.Command) {
+			t.Fatalf("no %s in %q", name, c.Command)
+		}
+		return c.Command[i+1], i
+	}
+	shard, _ := flagValue("--shard")
+	n := job.Spec.Completions
+	if shard != fmt.Sprintf("$JOB_COMPLETION_INDEX/%d", n) || job.Spec.Parallelism != n {
+		t.Errorf("--shard %s with %d completions, parallelism %d: want $JOB_COMPLETION_INDEX/completions, as many in parallel",
+			shard, n, job.Spec.Parallelism)
+	}
+	cells, _ := flagValue("--cells")
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		for _, v := range ps.Volumes {
+			if v.Name == m.Name && v.PersistentVolumeClaim.ClaimName != "" && !m.ReadOnly && strings.HasPrefix(cells, m.MountPath+"/") {
+				mounted = true
+			}
+		}
+	}
+	if !mounted {
+		t.Errorf("--cells %s is on no writable claim's mount", cells)
+	}
+	// The last pod's command, run by torsim with --count-cells: every
+	// flag exists and checks, and the experiment has a cell per pod.
+	ts, err := torsim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(ts, append(slices.Clone(c.Command[1:]), "--count-cells")...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("JOB_COMPLETION_INDEX=%d", n-1))
+	out, err := cmd.CombinedOutput()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(c.Command[2]) + `: (\d+) cells$`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("%q --count-cells: %v\n%s", c.Command, err, out)
+	}
+	if cellsN, _ := strconv.Atoi(string(m[1])); cellsN < n {
+		t.Errorf("%d pods for %d cells: some would simulate nothing", n, cellsN)
+	}
+	checkMergeInstructions(t, text, c.Command, cells)
+	sweep := regexp.MustCompile(`(?s)---\n(apiVersion: v1\nkind: PersistentVolumeClaim.*)`).FindSubmatch(read(t, "kubernetes/torsim-sweep.yaml"))
+	var sweepClaim any
+	if sweep == nil || yaml.Unmarshal(sweep[1], &sweepClaim) != nil {
+		t.Fatal("no claim in torsim-sweep.yaml")
+	}
+	if !reflect.DeepEqual(sweepClaim, claim) {
+		t.Errorf("the experiment Job's claim differs from the sweep Job's (applying both would change it):\n%v\n%v", claim, sweepClaim)
+	}
+}
+
+// decodeExperimentJob decodes the Job and the claim of
+// torsim-experiment.yaml.
+func decodeExperimentJob(t *testing.T, text []byte) (job experimentJob, claim any) {
+	t.Helper()
+	d := yaml.NewDecoder(bytes.NewReader(text))
+	for {
+		var doc yaml.Node
+		if err := d.Decode(&doc); err == io.EOF {
+			return job, claim
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var kind struct{ Kind string }
+		doc.Decode(&kind)
+		switch kind.Kind {
+		case "Job":
+			if err := doc.Decode(&job); err != nil {
+				t.Fatal(err)
+			}
+		case "PersistentVolumeClaim":
+			doc.Decode(&claim)
+		}
+	}
+}
+
+// checkMergeInstructions: the instructions' merge-run names the pod
+// command's experiment and flags, and its --cells.
+func checkMergeInstructions(t *testing.T, text []byte, command []string, cells string) {
+	t.Helper()
+	var want []string
+	for i := 2; i < len(command); i++ {
+		if command[i] == "--shard" || command[i] == "--cells" {
+			i++
+			continue
+		}
+		want = append(want, command[i])
+	}
+	merge := regexp.MustCompile(`torsim merge-run ((?:[^\n\\]|\\\n#)+)`).FindSubmatch(text)
+	if merge == nil {
+		t.Fatal("the instructions do not merge the cells (torsim merge-run)")
+	}
+	got := strings.Fields(strings.ReplaceAll(string(merge[1]), "\\\n#", " "))
+	if i := slices.Index(got, "--cells"); i < 0 || i+1 >= len(got) || got[i+1] != cells || !slices.Equal(got[:i], want) {
+		t.Errorf("the instructions merge %q: want %q --cells %s first", got, want, cells)
 	}
 }

@@ -24,5 +24,9 @@
 // self-contained for a Kubernetes Job (with the files its workload
 // files name), and "torsim merge OUT DIR..."
 // gathers the cells' results with cross-cell plots (tor/sweep).
+// "torsim run NAME" runs an experiment of the catalogue; a fabric-scale
+// one splits into shards (--shard K/N --cells DIR, one process or
+// Kubernetes pod each) that "torsim merge-run NAME … --cells DIR"
+// gathers into the record one run writes (shard.go).
 // docs/simulator.md describes the model, the flags and what is measured.
 package main

@@ -18,8 +18,19 @@ import (
 // experiment flags first, the command line's over them) and sets the
 // record beside the simulator's results.
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runExperiment(ctx, "run", args, stdout, stderr)
+}
+
+// cmdMergeRun is "torsim merge-run EXPERIMENT [flags] --cells DIR,…":
+// the experiment's record from the cells its shards wrote (shard.go).
+func cmdMergeRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runExperiment(ctx, "merge-run", args, stdout, stderr)
+}
+
+// runExperiment is torsim run (verb "run") and merge-run.
+func runExperiment(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return lab.Usagef("torsim run EXPERIMENT [flags]; torsim list shows the experiments")
+		return lab.Usagef("torsim %s EXPERIMENT [flags]; torsim list shows the experiments", verb)
 	}
 	entry, ok := lab.Find(args[0])
 	switch {
@@ -30,13 +41,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	exp := entry.New()
 	b := simnet.Default()
-	out := lab.Output{Out: stdout, Stdout: stdout, Command: "torsim run " + strings.Join(args, " ")}
+	out := lab.Output{Out: stdout, Stdout: stdout, Command: "torsim " + verb + " " + strings.Join(args, " ")}
 	var against string
-	fs := flag.NewFlagSet("torsim run "+exp.Name(), flag.ContinueOnError)
+	var cf cellFlags
+	fs := flag.NewFlagSet("torsim "+verb+" "+exp.Name(), flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out.Flags(fs)
 	b.Flags(fs)
 	fs.StringVar(&against, "against", "", "a record of this experiment (testbed run --record) to run the cells of and set beside the simulator's")
+	cf.flags(fs, verb == "merge-run")
 	exp.Flags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return lab.Usagef("%v", err)
@@ -64,7 +77,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if out.JSON == "-" {
 		out.Out = stderr
 	}
-	res, err := lab.RunExperiment(ctx, exp, b, out)
+	backend, err := cf.backend(b, exp, fs, verb == "merge-run")
+	if err != nil {
+		return err
+	}
+	res, err := lab.RunExperiment(ctx, exp, backend, out)
 	if err != nil || rec == nil {
 		return err
 	}

@@ -39,6 +39,8 @@ func main() {
 		err = lab.WriteCatalogue(os.Stdout)
 	case len(args) > 0 && args[0] == "run":
 		err = cmdRun(ctx, args[1:], os.Stdout, os.Stderr)
+	case len(args) > 0 && args[0] == "merge-run":
+		err = cmdMergeRun(ctx, args[1:], os.Stdout, os.Stderr)
 	default:
 		err = run(args)
 	}

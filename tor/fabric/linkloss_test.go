@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -138,6 +139,9 @@ func TestLinkLossDraw(t *testing.T) {
 	n, err := Build(tp, Options{LinkLoss: ll, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if d, _ := ll.Draw(tp, 1); len(d) != impaired || !reflect.DeepEqual(d, n.links()) {
+		t.Errorf("Draw gives %v, a network built at the seed %v", d, n.links())
 	}
 	rules := 0
 	for _, s := range n.Switches {

@@ -85,15 +85,24 @@ type LLRPortResult struct {
 }
 
 // links are the impaired links, in topology order.
-func (n *Network) links() []LinkResult {
+func (n *Network) links() []LinkResult { return impairedLinks(n.Topo, n.loss) }
+
+func impairedLinks(t topo.Topology, loss []linkImp) []LinkResult {
 	var out []LinkResult
-	for li, l := range n.Topo.Links {
-		if li < len(n.loss) && n.loss[li].rate > 0 {
-			out = append(out, LinkResult{A: n.Topo.Nodes[l.A].Name, B: n.Topo.Nodes[l.B].Name, Rate: n.loss[li].rate,
-				Corrupt: n.loss[li].corrupt})
+	for li, l := range t.Links {
+		if li < len(loss) && loss[li].rate > 0 {
+			out = append(out, LinkResult{A: t.Nodes[l.A].Name, B: t.Nodes[l.B].Name, Rate: loss[li].rate, Corrupt: loss[li].corrupt})
 		}
 	}
 	return out
+}
+
+// Draw is the impaired links a network of t built with ll and seed
+// has (Result.Links), without building it: what a cell that impairs
+// nothing compares itself against (lab's llr-fabric).
+func (ll *LinkLoss) Draw(t topo.Topology, seed uint64) ([]LinkResult, error) {
+	loss, err := ll.rates(t, seed)
+	return impairedLinks(t, loss), err
 }
 
 // llrPorts are the switches' protected ports that carried anything.

@@ -40,6 +40,10 @@
 // description of each experiment serves its --scale paper and --scale
 // ci forms; a Run keeps the simulation's summary in Run.Fabric. lab
 // imports tor/fabric for these types and options, never its backends.
+// A Cells backend (cells.go) splits such an experiment's cells over
+// processes (torsim run --shard K/N) and replays them into the one
+// record (torsim merge-run): each cell must depend on its own inputs
+// alone, its Run on its own fabric.Result.
 //
 // lab sits above the switch stages (tor/...) and the NIC (nic/...): it
 // runs them, through a backend, and reads their counters, and they never

@@ -48,8 +48,18 @@ func runFabricScale(ctx context.Context, exp FabricScale, b Backend, out Output,
 	}
 	res := &Results{Schema: resultsSchema, Experiment: exp.Name(), Command: out.Command, Started: time.Now().UTC(),
 		Machine: thisMachine(), Backend: b.Name(), Params: map[string]string{}}
+	cells, _ := b.(*Cells)
+	if cells != nil {
+		cells.begin(exp.Name())
+	}
 	err := exp.Simulate(ctx, sim, w, res)
 	res.Finished = time.Now().UTC()
+	if cells != nil {
+		var write bool
+		if write, err = cells.finish(res, w, err); !write {
+			return res, err
+		}
+	}
 	if werr := writeResults(res, exp, out, w); werr != nil {
 		if err == nil {
 			return res, fmt.Errorf("writing: %w", werr)
@@ -168,10 +178,11 @@ func simulateCell(ctx context.Context, sim Simulator, res *Results, point map[st
 func simulateCellKeep(ctx context.Context, sim Simulator, res *Results, point map[string]string, seed int,
 	tp topo.Topology, o fabric.Options, flows []workload.Flow, ro fabric.RunOptions, keep func(*fabric.Result, *FabricRun)) (*FabricRun, error) {
 	run := Run{Point: point, Repeat: seed, Started: time.Now().UTC()}
-	r, err := sim.Simulate(ctx, tp, o, flows, ro)
-	if err != nil {
-		run.Error = err.Error()
-	} else {
+	simulate := func() error {
+		r, err := sim.Simulate(ctx, tp, o, flows, ro)
+		if err != nil {
+			return err
+		}
 		run.Fabric = newFabricRun(r, time.Since(run.Started))
 		for _, f := range flows {
 			run.Fabric.Bytes += int64(f.Size)
@@ -179,6 +190,18 @@ func simulateCellKeep(ctx context.Context, sim Simulator, res *Results, point ma
 		if keep != nil {
 			keep(r, run.Fabric)
 		}
+		return nil
+	}
+	var err error
+	if c, ok := sim.(*Cells); ok {
+		// Sharded or merged (cells.go): this call's Run simulated here,
+		// elsewhere, or read back.
+		err = c.cell(ctx, &run, cellInputs{tp, o, flows, ro}, simulate)
+	} else {
+		err = simulate()
+	}
+	if err != nil {
+		run.Error = err.Error()
 	}
 	res.Runs = append(res.Runs, run)
 	return run.Fabric, err

@@ -229,26 +229,26 @@ func (e *llrFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 			biggest = max(biggest, f.Size)
 		}
 		// The corrupting links are the seed's draw, the same in every
-		// corrupted cell: the clean reference, run first, is classified
-		// after them (reclassify).
+		// corrupted cell: the clean reference is classified by them,
+		// drawn without simulating a corrupted cell, so that each cell
+		// depends on its own inputs alone (a shard runs it without the
+		// others: cells.go) — if any cell corrupts.
 		var links []fabric.LinkResult
-		var clean *FabricRun
-		var cleanRes *fabric.Result
+		if slices.ContainsFunc(e.modeList, func(m string) bool { return m != "clean" }) {
+			if links, err = e.linkLoss().Draw(tp, uint64(seed)); err != nil {
+				return err
+			}
+		}
 		for _, mode := range e.modeList {
 			o := e.options(mode, (biggest+1023)/1024, uint64(seed))
 			o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
 			c := fabricCell{point: map[string]string{"mode": mode}, seed: seed, tp: tp, o: o, flows: flows}
 			c.keep = func(r *fabric.Result, fr *FabricRun) {
 				if mode == "clean" {
-					clean, cleanRes = fr, r
-					return
-				}
-				if links == nil {
-					links = r.Links
-					if clean != nil {
-						classify(links)(cleanRes, clean)
-						cleanRes = nil
+					if len(links) > 0 {
+						classify(links)(r, fr)
 					}
+					return
 				}
 				classify(r.Links)(r, fr)
 			}
