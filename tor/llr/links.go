@@ -62,7 +62,10 @@ func (l *Links) Active(i int) bool { s := l.Stage(i); return s != nil && s.Activ
 func (l *Links) Pinned(i int) bool { s := l.Stage(i); return s != nil && s.Pinned(i) }
 
 // SetActive is Stage.SetActive on port i's stage.
-func (l *Links) SetActive(i int, on bool) bool { s := l.Stage(i); return s != nil && s.SetActive(i, on) }
+func (l *Links) SetActive(i int, on bool) bool {
+	s := l.Stage(i)
+	return s != nil && s.SetActive(i, on)
+}
 
 // Release is Stage.Release on port i's stage.
 func (l *Links) Release(i int) bool { s := l.Stage(i); return s != nil && s.Release(i) }
