@@ -36,8 +36,9 @@ func (c *Config) shares() int {
 //     EgressStage on) and, on an llr-protected port, the link (llr's
 //     receiver and sender, one sequence space: seed 003 §3, one
 //     sender and one receiver per link) belong to worker Port(i). The
-//     links — ports that netrt.fabric or llr.ports name: a ToR's
-//     uplinks, one per spine — are dealt round the workers in their
+//     links — ports that netrt.fabric or llr.ports name and that do
+//     not face hosts (TrustConfig.HostPorts): a ToR's uplinks, one per
+//     spine — are dealt round the workers in their
 //     order (the first link to worker 0, the second to worker 1, …),
 //     so that each worker sends on its share of them whatever their
 //     place among the ports; any other port i belongs to worker
@@ -75,10 +76,10 @@ type Owners struct {
 // NewOwners divides cfg's ports and flows among its workers.
 func NewOwners(cfg *Config) *Owners {
 	o := &Owners{n: max(cfg.Workers, 1), ports: make([]int, len(cfg.Ports))}
-	links := 0
+	links, hosts := 0, cfg.Trust.HostPorts(cfg)
 	for i, name := range cfg.Ports {
 		o.ports[i] = i % o.n
-		if slices.Contains(cfg.LLR.Ports, name) || slices.Contains(cfg.NetRT.Fabric, name) {
+		if !hosts[i] && (slices.Contains(cfg.LLR.Ports, name) || slices.Contains(cfg.NetRT.Fabric, name)) {
 			o.ports[i] = links % o.n
 			links++
 		}
