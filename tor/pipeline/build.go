@@ -199,7 +199,7 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 	var err error
 	var linkOwner []int // with a handoff and llr: the owner of each protected link
 	fc := p.Fwd
-	if p.Owners != nil {
+	if p.Owners != nil && cfg.Forwarding.OwnerECMP {
 		// fwd runs on the flow's owner: its ecmp keeps the flow on
 		// uplinks that worker owns (Owners).
 		fc.Owned = p.Owners.Owned(w)

@@ -54,9 +54,10 @@ func (c *Config) shares() int {
 //     requests (which travel on the flow's reversed addresses) and
 //     unfulfilled notices (on its own) all meet one SrcToR or DstToR
 //     state. All QPs between two hosts share an owner. The flow's
-//     owner runs fwd, whose ECMP picks among the next hops on ports
-//     it owns where the route has any (fwd.Config.Owned): the flow
-//     leaves by an uplink its owner sends on, without a handoff.
+//     owner runs fwd; with forwarding.owner_ecmp its ecmp picks among
+//     the next hops on ports it owns where the route has any
+//     (fwd.Config.Owned): the flow leaves by an uplink its owner sends
+//     on, without a handoff.
 //   - A MAC control frame belongs to the owner of the port whose egress
 //     it pauses.
 //   - Anything else (ARP, plain IP) has no flow state and stays where it

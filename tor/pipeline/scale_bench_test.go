@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"rocetor/dataplane"
@@ -31,7 +32,8 @@ const scaleHostPorts = 2
 const scaleFlowsPer = 8
 
 // scaleYAML is the pair's switch: NetRT between the two ToRs over every
-// uplink, llr on every uplink (BenchmarkPipelineForward's "stages";
+// uplink, llr on every uplink, ecmp on the flow owner's uplinks
+// (forwarding.owner_ecmp) (BenchmarkPipelineForward's "stages";
 // trimming is left out: it adds nothing to what is shared between
 // workers).
 var scaleYAML = func() string {
@@ -46,7 +48,7 @@ var scaleYAML = func() string {
 	// Six ports' AF_XDP rings at the default 2,048 descriptors would
 	// ask 32,768 frames a worker, which in-memory ports do not use
 	// (their rings are NewMemPort's): 512 keeps 16,384 (testConfig).
-	return fmt.Sprintf("ports: [%s, %s]\nxdp: {ring_size: 512}\nnetrt: {fabric: [%s]}\nllr: {ports: [%s]}\n", l, strings.Join(hs, ", "), l, l)
+	return fmt.Sprintf("ports: [%s, %s]\nxdp: {ring_size: 512}\nforwarding: {owner_ecmp: true}\nnetrt: {fabric: [%s]}\nllr: {ports: [%s]}\n", l, strings.Join(hs, ", "), l, l)
 }()
 
 // scaleSwitch is one ToR of scalePair with n workers, each with its own
@@ -138,10 +140,10 @@ func newScaleSwitch(t testing.TB, side, n int, hosts [][2]netip.Addr, now []atom
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.h.Close() })
-		if mems, err = dataplane.SharedMems(make([]byte, n*16384*2048), 2048, s.h); err != nil {
+		if mems, err = dataplane.SharedMems(prefault(make([]byte, n*16384*2048)), 2048, s.h); err != nil {
 			t.Fatal(err)
 		}
-	} else if m, err := dataplane.NewMem(make([]byte, 16384*2048), 2048); err != nil {
+	} else if m, err := dataplane.NewMem(prefault(make([]byte, 16384*2048)), 2048); err != nil {
 		t.Fatal(err)
 	} else {
 		mems = []*dataplane.Mem{m}
@@ -169,6 +171,17 @@ func newScaleSwitch(t testing.TB, side, n int, hosts [][2]netip.Addr, now []atom
 		s.pls, s.ports = append(s.pls, pl), append(s.ports, ports)
 	}
 	return s
+}
+
+// prefault writes every page of b, so that the kernel maps them before
+// the timed loop: a fresh allocation this large comes straight from
+// mmap, and its first pass page-faulted inside the loop, twice as much
+// with two workers' memory (it dominated runs of 40,000 packets).
+func prefault(b []byte) []byte {
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 0
+	}
+	return b
 }
 
 // scaleFlows returns 2·scaleFlowsPer pairs of hosts (10.0.0.k,
@@ -349,7 +362,7 @@ func (r *scalePair) delivered() int64 {
 // switches). Each goroutine sends scaleFlowsPer flows, owned by its
 // worker (the NIC steering them to its queue), spread by ecmp over the
 // uplinks its worker owns (Owners deals the llr links round the
-// workers, fwd prefers its worker's): the uplinks' llr state, queues
+// workers, fwd prefers its worker's: forwarding.owner_ecmp): the uplinks' llr state, queues
 // and transmit are apart, and a data packet is handed only when the
 // destination host's port belongs to the other worker, about half of
 // them, once (TestScaleHandoffs counts). ns/pkt is wall time per data
@@ -357,10 +370,8 @@ func (r *scalePair) delivered() int64 {
 // scaling (issue 30 aims at 1.8 at least), handoff included; handed/pkt
 // is frames handed per data packet, both switches, ACKs' included. It
 // needs as many idle CPUs as workers: on a busy machine it measures the
-// machine. Run it long (-benchtime 400000x): the first pass over the
-// frame memory, twice as large with two workers, page-faults inside the
-// timed loop, which dominated runs of 40,000 packets (2026-11-29, a
-// shared machine).
+// machine. Run it long (-benchtime 400000x); the frame memory is
+// faulted in before the timed loop (prefault).
 func BenchmarkPipelineScale(b *testing.B) {
 	for _, n := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
@@ -409,4 +420,51 @@ func (r *scalePair) check(b *testing.B, sent, got int) {
 			}
 		}
 	}
+}
+
+// BenchmarkPipelineScaleWork is BenchmarkPipelineScale's work without
+// its parallelism: one goroutine sends a burst to each worker's flows
+// and steps every worker of both switches in turn, so cpu-ns/pkt (the process's user
+// and system time per data packet, getrusage) is what the workers do
+// together, handoffs included, and holds on a busy machine where wall
+// time does not. workers=2's over workers=1's is the work two workers
+// add by splitting the pair; 2 divided by that bounds
+// BenchmarkPipelineScale's ratio on two idle CPUs.
+func BenchmarkPipelineScaleWork(b *testing.B) {
+	for _, n := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			r := newScalePair(b, n)
+			r.settle(b)
+			rounds := (b.N + n*benchBurst - 1) / (n * benchBurst)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for i := range rounds {
+				// As run: each worker steps once per burst it is
+				// sent, so a step carries as many packets with two
+				// workers as with one.
+				for w := range n {
+					r.send(w, r.ss[w][i%len(r.ss[w])], benchBurst)
+				}
+				for w := range n {
+					r.step(w)
+				}
+			}
+			r.settle(b)
+			b.StopTimer()
+			total := rounds * n * benchBurst
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(total), "cpu-ns/pkt")
+			b.ReportMetric(float64(r.handed())/float64(total), "handed/pkt")
+			r.check(b, total, int(r.delivered()))
+		})
+	}
+}
+
+// cpuTime returns the process's user and system time, in nanoseconds.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
