@@ -43,7 +43,7 @@ func TestScaleHandoffs(t *testing.T) {
 			}
 		}
 	}
-	r.settle(t) // llr's session syncs
+	r.settle(t)                                                  // llr's session syncs
 	hostOwner := func(k int) int { return scaleHostPort(k) % 2 } // Owners: port i mod 2
 	const count = 64
 	const acks = count / 32
