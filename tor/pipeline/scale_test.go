@@ -43,8 +43,10 @@ func TestScaleHandoffs(t *testing.T) {
 			}
 		}
 	}
-	r.settle(t)                                                  // llr's session syncs
-	hostOwner := func(k int) int { return scaleHostPort(k) % 2 } // Owners: port i mod 2
+	// llr's session syncs first.
+	r.settle(t)
+	// A host port i is worker i mod 2's (Owners).
+	hostOwner := func(k int) int { return scaleHostPort(k) % 2 }
 	const count = 64
 	const acks = count / 32
 	for k := range r.hs {
