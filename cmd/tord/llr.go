@@ -27,7 +27,7 @@ func ifCounters(port string) (rx, errs uint64, ok bool) {
 // llrHandler serves the admin API's /api/v1/llr: GET lists the protected ports;
 // POST ?port=NAME&state=on|off|auto pins the port's sender on or
 // off, or hands it back to the neighbour's monitor.
-func llrHandler(ports []string, stage *llr.Stage, mon *llr.Monitor) http.HandlerFunc {
+func llrHandler(ports []string, stage llr.Protector, mon *llr.Monitor) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet:
@@ -77,7 +77,7 @@ func llrHandler(ports []string, stage *llr.Stage, mon *llr.Monitor) http.Handler
 	}
 }
 
-func protectedPorts(ports []string, stage *llr.Stage) []string {
+func protectedPorts(ports []string, stage llr.Protector) []string {
 	var out []string
 	for i, p := range ports {
 		if stage.Protected(i) {

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/prometheus/common/expfmt"
+	"go.uber.org/zap"
 
 	"rocetor/tor/fwd"
 	"rocetor/tor/impair"
-	"rocetor/tor/llr"
 )
 
 // metricsGolden is every rocetor_ family a switch with every stage on
@@ -35,12 +35,11 @@ func goldenSwitch(t *testing.T) (Config, *Switch) {
 		t.Fatal(err)
 	}
 	ms := newMemSwitches(t, cfg, &fwd.TableConfig{}, 1024)
-	sw := &Switch{cfg: cfg}
+	sw := &Switch{cfg: cfg, log: zap.NewNop()}
 	for w, pl := range ms.pls {
 		sw.adopt(w, pl)
 	}
-	var err error
-	if sw.monitor, err = llr.NewMonitor(cfg.LLR.Monitor.Config(), sw.llr, cfg.Ports, nil, nil); err != nil {
+	if err := sw.openLLR(); err != nil { // the links' stages, and the monitor
 		t.Fatal(err)
 	}
 	ms.settle()

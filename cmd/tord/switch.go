@@ -52,7 +52,8 @@ type Switch struct {
 	impairs []*impair.Port       // every worker's ports, wrapped when impair has rules
 	impair  *impair.Control      // nil without impair rules
 	trims   []*trim.Stage
-	llr     *llr.Stage // worker 0's, which owns every protected link
+	llr     *llr.Links // every worker's llr stage, each link by its owner (pipeline.Owners)
+	llrs    []*llr.Stage
 	monitor *llr.Monitor
 	srcs    []*netrt.SrcToR
 	dsts    []*netrt.DstToR
@@ -102,6 +103,9 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 		if err := s.openWorker(w, pn, macs, mem); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.openLLR(); err != nil {
+		return nil, err
 	}
 	if err := s.logStages(); err != nil {
 		return nil, err
@@ -222,11 +226,22 @@ func (s *Switch) openWorker(w int, pn *pipeline.Plan, macs []rocev2.MAC, mem *da
 		return err
 	}
 	s.adopt(w, pl)
-	if s.llr != nil && w == 0 {
-		if m := cfg.LLR.Monitor; m != nil {
-			if s.monitor, err = llr.NewMonitor(m.Config(), s.llr, cfg.Ports, ifCounters, s.log.Named("llr-monitor")); err != nil {
-				return err
-			}
+	return nil
+}
+
+// openLLR addresses the workers' llr stages, each link by the worker
+// that owns it (pipeline.Owners deals the links round the workers), for
+// the admin API, the collector and the corruption monitor, which it
+// makes when the configuration asks.
+func (s *Switch) openLLR() error {
+	if len(s.llrs) == 0 {
+		return nil
+	}
+	s.llr = llr.NewLinks(s.llrs...)
+	if m := s.cfg.LLR.Monitor; m != nil {
+		var err error
+		if s.monitor, err = llr.NewMonitor(m.Config(), s.llr, s.cfg.Ports, ifCounters, s.log.Named("llr-monitor")); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -281,8 +296,8 @@ func (s *Switch) adopt(w int, pl *pipeline.Pipeline) {
 	if pl.Trim != nil {
 		s.trims = append(s.trims, pl.Trim)
 	}
-	if pl.LLR != nil && w == 0 {
-		s.llr = pl.LLR // worker 0 owns every protected link (pipeline.Owners)
+	if pl.LLR != nil {
+		s.llrs = append(s.llrs, pl.LLR)
 	}
 }
 

@@ -57,7 +57,15 @@
 //
 //   - ecmp hashes source and destination address, the UDP (or TCP)
 //     ports and, for RoCE, the destination QP: every packet of a flow
-//     takes one path. Give each switch tier its own hash_seed.
+//     takes one path. Give each switch tier its own hash_seed. With
+//     several workers that hand frames to their owners
+//     (pipeline.Owners), each worker's stage hashes among the members
+//     on ports it owns, where the group has some (Config.Owned): the
+//     flow's owner then sends it itself, with no handoff to another
+//     worker. All QPs between two hosts have one owner, so with W
+//     workers they spread over that worker's share of the group, about
+//     1/W of its members; flows of many host pairs still spread over
+//     all of them.
 //   - spray sends successive packets of the group round robin.
 //   - adaptive reads the depth in bytes of the packet's egress queue on
 //     each member's port (dataplane.Egress.Depth) and takes the

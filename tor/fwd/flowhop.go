@@ -14,7 +14,8 @@ import (
 // adaptively: a choice made per packet, not per flow. It reads the
 // published table and the stage's hash seed only, so any goroutine may
 // call it; it allocates nothing. For the control plane and for the
-// simulator's flow records (tor/fabric FlowPath).
+// simulator's flow records (tor/fabric FlowPath). With Config.Owned it
+// answers for flows the stage's worker owns, as pick does.
 func (s *Stage) FlowHop(src, dst netip.Addr, sport uint16, qp uint32) (port uint16, ok bool) {
 	t := s.fib.Load()
 	if t == nil {
@@ -35,7 +36,32 @@ func (s *Stage) FlowHop(src, dst netip.Addr, sport uint16, qp uint32) (port uint
 		if r.mode != ECMP {
 			return 0, false
 		}
-		k = fastRange(s.hash(&m, nil), uint32(r.n))
+		k = s.ownedHop(t, r, s.hash(&m, nil))
 	}
 	return t.hops[r.first+k].port, true
+}
+
+// ownedHop is pick's ecmp choice for hash h in route r of t, counting
+// the owned members afresh rather than from the worker's Stage.mine,
+// which only its goroutine reads.
+func (s *Stage) ownedHop(t *Table, r *route, h uint32) uint32 {
+	mine := uint32(0)
+	for k := range uint32(r.n) {
+		if p := int(t.hops[r.first+k].port); p < len(s.owned) && s.owned[p] {
+			mine++
+		}
+	}
+	if mine == 0 || mine == uint32(r.n) {
+		return fastRange(h, uint32(r.n))
+	}
+	j := fastRange(h, mine)
+	for k := range uint32(r.n) {
+		if p := int(t.hops[r.first+k].port); p < len(s.owned) && s.owned[p] {
+			if j == 0 {
+				return k
+			}
+			j--
+		}
+	}
+	return 0 // not reached
 }

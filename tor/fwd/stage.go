@@ -48,6 +48,13 @@ type Config struct {
 	// MissInterval is how often a worker reports one missing neighbour
 	// to the mirror while packets keep arriving for it; 0 means 100 ms.
 	MissInterval time.Duration `yaml:"miss_interval"`
+	// Owned names, by port index, the ports whose egress the stage's
+	// worker owns when a switch's workers hand frames to their owners
+	// (pipeline.Owners): an ecmp group with members on owned ports and
+	// others hashes among the owned ones only, so that a flow leaves
+	// by a port of the worker that owns it, without a handoff. nil:
+	// every member (one worker, or no handoff).
+	Owned []bool `yaml:"-"`
 }
 
 // DefaultConfig returns the configuration for dataplane.DefaultEgress:
@@ -146,6 +153,12 @@ type Stage struct {
 	gen    uint32
 	recent [missCache]missEntry
 	st     Stats
+	// owned is Config.Owned; mine lists, for each route of tab, the
+	// indices within its next hops of those on owned ports, from
+	// mineAt[ri] to mineAt[ri+1] (empty where all or none are).
+	owned  []bool
+	mine   []uint32
+	mineAt []uint32
 
 	pub dataplane.Published[Stats]
 }
@@ -160,7 +173,7 @@ func NewStage(c Config, fib *FIB, misses *Misses) (*Stage, error) {
 		return nil, fmt.Errorf("%w: no FIB", ErrConfig)
 	}
 	s := &Stage{fib: fib, misses: misses, seed: c.HashSeed, missEvery: int64(c.MissInterval),
-		dcp: c.DCP, hoQueue: uint8(c.HOQueue)}
+		dcp: c.DCP, hoQueue: uint8(c.HOQueue), owned: c.Owned}
 	if s.missEvery == 0 {
 		s.missEvery = int64(100 * time.Millisecond)
 	}
@@ -215,6 +228,29 @@ func (s *Stage) swap(t *Table) {
 		rr := make([]uint32, len(t.routes))
 		copy(rr, s.rr)
 		s.rr = rr
+	}
+	if s.owned != nil && t != nil {
+		s.ownHops(t)
+	}
+}
+
+// ownHops lists, per route of t, its next hops on the ports the worker
+// owns (Stage.mine), where they are some of the route's but not all.
+// It runs once per table, off the packet path.
+func (s *Stage) ownHops(t *Table) {
+	s.mine, s.mineAt = s.mine[:0], append(s.mineAt[:0], 0)
+	for ri := range t.routes {
+		r := &t.routes[ri]
+		at := len(s.mine)
+		for k := uint32(0); k < uint32(r.n); k++ {
+			if p := int(t.hops[r.first+k].port); p < len(s.owned) && s.owned[p] {
+				s.mine = append(s.mine, k)
+			}
+		}
+		if len(s.mine)-at == int(r.n) {
+			s.mine = s.mine[:at] // all owned: the whole group, as without owners
+		}
+		s.mineAt = append(s.mineAt, uint32(len(s.mine)))
 	}
 }
 
@@ -345,6 +381,14 @@ func (s *Stage) pick(c *dataplane.Ctx, t *Table, r *route, ri int, m *rocev2.Met
 		return best
 	default:
 		s.st.ECMP++
+		if s.owned != nil {
+			// The worker owns the flow (pipeline.Owners) and
+			// some of the group's ports: the flow leaves by one
+			// of those, spread over them by the same hash.
+			if lo, hi := s.mineAt[ri], s.mineAt[ri+1]; hi > lo {
+				return s.mine[lo+fastRange(s.hash(m, f), hi-lo)]
+			}
+		}
 		return fastRange(s.hash(m, f), n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -395,6 +396,39 @@ func TestECMP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestECMPOwned: with Config.Owned, an ecmp group hashes among its
+// members on owned ports — every flow stays on one of them, and they
+// share the flows — and a group with all or none of its members owned
+// spreads as it does without. It fails when pick ignores Owned.
+func TestECMPOwned(t *testing.T) {
+	flowsOut := func(owned []bool, tc *TableConfig) []int {
+		cfg := DefaultConfig()
+		cfg.Owned = owned
+		r := newRig(t, 5, cfg, tc)
+		var batch [][]byte
+		for i := range 400 {
+			batch = append(batch, build(t, frame{dst: "10.1.2.3", qp: uint32(i), sport: 0xc000}))
+		}
+		r.send(batch...)
+		per := make([]int, 5)
+		for _, ports := range r.outPorts() {
+			per[ports[0]]++
+		}
+		return per
+	}
+	tc := multiTable(ECMP, 0, 1, 2, 3, 4)
+	per := flowsOut([]bool{false, false, true, false, true}, tc)
+	if per[1]+per[3] != 0 || per[2] < 150 || per[4] < 150 {
+		t.Errorf("owning ports 2 and 4, flows per port %v: want all on 2 and 4, shared", per)
+	}
+	want := flowsOut(nil, tc)
+	for _, owned := range [][]bool{{true, true, true, true, true}, {true, false, false, false, false}} {
+		if got := flowsOut(owned, tc); !slices.Equal(got, want) {
+			t.Errorf("owning %v, flows per port %v, want %v as without owners", owned, got, want)
+		}
 	}
 }
 

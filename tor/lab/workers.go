@@ -19,17 +19,17 @@ import (
 //     only socket (nic/host refuses more rx queues). A worker w > 0
 //     must then never transmit toward a host: its frames would leave
 //     by a queue the host has no XDP for. With a handoff (netrt, trim,
-//     llr) a port's egress belongs to worker i mod N, i its index in
-//     tord's ports (tor/pipeline.Owners; llr links to worker 0), so
-//     tordPorts puts every host port at an index that is a multiple of
-//     N. Without a handoff a worker transmits what it received, and
+//     llr) a host port's egress belongs to worker i mod N, i its index
+//     in tord's ports (tor/pipeline.Owners, which deals the links to
+//     other switches round the workers apart), so tordPorts puts every
+//     host port at an index that is a multiple of N. Without a handoff a worker transmits what it received, and
 //     worker w > 0 receives no RoCEv2: hosts send by queue 0 and the
 //     switches' workers w > 0 send nothing.
 //
-// Hosts sending by queue 0 and llr's links belonging to worker 0, the
-// other workers see RoCEv2 only where a flow's owner (the hash of its
-// pair of addresses, tor/pipeline.PairOwner) is theirs: the frames are
-// handed to it and back.
+// Hosts sending by queue 0, the other workers see RoCEv2 only where a
+// flow's owner (the hash of its pair of addresses,
+// tor/pipeline.PairOwner) or a link's (pipeline.Owners) is theirs: the
+// frames are handed to it and back.
 
 // NumWorkers is the number of workers every tord runs: 1 unless set, as in
 // a state file written before the option.

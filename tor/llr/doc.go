@@ -191,8 +191,10 @@
 // # Configuration
 //
 // In tord's YAML (both switches list their side of the link; with more
-// than one worker, worker 0 owns every protected link and the others hand
-// it what they receive there: tor/pipeline.Owners):
+// than one worker, the protected links are dealt round the workers, one
+// worker's stage runs each link's sender and receiver, and the others
+// hand it what they receive there: tor/pipeline.Owners; Links addresses
+// each link's stage for tord's monitor, admin API and metrics):
 //
 //	llr:
 //	  ports: [core]

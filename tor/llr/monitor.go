@@ -49,7 +49,7 @@ import (
 // safe from any goroutine. The zero value is not usable: NewMonitor.
 type Monitor struct {
 	cfg      MonitorConfig
-	stage    *Stage
+	stage    Protector
 	counters Counters
 	log      *zap.Logger
 
@@ -125,10 +125,10 @@ type monPort struct {
 	primedGaps, primedIfc              bool
 }
 
-// NewMonitor makes a monitor of the ports of stage named in names (by
-// port index, as tord's ports list; ports llr does not protect are
-// skipped). counters may be nil (gaps only); log may be nil.
-func NewMonitor(c MonitorConfig, stage *Stage, names []string, counters Counters, log *zap.Logger) (*Monitor, error) {
+// NewMonitor makes a monitor of the ports of stage (a Stage, or Links
+// over a switch's workers' stages) named in names (by port index, as
+// tord's ports list; ports llr does not protect are skipped). counters may be nil (gaps only); log may be nil.
+func NewMonitor(c MonitorConfig, stage Protector, names []string, counters Counters, log *zap.Logger) (*Monitor, error) {
 	if c.Interval < 0 || c.Threshold < 0 || c.Threshold >= 1 {
 		return nil, fmt.Errorf("llr monitor: interval %v, threshold %g: want a positive interval and a threshold in [0, 1)", c.Interval, c.Threshold)
 	}

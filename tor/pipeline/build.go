@@ -198,7 +198,13 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 	}
 	var err error
 	var linkOwner []int // with a handoff and llr: the owner of each protected link
-	if pl.Fwd, err = fwd.NewStage(p.Fwd, p.fib, p.misses); err != nil {
+	fc := p.Fwd
+	if p.Owners != nil && cfg.Forwarding.OwnerECMP {
+		// fwd runs on the flow's owner: its ecmp keeps the flow on
+		// uplinks that worker owns (Owners).
+		fc.Owned = p.Owners.Owned(w)
+	}
+	if pl.Fwd, err = fwd.NewStage(fc, p.fib, p.misses); err != nil {
 		return nil, err
 	}
 	// First: what crosses a trust boundary must reach no stage, not
@@ -248,10 +254,11 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 		// sends, copies and control alike, meets the impaired wire.
 		lc := p.llr
 		if h != nil {
-			// A link has one llr state, on its owner (Owners): the
-			// other workers protect nothing and hand what they
-			// receive on it to the owner raw (LinkOwner), whose
-			// receiver reads it through an Inbox under it.
+			// A link has one llr state, on its owner (Owners, which
+			// deals the links round the workers): the other
+			// workers do not protect it and hand what they receive
+			// on it to the owner raw (LinkOwner), whose receiver
+			// reads it through an Inbox under it.
 			linkOwner = make([]int, len(ports))
 			for i := range ports {
 				linkOwner[i] = -1

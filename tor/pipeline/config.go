@@ -72,6 +72,14 @@ type Config struct {
 		// HashSeed perturbs the ECMP hash; give each switch tier its
 		// own, or the tiers split flows alike (ECMP polarization).
 		HashSeed uint64 `yaml:"hash_seed"`
+		// OwnerECMP, with several workers handing frames to their
+		// owners (netrt, trim, llr or int), has an ecmp group pick
+		// among its members on the flow owner's ports, where it has
+		// some: the flow then leaves by an uplink of the worker that
+		// owns it, without a handoff (docs/architecture.md, "Many
+		// workers"). Off, a flow's path is the hash's alone, the same
+		// with any number of workers.
+		OwnerECMP bool `yaml:"owner_ecmp"`
 	} `yaml:"forwarding"`
 
 	VerifyICRC bool `yaml:"verify_icrc"` // drop RoCEv2 frames with a bad ICRC (costs a CRC per frame)

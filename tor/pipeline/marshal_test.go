@@ -33,6 +33,7 @@ func fullConfig() Config {
 	c.Forwarding.Multipath, c.Forwarding.AdaptiveBias, c.Forwarding.Queue = "adaptive", 40_000, "retransmit"
 	c.Forwarding.DSCPQueues = map[int]string{46: "control", 8: "idle", 26: "data"}
 	c.Forwarding.HashSeed = 1 << 63
+	c.Forwarding.OwnerECMP = true
 	c.VerifyICRC = true
 	k, h, dscp := 0.999, 0.25, 0
 	c.Impair = impair.Config{Seed: 9, HoldBytes: 512 << 10, Rules: []impair.Rule{{

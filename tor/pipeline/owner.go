@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"rocetor/dataplane"
 	"rocetor/rocev2"
@@ -32,21 +33,40 @@ func (c *Config) shares() int {
 //
 //   - A port's egress (its queues, shaper, byte budgets and marking;
 //     trimming's and llr's sender state for it, the stages from
-//     EgressStage on) belongs to worker Port(i): ports are dealt round
-//     the workers, except that every llr-protected link belongs to
-//     worker 0, which alone runs llr's receiver and sender for it, so
-//     tord's loss monitor and admin API address one llr stage.
+//     EgressStage on) and, on an llr-protected port, the link (llr's
+//     receiver and sender, one sequence space: seed 003 §3, one
+//     sender and one receiver per link) belong to worker Port(i). The
+//     links — ports that netrt.fabric or llr.ports name and that do
+//     not face hosts (TrustConfig.HostPorts): a ToR's uplinks, one per
+//     spine — are dealt round the workers in their
+//     order (the first link to worker 0, the second to worker 1, …),
+//     so that each worker sends on its share of them whatever their
+//     place among the ports; any other port i belongs to worker
+//     i mod N, as every port did before (the testbed puts host ports
+//     at indexes 0, N, 2N, … so that worker 0 sends to them, tor/lab).
+//     Both ends of a link deal alike when their links are listed in
+//     the same order, so a frame one's worker w sends on its link u
+//     reaches the other's worker w where link u is w's too.
 //   - A RoCEv2 frame belongs to the worker the unordered pair of its IP
 //     addresses hashes to (Flow). BTH names only the destination QP,
 //     so the pair is the finest key both directions compute alike: a
 //     flow's data, the ACKs, NAKs and CNPs that answer it, NetRT's
 //     requests (which travel on the flow's reversed addresses) and
 //     unfulfilled notices (on its own) all meet one SrcToR or DstToR
-//     state. All QPs between two hosts share an owner.
+//     state. All QPs between two hosts share an owner. The flow's
+//     owner runs fwd; with forwarding.owner_ecmp its ecmp picks among
+//     the next hops on ports it owns where the route has any
+//     (fwd.Config.Owned): the flow leaves by an uplink its owner sends
+//     on, without a handoff.
 //   - A MAC control frame belongs to the owner of the port whose egress
 //     it pauses.
 //   - Anything else (ARP, plain IP) has no flow state and stays where it
 //     arrived; its egress is still its port's owner's.
+//
+// Until 2026-11-29 every llr link belonged to worker 0, which then ran
+// llr's sender, the queues and the transmit of every uplink; two
+// workers forwarded 0.69× what one did with NetRT and llr on
+// (docs/performance.md, "Issue 30").
 //
 // Owners is read-only after NewOwners and safe for concurrent use.
 type Owners struct {
@@ -57,15 +77,25 @@ type Owners struct {
 // NewOwners divides cfg's ports and flows among its workers.
 func NewOwners(cfg *Config) *Owners {
 	o := &Owners{n: max(cfg.Workers, 1), ports: make([]int, len(cfg.Ports))}
+	links, hosts := 0, cfg.Trust.HostPorts(cfg)
 	for i, name := range cfg.Ports {
 		o.ports[i] = i % o.n
-		for _, l := range cfg.LLR.Ports {
-			if l == name {
-				o.ports[i] = 0
-			}
+		if !hosts[i] && (slices.Contains(cfg.LLR.Ports, name) || slices.Contains(cfg.NetRT.Fabric, name)) {
+			o.ports[i] = links % o.n
+			links++
 		}
 	}
 	return o
+}
+
+// Owned returns, by port index, whether worker w owns the port's
+// egress: the ports its fwd stage prefers (fwd.Config.Owned).
+func (o *Owners) Owned(w int) []bool {
+	out := make([]bool, len(o.ports))
+	for i, p := range o.ports {
+		out[i] = p == w
+	}
+	return out
 }
 
 // Ports returns the owner of each port, by index (WorkerConfig.PortOwner).

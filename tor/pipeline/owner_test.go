@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 
 	"rocetor/dataplane"
@@ -33,17 +34,29 @@ func TestPairOwner(t *testing.T) {
 	}
 }
 
-// Owners gives llr links to worker 0, deals the other ports round the
-// workers, sends MAC control to the port's owner and leaves what is not
-// RoCE where it arrived.
+// Owners deals the links (llr.ports, netrt.fabric; not a host port
+// llr protects) round the workers in their order, leaves any other
+// port i to worker i mod N, sends MAC control to the port's owner and
+// leaves what is not RoCE where it arrived.
 func TestOwners(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.Ports = []string{"h0", "up0", "h1", "up1", "up2", "h2"}
+	cfg.Workers = 2
+	cfg.LLR.Ports = []string{"h0", "up0", "up1"}
+	cfg.NetRT.Fabric = []string{"up0", "up1", "up2"}
+	o := NewOwners(&cfg)
+	if got, want := o.Ports(), []int{0, 0, 0, 1, 0, 1}; !slices.Equal(got, want) {
+		t.Fatalf("port owners %v, want %v", got, want)
+	}
+	if got, want := o.Owned(1), []bool{false, false, false, true, false, true}; !slices.Equal(got, want) {
+		t.Fatalf("worker 1 owns %v, want %v", got, want)
+	}
 	cfg.Ports = []string{"a", "b", "c", "d"}
 	cfg.Workers = 3
-	cfg.LLR.Ports = []string{"b"}
-	o := NewOwners(&cfg)
-	if got := o.Ports(); got[0] != 0 || got[1] != 0 || got[2] != 2 || got[3] != 0 {
-		t.Fatalf("port owners %v, want [0 0 2 0]", got)
+	cfg.LLR.Ports, cfg.NetRT.Fabric = []string{"b", "d"}, nil
+	o = NewOwners(&cfg)
+	if got, want := o.Ports(), []int{0, 0, 2, 1}; !slices.Equal(got, want) {
+		t.Fatalf("port owners %v, want %v", got, want)
 	}
 	p := &dataplane.Packet{In: 2}
 	p.Meta.Kind = rocev2.KindMACControl

@@ -9,15 +9,16 @@ import (
 // llrCollector exports tor/llr's counters per protected port.
 type llrCollector struct {
 	ports   []string
-	stage   *llr.Stage
+	stage   llr.Protector
 	monitor *llr.Monitor // nil without llr.monitor
 }
 
 // NewLLR returns the collector of the rocetor_llr_ series of stage, the
-// llr stage of the worker that owns every protected link, and of
+// switch's llr stages, each link's counters from the worker that owns
+// it (llr.Links), and of
 // monitor, its corruption monitor (nil: none, and no monitor series);
 // ports names the switch's ports in order.
-func NewLLR(ports []string, stage *llr.Stage, monitor *llr.Monitor) prometheus.Collector {
+func NewLLR(ports []string, stage llr.Protector, monitor *llr.Monitor) prometheus.Collector {
 	return &llrCollector{ports: ports, stage: stage, monitor: monitor}
 }
 

@@ -125,17 +125,20 @@ type stages struct {
 	trims   []*trim.Stage
 	ints    []*inband.Stage
 	impairs []*impair.Port
-	llr     *llr.Stage // worker 0's, which owns every protected link (pipeline.Owners)
+	llr     *llr.Links // every worker's, each link by its owner (pipeline.Owners)
 }
 
 func stagesOf(pls []*pipeline.Pipeline) stages {
 	var s stages
+	var llrs []*llr.Stage
 	for w, pl := range pls {
 		if w == 0 {
 			for _, st := range pl.Stages {
 				s.names = append(s.names, st.Name())
 			}
-			s.llr = pl.LLR
+		}
+		if pl.LLR != nil {
+			llrs = append(llrs, pl.LLR)
 		}
 		s.trusts = append(s.trusts, pl.Trust)
 		s.fwds = append(s.fwds, pl.Fwd)
@@ -149,6 +152,9 @@ func stagesOf(pls []*pipeline.Pipeline) stages {
 			s.ints = append(s.ints, pl.INT)
 		}
 		s.impairs = append(s.impairs, pl.Impairs...)
+	}
+	if llrs != nil {
+		s.llr = llr.NewLinks(llrs...)
 	}
 	return s
 }

@@ -140,7 +140,12 @@ func goldenConfig(t *testing.T) pipeline.Config {
 // (-update rewrites the file, for a family changed on purpose).
 func TestFamiliesGolden(t *testing.T) {
 	sw := newMemSwitch(t, goldenConfig(t), &fwd.TableConfig{}, 1024)
-	mon, err := llr.NewMonitor(sw.cfg.LLR.Monitor.Config(), sw.pls[0].LLR, sw.cfg.Ports, nil, nil)
+	var stages []*llr.Stage
+	for _, pl := range sw.pls {
+		stages = append(stages, pl.LLR)
+	}
+	// The links are dealt round the workers (pipeline.Owners).
+	mon, err := llr.NewMonitor(sw.cfg.LLR.Monitor.Config(), llr.NewLinks(stages...), sw.cfg.Ports, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

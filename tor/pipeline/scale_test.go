@@ -1,0 +1,103 @@
+package pipeline
+
+import (
+	"testing"
+)
+
+// settle steps every worker of both switches in turn, from this
+// goroutine, until none has work: a deterministic run of the pair.
+func (r *scalePair) settle(t testing.TB) {
+	t.Helper()
+	for idle, steps := 0, 0; idle < 4; steps++ {
+		if steps > 100000 {
+			t.Fatal("the workers never went idle")
+		}
+		work := 0
+		for w := range r.now {
+			work += r.step(w)
+		}
+		if work == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
+	}
+}
+
+// TestScaleHandoffs is issue 30's ownership on scalePair with two
+// workers: the llr links (the uplinks) are dealt round the workers,
+// each link's sender and receiver on one worker's stage at both ends;
+// a flow leaves by an uplink its owner owns; and each data packet and
+// ACK is handed at most once — exactly when the port of the host it
+// goes to belongs to the other worker — as the flows spread over every
+// uplink. With every link on worker 0, or ecmp over all uplinks, a
+// flow of worker 1 is handed to worker 0 and back.
+func TestScaleHandoffs(t *testing.T) {
+	r := newScalePair(t, 2)
+	for _, s := range []*scaleSwitch{&r.a, &r.b} {
+		for w, pl := range s.pls {
+			for i := range len(s.ports[w]) {
+				if want := i < scaleUplinks && i%2 == w; pl.LLR.Protected(i) != want {
+					t.Fatalf("worker %d's llr protects port %d: %v, want %v", w, i, pl.LLR.Protected(i), want)
+				}
+			}
+		}
+	}
+	// llr's session syncs first.
+	r.settle(t)
+	// A host port i is worker i mod 2's (Owners).
+	hostOwner := func(k int) int { return scaleHostPort(k) % 2 }
+	const count = 64
+	const acks = count / 32
+	for k := range r.hs {
+		w := k / scaleFlowsPer // the flow's owner (scaleFlows)
+		before := r.handed()
+		r.send(w, r.ss[w][k%scaleFlowsPer], count)
+		r.settle(t)
+		want := int64(0)
+		if hostOwner(k) != w {
+			want = count + acks // data at b, ACKs at a: once each
+		}
+		if got := r.handed() - before; got != want {
+			t.Errorf("flow %d of worker %d to a host port of worker %d: %d frames handed, want %d", k, w, hostOwner(k), got, want)
+		}
+	}
+	if got, want := r.delivered(), int64(len(r.hs)*count); got != want {
+		t.Errorf("%d data packets reached b's hosts, want %d", got, want)
+	}
+	for u := range scaleUplinks {
+		var tx uint64
+		for w, pl := range r.a.pls {
+			pl.Worker.Publish(r.now[w].Load())
+			tx += pl.Worker.Snapshot().Ports[u].TxPackets
+		}
+		if tx < count {
+			t.Errorf("uplink %d of a sent %d frames: the flows do not spread over the uplinks", u, tx)
+		}
+	}
+}
+
+// TestScaleNoAllocs: the pair's two workers forward, hand and protect
+// without allocating.
+func TestScaleNoAllocs(t *testing.T) {
+	r := newScalePair(t, 2)
+	r.settle(t)
+	for w := range 2 { // warm up every flow's tables and rings
+		for _, s := range r.ss[w] {
+			r.send(w, s, benchBurst)
+		}
+	}
+	r.settle(t)
+	i := 0
+	if a := testing.AllocsPerRun(200, func() {
+		w := i % 2
+		r.send(w, r.ss[w][i/2%scaleFlowsPer], benchBurst)
+		i++
+		for range 4 {
+			r.step(0)
+			r.step(1)
+		}
+	}); a != 0 {
+		t.Errorf("%v allocations per burst", a)
+	}
+}
