@@ -68,7 +68,7 @@ func TestCollective(t *testing.T) {
 			t.Fatalf("flow %d: %d bytes, want 2000", i, f.Size)
 		}
 	}
-	if ar[6].After != 4 || ar[6].Src != 1 {
+	if ar[6].After != 5 || ar[6].Src != 1 {
 		t.Fatalf("group 1's second step: %+v", ar[6])
 	}
 	a2a, err := Collective([][]int{{0, 1, 2}}, "alltoall", 3000)
