@@ -114,7 +114,7 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 400 KB, Kmax 1.6 MB at 100G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent, e.g. 16KiB-60KiB")
 	fs.IntVar(&e.leaves, "leaves", 0, "leaves and spines (0: paper 16, ci 4)")
 	fs.IntVar(&e.hosts, "hosts", 0, "hosts per leaf (0: paper 16; ci 8, or 4 when every workload is allreduce or alltoall, the paper's 1:1 leaf)")
-	fs.IntVar(&e.opSize, "op-size", 0, "bytes of each group member's data in allreduce and alltoall, cut in a slice per member (0: paper 300000000, the seed's 300 MB; ci 1000000)")
+	fs.IntVar(&e.opSize, "op-size", 0, "bytes of each group member's data in allreduce and alltoall, cut in a slice per member (0: paper 20000000, a fifteenth of the seed's 300 MB; ci 1000000)")
 	fs.StringVar(&e.groups, "groups", e.groups, "allreduce and alltoall groups: rail (group g of the g-th host of every leaf: every flow crosses a spine) or rack (a leaf's hosts)")
 }
 
