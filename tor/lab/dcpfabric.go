@@ -157,7 +157,10 @@ func (e *dcpFabric) Setup() (Options, error) {
 	// so three seeds of 1 ms are about the hour
 	e.duration = cmpDur(e.duration, time.Millisecond, 200*time.Microsecond, ci)
 	e.leaves = cmp0(e.leaves, pick(ci, 4, 16))
-	e.hosts = cmp0(e.hosts, pick(ci, pick(!slices.ContainsFunc(e.workloadList, func(w string) bool { return !aiWorkload(w) }), 4, 8), 16))
+	// The AI cells alone take the paper's 1:1 leaf at ci: 4 hosts
+	// under 4 uplinks (with 8 the collectives meet a 2:1 core).
+	onlyAI := !slices.ContainsFunc(e.workloadList, func(w string) bool { return !aiWorkload(w) })
+	e.hosts = cmp0(e.hosts, pick(ci, pick(onlyAI, 4, 8), 16))
 	e.incast = cmp0(e.incast, pick(ci, 16, 128))
 	e.opSize = cmp0(e.opSize, pick(ci, dcpAICIOp, dcpAIPaperOp))
 	if slices.Contains(e.workloadList, "incast") && e.incast >= e.leaves*e.hosts {

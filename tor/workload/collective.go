@@ -73,6 +73,11 @@ func Groups(racks []int, layout string) ([][]int, error) {
 // chunk it reduces and forwards is the one it just received, so that
 // is the data dependency. It does not wait for its own flow of step
 // s−1 explicitly; a pair's one QP keeps the two in order on the wire.
+// tor/fabric posts a flow with After when flow After's WRITE completes
+// at its sender (on its ACK), a one-way delay after its last byte
+// reached the member that forwards it, which a real ring would learn of
+// at the receiving side; and a run on several threads refuses After
+// (its partitions cannot post on one host when another completes).
 // Flows are listed step by step, members in order within a step.
 func RingAllReduceOver(members []int, size int) []Flow {
 	n := len(members)
