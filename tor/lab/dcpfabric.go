@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -30,7 +31,7 @@ import (
 //     (a RoCE NIC has none, seed 004 §3.2) and no timeout;
 //   - irn-ecmp, irn-ar: IRN without PFC, with ECMP or adaptive routing.
 //
-// Two workloads, each a set of cells:
+// Four workloads, each a set of cells:
 //
 //   - websearch (Fig. 13): WebSearch flows, Poisson arrivals to random
 //     destinations at each --loads; P50 and P95 slowdown. The IRN + AR
@@ -43,6 +44,10 @@ import (
 //     senders; with and without DCQCN (--cc); the header-only loss
 //     ratio of Table 5: header-only packets dropped anywhere over those
 //     the switches made.
+//   - allreduce, alltoall (Fig. 14): every group of hosts runs one ring
+//     AllReduce or one AllToAll of --op-size each member at once, no
+//     CC; the mean and max JCT over groups and the flows' FCTs
+//     (dcpfabricai.go says how the seed's words map to flows).
 //
 // What the seed does not give, and rocetor chooses (each a flag or a
 // constant here, stated in docs/experiments.md):
@@ -76,6 +81,8 @@ type dcpFabric struct {
 	ecn       string
 	leaves    int
 	hosts     int
+	opSize    int
+	groups    string
 
 	schemeList, workloadList, ccList []string
 	loadList                         []float64
@@ -83,7 +90,7 @@ type dcpFabric struct {
 
 func newDCPFabric() *dcpFabric {
 	return &dcpFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "dcp,pfc,irn-ecmp,irn-ar", workloads: "websearch,incast",
-		loads: "0.3,0.5", ccs: "none,dcqcn", incastBG: 0.5, incastSz: 64_000, degree: 22, threshold: "64KiB"}
+		loads: "0.3,0.5", ccs: "none,dcqcn", incastBG: 0.5, incastSz: 64_000, degree: 22, threshold: "64KiB", groups: workload.LayoutRail}
 }
 
 func (e *dcpFabric) Name() string { return "dcp-fabric" }
@@ -95,7 +102,7 @@ func (e *dcpFabric) Synopsis() string {
 func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	e.sc.flags(fs)
 	fs.StringVar(&e.schemes, "schemes", e.schemes, "schemes: dcp (trimming + adaptive routing), pfc (lossless go-back-N, ECMP), irn-ecmp, irn-ar")
-	fs.StringVar(&e.workloads, "workloads", e.workloads, "websearch (Fig. 13: each --loads, no CC) and incast (Fig. 16, Table 5: WebSearch at --incast-bg plus incast, each --cc)")
+	fs.StringVar(&e.workloads, "workloads", e.workloads, "websearch (Fig. 13: each --loads, no CC), incast (Fig. 16, Table 5: WebSearch at --incast-bg plus incast, each --cc), allreduce and alltoall (Fig. 14: every group at once, no CC)")
 	fs.StringVar(&e.loads, "loads", e.loads, "WebSearch loads of the websearch cells")
 	fs.StringVar(&e.ccs, "cc", e.ccs, "congestion controls of the incast cells: none, dcqcn")
 	fs.DurationVar(&e.duration, "duration", 0, "how long flows arrive (0: paper 1ms, ci 200us; see docs/experiments.md for why not longer)")
@@ -106,7 +113,9 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.threshold, "trim-threshold", e.threshold, "data queue depth past which DCP packets are trimmed")
 	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 400 KB, Kmax 1.6 MB at 100G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent, e.g. 16KiB-60KiB")
 	fs.IntVar(&e.leaves, "leaves", 0, "leaves and spines (0: paper 16, ci 4)")
-	fs.IntVar(&e.hosts, "hosts", 0, "hosts per leaf (0: paper 16, ci 8)")
+	fs.IntVar(&e.hosts, "hosts", 0, "hosts per leaf (0: paper 16; ci 8, or 4 when every workload is allreduce or alltoall, the paper's 1:1 leaf)")
+	fs.IntVar(&e.opSize, "op-size", 0, "bytes of each group member's data in allreduce and alltoall, cut in a slice per member (0: paper 20000000, a fifteenth of the seed's 300 MB; ci 1000000)")
+	fs.StringVar(&e.groups, "groups", e.groups, "allreduce and alltoall groups: rail (group g of the g-th host of every leaf: every flow crosses a spine) or rack (a leaf's hosts)")
 }
 
 func (e *dcpFabric) Setup() (Options, error) {
@@ -117,7 +126,7 @@ func (e *dcpFabric) Setup() (Options, error) {
 	if e.schemeList, err = wordList("schemes", e.schemes, "dcp", "pfc", "irn-ecmp", "irn-ar"); err != nil {
 		return Options{}, err
 	}
-	if e.workloadList, err = wordList("workloads", e.workloads, "websearch", "incast"); err != nil {
+	if e.workloadList, err = wordList("workloads", e.workloads, "websearch", "incast", "allreduce", "alltoall"); err != nil {
 		return Options{}, err
 	}
 	if e.ccList, err = wordList("cc", e.ccs, "none", "dcqcn"); err != nil {
@@ -134,8 +143,10 @@ func (e *dcpFabric) Setup() (Options, error) {
 	switch {
 	case len(e.schemeList) == 0 || len(e.workloadList) == 0 || len(e.ccList) == 0 || len(e.loadList) == 0:
 		return Options{}, Usagef("--schemes, --workloads, --cc and --loads need a value each")
-	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0:
-		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts: out of range")
+	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0:
+		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size: out of range")
+	case e.groups != workload.LayoutRail && e.groups != workload.LayoutRack:
+		return Options{}, Usagef("--groups %q: want rail or rack", e.groups)
 	case !ecnFlagOK(e.ecn):
 		return Options{}, Usagef("--ecn %q: want KMIN-KMAX[-PMAX%%], e.g. 16KiB-60KiB", e.ecn)
 	case e.incastBG < 0 || e.incastBG > 1:
@@ -146,9 +157,13 @@ func (e *dcpFabric) Setup() (Options, error) {
 	// so three seeds of 1 ms are about the hour
 	e.duration = cmpDur(e.duration, time.Millisecond, 200*time.Microsecond, ci)
 	e.leaves = cmp0(e.leaves, pick(ci, 4, 16))
-	e.hosts = cmp0(e.hosts, pick(ci, 8, 16))
+	// The AI cells alone take the paper's 1:1 leaf at ci: 4 hosts
+	// under 4 uplinks (with 8 the collectives meet a 2:1 core).
+	onlyAI := !slices.ContainsFunc(e.workloadList, func(w string) bool { return !aiWorkload(w) })
+	e.hosts = cmp0(e.hosts, pick(ci, pick(onlyAI, 4, 8), 16))
 	e.incast = cmp0(e.incast, pick(ci, 16, 128))
-	if e.incast >= e.leaves*e.hosts {
+	e.opSize = cmp0(e.opSize, pick(ci, dcpAICIOp, dcpAIPaperOp))
+	if slices.Contains(e.workloadList, "incast") && e.incast >= e.leaves*e.hosts {
 		return Options{}, Usagef("--incast %d: want fewer than the %d hosts", e.incast, e.leaves*e.hosts)
 	}
 	return Options{}, nil
@@ -226,6 +241,12 @@ func (e *dcpFabric) flows(tp topo.Topology, wl string, load float64, seed uint64
 func (e *dcpFabric) cells() []map[string]string {
 	var out []map[string]string
 	for _, wl := range e.workloadList {
+		if aiWorkload(wl) {
+			for _, s := range e.schemeList {
+				out = append(out, map[string]string{"workload": wl, "load": "-", "scheme": s, "cc": "none"})
+			}
+			continue
+		}
 		if wl == "websearch" {
 			for _, l := range e.loadList {
 				for _, s := range e.schemeList {
@@ -250,12 +271,21 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	tp := e.topology()
 	res.Topology = fmt.Sprintf("%s, %d leaves, %d spines, %d hosts, 100 Gbit/s, 1 µs links, 32 MiB shared buffers; WebSearch for %v",
 		tp.Name, e.leaves, e.leaves, len(tp.Hosts()), e.duration)
+	if slices.ContainsFunc(e.workloadList, aiWorkload) {
+		res.Topology += fmt.Sprintf("; AllReduce/AllToAll of %d B each member, %s groups", e.opSize, e.groups)
+	}
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes, "workloads": e.workloads,
 		"loads": e.loads, "cc": e.ccs, "duration": e.duration.String(), "incast": strconv.Itoa(e.incast), "incast_bg": fmt.Sprint(e.incastBG),
 		"incast_size": strconv.Itoa(e.incastSz), "incast_degree": strconv.Itoa(e.degree), "trim_threshold": e.threshold, "ecn": e.ecn,
-		"leaves": strconv.Itoa(e.leaves), "hosts_per_leaf": strconv.Itoa(e.hosts)}
+		"leaves": strconv.Itoa(e.leaves), "hosts_per_leaf": strconv.Itoa(e.hosts), "op_size": strconv.Itoa(e.opSize), "groups": e.groups}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		for _, pt := range e.cells() {
+			if aiWorkload(pt["workload"]) {
+				if err := e.simulateAI(ctx, fab, res, out, tp, pt, seed); err != nil {
+					return err
+				}
+				continue
+			}
 			load, _ := strconv.ParseFloat(pt["load"], 64)
 			flows, err := e.flows(tp, pt["workload"], load, uint64(seed))
 			if err != nil {
@@ -281,7 +311,11 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 				fr.HostCounters["Retransmits"], fr.Drop(), time.Since(start).Round(time.Second))
 		}
 	}
-	groups := GroupRuns(res.Runs)
+	ai, groups := splitAI(GroupRuns(res.Runs))
+	e.aiTables(res, ai, len(groups) == 0)
+	if len(groups) == 0 {
+		return nil
+	}
 	res.Table = MakeTable(groups, dcpFabricColumns())
 	res.Notes = append(res.Notes, tableNote("Beside the paper (seed 002 §6.2, Fig. 13: the tail (P95) slowdown's change against DCP's, per seed on the same flows, median and range; the paper's from its text):",
 		dcpVersusPaper(groups)))

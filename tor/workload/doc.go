@@ -8,7 +8,9 @@
 // or any host, once, periodic or at a load; NetRT's sequential incast
 // (seed 000 §IV-B); permutation; all-to-all; and ring all-reduce,
 // whose 2(N−1) steps each start when the chunk a host forwards has
-// arrived. A Spec composes generators ("poisson+incast", DCP's mixed
+// arrived — over every host, or in groups of hosts all at once
+// (collective.go: DCP's AI workload, seed 002 §6.2, 16 groups of 16
+// each running one AllReduce or AllToAll). A Spec composes generators ("poisson+incast", DCP's mixed
 // workload) or lists them with start times (ReadSpecs, a JSON workload
 // file). A plain text format (Write, Read) replays a given flow list.
 //

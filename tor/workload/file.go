@@ -17,7 +17,8 @@ import (
 // name without dashes' prefix ("workload", "size", "incast",
 // "incast-from", "incast-to", "incast-size", "incast-period",
 // "incast-load", "count", "depth", "cdf", "load", "duration",
-// "max-size", "traffic") and "start", the time its flows start from:
+// "max-size", "traffic"; "groups", Spec.Groups, the file's alone) and
+// "start", the time its flows start from:
 //
 //	{"workloads": [
 //	  {"workload": "poisson", "cdf": "websearch", "load": 0.5, "duration": "1ms"},
@@ -152,6 +153,8 @@ func (s *Spec) set(k string, v json.RawMessage) error {
 		return json.Unmarshal(v, &s.Name)
 	case "incast-from":
 		return json.Unmarshal(v, &s.IncastFrom)
+	case "groups":
+		return json.Unmarshal(v, &s.Groups)
 	case "cdf":
 		return json.Unmarshal(v, &s.CDF)
 	case "traffic":

@@ -19,9 +19,14 @@ var Names = []string{"permutation", "incast", "sequential-incast", "alltoall", "
 type Spec struct {
 	// Name is one of Names, or several joined by "+".
 	Name string
-	// Size is the flow size of permutation, incast, alltoall,
-	// allreduce and sequence.
+	// Size is the flow size of permutation, incast, alltoall and
+	// sequence, and each host's data in allreduce (a ring step's chunk
+	// is Size/N).
 	Size int
+	// Groups, when not empty, runs alltoall and allreduce in each group
+	// of a layout (LayoutRail, LayoutRack: Groups over Racks), all
+	// groups at once, instead of once over every host.
+	Groups string
 	// Incast is incast's and sequential-incast's senders (default
 	// incast: hosts 1 … Incast into host 0).
 	Incast int
@@ -137,12 +142,10 @@ func (s Spec) gen(hosts int, rateBps uint64, r *rand.Rand) ([]Flow, error) {
 		return s.incast(hosts, rateBps, r)
 	case "sequential-incast":
 		return s.sequentialIncast(hosts, r)
-	case "alltoall":
-		return AllToAll(hosts, s.Size), nil
+	case "alltoall", "allreduce":
+		return s.collective(hosts)
 	case "sequence":
 		return Sequence(0, hosts-1, s.Size, s.Count, s.Depth), nil
-	case "allreduce":
-		return RingAllReduce(hosts, s.Size), nil
 	case "poisson":
 		d, err := LoadCDF(s.CDF)
 		if err != nil {
@@ -158,4 +161,34 @@ func (s Spec) gen(hosts int, rateBps uint64, r *rand.Rand) ([]Flow, error) {
 		return Read(f)
 	}
 	return nil, fmt.Errorf("workload %q: want one of %v, or several joined by +", s.Name, Names)
+}
+
+// collective is alltoall (Size a flow) or allreduce (Size a host's
+// data) over every host, or in each of the Groups.
+func (s Spec) collective(hosts int) ([]Flow, error) {
+	groups := [][]int{firstHosts(hosts)}
+	if s.Groups != "" {
+		racks := s.Racks
+		if racks == nil {
+			racks = make([]int, hosts)
+		}
+		if len(racks) != hosts {
+			return nil, fmt.Errorf("workload: %d hosts, racks of %d", hosts, len(racks))
+		}
+		var err error
+		if groups, err = Groups(racks, s.Groups); err != nil {
+			return nil, err
+		}
+	}
+	size := s.Size
+	if s.Name == "alltoall" {
+		// Collective cuts a host's data into a slice per member.
+		for _, g := range groups {
+			if len(g) != len(groups[0]) {
+				return nil, fmt.Errorf("workload: alltoall groups of unequal size")
+			}
+		}
+		size *= len(groups[0])
+	}
+	return Collective(groups, s.Name, size)
 }

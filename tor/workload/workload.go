@@ -169,35 +169,22 @@ func Sequence(src, dst, size, count, depth int) []Flow {
 	return out
 }
 
-// AllToAll sends size bytes from every host to every other at once.
-func AllToAll(hosts, size int) []Flow {
-	var out []Flow
-	for s := 0; s < hosts; s++ {
-		for d := 0; d < hosts; d++ {
-			if s != d {
-				out = append(out, Flow{Src: s, Dst: d, Size: size, After: -1})
-			}
-		}
-	}
-	return out
-}
+// AllToAll sends size bytes from every host to every other at once
+// (AllToAllOver hosts 0 … hosts−1).
+func AllToAll(hosts, size int) []Flow { return AllToAllOver(firstHosts(hosts), size) }
 
-// RingAllReduce is a ring all-reduce of size bytes over hosts: 2(N−1)
-// steps (reduce-scatter, then all-gather), in each of which every host
-// sends a chunk of size/N to the next host on the ring; host i's flow
-// of step s starts when the flow it received in step s−1 completed.
-func RingAllReduce(hosts, size int) []Flow {
-	chunk := max(1, size/hosts)
-	steps := 2 * (hosts - 1)
-	out := make([]Flow, 0, steps*hosts)
-	for s := 0; s < steps; s++ {
-		for i := 0; i < hosts; i++ {
-			f := Flow{Src: i, Dst: (i + 1) % hosts, Size: chunk, After: -1}
-			if s > 0 {
-				f.After = (s-1)*hosts + (i+hosts-1)%hosts
-			}
-			out = append(out, f)
-		}
+// RingAllReduce is a ring all-reduce of size bytes over hosts 0 …
+// hosts−1 in order (RingAllReduceOver): 2(N−1) steps (reduce-scatter,
+// then all-gather), in each of which every host sends a chunk of
+// size/N to the next host on the ring; host i's flow of step s starts
+// when the flow it received in step s−1 completed.
+func RingAllReduce(hosts, size int) []Flow { return RingAllReduceOver(firstHosts(hosts), size) }
+
+// firstHosts is 0 … n−1.
+func firstHosts(n int) []int {
+	out := make([]int, max(n, 0))
+	for i := range out {
+		out[i] = i
 	}
 	return out
 }
