@@ -245,7 +245,7 @@ func TestZeroAllocs(t *testing.T) {
 func BenchmarkICRCVerify(b *testing.B) {
 	defer crc.UseWide(crc.UseWide(true))
 	c := rocev2.Classifier{VerifyICRC: true}
-	for _, covered := range []int{256, 512, 768, 1008, 1016, 4096} {
+	for _, covered := range []int{256, 512, 768, 988, 1008, 1016, 4096} {
 		// 44 bytes of IPv4, UDP, BTH, RETH-less WRITE middle and ICRC.
 		frame := fxBuild(b, fxSpec(rocev2.RCWriteMiddle, false, false, covered-44))
 		buf := make([]byte, len(frame)+2048)
