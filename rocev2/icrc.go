@@ -95,7 +95,7 @@ func computeICRC(b []byte, l3, bth, icrcOff int, v6 bool) uint32 {
 // The masks are applied in registers and stored with one wide store per
 // group: a load that spans a narrower earlier store cannot take its bytes
 // from the store buffer and waits for the store to reach the cache. For
-// the same reason the bytes ahead of hash/crc32's aligned pass, which
+// the same reason the bytes ahead of crc.Update's aligned pass, which
 // start at the IP header, are fed from the masked registers rather than
 // read back from b: read back, that first 4-byte load was 2.5% of
 // BenchmarkWorkerForward/plain (pprof, 2026-11-28).
