@@ -241,7 +241,9 @@ func TestZeroAllocs(t *testing.T) {
 // which from 1024 bytes has a 512-bit kernel of its own with one
 // accumulator. On a CPU without VPCLMULQDQ the two are hash/crc32.
 // The frame has 2 KB of spare capacity, like a worker's frame slot:
-// go test -run '^$' -bench ICRCVerify ./rocev2/
+//
+//	go test -run '^$' -bench ICRCVerify -count 8 ./rocev2/ > /tmp/v.txt
+//	benchstat -col /kernel /tmp/v.txt
 func BenchmarkICRCVerify(b *testing.B) {
 	defer crc.UseWide(crc.UseWide(true))
 	c := rocev2.Classifier{VerifyICRC: true}
@@ -251,9 +253,9 @@ func BenchmarkICRCVerify(b *testing.B) {
 		buf := make([]byte, len(frame)+2048)
 		f := buf[:copy(buf, frame)]
 		for _, wide := range []bool{false, true} {
-			name := fmt.Sprintf("covered=%d/crc32", covered)
+			name := fmt.Sprintf("covered=%d/kernel=crc32", covered)
 			if wide {
-				name = fmt.Sprintf("covered=%d/wide", covered)
+				name = fmt.Sprintf("covered=%d/kernel=wide", covered)
 			}
 			b.Run(name, func(b *testing.B) {
 				crc.UseWide(wide)

@@ -220,7 +220,7 @@ var zeroResidue = func() (t [16]uint32) {
 // 1024 bytes from which hash/crc32 used its 512-bit kernel; crc.Update's
 // kernel takes 512-bit steps from 256 bytes, so a longer pass would only
 // cost more. Padding to a multiple of 64, so that the kernel never takes
-// its 16-byte steps, cost more too: BenchmarkICRCVerify/covered=988/wide
+// its 16-byte steps, cost more too: BenchmarkICRCVerify/covered=988/kernel=wide
 // took 65.8 ns of CPU against 57.6 (medians of 6, 2026-11-29): the
 // zeros are stored just before the kernel loads them, and a 64-byte
 // load that spans them waits for those stores to reach the cache.

@@ -117,7 +117,10 @@ func FuzzUpdate(f *testing.F) {
 }
 
 // BenchmarkUpdate measures Update against crc32.Update at the lengths
-// rocev2's ICRC check runs: go test -run '^$' -bench Update ./rocev2/crc/
+// rocev2's ICRC check runs:
+//
+//	go test -run '^$' -bench Update -count 8 ./rocev2/crc/ > /tmp/crc.txt
+//	benchstat -col /kernel /tmp/crc.txt
 func BenchmarkUpdate(b *testing.B) {
 	p := make([]byte, 4096)
 	for _, n := range []int{256, 512, 1008, 1024, 4096} {
@@ -136,4 +139,4 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
-func fmtLen(s string, n int) string { return s + "/" + strconv.Itoa(n) }
+func fmtLen(s string, n int) string { return "kernel=" + s + "/len=" + strconv.Itoa(n) }
