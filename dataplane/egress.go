@@ -259,8 +259,16 @@ func (q *queue) grow() {
 
 func (q *queue) peek() *entry { return &q.ring[q.head&uint32(len(q.ring)-1)] }
 
-func (q *queue) pop() entry {
-	e := q.ring[q.head&uint32(len(q.ring)-1)]
+// pop removes the head entry and returns its slot in the ring, valid
+// until the next push to q. A pointer, not a copy: entry has more fields
+// than the compiler keeps a struct in registers for, so a copy was
+// stored to the stack field by field and read back with one 16-byte
+// load, which could not take its bytes from those narrower stores and
+// waited for them to reach the cache. That copy was over half of
+// Egress.Dequeue's CPU time in BenchmarkWorkerForwardParts/unverified
+// (perf annotate, 2026-11-29).
+func (q *queue) pop() *entry {
+	e := &q.ring[q.head&uint32(len(q.ring)-1)]
 	q.head++
 	if q.pool != nil {
 		q.release(int(e.len))
@@ -629,7 +637,7 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 			en := qu.pop()
 			e.backlog -= int(en.len)
 			if e.markAt == MarkDequeue && en.ecn != ecnNotECT {
-				e.mark(qu, &en, qu.bytes)
+				e.mark(qu, en, qu.bytes)
 			}
 			if !qu.alone {
 				qu.deficit -= int(en.len)

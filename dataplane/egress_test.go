@@ -242,7 +242,7 @@ func dequeueOneByOne(e *Egress, now int64, out []Packet) int {
 		en := qu.pop()
 		e.backlog -= int(en.len)
 		if e.markAt == MarkDequeue && en.ecn != ecnNotECT {
-			e.mark(qu, &en, qu.bytes)
+			e.mark(qu, en, qu.bytes)
 		}
 		if !qu.alone {
 			qu.deficit -= int(en.len)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"rocetor/rocev2"
+	"rocetor/rocev2/crc"
 )
 
 // fxBenchFrame is a 1 KB RoCEv2 frame: IPv4, RC RDMA WRITE MIDDLE with
@@ -235,28 +236,29 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 // BenchmarkICRCVerify measures ClassifyOwned's ICRC check
-// (icrcVerifyOwned) for covered lengths, IP header to ICRC field, around
-// the threshold from which it pads the CRC pass with zeros to the length
-// at which hash/crc32 switches to its 512-bit kernel (VPCLMULQDQ), with
-// the padding ("pad") and without ("nopad", a pass rounded up to 16
-// bytes only). On a CPU without VPCLMULQDQ the two are the same kernel.
+// (icrcVerifyOwned) for covered lengths, IP header to ICRC field, with
+// crc.Update's AVX-512 kernel ("wide") and with hash/crc32 ("crc32"),
+// which from 1024 bytes has a 512-bit kernel of its own with one
+// accumulator. On a CPU without VPCLMULQDQ the two are hash/crc32.
 // The frame has 2 KB of spare capacity, like a worker's frame slot:
-// go test -run '^$' -bench ICRCVerify ./rocev2/
+//
+//	go test -run '^$' -bench ICRCVerify -count 8 ./rocev2/ > /tmp/v.txt
+//	benchstat -col /kernel /tmp/v.txt
 func BenchmarkICRCVerify(b *testing.B) {
-	defer func(w bool) { *rocev2.PadWide = w }(*rocev2.PadWide)
+	defer crc.UseWide(crc.UseWide(true))
 	c := rocev2.Classifier{VerifyICRC: true}
-	for _, covered := range []int{256, 512, 640, 768, 896, 1016} {
+	for _, covered := range []int{256, 512, 768, 988, 1008, 1016, 4096} {
 		// 44 bytes of IPv4, UDP, BTH, RETH-less WRITE middle and ICRC.
 		frame := fxBuild(b, fxSpec(rocev2.RCWriteMiddle, false, false, covered-44))
 		buf := make([]byte, len(frame)+2048)
 		f := buf[:copy(buf, frame)]
-		for _, pad := range []bool{false, true} {
-			name := fmt.Sprintf("covered=%d/nopad", covered)
-			if pad {
-				name = fmt.Sprintf("covered=%d/pad", covered)
+		for _, wide := range []bool{false, true} {
+			name := fmt.Sprintf("covered=%d/kernel=crc32", covered)
+			if wide {
+				name = fmt.Sprintf("covered=%d/kernel=wide", covered)
 			}
 			b.Run(name, func(b *testing.B) {
-				*rocev2.PadWide = pad
+				crc.UseWide(wide)
 				var m rocev2.Meta
 				for b.Loop() {
 					c.ClassifyOwned(f, &m)

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 
-	"golang.org/x/sys/cpu"
+	"rocetor/rocev2/crc"
 )
 
 // The invariant CRC (ICRC) of RoCEv2 (IBA annex A17.3.3) is the IEEE
@@ -22,20 +22,23 @@ import (
 //
 // There are two ways to compute it. Where the caller owns the frame
 // (ClassifyOwned, SetICRC, Build), icrcOwned sets the masked bytes to ones
-// in the frame itself, runs hash/crc32 once over the whole covered range
+// in the frame itself, runs the CRC once over the whole covered range
 // and puts the bytes back. Where the frame may not be written
 // (ComputeICRC, Classify), computeICRC copies the masked headers to the
-// stack and runs them through a slicing-by-8 loop of our own (handing a
-// stack buffer to hash/crc32 makes it escape, one allocation per packet),
-// and the rest goes to crc32.Update straight from the frame.
+// stack and runs them through crc.Slicing8 (handing a stack buffer to
+// hash/crc32 or crc.Update makes it escape, one allocation per packet),
+// and the rest goes to crc.Update straight from the frame. crc.Update
+// (rocev2/crc) is hash/crc32's CRC with a faster AVX-512 kernel where the
+// CPU has one.
 //
-// Either way the pass that hash/crc32 makes is kept a multiple of 16
-// bytes long: on amd64 its carry-less-multiply kernel takes 16 bytes at
-// a time and leaves the rest to a byte-at-a-time table loop, which cost
-// as much for the 14 bytes left of a 1 KB frame's payload as the kernel
-// for the other 928 (43 against 65–83 ns, go1.26 on the 2 vCPU machine of
-// docs/performance.md, 2026-11-28). The few bytes the length is off by
-// go through the slicing-by-8 loop ahead of it instead. See BenchmarkICRC.
+// Either way the pass that crc.Update makes is kept a multiple of 16
+// bytes long: both its kernel and hash/crc32's take 16 bytes at a time
+// and leave the rest to a table loop, which for hash/crc32 is byte at a
+// time and cost as much for the 14 bytes left of a 1 KB frame's payload
+// as the kernel for the other 928 (43 against 65–83 ns, go1.26 on the
+// 2 vCPU machine of docs/performance.md, 2026-11-28). The few bytes the
+// length is off by go through crc.Slicing8 ahead of it instead. See
+// BenchmarkICRC.
 
 // lrhSeed is the CRC-32 state after eight 0xff bytes.
 var lrhSeed = crc32.Update(0, crc32.IEEETable, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
@@ -76,8 +79,8 @@ func computeICRC(b []byte, l3, bth, icrcOff int, v6 bool) uint32 {
 	}
 	h[udp+6], h[udp+7] = 0xff, 0xff
 	h[udp+UDPLen+4] = 0xff
-	crc := update8(lrhSeed, h[:n])
-	return crc32.Update(crc, crc32.IEEETable, b[hdr:icrcOff])
+	sum := crc.Slicing8(lrhSeed, h[:n])
+	return crc.Update(sum, b[hdr:icrcOff])
 }
 
 // icrcOwned computes the ICRC in one pass over b, which the caller owns
@@ -92,7 +95,7 @@ func computeICRC(b []byte, l3, bth, icrcOff int, v6 bool) uint32 {
 // The masks are applied in registers and stored with one wide store per
 // group: a load that spans a narrower earlier store cannot take its bytes
 // from the store buffer and waits for the store to reach the cache. For
-// the same reason the bytes ahead of hash/crc32's aligned pass, which
+// the same reason the bytes ahead of crc.Update's aligned pass, which
 // start at the IP header, are fed from the masked registers rather than
 // read back from b: read back, that first 4-byte load was 2.5% of
 // BenchmarkWorkerForward/plain (pprof, 2026-11-28).
@@ -100,19 +103,19 @@ func icrcOwned(b []byte, l3, bth, icrcOff int, v6 bool) uint32 {
 	_ = b[icrcOff-1]
 	w0, w1, u := maskOwned(b, l3, bth, v6)
 	p := b[l3:icrcOff]
-	crc := lrhSeed
+	sum := lrhSeed
 	if len(p) >= 64 {
 		// Under 16 bytes, all within the first 16 of the IP header.
 		var h [16]byte
 		m0, m1 := maskIP(w0, w1, v6)
 		binary.LittleEndian.PutUint64(h[:], m0)
 		binary.LittleEndian.PutUint64(h[8:], m1)
-		crc = update8(crc, h[:len(p)&15])
+		sum = crc.Slicing8(sum, h[:len(p)&15])
 		p = p[len(p)&15:]
 	}
-	crc = crc32.Update(crc, crc32.IEEETable, p)
+	sum = crc.Update(sum, p)
 	unmaskOwned(b, l3, bth, w0, w1, u)
-	return crc
+	return sum
 }
 
 // maskIP returns the first 16 bytes of the IP header, w0 and w1 (little
@@ -148,52 +151,6 @@ func unmaskOwned(b []byte, l3, bth int, w0, w1, u uint64) {
 	binary.LittleEndian.PutUint64(ip, w0)
 	binary.LittleEndian.PutUint64(ip[8:], w1)
 	binary.LittleEndian.PutUint64(b[bth-UDPLen+6:bth+6:bth+6], u)
-}
-
-// slicing8 holds the eight tables of the slicing-by-8 CRC-32 (IEEE,
-// reflected): slicing8[0] is the classic byte table, slicing8[k][i] the
-// CRC of byte i followed by k zero bytes.
-var slicing8 = func() (t [8][256]uint32) {
-	t[0] = *crc32.MakeTable(crc32.IEEE)
-	for i := 0; i < 256; i++ {
-		c := t[0][i]
-		for k := 1; k < 8; k++ {
-			c = t[0][c&0xff] ^ c>>8
-			t[k][i] = c
-		}
-	}
-	return t
-}()
-
-// update8 continues crc (as crc32.Update returns it) over h. Unlike
-// crc32.Update it lets a stack buffer stay on the stack.
-func update8(crc uint32, h []byte) uint32 {
-	t := &slicing8
-	c := ^crc
-	for len(h) >= 8 {
-		c ^= binary.LittleEndian.Uint32(h)
-		c = t[7][c&0xff] ^ t[6][c>>8&0xff] ^ t[5][c>>16&0xff] ^ t[4][c>>24] ^
-			t[3][h[4]] ^ t[2][h[5]] ^ t[1][h[6]] ^ t[0][h[7]]
-		h = h[8:]
-	}
-	// The rest, under 8 bytes, in a 4-byte and a 2-byte step before the
-	// last byte: each byte-wise step waits on the one before it, and the
-	// up to 15 bytes icrcOwned hands over were 4% of
-	// BenchmarkWorkerForward/plain byte by byte (pprof, 2026-11-28).
-	if len(h) >= 4 {
-		c ^= binary.LittleEndian.Uint32(h)
-		c = t[3][c&0xff] ^ t[2][c>>8&0xff] ^ t[1][c>>16&0xff] ^ t[0][c>>24]
-		h = h[4:]
-	}
-	if len(h) >= 2 {
-		c ^= uint32(binary.LittleEndian.Uint16(h))
-		c = t[1][c&0xff] ^ t[0][c>>8&0xff] ^ c>>16
-		h = h[2:]
-	}
-	if len(h) == 1 {
-		c = t[0][byte(c)^h[0]] ^ c>>8
-	}
-	return ^c
 }
 
 // ICRC returns the ICRC stored in the packet.
@@ -239,39 +196,13 @@ const icrcResidue = 0x2144df1c
 // zeroResidue[z] is the CRC that a packet with a valid ICRC gives when z
 // zero bytes follow its ICRC field: a zero byte shifts the CRC register
 // and adds nothing, so the residue after z zeros is a constant too.
-var zeroResidue = func() (t [icrcWide]uint32) {
+var zeroResidue = func() (t [16]uint32) {
 	t[0] = icrcResidue
 	for z := 1; z < len(t); z++ {
-		t[z] = update8(t[z-1], []byte{0})
+		t[z] = crc.Slicing8(t[z-1], []byte{0})
 	}
 	return t
 }()
-
-// icrcWide is the length from which hash/crc32's amd64 kernel folds 64
-// bytes at a time with 512-bit carry-less multiplies (VPCLMULQDQ) instead
-// of four 128-bit ones; below it, it stays on the 128-bit loop.
-const icrcWide = 1024
-
-// icrcPadMin is the shortest CRC pass icrcVerifyOwned pads with zeros to
-// icrcWide where VPCLMULQDQ is there, where the 512-bit pass over the
-// longer, zero-padded bytes should cost no more than the 128-bit one over
-// the packet alone. How much the 512-bit kernel gains depends on the CPU:
-// on the shared 2 vCPU AMD EPYC machine (go1.26.8, 2026-11-29, load
-// average near 20; task-clock of N and 5N iterations, 4 runs each)
-// crc32.Update took 52 ns of CPU for 512 bytes and 95 for 1008 (128-bit
-// kernel), 62 for 1024 (512-bit): even from about 680 bytes padding
-// would pay. On the Intel Xeon of docs/performance.md's "Why not half"
-// the 512-bit pass over 1024 bytes cost about what the 128-bit one did
-// over 976, so there only a pass close to 1024 gains nothing and loses
-// little. 896 keeps the loss there small (a pass an eighth longer) and
-// most of the gain here; a typical RoCE MTU's data packet (1024 or 4096
-// bytes of payload) covers more than 1024 bytes and is not padded
-// anyway. BenchmarkICRCVerify measures the check itself.
-const icrcPadMin = 896
-
-// padWide says whether padding to icrcWide pays: the CPU has VPCLMULQDQ
-// (hash/crc32 checks the same flag).
-var padWide = cpu.X86.HasAVX512VPCLMULQDQ
 
 // icrcVerifyOwned reports whether the ICRC of the packet in b is valid,
 // like icrcOwned(…) == the stored ICRC, for a b that the caller owns up
@@ -280,25 +211,30 @@ var padWide = cpu.X86.HasAVX512VPCLMULQDQ
 // The CRC runs over the covered bytes and the ICRC field, followed by
 // zeros written into b's spare capacity, and is compared with the
 // residue such a packet leaves (zeroResidue). The zeros make the pass a
-// multiple of 16 bytes long, so that none of it falls to hash/crc32's
-// byte-at-a-time tail or to update8, and, from icrcPadMin where the CPU
-// has VPCLMULQDQ, icrcWide long, so that it runs the 512-bit kernel.
-// When the packet does not end the frame (a trailer, Ethernet padding)
-// or b has too little capacity, it falls back to icrcOwned.
+// multiple of 16 bytes long, so that none of it falls to the table loop
+// after crc.Update's kernel or to crc.Slicing8 ahead of it. When the
+// packet does not end the frame (a trailer, Ethernet padding) or b has
+// too little capacity, it falls back to icrcOwned.
+//
+// Before rocev2/crc, a pass from 896 bytes was padded further, to the
+// 1024 bytes from which hash/crc32 used its 512-bit kernel; crc.Update's
+// kernel takes 512-bit steps from 256 bytes, so a longer pass would only
+// cost more. Padding to a multiple of 64, so that the kernel never takes
+// its 16-byte steps, cost more too: BenchmarkICRCVerify/covered=988/kernel=wide
+// took 65.8 ns of CPU against 57.6 (medians of 6, 2026-11-29): the
+// zeros are stored just before the kernel loads them, and a 64-byte
+// load that spans them waits for those stores to reach the cache.
 func icrcVerifyOwned(b []byte, l3, bth, icrcOff int, v6 bool) bool {
 	end := icrcOff + ICRCLen
 	n := end - l3
 	p := (n + 15) &^ 15
-	if padWide && p >= icrcPadMin && p < icrcWide {
-		p = icrcWide
-	}
 	if end != len(b) || l3+p > cap(b) || n < 64 {
 		return icrcOwned(b, l3, bth, icrcOff, v6) == binary.LittleEndian.Uint32(b[icrcOff:])
 	}
 	c := b[l3 : l3+p]
 	clear(c[n:])
 	w0, w1, u := maskOwned(b, l3, bth, v6)
-	crc := crc32.Update(lrhSeed, crc32.IEEETable, c)
+	sum := crc.Update(lrhSeed, c)
 	unmaskOwned(b, l3, bth, w0, w1, u)
-	return crc == zeroResidue[p-n]
+	return sum == zeroResidue[p-n]
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"rocetor/rocev2"
+	"rocetor/rocev2/crc"
 	"rocetor/rocev2/psn"
 )
 
@@ -378,18 +379,19 @@ func TestICRCOwned(t *testing.T) {
 // TestICRCVerifyOwned is a differential test of ClassifyOwned's ICRC check
 // (icrcVerifyOwned: the CRC over the ICRC field too, zeros in the frame's
 // spare capacity, a residue compared) against the test's reference: for
-// every covered length across the 16-byte alignments, the padding
-// threshold and the 512-bit kernel's length, both families, VLAN tags,
-// shims and IPv4 options, with padding on and off, spare capacity from
+// every covered length across the 16-byte alignments and the lengths
+// from which crc.Update's 512-bit kernel runs, both families, VLAN tags,
+// shims and IPv4 options, with that kernel and with hash/crc32 (where the
+// CPU has no VPCLMULQDQ, hash/crc32 twice), spare capacity from
 // none to plenty and full of garbage, the verdict must be the
 // reference's, the frame's bytes unchanged, and a flipped covered bit
 // must fail while a flipped masked bit must not.
 func TestICRCVerifyOwned(t *testing.T) {
-	defer func(w bool) { *rocev2.PadWide = w }(*rocev2.PadWide)
+	defer crc.UseWide(crc.UseWide(false))
 	r := rand.New(rand.NewSource(30))
 	c := rocev2.Classifier{VerifyICRC: true}
 	for _, wide := range []bool{false, true} {
-		*rocev2.PadWide = wide
+		crc.UseWide(wide)
 		for payload := 0; payload <= 1100; payload += 1 + r.Intn(3) {
 			v6, vlan := r.Intn(2) == 0, r.Intn(3) == 0
 			s := fxSpec(rocev2.RCWriteMiddle, v6, vlan, payload)
@@ -412,8 +414,8 @@ func TestICRCVerifyOwned(t *testing.T) {
 				t.Fatalf("payload %d: built with ICRC %08x, reference %08x", payload, icrc, fxRefICRC(frame))
 			}
 			// Spare capacity: none, a few bytes, exactly what padding to
-			// 1024 bytes from the IP header needs, or plenty.
-			need := int(m.L3Off) + 1024 - len(frame)
+			// a multiple of 16 from the IP header needs, or plenty.
+			need := int(m.L3Off) + (len(frame)-int(m.L3Off)+15)&^15 - len(frame)
 			for _, spare := range []int{0, 1 + r.Intn(15), need - 1, need, need + 1 + r.Intn(2000)} {
 				if spare < 0 {
 					continue

@@ -1,0 +1,8 @@
+//go:build !amd64
+
+package crc
+
+// The kernel is amd64 assembly.
+var hasWide, wide = false, false
+
+func updateWide(crc uint32, p []byte) uint32 { panic("crc: no wide kernel") }

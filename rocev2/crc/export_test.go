@@ -1,0 +1,6 @@
+package crc
+
+var (
+	XnReflected = xnReflected
+	Fold        = fold
+)
