@@ -122,9 +122,12 @@ func (s *Socket) recv() error {
 
 // BusyPoll runs the queue's NAPI poll in this thread, with a
 // non-blocking recvfrom, on a socket opened with Options.BusyPoll; it
-// does nothing on any other. Call it once per loop before Receive.
+// does nothing on any other, nor while the rx ring still holds frames:
+// the worker has work without the syscall, and polls again once it has
+// drained the ring (DPDK's net_af_xdp does the same). Call it once per
+// loop before Receive.
 func (s *Socket) BusyPoll() error {
-	if !s.busyPoll {
+	if !s.busyPoll || s.rings.Rx.Available() > 0 {
 		return nil
 	}
 	s.busyPolls.Add(1)

@@ -170,6 +170,9 @@ func TestBusyPoll(t *testing.T) {
 	free := afxdp.NewFrameStackFull(u)
 	fill(t, s, free, 64)
 	p.register(t, s)
+	if err := s.BusyPoll(); err != nil || s.Wakeups().Busy != 1 {
+		t.Fatalf("BusyPoll on an empty ring: %v, %d busy polls, want 1", err, s.Wakeups().Busy)
+	}
 	for i := range 20 {
 		if err := p.pkt.Send(shimFrame(p.macA, p.macB, "busy", i)); err != nil {
 			t.Fatal(err)
@@ -186,8 +189,21 @@ func TestBusyPoll(t *testing.T) {
 			}
 		}
 	}
-	if w := s.Wakeups(); got != 20 || w.Busy == 0 {
-		t.Errorf("received %d of 20 with %d busy polls", got, w.Busy)
+	if got != 20 {
+		t.Errorf("received %d of 20", got)
+	}
+	// Frames waiting in the rx ring: BusyPoll leaves the kernel alone.
+	if err := p.pkt.Send(shimFrame(p.macA, p.macB, "busy", 20)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Second); s.Rings().Rx.Available() == 0 && time.Now().Before(deadline); {
+		if err := s.BusyPoll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := s.Wakeups().Busy
+	if err := s.BusyPoll(); err != nil || s.Rings().Rx.Available() == 0 || s.Wakeups().Busy != before {
+		t.Errorf("BusyPoll with %d frames waiting: %v, %d busy polls, want none", s.Rings().Rx.Available(), err, s.Wakeups().Busy-before)
 	}
 	s.Close()
 	plain := p.open(t, u, afxdp.Options{})

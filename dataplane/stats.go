@@ -77,6 +77,7 @@ type Snapshot struct {
 	BusyPolls uint64 // loops that moved at least one packet or timer
 	IdlePolls uint64 // loops that found nothing to do
 	Sleeps    uint64 // times the worker slept in poll
+	Yields    uint64 // idle loops that yielded the CPU (Busy)
 	Batches   [HistBuckets]uint64
 	Timers    int    // armed timers
 	TimerFull uint64 // timers refused at capacity
@@ -116,6 +117,7 @@ type workerStats struct {
 	BusyPolls uint64
 	IdlePolls uint64
 	Sleeps    uint64
+	Yields    uint64
 	Batches   [HistBuckets]uint64
 	Handed    []uint64
 	Built     uint64

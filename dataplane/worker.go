@@ -20,7 +20,14 @@ type PollMode int
 
 // Poll modes.
 const (
-	// Busy never sleeps: lowest latency, one core at 100%.
+	// Busy never sleeps: lowest latency, one core at 100%. A loop that
+	// finds nothing to do yields the CPU (sched_yield), which returns at
+	// once when no other thread waits for it. One that does is often
+	// the thread that feeds the worker: on veth, the NAPI thread that
+	// copies frames into the AF_XDP rx ring. Spinning on an empty ring
+	// kept it off the CPU until the scheduler preempted the worker, and
+	// the kernel then dropped at the fill ring what the worker had not
+	// drained in time (docs/performance.md, "Busy polling yields").
 	Busy PollMode = iota
 	// Adaptive spins for a while, then sleeps in poll(2) on the ports'
 	// sockets (with need_wakeup the kernel then wakes it). Testbeds on
@@ -28,9 +35,14 @@ const (
 	Adaptive
 	// Interrupt sleeps as soon as a loop finds nothing to do.
 	Interrupt
+	// BusySpin is Busy without the yield: a loop with nothing to do
+	// starts the next at once. For a core nothing else runs on, where
+	// the yield's syscall is all it adds, and to measure what the yield
+	// changes.
+	BusySpin
 )
 
-// ParsePollMode parses "busy", "adaptive" or "interrupt".
+// ParsePollMode parses "busy", "adaptive", "interrupt" or "spin".
 func ParsePollMode(s string) (PollMode, error) {
 	switch s {
 	case "busy":
@@ -39,8 +51,10 @@ func ParsePollMode(s string) (PollMode, error) {
 		return Adaptive, nil
 	case "interrupt":
 		return Interrupt, nil
+	case "spin":
+		return BusySpin, nil
 	}
-	return 0, fmt.Errorf("poll mode %q: want busy, adaptive or interrupt", s)
+	return 0, fmt.Errorf("poll mode %q: want busy, adaptive, interrupt or spin", s)
 }
 
 func (m PollMode) String() string {
@@ -51,6 +65,8 @@ func (m PollMode) String() string {
 		return "adaptive"
 	case Interrupt:
 		return "interrupt"
+	case BusySpin:
+		return "spin"
 	}
 	return fmt.Sprintf("PollMode(%d)", int(m))
 }
@@ -693,7 +709,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			continue
 		}
 		idle++
-		if w.cfg.Mode == Busy || (w.cfg.Mode == Adaptive && idle < w.cfg.Spin) {
+		switch {
+		case w.cfg.Mode == Busy:
+			w.yield()
+			continue
+		case w.cfg.Mode == BusySpin, w.cfg.Mode == Adaptive && idle < w.cfg.Spin:
 			continue
 		}
 		w.sleep(now)
@@ -701,6 +721,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.publish(w.clock())
 	w.drain()
 	return nil
+}
+
+// yield gives the CPU to a thread waiting for it, if any (see Busy). A
+// raw syscall, like afxdp's sendto: it never blocks, so the Go scheduler
+// need not hear of it.
+func (w *Worker) yield() {
+	w.st.Yields++
+	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) // it cannot fail
 }
 
 // drain gives every frame still in an egress queue back to Mem, so a
@@ -846,7 +874,7 @@ func (w *Worker) publish(now int64) {
 	s.Ports = append(s.Ports[:0], w.st.Ports...)
 	s.Stages = append(s.Stages[:0], w.st.Stages...)
 	s.Drops, s.HODrops = w.st.Drops, w.st.HODrops
-	s.BusyPolls, s.IdlePolls, s.Sleeps = w.st.BusyPolls, w.st.IdlePolls, w.st.Sleeps
+	s.BusyPolls, s.IdlePolls, s.Sleeps, s.Yields = w.st.BusyPolls, w.st.IdlePolls, w.st.Sleeps, w.st.Yields
 	s.Batches = w.st.Batches
 	s.Handed = append(s.Handed[:0], w.st.Handed...)
 	s.Built, s.Consumed = w.st.Built, w.st.Consumed

@@ -819,3 +819,46 @@ func TestRxTime(t *testing.T) {
 		t.Errorf("a loop at the same time: %v", got)
 	}
 }
+
+// stoppingPort is an idle port that stops the worker at its 100th poll.
+type stoppingPort struct {
+	*MemPort
+	polls int
+	stop  func()
+}
+
+func (p *stoppingPort) Receive(b *Batch) int {
+	if p.polls++; p.polls == 100 {
+		p.stop()
+	}
+	return 0
+}
+
+// TestWorkerBusyYields: a busy worker yields the CPU on every loop that
+// finds nothing to do, and only then; a spinning one never does.
+func TestWorkerBusyYields(t *testing.T) {
+	for _, c := range []struct {
+		mode PollMode
+		want func(idle uint64) uint64
+	}{
+		{Busy, func(idle uint64) uint64 { return idle }},
+		{BusySpin, func(uint64) uint64 { return 0 }},
+	} {
+		mem, err := NewMem(make([]byte, 16*2048), 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		p := &stoppingPort{MemPort: NewMemPort("p0", rocev2.MAC{2}, mem, 4), stop: cancel}
+		w, err := NewWorker(WorkerConfig{Mem: mem, Ports: []Port{p}, Egress: []EgressConfig{DefaultEgress(0, 1<<20)},
+			Mode: c.mode, Clock: func() int64 { return 0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Run(ctx)
+		s := w.Snapshot()
+		if s.IdlePolls != 100 || s.Yields != c.want(s.IdlePolls) {
+			t.Errorf("%v: %d idle loops, %d yields; want 100 and %d", c.mode, s.IdlePolls, s.Yields, c.want(100))
+		}
+	}
+}

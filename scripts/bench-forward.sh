@@ -86,6 +86,8 @@
 #   sudo scripts/bench-forward.sh --duration 5 --sizes 64 --setups "tord testpmd"
 #   sudo scripts/bench-forward.sh --repeat 3 --out /tmp/bench.md
 #   sudo scripts/bench-forward.sh --profile /tmp/tord.pprof   # + a CPU profile of tord at 64 B
+#   sudo scripts/bench-forward.sh --setups "tord testpmd" --sizes 64 --perf /tmp/perf
+#       # + where the DUT's CPU goes per forwarded frame, user and kernel
 set -euo pipefail
 
 usage() {
@@ -108,6 +110,9 @@ usage: sudo scripts/bench-forward.sh [options]
   --testpmd-args ".." extra testpmd application flags for the DUT testpmd, e.g. "--burst=64"
   --testpmd-vdev ".." extra net_af_xdp arguments for the DUT testpmd's two ports, e.g. "busy_budget=0"
   --profile FILE     also take a 5 s CPU profile of tord at the first size into FILE
+  --perf DIR         record the DUT's CPU with perf (call graphs) in every window and report, per
+                     setup, the nanoseconds of it each forwarded frame costs, by kernel and user
+                     function group (scripts/bench-forward/perf-breakdown.py); profiles kept in DIR
   --out FILE         also write the report to FILE
   --keep             keep the work directory (logs, scrapes) even on success
 EOF
@@ -117,7 +122,7 @@ EOF
 # this file during a run cannot break the run.
 main() {
 	DURATION=10 WARMUP=3 SIZES="64 1024" SETUPS="tord tord-adaptive testpmd kernel xdp" REPEAT=1
-	GEN_CPU=0 DUT_CPU=1 RX_ON=dut OVERLOAD_RATE=1G OVERLOAD_SIZE=1024 PROFILE="" OUT="" KEEP=0
+	GEN_CPU=0 DUT_CPU=1 RX_ON=dut OVERLOAD_RATE=1G OVERLOAD_SIZE=1024 PROFILE="" OUT="" KEEP=0 PERF=""
 	TORD_ARGS="" TESTPMD_ARGS="" TESTPMD_VDEV="" ROCE=0 GEN="" SETUPS_GIVEN=0 QUEUES=1
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -137,6 +142,7 @@ main() {
 		--testpmd-args) TESTPMD_ARGS=$2; shift ;;
 		--testpmd-vdev) TESTPMD_VDEV=$2; shift ;;
 		--profile) PROFILE=$2; shift ;;
+		--perf) PERF=$2; shift ;;
 		--out) OUT=$2; shift ;;
 		--keep) KEEP=1 ;;
 		--roce) ROCE=1 ;;
@@ -248,6 +254,7 @@ validate() {
 	GO=$(command -v go || echo /usr/local/go/bin/go)
 	local t need=("$GO" clang ip ethtool curl taskset awk)
 	[[ $GEN != testpmd && " $SETUPS " != *" testpmd "* ]] || need+=(dpdk-testpmd)
+	[ -z "$PERF" ] || need+=(perf python3)
 	for t in "${need[@]}"; do
 		command -v "$t" >/dev/null || die "missing $t (Debian: golang clang libbpf-dev iproute2 ethtool curl util-linux dpdk-dev)"
 	done
@@ -550,6 +557,12 @@ window() {
 		per=$WORK/workers
 		inns "$NS_DUT" curl -sf http://127.0.0.1:9478/metrics >"$per.1" || true
 	fi
+	local perfpid=""
+	if [ -n "$PERF" ] && [ -n "${PERF_TAG:-}" ]; then
+		mkdir -p "$PERF"
+		perf record -q -g -C "$DUT_CPU" -F 2999 -o "$PERF/$PERF_TAG.data" -- sleep "$DURATION" >/dev/null 2>&1 &
+		perfpid=$!
+	fi
 	t1=$(now) s1=$(sink_count) g1=$(gen_count) c1=$(cpu_stat)
 	if [ -n "${MID_SCRAPE:-}" ]; then
 		# Half-way through, a scrape of tord's /metrics into MID_SCRAPE.
@@ -560,6 +573,10 @@ window() {
 		nap "$DURATION"
 	fi
 	t2=$(now) s2=$(sink_count) g2=$(gen_count) c2=$(cpu_stat)
+	if [ -n "$perfpid" ]; then
+		wait "$perfpid" || true
+		PERF_FRAMES=$((s2 - s1))
+	fi
 	WORKER_PPS=""
 	if [ -n "$per" ]; then
 		inns "$NS_DUT" curl -sf http://127.0.0.1:9478/metrics >"$per.2" || true
@@ -593,7 +610,9 @@ measure() {
 	nap "$WARMUP"
 	pin_napi
 	alive "$GEN_PID" || die "generator died; see $WORK/$tag.gen.log"
+	PERF_TAG=$tag
 	window
+	PERF_TAG=""
 	local res=$WINDOW
 	if [ -n "$DUT_PID" ] && ! alive "$DUT_PID"; then
 		die "$setup died during the run; see $WORK/$tag.dut.log"
@@ -609,6 +628,15 @@ measure() {
 	OFFERED[$setup,$size]+="$gen "
 	CPU[$setup,$size]="$gbusy $usr $sys $soft $idle"
 	WORKERS[$setup,$size]=$WORKER_PPS
+	if [ -n "$PERF" ] && [ -s "$PERF/$tag.data" ]; then
+		# The DUT's threads by name: tord's, testpmd's lcore and
+		# interrupt threads; the ingress NAPI thread counts as receive.
+		perf script -i "$PERF/$tag.data" -F comm,tid,ip,sym 2>/dev/null |
+			python3 "$ROOT/scripts/bench-forward/perf-breakdown.py" --hz 2999 --frames "$PERF_FRAMES" \
+				--dut tord,dpdk-testpmd,rte-worker-1,eal-intr-thread >"$PERF/$tag.md" ||
+			log "  perf breakdown failed; the profile is $PERF/$tag.data"
+		log "  where the DUT's CPU went per forwarded frame: $PERF/$tag.md"
+	fi
 	log "  sink $(fmt_pps "$sink") pps, generator $(fmt_pps "$gen") pps; CPU $GEN_CPU (generator) ${gbusy}% busy; CPU $DUT_CPU (DUT) user ${usr}%, system ${sys}%, softirq ${soft}%, idle ${idle}%"
 	if [ "$setup" = tord-netrt ]; then
 		# Proof that the pool worked: what it took in and gave up.

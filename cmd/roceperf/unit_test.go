@@ -65,7 +65,7 @@ func TestParseClient(t *testing.T) {
 		{append(base, "--count", "0"), "--count 0"},
 		{append(base, "--timeout", "0s"), "--timeout"},
 		{append(base, "--rate", "fast"), "invalid value"},
-		{append(base, "--poll", "spin"), `poll mode "spin"`},
+		{append(base, "--poll", "spinning"), `poll mode "spinning"`},
 		{append(base, "--tclass", "256"), "want 0 to 255"},
 		{append(base, "--cnp-dscp", "64"), "--cnp-dscp 64"},
 		{append(base, "--nope"), "flag provided but not defined"},

@@ -65,7 +65,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"ports: [eth0]", "ports"},
 		{"ports: [a, a]", "ports"},
 		{"ports: [a, b]\nworkers: 0", "workers"},
-		{"ports: [a, b]\npoll: spin", "poll"},
+		{"ports: [a, b]\npoll: spinning", "poll"},
 		{"ports: [a, b]\nadmin_addr: 0.0.0.0:9479", "admin_addr"},
 		{"ports: [a, b]\nxdp: {ring_size: 100}", "xdp.ring_size"},
 		{"ports: [a, b]\nxdp: {frames: 1024}", "xdp.frames"},

@@ -115,7 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	path := fs.String("config", "", "YAML configuration file")
 	ports := fs.String("ports", "", "comma-separated interfaces the switch owns (at least two)")
 	workers := fs.Int("workers", def.Workers, "poll-mode workers; each needs its own rx queue on every port")
-	poll := fs.String("poll", def.Poll, "worker polling: busy, adaptive or interrupt")
+	poll := fs.String("poll", def.Poll, "worker polling: busy, adaptive, interrupt or spin")
 	metricsAddr := fs.String("metrics-addr", def.MetricsAddr, "listen address of /metrics, /healthz and /readyz")
 	adminAddr := fs.String("admin-addr", def.AdminAddr, "listen address of the admin API and pprof (empty disables); loopback unless --admin-token-file")
 	tokenFile := fs.String("admin-token-file", "", "file whose first line is the bearer token every admin request must carry")

@@ -24,7 +24,7 @@ func TestRunBadFlagsExit2(t *testing.T) {
 		{[]string{"--bogus"}, "bogus"},
 		{[]string{"--ports", "a,b", "--workers", "many"}, "workers"},
 		{[]string{"--ports", "a,b", "--workers", "0"}, "workers"},
-		{[]string{"--ports", "a,b", "--poll", "spin"}, "poll"},
+		{[]string{"--ports", "a,b", "--poll", "spinning"}, "poll"},
 		{[]string{"--ports", "a,b", "--rate", "fast"}, "rate"},
 		{[]string{"--ports", "a,b", "--xdp-mode", "offload"}, "xdp.mode"},
 		{[]string{"--ports", "a,b", "--admin-addr", "0.0.0.0:9479"}, "admin_addr"},

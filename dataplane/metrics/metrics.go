@@ -81,6 +81,7 @@ var (
 	dBusy        = desc("worker_busy_polls_total", "Worker loops that moved frames or fired timers.", "worker")
 	dIdle        = desc("worker_idle_polls_total", "Worker loops that found nothing to do.", "worker")
 	dSleeps      = desc("worker_sleeps_total", "Times the worker slept in poll(2).", "worker")
+	dYields      = desc("worker_yields_total", "Idle loops in which a busy-polling worker yielded its CPU (sched_yield).", "worker")
 	dOnCPU       = desc("worker_cpu_seconds_total", "Time the worker's thread ran on a CPU (the kernel's schedstat).", "worker")
 	dRunDelay    = desc("worker_run_delay_seconds_total", "Time the worker's thread waited for a CPU while runnable (the kernel's schedstat): a switch's queues are neither served nor marked meanwhile.", "worker")
 	dHanded      = desc("worker_handed_total", "Frames the worker handed to the worker that owns their flow or port (handoff rings; with netrt, trim or llr and more than one worker).", "worker", "to")
@@ -102,7 +103,7 @@ func Descs() []*prometheus.Desc {
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
 		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops,
 		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dThreshold, dQThDrops, dSharedUsed, dSharedSize, dReserve, dReserveUsed, dDrops,
-		dBusy, dIdle, dSleeps, dOnCPU, dRunDelay, dHanded, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
+		dBusy, dIdle, dSleeps, dYields, dOnCPU, dRunDelay, dHanded, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
 }
 
 // Describe implements prometheus.Collector.
@@ -201,6 +202,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(ch, dBusy, s.BusyPolls, w)
 		counter(ch, dIdle, s.IdlePolls, w)
 		counter(ch, dSleeps, s.Sleeps, w)
+		counter(ch, dYields, s.Yields, w)
 		if on, wait, ok := schedstat(s.TID); ok {
 			ch <- prometheus.MustNewConstMetric(dOnCPU, prometheus.CounterValue, float64(on)/1e9, w)
 			ch <- prometheus.MustNewConstMetric(dRunDelay, prometheus.CounterValue, float64(wait)/1e9, w)

@@ -171,9 +171,9 @@ func (o *Options) Validate() error {
 		return Usagef("--multipath %q: want ecmp, spray or adaptive", o.Multipath)
 	}
 	switch o.Poll {
-	case "busy", "adaptive", "interrupt":
+	case "busy", "adaptive", "interrupt", "spin":
 	default:
-		return Usagef("--poll %q: want busy, adaptive or interrupt", o.Poll)
+		return Usagef("--poll %q: want busy, adaptive, interrupt or spin", o.Poll)
 	}
 	if err := o.validateWorkers(); err != nil {
 		return err

@@ -195,7 +195,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"prefix-dash", func(o *Options) { o.Prefix = "rtb" }, "--prefix"},
 		{"rate", func(o *Options) { o.Rate = "fast" }, "--rate"},
 		{"multipath", func(o *Options) { o.Multipath = "random" }, "--multipath"},
-		{"poll", func(o *Options) { o.Poll = "spin" }, "--poll"},
+		{"poll", func(o *Options) { o.Poll = "spinning" }, "--poll"},
 		{"loss", func(o *Options) { o.Loss = 1.5 }, "loss"},
 		{"burst", func(o *Options) { o.Loss = 0.9; o.Burst = 2 }, "burst"},
 		{"senders", func(o *Options) { o.Topology = "dumbbell"; o.Senders = 0 }, "--senders"},

@@ -25,7 +25,7 @@ type Config struct {
 
 	Ports       []string `yaml:"ports"`        // interfaces the switch owns
 	Workers     int      `yaml:"workers"`      // poll-mode workers; each owns queue w of every port
-	Poll        string   `yaml:"poll"`         // busy, adaptive or interrupt
+	Poll        string   `yaml:"poll"`         // busy (never sleeps; yields the CPU on idle loops), adaptive, interrupt or spin (busy without the yield)
 	MetricsAddr string   `yaml:"metrics_addr"` // Prometheus /metrics, /healthz, /readyz
 	AdminAddr   string   `yaml:"admin_addr"`   // admin API and pprof; loopback unless admin_token_file is set
 	// AdminTokenFile holds the bearer token every admin request must
