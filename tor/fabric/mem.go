@@ -67,10 +67,16 @@ const frameRoom = rocev2.EthernetLen + rocev2.VLANTagLen + rocev2.IPv6Len + roce
 	rocev2.BTHLen + rocev2.RETHLen + 3 + rocev2.ICRCLen +
 	rocev2.INTHeaderLen + rocev2.INTRecordLen*rocev2.INTMaxHops + rocev2.ShimLen
 
+// intRoom is the part of frameRoom that only HPCC's frames use: only
+// its RNICs (nic/cc.HPCC, an INTSampler) ask for an INT tail, and the
+// switches' int: stage stamps only frames that carry one.
+const intRoom = rocev2.INTHeaderLen + rocev2.INTRecordLen*rocev2.INTMaxHops
+
 // slot returns the size of the frames of a node's memory whose frames
 // are size bytes as tord would cut its UMEM (a power of two): the MTU
 // and frameRoom rounded up to 64 bytes (dataplane.Mem), if that is
-// smaller. For an MTU of 1,024 that is 1,280 bytes of 2,048: the frames
+// smaller, without intRoom when the hosts do not run HPCC. For an MTU of
+// 1,024 that is 1,152 bytes of 2,048 (1,280 with HPCC): the frames
 // a run touches were most of its resident memory (docs/performance.md,
 // the simulator's memory), and a frame's unused tail only spreads them
 // over more pages. The count of frames and every byte budget stay as
@@ -79,7 +85,11 @@ const frameRoom = rocev2.EthernetLen + rocev2.VLANTagLen + rocev2.IPv6Len + roce
 // slot, so frames cross links by trade (frameMems), never by a copy
 // that could cut them.
 func (n *Network) slot(size int) int {
-	return min(size, (n.Opts.MTU+frameRoom+63)&^63)
+	room := frameRoom
+	if n.Opts.CC != "hpcc" {
+		room -= intRoom
+	}
+	return min(size, (n.Opts.MTU+room+63)&^63)
 }
 
 // queueRing is the entries an egress queue's ring starts with, for

@@ -63,16 +63,21 @@ func TestFrameMemsOffHeap(t *testing.T) {
 }
 
 // TestFrameSlots checks that the nodes' frames are the MTU and the most
-// a frame adds to it (frameRoom: headers, INT tail, llr shim) rounded up
-// to 64 bytes, not tord's power of two, and that a
+// a frame adds to it (frameRoom: headers, INT tail with HPCC, llr shim)
+// rounded up to 64 bytes, not tord's power of two, and that a
 // memory of such frames hands out whole, disjoint frames.
 func TestFrameSlots(t *testing.T) {
-	for _, c := range []struct{ mtu, size, want int }{
-		{1024, 2048, 1280}, {256, 2048, 512}, {512, 2048, 768}, {4096, 4096, 4096}, {1024, 4096, 1280},
+	for _, c := range []struct {
+		mtu, size int
+		cc        string
+		want      int
+	}{
+		{1024, 2048, "hpcc", 1280}, {256, 2048, "hpcc", 512}, {512, 2048, "hpcc", 768}, {4096, 4096, "hpcc", 4096},
+		{1024, 4096, "hpcc", 1280}, {1024, 2048, "none", 1152}, {1024, 2048, "dcqcn", 1152}, {256, 2048, "none", 384},
 	} {
-		n := &Network{Opts: Options{MTU: c.mtu}}
+		n := &Network{Opts: Options{MTU: c.mtu, CC: c.cc}}
 		if got := n.slot(c.size); got != c.want {
-			t.Errorf("MTU %d, %d-byte frames: slot %d, want %d", c.mtu, c.size, got, c.want)
+			t.Errorf("MTU %d, %d-byte frames, cc %s: slot %d, want %d", c.mtu, c.size, c.cc, got, c.want)
 		}
 	}
 	n := &Network{Opts: Options{MTU: 1024}}
