@@ -371,7 +371,9 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	}
 	e.rr = make([]int, len(e.levels))
 	e.credited = make([]bool, len(e.levels))
-	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, 64), max: 64}
+	// The MAC control ring grows as the others do (it holds a pause or
+	// two at a time, when PFC is on at all).
+	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, min(64, ring)), max: 64}
 	// Other workers read seen and nothing else of this egress: 64
 	// bytes either side keep the small allocation off the lines of
 	// whatever the allocator puts next to it (another worker's hot

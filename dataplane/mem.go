@@ -32,6 +32,17 @@ type Mem struct {
 	share *Handoff
 	id    int
 	owed  [][]uint64 // frames freed while the ring back was full, by owner
+	// pool, with NewPooledMems, holds the free frames in place of free
+	// and fresh: the Mem counts its frames (inUse) against its own
+	// budget, the frames of [lo, hi).
+	pool *memPool
+}
+
+// memPool is the free frames of the Mems of one NewPooledMems.
+type memPool struct {
+	free  []uint64 // frames given back, most recent last
+	fresh int      // frames never handed out: the last fresh below hi
+	hi    uint64
 }
 
 // Errors from NewMem.
@@ -79,6 +90,46 @@ func NewMemAt(buf []byte, frameSize, first, n int, stack []uint64) (*Mem, error)
 		m.magic = ^uint64(0)/uint64(frameSize) + 1
 	}
 	return m, nil
+}
+
+// NewPooledMems returns len(budgets) Mems over the frames of buf from
+// frame first on, Σ budgets of them, that draw on one pool of free
+// frames: Mem i may hold budgets[i] frames at a time (Frames, Free and
+// InUse count them as NewMemAt's would), but takes any free frame of the
+// pool, the most recently freed first, and frees into the pool. stack is
+// the pool's free stack, of capacity Σ budgets. Like Mems over one buf
+// from NewMemAt they trade frames, and a set of them is for one
+// goroutine.
+//
+// It is for a simulator, whose memories are budgets — the frames tord's
+// UMEM would have — far larger than what a run holds: with a free stack
+// each, a run touches the sum over the Mems of the most each one held,
+// where with one pool it touches the most they held together (tor/fabric:
+// a k = 8 fat tree's permutation held at most 16,090 frames at once and
+// touched 24,023 with a stack each).
+func NewPooledMems(buf []byte, frameSize, first int, budgets []int, stack []uint64) ([]*Mem, error) {
+	total := 0
+	for _, b := range budgets {
+		if b <= 0 {
+			return nil, fmt.Errorf("%w: a budget of %d frames", ErrMemSize, b)
+		}
+		total += b
+	}
+	if first < 0 || cap(stack) < total || (first+total)*frameSize > len(buf) {
+		return nil, fmt.Errorf("%w: a pool of %d frames from frame %d in %d bytes, with a free stack of %d",
+			ErrMemSize, total, first, len(buf), cap(stack))
+	}
+	pool := &memPool{free: stack[:0], fresh: total, hi: uint64((first + total) * frameSize)}
+	ms := make([]*Mem, len(budgets))
+	for i, b := range budgets {
+		m, err := NewMemAt(buf, frameSize, first, b, stack)
+		if err != nil {
+			return nil, err
+		}
+		m.free, m.fresh, m.pool = nil, 0, pool
+		ms[i], first = m, first+b
+	}
+	return ms, nil
 }
 
 // maxArea bounds a Mem's area so that start's multiplication is exact.
@@ -158,13 +209,21 @@ func (m *Mem) FrameSize() int { return m.frameSize }
 func (m *Mem) Frames() int { return int(m.hi-m.lo) / m.frameSize }
 
 // Free returns the number of free frames.
-func (m *Mem) Free() int { return len(m.free) + m.fresh }
+func (m *Mem) Free() int {
+	if m.pool != nil {
+		return m.Frames() - m.inUse
+	}
+	return len(m.free) + m.fresh
+}
 
 // InUse returns the number of frames handed out and not yet freed.
 func (m *Mem) InUse() int { return m.inUse }
 
 // Alloc takes a free frame. ok is false when none is left.
 func (m *Mem) Alloc() (addr uint64, ok bool) {
+	if m.pool != nil {
+		return m.poolAlloc()
+	}
 	n := len(m.free)
 	if n == 0 {
 		if m.fresh == 0 {
@@ -192,8 +251,34 @@ func (m *Mem) Release(addr uint64) {
 		m.giveBack(a)
 		return
 	}
+	if m.pool != nil {
+		m.pool.free = append(m.pool.free, a)
+		m.inUse--
+		return
+	}
 	m.free = append(m.free, a)
 	m.inUse--
+}
+
+// poolAlloc is Alloc for a Mem of NewPooledMems: a frame of the pool
+// while the Mem holds fewer than its budget.
+func (m *Mem) poolAlloc() (uint64, bool) {
+	p := m.pool
+	if uint64(m.inUse*m.frameSize) >= m.hi-m.lo {
+		return 0, false
+	}
+	if n := len(p.free); n > 0 {
+		m.inUse++
+		a := p.free[n-1]
+		p.free = p.free[:n-1]
+		return a, true
+	}
+	if p.fresh == 0 {
+		return 0, false // cannot happen: the budgets sum to the pool
+	}
+	p.fresh--
+	m.inUse++
+	return p.hi - uint64((1+p.fresh)*m.frameSize), true
 }
 
 // giveBack queues frame a, which another worker's Mem owns, on the ring

@@ -78,3 +78,68 @@ func TestMemOddFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestPooledMems checks Mems that draw on one pool (NewPooledMems): each
+// holds at most its budget, whatever the pool has free; a frame one
+// frees is the next any of them takes, so together they touch only the
+// most they held at once; and Frames, Free and InUse count each Mem's
+// own, as NewMemAt's would.
+func TestPooledMems(t *testing.T) {
+	const size = 1152
+	buf := make([]byte, 16*size)
+	ms, err := NewPooledMems(buf, size, 2, []int{3, 5}, make([]uint64, 0, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := ms[0], ms[1]
+	var got []uint64
+	for {
+		x, ok := a.Alloc()
+		if !ok {
+			break
+		}
+		got = append(got, x)
+	}
+	if len(got) != 3 || a.InUse() != 3 || a.Free() != 0 || a.Frames() != 3 || b.Free() != 5 {
+		t.Fatalf("the first Mem took %d frames (in use %d, free %d of %d; the other %d free), want its budget of 3",
+			len(got), a.InUse(), a.Free(), a.Frames(), b.Free())
+	}
+	for _, x := range got {
+		if x < 2*size || x >= 10*size || x%size != 0 {
+			t.Fatalf("frame at %d: outside the pool's frames [2, 10) of %d bytes", x, size)
+		}
+	}
+	// Freed by one, taken by the other, most recent first: nothing new
+	// is touched.
+	a.Release(got[0] + 10)
+	a.Release(got[2])
+	if x, _ := b.Alloc(); x != got[2] {
+		t.Fatalf("the other Mem took frame %d, want %d, the last freed", x, got[2])
+	}
+	if x, _ := b.Alloc(); x != got[0] {
+		t.Fatalf("the other Mem took frame %d, want %d", x, got[0])
+	}
+	if a.InUse() != 1 || a.Free() != 2 || b.InUse() != 2 || b.Free() != 3 {
+		t.Fatalf("in use %d and %d, free %d and %d; want 1 and 2, 2 and 3", a.InUse(), b.InUse(), a.Free(), b.Free())
+	}
+	// A simulator's trade (dataplane/sim): a's frame got[1] moves to b,
+	// which takes a free frame for it and gives that to a.
+	y, _ := b.Alloc()
+	a.Release(y)
+	if a.InUse() != 0 || b.InUse() != 3 {
+		t.Fatalf("after the trade in use %d and %d, want 0 and 3", a.InUse(), b.InUse())
+	}
+	b.Release(got[1])
+	if x, _ := a.Alloc(); x != got[1] {
+		t.Fatalf("took %d, want %d", x, got[1])
+	}
+	for _, c := range []struct {
+		first   int
+		budgets []int
+		stack   int
+	}{{0, []int{0}, 4}, {0, []int{4, 4}, 7}, {10, []int{4, 4}, 8}, {-1, []int{1}, 1}} {
+		if _, err := NewPooledMems(buf, size, c.first, c.budgets, make([]uint64, 0, c.stack)); err == nil {
+			t.Errorf("budgets %v from frame %d with a stack of %d accepted", c.budgets, c.first, c.stack)
+		}
+	}
+}

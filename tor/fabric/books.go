@@ -331,7 +331,7 @@ func (n *Network) nodeBooks(name string, nd *sim.Node, pl *pipeline.Pipeline, lr
 	toward, sent map[*sim.Port]uint64) NodeBooks {
 	w := nd.W
 	w.Publish(now)
-	snap := w.Snapshot()
+	snap := w.Published() // read only, before the next step
 	nb := NodeBooks{Name: name, Created: snap.Built, Consumed: snap.Consumed, Unbuilt: snap.Drops[dataplane.ReasonNoFrame],
 		Dropped: map[string]uint64{}, HeaderOnly: map[string]uint64{}, Held: map[string]uint64{},
 		MemFrames: snap.Frames, MemInUse: snap.FramesUse}

@@ -67,10 +67,16 @@ const frameRoom = rocev2.EthernetLen + rocev2.VLANTagLen + rocev2.IPv6Len + roce
 	rocev2.BTHLen + rocev2.RETHLen + 3 + rocev2.ICRCLen +
 	rocev2.INTHeaderLen + rocev2.INTRecordLen*rocev2.INTMaxHops + rocev2.ShimLen
 
+// intRoom is the part of frameRoom that only HPCC's frames use: only
+// its RNICs (nic/cc.HPCC, an INTSampler) ask for an INT tail, and the
+// switches' int: stage stamps only frames that carry one.
+const intRoom = rocev2.INTHeaderLen + rocev2.INTRecordLen*rocev2.INTMaxHops
+
 // slot returns the size of the frames of a node's memory whose frames
 // are size bytes as tord would cut its UMEM (a power of two): the MTU
 // and frameRoom rounded up to 64 bytes (dataplane.Mem), if that is
-// smaller. For an MTU of 1,024 that is 1,280 bytes of 2,048: the frames
+// smaller, without intRoom when the hosts do not run HPCC. For an MTU of
+// 1,024 that is 1,152 bytes of 2,048 (1,280 with HPCC): the frames
 // a run touches were most of its resident memory (docs/performance.md,
 // the simulator's memory), and a frame's unused tail only spreads them
 // over more pages. The count of frames and every byte budget stay as
@@ -79,7 +85,11 @@ const frameRoom = rocev2.EthernetLen + rocev2.VLANTagLen + rocev2.IPv6Len + roce
 // slot, so frames cross links by trade (frameMems), never by a copy
 // that could cut them.
 func (n *Network) slot(size int) int {
-	return min(size, (n.Opts.MTU+frameRoom+63)&^63)
+	room := frameRoom
+	if n.Opts.CC != "hpcc" {
+		room -= intRoom
+	}
+	return min(size, (n.Opts.MTU+room+63)&^63)
 }
 
 // queueRing is the entries an egress queue's ring starts with, for
@@ -132,7 +142,7 @@ func (n *Network) hostFrames(ends []end, protected bool) int {
 // the start of its range, so a node touches the frames its queues,
 // rings and wires hold at their fullest, and no more. A mapping goes
 // when the last of its Mems is collected.
-func frameMems(frames, sizes []int) ([]*dataplane.Mem, error) {
+func frameMems(frames, sizes, parts []int) ([]*dataplane.Mem, error) {
 	mems := make([]*dataplane.Mem, len(frames))
 	done := map[int]bool{}
 	for _, size := range sizes {
@@ -140,7 +150,7 @@ func frameMems(frames, sizes []int) ([]*dataplane.Mem, error) {
 			continue
 		}
 		done[size] = true
-		if err := frameArea(frames, sizes, size, mems); err != nil {
+		if err := frameArea(frames, sizes, parts, size, mems); err != nil {
 			return nil, err
 		}
 	}
@@ -154,8 +164,15 @@ type area struct {
 }
 
 // frameArea maps the memories of the nodes whose frames are size bytes
-// into mems.
-func frameArea(frames, sizes []int, size int, mems []*dataplane.Mem) error {
+// into mems: those of one partition (parts, by node) draw on one pool of
+// frames (dataplane.NewPooledMems), so that the frames a run touches are
+// the most the partition's nodes hold at once, not the sum of the most
+// each one held. A k = 8 fat tree's permutation (BenchmarkPermutationK8's
+// at 2 MB a flow) held at most 16,090 frames at once, six µs in, when
+// every host's queue and every wire was full; its nodes' high-water marks
+// summed to 24,023. A partition is one goroutine's, so each has its own
+// pool.
+func frameArea(frames, sizes, parts []int, size int, mems []*dataplane.Mem) error {
 	total := 0
 	for i, f := range frames {
 		if sizes[i] == size {
@@ -180,24 +197,39 @@ func frameArea(frames, sizes []int, size int, mems []*dataplane.Mem) error {
 	stack := unsafe.Slice((*uint64)(unsafe.Pointer(&b[data])), total)
 	a := &area{b: b}
 	first := 0
-	for i, f := range frames {
-		if sizes[i] != size {
-			continue
+	byPart := map[int][]int{}
+	var order []int
+	for i := range frames {
+		if sizes[i] == size {
+			if _, ok := byPart[parts[i]]; !ok {
+				order = append(order, parts[i])
+			}
+			byPart[parts[i]] = append(byPart[parts[i]], i)
 		}
-		m, err := dataplane.NewMemAt(b[:data:data], size, first, f, stack[first:first+f:first+f])
+	}
+	for _, p := range order {
+		nodes := byPart[p]
+		budgets, k := make([]int, len(nodes)), 0
+		for j, i := range nodes {
+			budgets[j], k = frames[i], k+frames[i]
+		}
+		ms, err := dataplane.NewPooledMems(b[:data:data], size, first, budgets, stack[first:first+k:first+k])
 		if err != nil {
 			if a.live.Load() == 0 {
 				unix.Munmap(b)
 			}
 			return err
 		}
-		a.live.Add(1)
-		runtime.AddCleanup(m, func(a *area) {
-			if a.live.Add(-1) == 0 {
-				unix.Munmap(a.b)
-			}
-		}, a)
-		mems[i], first = m, first+f
+		for j, m := range ms {
+			a.live.Add(1)
+			runtime.AddCleanup(m, func(a *area) {
+				if a.live.Add(-1) == 0 {
+					unix.Munmap(a.b)
+				}
+			}, a)
+			mems[nodes[j]] = m
+		}
+		first += k
 	}
 	return nil
 }

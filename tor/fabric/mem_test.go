@@ -16,7 +16,7 @@ func TestFrameMemsOffHeap(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	frames := []int{1 << 19, 1024, 512} // 1 GiB, then two small ones
-	mems, err := frameMems(frames, []int{size, size, 4096})
+	mems, err := frameMems(frames, []int{size, size, 4096}, []int{0, 0, 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,21 +63,26 @@ func TestFrameMemsOffHeap(t *testing.T) {
 }
 
 // TestFrameSlots checks that the nodes' frames are the MTU and the most
-// a frame adds to it (frameRoom: headers, INT tail, llr shim) rounded up
-// to 64 bytes, not tord's power of two, and that a
+// a frame adds to it (frameRoom: headers, INT tail with HPCC, llr shim)
+// rounded up to 64 bytes, not tord's power of two, and that a
 // memory of such frames hands out whole, disjoint frames.
 func TestFrameSlots(t *testing.T) {
-	for _, c := range []struct{ mtu, size, want int }{
-		{1024, 2048, 1280}, {256, 2048, 512}, {512, 2048, 768}, {4096, 4096, 4096}, {1024, 4096, 1280},
+	for _, c := range []struct {
+		mtu, size int
+		cc        string
+		want      int
+	}{
+		{1024, 2048, "hpcc", 1280}, {256, 2048, "hpcc", 512}, {512, 2048, "hpcc", 768}, {4096, 4096, "hpcc", 4096},
+		{1024, 4096, "hpcc", 1280}, {1024, 2048, "none", 1152}, {1024, 2048, "dcqcn", 1152}, {256, 2048, "none", 384},
 	} {
-		n := &Network{Opts: Options{MTU: c.mtu}}
+		n := &Network{Opts: Options{MTU: c.mtu, CC: c.cc}}
 		if got := n.slot(c.size); got != c.want {
-			t.Errorf("MTU %d, %d-byte frames: slot %d, want %d", c.mtu, c.size, got, c.want)
+			t.Errorf("MTU %d, %d-byte frames, cc %s: slot %d, want %d", c.mtu, c.size, c.cc, got, c.want)
 		}
 	}
 	n := &Network{Opts: Options{MTU: 1024}}
 	size := n.slot(hostFrameSize)
-	mems, err := frameMems([]int{8, 8}, []int{size, size})
+	mems, err := frameMems([]int{8, 8}, []int{size, size}, []int{0, 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +102,46 @@ func TestFrameSlots(t *testing.T) {
 	}
 	if len(seen) != 16 {
 		t.Fatalf("%d frames, want 16", len(seen))
+	}
+	runtime.KeepAlive(mems)
+}
+
+// TestFramePool checks that the nodes of one partition draw their frames
+// from one pool (frameArea): frames one node freed are the next another
+// takes, so a run touches the most its nodes held at once; and that a
+// node of another partition, another goroutine's, never gets them.
+func TestFramePool(t *testing.T) {
+	const size = 1280
+	mems, err := frameMems([]int{64, 64, 64}, []int{size, size, size}, []int{0, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, other := mems[0], mems[1], mems[2]
+	used := map[uint64]bool{}
+	var got []uint64
+	for range 64 {
+		x, ok := a.Alloc()
+		if !ok {
+			t.Fatal("a node could not take its budget")
+		}
+		used[x] = true
+		got = append(got, x)
+	}
+	if _, ok := a.Alloc(); ok {
+		t.Fatal("a node took more than its budget")
+	}
+	for _, x := range got {
+		a.Release(x)
+	}
+	for range 64 {
+		if x, _ := b.Alloc(); !used[x] {
+			t.Fatalf("the partition's second node took frame %d, not one the first freed: its frames touch new pages", x)
+		}
+	}
+	for range 64 {
+		if x, _ := other.Alloc(); used[x] {
+			t.Fatalf("a node of another partition took frame %d of the first's pool", x)
+		}
 	}
 	runtime.KeepAlive(mems)
 }

@@ -312,7 +312,7 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 		}
 	}
 	// Frame memory is reserved, not touched (frameMems).
-	mems, err := frameMems(frames, sizes)
+	mems, err := frameMems(frames, sizes, n.part)
 	if err != nil {
 		return nil, err
 	}
@@ -585,19 +585,32 @@ func (n *Network) routes(s *SwitchNode, ports [][]end, node int, macs [][]rocev2
 		ps := n.Switches[n.byNode[e.peer]]
 		tc.Neighbours = append(tc.Neighbours, fwd.Neighbour{Port: uint16(e.port), Addr: ps.Addr, MAC: macs[e.peer][e.pp]})
 	}
+	// Routes with the same next hops share one list: most of a fat
+	// tree's switch's routes go up through the same group.
+	groups := map[string][]fwd.NextHop{}
+	var key []byte
 	for _, dst := range n.tors() {
 		if dst == node {
 			continue
 		}
 		dist := n.hops(dst)
-		var hops []fwd.NextHop
+		key = key[:0]
 		for _, e := range ports[node] {
 			if t.Nodes[e.peer].Role == topo.Switch && dist[e.peer] == dist[node]-1 {
-				hops = append(hops, fwd.NextHop{Port: uint16(e.port), Gateway: n.Switches[n.byNode[e.peer]].Addr})
+				key = append(key, byte(e.port), byte(e.port>>8))
 			}
 		}
-		if len(hops) == 0 {
+		if len(key) == 0 {
 			continue
+		}
+		hops, ok := groups[string(key)]
+		if !ok {
+			for _, e := range ports[node] {
+				if t.Nodes[e.peer].Role == topo.Switch && dist[e.peer] == dist[node]-1 {
+					hops = append(hops, fwd.NextHop{Port: uint16(e.port), Gateway: n.Switches[n.byNode[e.peer]].Addr})
+				}
+			}
+			groups[string(key)] = hops
 		}
 		h := n.Hosts[n.firstHost(dst)]
 		tc.Routes = append(tc.Routes, fwd.Route{Prefix: netip.PrefixFrom(h.IP, 24).Masked(), NextHops: hops})

@@ -193,7 +193,7 @@ func (r *runner) result() (*Result, error) {
 	for i, s := range n.Switches {
 		w := s.Node.W
 		w.Publish(now)
-		snap := w.Snapshot()
+		snap := w.Published() // read only, before the next step
 		res.Steps += s.Node.Steps
 		res.IdleSteps += s.Node.Idle
 		sr := SwitchResult{Name: s.Name, BufferPeak: r.samp.peak[i], TimersArmed: snap.Timers}

@@ -68,7 +68,8 @@ const (
 )
 
 // route is a route as the packet path reads it: its next hops are
-// t.hops[first : first+n].
+// t.hops[first : first+n], which routes with the same next hops share
+// (Table.group).
 type route struct {
 	kind  uint8
 	mode  Mode
@@ -180,22 +181,15 @@ func NewTable(c *TableConfig) (*Table, error) {
 	// Shortest first, as trie.insert requires.
 	slices.SortStableFunc(all, func(a, b entry) int { return cmp.Compare(a.p.Bits(), b.p.Bits()) })
 
+	groups := map[string]group{}
 	for _, e := range all {
 		rt := route{kind: e.kind, first: uint32(len(t.hops))}
 		if e.kind == kindForward {
 			rt.mode, rt.bias = c.Multipath.policy(e.p)
 			rt.n = uint16(min(len(e.r.NextHops), 0xffff))
-			for _, nh := range e.r.NextHops[:rt.n] {
-				h := hop{port: nh.Port}
-				if nh.Gateway.IsValid() {
-					gw := nh.Gateway.Unmap()
-					h.gateway, h.gw = true, addrKey(gw)
-					h.mac, h.resolved = t.neigh[neighKey{h.gw, nh.Port}]
-				}
-				t.hops = append(t.hops, h)
-				t.maxPort = max(t.maxPort, int(nh.Port))
-			}
-			t.cfg.Routes = append(t.cfg.Routes, Route{Prefix: e.p, NextHops: slices.Clone(e.r.NextHops[:rt.n])})
+			g := t.group(groups, e.r.NextHops[:rt.n])
+			rt.first = g.first
+			t.cfg.Routes = append(t.cfg.Routes, Route{Prefix: e.p, NextHops: g.nh})
 		} else if e.kind == kindBlackhole {
 			t.cfg.Routes = append(t.cfg.Routes, Route{Prefix: e.p})
 		}
@@ -209,6 +203,50 @@ func NewTable(c *TableConfig) (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// group is a list of next hops as the table holds it: its hops at
+// t.hops[first:], and the list as given, for Config.
+type group struct {
+	first uint32
+	nh    []NextHop
+}
+
+// group returns the group of next hops nhs, adding it unless a route
+// before had the same list: routes share their groups' hops. A fat
+// tree's switch sends most of its routes up through one group (a k = 16
+// aggregation switch has 112 routes over the same 8 core switches), and
+// a simulator builds hundreds of tables.
+func (t *Table) group(groups map[string]group, nhs []NextHop) group {
+	key := make([]byte, 0, 19*len(nhs))
+	for _, nh := range nhs {
+		key = append(key, byte(nh.Port), byte(nh.Port>>8))
+		if nh.Gateway.IsValid() {
+			// The address as given (Config returns it): its
+			// family, 16 bytes, its zone.
+			a, z := nh.Gateway.As16(), nh.Gateway.Zone()
+			key = append(append(key, byte(nh.Gateway.BitLen())), a[:]...)
+			key = append(append(key, byte(len(z))), z...)
+		} else {
+			key = append(key, 0)
+		}
+	}
+	if g, ok := groups[string(key)]; ok {
+		return g
+	}
+	g := group{first: uint32(len(t.hops)), nh: slices.Clone(nhs)}
+	for _, nh := range nhs {
+		h := hop{port: nh.Port}
+		if nh.Gateway.IsValid() {
+			gw := nh.Gateway.Unmap()
+			h.gateway, h.gw = true, addrKey(gw)
+			h.mac, h.resolved = t.neigh[neighKey{h.gw, nh.Port}]
+		}
+		t.hops = append(t.hops, h)
+		t.maxPort = max(t.maxPort, int(nh.Port))
+	}
+	groups[string(key)] = g
+	return g
 }
 
 // dataplaneNoPort mirrors dataplane.NoPort without importing the engine
