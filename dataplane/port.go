@@ -13,7 +13,10 @@ type Port interface {
 	// itself sends (PFC, rewritten forwarded frames).
 	MAC() rocev2.MAC
 	// Receive appends received frames to b, up to its capacity, and
-	// returns how many it added. The worker owns their frames.
+	// returns how many it added. The worker owns their frames. It sets
+	// Addr and Len (In, Out, Queue, Verdict and Reason zero) and may
+	// leave Meta as b had it: the worker classifies every frame it
+	// receives.
 	Receive(b *Batch) int
 	// TxRoom returns how many frames Transmit would take now.
 	TxRoom() int

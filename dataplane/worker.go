@@ -472,14 +472,21 @@ func (w *Worker) Step(now int64) int {
 func (w *Worker) receive(in int, b *Batch) {
 	pc := &w.st.Ports[in]
 	rx := w.cap != nil && (w.cap.Point == CaptureRx || w.cap.Point == CaptureRxTx) && w.cap.Port == in
+	// The port's counters are added once per batch, from a local sum,
+	// not per frame, a load and a store each: in
+	// BenchmarkWorkerForwardParts/unverified the median paired
+	// difference in CPU time per frame was −3.9 ns, 13 of 22 rounds
+	// lower (10M − 2M frames each, GOMAXPROCS=1, perf stat -e
+	// task-clock, 2026-11-29; rounds moved by ±20 ns with the loaded
+	// machine, so the gain is not firmly shown).
+	var bytes uint64
 	for j := 0; j < b.N; j++ {
 		p := &b.Pkts[j]
 		if rx {
 			w.cap.add(w.mem.Frame(p))
 		}
 		p.In, p.Out, p.Queue, p.Verdict = uint16(in), NoPort, 0, Forward
-		pc.RxPackets++
-		pc.RxBytes += uint64(p.Len)
+		bytes += uint64(p.Len)
 		f := w.mem.Frame(p)
 		// The frame is the worker's alone: the ICRC is verified in
 		// place, in one CRC pass (rocev2.Classifier.ClassifyOwned):
@@ -503,6 +510,8 @@ func (w *Worker) receive(in int, b *Batch) {
 			w.control(in, p, f)
 		}
 	}
+	pc.RxPackets += uint64(b.N)
+	pc.RxBytes += bytes
 }
 
 // control acts on a MAC control frame received on port in, which pauses

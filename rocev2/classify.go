@@ -269,7 +269,20 @@ func (c Classifier) ipv4(b []byte, off int, m *Meta) {
 		m.Reason = ReasonBadIPLength
 		return
 	}
-	if !h.ChecksumValid() {
+	// The usual header's checksum inlined (checksum20), not a call to
+	// ComputeChecksum: its call and its slicing of the header were
+	// 4.7 % of BenchmarkWorkerForwardParts/unverified's CPU time (perf
+	// record -e task-clock, 2026-11-29); inlined, that benchmark's CPU
+	// time per frame went from 64.3 to 62.9 ns (medians of 10 paired
+	// rounds, 10M − 2M frames each, GOMAXPROCS=1, perf stat -e
+	// task-clock; median paired difference −0.95 ns).
+	var sum uint16
+	if hl == IPv4MinLen {
+		sum = checksum20((*[IPv4MinLen]byte)(b[off:]))
+	} else {
+		sum = h.ComputeChecksum()
+	}
+	if sum != h.Checksum() {
 		m.Reason = ReasonBadIPChecksum
 		return
 	}
