@@ -172,3 +172,14 @@ type Wakeups struct {
 func (s *Socket) Wakeups() Wakeups {
 	return Wakeups{Tx: s.txWakeups.Load(), Rx: s.rxWakeups.Load(), Poll: s.polls.Load(), Busy: s.busyPolls.Load()}
 }
+
+// Yield gives the calling thread's CPU to another thread waiting for it
+// and returns at once when none does (sched_yield). A busy-polling
+// worker calls it on a loop that found its rings empty
+// (dataplane.WorkerConfig.Yield): on veth the thread that fills the rx
+// ring — the NAPI thread copying frames in — may be waiting for that
+// very CPU. A raw syscall, like sendto above: it never blocks, so the
+// Go scheduler need not hear of it.
+func Yield() {
+	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) // it cannot fail
+}

@@ -141,6 +141,12 @@ type WorkerConfig struct {
 	// scheduling policy and CPU there (pipeline.CPUConfig). Its error
 	// ends Run.
 	Thread func() error
+	// Yield, when not nil, is what a Busy worker calls on a loop that
+	// found nothing to do, to give its CPU to a thread waiting for it:
+	// afxdp.Yield on AF_XDP ports (see Busy), whose sched_yield is a raw
+	// syscall and so lives in afxdp. In-memory ports have no thread
+	// behind them to yield to.
+	Yield func()
 }
 
 // Worker runs the pipeline over its ports on one locked OS thread: it
@@ -736,12 +742,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// yield gives the CPU to a thread waiting for it, if any (see Busy). A
-// raw syscall, like afxdp's sendto: it never blocks, so the Go scheduler
-// need not hear of it.
+// yield gives the CPU to a thread waiting for it, if any (see Busy and
+// WorkerConfig.Yield), and counts the idle loop as a yield.
 func (w *Worker) yield() {
 	w.st.Yields++
-	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) // it cannot fail
+	if w.cfg.Yield != nil {
+		w.cfg.Yield()
+	}
 }
 
 // drain gives every frame still in an egress queue back to Mem, so a

@@ -134,11 +134,19 @@ func TestPcap(t *testing.T) {
 	if err := json.Unmarshal(bytes.TrimSpace(srv.out.Bytes()), &sr); err != nil {
 		t.Fatal(err)
 	}
+	// 100 WRITEs of 3000 B at MTU 1024 are 300 data packets; the client
+	// sends each once more for every time it resent it (an ACK late
+	// past the timeout on a busy machine, or a frame the receiver's
+	// rings had no room for), and the server sees each of the 300 at
+	// least once and no more than the client sent.
+	sentData := 300 + int(r.RetxPackets)
 	for _, c := range []struct {
 		file       string
 		sent, recv uint64
 		st         *perf.PcapStats
-	}{{file, r.PacketsSent, r.PacketsReceived, r.Pcap}, {srvFile, sr.PacketsSent, sr.PacketsReceived, sr.Pcap}} {
+		lo, hi     int // data packets in the file
+	}{{file, r.PacketsSent, r.PacketsReceived, r.Pcap, sentData, sentData},
+		{srvFile, sr.PacketsSent, sr.PacketsReceived, sr.Pcap, 300, sentData}} {
 		frames := readPcap(t, c.file)
 		if c.st == nil || c.st.Frames != len(frames) || c.st.Missed != 0 {
 			t.Errorf("%s: report says %+v, file holds %d frames", c.file, c.st, len(frames))
@@ -157,11 +165,8 @@ func TestPcap(t *testing.T) {
 				data++
 			}
 		}
-		// 100 WRITEs of 3000 B at MTU 1024 are 300 data packets, and
-		// once more each one the client resent (a loaded machine can
-		// delay an ACK past the timeout): both ends saw every copy.
-		if want := 300 + int(r.RetxPackets); data != want {
-			t.Errorf("%s: %d packets with payload, want 300 + %d resent", c.file, data, r.RetxPackets)
+		if data < c.lo || data > c.hi {
+			t.Errorf("%s: %d packets with payload, want %d to %d (300, %d resent)", c.file, data, c.lo, c.hi, r.RetxPackets)
 		}
 		t.Logf("%s: %d frames (%d with payload), every ICRC good", filepath.Base(c.file), len(frames), data)
 	}

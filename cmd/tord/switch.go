@@ -90,6 +90,7 @@ func OpenSwitch(cfg Config, log *zap.Logger) (*Switch, error) {
 	if err != nil {
 		return nil, err
 	}
+	pn.Yield = afxdp.Yield // the ports are AF_XDP sockets (poll: busy)
 	s.impair = pn.Impair
 	mems, err := s.sharedMems()
 	if err != nil {

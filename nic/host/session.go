@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"rocetor/afxdp"
 	"rocetor/dataplane"
 	"rocetor/nic"
 	"rocetor/rocev2"
@@ -105,7 +106,7 @@ func (h *Host) NewSession(c SessionConfig) (*Session, error) {
 	w, err := dataplane.NewWorker(dataplane.WorkerConfig{Mem: h.mem, Ports: []dataplane.Port{h.port},
 		Egress: []dataplane.EgressConfig{eg}, Stages: []dataplane.Stage{e},
 		Classifier: e.Classifier(rocev2.Classifier{VerifyICRC: true}), Mode: mode, Clock: clock,
-		TimerCap: 4*maxQPs + 1024, MaxSleep: c.MaxSleep})
+		TimerCap: 4*maxQPs + 1024, MaxSleep: c.MaxSleep, Yield: afxdp.Yield})
 	if err != nil {
 		return nil, fmt.Errorf("worker on %s: %w", h.cfg.Dev, err)
 	}

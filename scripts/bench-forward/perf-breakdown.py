@@ -48,7 +48,7 @@ KERNEL = [
 SYSCALLS = [
     ("sendto", ("__sys_sendto", "__x64_sys_sendto", "xsk_sendmsg", "Socket).Wakeup")),
     ("recvfrom", ("__sys_recvfrom", "__x64_sys_recvfrom", "xsk_recvmsg", "Socket).recv")),
-    ("sched_yield", ("do_sched_yield", "__x64_sys_sched_yield", "Worker).yield")),
+    ("sched_yield", ("do_sched_yield", "__x64_sys_sched_yield", "Worker).yield", "afxdp.Yield")),
     ("poll", ("do_sys_poll", "__x64_sys_ppoll", "__x64_sys_poll", "Socket).Poll", "Ppoll")),
     ("getsockopt", ("do_sock_getsockopt", "__sys_getsockopt", "Socket).Stats")),
 ]

@@ -37,6 +37,9 @@ type Plan struct {
 	// Buffer is the switch's shared buffer, every worker's; nil
 	// without a buffer section.
 	Buffer *dataplane.SharedBuffer
+	// Yield is every worker's dataplane.WorkerConfig.Yield: tord sets
+	// afxdp.Yield; the simulator and in-memory tests leave it nil.
+	Yield func()
 }
 
 // MTUFunc returns the MTU of the interface behind the named port; ok is
@@ -298,7 +301,7 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 	pm, _ := dataplane.ParsePollMode(cfg.Poll)
 	wc := dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
 		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.RefusePFC(cfg.Ports),
-		PFC: cfg.PFC.ingress(cfg), PFCWatchdog: cfg.PFC.watchdog(), Thread: cfg.CPU.Thread(w)}
+		PFC: cfg.PFC.ingress(cfg), PFCWatchdog: cfg.PFC.watchdog(), Thread: cfg.CPU.Thread(w), Yield: p.Yield}
 	if (h != nil) != (p.Owners != nil) {
 		return nil, fmt.Errorf("%w: worker %d: a handoff is needed exactly with more than one worker and netrt, trim or llr", ErrConfig, w)
 	}
