@@ -200,6 +200,20 @@ const (
 )
 
 // options are the hosts and switches of one cell.
+// cellOptions are the simulation options of the cell at pt over flows,
+// its websearch, incast or collective cells alike: the scheme's and
+// CC's (options, given the largest flow in packets), with room for the
+// flows' QPs and their largest message.
+func (e *dcpFabric) cellOptions(pt map[string]string, flows []workload.Flow, seed int) fabric.Options {
+	biggest := 1
+	for _, f := range flows {
+		biggest = max(biggest, f.Size)
+	}
+	o := e.options(pt["scheme"], pt["cc"], (biggest+dcpFabricMTU-1)/dcpFabricMTU, uint64(seed))
+	o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
+	return o
+}
+
 func (e *dcpFabric) options(scheme, cc string, largest int, seed uint64) fabric.Options {
 	o := fabric.Options{Seed: seed, CC: cc, MTU: dcpFabricMTU, BDP: dcpFabricBDP, Switch: dcpFabricBuffer}
 	switch scheme {
@@ -291,12 +305,7 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 			if err != nil {
 				return err
 			}
-			biggest := 1
-			for _, f := range flows {
-				biggest = max(biggest, f.Size)
-			}
-			o := e.options(pt["scheme"], pt["cc"], (biggest+dcpFabricMTU-1)/dcpFabricMTU, uint64(seed))
-			o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
+			o := e.cellOptions(pt, flows, seed)
 			start := time.Now()
 			fmt.Fprintf(out, "dcp-fabric: seed %d, %s %s, %s, cc %s: %d flows... ", seed, pt["workload"], pt["load"], pt["scheme"], pt["cc"], len(flows))
 			fr, err := simulateCell(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{})

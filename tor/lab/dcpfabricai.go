@@ -74,12 +74,7 @@ func (e *dcpFabric) simulateAI(ctx context.Context, fab Simulator, res *Results,
 	if err != nil {
 		return err
 	}
-	biggest := 1
-	for _, f := range flows {
-		biggest = max(biggest, f.Size)
-	}
-	o := e.options(pt["scheme"], pt["cc"], (biggest+dcpFabricMTU-1)/dcpFabricMTU, uint64(seed))
-	o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
+	o := e.cellOptions(pt, flows, seed)
 	c := fabricCell{point: pt, seed: seed, tp: tp, o: o, flows: flows, keep: keepJCT(workload.FlowGroups(groups, flows), len(groups))}
 	return runFabricCell(ctx, fab, res, out, e.Name(), c, func(fr *FabricRun) string {
 		return fmt.Sprintf("JCT mean %.3f ms, max %.3f ms; FCT p99 %.3f ms; retransmits %d, drops %.0f, trimmed %d",
