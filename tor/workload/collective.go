@@ -131,13 +131,7 @@ func Collective(groups [][]int, op string, size int) ([]Flow, error) {
 		default:
 			return nil, fmt.Errorf("workload: collective %q: want allreduce or alltoall", op)
 		}
-		base := len(out)
-		for _, f := range fl {
-			if f.After >= 0 {
-				f.After += base
-			}
-			out = append(out, f)
-		}
+		out = appendFlows(out, fl)
 	}
 	return out, nil
 }

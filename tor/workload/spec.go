@@ -109,13 +109,7 @@ func (s Spec) Flows(hosts int, rateBps uint64, r *rand.Rand) ([]Flow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("workload: part %d (%s): %w", i+1, p.Name, err)
 		}
-		base := len(out)
-		for _, f := range fl {
-			if f.After >= 0 {
-				f.After += base
-			}
-			out = append(out, f)
-		}
+		out = appendFlows(out, fl)
 	}
 	return out, nil
 }
@@ -191,4 +185,17 @@ func (s Spec) collective(hosts int) ([]Flow, error) {
 		size *= len(groups[0])
 	}
 	return Collective(groups, s.Name, size)
+}
+
+// appendFlows appends fl to out, its After indexes (which count from
+// fl's first flow) renumbered to count from out's.
+func appendFlows(out, fl []Flow) []Flow {
+	base := len(out)
+	for _, f := range fl {
+		if f.After >= 0 {
+			f.After += base
+		}
+		out = append(out, f)
+	}
+	return out
 }
