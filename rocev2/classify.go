@@ -173,6 +173,12 @@ type Classifier struct {
 // ICRC's CRC pass up to a length hash/crc32 runs fastest,
 // icrcVerifyOwned). A worker's frame, whose capacity ends with its
 // frame slot (dataplane.Mem.Frame), is such a b.
+//
+// Where rocev2/crc has its AVX-512 kernel, the ICRC of a packet of 252
+// bytes or more (IP header to ICRC) without IPv4 options is checked
+// without writing b at all, by Classify and ClassifyOwned alike
+// (icrcVerify, crc.CheckMasked); the rest, and every packet on other
+// CPUs, takes the in-place path above.
 func (c Classifier) ClassifyOwned(b []byte, m *Meta) {
 	c.owned = true
 	c.Classify(b, m)
@@ -418,13 +424,7 @@ func (c Classifier) udp(b []byte, off, end int, m *Meta) {
 	if !c.VerifyICRC {
 		return
 	}
-	var ok bool
-	if c.owned {
-		ok = icrcVerifyOwned(b, int(m.L3Off), bth, int(m.ICRCOff), m.IPVersion == 6)
-	} else {
-		ok = m.ComputeICRC(b) == m.ICRC(b)
-	}
-	if !ok {
+	if !icrcVerify(b, int(m.L3Off), bth, int(m.ICRCOff), m.IPVersion == 6, c.owned) {
 		m.Reason = ReasonBadICRC
 	}
 }

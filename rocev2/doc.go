@@ -24,6 +24,7 @@
 // Build compute the ICRC in place, masking the variant fields in the frame
 // for the length of one CRC pass, and so need a frame nothing else reads
 // meanwhile; ClassifyOwned may also zero the frame's spare capacity, past
-// len(b) up to cap(b). gopacket layers for tools live in rocev2/layers;
+// len(b) up to cap(b). (Where rocev2/crc has its AVX-512 kernel, the
+// ICRC check of most packets writes nothing: see icrcVerify.) gopacket layers for tools live in rocev2/layers;
 // the packet path never goes through gopacket.
 package rocev2

@@ -143,3 +143,101 @@ func Slicing8(crc uint32, h []byte) uint32 {
 	}
 	return ^c
 }
+
+// Residue is what Update returns over any bytes followed by their own
+// CRC-32 in little-endian order, from any starting crc: a message that
+// carries its CRC checks out when the CRC over it and the CRC field is
+// this constant, with no separate comparison.
+const Residue = 0x2144df1c
+
+// zeroResidue[z] is what Update returns over a message that checks out
+// (Residue) followed by z zero bytes: a zero byte shifts the CRC register
+// and adds nothing, so that is a constant too. updateMasked pads with up
+// to 63 zeros.
+var zeroResidue = func() (t [64]uint32) {
+	t[0] = Residue
+	for z := 1; z < len(t); z++ {
+		t[z] = Slicing8(t[z-1], []byte{0})
+	}
+	return t
+}()
+
+// CheckMasked reports whether p, with its first 64 bytes ORed with or,
+// checks out from crc: whether Update(crc, p') == Residue for that p'.
+// p is not written. It is how rocev2 checks an ICRC with the fields a
+// router may change masked to ones without writing the frame; p must be
+// at least 64 bytes long.
+//
+// Where Update has its AVX-512 kernel and p is at least MinWide long,
+// the mask is applied to the first 64-byte block in a register and the
+// pass is padded with zeros to a multiple of 64 bytes by a masked load
+// of the last block (updateMasked); otherwise the first 64 bytes are
+// masked in a copy on the stack and run through Slicing8, the rest
+// through Update.
+func CheckMasked(crc uint32, p []byte, or *[64]byte) bool {
+	if wide && len(p) >= MinWide {
+		return ^updateMasked(^crc, p, or) == zeroResidue[-len(p)&63]
+	}
+	var h [64]byte
+	for i := 0; i < len(h); i += 8 {
+		binary.LittleEndian.PutUint64(h[i:], binary.LittleEndian.Uint64(p[i:])|binary.LittleEndian.Uint64(or[i:]))
+	}
+	return Update(Slicing8(crc, h[:]), p[len(h):]) == Residue
+}
+
+// shiftTab[i] = i: updateMasked loads its VPERMB indexes from it.
+var shiftTab = func() (t [128]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	return t
+}()
+
+// mergeTab holds updateMasked's constants for its last step (the byte
+// offsets are crc_amd64.s's): 0-255, for each of the four accumulators
+// in turn and each 128-bit lane D bytes before the end of the message,
+// x^(8D+95) mod P and x^(8D+31) mod P, each bit-reflected into 64 bits
+// (xnRev64), so that a lane's two products, read with x^0 at bit 127,
+// add up to the lane's share of the message times x^32, mod P, in under
+// 96 bits; 256: floor(x^96/P) without its x^64 term, divided by x and
+// reflected, for the Barrett reduction of those 96 bits; 264: P - x^32,
+// reflected.
+var mergeTab = func() (t [34]uint64) {
+	for i := 0; i < 4; i++ {
+		for j := 0; j < 4; j++ {
+			d := (3-i)*64 + (3-j)*16
+			t[8*i+2*j], t[8*i+2*j+1] = xnRev64(8*d+95), xnRev64(8*d+31)
+		}
+	}
+	t[32] = barrettMu()
+	t[33] = bits.Reverse64(0x04c11db7)
+	return t
+}()
+
+// xnRev64 returns x^n mod P bit-reflected into 64 bits: the coefficient
+// of x^j at bit 63-j.
+func xnRev64(n int) uint64 {
+	return xnReflected(n) >> 1 << 32
+}
+
+// barrettMu returns floor(x^96/P) - x^64, divided by x and reflected into
+// 64 bits (x^j at bit 63-j): x^96 divided by P bit by bit, a 33-bit
+// window of the remainder sliding down from x^96.
+func barrettMu() uint64 {
+	const p = 0x104c11db7
+	var q uint64 // quotient coefficients x^63..x^0 (x^64's is 1)
+	w := uint64(1) << 32
+	for d := 96; d >= 32; d-- {
+		if w>>32&1 != 0 {
+			if d-32 < 64 {
+				q |= 1 << (d - 32)
+			}
+			w ^= p
+		}
+		w <<= 1
+	}
+	if q&1 != 0 {
+		panic("crc: floor(x^96/P) has an x^0 term")
+	}
+	return bits.Reverse64(q >> 1)
+}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"rocetor/rocev2/crc"
 )
@@ -22,6 +23,13 @@ func TestFoldConstants(t *testing.T) {
 	}
 	if got := crc.XnReflected(64); got != 0x163cd6124 {
 		t.Errorf("x^64 = %#x, want 0x163cd6124", got)
+	}
+	// updateMasked's Barrett constants: floor(x^96/P) - x^64, over x and
+	// reflected (Linux's crc-pclmul-template has floor(x^95/P) reflected,
+	// 0xb4e5b025f7011641, the same bits shifted by one), and P - x^32
+	// reflected (hash/crc32's 0xedb88320 in the top half).
+	if m := crc.MergeTab; m[32] != 0xb4e5b025f7011640 || m[33] != 0xedb88320<<32 {
+		t.Errorf("Barrett constants %#x, %#x", m[32], m[33])
 	}
 }
 
@@ -140,3 +148,106 @@ func BenchmarkUpdate(b *testing.B) {
 }
 
 func fmtLen(s string, n int) string { return "kernel=" + s + "/len=" + strconv.Itoa(n) }
+
+// TestCheckMasked checks CheckMasked against hash/crc32 over the masked
+// copy for every length from 64 to 2100 bytes, at several offsets, with
+// a random mask over the first 60 bytes: a message that carries its CRC
+// checks out, one with a flipped bit that the mask does not cover does
+// not. It also places messages so that their last 64 bytes straddle a
+// page boundary, where updateMasked must not read past the end.
+func TestCheckMasked(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	buf := make([]byte, 3*4096)
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
+	}
+	var or [64]byte
+	for i := range or[:60] {
+		if r.IntN(5) == 0 {
+			or[i] = byte(r.Uint32())
+		}
+	}
+	check := func(t *testing.T, p []byte) {
+		t.Helper()
+		n := len(p)
+		m := append([]byte(nil), p...)
+		for i := range or {
+			m[i] |= or[i]
+		}
+		seed := r.Uint32()
+		c := crc32.Update(seed, crc32.IEEETable, m[:n-4])
+		p[n-4], p[n-3], p[n-2], p[n-1] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
+		if !crc.CheckMasked(seed, p, &or) {
+			t.Fatalf("n %d: valid message does not check out", n)
+		}
+		i, bit := r.IntN(n), byte(1)<<r.IntN(8)
+		for i < len(or) && or[i]&bit != 0 {
+			i, bit = r.IntN(n), byte(1)<<r.IntN(8)
+		}
+		p[i] ^= bit
+		if crc.CheckMasked(seed, p, &or) {
+			t.Fatalf("n %d: bit %#x of byte %d flipped, still checks out", n, bit, i)
+		}
+		p[i] ^= bit
+	}
+	paths(t, func(t *testing.T) {
+		for n := 64; n <= 2100; n++ {
+			for _, off := range []int{0, 3, 14, 63} {
+				check(t, buf[off:off+n])
+			}
+		}
+		page := 4096 - int(uintptr(unsafe.Pointer(&buf[0]))&4095)
+		for end := page + 4096 - 70; end <= page+4096+70; end++ {
+			for _, n := range []int{256, 300, 988, 1000} {
+				// Capacity ends with the message: nothing after it may be read.
+				check(t, buf[end-n:end:end])
+			}
+		}
+	})
+}
+
+func TestCheckMaskedAllocs(t *testing.T) {
+	p := make([]byte, 1024)
+	var or [64]byte
+	paths(t, func(t *testing.T) {
+		if n := testing.AllocsPerRun(100, func() { crc.CheckMasked(0, p, &or) }); n != 0 {
+			t.Fatalf("%v allocations", n)
+		}
+	})
+}
+
+func FuzzCheckMasked(f *testing.F) {
+	f.Add(uint32(0), make([]byte, 64), make([]byte, 300))
+	f.Add(uint32(7), []byte{1, 0xff, 2}, make([]byte, 1031))
+	f.Fuzz(func(t *testing.T, seed uint32, mask, p []byte) {
+		if len(p) < 64 {
+			return
+		}
+		var or [64]byte
+		copy(or[:], mask)
+		m := append([]byte(nil), p...)
+		for i := range or {
+			m[i] |= or[i]
+		}
+		want := crc32.Update(seed, crc32.IEEETable, m) == crc.Residue
+		defer crc.UseWide(crc.UseWide(true))
+		for _, w := range []bool{true, false} {
+			crc.UseWide(w)
+			if got := crc.CheckMasked(seed, p, &or); got != want {
+				t.Fatalf("wide %v, len %d: %v, want %v", crc.Wide(), len(p), got, want)
+			}
+		}
+	})
+}
+
+func BenchmarkCheckMasked(b *testing.B) {
+	p := make([]byte, 4096)
+	var or [64]byte
+	for _, n := range []int{988, 1024} {
+		b.Run(fmtLen("wide", n), func(b *testing.B) {
+			for b.Loop() {
+				crc.CheckMasked(0, p[:n], &or)
+			}
+		})
+	}
+}

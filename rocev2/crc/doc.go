@@ -17,11 +17,20 @@
 // Generic Polynomials Using PCLMULQDQ Instruction", 2009), with the fold
 // constants computed at init (foldTab) and checked against hash/crc32's.
 //
+// CheckMasked is the ICRC check itself: the CRC of a message whose first
+// 64 bytes are ORed with a mask (the fields a router may change, set to
+// ones), compared with the residue a message carrying its own CRC
+// leaves. Its kernel (updateMasked) masks in a register and pads the
+// last block with zeros in a register, so rocev2 need not write the
+// frame, and folds all four accumulators' lanes straight into 96 bits
+// before a two-multiply Barrett reduction. It needs AVX-512 BW and VBMI
+// too (VPERMB), which every CPU with AVX-512 VPCLMULQDQ has.
+//
 // It is the one package with assembly outside afxdp and bpf, which the
 // house rules (STYLE.md, rule 1) keep unsafe code and raw syscalls in.
 // It deviates because the cost it removes is in every verified packet
 // and no Go code reaches it (Go has no carry-less multiply intrinsic);
-// it keeps the deviation small: one function, no unsafe in Go code, its
+// it keeps the deviation small: two functions, no unsafe in Go code, its
 // arguments checked by go vet's asmdecl, and everything it does not
 // handle (short inputs, other CPUs and architectures, the up to 15
 // bytes after the last 16-byte block) goes to hash/crc32 or Slicing8.

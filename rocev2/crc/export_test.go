@@ -3,4 +3,5 @@ package crc
 var (
 	XnReflected = xnReflected
 	Fold        = fold
+	MergeTab    = &mergeTab
 )
