@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
@@ -448,15 +450,7 @@ func BenchmarkPipelineScaleWork(b *testing.B) {
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			for i := range rounds {
-				// As run: each worker steps once per burst it is
-				// sent, so a step carries as many packets with two
-				// workers as with one.
-				for w := range n {
-					r.send(w, r.ss[w][i%len(r.ss[w])], benchBurst)
-				}
-				for w := range n {
-					r.step(w)
-				}
+				r.round(i)
 			}
 			r.settle(b)
 			b.StopTimer()
@@ -466,6 +460,84 @@ func BenchmarkPipelineScaleWork(b *testing.B) {
 			r.check(b, total, int(r.delivered()-delivered0))
 		})
 	}
+}
+
+// round is BenchmarkPipelineScaleWork's i-th round: a burst to each
+// worker's flows, then a step of each worker. As in run, each worker
+// steps once per burst it is sent, so a step carries as many packets
+// with two workers as with one.
+func (r *scalePair) round(i int) {
+	n := len(r.now)
+	for w := range n {
+		r.send(w, r.ss[w][i%len(r.ss[w])], benchBurst)
+	}
+	for w := range n {
+		r.step(w)
+	}
+}
+
+// BenchmarkPipelineScaleWorkPaired is BenchmarkPipelineScaleWork's
+// ratio measured on a busy machine: one process holds a pair with one
+// worker and a pair with two and alternates between them every
+// pairedChunk data packets, each chunk timed by the thread's CPU clock
+// (the goroutine locked to its thread), so that what other processes
+// do to the caches and the CPU falls on both alike. On the shared
+// 2-CPU machine at load 4, separate runs of BenchmarkPipelineScaleWork
+// gave ratios from 0.81 to 1.53 for the same tree; this one's stay
+// within a few percent. It reports each pair's cpu-ns/pkt and
+// work-ratio, workers=2's CPU time per packet over workers=1's: 2
+// divided by it bounds BenchmarkPipelineScale's scaling on two idle
+// CPUs (issue 30: ≥ 1.8, a work ratio ≤ 1.11).
+func BenchmarkPipelineScaleWorkPaired(b *testing.B) {
+	var rs [2]*scalePair
+	var d0 [2]int64
+	for k := range rs {
+		rs[k] = newScalePair(b, k+1)
+		rs[k].warm(b)
+		d0[k] = rs[k].delivered()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cpu [2]int64
+	var rounds [2]int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += pairedChunk {
+		for k, r := range rs {
+			n := pairedChunk / ((k + 1) * benchBurst)
+			t0 := threadCPU()
+			for range n {
+				r.round(rounds[k])
+				rounds[k]++
+			}
+			cpu[k] += threadCPU() - t0
+		}
+	}
+	b.StopTimer()
+	var per [2]float64
+	for k, r := range rs {
+		r.settle(b)
+		total := rounds[k] * (k + 1) * benchBurst
+		per[k] = float64(cpu[k]) / float64(total)
+		r.check(b, total, int(r.delivered()-d0[k]))
+	}
+	b.ReportMetric(per[0], "w1-cpu-ns/pkt")
+	b.ReportMetric(per[1], "w2-cpu-ns/pkt")
+	b.ReportMetric(per[1]/per[0], "work-ratio")
+}
+
+// pairedChunk is how many data packets BenchmarkPipelineScaleWorkPaired
+// runs through one pair before it turns to the other: a few
+// milliseconds, well under a scheduler's time slice.
+const pairedChunk = 8192
+
+// threadCPU returns the calling thread's CPU time, in nanoseconds.
+func threadCPU() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return ts.Nano()
 }
 
 // warmPackets is how many data packets warm runs: enough that every
