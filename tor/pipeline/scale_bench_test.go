@@ -268,6 +268,12 @@ type scaleSender struct {
 	dn, an int
 	dm, am rocev2.Meta
 	n      uint32 // data packets sent
+	// back is a data packet from the host under b to the one under a,
+	// on a QP of its own, which only warm sends; bn is how many.
+	back  [2048]byte
+	backN int
+	backM rocev2.Meta
+	bn    uint32
 }
 
 func newScaleSender(r *scalePair, k int) *scaleSender {
@@ -276,7 +282,20 @@ func newScaleSender(r *scalePair, k int) *scaleSender {
 	s.an, _ = rocev2.Build(s.a[:], &rocev2.Spec{SrcIP: hs[1], DstIP: hs[0], Opcode: rocev2.RCAck, DestQP: 7, Syndrome: rocev2.ACKSyndrome(31)})
 	rocev2.Classifier{}.Classify(s.d[:s.dn], &s.dm)
 	rocev2.Classifier{}.Classify(s.a[:s.an], &s.am)
+	s.backN, _ = rocev2.Build(s.back[:], &rocev2.Spec{SrcIP: hs[1], DstIP: hs[0], Opcode: rocev2.RCWriteMiddle, DestQP: 9, Payload: make([]byte, 970)})
+	rocev2.Classifier{}.Classify(s.back[:s.backN], &s.backM)
 	return s
+}
+
+// sendBack injects count data packets of s's reverse flow on queue w of
+// its host's port under b.
+func (r *scalePair) sendBack(w int, s *scaleSender, count int) {
+	hp := scaleHostPort(s.k)
+	for range count {
+		rocev2.BTH(s.back[s.backM.BTHOff:]).SetPSN(psn.New(s.bn))
+		s.bn++
+		r.b.ports[w][hp].Inject(s.back[:s.backN])
+	}
 }
 
 // send injects count data packets of s's flow on queue w of its host's
@@ -540,25 +559,31 @@ func threadCPU() int64 {
 	return ts.Nano()
 }
 
-// warmPackets is how many data packets warm runs: enough that every
-// llr Tx buffer (256 KB a link, a quarter of a switch's 1 KB frames)
-// and every handoff ring (4,096 entries, about an eighth of the data
-// packets each) has gone round once.
-const warmPackets = 64 << 10
+// warmPackets is how many data packets warm sends each way: enough
+// that every llr Tx buffer (2 MB a link in the pair, about 2,048 of its
+// 1 KB frames) and every handoff ring (4,096 entries) has gone round
+// once, even on an uplink that ecmp gives one flow of the sixteen.
+const warmPackets = 256 << 10
 
 // warm sends warmPackets data packets through the pair as
-// BenchmarkPipelineScaleWork does and lets it settle, before the timed
-// loop: the first pass over each llr Tx buffer and handoff ring faults
-// its pages in (fresh heap memory), which with two workers' larger
-// heap took 4,130 page faults inside the loop against 83 with one — at
-// about 16 µs each on this VM (pvm), 33 ns of the 2,000,000-packet
-// run's cpu-ns/pkt, a one-off cost of starting that tord pays once
-// (perf record -e page-faults, 2026-11-29).
+// BenchmarkPipelineScaleWork does, and as many back from b's hosts to
+// a's, and lets it settle, before the timed loop: the first pass over
+// each llr Tx buffer and handoff ring faults its pages in (fresh heap
+// memory). Without it, the two-worker pair took 4,130 page faults
+// inside the loop against 83 for one worker, whose memory the garbage
+// of the benchmark's first run (b.N = 1) had faulted in: at about
+// 16 µs each on this VM (pvm), 33 of the 580–598 cpu-ns/pkt of
+// 2,000,000 packets with two workers (perf record -e page-faults,
+// 2026-11-29) — a cost of starting, which tord pays once. Data
+// packets only one way left b's Tx buffers, which carry just the ACKs,
+// to be first touched in the loop, 1,213 faults in 2,000,000 packets.
 func (r *scalePair) warm(t testing.TB) {
 	n := len(r.now)
 	for i := range warmPackets / (n * benchBurst) {
 		for w := range n {
-			r.send(w, r.ss[w][i%len(r.ss[w])], benchBurst)
+			s := r.ss[w][i%len(r.ss[w])]
+			r.send(w, s, benchBurst)
+			r.sendBack(w, s, benchBurst)
 		}
 		for w := range n {
 			r.step(w)
