@@ -421,7 +421,14 @@ func (w *Worker) resume(in []handed) {
 				}
 			}
 		}
-		w.process(int(at), b)
+		from := int(at)
+		if from == w.egressAt && from < len(w.stages) {
+			// Handed to this worker because it owns the ports
+			// they go to: handEgress would find none to hand.
+			w.stage(from, b)
+			from++
+		}
+		w.process(from, b)
 		w.dispatch(b)
 	}
 }

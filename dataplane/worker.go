@@ -566,13 +566,18 @@ func (w *Worker) process(from int, b *Batch) {
 		if s == w.egressAt {
 			w.handEgress(b)
 		}
-		w.ctx.stage = uint16(s)
-		w.st.Stages[s].Calls++
-		w.st.Stages[s].Packets += uint64(b.N)
-		w.stages[s].Process(&w.ctx, b)
-		if w.cap != nil && w.cap.Point == CaptureStage && w.cap.Stage == s {
-			w.captureStage(b)
-		}
+		w.stage(s, b)
+	}
+}
+
+// stage runs stage s over b.
+func (w *Worker) stage(s int, b *Batch) {
+	w.ctx.stage = uint16(s)
+	w.st.Stages[s].Calls++
+	w.st.Stages[s].Packets += uint64(b.N)
+	w.stages[s].Process(&w.ctx, b)
+	if w.cap != nil && w.cap.Point == CaptureStage && w.cap.Stage == s {
+		w.captureStage(b)
 	}
 }
 
