@@ -91,7 +91,10 @@ const scaleWindow = 512
 // worker 1, and each goroutine sends its worker's.
 type scalePair struct {
 	a, b scaleSwitch
-	now  []atomic.Int64 // each goroutine's last step time, read by its workers' clocks
+	// now is each goroutine's last step time, read by its workers'
+	// clocks, each on lines of its own: side by side, the store each
+	// goroutine makes every step took the line from the other.
+	now []paddedCount
 	// clock is the pair's time, one for every goroutine (as tord's
 	// workers read one monotonic clock): NetRT's shared budgets and
 	// the handed packets compare times across workers. Each step takes
@@ -133,7 +136,7 @@ func scaleTable(t testing.TB, side int, hosts [][2]netip.Addr, mp fwd.Multipath)
 	return tb
 }
 
-func newScaleSwitch(t testing.TB, side, n int, hosts [][2]netip.Addr, now []atomic.Int64) scaleSwitch {
+func newScaleSwitch(t testing.TB, side, n int, hosts [][2]netip.Addr, now []paddedCount) scaleSwitch {
 	t.Helper()
 	c := testConfig(t, fmt.Sprintf("workers: %d\n%s", n, scaleYAML))
 	var err error
@@ -168,7 +171,7 @@ func newScaleSwitch(t testing.TB, side, n int, hosts [][2]netip.Addr, now []atom
 			}
 			ports, dps = append(ports, p), append(dps, p)
 		}
-		pl, err := pn.BuildHanded(w, mems[w], dps, func() int64 { return now[w].Load() }, s.h)
+		pl, err := pn.BuildHanded(w, mems[w], dps, func() int64 { return now[w].n.Load() }, s.h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +208,7 @@ func scaleFlows() [][2]netip.Addr {
 }
 
 func newScalePair(t testing.TB, n int) *scalePair {
-	r := &scalePair{now: make([]atomic.Int64, n), hs: scaleFlows()}
+	r := &scalePair{now: make([]paddedCount, n), hs: scaleFlows()}
 	r.a = newScaleSwitch(t, 0, n, r.hs, r.now)
 	r.b = newScaleSwitch(t, 1, n, r.hs, r.now)
 	for w := range n {
@@ -238,7 +241,7 @@ func (r *scalePair) flows(w int) []int {
 // benchPair.step does, and returns the work they did.
 func (r *scalePair) step(w int) int {
 	now := r.clock.Add(int64(1000 / len(r.now)))
-	r.now[w].Store(now)
+	r.now[w].n.Store(now)
 	work := 0
 	for range 2 {
 		work += r.a.pls[w].Worker.Step(now)
@@ -372,7 +375,7 @@ func (r *scalePair) handed() int64 {
 	n := int64(0)
 	for _, s := range []*scaleSwitch{&r.a, &r.b} {
 		for w, pl := range s.pls {
-			pl.Worker.Publish(r.now[w].Load())
+			pl.Worker.Publish(r.now[w].n.Load())
 			for _, h := range pl.Worker.Snapshot().Handed {
 				n += int64(h)
 			}
@@ -503,7 +506,7 @@ func (r *scalePair) check(b *testing.B, sent, got int) {
 	}
 	for _, s := range []*scaleSwitch{&r.a, &r.b} {
 		for w, pl := range s.pls {
-			pl.Worker.Publish(r.now[w].Load())
+			pl.Worker.Publish(r.now[w].n.Load())
 			for k, d := range pl.Worker.Snapshot().Drops {
 				if d > 0 {
 					b.Errorf("worker %d dropped %d as %v", w, d, dataplane.Reason(k))
