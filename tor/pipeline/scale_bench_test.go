@@ -324,11 +324,11 @@ func (r *scalePair) send(w int, s *scaleSender, count int) {
 // benchBurst data packets from the next of them in turn, with an ACK
 // back every 32, then steps until every goroutine has sent its bursts
 // and its workers are idle. It returns the data packets sent.
-func (r *scalePair) run(w, bursts int, left *atomic.Int32) int {
-	ss, sent := r.ss[w], 0
+func (r *scalePair) run(w, bursts int, left *atomic.Int32) (sent, yields int) {
+	ss := r.ss[w]
 	for i := range bursts {
 		for len(r.a.pls) > 1 && (r.behind(w) || r.in.Load()-r.delivered() > scaleWindow) {
-			r.idle(w)
+			yields += r.idle(w)
 		}
 		r.send(w, ss[i%len(ss)], benchBurst)
 		sent += benchBurst
@@ -341,7 +341,7 @@ func (r *scalePair) run(w, bursts int, left *atomic.Int32) int {
 	// packet sent has reached its host, or nothing reached one for
 	// 1,000 steps (check tells).
 	for last, still := int64(-1), 0; left.Load() > 0 || still < 1000; {
-		r.idle(w)
+		yields += r.idle(w)
 		got := r.delivered()
 		if left.Load() == 0 && got >= r.sent.Load() {
 			break
@@ -352,7 +352,7 @@ func (r *scalePair) run(w, bursts int, left *atomic.Int32) int {
 			last, still = got, 0
 		}
 	}
-	return sent
+	return sent, yields
 }
 
 // idle steps worker w of both switches while goroutine w waits for the
@@ -363,10 +363,13 @@ func (r *scalePair) run(w, bursts int, left *atomic.Int32) int {
 // waited for had no CPU took the CPU away from the work it waited for.
 // On the shared machine (load 5) two workers took 4,473 ns a data
 // packet so, one 536.
-func (r *scalePair) idle(w int) {
+// It returns 1 when it yielded.
+func (r *scalePair) idle(w int) int {
 	if r.step(w) == 0 {
 		afxdp.Yield()
+		return 1
 	}
+	return 0
 }
 
 // handed returns the frames the workers of both switches handed to
@@ -460,7 +463,7 @@ func runScale(b *testing.B, rs []*scalePair, gs []scaleGoroutine, bursts int) {
 	for _, g := range gs {
 		left[slices.Index(rs, g.r)].Add(1)
 	}
-	sent := make([]int, len(gs))
+	sent, yields, cpu := make([]int, len(gs)), make([]int, len(gs)), make([]int64, len(gs))
 	var wg sync.WaitGroup
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -472,20 +475,27 @@ func runScale(b *testing.B, rs []*scalePair, gs []scaleGoroutine, bursts int) {
 			// which idle yields to the others.
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			sent[k] = g.r.run(g.w, bursts, &left[slices.Index(rs, g.r)])
+			t0 := threadCPU()
+			sent[k], yields[k] = g.r.run(g.w, bursts, &left[slices.Index(rs, g.r)])
+			cpu[k] = threadCPU() - t0
 		}()
 	}
 	wg.Wait()
 	b.StopTimer()
-	total, handed := 0, int64(0)
+	total, handed, yielded, busy := 0, int64(0), 0, int64(0)
 	for k := range gs {
-		total += sent[k]
+		total, yielded, busy = total+sent[k], yielded+yields[k], busy+cpu[k]
 	}
 	for k, r := range rs {
 		handed += r.handed() - h0[k]
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(total), "ns/pkt")
 	b.ReportMetric(float64(handed)/float64(total), "handed/pkt")
+	// The goroutines' threads' CPU time, and their idle steps (each a
+	// yield), per data packet: what the run cost beside how long it
+	// took, and how often a goroutine had nothing to do.
+	b.ReportMetric(float64(busy)/float64(total), "cpu-ns/pkt")
+	b.ReportMetric(float64(yielded)/float64(total), "yields/pkt")
 	for k, r := range rs {
 		mine := 0
 		for j, g := range gs {
