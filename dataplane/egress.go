@@ -328,6 +328,9 @@ type Egress struct {
 	// queue) as the owning worker last published it (Publish), for the
 	// other workers of a handoff, which may not read the queues.
 	seen []atomic.Int64
+	// seenEmpty says every depth in seen is 0: the last Publish found
+	// the egress empty.
+	seenEmpty bool
 }
 
 // NewEgress builds an egress from a validated configuration.
@@ -409,6 +412,20 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 // the owner publishes once per loop, busy or idle, while most loops
 // change few queues.
 func (e *Egress) Publish() {
+	// An egress empty now and at the last Publish has nothing new to
+	// store, and a port's owner publishes every loop, mostly with
+	// the queues drained (backlog counts every queue and the MAC
+	// control queue): the loop over the queues was about a tenth of
+	// Worker.Step's own samples with two workers
+	// (BenchmarkPipelineScaleWorkPaired, perf annotate, 2026-11-29).
+	if e.backlog == 0 {
+		if e.seenEmpty {
+			return
+		}
+		e.seenEmpty = true
+	} else {
+		e.seenEmpty = false
+	}
 	for i := range e.queues {
 		if v := int64(e.queues[i].bytes); e.seen[i].Load() != v {
 			e.seen[i].Store(v)

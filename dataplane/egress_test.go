@@ -379,4 +379,14 @@ func TestEgressPublish(t *testing.T) {
 	if e.Seen(2) != 0 || e.Seen(e.NumQueues()) != 0 {
 		t.Fatalf("seen %d, control %d after the queues emptied", e.Seen(2), e.Seen(e.NumQueues()))
 	}
+	// Empty twice running, Publish stores nothing; the next frame
+	// shows again.
+	e.Publish()
+	if !e.Enqueue(3, 0, 700) {
+		t.Fatal("refused")
+	}
+	e.Publish()
+	if e.Seen(3) != 700 {
+		t.Fatalf("seen %d after an empty spell, want 700", e.Seen(3))
+	}
 }

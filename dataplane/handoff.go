@@ -231,6 +231,24 @@ func (r *spsc[T]) push(v *T) bool {
 	return true
 }
 
+// slot returns the entry at the producer's tail for the caller to fill
+// in place, or nil when the ring is full; produce then adds it. The
+// handoff builds a handed entry straight in its slot rather than in a
+// local copied in by push: one copy of a ~100-byte entry per frame
+// instead of two.
+func (r *spsc[T]) slot() *T {
+	if r.ptail-r.phead > r.mask {
+		r.phead = r.head.Load()
+		if r.ptail-r.phead > r.mask {
+			return nil
+		}
+	}
+	return &r.buf[r.ptail&r.mask]
+}
+
+// produce adds the entry slot returned, without publishing it.
+func (r *spsc[T]) produce() { r.ptail++ }
+
 // publish makes the pushes visible to the consumer; it reports whether
 // there were any.
 func (r *spsc[T]) publish() bool {
@@ -259,6 +277,30 @@ func (r *spsc[T]) pop(out []T) int {
 	return n
 }
 
+// peek returns up to max published entries from the consumer's head,
+// in place: as many as lie contiguous before the end of the buffer.
+// They stay the consumer's to read until release frees them. The
+// handoff resumes handed packets straight from their slots rather than
+// from a copy (pop).
+func (r *spsc[T]) peek(max int) []T {
+	if r.chead == r.ctail {
+		r.ctail = r.tail.Load()
+		if r.chead == r.ctail {
+			return nil
+		}
+	}
+	i := r.chead & r.mask
+	n := min(r.ctail-r.chead, uint64(len(r.buf))-i, uint64(max))
+	return r.buf[i : i+n]
+}
+
+// release frees the first n entries peek returned and publishes the
+// head.
+func (r *spsc[T]) release(n int) {
+	r.chead += uint64(n)
+	r.head.Store(r.chead)
+}
+
 // ready reports whether the consumer would find something; any thread.
 func (r *spsc[T]) ready() bool { return r.tail.Load() != r.head.Load() }
 
@@ -272,14 +314,17 @@ func (h *Handoff) clearWake(w int) {
 // marks it Taken; when the ring is full it marks it dropped
 // (ReasonHandoffFull) and returns false.
 func (w *Worker) hand(p *Packet, to int, at uint16) bool {
-	e := handed{Packet: *p, At: at}
-	// It goes on forwarding there, whatever a stage that emits it
-	// left in its Verdict (a held packet's is Taken).
-	e.Verdict, e.Reason = Forward, 0
-	if !w.ho.rings[w.cfg.ID][to].push(&e) {
+	r := w.ho.rings[w.cfg.ID][to]
+	e := r.slot()
+	if e == nil {
 		p.Drop(ReasonHandoffFull)
 		return false
 	}
+	e.Packet, e.At = *p, at
+	// It goes on forwarding there, whatever a stage that emits it
+	// left in its Verdict (a held packet's is Taken).
+	e.Verdict, e.Reason = Forward, 0
+	r.produce()
 	w.st.Handed[to]++
 	p.Verdict = Taken
 	return true
@@ -330,15 +375,18 @@ func (w *Worker) drainHandoff() int {
 		if r == nil {
 			continue
 		}
+		// A batch at a time, read in place (peek), for as long as
+		// whole batches come, as the AF_XDP rings are read.
 		for {
-			n := r.pop(w.in[:])
-			if n == 0 {
+			in := r.peek(BatchSize)
+			if len(in) == 0 {
 				break
 			}
-			work += n
-			w.resume(w.in[:n])
-			if n < len(w.in) {
-				break
+			work += len(in)
+			w.resume(in)
+			r.release(len(in))
+			if len(in) < BatchSize && r.chead&r.mask != 0 {
+				break // short, and not for the end of the buffer
 			}
 		}
 	}
@@ -373,7 +421,14 @@ func (w *Worker) resume(in []handed) {
 				}
 			}
 		}
-		w.process(int(at), b)
+		from := int(at)
+		if from == w.egressAt && from < len(w.stages) {
+			// Handed to this worker because it owns the ports
+			// they go to: handEgress would find none to hand.
+			w.stage(from, b)
+			from++
+		}
+		w.process(from, b)
 		w.dispatch(b)
 	}
 }
@@ -501,11 +556,12 @@ func DrainHandoff(ws []*Worker) uint64 {
 			if r == nil {
 				continue
 			}
-			for n := r.pop(w.in[:]); n > 0; n = r.pop(w.in[:]) {
-				for i := range w.in[:n] {
-					w.dropPacket(&w.in[i].Packet, ReasonShutdown)
+			for in := r.peek(BatchSize); len(in) > 0; in = r.peek(BatchSize) {
+				for i := range in {
+					w.dropPacket(&in[i].Packet, ReasonShutdown)
 				}
-				dropped += uint64(n)
+				dropped += uint64(len(in))
+				r.release(len(in))
 			}
 		}
 		for _, x := range w.inbox {

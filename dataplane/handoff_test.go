@@ -113,6 +113,38 @@ func TestHandoffToOwner(t *testing.T) {
 	}
 }
 
+// A worker drains in one loop what a peer handed it in one loop, also
+// when the frames wrap round the end of the ring, which the drain reads
+// in place (spsc.peek) in two parts.
+func TestHandoffDrainsAcrossWrap(t *testing.T) {
+	r := newPairRig(t, 2, func(*Packet, []byte) int { return 1 }, []int{1, 1}, nil)
+	f := roceFrame(t, 1, 1000)
+	hand := func(bursts, n int) {
+		for range bursts {
+			for range n {
+				r.ports[0][0].Inject(f)
+			}
+			r.ws[0].Step(1000)
+		}
+	}
+	// 150 of the ring's 256 places go round first; then 128 more, 106
+	// before its end and 22 after.
+	hand(3, 50)
+	r.ws[1].Step(1000)
+	hand(2, 64)
+	if got := r.h.Waiting(0, 1); got != 128 {
+		t.Fatalf("%d frames on the ring, want 128", got)
+	}
+	r.ws[1].Step(1000)
+	if got := r.h.Waiting(0, 1); got != 0 {
+		t.Fatalf("%d frames left on the ring after a loop of its consumer, want 0", got)
+	}
+	r.settle(2000)
+	if r.sent[1] != 278 {
+		t.Fatalf("sent %d on p1, want 278", r.sent[1])
+	}
+}
+
 func TestHandoffStaysWithoutOwner(t *testing.T) {
 	r := newPairRig(t, 2, func(*Packet, []byte) int { return -1 }, nil, nil)
 	f := roceFrame(t, 1, 1000)

@@ -197,13 +197,10 @@ type Worker struct {
 	marking atomic.Pointer[Marking]
 
 	// ho is WorkerConfig.Handoff; egressAt is WorkerConfig.EgressStage
-	// with PortOwner, else -1. in is the batch a handoff ring is
-	// drained into, made only with a handoff (7 KiB a worker that a
-	// simulator's thousand single-worker nodes would carry for nothing);
-	// gone marks the packets of a batch handed away.
+	// with PortOwner, else -1. gone marks the packets of a batch handed
+	// away.
 	ho       *Handoff
 	egressAt int
-	in       *[BatchSize]handed
 	gone     uint64
 	inbox    []*Inbox  // by port, where the port is or wraps one
 	pfc      *pfcState // WorkerConfig.PFC's accounting; nil without it
@@ -281,7 +278,6 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 		}
 		w.pfd = append(w.pfd, unix.PollFd{Fd: int32(w.ho.efd[c.ID]), Events: unix.POLLIN})
 		w.st.Handed = make([]uint64, w.ho.Workers())
-		w.in = new([BatchSize]handed)
 	}
 	if w.clock == nil {
 		w.clock = MonotonicClock()
@@ -570,13 +566,18 @@ func (w *Worker) process(from int, b *Batch) {
 		if s == w.egressAt {
 			w.handEgress(b)
 		}
-		w.ctx.stage = uint16(s)
-		w.st.Stages[s].Calls++
-		w.st.Stages[s].Packets += uint64(b.N)
-		w.stages[s].Process(&w.ctx, b)
-		if w.cap != nil && w.cap.Point == CaptureStage && w.cap.Stage == s {
-			w.captureStage(b)
-		}
+		w.stage(s, b)
+	}
+}
+
+// stage runs stage s over b.
+func (w *Worker) stage(s int, b *Batch) {
+	w.ctx.stage = uint16(s)
+	w.st.Stages[s].Calls++
+	w.st.Stages[s].Packets += uint64(b.N)
+	w.stages[s].Process(&w.ctx, b)
+	if w.cap != nil && w.cap.Point == CaptureStage && w.cap.Stage == s {
+		w.captureStage(b)
 	}
 }
 

@@ -309,7 +309,7 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 		// trust, fwd and NetRT run on the flow's owner; trimming and
 		// llr's sender, which read and number the egress queue, on
 		// the port's.
-		wc.Handoff, wc.Owner, wc.PortOwner, wc.EgressStage = h, p.Owners.Flow, p.Owners.Ports(), len(stages)
+		wc.Handoff, wc.Owner, wc.PortOwner, wc.EgressStage = h, p.Owners.Owner(), p.Owners.Ports(), len(stages)
 		wc.LinkOwner = linkOwner
 		if pl.Trim != nil {
 			wc.EgressStage = slices.Index(stages, dataplane.Stage(pl.Trim))

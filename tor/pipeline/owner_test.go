@@ -21,6 +21,9 @@ func TestPairOwner(t *testing.T) {
 			b := netip.MustParseAddr("fd00::2:2").As16()
 			k := rocev2.FlowKey{Src: a, Dst: b, QP: uint32(i)}
 			o := PairOwner(&k, n)
+			if want := int(pairHash(&k) % uint64(n)); o != want {
+				t.Fatalf("%d workers: %v maps to %d, its hash mod %d to %d", n, k, o, n, want)
+			}
 			if r := k.Reverse(7); PairOwner(&r, n) != o {
 				t.Fatalf("%d workers: %v and its reverse map to %d and %d", n, k, o, PairOwner(&r, n))
 			}
@@ -29,6 +32,30 @@ func TestPairOwner(t *testing.T) {
 		for w := range n {
 			if seen[w] < 256/n/2 {
 				t.Errorf("%d workers: worker %d owns %d of 256 pairs", n, w, seen[w])
+			}
+		}
+	}
+}
+
+// Owners.Owner, the worker's owner function, says what Owners.Flow
+// says of RoCE, MAC control and other frames, for any number of
+// workers.
+func TestOwnerFunc(t *testing.T) {
+	for _, n := range []int{2, 3, 4} {
+		cfg := DefaultConfig()
+		cfg.Ports = []string{"h0", "up0", "h1", "up1"}
+		cfg.Workers = n
+		cfg.LLR.Ports = []string{"up0", "up1"}
+		o := NewOwners(&cfg)
+		f := o.Owner()
+		for i := range 64 {
+			var p dataplane.Packet
+			p.In = uint16(i % len(cfg.Ports))
+			p.Meta.Kind = []rocev2.Kind{rocev2.KindRoCE, rocev2.KindMACControl, rocev2.KindIP}[i%3]
+			p.Meta.Flow.Src = netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}).As16()
+			p.Meta.Flow.Dst = netip.AddrFrom4([4]byte{10, 0, 1, byte(i * 7)}).As16()
+			if got, want := f(&p, nil), o.Flow(&p, nil); got != want {
+				t.Fatalf("%d workers, %v frame %d: Owner says %d, Flow %d", n, p.Meta.Kind, i, got, want)
 			}
 		}
 	}

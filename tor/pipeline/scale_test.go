@@ -68,7 +68,7 @@ func TestScaleHandoffs(t *testing.T) {
 	for u := range scaleUplinks {
 		var tx uint64
 		for w, pl := range r.a.pls {
-			pl.Worker.Publish(r.now[w].Load())
+			pl.Worker.Publish(r.now[w].n.Load())
 			tx += pl.Worker.Snapshot().Ports[u].TxPackets
 		}
 		if tx < count {
