@@ -66,8 +66,8 @@ type EgressConfig struct {
 	// its queues share beyond their own reserves before they draw on
 	// the pool (SharedBuffer). Ignored without Shared.
 	PortReserve int
-	// Ring is the entries each queue's ring starts with, a power of
-	// two; 0 means 256. A ring grows, doubling, to what the queue's
+	// Ring is the entries each queue's ring is made with at its first
+	// frame, a power of two; 0 means 256. A ring grows, doubling, to what the queue's
 	// byte budget needs in minimum-size frames as frames come (an
 	// allocation each time it passes its deepest yet), so it bounds
 	// nothing: it is how much memory an idle or shallow queue costs. A
