@@ -66,8 +66,8 @@ type EgressConfig struct {
 	// its queues share beyond their own reserves before they draw on
 	// the pool (SharedBuffer). Ignored without Shared.
 	PortReserve int
-	// Ring is the entries each queue's ring starts with, a power of
-	// two; 0 means 256. A ring grows, doubling, to what the queue's
+	// Ring is the entries each queue's ring is made with at its first
+	// frame, a power of two; 0 means 256. A ring grows, doubling, to what the queue's
 	// byte budget needs in minimum-size frames as frames come (an
 	// allocation each time it passes its deepest yet), so it bounds
 	// nothing: it is how much memory an idle or shallow queue costs. A
@@ -152,7 +152,8 @@ type entry struct {
 // queue is a FIFO ring of frames with byte accounting.
 type queue struct {
 	cfg     QueueConfig
-	ring    []entry // power-of-two capacity, grown up to max
+	ring    []entry // power-of-two capacity, grown up to max; none until the first push
+	first   int     // the entries the ring is made with (EgressConfig.Ring)
 	max     int     // the most entries the ring may grow to
 	head    uint32
 	tail    uint32
@@ -267,8 +268,19 @@ func (q *queue) take(n int) (int, *entry) {
 // spent most of their time missing the cache (10 µs a packet-hop for a
 // k = 16 fat tree, 2026-11-25). A queue grows at most log2(max/256)
 // times, each at a new high-water mark.
+//
+// A ring is made at its queue's first frame, not with the queue: most
+// of a switch's queues carry no traffic class of a run (a fabric
+// simulation's workloads use one or two of four), and a k = 16 fat
+// tree's 30,720 rings of 16 entries were 10 MB of its resident memory
+// (htsim's 1,024-host permutation, tor/fabric), 8 MB of them in queues
+// no frame ever entered.
 func (q *queue) grow() {
-	r := make([]entry, 2*len(q.ring))
+	n := 2 * len(q.ring)
+	if n == 0 {
+		n = q.first
+	}
+	r := make([]entry, n)
 	for i := q.head; i != q.tail; i++ {
 		r[i&uint32(len(r)-1)] = q.ring[i&uint32(len(q.ring)-1)]
 	}
@@ -369,7 +381,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 		for n < qc.Limit/60+1 {
 			n <<= 1
 		}
-		e.queues[i] = queue{cfg: qc, ring: make([]entry, min(n, ring)), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
+		e.queues[i] = queue{cfg: qc, first: min(n, ring), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
 		if c.Shared != nil {
 			e.queues[i].pool, e.queues[i].port, e.queues[i].reserve, e.queues[i].alpha = c.Shared, &e.reserve, qc.Reserve, alphaFixed(qc.Alpha)
 		}
@@ -394,7 +406,7 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 	e.credited = make([]bool, len(e.levels))
 	// The MAC control ring grows as the others do (it holds a pause or
 	// two at a time, when PFC is on at all).
-	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, ring: make([]entry, min(64, ring)), max: 64}
+	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, first: min(64, ring), max: 64}
 	// Other workers read seen and nothing else of this egress: 64
 	// bytes either side keep the small allocation off the lines of
 	// whatever the allocator puts next to it (another worker's hot

@@ -324,22 +324,33 @@ func TestEntrySize(t *testing.T) {
 	}
 }
 
-// TestEgressRing checks EgressConfig.Ring: a queue's ring starts with
-// Ring entries (256 without it), grows to hold its whole byte budget in
+// TestEgressRing checks EgressConfig.Ring: a queue has no ring until
+// its first frame, which makes one of Ring entries (256 without it, or
+// fewer for a small budget); it grows to hold its whole byte budget in
 // minimum-size frames, and gives them back in order.
 func TestEgressRing(t *testing.T) {
+	ring := func(e *Egress) int {
+		t.Helper()
+		if len(e.queues[0].ring) != 0 {
+			t.Fatalf("a ring of %d entries before the first frame", len(e.queues[0].ring))
+		}
+		if !e.Enqueue(0, 0, 64) {
+			t.Fatal("first frame refused")
+		}
+		return len(e.queues[0].ring)
+	}
 	q := []QueueConfig{{Name: "data", Weight: 1, Limit: 64 * 100, PFC: -1}}
-	if n := len(mustEgress(t, EgressConfig{Queues: q}).queues[0].ring); n != 128 {
+	if n := ring(mustEgress(t, EgressConfig{Queues: q})); n != 128 {
 		t.Errorf("ring of a 100-frame budget without Ring: %d entries, want 128 (its budget, below 256)", n)
 	}
 	q[0].Limit = 64 << 10
-	if n := len(mustEgress(t, EgressConfig{Queues: q}).queues[0].ring); n != 256 {
+	if n := ring(mustEgress(t, EgressConfig{Queues: q})); n != 256 {
 		t.Errorf("ring without Ring: %d entries, want 256", n)
 	}
-	e := mustEgress(t, EgressConfig{Queues: q, Ring: 16})
-	if n := len(e.queues[0].ring); n != 16 {
+	if n := ring(mustEgress(t, EgressConfig{Queues: q, Ring: 16})); n != 16 {
 		t.Fatalf("ring with Ring 16: %d entries, want 16", n)
 	}
+	e := mustEgress(t, EgressConfig{Queues: q, Ring: 16})
 	for i := range 1024 {
 		if !e.Enqueue(0, uint64(i)*2048, 64) {
 			t.Fatalf("frame %d of 1024 refused within the budget", i)

@@ -173,7 +173,6 @@ type Worker struct {
 	// meets the stages after s. One per stage, because a later stage may
 	// emit in turn while its Process runs on an earlier stage's batch.
 	emitted []Batch
-	out     [BatchSize]Packet
 	ctx     Ctx
 	st      workerStats
 	// srcFull says a Source made a whole batch in the last Step: it
@@ -409,36 +408,41 @@ func (w *Worker) Step(now int64) int {
 		work += n
 		w.srcFull = w.srcFull || n >= BatchSize
 	}
+	// Transmit batches reuse the receive batch: every packet received
+	// has met its stages and its queue by now. A second batch of its own
+	// was 6.6 KB a worker, 6 MB of resident memory for a k = 16 fat
+	// tree's 1,344 simulated nodes (tor/fabric).
+	out := &w.batch.Pkts
 	for i, p := range w.ports {
 		e := w.egress[i]
 		if e.Backlog() > 0 {
 			if room := min(p.TxRoom(), BatchSize); room > 0 {
-				k := e.Dequeue(now, w.out[:room])
+				k := e.Dequeue(now, out[:room])
 				if w.pfc != nil {
 					for j := 0; j < k; j++ {
-						if o := &w.out[j]; o.In != NoPort {
+						if o := &out[j]; o.In != NoPort {
 							w.pfcDequeued(o.In, uint16(i), o.Queue, int(o.Len))
 						}
 					}
 				}
-				sent := p.Transmit(w.out[:k])
+				sent := p.Transmit(out[:k])
 				if w.cap != nil && (w.cap.Point == CaptureTx || w.cap.Point == CaptureRxTx) && w.cap.Port == i {
 					// The frames are the kernel's until their
 					// completion, but nothing rewrites them meanwhile.
 					for j := 0; j < sent; j++ {
-						w.cap.add(w.mem.Frame(&w.out[j]))
+						w.cap.add(w.mem.Frame(&out[j]))
 					}
 				}
 				pc := &w.st.Ports[i]
 				for j := 0; j < sent; j++ {
 					pc.TxPackets++
-					pc.TxBytes += uint64(w.out[j].Len)
+					pc.TxBytes += uint64(out[j].Len)
 				}
 				for j := sent; j < k; j++ {
 					// The queues keep no Meta: parse the frame again,
 					// on this drop path only, to tell a header-only
 					// one; the ICRC was checked on receipt.
-					o, cls := &w.out[j], w.cfg.Classifier
+					o, cls := &out[j], w.cfg.Classifier
 					cls.VerifyICRC = false
 					cls.Classify(w.mem.Frame(o), &o.Meta)
 					w.dropPacket(o, ReasonTxFull)

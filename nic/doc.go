@@ -110,7 +110,8 @@
 // Per-QP memory: the QP struct is 376 bytes (160 of them the read
 // resources), gbn adds 12 and the fixed pacer 16 — the "SRAM" context;
 // the send and receive queues take SQDepth×56 + RQDepth×24 bytes (2.5 KB
-// at the defaults) — the "host memory". Endpoint.QPBytes reports both;
+// at the defaults) — the "host memory"; a send queue starts at 8 requests
+// and grows to SQDepth as it is posted deeper. Endpoint.QPBytes reports both;
 // TestQPBytes checks them against the heap growth per QP.
 //
 // # Transports

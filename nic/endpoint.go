@@ -710,6 +710,9 @@ func (e *Endpoint) ingest(c *Ctx) {
 			q.rqTail++
 			continue
 		}
+		if q.sqTail-q.sqHead == uint32(len(q.sq)) {
+			q.growSQ()
+		}
 		q.sq[q.sqTail&uint32(len(q.sq)-1)] = wqe{id: w.ID, post: w.post, off: w.off, rva: w.RemoteVA,
 			len: uint32(w.Len), rkey: w.RKey, msn: q.smsn & 0xffffff, mr: w.mr, op: w.Op}
 		q.sqTail++

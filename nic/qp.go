@@ -217,7 +217,7 @@ func (e *Endpoint) CreateQP(o QPOptions) (QPInfo, error) {
 	i := e.nqp
 	q := &e.qps[i]
 	*q = QP{idx: uint32(i), qpn: e.base + uint32(i), ipsn: o.PSN.Add(0), lmtu: uint16(o.MTU), sport: o.SrcPort,
-		sq: make([]wqe, e.cfg.SQDepth), rq: make([]rwqe, e.cfg.RQDepth)}
+		sq: make([]wqe, min(e.cfg.SQDepth, sqFirst)), rq: make([]rwqe, e.cfg.RQDepth)}
 	e.nqp++
 	e.host.connected = append(e.host.connected, false)
 	return e.info(q), nil
@@ -284,4 +284,23 @@ func (e *Endpoint) Connect(qpn uint32, r QPInfo) error {
 	e.cc.Open(q)
 	e.host.connected[i] = true
 	return nil
+}
+
+// sqFirst is the work requests a QP's send queue is made with; it grows,
+// doubling, to SQDepth as requests come (growSQ). A simulated fabric's
+// thousands of QPs each post a message or two at a time, and their
+// send queues of 256 (tor/fabric) touched a page each: 4 MB of htsim's
+// 1,024-host permutation's resident memory at k = 16. Endpoint.QPBytes
+// still counts SQDepth, what a QP may come to hold.
+const sqFirst = 8
+
+// growSQ doubles the send queue, keeping every request at its index
+// (sqHead to sqTail) under the new mask. Post counts requests against
+// SQDepth, so ingest calls it only below that.
+func (q *QP) growSQ() {
+	r := make([]wqe, 2*len(q.sq))
+	for i := q.sqHead; i != q.sqTail; i++ {
+		r[i&uint32(len(r)-1)] = q.sq[i&uint32(len(q.sq)-1)]
+	}
+	q.sq = r
 }

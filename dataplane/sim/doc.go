@@ -84,7 +84,8 @@
 //     the goroutines. No frame is traded across goroutines (the
 //     zero-copy trade is for links within a partition). An exchange
 //     holds at most what its wire carries in a window, rate × L, and
-//     reuses its room.
+//     reuses its room, made that large at its first frame (grown from
+//     nothing, what it outgrew was garbage the collector left resident).
 //   - What differs, and what guards it. One simulation takes the
 //     receiver's frame as the frame leaves; a partition takes it at the
 //     end of the window, up to L later. The memories' counts agree at

@@ -136,6 +136,9 @@ type wire struct {
 	// from is the sender's partition, whose epoch picks the buffer.
 	x    *[2]exchange
 	from *Sim
+	// xroom is the bytes an exchange's data is made with (NewGroup,
+	// exchangeRoom).
+	xroom int
 }
 
 // exchange is one window's frames of a link direction between two
@@ -163,6 +166,9 @@ func (w *wire) push(from *dataplane.Mem, pk *dataplane.Packet, at Time) {
 		// The frame is copied out and taken into the receiver's
 		// memory when the window ends (drain).
 		x := &w.x[w.from.epoch&1]
+		if x.data == nil {
+			x.data = make([]byte, 0, w.xroom)
+		}
 		x.recs = append(x.recs, inflight{at: at, addr: uint64(len(x.data)), len: pk.Len})
 		x.data = append(x.data, from.Frame(pk)...)
 		from.Release(pk.Addr)

@@ -53,3 +53,41 @@ func TestTradeFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestExchangeRoom: a link between partitions makes its exchange's
+// buffer, at the first frame, as large as a window's traffic (rate ×
+// lookahead and a frame), so that it never grows by append and leaves
+// its outgrown buffers to the collector.
+func TestExchangeRoom(t *testing.T) {
+	if n := exchangeRoom(100e9, Microsecond, 1152); n != 12500+1152 {
+		t.Errorf("100 Gbit/s for 1 µs with 1,152-byte frames: %d bytes, want 13,652", n)
+	}
+	if n := exchangeRoom(^uint64(0), Second, 1152); n != 64<<10 {
+		t.Errorf("an overflowing rate × lookahead: %d bytes, want the 64 KiB cap", n)
+	}
+	ma, err := dataplane.NewMem(make([]byte, 4*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := dataplane.NewMem(make([]byte, 4*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New()
+	p := s.Part()
+	a := NewPort(s, "a", rocev2.MAC{2}, ma, 4)
+	b := NewPort(p, "b", rocev2.MAC{3}, mb, 4)
+	if err := Connect(s, a, b, LinkConfig{RateBps: 100e9, Delay: Microsecond}); err != nil {
+		t.Fatal(err)
+	}
+	g := NewGroup([]*Sim{s, p}, s.Part())
+	addr, _ := ma.Alloc()
+	g.Begin()
+	if a.Transmit([]dataplane.Packet{{Addr: addr, Len: 100}}) != 1 {
+		t.Fatal("not transmitted")
+	}
+	x := &a.out.x[a.out.from.epoch&1]
+	if len(x.data) != 100 || cap(x.data) != 12500+2048 {
+		t.Errorf("exchange of %d bytes in %d, want 100 in %d", len(x.data), cap(x.data), 12500+2048)
+	}
+}

@@ -263,7 +263,10 @@ func TestStateBytes(t *testing.T) {
 		return tr
 	})
 	t.Logf("measured: %.0f bytes per QP", per)
-	if per > float64(ctx+queues)*1.25 || per < float64(ctx+queues)*0.8 {
+	// Below: a fresh QP's send queue holds 8 requests, not SQDepth,
+	// until it is posted deeper (nic's sqFirst), 24 × 56 bytes less at
+	// the default depth of 32.
+	if per > float64(ctx+queues)*1.25 || per < float64(ctx+queues)*0.7 {
 		t.Errorf("measured %.0f bytes per QP, the type sizes say %d", per, ctx+queues)
 	}
 }

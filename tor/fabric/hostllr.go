@@ -110,8 +110,10 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 	// for htsim's 1,024-host permutation (untouched, but the collector
 	// paces itself by it).
 	cq := min(4096, n.Opts.MaxQPs*(hostSQ+hostRQ))
+	// A host registers one memory region (n.scratch), where nic's
+	// default room for 64 was 2.5 MB of a k = 16 fat tree's memory.
 	nc := nic.Config{MAC: h.MAC, IP: h.IP, Egress: eeg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
-		SQDepth: hostSQ, RQDepth: hostRQ, CQDepth: cq, MTU: n.Opts.MTU, FrameSize: hostFrameSize, Clock: clock, Observer: &n.tally,
+		SQDepth: hostSQ, RQDepth: hostRQ, CQDepth: cq, MaxMRs: 1, MTU: n.Opts.MTU, FrameSize: hostFrameSize, Clock: clock, Observer: &n.tally,
 		DSCP: n.Opts.DSCP, CNPDSCP: n.Opts.CNPDSCP}
 	if protected {
 		nc.ControlQueue = "data" // llr protects the data queue alone
