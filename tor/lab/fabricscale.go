@@ -119,6 +119,9 @@ type FabricRun struct {
 	// duplicate (their packet needs nothing more): each leaves its
 	// packet to the sender's coarse timeout (seed 002 §4.5).
 	HODrops uint64 `json:"ho_drops,omitempty"`
+	// HODropsBy splits HODrops by where and why: "switch:REASON" or
+	// "host:REASON" (dataplane's and nic/dcp's drop reasons).
+	HODropsBy map[string]uint64 `json:"ho_drops_by,omitempty"`
 	// BufferPeak is the most bytes one switch held; NetRT its pools'
 	// and reordering buffers' occupancy, when the ToRs run it.
 	BufferPeak int                    `json:"buffer_peak_bytes,omitempty"`
@@ -130,31 +133,42 @@ type FabricRun struct {
 
 // newFabricRun keeps what a Run needs of r.
 func newFabricRun(r *fabric.Result, wall time.Duration) *FabricRun {
-	return &FabricRun{SimTimeNs: r.SimTimeNs, Flows: r.Flows, Completed: r.Completed, All: r.All, Short: r.Short, Long: r.Long,
+	f := &FabricRun{SimTimeNs: r.SimTimeNs, Flows: r.Flows, Completed: r.Completed, All: r.All, Short: r.Short, Long: r.Long,
 		HostCounters: r.HostCounters, Stages: r.Stages, Drops: r.Drops, PFCFrames: r.PFCFrames, PFCPauseNs: r.PFCPauseNs,
 		ECNMarked: r.ECNMarked, PacketHops: r.PacketHops, GoodputGbps: r.GoodputGbps, SR: r.SR, Links: r.Links,
-		LLRPorts: r.LLRPorts, HODrops: hoDropped(r.Books), WallNs: wall.Nanoseconds(), FCT: r.FCT, BufferPeak: r.Buffer.PeakBytes,
+		LLRPorts: r.LLRPorts, WallNs: wall.Nanoseconds(), FCT: r.FCT, BufferPeak: r.Buffer.PeakBytes,
 		NetRT: r.NetRT}
+	f.HODrops, f.HODropsBy = hoDropped(r.Books)
+	return f
 }
 
-// hoDropped counts the header-only packets b's nodes dropped, but for
-// the stale and duplicate ones hosts ignore (as hoDrops does on the
-// testbed).
-func hoDropped(b *fabric.Books) uint64 {
+// hoDropped counts the header-only packets b's nodes dropped, in all
+// and by where and why, but for the stale and duplicate ones hosts
+// ignore (as hoDrops does on the testbed).
+func hoDropped(b *fabric.Books) (uint64, map[string]uint64) {
 	if b == nil {
-		return 0
+		return 0, nil
 	}
 	var t uint64
-	for _, side := range [][]fabric.NodeBooks{b.Switches, b.Hosts} {
-		for _, nb := range side {
+	var by map[string]uint64
+	for _, side := range []struct {
+		where string
+		nodes []fabric.NodeBooks
+	}{{"switch", b.Switches}, {"host", b.Hosts}} {
+		for _, nb := range side.nodes {
 			for reason, n := range nb.HeaderOnly {
-				if reason != "nic_stale" && reason != "nic_duplicate" {
-					t += n
+				if reason == "nic_stale" || reason == "nic_duplicate" || n == 0 {
+					continue
 				}
+				if by == nil {
+					by = map[string]uint64{}
+				}
+				t += n
+				by[side.where+":"+reason] += n
 			}
 		}
 	}
-	return t
+	return t, by
 }
 
 // Drop is the switches' drops of every reason.
