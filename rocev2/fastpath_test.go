@@ -49,7 +49,7 @@ func fastAgrees(t *testing.T, b []byte) {
 func TestClassifyFastPath(t *testing.T) {
 	frames := fastFrames(t)
 	var m Meta
-	if !(Classifier{}).v4RoCE(frames[0], &m) || m.Kind != KindRoCE || m.PSN != 9 {
+	if c := (Classifier{}); !c.v4RoCE(frames[0], &m) || m.Kind != KindRoCE || m.PSN != 9 {
 		t.Fatalf("the common frame missed the fast path: %+v", m)
 	}
 	for _, f := range frames {
