@@ -449,19 +449,20 @@ func (c *Classifier) bth(b []byte, bth, end int, m *Meta) {
 	}
 }
 
-// v4RoCEHead is the Ethernet, IPv4 and UDP headers of the common frame
+// v4RoCEHead is the Ethernet, IPv4, UDP and BTH headers of the common frame
 // v4RoCE parses.
-const v4RoCEHead = EthernetLen + IPv4MinLen + UDPLen
+const v4RoCEHead = EthernetLen + IPv4MinLen + UDPLen + BTHLen
 
 // v4RoCE is Classify's fast path for the frame a RoCEv2 switch sees
 // nearly always: untagged, without a link shim, IPv4 without options
 // and not fragmented, UDP to port 4791, every length consistent and the
-// header checksum right. It reads the headers at fixed offsets, in three
+// header checksum right. It reads the headers at fixed offsets, in
 // 8-byte loads and the checksum, with no bounds check after the first
 // (b is at least v4RoCEHead bytes), and, when the frame is that one,
 // fills m as Classify's general path would (m is zero on entry) and
-// parses the BTH on. Any other frame, including a malformed one, it
-// leaves to the general path, with m untouched, and returns false.
+// parses the BTH on, itself where it can, else by bth. Any other frame,
+// including a malformed one, it leaves to the general path, with m
+// untouched, and returns false.
 //
 // Measured on the 1 KB RC WRITE frame of BenchmarkWorkerForward
 // (without the ICRC), in one process alternating 200,000 frames each
@@ -497,6 +498,30 @@ func (c *Classifier) v4RoCE(b []byte, m *Meta) bool {
 	binary.BigEndian.PutUint32(m.Flow.Dst[8:], 0xffff)
 	copy(m.Flow.Src[12:], h[l3+12:l3+16])
 	copy(m.Flow.Dst[12:], h[l3+16:l3+20])
-	c.bth(b, l4+UDPLen, l4+ul, m)
+	const bth = l4 + UDPLen
+	end := l4 + ul
+	// The BTH too, where Classify's settings add no extension headers
+	// and the opcode's own are not NetRT's (of variable length): opcode,
+	// flags, pad count, version, P_Key, destination QP; AckReq, PSN.
+	// Read here at fixed offsets rather than by a call to bth, the frame
+	// of BenchmarkWorkerForward classified in 11.5 ns instead of 13.4
+	// (8 runs of each build alternating, each the median of 41 rounds of
+	// 200,000 frames, thread CPU time, GOMAXPROCS=1; every run lower,
+	// median paired difference −1.9 ns; 2026-11-29).
+	w3, w4 := binary.BigEndian.Uint64(h[bth:]), binary.BigEndian.Uint32(h[bth+8:])
+	op, pad := Opcode(w3>>56), uint8(w3>>52)&3
+	info := &opTable[op]
+	extEnd := bth + BTHLen + info.ext.Len()
+	if c.DCP || c.OOO || c.SACK || ul < UDPLen+BTHLen+ICRCLen || w3>>48&0x0f != 0 ||
+		info.flags&opKnown == 0 || info.ext&ExtNetRT != 0 || extEnd+int(pad) > end-ICRCLen {
+		c.bth(b, bth, end, m)
+		return true
+	}
+	m.BTHOff, m.Opcode, m.PadCount, m.AckReq = bth, op, pad, w4&0x80000000 != 0
+	m.Flow.QP, m.PSN = uint32(w3)&0xffffff, psn.PSN(w4&psn.Mask)
+	m.ICRCOff, m.Ext, m.PayloadOff = uint16(end-ICRCLen), info.ext, uint16(extEnd)
+	if c.VerifyICRC && !icrcVerify(b, l3, bth, end-ICRCLen, false, c.owned) {
+		m.Reason = ReasonBadICRC
+	}
 	return true
 }

@@ -13,6 +13,9 @@ func fastFrames(t testing.TB) [][]byte {
 		{SrcIP: v4s, DstIP: v4d, Opcode: RCWriteMiddle, DestQP: 7, PSN: 9, Payload: make([]byte, 1000), DSCP: 26, ECN: 2},
 		{SrcIP: v4s, DstIP: v4d, Opcode: RCAck, DestQP: 3, AckReq: true},
 		{SrcIP: v4s, DstIP: v4d, Opcode: RCSendOnly, DestQP: 5, Payload: make([]byte, 3)},
+		{SrcIP: v4s, DstIP: v4d, Opcode: RCWriteOnlyImm, DestQP: 6, Payload: make([]byte, 17), AckReq: true, PSN: 0xabcdef},
+		{SrcIP: v4s, DstIP: v4d, Opcode: NetRTOpcode, NetRTType: NetRTRequest, DestQP: 4},
+		{SrcIP: v4s, DstIP: v4d, Opcode: NetRTOpcode, NetRTType: NetRTUnfulfilled, DestQP: 4},
 		{SrcIP: v4s, DstIP: v4d, Opcode: RCWriteOnly, DestQP: 1, Payload: make([]byte, 300), VLAN: true, VID: 5},
 		{SrcIP: netip.MustParseAddr("fd00::1"), DstIP: netip.MustParseAddr("fd00::2"), Opcode: RCWriteFirst, DestQP: 2, Payload: make([]byte, 64)},
 	}
@@ -32,7 +35,7 @@ func fastFrames(t testing.TB) [][]byte {
 // gives other than the general path alone, under every classifier.
 func fastAgrees(t *testing.T, b []byte) {
 	t.Helper()
-	for _, c := range []Classifier{{}, {VerifyICRC: true}, {DCP: true}, {SACK: true, OOO: true}} {
+	for _, c := range []Classifier{{}, {VerifyICRC: true}, {VerifyICRC: true, owned: true}, {DCP: true}, {OOO: true}, {SACK: true}} {
 		var got, want Meta
 		c.Classify(b, &got)
 		c.general(b, &want)
@@ -45,7 +48,8 @@ func fastAgrees(t *testing.T, b []byte) {
 // TestClassifyFastPath checks that the common frame takes v4RoCE, and
 // that Classify agrees with the general parser on every frame that
 // differs from the common ones in one header byte (with the IPv4
-// checksum left wrong, and set right), and on every truncation.
+// checksum left wrong, and set right), and on every truncation: every
+// way out of v4RoCE, to the general parser or to bth, is taken.
 func TestClassifyFastPath(t *testing.T) {
 	frames := fastFrames(t)
 	var m Meta
@@ -58,7 +62,7 @@ func TestClassifyFastPath(t *testing.T) {
 			fastAgrees(t, f[:n])
 		}
 		fastAgrees(t, f[:len(f)-1])
-		for i := 0; i < 58; i++ {
+		for i := 0; i < min(len(f), 66); i++ {
 			for _, x := range []byte{0x01, 0x10, 0x40, 0x80, 0xff} {
 				g := append([]byte(nil), f...)
 				g[i] ^= x
