@@ -297,6 +297,21 @@ func (q *queue) pop() *entry {
 	return e
 }
 
+// next is pop without its counters, which Dequeue adds once for the
+// frames it takes from a queue in a row, and without the shared
+// buffer's release, which Dequeue makes: small enough to be inlined.
+// Dequeue called pop for every frame; with next, the worker of
+// BenchmarkWorkerForwardParts/unverified took 1.75 ns less a frame
+// (median paired difference in two runs of 61 rounds, 4,000 batches
+// each way alternating in one process, thread CPU time, GOMAXPROCS=1,
+// 43 and 44 of 61 rounds lower; 2026-11-29, load 5).
+func (q *queue) next() *entry {
+	e := &q.ring[q.head&uint32(len(q.ring)-1)]
+	q.head++
+	q.bytes -= int(e.len)
+	return e
+}
+
 // Egress is the MMU of one port: byte-limited queues, a strict-priority
 // plus deficit-round-robin scheduler, a token-bucket shaper at the link
 // rate, and PFC pause state. It is owned by one worker and not safe for
@@ -653,8 +668,14 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 			break
 		}
 		qu := &e.queues[q]
+		sent, bytes := 0, 0
 		for {
-			en := qu.pop()
+			en := qu.next()
+			if qu.pool != nil {
+				qu.release(int(en.len))
+			}
+			sent++
+			bytes += int(en.len)
 			e.backlog -= int(en.len)
 			if e.markAt == MarkDequeue && en.ecn != ecnNotECT {
 				e.mark(qu, en, qu.bytes)
@@ -682,6 +703,8 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 				break
 			}
 		}
+		qu.stats.Dequeued += uint64(sent)
+		qu.stats.Bytes += uint64(bytes)
 	}
 	return n
 }
