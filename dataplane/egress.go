@@ -231,15 +231,28 @@ func (q *queue) push(e entry) int {
 // GOMAXPROCS=1, perf stat -e task-clock; median paired difference
 // −2.2 ns).
 func (q *queue) take(n int) (int, *entry) {
-	if q.packets() == len(q.ring) || q.bytes+n > q.cfg.Limit || q.pool != nil {
+	if !q.room(n) {
 		return q.takeSlow(n)
 	}
+	return pushed, q.claim(n)
+}
+
+// room reports whether a frame of n bytes is the common case take
+// admits at once: room in the ring, under the byte limit, no shared
+// buffer to charge.
+func (q *queue) room(n int) bool {
+	return q.packets() < len(q.ring) && q.bytes+n <= q.cfg.Limit && q.pool == nil
+}
+
+// claim counts a frame of n bytes queued and returns its slot at the
+// tail, which the caller has made sure exists.
+func (q *queue) claim(n int) *entry {
 	r := &q.ring[q.tail&uint32(len(q.ring)-1)]
 	q.tail++
 	q.bytes += n
 	q.stats.Enqueued++
 	q.stats.MaxDepthBytes = max(q.stats.MaxDepthBytes, q.bytes)
-	return pushed, r
+	return r
 }
 
 // takeSlow is take for a frame that finds the ring full, passes the
@@ -556,8 +569,15 @@ func (e *Egress) EnqueuePacket(p *Packet) bool {
 func (e *Egress) enqueuePacket(p *Packet) int {
 	q := &e.queues[p.Queue]
 	depth := q.bytes
-	r, en := q.take(int(p.Len))
-	if en == nil {
+	// take's common case inlined (room, claim), not called: 1.1 and
+	// 1.6 ns less a frame in BenchmarkWorkerForwardParts/unverified's
+	// worker (median paired differences, two runs of 61 rounds, 4,000
+	// batches each way alternating in one process, thread CPU time,
+	// GOMAXPROCS=1, 47 and 53 of 61 rounds lower; 2026-11-29, load 5).
+	r, en := pushed, (*entry)(nil)
+	if n := int(p.Len); q.room(n) {
+		en = q.claim(n)
+	} else if r, en = q.take(n); en == nil {
 		return r
 	}
 	en.addr, en.len, en.in = p.Addr, p.Len, p.In
