@@ -143,3 +143,39 @@ func TestPooledMems(t *testing.T) {
 		}
 	}
 }
+
+// TestReleasePackets checks that Mem.releasePackets leaves a Mem as
+// Release of each frame in turn does: the same free stack, in the same
+// order (what Alloc hands out next, which a simulator's runs repeat
+// by), and the same count in use, for frame sizes with and without a
+// mask, and offsets into the frames.
+func TestReleasePackets(t *testing.T) {
+	for _, size := range []int{2048, 1536} {
+		var mems [2]*Mem
+		var pkts []Packet
+		for k := range mems {
+			m, err := NewMem(make([]byte, 64*size), size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mems[k] = m
+			pkts = pkts[:0]
+			for i := 0; i < 40; i++ {
+				addr, _ := m.Alloc()
+				pkts = append(pkts, Packet{Addr: addr + uint64(i%3)*64})
+			}
+		}
+		mems[0].releasePackets(pkts[5:37])
+		for i := 5; i < 37; i++ {
+			mems[1].Release(pkts[i].Addr)
+		}
+		if a, b := mems[0], mems[1]; a.InUse() != b.InUse() || len(a.free) != len(b.free) {
+			t.Fatalf("size %d: %d in use, %d free; Release leaves %d, %d", size, a.InUse(), len(a.free), b.InUse(), len(b.free))
+		}
+		for i := range mems[1].free {
+			if mems[0].free[i] != mems[1].free[i] {
+				t.Fatalf("size %d: free[%d] = %d, Release leaves %d", size, i, mems[0].free[i], mems[1].free[i])
+			}
+		}
+	}
+}

@@ -133,12 +133,18 @@ func (p *MemPort) TxRoom() int { return p.txRoom }
 // Transmit implements Port: each frame goes to OnTransmit and back to Mem.
 func (p *MemPort) Transmit(pkts []Packet) int {
 	n := min(len(pkts), p.txRoom)
-	for i := 0; i < n; i++ {
-		if p.OnTransmit != nil {
+	if p.OnTransmit != nil {
+		for i := range pkts[:n] {
 			p.OnTransmit(p.mem.Frame(&pkts[i]))
 		}
-		p.mem.Release(pkts[i].Addr)
 	}
+	// The frames go back in one pass (Mem.releasePackets), not by a
+	// Release each: 2.6 and 3.1 ns less a frame in
+	// BenchmarkWorkerForwardParts/unverified's worker (median paired
+	// differences, two runs of 61 rounds, 4,000 batches each way
+	// alternating in one process, thread CPU time, GOMAXPROCS=1, 56 and
+	// 47 of 61 rounds lower; 2026-11-29, load 5).
+	p.mem.releasePackets(pkts[:n])
 	p.stats.TxRefused += uint64(len(pkts) - n)
 	return n
 }

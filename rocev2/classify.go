@@ -198,6 +198,22 @@ func (c Classifier) Classify(b []byte, m *Meta) {
 	if len(b) > 0xffff {
 		b = b[:0xffff:0xffff]
 	}
+	if len(b) >= v4RoCEHead && c.v4RoCE(b, m) {
+		return
+	}
+	c.general(b, m)
+}
+
+// general is Classify for every frame, v4RoCE's included, on a zero m.
+//
+// It and the parsers it calls take the Classifier by pointer, to the
+// copy Classify was given: by value, its five flags were passed in
+// five registers to each of them, spilled and reloaded around every
+// call. Through a pointer, the 1 KB frame of BenchmarkWorkerForward
+// classified in 0.8 to 2.6 ns less (median −1.3 ns; 8 runs of each
+// build alternating, each the median of 41 rounds of 200,000 frames,
+// thread CPU time, GOMAXPROCS=1, 2026-11-29, load 5).
+func (c *Classifier) general(b []byte, m *Meta) {
 	if len(b) < EthernetLen {
 		m.Reason = ReasonTruncated
 		return
@@ -254,7 +270,7 @@ func (c Classifier) Classify(b []byte, m *Meta) {
 	}
 }
 
-func (c Classifier) ipv4(b []byte, off int, m *Meta) {
+func (c *Classifier) ipv4(b []byte, off int, m *Meta) {
 	m.Kind, m.L3Off = KindIP, uint16(off)
 	if len(b) < off+IPv4MinLen {
 		m.Reason = ReasonTruncated
@@ -309,7 +325,7 @@ func (c Classifier) ipv4(b []byte, off int, m *Meta) {
 
 var v4InV6Prefix = [12]byte{10: 0xff, 11: 0xff}
 
-func (c Classifier) ipv6(b []byte, off int, m *Meta) {
+func (c *Classifier) ipv6(b []byte, off int, m *Meta) {
 	m.Kind, m.L3Off = KindIP, uint16(off)
 	if len(b) < off+IPv6Len {
 		m.Reason = ReasonTruncated
@@ -339,7 +355,7 @@ func (c Classifier) ipv6(b []byte, off int, m *Meta) {
 // extensions returns the extension headers that follow the BTH of a
 // packet with opcode op whose own set is ext, tagged tag, under c's DCP,
 // OOO and SACK settings.
-func (c Classifier) extensions(op Opcode, ext Ext, tag DCPTag) Ext {
+func (c *Classifier) extensions(op Opcode, ext Ext, tag DCPTag) Ext {
 	if c.DCP && tag != DCPNone {
 		ext = op.DCPExt(tag)
 	}
@@ -354,7 +370,7 @@ func (c Classifier) extensions(op Opcode, ext Ext, tag DCPTag) Ext {
 
 // udp parses the UDP header at off of an IP datagram ending at end, and
 // the RoCEv2 headers behind it.
-func (c Classifier) udp(b []byte, off, end int, m *Meta) {
+func (c *Classifier) udp(b []byte, off, end int, m *Meta) {
 	if end-off < UDPLen {
 		m.Reason = ReasonTruncated
 		return
@@ -369,8 +385,12 @@ func (c Classifier) udp(b []byte, off, end int, m *Meta) {
 		m.Reason = ReasonBadUDPLength
 		return
 	}
-	end = off + ul
-	bth := off + UDPLen
+	c.bth(b, off+UDPLen, off+ul, m)
+}
+
+// bth parses the RoCEv2 headers from the BTH at bth of a UDP datagram
+// ending at end.
+func (c *Classifier) bth(b []byte, bth, end int, m *Meta) {
 	if end-bth < BTHLen+ICRCLen {
 		m.Reason = ReasonTruncated
 		return
@@ -427,4 +447,81 @@ func (c Classifier) udp(b []byte, off, end int, m *Meta) {
 	if !icrcVerify(b, int(m.L3Off), bth, int(m.ICRCOff), m.IPVersion == 6, c.owned) {
 		m.Reason = ReasonBadICRC
 	}
+}
+
+// v4RoCEHead is the Ethernet, IPv4, UDP and BTH headers of the common frame
+// v4RoCE parses.
+const v4RoCEHead = EthernetLen + IPv4MinLen + UDPLen + BTHLen
+
+// v4RoCE is Classify's fast path for the frame a RoCEv2 switch sees
+// nearly always: untagged, without a link shim, IPv4 without options
+// and not fragmented, UDP to port 4791, every length consistent and the
+// header checksum right. It reads the headers at fixed offsets, in
+// 8-byte loads and the checksum, with no bounds check after the first
+// (b is at least v4RoCEHead bytes), and, when the frame is that one,
+// fills m as Classify's general path would (m is zero on entry) and
+// parses the BTH on, itself where it can, else by bth. Any other frame,
+// including a malformed one, it leaves to the general path, with m
+// untouched, and returns false.
+//
+// Measured on the 1 KB RC WRITE frame of BenchmarkWorkerForward
+// (without the ICRC), in one process alternating 200,000 frames each
+// way, thread CPU time, GOMAXPROCS=1, 41 rounds (2026-11-29, machine at
+// load 5): the general path alone 19.0 ns a frame, with v4RoCE 14.8 ns,
+// median paired difference −4.2 ns (quartiles −4.6, −4.0). In
+// BenchmarkWorkerForwardParts/unverified, 20 paired rounds of perf stat
+// -e task-clock (5M − 1M frames) gave a median paired difference of
+// −3.8 ns, 12 of 20 rounds lower, rounds moving by ±20 ns with the load.
+func (c *Classifier) v4RoCE(b []byte, m *Meta) bool {
+	h := (*[v4RoCEHead]byte)(b)
+	// EtherType, version and header length, TOS, total length, ID.
+	w0 := binary.BigEndian.Uint64(h[12:])
+	// Fragment field, TTL, protocol, checksum, 2 bytes of the source.
+	w1 := binary.BigEndian.Uint64(h[20:])
+	// UDP source port, destination port, length, checksum.
+	w2 := binary.BigEndian.Uint64(h[34:])
+	tl, ul := int(uint16(w0>>16)), int(uint16(w2>>16))
+	if w0>>40 != EtherTypeIPv4<<8|0x45 || w1>>32&0x3fff00ff != ProtoUDP ||
+		uint16(w2>>32) != UDPPortRoCE || tl < IPv4MinLen+UDPLen || EthernetLen+tl > len(b) ||
+		ul < UDPLen || ul > tl-IPv4MinLen || len(b) > 0xffff ||
+		checksum20((*[IPv4MinLen]byte)(h[EthernetLen:])) != uint16(w1>>16) {
+		return false
+	}
+	const l3, l4 = EthernetLen, EthernetLen + IPv4MinLen
+	tos := uint8(w0 >> 32)
+	m.Kind, m.EtherType, m.L3Off, m.L4Off = KindRoCE, EtherTypeIPv4, l3, l4
+	m.IPVersion, m.DSCP, m.ECN, m.Tag = 4, tos>>2, tos&3, TagOfDSCP(tos>>2)
+	m.End, m.SrcPort = uint16(l3+tl), uint16(w2>>48)
+	// The addresses IPv4-mapped: Flow is zero, so the ::ffff: prefix
+	// is its 0xffff alone.
+	binary.BigEndian.PutUint32(m.Flow.Src[8:], 0xffff)
+	binary.BigEndian.PutUint32(m.Flow.Dst[8:], 0xffff)
+	copy(m.Flow.Src[12:], h[l3+12:l3+16])
+	copy(m.Flow.Dst[12:], h[l3+16:l3+20])
+	const bth = l4 + UDPLen
+	end := l4 + ul
+	// The BTH too, where Classify's settings add no extension headers
+	// and the opcode's own are not NetRT's (of variable length): opcode,
+	// flags, pad count, version, P_Key, destination QP; AckReq, PSN.
+	// Read here at fixed offsets rather than by a call to bth, the frame
+	// of BenchmarkWorkerForward classified in 11.5 ns instead of 13.4
+	// (8 runs of each build alternating, each the median of 41 rounds of
+	// 200,000 frames, thread CPU time, GOMAXPROCS=1; every run lower,
+	// median paired difference −1.9 ns; 2026-11-29).
+	w3, w4 := binary.BigEndian.Uint64(h[bth:]), binary.BigEndian.Uint32(h[bth+8:])
+	op, pad := Opcode(w3>>56), uint8(w3>>52)&3
+	info := &opTable[op]
+	extEnd := bth + BTHLen + info.ext.Len()
+	if c.DCP || c.OOO || c.SACK || ul < UDPLen+BTHLen+ICRCLen || w3>>48&0x0f != 0 ||
+		info.flags&opKnown == 0 || info.ext&ExtNetRT != 0 || extEnd+int(pad) > end-ICRCLen {
+		c.bth(b, bth, end, m)
+		return true
+	}
+	m.BTHOff, m.Opcode, m.PadCount, m.AckReq = bth, op, pad, w4&0x80000000 != 0
+	m.Flow.QP, m.PSN = uint32(w3)&0xffffff, psn.PSN(w4&psn.Mask)
+	m.ICRCOff, m.Ext, m.PayloadOff = uint16(end-ICRCLen), info.ext, uint16(extEnd)
+	if c.VerifyICRC && !icrcVerify(b, l3, bth, end-ICRCLen, false, c.owned) {
+		m.Reason = ReasonBadICRC
+	}
+	return true
 }
