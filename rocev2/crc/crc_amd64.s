@@ -1,5 +1,29 @@
 #include "textflag.h"
 
+// FOLD256 folds the next 256 bytes at SI into the four accumulators
+// Z0-Z3 by the constants in Z4 (each accumulator's two multiplies and a
+// three-way XOR with its new block), and moves SI and CX past them: the
+// main loop of both kernels below.
+#define FOLD256 \
+	VMOVDQU64  0(SI), Z5; \
+	VMOVDQU64  64(SI), Z6; \
+	VMOVDQU64  128(SI), Z7; \
+	VMOVDQU64  192(SI), Z8; \
+	VPCLMULQDQ $0x00, Z4, Z0, Z9; \
+	VPCLMULQDQ $0x11, Z4, Z0, Z0; \
+	VPCLMULQDQ $0x00, Z4, Z1, Z10; \
+	VPCLMULQDQ $0x11, Z4, Z1, Z1; \
+	VPCLMULQDQ $0x00, Z4, Z2, Z11; \
+	VPCLMULQDQ $0x11, Z4, Z2, Z2; \
+	VPCLMULQDQ $0x00, Z4, Z3, Z12; \
+	VPCLMULQDQ $0x11, Z4, Z3, Z3; \
+	VPTERNLOGD $0x96, Z9, Z5, Z0; \
+	VPTERNLOGD $0x96, Z10, Z6, Z1; \
+	VPTERNLOGD $0x96, Z11, Z7, Z2; \
+	VPTERNLOGD $0x96, Z12, Z8, Z3; \
+	ADDQ       $256, SI; \
+	SUBQ       $256, CX
+
 // func updateWide(crc uint32, p []byte) uint32
 //
 // Four 512-bit accumulators (Z0-Z3, 256 bytes a loop) fold the input
@@ -37,24 +61,7 @@ TEXT ·updateWide(SB), NOSPLIT, $0-36
 	VMOVDQU64 ·foldTab+0(SB), Z4
 
 loop256:
-	VMOVDQU64  0(SI), Z5
-	VMOVDQU64  64(SI), Z6
-	VMOVDQU64  128(SI), Z7
-	VMOVDQU64  192(SI), Z8
-	VPCLMULQDQ $0x00, Z4, Z0, Z9
-	VPCLMULQDQ $0x11, Z4, Z0, Z0
-	VPCLMULQDQ $0x00, Z4, Z1, Z10
-	VPCLMULQDQ $0x11, Z4, Z1, Z1
-	VPCLMULQDQ $0x00, Z4, Z2, Z11
-	VPCLMULQDQ $0x11, Z4, Z2, Z2
-	VPCLMULQDQ $0x00, Z4, Z3, Z12
-	VPCLMULQDQ $0x11, Z4, Z3, Z3
-	VPTERNLOGD $0x96, Z9, Z5, Z0
-	VPTERNLOGD $0x96, Z10, Z6, Z1
-	VPTERNLOGD $0x96, Z11, Z7, Z2
-	VPTERNLOGD $0x96, Z12, Z8, Z3
-	ADDQ       $256, SI
-	SUBQ       $256, CX
+	FOLD256
 	CMPQ       CX, $256
 	JAE        loop256
 
@@ -185,24 +192,7 @@ TEXT ·updateMasked(SB), NOSPLIT, $0-44
 	JB        mtail64
 
 mloop256:
-	VMOVDQU64  0(SI), Z5
-	VMOVDQU64  64(SI), Z6
-	VMOVDQU64  128(SI), Z7
-	VMOVDQU64  192(SI), Z8
-	VPCLMULQDQ $0x00, Z4, Z0, Z9
-	VPCLMULQDQ $0x11, Z4, Z0, Z0
-	VPCLMULQDQ $0x00, Z4, Z1, Z10
-	VPCLMULQDQ $0x11, Z4, Z1, Z1
-	VPCLMULQDQ $0x00, Z4, Z2, Z11
-	VPCLMULQDQ $0x11, Z4, Z2, Z2
-	VPCLMULQDQ $0x00, Z4, Z3, Z12
-	VPCLMULQDQ $0x11, Z4, Z3, Z3
-	VPTERNLOGD $0x96, Z9, Z5, Z0
-	VPTERNLOGD $0x96, Z10, Z6, Z1
-	VPTERNLOGD $0x96, Z11, Z7, Z2
-	VPTERNLOGD $0x96, Z12, Z8, Z3
-	ADDQ       $256, SI
-	SUBQ       $256, CX
+	FOLD256
 	CMPQ       CX, $256
 	JAE        mloop256
 
