@@ -26,7 +26,8 @@
 //     004 §4.3): go-back-N recovery, and BDP-FC off.
 //   - fasr: FaSR (nic/fasr), window BDP packets and a shared SR pool
 //     sized for BDP (6 units and 18 blocks at 128).
-//   - dcp: DCP's RNIC (nic/dcp); BDP does not apply.
+//   - dcp: DCP's RNIC (nic/dcp); BDP does not apply. DCPRetransQ sizes
+//     each QP's RetransQ (0: dcp's 256 entries).
 //
 // RTO 0 is each transport's default; BDP 0 is DefaultBDP.
 //

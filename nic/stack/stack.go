@@ -69,6 +69,10 @@ type Config struct {
 	// packets. Other transports ignore them.
 	IRNGoBackN bool
 	IRNNoBDPFC int
+	// DCPRetransQ is DCP's RetransQ in entries per QP (dcp.Config.RetransQ;
+	// 0: dcp's default, 256). The seed keeps it in host memory and gives
+	// no size (seed 002 §4.3); other transports ignore it.
+	DCPRetransQ int
 	// CC is the congestion control: none, fixed, dcqcn, timely or hpcc
 	// ("": none).
 	CC string
@@ -100,6 +104,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("stack: GBN window %d: want 0 (gbn's default) or more", c.GBNWindow)
 	case c.IRNNoBDPFC < 0 || c.IRNNoBDPFC > MaxBDP:
 		return fmt.Errorf("stack: IRN without BDP-FC tracking %d packets: want 0 (BDP-FC on) to %d", c.IRNNoBDPFC, MaxBDP)
+	case c.DCPRetransQ < 0:
+		return fmt.Errorf("stack: DCP RetransQ of %d entries: want 0 (dcp's default) or more", c.DCPRetransQ)
 	case !KnownCC(c.CC):
 		return unknownCC(c.CC)
 	}
@@ -155,7 +161,7 @@ func (c Config) NewTransport() (nic.Transport, error) {
 	case "gbn":
 		return gbn.New(gbn.Config{RTO: rto, Window: c.GBNWindow})
 	case "dcp":
-		return dcp.New(dcp.Config{RTO: rto})
+		return dcp.New(dcp.Config{RTO: rto, RetransQ: c.DCPRetransQ})
 	case "fasr":
 		return fasr.New(fasr.Config{RTO: rto, Window: bdp, BDP: bdp})
 	case "irn":

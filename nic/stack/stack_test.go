@@ -197,3 +197,20 @@ func TestIRNAblations(t *testing.T) {
 		t.Error("IRNNoBDPFC past MaxBDP accepted")
 	}
 }
+
+// TestDCPRetransQ passes DCP's RetransQ size through to its Config,
+// leaves dcp's default at 0, and refuses a negative size.
+func TestDCPRetransQ(t *testing.T) {
+	for _, tc := range []struct{ set, want int }{{0, 256}, {4096, 4096}} {
+		tr, err := stack.Config{Transport: "dcp", DCPRetransQ: tc.set}.NewTransport()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.(*dcp.Transport).Config().RetransQ; got != tc.want {
+			t.Errorf("DCPRetransQ %d: RetransQ %d, want %d", tc.set, got, tc.want)
+		}
+	}
+	if err := (stack.Config{Transport: "dcp", DCPRetransQ: -1}).Validate(); err == nil {
+		t.Error("a negative RetransQ accepted")
+	}
+}

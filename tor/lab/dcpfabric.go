@@ -64,7 +64,9 @@ import (
 //     RTO_low 100 µs; DCP's coarse timeout nic/dcp's default;
 //   - the incast flows' size, 64 KB (the seed gives the degree and the
 //     load, not the size);
-//   - MTU 1024 (the seed's 1 KB, §4.3 footnote 10).
+//   - MTU 1024 (the seed's 1 KB, §4.3 footnote 10);
+//   - DCP's RetransQ: nic/dcp's 256 entries a QP (the seed keeps it in
+//     host memory and gives no size, §4.3); --retransq sets it.
 type dcpFabric struct {
 	fabricBase
 	sc        scaleFlags
@@ -83,6 +85,7 @@ type dcpFabric struct {
 	hosts     int
 	opSize    int
 	groups    string
+	retransQ  int
 
 	schemeList, workloadList, ccList []string
 	loadList                         []float64
@@ -115,6 +118,7 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.leaves, "leaves", 0, "leaves and spines (0: paper 16, ci 4)")
 	fs.IntVar(&e.hosts, "hosts", 0, "hosts per leaf (0: paper 16; ci 8, or 4 when every workload is allreduce or alltoall, the paper's 1:1 leaf)")
 	fs.IntVar(&e.opSize, "op-size", 0, "bytes of each group member's data in allreduce and alltoall, cut in a slice per member (0: paper 20000000, a fifteenth of the seed's 300 MB; ci 1000000)")
+	fs.IntVar(&e.retransQ, "retransq", 0, "DCP's RetransQ in entries per QP (0: nic/dcp's default, 256; the seed gives no size, §4.3)")
 	fs.StringVar(&e.groups, "groups", e.groups, "allreduce and alltoall groups: rail (group g of the g-th host of every leaf: every flow crosses a spine) or rack (a leaf's hosts)")
 }
 
@@ -143,8 +147,8 @@ func (e *dcpFabric) Setup() (Options, error) {
 	switch {
 	case len(e.schemeList) == 0 || len(e.workloadList) == 0 || len(e.ccList) == 0 || len(e.loadList) == 0:
 		return Options{}, Usagef("--schemes, --workloads, --cc and --loads need a value each")
-	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0:
-		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size: out of range")
+	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0 || e.retransQ < 0 || e.retransQ > 0xffff:
+		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq: out of range")
 	case e.groups != workload.LayoutRail && e.groups != workload.LayoutRack:
 		return Options{}, Usagef("--groups %q: want rail or rack", e.groups)
 	case !ecnFlagOK(e.ecn):
@@ -218,7 +222,7 @@ func (e *dcpFabric) options(scheme, cc string, largest int, seed uint64) fabric.
 	o := fabric.Options{Seed: seed, CC: cc, MTU: dcpFabricMTU, BDP: dcpFabricBDP, Switch: dcpFabricBuffer}
 	switch scheme {
 	case "dcp":
-		o.Transport = "dcp"
+		o.Transport, o.DCPRetransQ = "dcp", e.retransQ
 		o.Switch += "forwarding: {multipath: adaptive}\n" +
 			fmt.Sprintf("trim: {threshold: %s, incast_degree: %d}\n", e.threshold, e.degree)
 	case "pfc":
@@ -292,6 +296,9 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 		"loads": e.loads, "cc": e.ccs, "duration": e.duration.String(), "incast": strconv.Itoa(e.incast), "incast_bg": fmt.Sprint(e.incastBG),
 		"incast_size": strconv.Itoa(e.incastSz), "incast_degree": strconv.Itoa(e.degree), "trim_threshold": e.threshold, "ecn": e.ecn,
 		"leaves": strconv.Itoa(e.leaves), "hosts_per_leaf": strconv.Itoa(e.hosts), "op_size": strconv.Itoa(e.opSize), "groups": e.groups}
+	if e.retransQ != 0 {
+		res.Params["retransq"] = strconv.Itoa(e.retransQ) // absent at the default: the committed records' params stay as they are
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		for _, pt := range e.cells() {
 			if aiWorkload(pt["workload"]) {

@@ -123,6 +123,20 @@ func TestDCPFabricCI(t *testing.T) {
 	}
 }
 
+// TestDCPFabricRetransQ is dcp-fabric's one DCP incast cell at --scale
+// ci with a RetransQ of one entry a QP (--retransq 1): the flag reaches
+// the hosts' NICs, whose RetransQ now overflows, and every header-only
+// packet lost is lost there (dcp_retransq_full), none in the network. At
+// nic/dcp's default of 256 the same cell loses none (TestDCPFabricCI);
+// at paper scale 256 overflows (docs/experiments.md, dcp-fabric).
+func TestDCPFabricRetransQ(t *testing.T) {
+	res := runResults(t, "dcp-fabric", "--scale", "ci", "--schemes", "dcp", "--workloads", "incast", "--cc", "none", "--retransq", "1")
+	r := fabricRuns(t, res, "scheme")["dcp"]
+	if full := r.HODropsBy["host:dcp_retransq_full"]; full == 0 || full != r.HODrops {
+		t.Errorf("RetransQ of 1: %d header-only packets lost (%v): want some, all at the hosts' full RetransQ", r.HODrops, r.HODropsBy)
+	}
+}
+
 // TestFabricScaleRefusesTestbed: a backend that is not the simulator
 // (the namespace testbed) refuses a fabric-scale experiment, saying why;
 // the catalogue marks both as the simulator's alone.
