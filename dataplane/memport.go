@@ -26,7 +26,7 @@ type MemPort struct {
 	// start of their buffer. Set before the first Inject.
 	Headroom int
 	stats    PortStats
-	txRoom     int
+	txRoom   int
 }
 
 // NewMemPort returns an in-memory port on mem that can hold rxCap
