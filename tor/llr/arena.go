@@ -19,6 +19,13 @@ type arena struct {
 	rhead      uint32 // absolute record numbers; rec[n&mask]
 	rtail      uint32
 	live       int // bytes in records not yet freed
+	// mask is len(buf)−1 when that is a power of two (the default
+	// budgets are), else 0: a position in the ring is then a mask, not
+	// a division, three of which every put and fits made.
+	// BenchmarkPipelineForward/stages: median paired difference −6 ns
+	// per packet, lower in 7 of 8 rounds (each the minimum CPU time of
+	// five runs of 100,000 packets, GOMAXPROCS=1, 2026-11-29, load 2–3).
+	mask uint64
 }
 
 type arenaRec struct {
@@ -33,7 +40,19 @@ func newArena(size, records int) *arena {
 	for n < records {
 		n <<= 1
 	}
-	return &arena{buf: make([]byte, size), rec: make([]arenaRec, n)}
+	a := &arena{buf: make([]byte, size), rec: make([]arenaRec, n)}
+	if size&(size-1) == 0 {
+		a.mask = uint64(size - 1)
+	}
+	return a
+}
+
+// pos returns where absolute byte position off falls in buf.
+func (a *arena) pos(off uint64) uint64 {
+	if a.mask != 0 {
+		return off & a.mask
+	}
+	return off % uint64(len(a.buf))
 }
 
 // span returns the bytes the arena occupies, skipped tails included;
@@ -50,7 +69,7 @@ func (a *arena) fits(n int) bool {
 		return false
 	}
 	off := a.end
-	if pos := off % size; pos+uint64(n) > size {
+	if pos := a.pos(off); pos+uint64(n) > size {
 		off += size - pos
 	}
 	return off+uint64(n)-a.start <= size
@@ -65,13 +84,13 @@ func (a *arena) put(f []byte) (h uint32, ok bool) {
 		return 0, false
 	}
 	off := a.end
-	if pos := off % size; pos+n > size {
+	if pos := a.pos(off); pos+n > size {
 		off += size - pos
 	}
 	if off+n-a.start > size {
 		return 0, false
 	}
-	pos := off % size
+	pos := a.pos(off)
 	copy(a.buf[pos:pos+n], f)
 	h = a.rtail
 	a.rec[h&uint32(len(a.rec)-1)] = arenaRec{off: off, n: uint32(n)}
@@ -84,7 +103,7 @@ func (a *arena) put(f []byte) (h uint32, ok bool) {
 // get returns the bytes of record h, aliasing the arena until h is freed.
 func (a *arena) get(h uint32) []byte {
 	r := &a.rec[h&uint32(len(a.rec)-1)]
-	pos := r.off % uint64(len(a.buf))
+	pos := a.pos(r.off)
 	return a.buf[pos : pos+uint64(r.n)]
 }
 
@@ -117,6 +136,8 @@ func (a *arena) free(h uint32) {
 	// 200,000 packets a round, 2026-11-29, load 6–8: the other work
 	// on the machine contends for the cache, which likely enlarges it).
 	size := uint64(len(a.buf))
-	a.end += (size - a.end%size) % size
+	if p := a.pos(a.end); p != 0 {
+		a.end += size - p
+	}
 	a.start = a.end
 }

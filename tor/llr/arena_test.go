@@ -9,7 +9,12 @@ import (
 // ring's start, where the last ones were (cache-warm), and the span is
 // back to 0; records kept across the rewind read back intact.
 func TestArenaRewind(t *testing.T) {
-	a := newArena(4096, 16)
+	for _, size := range []int{4096, 3000} { // by mask, by division
+		testArenaRewind(t, newArena(size, 16))
+	}
+}
+
+func testArenaRewind(t *testing.T, a *arena) {
 	f := bytes.Repeat([]byte{7}, 1000)
 	for round := range 5 {
 		h1, ok1 := a.put(f)
@@ -17,7 +22,7 @@ func TestArenaRewind(t *testing.T) {
 		if !ok1 || !ok2 {
 			t.Fatalf("round %d: put refused", round)
 		}
-		if pos := a.rec[h1&uint32(len(a.rec)-1)].off % 4096; pos != 0 {
+		if pos := a.rec[h1&uint32(len(a.rec)-1)].off % uint64(len(a.buf)); pos != 0 {
 			t.Fatalf("round %d: first frame at %d, want 0 (the ring rewinds when empty)", round, pos)
 		}
 		if !bytes.Equal(a.get(h2), f) || a.span() != 2000 {
