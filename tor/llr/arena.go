@@ -131,10 +131,11 @@ func (a *arena) free(h uint32) {
 	// The occupied span stays 0, so the budget holds as before; a
 	// frame never waits on a skipped tail of an empty ring, so a
 	// put only ever fits more often.
-	// BenchmarkPipelineForward/stages: 674 → 461 cpu-ns/pkt, paired
-	// median difference −212 ns, lower in 6 of 8 rounds (GOMAXPROCS=1,
-	// 200,000 packets a round, 2026-11-29, load 6–8: the other work
-	// on the machine contends for the cache, which likely enlarges it).
+	// BenchmarkPipelineForward/stages: median paired difference −21 ns
+	// per packet, lower in 7 of 8 rounds (each the minimum CPU time of
+	// five runs of 100,000 packets, GOMAXPROCS=1, 2026-11-29, load 2);
+	// −212 ns in rounds at load 6–8, where other work contends for
+	// the cache.
 	size := uint64(len(a.buf))
 	if p := a.pos(a.end); p != 0 {
 		a.end += size - p

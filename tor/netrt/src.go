@@ -84,8 +84,9 @@ type SrcToR struct {
 	// idle clears it when it reclaims that entry. In
 	// BenchmarkPipelineForward/stages' profile (perf, task-clock, setup
 	// included) mapaccess2 and memeqbody went from 4.0% to 1.2% of
-	// the samples; paired CPU-time rounds could not resolve it on the
-	// loaded machine (−2 ns/pkt median, lower in 4 of 8; 2026-11-29).
+	// the samples; paired CPU-time rounds did not resolve it (median
+	// −2 ns/pkt, lower in 4 of 8 rounds at load 5; −1 ns, 5 of 8, each
+	// round the minimum of five runs, at load 2; 2026-11-29).
 	lastKey  rocev2.FlowKey
 	lastFlow int32
 	hand     int // reclaim clock hand

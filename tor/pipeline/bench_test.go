@@ -66,9 +66,11 @@ func newBenchPair(t testing.TB, yaml string) *benchPair {
 		// Frames arrive as AF_XDP's receive places them in tord, past
 		// XDP_PACKET_HEADROOM: llr's shim then goes into the headroom
 		// rather than moving each 1 KB frame forward, a copy tord
-		// never makes. stages: 653 → 495 cpu-ns/pkt, paired median
-		// difference −63 ns, lower in 5 of 8 rounds (GOMAXPROCS=1,
-		// 200,000 packets a round, 2026-11-29, load 6–8: noisy).
+		// never makes. Its cost did not resolve: stages' median paired
+		// difference +14 ns (lower in 3 of 8 rounds), then −8 ns (6 of
+		// 8), each round the minimum CPU time of five runs of 100,000
+		// packets, GOMAXPROCS=1, 2026-11-29, load 1.5–2; the layout is
+		// kept because it is tord's.
 		s.up.Headroom, s.h1.Headroom = benchHeadroom, benchHeadroom
 		fib := &fwd.FIB{}
 		pn, err := NewPlan(&c, fib, nil)
