@@ -124,21 +124,5 @@ func (a *arena) free(h uint32) {
 		}
 		a.rhead++
 	}
-	// Empty: the next frame goes at the ring's start again rather than
-	// after the last one, so that a link whose ACKs keep up reuses the
-	// same few cache-warm kilobytes instead of walking the whole budget
-	// (256 KiB by default), every put's copy a run of cache misses.
-	// The occupied span stays 0, so the budget holds as before; a
-	// frame never waits on a skipped tail of an empty ring, so a
-	// put only ever fits more often.
-	// BenchmarkPipelineForward/stages: median paired difference −21 ns
-	// per packet, lower in 7 of 8 rounds (each the minimum CPU time of
-	// five runs of 100,000 packets, GOMAXPROCS=1, 2026-11-29, load 2);
-	// −212 ns in rounds at load 6–8, where other work contends for
-	// the cache.
-	size := uint64(len(a.buf))
-	if p := a.pos(a.end); p != 0 {
-		a.end += size - p
-	}
 	a.start = a.end
 }

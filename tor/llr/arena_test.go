@@ -2,39 +2,41 @@ package llr
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 )
 
-// TestArenaRewind: once every record is freed the next frame goes at the
-// ring's start, where the last ones were (cache-warm), and the span is
-// back to 0; records kept across the rewind read back intact.
-func TestArenaRewind(t *testing.T) {
-	for _, size := range []int{4096, 3000} { // by mask, by division
-		testArenaRewind(t, newArena(size, 16))
-	}
-}
-
-func testArenaRewind(t *testing.T, a *arena) {
-	f := bytes.Repeat([]byte{7}, 1000)
-	for round := range 5 {
-		h1, ok1 := a.put(f)
-		h2, ok2 := a.put(f)
-		if !ok1 || !ok2 {
-			t.Fatalf("round %d: put refused", round)
+// TestArenaPos: a ring whose size is a power of two finds positions by
+// its mask, others by division; both agree with the division and the
+// records read back intact through wraps and skipped tails.
+func TestArenaPos(t *testing.T) {
+	for _, size := range []int{4096, 3000} {
+		a := newArena(size, 16)
+		if (a.mask != 0) != (size == 4096) {
+			t.Fatalf("size %d: mask %#x", size, a.mask)
 		}
-		if pos := a.rec[h1&uint32(len(a.rec)-1)].off % uint64(len(a.buf)); pos != 0 {
-			t.Fatalf("round %d: first frame at %d, want 0 (the ring rewinds when empty)", round, pos)
-		}
-		if !bytes.Equal(a.get(h2), f) || a.span() != 2000 {
-			t.Fatalf("round %d: record or span (%d) wrong", round, a.span())
-		}
-		a.free(h1)
-		if a.span() != 1000 {
-			t.Fatalf("round %d: span %d after one free, want 1000", round, a.span())
-		}
-		a.free(h2)
-		if a.span() != 0 || a.records() != 0 {
-			t.Fatalf("round %d: span %d, %d records once empty", round, a.span(), a.records())
+		rng := rand.New(rand.NewPCG(3, 4))
+		var held []uint32
+		var want [][]byte
+		for i := range 2000 {
+			if len(held) > 0 && (rng.IntN(2) == 0 || len(held) == 16) {
+				if !bytes.Equal(a.get(held[0]), want[0]) {
+					t.Fatalf("size %d step %d: record %d changed", size, i, held[0])
+				}
+				a.free(held[0])
+				held, want = held[1:], want[1:]
+				continue
+			}
+			f := bytes.Repeat([]byte{byte(i)}, 60+rng.IntN(900))
+			if h, ok := a.put(f); ok {
+				if r := a.rec[h&uint32(len(a.rec)-1)]; a.pos(r.off) != r.off%uint64(size) {
+					t.Fatalf("size %d: pos(%d) = %d", size, r.off, a.pos(r.off))
+				}
+				held, want = append(held, h), append(want, f)
+			}
+			if a.span() > size {
+				t.Fatalf("size %d: span %d over budget", size, a.span())
+			}
 		}
 	}
 }
