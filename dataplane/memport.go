@@ -18,8 +18,15 @@ type MemPort struct {
 	// during the call, after which the frame goes back to Mem. Nil
 	// discards frames.
 	OnTransmit func(frame []byte)
-	stats      PortStats
-	txRoom     int
+	// Headroom is the bytes Inject leaves free before a frame that fits
+	// after them, as AF_XDP's receive leaves XDP_PACKET_HEADROOM (256)
+	// before every frame tord sees: a stage that grows a header (llr's
+	// shim) then moves the few bytes before it, not the whole frame
+	// after it, as it does in tord. 0, the default, puts frames at the
+	// start of their buffer. Set before the first Inject.
+	Headroom int
+	stats    PortStats
+	txRoom   int
 }
 
 // NewMemPort returns an in-memory port on mem that can hold rxCap
@@ -51,6 +58,9 @@ func (p *MemPort) Inject(frame []byte) bool {
 	if !ok {
 		p.stats.InjectRefused++
 		return false
+	}
+	if p.Headroom > 0 && p.Headroom+len(frame) <= p.mem.FrameSize() {
+		addr += uint64(p.Headroom)
 	}
 	copy(p.mem.Room(addr), frame)
 	return p.Deliver(addr, len(frame))

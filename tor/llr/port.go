@@ -312,11 +312,17 @@ func (p *Port) drain(b *dataplane.Batch) {
 			st.NoFrame++
 			break
 		}
-		src := l.rx.get(l.slot[i])
-		off := shimAt(src)
 		room := p.mem.Room(addr)
-		copy(room, src[:off-2])
-		n := copy(room[off-2:], src[off+rocev2.ShimLen-2:]) + off - 2
+		var n int
+		if src, ok := l.rx.get(l.slot[i]); ok {
+			off := shimAt(src)
+			copy(room, src[:off-2])
+			n = copy(room[off-2:], src[off+rocev2.ShimLen-2:]) + off - 2
+		} else { // wrapped round the ring: copy, then strip in place
+			k := l.rx.read(l.slot[i], room)
+			off := shimAt(room[:k])
+			n = copy(room[off-2:], room[off+rocev2.ShimLen-2:k]) + off - 2
+		}
 		l.rx.free(l.slot[i])
 		l.slot[i] = noEntry
 		l.unmark(l.ackNo)

@@ -443,9 +443,10 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 		for r.n > 0 {
 			seq := r.first
 			if seq.Diff(l.una) >= 0 && seq.Diff(l.next) < 0 { // else acknowledged meanwhile
-				src := l.tx.get(l.txh[int(seq)&(len(l.txh)-1)])
+				h := l.txh[int(seq)&(len(l.txh)-1)]
+				n := l.tx.length(h)
 				for ; r.done < k; r.done++ {
-					if ok, wait := s.budget(c.Now, l, len(src)); !ok {
+					if ok, wait := s.budget(c.Now, l, n); !ok {
 						// Past the budget: the rest when it has room
 						// (the timer wakes a sleeping worker).
 						if !l.waiting {
@@ -463,9 +464,9 @@ func (s *Stage) retransmit(c *dataplane.Ctx, l *link) int {
 						l.st.NoFrame++
 						return work
 					}
-					copy(room, src)
-					rocev2.Shim(room[shimAt(src):]).SetSeq(seq, rocev2.ShimRetransmit)
-					p := dataplane.Packet{Addr: addr, Len: uint16(len(src)), Out: l.port, Queue: uint8(l.retxQ)}
+					l.tx.read(h, room)
+					rocev2.Shim(room[shimAt(room[:n]):]).SetSeq(seq, rocev2.ShimRetransmit)
+					p := dataplane.Packet{Addr: addr, Len: uint16(n), Out: l.port, Queue: uint8(l.retxQ)}
 					if !c.Emit(&p) {
 						l.st.RetxRefused++
 						continue
