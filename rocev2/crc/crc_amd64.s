@@ -24,6 +24,20 @@
 	ADDQ       $256, SI; \
 	SUBQ       $256, CX
 
+// FOLD64 folds the 64-byte block in Z5 into the earliest accumulator
+// (Z0, by 256 bytes with the constants in Z4), which then becomes the
+// latest; the others move up a place. SI and CX move past the block.
+#define FOLD64 \
+	VPCLMULQDQ $0x00, Z4, Z0, Z9; \
+	VPCLMULQDQ $0x11, Z4, Z0, Z10; \
+	VPTERNLOGD $0x96, Z9, Z5, Z10; \
+	VMOVDQA64  Z1, Z0; \
+	VMOVDQA64  Z2, Z1; \
+	VMOVDQA64  Z3, Z2; \
+	VMOVDQA64  Z10, Z3; \
+	ADDQ       $64, SI; \
+	SUBQ       $64, CX
+
 // func updateWide(crc uint32, p []byte) uint32
 //
 // Four 512-bit accumulators (Z0-Z3, 256 bytes a loop) fold the input
@@ -74,15 +88,7 @@ tail64:
 	JB         fold4
 	VMOVDQU64  ·foldTab+0(SB), Z4
 	VMOVDQU64  0(SI), Z5
-	VPCLMULQDQ $0x00, Z4, Z0, Z9
-	VPCLMULQDQ $0x11, Z4, Z0, Z10
-	VPTERNLOGD $0x96, Z9, Z5, Z10
-	VMOVDQA64  Z1, Z0
-	VMOVDQA64  Z2, Z1
-	VMOVDQA64  Z3, Z2
-	VMOVDQA64  Z10, Z3
-	ADDQ       $64, SI
-	SUBQ       $64, CX
+	FOLD64
 	JMP        tail64
 
 fold4:
@@ -201,15 +207,7 @@ mtail64:
 	JB         mpartial
 	VMOVDQU64  0(SI), Z5
 mblock:
-	VPCLMULQDQ $0x00, Z4, Z0, Z9
-	VPCLMULQDQ $0x11, Z4, Z0, Z10
-	VPTERNLOGD $0x96, Z9, Z5, Z10
-	VMOVDQA64  Z1, Z0
-	VMOVDQA64  Z2, Z1
-	VMOVDQA64  Z3, Z2
-	VMOVDQA64  Z10, Z3
-	ADDQ       $64, SI
-	SUBQ       $64, CX
+	FOLD64
 	JG         mtail64
 	JMP        mfold4
 
