@@ -78,18 +78,7 @@ type SrcToR struct {
 	fill  int // flows[:fill] have been used; the rest never were
 	index map[rocev2.FlowKey]int32
 	pairs map[pair]int32
-	// lastKey and lastFlow are lookup's last answer (lastFlow −1 for
-	// none): a batch's packets mostly belong to one flow, and a 36-byte
-	// compare costs less than hashing the key and probing the map.
-	// idle clears it when it reclaims that entry. In
-	// BenchmarkPipelineForward/stages' profile (perf, task-clock, setup
-	// included) mapaccess2 and memeqbody went from 4.0% to 1.2% of
-	// the samples; paired CPU-time rounds did not resolve it (median
-	// −2 ns/pkt, lower in 4 of 8 rounds at load 5; −1 ns, 5 of 8, each
-	// round the minimum of five runs, at load 2; 2026-11-29).
-	lastKey  rocev2.FlowKey
-	lastFlow int32
-	hand     int // reclaim clock hand
+	hand  int // reclaim clock hand
 
 	dups   []dup
 	free   []int32
@@ -143,7 +132,7 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: make(map[rocev2.FlowKey]int32, c.Flows), lastFlow: -1,
+	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: make(map[rocev2.FlowKey]int32, c.Flows),
 		pairs: make(map[pair]int32, c.Flows), dups: make([]dup, c.PoolFrames), free: make([]int32, c.PoolFrames),
 		byExp: noEnds, probes: noEnds, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
 	for i := range s.free {
@@ -217,11 +206,7 @@ func (s *SrcToR) ps(i uint16) *SrcPortStats {
 
 // lookup finds or makes the flow of key; -1 when the table is full.
 func (s *SrcToR) lookup(now int64, key *rocev2.FlowKey) int32 {
-	if s.lastFlow >= 0 && *key == s.lastKey {
-		return s.lastFlow
-	}
 	if i, ok := s.index[*key]; ok {
-		s.lastKey, s.lastFlow = *key, i
 		return i
 	}
 	i := s.fill
@@ -238,7 +223,6 @@ func (s *SrcToR) lookup(now int64, key *rocev2.FlowKey) int32 {
 	s.index[*key] = int32(i)
 	s.pairs[pair{key.Src, key.Dst}] = int32(i)
 	s.st.Flows = len(s.index)
-	s.lastKey, s.lastFlow = *key, int32(i)
 	return int32(i)
 }
 
@@ -257,9 +241,6 @@ func (s *SrcToR) idle(now int64) int {
 			continue
 		}
 		delete(s.index, f.key)
-		if s.lastFlow == int32(i) {
-			s.lastFlow = -1
-		}
 		if pk := (pair{f.key.Src, f.key.Dst}); s.pairs[pk] == int32(i) {
 			delete(s.pairs, pk)
 		}
