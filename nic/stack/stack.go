@@ -69,6 +69,11 @@ type Config struct {
 	// packets. Other transports ignore them.
 	IRNGoBackN bool
 	IRNNoBDPFC int
+	// IRNAckEvery is how many in-order packets IRN's receiver takes
+	// before it acknowledges them unasked (irn.Config.AckEvery; 0:
+	// irn's default, 16, never more than half the window). Other
+	// transports ignore it.
+	IRNAckEvery int
 	// DCPRetransQ is DCP's RetransQ in entries per QP (dcp.Config.RetransQ;
 	// 0: dcp's default, 256). The seed keeps it in host memory and gives
 	// no size (seed 002 §4.3); other transports ignore it.
@@ -104,6 +109,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("stack: GBN window %d: want 0 (gbn's default) or more", c.GBNWindow)
 	case c.IRNNoBDPFC < 0 || c.IRNNoBDPFC > MaxBDP:
 		return fmt.Errorf("stack: IRN without BDP-FC tracking %d packets: want 0 (BDP-FC on) to %d", c.IRNNoBDPFC, MaxBDP)
+	case c.IRNAckEvery < 0 || c.IRNAckEvery > 0xffff:
+		return fmt.Errorf("stack: IRN acknowledging every %d packets: want 0 (irn's default) to 65535", c.IRNAckEvery)
 	case c.DCPRetransQ < 0:
 		return fmt.Errorf("stack: DCP RetransQ of %d entries: want 0 (dcp's default) or more", c.DCPRetransQ)
 	case !KnownCC(c.CC):
@@ -176,7 +183,7 @@ func (c Config) NewTransport() (nic.Transport, error) {
 // of rto. Its BDP-FC window and bitmaps span bdp packets of 1 KiB, or
 // IRNNoBDPFC packets with BDP-FC off.
 func (s Config) newIRN(rto, low int64, bdp int) (nic.Transport, error) {
-	c := irn.Config{BDP: bdp << 10, GoBackN: s.IRNGoBackN, NoBDPFC: s.IRNNoBDPFC}
+	c := irn.Config{BDP: bdp << 10, GoBackN: s.IRNGoBackN, NoBDPFC: s.IRNNoBDPFC, AckEvery: s.IRNAckEvery}
 	def, _ := irn.New(irn.Config{})
 	if rto > 0 {
 		c.RTOHigh = rto

@@ -68,6 +68,9 @@ type Options struct {
 	// with the bitmaps tracking IRNNoBDPFC packets.
 	IRNGoBackN bool
 	IRNNoBDPFC int
+	// IRNAckEvery is how many in-order packets IRN's receiver
+	// acknowledges at once unasked (stack.Config; 0: irn's default).
+	IRNAckEvery int
 	// DCPRetransQ is DCP's RetransQ in entries per QP (stack.Config;
 	// 0: nic/dcp's default).
 	DCPRetransQ int
@@ -700,6 +703,7 @@ var Transports = stack.Transports
 func (n *Network) hostStack() stack.Config {
 	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, RTOLow: n.Opts.RTOLow, BDP: n.Opts.BDP,
 		GBNWindow: cmp.Or(n.Opts.GBNWindow, n.Opts.BDP), IRNGoBackN: n.Opts.IRNGoBackN, IRNNoBDPFC: n.Opts.IRNNoBDPFC,
+		IRNAckEvery: n.Opts.IRNAckEvery,
 		DCPRetransQ: n.Opts.DCPRetransQ, CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
 }
 
