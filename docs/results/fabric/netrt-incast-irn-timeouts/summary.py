@@ -1,6 +1,6 @@
 # Summarises the cells run.sh wrote: median (range) over seeds 1-3.
 import json, statistics as st
-cells = ["base", "rto-low-200us", "rto-320us", "ack-every-4", "ack-every-1"]
+cells = ["base", "rto-low-200us", "rto-320us", "ack-every-4", "ack-every-1", "no-cc", "no-cc-ack-every-1"]
 def sp(v, f):
     return f"{f(st.median(v))} ({f(min(v))} … {f(max(v))})"
 print("| cell | avg FCT ms | p99 FCT ms | retransmits | timeouts: RTO_low / RTO_high | duplicates received |")
