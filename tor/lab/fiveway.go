@@ -69,7 +69,10 @@ import (
 //     the path's BDP (100 Gbit/s × ~10 µs ≈ 125 KB) rather than none —
 //     a RoCE NIC has no cap (seed 004 §3.2), and irn-fabric shows what
 //     none does to GBN; here the same cap for every transport keeps
-//     the comparison on recovery;
+//     the comparison on recovery; FaSR's shared SR pool is sized for
+//     the same window (--fasr-pool-bdp: 0; seed 001 §III-D sizes it
+//     for 500 packets), which under the incast runs out of bitmap
+//     blocks and sends recoveries Go-Back-N (TestFiveWayFaSRPool);
 //   - WebSearch sizes capped at 3 MB (IRN's workload's largest).
 type fiveWay struct {
 	fabricBase
