@@ -162,6 +162,8 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RTOLow, "rto-low", 0, "IRN's RTO_low, the timeout with at most 3 packets in flight (0: 8ms, or --rto if shorter)")
 	fs.BoolVar(&o.IRNGoBackN, "irn-gbn", false, "IRN's first ablation (seed 004 §4.3): go-back-N recovery instead of SACKs, BDP-FC kept")
 	fs.IntVar(&o.IRNNoBDPFC, "irn-no-bdpfc", 0, "IRN's second ablation (seed 004 §4.3): BDP-FC off, the bitmaps tracking this many packets (0: BDP-FC on)")
+	fs.IntVar(&o.IRNAckEvery, "irn-ack-every", 0, "IRN's receiver acknowledges after this many in-order packets unasked (0: 16, at most half the window)")
+	fs.IntVar(&o.FaSRPoolBDP, "fasr-pool-bdp", 0, "packets FaSR's shared SR pool is sized for: 20 units and 70 blocks per 500 (0: --bdp)")
 	fs.IntVar(&o.MTU, "mtu", 1024, "QP MTU")
 	fs.IntVar(&o.Overhead, "overhead", 24, "bytes the wire adds to a frame (preamble, FCS, gap); 0 as htsim")
 	fs.IntVar(&o.RxRing, "rx-ring", 1024, "frames a port's receive ring holds")

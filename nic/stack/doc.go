@@ -23,7 +23,8 @@
 //     Its BDP-FC window and bitmaps span BDP packets of 1 KiB (irn.Config.BDP
 //     is BDP KiB), so ceil(BDP KiB / MTU) packets at another MTU.
 //     IRNGoBackN and IRNNoBDPFC select the seed's two ablations (seed
-//     004 §4.3): go-back-N recovery, and BDP-FC off.
+//     004 §4.3): go-back-N recovery, and BDP-FC off; IRNAckEvery the
+//     receiver's ACK coalescing (irn.Config.AckEvery).
 //   - fasr: FaSR (nic/fasr), window BDP packets and a shared SR pool
 //     sized for BDP (6 units and 18 blocks at 128).
 //   - dcp: DCP's RNIC (nic/dcp); BDP does not apply. DCPRetransQ sizes

@@ -69,6 +69,16 @@ type Config struct {
 	// packets. Other transports ignore them.
 	IRNGoBackN bool
 	IRNNoBDPFC int
+	// IRNAckEvery is how many in-order packets IRN's receiver takes
+	// before it acknowledges them unasked (irn.Config.AckEvery; 0:
+	// irn's default, 16, never more than half the window). Other
+	// transports ignore it.
+	IRNAckEvery int
+	// FaSRPoolBDP is the BDP in packets FaSR's shared SR pool is sized
+	// for (fasr.Config.BDP: ceil(20·n/500) units, ceil(70·n/500)
+	// blocks, seed 001 §III-D); 0 sizes it for BDP, the window. Other
+	// transports ignore it.
+	FaSRPoolBDP int
 	// DCPRetransQ is DCP's RetransQ in entries per QP (dcp.Config.RetransQ;
 	// 0: dcp's default, 256). The seed keeps it in host memory and gives
 	// no size (seed 002 §4.3); other transports ignore it.
@@ -104,6 +114,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("stack: GBN window %d: want 0 (gbn's default) or more", c.GBNWindow)
 	case c.IRNNoBDPFC < 0 || c.IRNNoBDPFC > MaxBDP:
 		return fmt.Errorf("stack: IRN without BDP-FC tracking %d packets: want 0 (BDP-FC on) to %d", c.IRNNoBDPFC, MaxBDP)
+	case c.IRNAckEvery < 0 || c.IRNAckEvery > 0xffff:
+		return fmt.Errorf("stack: IRN acknowledging every %d packets: want 0 (irn's default) to 65535", c.IRNAckEvery)
+	case c.FaSRPoolBDP < 0 || c.FaSRPoolBDP > MaxBDP:
+		return fmt.Errorf("stack: FaSR's pool sized for %d packets: want 0 (BDP) to %d", c.FaSRPoolBDP, MaxBDP)
 	case c.DCPRetransQ < 0:
 		return fmt.Errorf("stack: DCP RetransQ of %d entries: want 0 (dcp's default) or more", c.DCPRetransQ)
 	case !KnownCC(c.CC):
@@ -163,7 +177,7 @@ func (c Config) NewTransport() (nic.Transport, error) {
 	case "dcp":
 		return dcp.New(dcp.Config{RTO: rto, RetransQ: c.DCPRetransQ})
 	case "fasr":
-		return fasr.New(fasr.Config{RTO: rto, Window: bdp, BDP: bdp})
+		return fasr.New(fasr.Config{RTO: rto, Window: bdp, BDP: cmp.Or(c.FaSRPoolBDP, bdp)})
 	case "irn":
 		return c.newIRN(rto, int64(c.RTOLow), bdp)
 	}
@@ -176,7 +190,7 @@ func (c Config) NewTransport() (nic.Transport, error) {
 // of rto. Its BDP-FC window and bitmaps span bdp packets of 1 KiB, or
 // IRNNoBDPFC packets with BDP-FC off.
 func (s Config) newIRN(rto, low int64, bdp int) (nic.Transport, error) {
-	c := irn.Config{BDP: bdp << 10, GoBackN: s.IRNGoBackN, NoBDPFC: s.IRNNoBDPFC}
+	c := irn.Config{BDP: bdp << 10, GoBackN: s.IRNGoBackN, NoBDPFC: s.IRNNoBDPFC, AckEvery: s.IRNAckEvery}
 	def, _ := irn.New(irn.Config{})
 	if rto > 0 {
 		c.RTOHigh = rto

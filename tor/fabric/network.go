@@ -68,6 +68,12 @@ type Options struct {
 	// with the bitmaps tracking IRNNoBDPFC packets.
 	IRNGoBackN bool
 	IRNNoBDPFC int
+	// IRNAckEvery is how many in-order packets IRN's receiver
+	// acknowledges at once unasked (stack.Config; 0: irn's default).
+	IRNAckEvery int
+	// FaSRPoolBDP is the BDP in packets FaSR's shared pool is sized for
+	// (stack.Config; 0: BDP).
+	FaSRPoolBDP int
 	// DCPRetransQ is DCP's RetransQ in entries per QP (stack.Config;
 	// 0: nic/dcp's default).
 	DCPRetransQ int
@@ -700,6 +706,7 @@ var Transports = stack.Transports
 func (n *Network) hostStack() stack.Config {
 	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, RTOLow: n.Opts.RTOLow, BDP: n.Opts.BDP,
 		GBNWindow: cmp.Or(n.Opts.GBNWindow, n.Opts.BDP), IRNGoBackN: n.Opts.IRNGoBackN, IRNNoBDPFC: n.Opts.IRNNoBDPFC,
+		IRNAckEvery: n.Opts.IRNAckEvery, FaSRPoolBDP: n.Opts.FaSRPoolBDP,
 		DCPRetransQ: n.Opts.DCPRetransQ, CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
 }
 

@@ -3,7 +3,9 @@ package fabric
 import (
 	"reflect"
 
+	"rocetor/nic"
 	"rocetor/nic/fasr"
+	"rocetor/nic/irn"
 	"rocetor/tor/topo"
 )
 
@@ -48,6 +50,19 @@ func (n *Network) srResult() SRResult {
 		r.FaSR["PeakUnits"], r.FaSR["PeakBlocks"] = max(peakU, int64(st.PeakUnits)), max(peakB, int64(st.PeakBlocks))
 	}
 	return r
+}
+
+// transportCounters adds to m the transport's counters that the
+// endpoint's Timeouts does not split: IRN's expiries of RTO_low (at most
+// N packets in flight) and of RTO_high (seed 004 §3.1), as TimeoutsLow
+// and TimeoutsHigh, which sum to Timeouts. Absent for the other
+// transports (FaSR's are in SRResult.FaSR).
+func transportCounters(m map[string]int64, t nic.Transport) {
+	if t, ok := t.(*irn.Transport); ok {
+		st := t.Stats()
+		m["TimeoutsLow"] += int64(st.TimeoutsLow)
+		m["TimeoutsHigh"] += int64(st.TimeoutsHigh)
+	}
 }
 
 // LinkResult is one impaired link (Options.LinkLoss): its two nodes,

@@ -167,6 +167,7 @@ func (r *runner) result() (*Result, error) {
 	res.HostCounters = map[string]int64{}
 	for _, h := range n.Hosts {
 		sumStats(res.HostCounters, "", reflect.ValueOf(h.EP.LiveStats()))
+		transportCounters(res.HostCounters, h.EP.Transport())
 		if h.LLR != nil {
 			if res.HostStages == nil {
 				res.HostStages = map[string]map[string]int64{"llr": {}}
@@ -361,8 +362,12 @@ func (res *Result) Markdown(w io.Writer) {
 		}
 	}
 	h := res.HostCounters
-	fmt.Fprintf(w, "\nHosts: %d retransmitted packets, %d timeouts, %d NAKs sent, %d ECN-marked packets received, %d CNPs sent.\n",
-		h["Retransmits"], h["Timeouts"], h["NAKsSent"], h["ECNMarked"], h["CNPsSent"])
+	split := ""
+	if lo, ok := h["TimeoutsLow"]; ok {
+		split = fmt.Sprintf(" (%d of RTO_low, %d of RTO_high)", lo, h["TimeoutsHigh"])
+	}
+	fmt.Fprintf(w, "\nHosts: %d retransmitted packets, %d timeouts%s, %d NAKs sent, %d ECN-marked packets received, %d CNPs sent.\n",
+		h["Retransmits"], h["Timeouts"], split, h["NAKsSent"], h["ECNMarked"], h["CNPsSent"])
 	fmt.Fprintf(w, "Switches: %d PFC frames, %.1f µs of PFC pause in all (the hosts' NICs %.1f µs), %d ECN marks, peak buffer %d bytes on one switch.\n",
 		res.PFCFrames, float64(res.PFCPauseNs)/1e3, float64(res.HostPFCPauseNs)/1e3, res.ECNMarked, res.Buffer.PeakBytes)
 	if len(res.Drops) > 0 {

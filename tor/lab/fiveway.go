@@ -69,7 +69,10 @@ import (
 //     the path's BDP (100 Gbit/s × ~10 µs ≈ 125 KB) rather than none —
 //     a RoCE NIC has no cap (seed 004 §3.2), and irn-fabric shows what
 //     none does to GBN; here the same cap for every transport keeps
-//     the comparison on recovery;
+//     the comparison on recovery; FaSR's shared SR pool is sized for
+//     the same window (--fasr-pool-bdp: 0; seed 001 §III-D sizes it
+//     for 500 packets), which under the incast runs out of bitmap
+//     blocks and sends recoveries Go-Back-N (TestFiveWayFaSRPool);
 //   - WebSearch sizes capped at 3 MB (IRN's workload's largest).
 type fiveWay struct {
 	fabricBase
@@ -85,6 +88,7 @@ type fiveWay struct {
 	queue     int
 	netrtPool int
 	netrtYAML string // more of NetRT's configuration, for one-change runs
+	fasrPool  int    // FaSR's pool sized for this many packets (0: the window)
 
 	schemeList   []fiveScheme
 	scenarioList []string
@@ -145,6 +149,7 @@ func (e *fiveWay) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.incastSz, "incast-size", e.incastSz, "bytes each incast sender sends")
 	fs.IntVar(&e.queue, "queue", e.queue, "bytes of each lossy egress queue")
 	fs.IntVar(&e.netrtPool, "netrt-pool", e.netrtPool, "bytes of NetRT's duplicate pool per fabric port (tord's default: 256 KiB)")
+	fs.IntVar(&e.fasrPool, "fasr-pool-bdp", 0, "packets FaSR's shared SR pool is sized for (0: the window, 160; the seed's is 500: 20 units, 70 blocks)")
 	fs.StringVar(&e.netrtYAML, "netrt", "", "more of NetRT's switch YAML, e.g. \"pause_priority: -1, k_low: 100KiB\" (docs/configuration.md)")
 }
 
@@ -180,6 +185,8 @@ func (e *fiveWay) Setup() (Options, error) {
 	case e.duration < 0 || e.incast < 0 || e.incastSz < 1024 || e.queue < 64<<10:
 		return Options{}, Usagef("--duration %v, --incast %d, --incast-size %d, --queue %d: want ≥ 0, ≥ 0, ≥ 1 KiB, ≥ 64 KiB",
 			e.duration, e.incast, e.incastSz, e.queue)
+	case e.fasrPool < 0:
+		return Options{}, Usagef("--fasr-pool-bdp %d: want ≥ 0", e.fasrPool)
 	}
 	e.duration = cmp0d(e.duration, 2*time.Millisecond, 500*time.Microsecond, e.sc.scale)
 	e.incast = cmp0(e.incast, map[bool]int{true: 6, false: 12}[e.sc.scale == ScaleCI])
@@ -223,7 +230,7 @@ func (e *fiveWay) topology() topo.Topology {
 // options are one cell's hosts and switches.
 func (e *fiveWay) options(s fiveScheme, scenario, cc string, seed uint64) fabric.Options {
 	o := fabric.Options{Seed: seed, Transport: s.transport, CC: cc, BDP: fiveWindow, GBNWindow: fiveWindow, RTO: fiveRTO,
-		Switch: fmt.Sprintf("egress: {queue_limit: %d}\n", e.queue)}
+		FaSRPoolBDP: e.fasrPool, Switch: fmt.Sprintf("egress: {queue_limit: %d}\n", e.queue)}
 	if s.transport == "irn" {
 		o.RTOLow = fiveRTOLow
 	}
@@ -275,6 +282,9 @@ func (e *fiveWay) Simulate(ctx context.Context, fab Simulator, out io.Writer, re
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes, "scenarios": e.scenarios,
 		"cc": e.ccs, "corrupt": fmt.Sprint(e.corrupt), "load": fmt.Sprint(e.load), "duration": e.duration.String(),
 		"incast": strconv.Itoa(e.incast), "incast_size": strconv.Itoa(e.incastSz), "queue": strconv.Itoa(e.queue)}
+	if e.fasrPool != 0 {
+		res.Params["fasr_pool_bdp"] = strconv.Itoa(e.fasrPool)
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		for _, scen := range e.scenarioList {
 			flows, err := e.flows(tp, scen, uint64(seed))
