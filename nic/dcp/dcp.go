@@ -352,7 +352,8 @@ func (t *Transport) DecorateAck(q *nic.QP, s *rocev2.Spec) {
 }
 
 // Next implements nic.Transport: the resends of a timeout round first,
-// then RetransQ entries, then new data within the message window. The
+// then RetransQ entries, then new data within the message window, each
+// only while the send window (Config.Window, if any) has room. The
 // framework asks the congestion control before every call, so
 // retransmissions are paced like new packets (§4.3, "Incompatible with
 // CC module").
@@ -360,7 +361,7 @@ func (t *Transport) Next(c *nic.Ctx, q *nic.QP) bool {
 	i := q.Index()
 	s := &t.st[i]
 	if t.win != nil && t.win[i].fly >= uint32(t.cfg.Window) {
-		t.stats.WindowFull++ // the credit that frees the window wakes the QP (credit)
+		t.stats.WindowFull++ // credit wakes the QP when the window opens
 		return false
 	}
 	if s.rsLeft > 0 {
