@@ -41,6 +41,21 @@ type Config struct {
 	// Default 7, the largest IBA retry_cnt; at most 255 (sRetryNo is a
 	// byte).
 	RetryLimit int
+	// Window caps each QP's data packets in flight, retransmissions
+	// included: the available window (awin) the seed's QP scheduler
+	// sends from, new data (min(round_quota, awin) bytes) and RetransQ
+	// entries (min(16, len, awin/MTU)) alike (seed 002 §4.3). 0, the
+	// default, is no cap: nothing but the congestion control paces a
+	// QP. A packet is in flight from its transmission until the sender
+	// learns it left the network — its header-only packet came back, or
+	// the receiver counted its arrival — and a coarse timeout empties
+	// the window (what it held has long left). DCP acknowledges whole
+	// messages (§4.5), which would hold a message larger than the window
+	// for ever, so with a window the receiver also acknowledges each
+	// batch of arrivals, carrying its count of the QP's data packets in
+	// the AETH's MSN field (otherwise a copy of eMSN, which the DCP
+	// header carries). Both ends must enable it.
+	Window int
 }
 
 // Drop reasons of the transport, counted by the endpoint's worker (and,
@@ -65,7 +80,15 @@ type Transport struct {
 	tx    []txMsg     // per QP, w each: the sender's outstanding messages by MSN mod w
 	rx    []rxMsg     // per QP, w each: the receiver's tracked messages by MSN mod w
 	rtq   [][]rtEntry // per QP: RetransQ, allocated when the QP opens
+	win   []wstate    // per QP, with a Window only
 	stats Stats
+}
+
+// wstate is a QP's window state (Config.Window), both sides: 12 bytes.
+type wstate struct {
+	fly   uint32  // requester: packets sent and not known to have left the network
+	heard psn.PSN // requester: the latest arrival count the responder reported
+	rcvd  psn.PSN // responder: data packets of the QP that arrived, mod 2^24
 }
 
 // qstate is a QP's scalar state, both sides: 44 bytes.
@@ -158,6 +181,7 @@ type Stats struct {
 	RetransQOverflows   uint64 // returned header-only packets dropped because the RetransQ was full (dcp_retransq_full; the timeout recovers them)
 	FallbackTimeouts    uint64 // coarse timeouts: sRetryNo incremented and the unaMSN-th message resent (§4.5)
 	FallbackRetransmits uint64 // packets resent by those timeouts
+	WindowFull          uint64 // times a QP with work found its window (Config.Window) full: it waited for credit
 }
 
 // New returns a transport; it validates cfg and fills in defaults.
@@ -186,6 +210,8 @@ func New(cfg Config) (*Transport, error) {
 		return nil, fmt.Errorf("dcp: RTO %d ns, max %d ns: want 0 < RTO ≤ max", cfg.RTO, cfg.MaxRTO)
 	case cfg.RetryLimit < 0 || cfg.RetryLimit > 255:
 		return nil, fmt.Errorf("dcp: retry limit %d, want 0 to 255", cfg.RetryLimit)
+	case cfg.Window < 0 || cfg.Window > maxPackets:
+		return nil, fmt.Errorf("dcp: window of %d packets, want 0 (none) to %d", cfg.Window, maxPackets)
 	}
 	return &Transport{cfg: cfg, w: uint32(cfg.Messages)}, nil
 }
@@ -199,14 +225,22 @@ func (t *Transport) Init(n int) {
 	t.tx = make([]txMsg, n*int(t.w))
 	t.rx = make([]rxMsg, n*int(t.w))
 	t.rtq = make([][]rtEntry, n)
+	if t.cfg.Window > 0 {
+		t.win = make([]wstate, n)
+	}
 }
 
 // StateBytes implements nic.Transport: the QP context — scalars, the
-// sender's and the receiver's per-message state, and the RetransQ's
-// descriptor (its entries are QueueBytes).
+// sender's and the receiver's per-message state, the RetransQ's
+// descriptor (its entries are QueueBytes), and the window's counters
+// when there is a window.
 func (t *Transport) StateBytes() int {
-	return int(reflect.TypeFor[qstate]().Size()) + int(t.w)*int(reflect.TypeFor[txMsg]().Size()+reflect.TypeFor[rxMsg]().Size()) +
+	n := int(reflect.TypeFor[qstate]().Size()) + int(t.w)*int(reflect.TypeFor[txMsg]().Size()+reflect.TypeFor[rxMsg]().Size()) +
 		int(reflect.TypeFor[[]rtEntry]().Size())
+	if t.cfg.Window > 0 {
+		n += int(reflect.TypeFor[wstate]().Size())
+	}
+	return n
 }
 
 // QueueBytes implements nic.HostMemory: the RetransQ, which DCP keeps in
@@ -258,6 +292,9 @@ func (t *Transport) Open(q *nic.QP) {
 	if t.rtq[i] == nil {
 		t.rtq[i] = make([]rtEntry, t.cfg.RetransQ)
 	}
+	if t.win != nil {
+		t.win[i] = wstate{}
+	}
 }
 
 func (t *Transport) txOf(i int) []txMsg { return t.tx[i*int(t.w) : (i+1)*int(t.w)] }
@@ -306,19 +343,27 @@ func (t *Transport) DecorateAck(q *nic.QP, s *rocev2.Spec) {
 	st := &t.st[i]
 	s.DCP, s.DSCP = true, rocev2.WithTag(s.DSCP, rocev2.DCPAck)
 	s.MSN, s.Retry, s.AckMSN = uint32(st.emsn), st.rRetry, uint32(st.emsn)
+	if t.win != nil {
+		s.AckMSN = uint32(t.win[i].rcvd) // the arrival count the sender's window drains by
+	}
 	if s.Syndrome.IsACK() {
 		s.PSN = t.rxOf(i)[uint32(st.emsn)&(t.w-1)].first.Add(-1)
 	}
 }
 
 // Next implements nic.Transport: the resends of a timeout round first,
-// then RetransQ entries, then new data within the message window. The
+// then RetransQ entries, then new data within the message window, each
+// only while the send window (Config.Window, if any) has room. The
 // framework asks the congestion control before every call, so
 // retransmissions are paced like new packets (§4.3, "Incompatible with
 // CC module").
 func (t *Transport) Next(c *nic.Ctx, q *nic.QP) bool {
 	i := q.Index()
 	s := &t.st[i]
+	if t.win != nil && t.win[i].fly >= uint32(t.cfg.Window) {
+		t.stats.WindowFull++ // credit wakes the QP when the window opens
+		return false
+	}
 	if s.rsLeft > 0 {
 		n, ok := c.SendRequest(q, s.rsNext)
 		if !ok {
@@ -369,6 +414,9 @@ func (t *Transport) Next(c *nic.Ctx, q *nic.QP) bool {
 // from the last change of unaMSN, which for its several-MB messages at
 // 400 Gb/s (about 100 µs) is the same thing.
 func (t *Transport) sent(c *nic.Ctx, q *nic.QP, s *qstate, una bool) {
+	if t.win != nil {
+		t.win[q.Index()].fly++
+	}
 	if una || !q.TimerArmed() {
 		c.SetTimer(q, c.Now+t.rto(s))
 	}
@@ -411,8 +459,18 @@ func (t *Transport) Response(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 	i := q.Index()
 	s := &t.st[i]
 	if p.Meta.Tag == rocev2.DCPHeaderOnly {
+		t.credit(c, q, 1) // its packet left the data path at the switch that trimmed it
 		t.returned(c, q, p, i, s, d)
 		return
+	}
+	if t.win != nil {
+		// The responder's count of arrivals (DecorateAck); an older
+		// one, overtaken on another path, says nothing new.
+		w := &t.win[i]
+		if n := psn.New(p.MSN).Diff(w.heard); n > 0 {
+			w.heard = psn.New(p.MSN)
+			t.credit(c, q, uint32(n))
+		}
 	}
 	emsn := psn.New(d.MSN())
 	if k := emsn.Diff(s.una); k < 0 || k > s.next.Diff(s.una) {
@@ -434,6 +492,20 @@ func (t *Transport) Response(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 		c.Refuse(q, syn, q.Una().Add(-1), p.PSN)
 	default:
 		c.Drop(p, nic.ReasonStale)
+	}
+}
+
+// credit takes n packets that left the network out of q's window, and
+// wakes q if that opened it.
+func (t *Transport) credit(c *nic.Ctx, q *nic.QP, n uint32) {
+	if t.win == nil {
+		return
+	}
+	w := &t.win[q.Index()]
+	full := w.fly >= uint32(t.cfg.Window)
+	w.fly -= min(w.fly, n)
+	if full && w.fly < uint32(t.cfg.Window) {
+		c.Wake(q)
 	}
 }
 
@@ -499,6 +571,12 @@ func (t *Transport) Timeout(c *nic.Ctx, q *nic.QP) {
 		return
 	}
 	s.sRetry++
+	if t.win != nil {
+		// Silent for RTO (64 ms by default): whatever the window
+		// still counts has left the network unheard of (a lost ACK
+		// or header-only packet), and the round's resends need room.
+		t.win[i].fly = 0
+	}
 	if t.rto(s) < t.cfg.MaxRTO {
 		s.backoff++
 	}

@@ -144,6 +144,32 @@
 // flushed and the refused request with the NAK's status (TestRefusals,
 // TestBeyondWindow).
 //
+// # Send window
+//
+// The seed's QP scheduler sends from an available window, awin, that
+// the CC module gives: new data, up to min(round_quota, awin) bytes, and
+// retransmissions, min(16, len, awin/MTU) RetransQ entries (§4.3); the
+// seed does not size it. Config.Window is such a window in packets: 0,
+// the default, is none (only the congestion control paces a QP); with
+// N, a QP sends nothing — new data, RetransQ entries or a timeout
+// round's resends — while N of its packets are in flight
+// (Stats.WindowFull counts the waits). A packet is in flight from its
+// transmission until the sender learns that it left the network: its
+// header-only packet came back (it left the data path where it was
+// trimmed), or the receiver counted its arrival. DCP acknowledges whole
+// messages (eMSN, §4.5), which would hold a message longer than the
+// window for ever, so with a window the receiver counts every data
+// packet that reaches the QP (mod 2^24, whatever becomes of it) and
+// acknowledges each receive batch's arrivals — as ns-3's RNICs
+// acknowledge every packet — carrying the count in the AETH's MSN field,
+// which is otherwise a copy of eMSN; the sender takes the count's
+// advance off its packets in flight, and an older count, overtaken on
+// another path, says nothing. Both ends must enable it (like Messages).
+// A packet the network loses silently, or an ACK or header-only packet
+// lost for good, stays counted until the coarse timeout, which empties
+// the window: after RTO of silence nothing the window counts is still
+// travelling (TestWindow, TestRandom's windowed seed).
+//
 // # Coarse timeout (§4.5)
 //
 // The sender keeps one timer for unaMSN, restarted whenever unaMSN
@@ -176,7 +202,9 @@
 //
 // # Per-QP memory
 //
-// QP context (StateBytes): 356 bytes at the defaults —
+// QP context (StateBytes): 356 bytes at the defaults (12 more with a
+// window: the sender's packets in flight and the last arrival count it
+// heard, the receiver's count) —
 //
 //	44   scalars: send and timeout-round pointers, unaMSN, sRetryNo,
 //	     RetransQ head and length; eMSN, rRetryNo, the next SSN
@@ -238,6 +266,7 @@
 //		RTO:        64e6, // 64 ms coarse timeout, doubled per expiry
 //		MaxRTO:     1e9,
 //		RetryLimit: 7,
+//		Window:     0,    // packets in flight per QP (0: none)
 //	})
 //	ep, err := nic.NewEndpoint(nic.Config{Transport: t, ...}) // DSCP 24
 package dcp

@@ -19,9 +19,11 @@ import (
 // its message completed would show. Every message must arrive intact,
 // and every completion come in order.
 func TestRandom(t *testing.T) {
-	for seed := uint64(1); seed <= 3; seed++ {
+	for seed := uint64(1); seed <= 4; seed++ {
 		const msgs, slots, slot = 300, 32, 64 << 10
-		p, a, b := newPair(t, nictest.Options{MRSize: slots * slot}, dcp.Config{})
+		// The fourth seed with a window of 16 packets: lost ACKs and
+		// header-only packets must not hold it closed.
+		p, a, b := newPair(t, nictest.Options{MRSize: slots * slot}, dcp.Config{Window: 16 * int(seed/4)})
 		rng := rand.New(rand.NewPCG(seed, 99))
 		p.AB.Filter = func(_ []byte, m *rocev2.Meta) nictest.Action {
 			if !data(m) {
@@ -172,8 +174,8 @@ func TestStateBytes(t *testing.T) {
 
 // newStream keeps WRITEs outstanding on A's QP 0, through a link that
 // (lossy) does trim one data packet in 50 and delays one in 10.
-func newStream(tb testing.TB, lossy bool) *nictest.Stream {
-	p, _, _ := newPair(tb, nictest.Options{}, dcp.Config{})
+func newStream(tb testing.TB, lossy bool, window int) *nictest.Stream {
+	p, _, _ := newPair(tb, nictest.Options{}, dcp.Config{Window: window})
 	if lossy {
 		p.AB.Filter = nictest.EveryNth(data, 50, nictest.Trim, 10)
 	}
@@ -181,9 +183,11 @@ func newStream(tb testing.TB, lossy bool) *nictest.Stream {
 }
 
 // TestAllocs asserts that a WRITE stream with trimming, header-only
-// returns, retransmissions and reordering allocates nothing.
+// returns, retransmissions and reordering allocates nothing, with and
+// without a window.
 func TestAllocs(t *testing.T) {
-	newStream(t, true).NoAllocs(t, 100)
+	newStream(t, true, 0).NoAllocs(t, 100)
+	newStream(t, true, 32).NoAllocs(t, 100) // with a window: credit ACKs
 }
 
 // BenchmarkWriteStream measures a WRITE stream between two DCP
@@ -199,7 +203,7 @@ func BenchmarkWriteStream(b *testing.B) {
 			name = "trim2%-late10%"
 		}
 		b.Run(name, func(b *testing.B) {
-			newStream(b, lossy).Bench(b)
+			newStream(b, lossy, 0).Bench(b)
 		})
 	}
 }

@@ -36,6 +36,14 @@ func (t *Transport) Request(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 	i := q.Index()
 	s := &t.st[i]
 	rx := t.rxOf(i)
+	if t.win != nil {
+		// Every data packet that arrives left the network, whatever
+		// becomes of it here: count it for the sender's window and
+		// acknowledge the batch's arrivals (DecorateAck carries the
+		// count), as ns-3's RNICs acknowledge every packet.
+		t.win[i].rcvd = t.win[i].rcvd.Add(1)
+		c.ScheduleAck(q)
+	}
 	msn, retry := psn.New(d.MSN()), d.RetryNo()
 	k := msn.Diff(s.emsn)
 	switch {
@@ -122,6 +130,9 @@ func (t *Transport) Request(c *nic.Ctx, q *nic.QP, p *nic.Pkt) {
 			// its predecessor's last has usually arrived; once its
 			// message is the eMSN-th, it always has.
 			t.bounce(c, q, p, d)
+			if t.win != nil {
+				t.win[i].rcvd = t.win[i].rcvd.Add(-1) // its header, returned, credits the sender
+			}
 			t.stats.Unanchored++
 			c.Drop(p, nic.ReasonOutOfOrder)
 			return

@@ -155,6 +155,7 @@ func dcpCountersOf(t *dcp.Transport) *DCPCounters {
 	return &DCPCounters{HOBounced: st.HOBounced, HONotReturned: st.HONotReturned, HOReturned: st.HOReturned, HORetransmits: st.HORetransmits,
 		HOStale: st.HOStale, HODuplicates: st.HODuplicates, RetransQOverflows: st.RetransQOverflows,
 		FallbackTimeouts: st.FallbackTimeouts, FallbackRetransmits: st.FallbackRetransmits,
+		WindowFull: st.WindowFull,
 		Duplicates: st.Duplicates, Unanchored: st.Unanchored, Recounts: st.Recounts, Poisoned: st.Poisoned,
 		Deferred: st.Deferred, TrackingBytes: t.TrackingBytes()}
 }

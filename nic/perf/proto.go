@@ -236,6 +236,7 @@ type DCPCounters struct {
 	RetransQOverflows   uint64 `json:"retransq_overflows"`    // sender: returned header-only packets the full RetransQ dropped
 	FallbackTimeouts    uint64 `json:"fallback_timeouts"`     // sender: coarse timeouts (sRetryNo incremented)
 	FallbackRetransmits uint64 `json:"fallback_retransmits"`  // sender: packets resent by them
+	WindowFull          uint64 `json:"window_full,omitempty"` // sender: times a QP waited for its window (dcp.Config.Window; roceperf sets none)
 	Duplicates          uint64 `json:"duplicates"`            // receiver: data packets of finished messages or older rounds
 	Unanchored          uint64 `json:"unanchored"`            // receiver: SEND packets returned because their offset was not known yet
 	Recounts            uint64 `json:"recounts"`              // receiver: retry rounds adopted (counter reset)

@@ -28,7 +28,8 @@
 //   - fasr: FaSR (nic/fasr), window BDP packets and a shared SR pool
 //     sized for BDP (6 units and 18 blocks at 128).
 //   - dcp: DCP's RNIC (nic/dcp); BDP does not apply. DCPRetransQ sizes
-//     each QP's RetransQ (0: dcp's 256 entries).
+//     each QP's RetransQ (0: dcp's 256 entries); DCPWindow caps each
+//     QP's packets in flight (0: no window, dcp's default).
 //
 // RTO 0 is each transport's default; BDP 0 is DefaultBDP.
 //

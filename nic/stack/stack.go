@@ -83,6 +83,11 @@ type Config struct {
 	// 0: dcp's default, 256). The seed keeps it in host memory and gives
 	// no size (seed 002 §4.3); other transports ignore it.
 	DCPRetransQ int
+	// DCPWindow is DCP's send window in packets in flight per QP,
+	// retransmissions included (dcp.Config.Window; 0: none, dcp's
+	// default). The seed's RNIC sends from the window its CC module
+	// gives (awin, seed 002 §4.3); other transports ignore it.
+	DCPWindow int
 	// CC is the congestion control: none, fixed, dcqcn, timely or hpcc
 	// ("": none).
 	CC string
@@ -120,6 +125,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("stack: FaSR's pool sized for %d packets: want 0 (BDP) to %d", c.FaSRPoolBDP, MaxBDP)
 	case c.DCPRetransQ < 0:
 		return fmt.Errorf("stack: DCP RetransQ of %d entries: want 0 (dcp's default) or more", c.DCPRetransQ)
+	case c.DCPWindow < 0:
+		return fmt.Errorf("stack: DCP window of %d packets: want 0 (none) or more", c.DCPWindow)
 	case !KnownCC(c.CC):
 		return unknownCC(c.CC)
 	}
@@ -175,7 +182,7 @@ func (c Config) NewTransport() (nic.Transport, error) {
 	case "gbn":
 		return gbn.New(gbn.Config{RTO: rto, Window: c.GBNWindow})
 	case "dcp":
-		return dcp.New(dcp.Config{RTO: rto, RetransQ: c.DCPRetransQ})
+		return dcp.New(dcp.Config{RTO: rto, RetransQ: c.DCPRetransQ, Window: c.DCPWindow})
 	case "fasr":
 		return fasr.New(fasr.Config{RTO: rto, Window: bdp, BDP: cmp.Or(c.FaSRPoolBDP, bdp)})
 	case "irn":

@@ -214,3 +214,20 @@ func TestDCPRetransQ(t *testing.T) {
 		t.Error("a negative RetransQ accepted")
 	}
 }
+
+// TestDCPWindow passes DCP's window through to its Config, none at 0,
+// and refuses a negative one.
+func TestDCPWindow(t *testing.T) {
+	for _, w := range []int{0, 110} {
+		tr, err := stack.Config{Transport: "dcp", DCPWindow: w}.NewTransport()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.(*dcp.Transport).Config().Window; got != w {
+			t.Errorf("DCPWindow %d: Window %d", w, got)
+		}
+	}
+	if err := (stack.Config{Transport: "dcp", DCPWindow: -1}).Validate(); err == nil {
+		t.Error("a negative window accepted")
+	}
+}

@@ -77,6 +77,9 @@ type Options struct {
 	// DCPRetransQ is DCP's RetransQ in entries per QP (stack.Config;
 	// 0: nic/dcp's default).
 	DCPRetransQ int
+	// DCPWindow is DCP's send window in packets in flight per QP
+	// (stack.Config; 0: none, nic/dcp's default).
+	DCPWindow int
 	// CC is the hosts' congestion control: none, fixed (each QP paced
 	// at the host's line rate), dcqcn (ConnectX's defaults, or DCQCN's
 	// when set: the testbed scales them to its rates) or timely (the
@@ -707,7 +710,7 @@ func (n *Network) hostStack() stack.Config {
 	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, RTOLow: n.Opts.RTOLow, BDP: n.Opts.BDP,
 		GBNWindow: cmp.Or(n.Opts.GBNWindow, n.Opts.BDP), IRNGoBackN: n.Opts.IRNGoBackN, IRNNoBDPFC: n.Opts.IRNNoBDPFC,
 		IRNAckEvery: n.Opts.IRNAckEvery, FaSRPoolBDP: n.Opts.FaSRPoolBDP,
-		DCPRetransQ: n.Opts.DCPRetransQ, CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
+		DCPRetransQ: n.Opts.DCPRetransQ, DCPWindow: n.Opts.DCPWindow, CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
 }
 
 func (n *Network) transport() (nic.Transport, error) {

@@ -66,7 +66,11 @@ import (
 //     load, not the size);
 //   - MTU 1024 (the seed's 1 KB, §4.3 footnote 10);
 //   - DCP's RetransQ: nic/dcp's 256 entries a QP (the seed keeps it in
-//     host memory and gives no size, §4.3); --retransq sets it.
+//     host memory and gives no size, §4.3); --retransq sets it;
+//   - DCP's send window: none, nic/dcp's default (the seed's RNIC sends
+//     from the window its CC module gives, awin, §4.3, and does not
+//     size it); --dcp-window sets one, dcpFabricBDP being the fabric's
+//     BDP.
 type dcpFabric struct {
 	fabricBase
 	sc        scaleFlags
@@ -86,6 +90,7 @@ type dcpFabric struct {
 	opSize    int
 	groups    string
 	retransQ  int
+	window    int
 
 	schemeList, workloadList, ccList []string
 	loadList                         []float64
@@ -119,6 +124,7 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.hosts, "hosts", 0, "hosts per leaf (0: paper 16; ci 8, or 4 when every workload is allreduce or alltoall, the paper's 1:1 leaf)")
 	fs.IntVar(&e.opSize, "op-size", 0, "bytes of each group member's data in allreduce and alltoall, cut in a slice per member (0: paper 20000000, a fifteenth of the seed's 300 MB; ci 1000000)")
 	fs.IntVar(&e.retransQ, "retransq", 0, "DCP's RetransQ in entries per QP (0: nic/dcp's default, 256; the seed gives no size, §4.3)")
+	fs.IntVar(&e.window, "dcp-window", 0, fmt.Sprintf("DCP's send window in packets in flight per QP, retransmissions included (0: none, nic/dcp's default; the fabric's BDP is %d, seed 002 §4.3's awin)", dcpFabricBDP))
 	fs.StringVar(&e.groups, "groups", e.groups, "allreduce and alltoall groups: rail (group g of the g-th host of every leaf: every flow crosses a spine) or rack (a leaf's hosts)")
 }
 
@@ -147,8 +153,8 @@ func (e *dcpFabric) Setup() (Options, error) {
 	switch {
 	case len(e.schemeList) == 0 || len(e.workloadList) == 0 || len(e.ccList) == 0 || len(e.loadList) == 0:
 		return Options{}, Usagef("--schemes, --workloads, --cc and --loads need a value each")
-	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0 || e.retransQ < 0 || e.retransQ > 0xffff:
-		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq: out of range")
+	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0 || e.retransQ < 0 || e.retransQ > 0xffff || e.window < 0:
+		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq, --dcp-window: out of range")
 	case e.groups != workload.LayoutRail && e.groups != workload.LayoutRack:
 		return Options{}, Usagef("--groups %q: want rail or rack", e.groups)
 	case !ecnFlagOK(e.ecn):
@@ -222,7 +228,7 @@ func (e *dcpFabric) options(scheme, cc string, largest int, seed uint64) fabric.
 	o := fabric.Options{Seed: seed, CC: cc, MTU: dcpFabricMTU, BDP: dcpFabricBDP, Switch: dcpFabricBuffer}
 	switch scheme {
 	case "dcp":
-		o.Transport, o.DCPRetransQ = "dcp", e.retransQ
+		o.Transport, o.DCPRetransQ, o.DCPWindow = "dcp", e.retransQ, e.window
 		o.Switch += "forwarding: {multipath: adaptive}\n" +
 			fmt.Sprintf("trim: {threshold: %s, incast_degree: %d}\n", e.threshold, e.degree)
 	case "pfc":
@@ -298,6 +304,9 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 		"leaves": strconv.Itoa(e.leaves), "hosts_per_leaf": strconv.Itoa(e.hosts), "op_size": strconv.Itoa(e.opSize), "groups": e.groups}
 	if e.retransQ != 0 {
 		res.Params["retransq"] = strconv.Itoa(e.retransQ) // absent at the default: the committed records' params stay as they are
+	}
+	if e.window != 0 {
+		res.Params["dcp_window"] = strconv.Itoa(e.window) // likewise
 	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		for _, pt := range e.cells() {

@@ -137,6 +137,26 @@ func TestDCPFabricRetransQ(t *testing.T) {
 	}
 }
 
+// TestDCPFabricWindow is dcp-fabric's DCP WebSearch cell at --scale ci,
+// load 0.5, seed 1, with a send window (--dcp-window 110): the flag
+// reaches the hosts' NICs, whose receivers now acknowledge arrivals as
+// they come (about one ACK a data packet, against one a message without
+// a window), and every flow completes with no coarse timeout.
+func TestDCPFabricWindow(t *testing.T) {
+	args := []string{"--scale", "ci", "--schemes", "dcp", "--workloads", "websearch", "--loads", "0.5", "--seeds", "1"}
+	off := fabricRuns(t, runResults(t, "dcp-fabric", args...), "scheme")["dcp"]
+	on := fabricRuns(t, runResults(t, "dcp-fabric", append(args, "--dcp-window", "110")...), "scheme")["dcp"]
+	for _, r := range []*lab.FabricRun{off, on} {
+		if r.Completed != r.Flows || r.HostCounters["Timeouts"] != 0 {
+			t.Errorf("%d of %d flows completed, %d timeouts", r.Completed, r.Flows, r.HostCounters["Timeouts"])
+		}
+	}
+	if req := on.HostCounters["Requests"]; on.HostCounters["AcksSent"] < req/2 || off.HostCounters["AcksSent"] > int64(off.Flows) {
+		t.Errorf("ACKs sent: %d for %d requests with the window, %d for %d flows without: want one a batch of arrivals with, one a message without",
+			on.HostCounters["AcksSent"], req, off.HostCounters["AcksSent"], off.Flows)
+	}
+}
+
 // TestFabricScaleRefusesTestbed: a backend that is not the simulator
 // (the namespace testbed) refuses a fabric-scale experiment, saying why;
 // the catalogue marks both as the simulator's alone.
