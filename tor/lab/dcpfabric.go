@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"rocetor/dataplane/sim"
@@ -353,6 +354,19 @@ func hoLossPct(f *FabricRun) float64 {
 	return 100 * float64(f.HODrops) / float64(max(f.Stages["trim"]["Ports.Trimmed"], 1))
 }
 
+// hoLostAt is how many of f's lost header-only packets were lost where
+// prefix says ("switch:" or "host:", FabricRun.HODropsBy's keys): Table
+// 5 counts the network's; a host loses them only past its RetransQ.
+func hoLostAt(f *FabricRun, prefix string) uint64 {
+	var n uint64
+	for k, v := range f.HODropsBy {
+		if strings.HasPrefix(k, prefix) {
+			n += v
+		}
+	}
+	return n
+}
+
 func dcpFabricColumns() []Column {
 	pt := func(k string) func(*Group) string { return func(g *Group) string { return g.Point[k] } }
 	sp := func(f func(*FabricRun) float64, prec int) func(*Group) string {
@@ -370,6 +384,8 @@ func dcpFabricColumns() []Column {
 		{"timeouts", sp(hostCount("Timeouts"), 0)},
 		{"trimmed", sp(stageCount("trim", "Ports.Trimmed"), 0)},
 		{"HO lost", sp(func(f *FabricRun) float64 { return float64(f.HODrops) }, 0)},
+		{"HO lost at switches", sp(func(f *FabricRun) float64 { return float64(hoLostAt(f, "switch:")) }, 0)},
+		{"HO lost at hosts", sp(func(f *FabricRun) float64 { return float64(hoLostAt(f, "host:")) }, 0)},
 		{"HO loss %", sp(hoLossPct, 3)},
 		{"PFC frames", sp(func(f *FabricRun) float64 { return float64(f.PFCFrames) }, 0)},
 		{"ECN marked", sp(func(f *FabricRun) float64 { return float64(f.ECNMarked) }, 0)},

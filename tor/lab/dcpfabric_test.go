@@ -1,0 +1,59 @@
+package lab
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"rocetor/tor/fabric"
+	"rocetor/tor/pipeline"
+	"rocetor/tor/topo"
+	"rocetor/tor/trim"
+	"rocetor/tor/workload"
+)
+
+// optionsSim is a Simulator that keeps the options of every cell it is
+// asked to simulate and simulates none.
+type optionsSim struct{ opts []fabric.Options }
+
+func (s *optionsSim) Simulate(_ context.Context, _ topo.Topology, o fabric.Options, _ []workload.Flow, _ fabric.RunOptions) (*fabric.Result, error) {
+	s.opts = append(s.opts, o)
+	return &fabric.Result{}, nil
+}
+
+// TestDCPFabricIncastDegree: dcp-fabric's --incast-degree (Table 5's N,
+// seed 002 §6.3) reaches the switches: the YAML every switch of a DCP
+// cell is built from (pipeline.ParseConfig, as tor/fabric parses it)
+// carries N, and so the WRR's weight is N's. Table 5's two N give
+// different weights at rocetor's r = 16.76: N = 16 the formula's 8.5,
+// N = 22 (past r + 1) tor/trim's MinWeight.
+func TestDCPFabricIncastDegree(t *testing.T) {
+	for _, n := range []struct {
+		arg    string
+		degree int
+		weight float64
+	}{{"16", 16, 15 / (trim.DefaultRatio - 15)}, {"22", 22, trim.DefaultMinWeight}} {
+		e := newDCPFabric()
+		parseExperiment(t, e, "--scale", "ci", "--schemes", "dcp", "--workloads", "incast", "--cc", "none", "--seeds", "1", "--incast-degree", n.arg)
+		if _, err := e.Setup(); err != nil {
+			t.Fatal(err)
+		}
+		s := &optionsSim{}
+		if err := e.Simulate(context.Background(), s, io.Discard, &Results{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.opts) != 1 {
+			t.Fatalf("N %s: %d cells simulated, want 1", n.arg, len(s.opts))
+		}
+		cfg, err := pipeline.ParseConfig([]byte(s.opts[0].Switch), "switch template")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Trim == nil || cfg.Trim.IncastDegree != n.degree {
+			t.Fatalf("--incast-degree %s: the switches' trim section %+v", n.arg, cfg.Trim)
+		}
+		if w := cfg.Trim.Weight(); w < n.weight*0.999 || w > n.weight*1.001 {
+			t.Errorf("--incast-degree %s: WRR weight %.4f, want %.4f", n.arg, w, n.weight)
+		}
+	}
+}
