@@ -42,7 +42,7 @@ func main() {
 	case len(args) > 0 && args[0] == "merge-run":
 		err = cmdMergeRun(ctx, args[1:], os.Stdout, os.Stderr)
 	default:
-		err = run(args)
+		err = run(ctx, args)
 	}
 	switch {
 	case errors.Is(err, lab.ErrUsage):
@@ -225,7 +225,7 @@ func (i incastToFlag) String() string {
 }
 func (i incastToFlag) Set(v string) error { return i.s.SetIncastTo(v) }
 
-func run(args []string) error {
+func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("torsim", flag.ContinueOnError)
 	var f freeRun
 	f.flags(fs)
@@ -243,12 +243,13 @@ func run(args []string) error {
 				extra = append(extra, "--"+fl.Name+"="+fl.Value.String())
 			}
 		})
-		return runSweep(f.sweep, f.cell, f.out, extra)
+		return runSweep(ctx, f.sweep, f.cell, f.out, extra)
 	}
 	n, flows, ro, err := f.build()
 	if err != nil {
 		return err
 	}
+	ro.Stop = ctx.Done()
 	return f.simulate(n, flows, ro, "torsim "+strings.Join(args, " "))
 }
 

@@ -17,7 +17,7 @@ import (
 // under its directory); merge gathers them.
 func TestRunSweepMerge(t *testing.T) {
 	dir := t.TempDir()
-	if err := run([]string{"--topo", "chain", "--rate", "10G", "--size", "64KiB", "--quiet", "--out", filepath.Join(dir, "one")}); err != nil {
+	if err := run(t.Context(), []string{"--topo", "chain", "--rate", "10G", "--size", "64KiB", "--quiet", "--out", filepath.Join(dir, "one")}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"result.json", "result.md", "slowdown.png"} {
@@ -29,7 +29,7 @@ func TestRunSweepMerge(t *testing.T) {
 	if err := os.WriteFile(sw, []byte(`{"common": ["--topo", "chain", "--rate", "10G", "--quiet"], "cells": [["--transport", "irn"], ["--transport", "fasr"]]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run([]string{"--sweep", sw, "--out", filepath.Join(dir, "sweep"), "--size", "32KiB", "--bins", "20KB,1MB", "--flows", "f.txt"}); err != nil {
+	if err := run(t.Context(), []string{"--sweep", sw, "--out", filepath.Join(dir, "sweep"), "--size", "32KiB", "--bins", "20KB,1MB", "--flows", "f.txt"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"cell-0", "cell-1"} {
@@ -63,7 +63,7 @@ func TestRunSweepMerge(t *testing.T) {
 // costs seconds of zeroing the first one's frame memory.)
 func TestFlows(t *testing.T) {
 	d := t.TempDir()
-	err := run([]string{"--topo", "fattree:k=4", "--rate", "100G", "--workload", "poisson", "--cdf", "websearch", "--load", "0.5",
+	err := run(t.Context(), []string{"--topo", "fattree:k=4", "--rate", "100G", "--workload", "poisson", "--cdf", "websearch", "--load", "0.5",
 		"--duration", "500us", "--flows", "f.txt", "--warmup", "100us", "--measure", "300us", "--out", d, "--quiet"})
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestMergeOld(t *testing.T) {
 // dcp, whose per-message ACKs give it no per-segment RTT.
 func TestTimely(t *testing.T) {
 	d := t.TempDir()
-	err := run([]string{"--topo", "leafspine", "--rate", "10G", "--transport", "irn", "--cc", "timely",
+	err := run(t.Context(), []string{"--topo", "leafspine", "--rate", "10G", "--transport", "irn", "--cc", "timely",
 		"--workload", "incast", "--incast", "4", "--size", "256KB", "--out", d, "--quiet"})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestTimely(t *testing.T) {
 	if res.CC != "timely" || res.Completed != 4 {
 		t.Errorf("cc %q, %d of 4 flows completed", res.CC, res.Completed)
 	}
-	err = run([]string{"--topo", "leafspine", "--transport", "dcp", "--cc", "timely", "--quiet"})
+	err = run(t.Context(), []string{"--topo", "leafspine", "--transport", "dcp", "--cc", "timely", "--quiet"})
 	if err == nil || !strings.Contains(err.Error(), "dcp acknowledges whole messages") {
 		t.Errorf("dcp with timely: %v", err)
 	}

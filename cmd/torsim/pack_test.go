@@ -109,7 +109,7 @@ func TestSweepPackRuns(t *testing.T) {
 	os.RemoveAll(src)
 	res := filepath.Join(t.TempDir(), "results")
 	for cell := 0; cell < 11; cell++ {
-		if err := run([]string{"--sweep", filepath.Join(bundle, "sweep.json"), "--cell", strconv.Itoa(cell), "--out", res}); err != nil {
+		if err := run(t.Context(), []string{"--sweep", filepath.Join(bundle, "sweep.json"), "--cell", strconv.Itoa(cell), "--out", res}); err != nil {
 			t.Fatalf("cell %d: %v", cell, err)
 		}
 	}
@@ -175,7 +175,7 @@ func TestSweepPackWorkloadFile(t *testing.T) {
 	t.Chdir(t.TempDir())
 	os.RemoveAll(src)
 	res := filepath.Join(t.TempDir(), "results")
-	if err := run([]string{"--sweep", filepath.Join(bundle, "sweep.json"), "--cell", "1", "--out", res}); err != nil {
+	if err := run(t.Context(), []string{"--sweep", filepath.Join(bundle, "sweep.json"), "--cell", "1", "--out", res}); err != nil {
 		t.Fatalf("cell 1 from the bundle: %v", err)
 	}
 	b, err := os.ReadFile(filepath.Join(res, "cell-1", "result.json"))

@@ -18,7 +18,7 @@ func TestStallFlag(t *testing.T) {
 	dir := t.TempDir()
 	mean := func(out string, extra ...string) float64 {
 		args := append([]string{"--topo", "chain", "--rate", "10G", "--size", "256KiB", "--quiet", "--out", filepath.Join(dir, out)}, extra...)
-		if err := run(args); err != nil {
+		if err := run(t.Context(), args); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, out, "result.json"))
@@ -35,10 +35,10 @@ func TestStallFlag(t *testing.T) {
 	if stalled <= plain {
 		t.Errorf("mean FCT %v ns with tor1 and tor2 off half the time, %v without", stalled, plain)
 	}
-	if err := run([]string{"--topo", "chain", "--quiet", "--stall", "tor1:1ms"}); err == nil || !strings.Contains(err.Error(), "no DUR/PERIOD") {
+	if err := run(t.Context(), []string{"--topo", "chain", "--quiet", "--stall", "tor1:1ms"}); err == nil || !strings.Contains(err.Error(), "no DUR/PERIOD") {
 		t.Errorf("--stall tor1:1ms: %v, want no DUR/PERIOD", err) // the flag package keeps the text only
 	}
-	if err := run([]string{"--topo", "chain", "--quiet", "--stall", "tor9:1ms/50ms"}); !errors.Is(err, fabric.ErrStall) {
+	if err := run(t.Context(), []string{"--topo", "chain", "--quiet", "--stall", "tor9:1ms/50ms"}); !errors.Is(err, fabric.ErrStall) {
 		t.Errorf("--stall tor9:1ms/50ms: %v, want ErrStall", err)
 	}
 }

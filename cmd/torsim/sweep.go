@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -70,7 +71,7 @@ func sweepPack(args []string) error {
 
 // runSweep runs cell (or every cell when cell < 0) of the sweep, each
 // into out/cell-N.
-func runSweep(path string, cell int, out string, extra []string) error {
+func runSweep(ctx context.Context, path string, cell int, out string, extra []string) error {
 	s, err := readSweep(path)
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func runSweep(path string, cell int, out string, extra []string) error {
 		}
 		args := slices.Concat(s.Args(i), extra, []string{"--out", filepath.Join(out, fmt.Sprintf("cell-%d", i))})
 		fmt.Fprintf(os.Stderr, "torsim: cell %d: %s\n", i, strings.Join(args, " "))
-		if err := run(args); err != nil {
+		if err := run(ctx, args); err != nil {
 			return fmt.Errorf("cell %d: %w", i, err)
 		}
 	}

@@ -184,6 +184,7 @@ func (f *Fabric) simulate(ctx context.Context, ts []lab.Transfer, spec *lab.Seri
 			return nil, nil, err
 		}
 	}
+	r.ro.Stop = ctx.Done()
 	res, err := r.net.Run(r.flows, r.ro)
 	if err != nil {
 		return nil, nil, err
@@ -263,8 +264,9 @@ func (b *Backend) Simulate(ctx context.Context, tp topo.Topology, o fabric.Optio
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err // a simulation runs to its end; the next does not start
+		return nil, err
 	}
+	ro.Stop = ctx.Done()
 	res, err := n.Run(flows, ro)
 	if err != nil {
 		return nil, err
