@@ -51,7 +51,12 @@ import (
 //   - RTO 200 µs (GBN, IRN's RTO_high), IRN's RTO_low 100 µs, no
 //     timeouts under PFC; IRN's BDP-FC 32 packets (50 Gbit/s × 5 µs);
 //     GBN's window none (the largest flow's packets, --gbn-window);
-//   - WebSearch's own sizes, up to 30 MB (--max-size 0).
+//   - WebSearch's own sizes, up to 30 MB (--max-size 0);
+//   - NetRT at tord's defaults, the seed's where it gives a number: a
+//     gap's first request at once (request_delay 0, Algorithm 2). Sprayed,
+//     most gaps are reordering and 20 µs of request_delay turns NetRT
+//     from 31 % slower than ECMP GBN to 38 % faster (docs/experiments.md,
+//     netrt-multipath-fabric); --netrt adds such YAML to NetRT's section.
 type netrtFabric struct {
 	fabricBase
 	multipath bool
@@ -64,6 +69,7 @@ type netrtFabric struct {
 	window    int
 	maxSize   int
 	shape     string
+	netrtYAML string // more of NetRT's switch YAML, for one-change runs (five-way's --netrt)
 
 	schemeList []string
 	modeList   []string
@@ -107,6 +113,7 @@ func (e *netrtFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.window, "gbn-window", 0, "GBN hosts' window in packets (0: none, the largest flow's packets)")
 	fs.IntVar(&e.maxSize, "max-size", 0, "cap on flow sizes in bytes (0: WebSearch's own, up to 30 MB)")
 	fs.StringVar(&e.shape, "fabric", "", "leaves,spines,servers per leaf (default: 16,4,32, the seed's, at both scales)")
+	fs.StringVar(&e.netrtYAML, "netrt", "", "more of NetRT's switch YAML for gbn+netrt, e.g. \"pause_priority: -1, k_low: 100KiB\" (docs/configuration.md)")
 }
 
 func (e *netrtFabric) Setup() (Options, error) {
@@ -182,6 +189,9 @@ func (e *netrtFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes, "multipath": e.modes,
 		"duration": e.duration.String(), "load": fmt.Sprint(e.load), "queue": strconv.Itoa(e.queue), "gbn_window": strconv.Itoa(e.window),
 		"max_size": strconv.Itoa(e.maxSize), "fabric": fmt.Sprintf("%d,%d,%d", e.leaves, e.spines, e.hosts)}
+	if e.netrtYAML != "" {
+		res.Params["netrt"] = e.netrtYAML
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		flows, err := e.flows(tp, uint64(seed))
 		if err != nil {
@@ -189,10 +199,7 @@ func (e *netrtFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer
 		}
 		biggest := largestFlow(flows)
 		for _, pt := range e.cells() {
-			o := netrtOptions(pt["scheme"], e.queue, cmp0(e.window, (biggest+1023)/1024), biggest, uint64(seed))
-			if m := pt["multipath"]; m != "ecmp" {
-				o.Switch += "forwarding: {multipath: " + m + "}\n"
-			}
+			o := e.options(pt, biggest, uint64(seed))
 			o.MaxQPs = fabric.QPsNeeded(flows, 1)
 			start := time.Now()
 			fmt.Fprintf(out, "%s: seed %d, %s, %s: %d flows... ", e.Name(), seed, pt["multipath"], pt["scheme"], len(flows))
@@ -210,6 +217,19 @@ func (e *netrtFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer
 	}
 	e.tables(res)
 	return nil
+}
+
+// options are a cell's fabric options: netrt-incast's for its scheme,
+// the cell's multipath choice, and --netrt added to NetRT's section.
+func (e *netrtFabric) options(pt map[string]string, biggest int, seed uint64) fabric.Options {
+	o := netrtOptions(pt["scheme"], e.queue, cmp0(e.window, (biggest+1023)/1024), biggest, seed)
+	if pt["scheme"] == "gbn+netrt" && e.netrtYAML != "" {
+		o.Switch = strings.Replace(o.Switch, "netrt: {fabric: [fabric]}", "netrt: {fabric: [fabric], "+e.netrtYAML+"}", 1)
+	}
+	if m := pt["multipath"]; m != "ecmp" {
+		o.Switch += "forwarding: {multipath: " + m + "}\n"
+	}
+	return o
 }
 
 func sizeName(n int) string {

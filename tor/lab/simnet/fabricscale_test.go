@@ -276,3 +276,24 @@ func TestNetRTMultipathFabricCI(t *testing.T) {
 		t.Errorf("NetRT's occupancy %+v: want the reordering buffer used", o)
 	}
 }
+
+// TestNetRTMultipathFabricNetRTFlag: --netrt reaches the ToRs' NetRT
+// section (the one-change runs of docs/experiments.md,
+// netrt-multipath-fabric, "At the seed's fabric"). The ci cell sprayed
+// with NetRT at its defaults pauses senders (10 PFC frames, the docs'
+// record); with K_l and K_h out of reach (no congestion avoidance, as
+// five-way's --netrt) NetRT neither paces nor pauses and resends every
+// request at line rate. One cell, as TestNetRTFabricCI.
+func TestNetRTMultipathFabricNetRTFlag(t *testing.T) {
+	const yaml = "k_low: 64MiB, k_high: 128MiB"
+	res := runResults(t, "netrt-multipath-fabric", "--scale", "ci", "--multipath", "spray", "--schemes", "gbn+netrt", "--netrt", yaml)
+	if res.Params["netrt"] != yaml {
+		t.Errorf("record's parameters %v: want netrt=%q", res.Params, yaml)
+	}
+	nrt := fabricRuns(t, res, "scheme")["gbn+netrt"]
+	src := nrt.Stages["netrt_src"]
+	if src["Ports.Paced"] != 0 || src["Ports.Pauses"] != 0 || nrt.PFCFrames != 0 || src["Ports.Retrans"] == 0 {
+		t.Errorf("thresholds out of reach: paced %d, paused %d (%d PFC frames), resent %d at line rate: want 0, 0, 0, some",
+			src["Ports.Paced"], src["Ports.Pauses"], nrt.PFCFrames, src["Ports.Retrans"])
+	}
+}
