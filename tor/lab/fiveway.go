@@ -150,7 +150,7 @@ func (e *fiveWay) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.queue, "queue", e.queue, "bytes of each lossy egress queue")
 	fs.IntVar(&e.netrtPool, "netrt-pool", e.netrtPool, "bytes of NetRT's duplicate pool per fabric port (tord's default: 256 KiB)")
 	fs.IntVar(&e.fasrPool, "fasr-pool-bdp", 0, "packets FaSR's shared SR pool is sized for (0: the window, 160; the seed's is 500: 20 units, 70 blocks)")
-	fs.StringVar(&e.netrtYAML, "netrt", "", "more of NetRT's switch YAML, e.g. \"pause_priority: -1, k_low: 100KiB\" (docs/configuration.md)")
+	fs.StringVar(&e.netrtYAML, "netrt", "", "more of NetRT's switch YAML, e.g. \"pause_priority: -1, k_low: 100KiB\" (docs/operations.md, the netrt keys)")
 }
 
 func (e *fiveWay) Setup() (Options, error) {

@@ -113,7 +113,7 @@ func (e *netrtFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.window, "gbn-window", 0, "GBN hosts' window in packets (0: none, the largest flow's packets)")
 	fs.IntVar(&e.maxSize, "max-size", 0, "cap on flow sizes in bytes (0: WebSearch's own, up to 30 MB)")
 	fs.StringVar(&e.shape, "fabric", "", "leaves,spines,servers per leaf (default: 16,4,32, the seed's, at both scales)")
-	fs.StringVar(&e.netrtYAML, "netrt", "", "more of NetRT's switch YAML for gbn+netrt, e.g. \"pause_priority: -1, k_low: 100KiB\" (docs/configuration.md)")
+	fs.StringVar(&e.netrtYAML, "netrt", "", "more of NetRT's switch YAML for gbn+netrt, e.g. \"pause_priority: -1, k_low: 100KiB\" (docs/operations.md, the netrt keys)")
 }
 
 func (e *netrtFabric) Setup() (Options, error) {
