@@ -282,6 +282,9 @@ func (s *Switch) logStages() error {
 		}
 	}
 	log.Info("trust boundaries", zap.String("trust", describeTrust(cfg)))
+	if a := cfg.NetRTAdvice(); a != "" {
+		log.Warn(a, zap.String("multipath", cfg.Forwarding.Multipath))
+	}
 	return nil
 }
 

@@ -55,8 +55,11 @@ import (
 //   - NetRT at tord's defaults, the seed's where it gives a number: a
 //     gap's first request at once (request_delay 0, Algorithm 2). Sprayed,
 //     most gaps are reordering and 20 µs of request_delay turns NetRT
-//     from 31 % slower than ECMP GBN to 38 % faster (docs/experiments.md,
-//     netrt-multipath-fabric); --netrt adds such YAML to NetRT's section.
+//     from 31 % slower than ECMP GBN to 38 % faster; under adaptive
+//     choice 5 µs helps (12-19 % faster than ECMP GBN) and 20 µs or more
+//     does not: the flow outruns NetRT's bitmap before its gap is asked
+//     for (docs/experiments.md, netrt-multipath-fabric); --netrt adds
+//     such YAML to NetRT's section.
 type netrtFabric struct {
 	fabricBase
 	multipath bool

@@ -35,7 +35,7 @@ type NetRTConfig struct {
 
 	BufferBytes     dataplane.Bytes `yaml:"buffer_bytes"`     // reordering buffer per host port, all workers' together
 	BufferFrames    int             `yaml:"buffer_frames"`    // held frames per worker, all ports (each worker's own frames)
-	RequestDelay    time.Duration   `yaml:"request_delay"`    // first request of a gap held back this long (path delay spread); 0: at once
+	RequestDelay    time.Duration   `yaml:"request_delay"`    // first request of a gap held back this long; 0: at once (the paper). With forwarding.multipath spray or adaptive: above the paths' delay spread, well below the time a host takes to send 128 packets (the bitmap a request names), e.g. 5us at 50 Gbit/s and 1 KB packets; longer, a flow outruns the bitmap before its gap is asked for. With ecmp: 0. tord warns of 0 with spray or adaptive (docs/experiments.md, netrt-multipath-fabric)
 	RequestInterval time.Duration   `yaml:"request_interval"` // request re-sent this often while a hole lasts
 	MaxRequests     int             `yaml:"max_requests"`     // unanswered requests before falling back to the hosts' GBN
 	SilentRequests  int             `yaml:"silent_requests"`  // further requests while nothing comes from the fabric (a peer off its CPU)
@@ -59,6 +59,32 @@ type NetRTConfig struct {
 
 // On reports whether the section turns NetRT on.
 func (n *NetRTConfig) On() bool { return len(n.Fabric) > 0 }
+
+// NetRTAdvice is what tord warns of at start about c's netrt section,
+// or "". With forwarding.multipath spray or adaptive most gaps are
+// packets on a slower path, and NetRT asking for each at once
+// (request_delay 0, the paper's Algorithm 2) makes the source ToR
+// resend them and its congestion avoidance pause the senders as for
+// congestion: on netrt-multipath-fabric's fabric, holding the first
+// request 5 µs took 29-39 % (spray) and 12-19 % (adaptive) off the
+// average FCT (docs/experiments.md, netrt-multipath-fabric). No
+// default follows multipath instead, because the right delay depends
+// on the fabric (above the paths' delay spread, well below the time a
+// host sends the 128 packets a request names) and with ECMP no delay
+// helps.
+func (c *Config) NetRTAdvice() string {
+	if !c.NetRT.On() || c.NetRT.RequestDelay != 0 {
+		return ""
+	}
+	switch c.Forwarding.Multipath {
+	case "spray", "adaptive":
+		return "netrt requests every gap at once (request_delay 0) while forwarding.multipath reorders packets: " +
+			"most gaps are only late, and their requests resend them and pause the senders; " +
+			"set netrt.request_delay above the paths' delay spread, well below the time a host sends 128 packets " +
+			"(docs/operations.md, netrt.request_delay)"
+	}
+	return ""
+}
 
 // validate checks the section against the port list.
 func (n *NetRTConfig) validate(ports []string) error {

@@ -148,3 +148,27 @@ func TestNetRTBudgetsShared(t *testing.T) {
 		}
 	}
 }
+
+// TestNetRTAdvice: tord warns when NetRT requests every gap at once on
+// a switch whose multipath choice reorders, and only then.
+func TestNetRTAdvice(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		warn bool
+	}{
+		{"netrt: {fabric: [up]}\n", false},
+		{"netrt: {fabric: [up]}\nforwarding: {multipath: ecmp}\n", false},
+		{"netrt: {fabric: [up]}\nforwarding: {multipath: spray}\n", true},
+		{"netrt: {fabric: [up]}\nforwarding: {multipath: adaptive}\n", true},
+		{"netrt: {fabric: [up], request_delay: 5us}\nforwarding: {multipath: spray}\n", false},
+		{"forwarding: {multipath: spray}\n", false}, // no NetRT
+	} {
+		cfg, err := ParseConfig([]byte("ports: [up, h1]\n"+c.yaml), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.NetRTAdvice() != ""; got != c.warn {
+			t.Errorf("%q: warns %v, want %v", c.yaml, got, c.warn)
+		}
+	}
+}
