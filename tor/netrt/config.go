@@ -45,13 +45,14 @@ type Config struct {
 	// of unequal delay most gaps are reordering, which fills the hole by
 	// itself within the paths' delay spread; a request sent at once makes
 	// the source ToR resend packets that are only late, and their copies
-	// reach the host as duplicates. Set it above that spread but well
-	// below the time a host takes to send the 128 packets a request's
-	// bitmap names: a gap still open then (a loss, or a packet behind a
-	// full queue, as adaptive choice makes them) is given up once its
-	// flow runs past the bitmap, where a request at once, with the
-	// senders' pause above KLow, would have held the flow (docs/experiments.md,
-	// netrt-multipath-fabric: 5 µs, not 20, under adaptive choice).
+	// reach the host as duplicates. Set it to a few µs, longer than most
+	// reordering takes to fill but well below the time a host takes to
+	// send the 128 packets a request's bitmap names: a gap still open
+	// then (a loss, or a packet behind a full queue, as adaptive choice
+	// makes them) is given up once its flow runs past the bitmap, where
+	// a request at once, with the senders' pause above KLow, would have
+	// held the flow (docs/experiments.md, netrt-multipath-fabric: 5 µs,
+	// not 20, under adaptive choice).
 	RequestDelay int64
 	// MaxRequests is how many requests DstToR sends for one ePSN before
 	// it gives up as if told "unfulfilled" (a SrcToR that never answers

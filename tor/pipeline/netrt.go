@@ -35,7 +35,7 @@ type NetRTConfig struct {
 
 	BufferBytes     dataplane.Bytes `yaml:"buffer_bytes"`     // reordering buffer per host port, all workers' together
 	BufferFrames    int             `yaml:"buffer_frames"`    // held frames per worker, all ports (each worker's own frames)
-	RequestDelay    time.Duration   `yaml:"request_delay"`    // first request of a gap held back this long; 0: at once (the paper). With forwarding.multipath spray or adaptive: above the paths' delay spread, well below the time a host takes to send 128 packets (the bitmap a request names), e.g. 5us at 50 Gbit/s and 1 KB packets; longer, a flow outruns the bitmap before its gap is asked for. With ecmp: 0. tord warns of 0 with spray or adaptive (docs/experiments.md, netrt-multipath-fabric)
+	RequestDelay    time.Duration   `yaml:"request_delay"`    // first request of a gap held back this long; 0: at once (the paper). With forwarding.multipath spray or adaptive: a few µs, longer than most reordering takes to fill, well below the time a host takes to send 128 packets (the bitmap a request names), e.g. 5us at 50 Gbit/s and 1 KB packets; longer, a flow outruns the bitmap before its gap is asked for. With ecmp: 0. tord warns of 0 with spray or adaptive (docs/experiments.md, netrt-multipath-fabric)
 	RequestInterval time.Duration   `yaml:"request_interval"` // request re-sent this often while a hole lasts
 	MaxRequests     int             `yaml:"max_requests"`     // unanswered requests before falling back to the hosts' GBN
 	SilentRequests  int             `yaml:"silent_requests"`  // further requests while nothing comes from the fabric (a peer off its CPU)
@@ -69,9 +69,9 @@ func (n *NetRTConfig) On() bool { return len(n.Fabric) > 0 }
 // request 5 µs took 29-39 % (spray) and 12-19 % (adaptive) off the
 // average FCT (docs/experiments.md, netrt-multipath-fabric). No
 // default follows multipath instead, because the right delay depends
-// on the fabric (above the paths' delay spread, well below the time a
-// host sends the 128 packets a request names) and with ECMP no delay
-// helps.
+// on the fabric (longer than most reordering takes to fill, well below
+// the time a host sends the 128 packets a request names) and with ECMP
+// no delay helps.
 func (c *Config) NetRTAdvice() string {
 	if !c.NetRT.On() || c.NetRT.RequestDelay != 0 {
 		return ""
@@ -80,7 +80,7 @@ func (c *Config) NetRTAdvice() string {
 	case "spray", "adaptive":
 		return "netrt requests every gap at once (request_delay 0) while forwarding.multipath reorders packets: " +
 			"most gaps are only late, and their requests resend them and pause the senders; " +
-			"set netrt.request_delay above the paths' delay spread, well below the time a host sends 128 packets " +
+			"set netrt.request_delay to a few µs: longer than most reordering takes to fill, well below the time a host sends 128 packets " +
 			"(docs/operations.md, netrt.request_delay)"
 	}
 	return ""
