@@ -2,7 +2,7 @@
 # One change at a time: gbn+netrt, 3 seeds, one cell a process, at nice 19, one process at a time.
 # $1: the multipath choice; $2: the changes file (lines "name yaml"). They ran, in order:
 #   run.sh ecmp changes-ecmp.txt; run.sh adaptive changes-adaptive.txt; run.sh adaptive changes-adaptive2.txt;
-#   run.sh ecmp changes-ecmp2.txt; run.sh adaptive changes-adaptive3.txt
+#   run.sh ecmp changes-ecmp2.txt; run.sh adaptive changes-adaptive3.txt; run.sh adaptive changes-adaptive4.txt
 # then, for each NAME and YAML (MP its multipath choice):
 #   torsim merge-run netrt-multipath-fabric --duration 2ms --multipath MP --schemes gbn+netrt --netrt "YAML" \
 #     --cells NAME/cells --record netrt-multipath-fabric-2ms-NAME.json --md netrt-multipath-fabric-2ms-NAME.md

@@ -2,7 +2,7 @@
 """Where each run lost packets, and how evenly the cores carried each ToR's traffic (from counters.json)."""
 import collections, json, statistics, sys
 
-for run in sys.argv[1:] or ["ad0s2", "ad20s2", "sp20s2"]:
+for run in sys.argv[1:] or ["ad0s2", "ad20s2", "ad20klow1ks2", "sp20s2"]:
     c = json.load(open(run + "/counters.json"))
     where = collections.Counter()
     for q in c["queue_drops"]:
@@ -15,6 +15,7 @@ for run in sys.argv[1:] or ["ad0s2", "ad20s2", "sp20s2"]:
         pk = [v["peak_bytes"] for v in cores.values()]
         ratio.append(max(tx) / statistics.mean(tx))
         spread.append((max(pk) - min(pk)) / 1024)
-    print(f"{run}: lost {sum(where.values())}: {dict(where)}; most at {top['switch']} → {top['port']} ({top['drops']})")
+    print(f"{run}: hosts paused {c['host_pfc_pause_ns'] / 1e6:.1f} ms in all (PFC from the switches: {c['pfc_frames']} frames)")
+    print(f"  lost {sum(where.values())}: {dict(where)}; most at {top['switch']} → {top['port']} ({top['drops']})")
     print(f"  the four cores' bytes toward a ToR, max/mean: median {statistics.median(ratio):.2f} ({min(ratio):.2f}–{max(ratio):.2f});"
           f" their queues' peaks differ by a median {statistics.median(spread):.0f} KB, by ≥ 512 KB at {sum(s >= 512 for s in spread)} of {len(spread)} ToRs")
