@@ -66,8 +66,9 @@ func (n *NetRTConfig) On() bool { return len(n.Fabric) > 0 }
 // (request_delay 0, the paper's Algorithm 2) makes the source ToR
 // resend them and its congestion avoidance pause the senders as for
 // congestion: on netrt-multipath-fabric's fabric, holding the first
-// request 5 µs took 29-39 % (spray) and 12-19 % (adaptive) off the
-// average FCT (docs/experiments.md, netrt-multipath-fabric). No
+// request 5 µs made GBN + NetRT's average FCT 29-39 % (spray) and
+// 12-19 % (adaptive) shorter than ECMP GBN's, where at once it was
+// 16-38 % and 5-6 % longer (docs/experiments.md, netrt-multipath-fabric). No
 // default follows multipath instead, because the right delay depends
 // on the fabric (longer than most reordering takes to fill, well below
 // the time a host sends the 128 packets a request names) and with ECMP
