@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"rocetor/dataplane/sim"
+	nicc "rocetor/nic/cc"
 	"rocetor/tor/fabric"
 	"rocetor/tor/topo"
 	"rocetor/tor/workload"
@@ -70,6 +71,7 @@ type irnFabric struct {
 	ecn      string
 	rtoHigh  time.Duration
 	rtoLow   time.Duration
+	delta    uint
 
 	schemeList []string
 	ccList     []string
@@ -100,6 +102,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 160 KB, Kmax 640 KB, Pmax 20 % at 40G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent (the DCQCN paper's: 5KB-200KB-1)")
 	fs.DurationVar(&e.rtoHigh, "rto-high", e.rtoHigh, "RTO_high, and the fixed timeout of RoCE without PFC (the seed's 320µs)")
 	fs.DurationVar(&e.rtoLow, "rto-low", e.rtoLow, "IRN's RTO_low, with at most 3 packets in flight (the seed's 100µs)")
+	fs.UintVar(&e.delta, "timely-delta", 0, "TIMELY's additive increment δ in Mbit/s (0: the TIMELY paper's 10, set for 10 Gbit/s links)")
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 }
 
@@ -138,6 +141,8 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--rto-low %v, --rto-high %v: want 0 < low ≤ high", e.rtoLow, e.rtoHigh)
 	case e.queue == "" || strings.ContainsAny(e.queue, "{}:,\n"):
 		return Options{}, Usagef("--queue %q: want a byte size, e.g. 240KB", e.queue)
+	case e.delta > 40_000:
+		return Options{}, Usagef("--timely-delta %d: want Mbit/s up to the line rate, 40000", e.delta)
 	case e.load <= 0 || e.load > 1:
 		return Options{}, Usagef("--load %v: want (0, 1]", e.load)
 	case e.k != 0 && (e.k < 2 || e.k%2 != 0):
@@ -212,6 +217,11 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 	if cc == "dcqcn" {
 		o.Switch += dcqcnMarking(e.ecn)
 	}
+	if cc == "timely" && e.delta != 0 {
+		t := nicc.DefaultTimelyConfig()
+		t.Delta = uint32(e.delta)
+		o.Timely = &t
+	}
 	return o
 }
 
@@ -259,6 +269,9 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	if e.cdf != "websearch" || e.queue != "240KB" || e.ecn != "" || e.rtoHigh != irnRTOHigh || e.rtoLow != irnRTOLow {
 		res.Params["cdf"], res.Params["queue"], res.Params["ecn"] = e.cdf, e.queue, e.ecn
 		res.Params["rto_high"], res.Params["rto_low"] = e.rtoHigh.String(), e.rtoLow.String()
+	}
+	if e.delta != 0 {
+		res.Params["timely_delta"] = strconv.FormatUint(uint64(e.delta), 10)
 	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		flows, err := e.flows(tp, uint64(seed))
