@@ -338,7 +338,9 @@ func (w *Worker) handEgress(b *Batch) {
 		if p.Verdict != Forward || int(p.Out) >= len(w.egress) {
 			continue
 		}
-		if o := w.cfg.PortOwner[p.Out]; o != w.cfg.ID && w.hand(p, o, uint16(w.egressAt)) {
+		// o < 0: a shared port, on whose share of it this worker
+		// queues (WorkerConfig.PortOwner).
+		if o := w.cfg.PortOwner[p.Out]; o >= 0 && o != w.cfg.ID && w.hand(p, o, uint16(w.egressAt)) {
 			w.gone |= 1 << j
 		}
 	}
@@ -399,6 +401,11 @@ func (w *Worker) resume(in []handed) {
 	b := &w.batch
 	for i := 0; i < len(in); {
 		at := in[i].At
+		if at == pauseAt {
+			w.sharedPause(&in[i].Packet)
+			i++
+			continue
+		}
 		if at == rawAt {
 			p := &in[i].Packet
 			if x := w.inbox[p.In]; x == nil || !x.push(p) {
@@ -442,6 +449,69 @@ func (w *Worker) flushHandoff() {
 		}
 	}
 	w.mem.flushBack()
+}
+
+// pauseAt is the At of a pause another worker received on a shared port
+// (sharePause): the receiver honours it on its share of the port.
+const pauseAt = 0xfffe
+
+// sharedPort reports whether port i is shared: every worker queues on
+// its own share of it (WorkerConfig.PortOwner -1).
+func (w *Worker) sharedPort(i int) bool {
+	return w.egressAt >= 0 && w.cfg.PortOwner[i] < 0
+}
+
+// sharePause hands every other worker a pause this worker received on
+// shared port in — op is the MAC control opcode, enable and t the PFC
+// priorities (filtered by IngressPFC.Priorities) and their times, or
+// t[0] a PAUSE's — so that every share of the paused port stops, as
+// one port's egress does (802.1Qbb): a peer that pauses a port pauses
+// all of it, whichever worker's rx queue the NIC put the pause in. The
+// pause travels as a frame this worker builds, one per worker: the
+// receiving one acts on it (sharedPause) and counts nothing, as the
+// pause is counted once, here. Pauses are rare next to data, so the
+// frames cost nothing per data packet. Without a frame or room on the
+// ring the copy is lost, counted (ReasonNoFrame, ReasonHandoffFull):
+// the peer sends its pause again within its time, as PFC does.
+func (w *Worker) sharePause(in int, op uint16, enable uint8, t *[8]uint16) {
+	for o := range w.ho.Workers() {
+		if o == w.cfg.ID {
+			continue
+		}
+		addr, ok := w.mem.Alloc()
+		if !ok {
+			w.st.Drops[ReasonNoFrame]++
+			continue
+		}
+		var n int
+		if op == rocev2.MACControlPause {
+			n, _ = rocev2.BuildPause(w.mem.Room(addr), w.ports[in].MAC(), t[0])
+		} else {
+			n, _ = rocev2.BuildPFC(w.mem.Room(addr), w.ports[in].MAC(), enable, *t)
+		}
+		p := Packet{Addr: addr, Len: uint16(n), In: uint16(in), Out: NoPort}
+		if !w.hand(&p, o, pauseAt) {
+			w.drop(addr, ReasonHandoffFull)
+		}
+	}
+}
+
+// sharedPause honours a pause another worker received on shared port
+// p.In on this worker's share of it (sharePause), and frees its frame.
+func (w *Worker) sharedPause(p *Packet) {
+	c := rocev2.MACControl(w.mem.Frame(p)[14:])
+	in := int(p.In)
+	switch c.Opcode() {
+	case rocev2.MACControlPFC:
+		var t [8]uint16
+		for k := range t {
+			t[k] = c.Time(k)
+		}
+		w.pausePFC(in, c.ClassEnable(), &t)
+	case rocev2.MACControlPause:
+		w.egress[in].PauseAll(w.ctx.Now, c.PauseTime())
+	}
+	w.mem.Release(p.Addr)
 }
 
 // rawAt is the At of a frame handed before classification, received on

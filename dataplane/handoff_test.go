@@ -145,6 +145,80 @@ func TestHandoffDrainsAcrossWrap(t *testing.T) {
 	}
 }
 
+// TestHandoffSharedPort: a port whose PortOwner is -1 is shared, as
+// every port is without port owners: a frame bound for it is queued
+// and sent by the worker that runs its flow, on that worker's share,
+// never handed; a port with an owner still gets its frames through the
+// owner. A pause received on either worker's share of the shared port
+// stops both shares, counted once.
+func TestHandoffSharedPort(t *testing.T) {
+	// Every frame is worker 1's; p1 is shared, p0 worker 0's.
+	r := newPairRig(t, 2, func(*Packet, []byte) int { return 1 }, []int{0, -1}, nil)
+	f := roceFrame(t, 1, 1000)
+	for i := range 100 {
+		r.ports[i%2][0].Inject(f) // p0 → p1, the shared port
+		r.ports[i%2][1].Inject(f) // p1 → p0, worker 0's
+	}
+	r.settle(1000)
+	if r.sent != [2]int{100, 100} {
+		t.Fatalf("sent %v, want 100 on each port", r.sent)
+	}
+	r.ws[0].Publish(1000)
+	r.ws[1].Publish(1000)
+	s0, s1 := r.ws[0].Snapshot(), r.ws[1].Snapshot()
+	// Worker 0 hands its 100 received frames to the flow's owner,
+	// which queues the 100 bound for the shared p1 itself and hands
+	// the 100 bound for p0 back.
+	if s0.Handed[1] != 100 || s1.Handed[0] != 100 {
+		t.Fatalf("handed 0→1 %d, 1→0 %d; want 100 and 100", s0.Handed[1], s1.Handed[0])
+	}
+	if s0.Ports[1].TxPackets != 0 || s1.Ports[1].TxPackets != 100 || s0.Ports[0].TxPackets != 100 {
+		t.Fatalf("p1 sent %d by worker 0 and %d by worker 1, p0 %d by worker 0: want 0, 100, 100",
+			s0.Ports[1].TxPackets, s1.Ports[1].TxPackets, s0.Ports[0].TxPackets)
+	}
+	// Each share reports its own budgets on the shared port, which the
+	// collector sums; the owned port's are its owner's alone.
+	if s0.Queues[1][2].LimitBytes == 0 || s1.Queues[1][2].LimitBytes == 0 || s1.Queues[0][2].LimitBytes != 0 {
+		t.Fatalf("limits of p1 %d and %d, of p0 on worker 1 %d: want both shares', and 0",
+			s0.Queues[1][2].LimitBytes, s1.Queues[1][2].LimitBytes, s1.Queues[0][2].LimitBytes)
+	}
+	pause := make([]byte, 64)
+	for w, op := range []string{"pfc", "pause"} {
+		var n int
+		if op == "pfc" {
+			n, _ = rocev2.BuildPFC(pause, rocev2.MAC{2, 0, 0, 0, 0, 9}, 1<<3, [8]uint16{3: 0xffff})
+		} else {
+			n, _ = rocev2.BuildPause(pause, rocev2.MAC{2, 0, 0, 0, 0, 9}, 0xffff)
+		}
+		now := int64(10000 * (w + 1))
+		r.ports[w][1].Inject(pause[:n])
+		r.settle(now)
+		for o, wk := range r.ws {
+			if !wk.Egress(1).Paused(now, 2) {
+				t.Errorf("%s received by worker %d: worker %d's share of the shared port not paused", op, w, o)
+			}
+			if wk.Egress(0).Paused(now, 2) {
+				t.Errorf("%s on p1 paused p0 of worker %d", op, o)
+			}
+		}
+	}
+	r.ws[0].Publish(30000)
+	r.ws[1].Publish(30000)
+	s0, s1 = r.ws[0].Snapshot(), r.ws[1].Snapshot()
+	if got := s0.Ports[1].PFCRx + s1.Ports[1].PFCRx; got != 1 {
+		t.Errorf("%d PFC frames counted on p1, want 1", got)
+	}
+	if got := s0.Ports[1].PauseRx + s1.Ports[1].PauseRx; got != 1 {
+		t.Errorf("%d PAUSE frames counted on p1, want 1", got)
+	}
+	r.settle(1 << 40)
+	for w, m := range r.mems {
+		if m.InUse() != 0 {
+			t.Fatalf("worker %d: %d frames in use after the run", w, m.InUse())
+		}
+	}
+}
+
 func TestHandoffStaysWithoutOwner(t *testing.T) {
 	r := newPairRig(t, 2, func(*Packet, []byte) int { return -1 }, nil, nil)
 	f := roceFrame(t, 1, 1000)

@@ -81,15 +81,15 @@ func (c *Ctx) Egress(i int) *Egress { return c.w.egress[i] }
 // NumQueues: its MAC control queue). On a switch whose ports each have
 // one owner worker (WorkerConfig.PortOwner) another worker's queues
 // hold nothing of port i: it reads the depth the owner published at the
-// end of its last loop, at most a loop old. Stages that estimate a
-// port's delay (NetRT) or route by depth (adaptive routing) read it
+// end of its last loop, at most a loop old. On a shared port (PortOwner
+// -1) it is this worker's share's depth, which the stage weighs against
+// its share's budgets (Egress: limits and thresholds cut into the
+// workers' parts). Stages that estimate a port's delay (NetRT) or route by depth (adaptive routing) read it
 // here rather than from Egress.
 func (c *Ctx) QueueDepth(i, q int) int {
 	w := c.w
-	if w.egressAt >= 0 {
-		if o := w.cfg.PortOwner[i]; o != w.cfg.ID {
-			return w.ho.egress[o][i].Seen(q)
-		}
+	if o := w.portOwner(uint16(i)); o >= 0 && o != w.cfg.ID {
+		return w.ho.egress[o][i].Seen(q)
 	}
 	e := w.egress[i]
 	if q == e.NumQueues() {

@@ -116,8 +116,13 @@ type WorkerConfig struct {
 	// egress: its queues, shaper and byte budgets, and the stages from
 	// EgressStage on. A packet bound for a port another worker owns is
 	// handed to it before stage EgressStage (or, when EgressStage is
-	// the number of stages, before it is queued). nil: every worker
-	// queues on its own share of every port.
+	// the number of stages, before it is queued). -1 names a shared
+	// port, whose egress no stage keeps per-port state for: every
+	// worker queues on its own share of it and transmits from it, its
+	// budgets cut into the workers' parts by whoever builds the
+	// egresses (pipeline.Owners), and a pause received on it is
+	// honoured on every share (Worker.sharePause). nil: every worker queues
+	// on its own share of every port.
 	PortOwner []int
 	// EgressStage is the first stage that runs on the egress port's
 	// owner rather than on the flow's (trimming and llr read and number
@@ -240,6 +245,11 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 		}
 		if c.PortOwner != nil && len(c.PortOwner) != len(c.Ports) {
 			return nil, fmt.Errorf("%w: PortOwner names %d ports, have %d", ErrWorkerConfig, len(c.PortOwner), len(c.Ports))
+		}
+		for i, o := range c.PortOwner {
+			if o < -1 || o >= h.Workers() {
+				return nil, fmt.Errorf("%w: port %d's owner %d, want -1 (shared) to %d", ErrWorkerConfig, i, o, h.Workers()-1)
+			}
 		}
 		if c.LinkOwner != nil && len(c.LinkOwner) != len(c.Ports) {
 			return nil, fmt.Errorf("%w: LinkOwner names %d ports, have %d", ErrWorkerConfig, len(c.LinkOwner), len(c.Ports))
@@ -545,15 +555,18 @@ func (w *Worker) control(in int, p *Packet, f []byte) {
 			}
 			// A priority without PFC is never paused
 			// (IngressPFC.Priorities), nor one the watchdog
-			// found stormed.
+			// found stormed (each share's watchdog its own).
 			enable &= w.pfcRx
-			if w.wd != nil {
-				enable = w.wdPause(in, enable, &t)
+			if w.sharedPort(in) {
+				w.sharePause(in, rocev2.MACControlPFC, enable, &t)
 			}
-			w.egress[in].Pause(w.ctx.Now, enable, &t)
+			w.pausePFC(in, enable, &t)
 			pc.PFCRx++
 		}
 	case rocev2.MACControlPause:
+		if w.sharedPort(in) {
+			w.sharePause(in, rocev2.MACControlPause, 0, &[8]uint16{c.PauseTime()})
+		}
 		w.egress[in].PauseAll(w.ctx.Now, c.PauseTime())
 		pc.PauseRx++
 	}
@@ -562,6 +575,15 @@ func (w *Worker) control(in int, p *Packet, f []byte) {
 	w.st.Consumed++
 	w.mem.Release(p.Addr)
 	p.Verdict = Taken
+}
+
+// pausePFC pauses the priorities of enable on port in's egress for
+// times, less those the watchdog found stormed.
+func (w *Worker) pausePFC(in int, enable uint8, t *[8]uint16) {
+	if w.wd != nil {
+		enable = w.wdPause(in, enable, t)
+	}
+	w.egress[in].Pause(w.ctx.Now, enable, t)
 }
 
 // process runs stages from, from+1, … over b.
@@ -674,12 +696,23 @@ func (w *Worker) dispatchPlain(b *Batch) {
 	}
 }
 
+// portOwner returns the worker that owns port i's egress
+// (WorkerConfig.PortOwner), or -1 when every worker queues on its own
+// share of it: a shared port, one past the ports, or a worker without
+// port owners.
+func (w *Worker) portOwner(i uint16) int {
+	if w.egressAt < 0 || int(i) >= len(w.cfg.PortOwner) {
+		return -1
+	}
+	return w.cfg.PortOwner[i]
+}
+
 func (w *Worker) enqueue(p *Packet) bool {
-	if w.egressAt >= 0 && int(p.Out) < len(w.egress) && w.cfg.PortOwner[p.Out] != w.cfg.ID {
+	if o := w.portOwner(p.Out); o >= 0 && o != w.cfg.ID {
 		// Bound for a port another worker owns, past the stages
 		// that check (EgressStage is the last, or a stage after it
 		// emitted): it queues it.
-		if w.hand(p, w.cfg.PortOwner[p.Out], uint16(len(w.stages))) {
+		if w.hand(p, o, uint16(len(w.stages))) {
 			return true
 		}
 		w.dropPacket(p, p.Reason)
@@ -962,14 +995,15 @@ func (w *Worker) publish(now int64) {
 			bytes, pkts := e.Depth(q)
 			s.Queues[i][q] = QueueSnapshot{Name: e.QueueName(q), DepthBytes: bytes, DepthPackets: pkts,
 				LimitBytes: e.Limit(q), ThresholdBytes: e.Threshold(q), Paused: e.Paused(now, q), ECN: e.ECN(q), MarkAt: e.MarkAt(), QueueStats: e.Stats(q)}
-			if w.egressAt >= 0 && w.cfg.PortOwner[i] != w.cfg.ID {
+			if o := w.portOwner(uint16(i)); o >= 0 && o != w.cfg.ID {
 				// Another worker owns the port's budgets whole; the
-				// collector sums the workers' shares.
+				// collector sums the workers' shares (a shared
+				// port's, each worker its part).
 				s.Queues[i][q].LimitBytes, s.Queues[i][q].ThresholdBytes, s.Queues[i][q].ECN = 0, 0, ECNProfile{}
 			}
 		}
 		s.Reserves[i] = ReserveSnapshot{}
-		if w.egressAt < 0 || w.cfg.PortOwner[i] == w.cfg.ID {
+		if o := w.portOwner(uint16(i)); o < 0 || o == w.cfg.ID {
 			s.Reserves[i].Size, s.Reserves[i].Held = e.PortReserve()
 		}
 	}
