@@ -344,6 +344,13 @@ func handoffConfigs(t testing.TB) map[string]Config {
 	// late by as much as the stale timer; how late depends on which
 	// flows share the list, i.e. on the number of workers.
 	out["netrt"] = n
+	// The host ports are shared in the others (pipeline.SharedPorts:
+	// unshaped, no llr, no trimming): every worker queues on its own
+	// share of them. Shaped, each has an owner again, to which the
+	// flows' owners hand what leaves by it.
+	oh := n
+	oh.Egress.PortRates = map[string]dataplane.Rate{"h1": 10e9, "h2": 10e9}
+	out["netrt-owned-hosts"] = oh
 	tr := base()
 	tr.Egress.PortRates = map[string]dataplane.Rate{"s1": 1e9, "s2": 1e9}
 	tr.Trim = &trim.Config{Threshold: 16 << 10, Ports: []string{"s1", "s2"}}
@@ -442,8 +449,8 @@ func handoffScenario(t testing.TB, seed uint64, shim bool) []event {
 }
 
 // TestHandoffSameOutcome runs each mechanism on 2 and 4 workers with
-// every frame steered to a random worker, and expects what one worker
-// does: the same frames sent on each port, the same drops, the same
+// every frame steered to a random worker, with the host ports shared
+// (but in netrt-owned-hosts), and expects what one worker does: the same frames sent on each port, the same drops, the same
 // packets through each stage and the same stage counters, and every
 // frame back in memory.
 func TestHandoffSameOutcome(t *testing.T) {

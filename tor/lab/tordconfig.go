@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -100,6 +101,26 @@ func (p *Plan) switchPorts(node string) []string {
 			if e[0].Node == node && p.Node(e[1].Node).Kind == SwitchNode {
 				out = append(out, e[0].Iface)
 			}
+		}
+	}
+	return out
+}
+
+// ownedPorts returns node's host ports that c would have its workers
+// share (pipeline.Config.SharedPorts: --rate 0 with netrt or llr): a
+// host link has one tx queue at the switch end (workers.go), so worker
+// 0 alone must send to the host. nil where none would be shared, which
+// leaves every other configuration as it was.
+func (p *Plan) ownedPorts(node string, c *pipeline.Config) []string {
+	shared := c.SharedPorts()
+	if shared == nil {
+		return nil
+	}
+	var out []string
+	sw := p.switchPorts(node)
+	for i, port := range c.Ports {
+		if shared[i] && !slices.Contains(sw, port) {
+			out = append(out, port)
 		}
 	}
 	return out
@@ -298,6 +319,7 @@ func (p *Plan) TordConfigs() map[string]*pipeline.Config {
 				c.XDP.Frames *= 2 // tord wants a power of two
 			}
 		}
+		c.Egress.OwnedPorts = p.ownedPorts(n.Name, &c)
 		out[n.Name] = &c
 	}
 	return out

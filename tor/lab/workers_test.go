@@ -23,6 +23,27 @@ func TestWorkersDefault(t *testing.T) {
 	}
 }
 
+// TestWorkersHostPortsOwned: unshaped, with netrt, the workers would
+// share a switch's host ports (pipeline.Config.SharedPorts), each
+// sending on its own tx queue of them; a host link has one, so the
+// testbed keeps them worker 0's (egress.owned_ports), and only them.
+func TestWorkersHostPortsOwned(t *testing.T) {
+	p := mustPlan(t, "dumbbell", func(o *Options) { o.Workers, o.Senders, o.Rate, o.NetRT = 2, 2, "0", true })
+	cs := p.TordConfigs()
+	if got, want := cs["tor1"].Egress.OwnedPorts, []string{"h1", "h2"}; !slices.Equal(got, want) {
+		t.Errorf("tor1 owns %v, want %v", got, want)
+	}
+	for node, c := range cs {
+		if shared := c.SharedPorts(); shared != nil && slices.Contains(shared, true) {
+			t.Errorf("%s: ports %v shared %v", node, c.Ports, shared)
+		}
+	}
+	p = mustPlan(t, "dumbbell", func(o *Options) { o.Workers, o.Senders, o.NetRT = 2, 2, true })
+	if got := p.TordConfigs()["tor1"].Egress.OwnedPorts; got != nil {
+		t.Errorf("shaped: tor1 owns %v, want none named", got)
+	}
+}
+
 // TestWorkersHostPortsOnWorkerZero: every host port takes an index that
 // worker 0 owns (a multiple of N), switch ports fill the rest in link
 // order, and a switch with too many host ports is refused.

@@ -139,17 +139,17 @@ func (b *BufferConfig) Shared(ports, queues int) *dataplane.SharedBuffer {
 }
 
 // apply places the ports and queues of egs in the pool: each port's
-// and each queue's share of their reserves (one of shares workers) and
-// each queue's α.
-func (b *BufferConfig) apply(egs []dataplane.EgressConfig, pool *dataplane.SharedBuffer, shares int) {
+// and each queue's share of their reserves (one of shares[i] workers
+// for port i) and each queue's α.
+func (b *BufferConfig) apply(egs []dataplane.EgressConfig, pool *dataplane.SharedBuffer, shares []int) {
 	if b == nil {
 		return
 	}
 	for i := range egs {
-		egs[i].Shared, egs[i].PortReserve = pool, int(b.PortReserve)/shares
+		egs[i].Shared, egs[i].PortReserve = pool, int(b.PortReserve)/shares[i]
 		qs := slices.Clone(egs[i].Queues)
 		for q := range qs {
-			qs[q].Reserve, qs[q].Alpha = int(b.QueueReserve)/shares, b.alpha(qs[q].Name)
+			qs[q].Reserve, qs[q].Alpha = int(b.QueueReserve)/shares[i], b.alpha(qs[q].Name)
 		}
 		egs[i].Queues = qs
 	}

@@ -334,16 +334,16 @@ func (cfg *Config) EgressConfigs() ([]dataplane.EgressConfig, error) {
 	// Each worker shapes its share of the link: with W workers, W
 	// shapers at rate/W add up to the configured rate. With a handoff
 	// (Config.Handoff) the port's owner alone queues on it, at the
-	// whole rate.
-	w := uint64(cfg.shares())
+	// whole rate (a shared port is unshaped: Config.SharedPorts).
+	shares := cfg.shares()
 	eg := cfg.Layout() // DefaultEgress, with the qos section's classes
-	eg.RateBps = uint64(cfg.Egress.Rate) / w
 	eg.Ring = cfg.Egress.Ring
 	egs := make([]dataplane.EgressConfig, len(cfg.Ports))
 	for i := range egs {
 		egs[i] = eg
+		egs[i].RateBps = uint64(cfg.Egress.Rate) / uint64(shares[i])
 		if r, ok := cfg.Egress.PortRates[cfg.Ports[i]]; ok {
-			egs[i].RateBps = uint64(r) / w
+			egs[i].RateBps = uint64(r) / uint64(shares[i])
 		}
 		if cfg.Trim != nil && cfg.Trim.Trims(cfg.Ports[i]) {
 			// The trimming ports' control and data queues share a

@@ -58,6 +58,14 @@ type Config struct {
 		// PortRates overrides rate for the ports it names, e.g. an
 		// uplink slower than the others.
 		PortRates map[string]dataplane.Rate `yaml:"port_rates"`
+		// OwnedPorts keeps one owner worker for the egress of the
+		// ports it names where the workers would otherwise each send
+		// on their own share of it (a shared port: an unshaped port
+		// without llr or trimming, with netrt or llr and several
+		// workers; pipeline.Config.SharedPorts): for a port with fewer
+		// transmit queues than workers, such as the testbed's host
+		// links, which have one (tor/lab).
+		OwnedPorts []string `yaml:"owned_ports"`
 		// Ring is the entries each queue's ring of frames starts with
 		// (a power of two; 0 = 256); it grows to what queue_limit
 		// needs as the queue deepens (dataplane.EgressConfig.Ring).
@@ -221,7 +229,12 @@ func (p *PFCConfig) ingress(cfg *Config) *dataplane.IngressPFC {
 	if cfg.Buffer != nil {
 		// The pool kept the headroom aside (HeadroomReserve); each
 		// worker's share of a port queues its share of it.
-		c.Headroom = p.headroom(cfg) / cfg.shares()
+		// PFC is refused with a handoff (validate); without one
+		// every port has a share on each worker.
+		c.Headroom = p.headroom(cfg)
+		if !cfg.Handoff() {
+			c.Headroom /= max(cfg.Workers, 1)
+		}
 	}
 	if len(p.Ports) > 0 {
 		c.Ports = make([]bool, len(cfg.Ports))
@@ -404,6 +417,11 @@ func (c *Config) Validate() error {
 	for name := range c.Egress.PortRates {
 		if !slices.Contains(c.Ports, name) {
 			return bad("egress.port_rates", "%q is not one of ports", name)
+		}
+	}
+	for _, name := range c.Egress.OwnedPorts {
+		if !slices.Contains(c.Ports, name) {
+			return bad("egress.owned_ports", "%q is not one of ports", name)
 		}
 	}
 	if c.Egress.QueueLimit < 2048 {

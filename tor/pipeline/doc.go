@@ -28,8 +28,11 @@
 // Plan.BuildHanded wires each worker to the others through a
 // dataplane.Handoff: the flow's owner runs trust, fwd and NetRT, the
 // egress port's owner trimming, llr and the queues, and every port keeps
-// its rate, queue limit, threshold and marking whole. Plain forwarding
-// hands nothing: each worker shapes its share of every port.
+// its rate, queue limit, threshold and marking whole — but for the
+// shared ports (Config.SharedPorts: no egress state of any stage), on
+// which every worker queues and sends its own share, as without a
+// handoff. Plain forwarding hands nothing: each worker shapes its share
+// of every port.
 //
 // Traffic classes (qos.go) are a layout and a table, nothing on the
 // packet path of their own: Config.Layout is DefaultEgress with the

@@ -175,7 +175,8 @@ func (e *ECNConfig) profile(c *Config, i int, name string) dataplane.ECNProfile 
 // a depth of K/W bytes in a worker's queue stands for the delay of K
 // bytes in the port's, and the thresholds are divided by W as the rate
 // is. With a handoff (Config.Handoff) the port's owner alone queues on
-// it, at the whole rate, and W is 1.
+// it, at the whole rate, and W is 1, but for the ports the workers
+// share (Config.SharedPorts).
 func (e *ECNConfig) Marking(c *Config, egs []dataplane.EgressConfig) dataplane.Marking {
 	var m dataplane.Marking
 	if e == nil {
@@ -187,8 +188,9 @@ func (e *ECNConfig) Marking(c *Config, egs []dataplane.EgressConfig) dataplane.M
 		m.At = dataplane.MarkDequeue
 	}
 	m.Seed = e.Seed
-	w := c.shares()
+	shares := c.shares()
 	for i, eg := range egs {
+		w := shares[i]
 		ps := make([]dataplane.ECNProfile, len(eg.Queues))
 		for q, name := range e.queues() {
 			k := eg.QueueIndexByName(q)

@@ -29,6 +29,7 @@ func fullConfig() Config {
 	c.XDP.BusyPoll, c.XDP.BusyPollBudget = 50*time.Microsecond, 64
 	c.Egress.Rate, c.Egress.QueueLimit = 10e9, 256<<10
 	c.Egress.PortRates = map[string]dataplane.Rate{"up": 2.5e9, "h2": 1500}
+	c.Egress.OwnedPorts = []string{"h2"}
 	c.Egress.Ring = 32
 	c.Forwarding.Multipath, c.Forwarding.AdaptiveBias, c.Forwarding.Queue = "adaptive", 40_000, "retransmit"
 	c.Forwarding.DSCPQueues = map[int]string{46: "control", 8: "idle", 26: "data"}

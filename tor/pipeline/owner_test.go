@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
@@ -72,15 +73,18 @@ func TestOwners(t *testing.T) {
 	cfg.LLR.Ports = []string{"h0", "up0", "up1"}
 	cfg.NetRT.Fabric = []string{"up0", "up1", "up2"}
 	o := NewOwners(&cfg)
-	if got, want := o.Ports(), []int{0, 0, 0, 1, 0, 1}; !slices.Equal(got, want) {
+	// h1 and h2 are shared (no llr, no trimming, unshaped); h0 has
+	// llr and worker 0.
+	if got, want := o.Ports(), []int{0, 0, -1, 1, 0, -1}; !slices.Equal(got, want) {
 		t.Fatalf("port owners %v, want %v", got, want)
 	}
-	if got, want := o.Owned(1), []bool{false, false, false, true, false, true}; !slices.Equal(got, want) {
-		t.Fatalf("worker 1 owns %v, want %v", got, want)
+	if got, want := o.Owned(1), []bool{false, false, true, true, false, true}; !slices.Equal(got, want) {
+		t.Fatalf("worker 1 owns or shares %v, want %v", got, want)
 	}
 	cfg.Ports = []string{"a", "b", "c", "d"}
 	cfg.Workers = 3
 	cfg.LLR.Ports, cfg.NetRT.Fabric = []string{"b", "d"}, nil
+	cfg.Egress.Rate = 10e9 // shaped: no port is shared
 	o = NewOwners(&cfg)
 	if got, want := o.Ports(), []int{0, 0, 2, 1}; !slices.Equal(got, want) {
 		t.Fatalf("port owners %v, want %v", got, want)
@@ -90,9 +94,64 @@ func TestOwners(t *testing.T) {
 	if o.Flow(p, nil) != 2 {
 		t.Error("a PFC frame goes to the owner of the port it pauses")
 	}
+	cfg.Egress.Rate = 0
+	if o = NewOwners(&cfg); o.Flow(p, nil) != -1 {
+		t.Error("a PFC frame on a shared port stays where it arrived")
+	}
 	p.Meta.Kind = rocev2.KindIP
 	if o.Flow(p, nil) != -1 {
 		t.Error("plain IP has no owner")
+	}
+}
+
+// TestSharedPorts: with a handoff, a port no stage keeps egress state
+// for is shared, and only such a port's budgets are cut into the
+// workers' parts; without a handoff every port is cut, as before.
+func TestSharedPorts(t *testing.T) {
+	y := "ports: [up0, up1, h0, h1, h2]\nxdp: {ring_size: 512}\nnetrt: {fabric: [up0, up1]}\nllr: {ports: [up0, up1, h2]}\n" +
+		"egress: {port_rates: {h1: 10G}}\necn: {}\n"
+	var base int // the data queue's marking threshold, whole
+	for _, tc := range []struct {
+		workers int
+		want    []bool // shared
+		shares  []int
+	}{
+		{1, nil, []int{1, 1, 1, 1, 1}},
+		// h0 alone: h1 is shaped, h2 has llr, up0 and up1 are links.
+		{2, []bool{false, false, true, false, false}, []int{1, 1, 2, 1, 1}},
+	} {
+		c := testConfig(t, fmt.Sprintf("workers: %d\n%s", tc.workers, y))
+		if got := c.SharedPorts(); !slices.Equal(got, tc.want) {
+			t.Errorf("workers %d: shared %v, want %v", tc.workers, got, tc.want)
+		}
+		if got := c.shares(); !slices.Equal(got, tc.shares) {
+			t.Errorf("workers %d: shares %v, want %v", tc.workers, got, tc.shares)
+		}
+		egs, err := c.EgressConfigs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := egs[0].QueueIndexByName("data")
+		if tc.workers == 1 {
+			base = egs[0].Queues[q].ECN.MinBytes
+		}
+		for i := range egs {
+			if got, want := egs[i].Queues[q].ECN.MinBytes, base/tc.shares[i]; got != want || base == 0 {
+				t.Errorf("workers %d, port %s: marks from %d bytes, want %d", tc.workers, c.Ports[i], got, want)
+			}
+		}
+	}
+	c := testConfig(t, "workers: 2\nports: [up0, h0, h1]\nxdp: {ring_size: 512}\nnetrt: {fabric: [up0]}\negress: {owned_ports: [h1]}\n")
+	if got, want := c.SharedPorts(), []bool{false, true, false}; !slices.Equal(got, want) {
+		t.Errorf("owned_ports: shared %v, want %v", got, want)
+	}
+	c = testConfig(t, "workers: 2\nports: [up0, h0]\nnetrt: {fabric: [up0]}\ntrim: {}\n")
+	if got, want := c.SharedPorts(), []bool{false, false}; !slices.Equal(got, want) {
+		t.Errorf("trimming: shared %v, want %v (every port trims)", got, want)
+	}
+	c = testConfig(t, "workers: 2\nports: [up0, h0]\nnetrt: {fabric: [up0]}\nint: {}\n")
+	if got := c.SharedPorts(); got != nil {
+		t.Errorf("int: shared %v, want none", got)
 	}
 }
 

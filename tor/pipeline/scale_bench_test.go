@@ -404,9 +404,12 @@ func (r *scalePair) delivered() int64 {
 // worker (the NIC steering them to its queue), spread by ecmp over the
 // uplinks its worker owns (Owners deals the llr links round the
 // workers, fwd prefers its worker's: forwarding.owner_ecmp): the uplinks' llr state, queues
-// and transmit are apart, and a data packet is handed only when the
-// destination host's port belongs to the other worker, about half of
-// them, once (TestScaleHandoffs counts). ns/pkt is wall time per data
+// and transmit are apart, and the host ports are shared
+// (Config.SharedPorts: no llr, no trimming, unshaped), each worker
+// sending its flows' frames from its own tx queue of them, so no data
+// packet or ACK is handed (TestScaleHandoffs counts; until the shared
+// ports, 2026-11-29, one went to the other worker when its host's
+// port was that worker's, 0.52 frames a data packet). ns/pkt is wall time per data
 // packet of all the flows, so the ratio workers=1 / workers=2 is the
 // scaling (issue 30 aims at 1.8 at least), handoff included; handed/pkt
 // is frames handed per data packet, both switches, ACKs' included. It
