@@ -29,7 +29,7 @@ func (c *Config) shares() []int {
 	shared := c.SharedPorts()
 	for i := range out {
 		out[i] = 1
-		if !c.Handoff() || shared[i] {
+		if !c.Handoff() || (shared != nil && shared[i]) {
 			out[i] = max(c.Workers, 1)
 		}
 	}

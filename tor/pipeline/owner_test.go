@@ -153,6 +153,9 @@ func TestSharedPorts(t *testing.T) {
 	if got := c.SharedPorts(); got != nil {
 		t.Errorf("int: shared %v, want none", got)
 	}
+	if got, want := c.shares(), []int{1, 1}; !slices.Equal(got, want) {
+		t.Errorf("int: shares %v, want %v", got, want)
+	}
 }
 
 // TestNetRTBudgetsShared: the NetRT stages of every worker of a switch
