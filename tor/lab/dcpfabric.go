@@ -325,7 +325,11 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 			o := e.cellOptions(pt, flows, seed)
 			start := time.Now()
 			fmt.Fprintf(out, "dcp-fabric: seed %d, %s %s, %s, cc %s: %d flows... ", seed, pt["workload"], pt["load"], pt["scheme"], pt["cc"], len(flows))
-			fr, err := simulateCell(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{})
+			var keep func(*fabric.Result, *FabricRun)
+			if pt["workload"] == "incast" {
+				keep = incastDetail(tp, e.incastSz, dcpFabricMTU)
+			}
+			fr, err := simulateCellKeep(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{}, keep)
 			if err != nil {
 				fmt.Fprintf(out, "%v\n", err)
 				if ctx.Err() != nil {
@@ -345,6 +349,9 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	res.Table = MakeTable(groups, dcpFabricColumns())
 	res.Notes = append(res.Notes, tableNote("Beside the paper (seed 002 §6.2, Fig. 13: the tail (P95) slowdown's change against DCP's, per seed on the same flows, median and range; the paper's from its text):",
 		dcpVersusPaper(groups)))
+	if hasIncastDetail(groups) {
+		res.Notes = append(res.Notes, tableNote(incastDetailHeading, MakeTable(groups, incastDetailColumns())))
+	}
 	return nil
 }
 
