@@ -41,6 +41,9 @@ const (
 	xRxData     = "rx_port_data_bytes"
 	xRxControl  = "rx_port_control_bytes"
 	xRxDelivery = "rx_port_payload_bytes"
+	// The deepest data and control queue of those ports, in bytes.
+	xRxDataPeak    = "rx_port_data_peak_bytes"
+	xRxControlPeak = "rx_port_control_peak_bytes"
 )
 
 // incastDetail is the keep function of an incast cell whose bursts'
@@ -164,8 +167,10 @@ func rxPorts(x map[string]float64, r *fabric.Result, tp topo.Topology, receivers
 				switch q.Name {
 				case "control":
 					x[xRxControl] += float64(q.Bytes)
+					x[xRxControlPeak] = max(x[xRxControlPeak], float64(q.PeakBytes))
 				case "data":
 					x[xRxData] += float64(q.Bytes)
+					x[xRxDataPeak] = max(x[xRxDataPeak], float64(q.PeakBytes))
 				}
 			}
 		}
@@ -177,7 +182,7 @@ func rxPorts(x map[string]float64, r *fabric.Result, tp topo.Topology, receivers
 const incastDetailHeading = "Where the incast flows' time goes (median over the seeds, range): the incast and background flows' P50 slowdown, " +
 	"the incast flows' share of all and whether the all-flow P50's flow is one (1: in every seed); per burst (median over the cell's bursts) " +
 	"its first, median and last flow's FCT, median over last, and its bytes over its last FCT; request packets sent again per packet; " +
-	"the receivers' ToR ports: the flows' payload to the receivers over the bytes the ports sent, and the control (header-only) queue's share of them:"
+	"the receivers' ToR ports: the flows' payload to the receivers over the bytes the ports sent, the control (header-only) queue's share of them, and the deepest data and control queue:"
 
 // hasIncastDetail reports whether a cell of groups kept incastDetail's
 // figures.
@@ -217,5 +222,7 @@ func incastDetailColumns() []Column {
 		{"resent per background packet", spreadCell(ex(xBgRetx), 3)},
 		{"rx ports: payload share", spreadCell(ratio(xRxDelivery, xRxBytes), 3)},
 		{"rx ports: control share", spreadCell(ratio(xRxControl, xRxBytes), 4)},
+		{"rx ports: data queue peak KB", spreadCell(func(f *FabricRun) float64 { return f.Extra[xRxDataPeak] / 1e3 }, 1)},
+		{"control queue peak KB", spreadCell(func(f *FabricRun) float64 { return f.Extra[xRxControlPeak] / 1e3 }, 1)},
 	}
 }
