@@ -56,7 +56,8 @@ import (
 //   - the trim threshold: tord's 64 KiB of the data queue; N, the WRR's
 //     incast degree: 22, Table 5's first (with rocetor's r = 16.76
 //     that is below N−1, where §4.2's formula gives no weight and the
-//     control queue gets tor/trim's MinWeight, 0.1 of the data's);
+//     control queue gets tor/trim's MinWeight, 0.1 of the data's;
+//     --trim-min-weight sets that weight);
 //   - the shared buffer: 32 MiB with dynamic thresholds (α 1, the ns-3
 //     RDMA MMU's), PFC pausing an ingress port's peer past 256 KiB with
 //     32 KiB of headroom (two 1 µs links' worth at 100 Gbit/s);
