@@ -41,6 +41,10 @@ const (
 	xRxData     = "rx_port_data_bytes"
 	xRxControl  = "rx_port_control_bytes"
 	xRxDelivery = "rx_port_payload_bytes"
+	// The incast flows' median FCT in µs, of those whose sender is in
+	// the receiver's rack (its ToR's own ports) and of the others.
+	xLocalUs  = "incast_local_p50_fct_us"
+	xRemoteUs = "incast_remote_p50_fct_us"
 	// The deepest data and control queue of those ports, in bytes.
 	xRxDataPeak    = "rx_port_data_peak_bytes"
 	xRxControlPeak = "rx_port_control_peak_bytes"
@@ -68,6 +72,8 @@ func incastDetail(tp topo.Topology, size, mtu int) func(*fabric.Result, *FabricR
 		packets := map[string]int64{}
 		fr.ClassRetransmits = map[string]int64{}
 		receivers := map[int]bool{}
+		racks := fabric.Racks(tp)
+		var local, remote []float64
 		for i := range r.Records {
 			f := &r.Records[i]
 			c := classBackground
@@ -77,6 +83,11 @@ func incastDetail(tp topo.Topology, size, mtu int) func(*fabric.Result, *FabricR
 				if f.OK {
 					k := key{f.Dst, f.StartNs}
 					bursts[k] = append(bursts[k], f.FCTNs)
+					if racks[f.Src] == racks[f.Dst] {
+						local = append(local, float64(f.FCTNs)/1e3)
+					} else {
+						remote = append(remote, float64(f.FCTNs)/1e3)
+					}
 				}
 			}
 			by[c] = append(by[c], *f)
@@ -94,6 +105,12 @@ func incastDetail(tp topo.Topology, size, mtu int) func(*fabric.Result, *FabricR
 		x[xIncastRetx] = float64(fr.ClassRetransmits[classIncast]) / float64(max(1, packets[classIncast]))
 		x[xBgRetx] = float64(fr.ClassRetransmits[classBackground]) / float64(max(1, packets[classBackground]))
 		burstFigures(x, bursts, size)
+		for k, v := range map[string][]float64{xLocalUs: local, xRemoteUs: remote} {
+			if len(v) > 0 {
+				slices.Sort(v)
+				x[k] = v[len(v)/2]
+			}
+		}
 		x[xP50Incast] = p50FlowIncast(r.Records, incast)
 		rxPorts(x, r, tp, receivers)
 		fr.Extra = x
@@ -147,10 +164,10 @@ func p50FlowIncast(recs []fabric.FlowRecord, incast func(*fabric.FlowRecord) boo
 // sent in all and by queue, and the payload of every flow to those
 // receivers.
 func rxPorts(x map[string]float64, r *fabric.Result, tp topo.Topology, receivers map[int]bool) {
-	hosts := tp.Hosts()
+	hosts := hostNames(tp)
 	names := map[string]bool{}
 	for h := range receivers {
-		names[tp.Nodes[hosts[h]].Name] = true
+		names[hosts[h]] = true
 	}
 	for _, f := range r.Records {
 		if receivers[f.Dst] && f.OK {
@@ -177,11 +194,34 @@ func rxPorts(x map[string]float64, r *fabric.Result, tp topo.Topology, receivers
 	}
 }
 
+// hostNames are the hosts' node names by host index as tor/fabric's
+// Build numbers hosts (fabric.Racks): switch by switch, each switch's
+// hosts in link order.
+func hostNames(tp topo.Topology) []string {
+	peers := make([][]int, len(tp.Nodes))
+	for _, l := range tp.Links {
+		peers[l.A] = append(peers[l.A], l.B)
+		peers[l.B] = append(peers[l.B], l.A)
+	}
+	var out []string
+	for i, nd := range tp.Nodes {
+		if nd.Role != topo.Switch {
+			continue
+		}
+		for _, p := range peers[i] {
+			if tp.Nodes[p].Role == topo.Host {
+				out = append(out, tp.Nodes[p].Name)
+			}
+		}
+	}
+	return out
+}
+
 // incastDetailHeading heads the record's table of incastDetailColumns,
 // present when a cell kept them (the records made before have none).
 const incastDetailHeading = "Where the incast flows' time goes (median over the seeds, range): the incast and background flows' P50 slowdown, " +
 	"the incast flows' share of all and whether the all-flow P50's flow is one (1: in every seed); per burst (median over the cell's bursts) " +
-	"its first, median and last flow's FCT, median over last, and its bytes over its last FCT; request packets sent again per packet; " +
+	"its first, median and last flow's FCT, median over last, the incast flows' median FCT by sender's rack (the receiver's, the others), and a burst's bytes over its last FCT; request packets sent again per packet; " +
 	"the receivers' ToR ports: the flows' payload to the receivers over the bytes the ports sent, the control (header-only) queue's share of them, and the deepest data and control queue:"
 
 // hasIncastDetail reports whether a cell of groups kept incastDetail's
@@ -217,6 +257,8 @@ func incastDetailColumns() []Column {
 		{"burst median FCT µs", spreadCell(ex(xMedianUs), 1)},
 		{"burst last FCT µs", spreadCell(ex(xLastUs), 1)},
 		{"median / last", spreadCell(ex(xMedOverLast), 3)},
+		{"incast P50 FCT µs, sender in the receiver's rack", spreadCell(ex(xLocalUs), 1)},
+		{"other racks", spreadCell(ex(xRemoteUs), 1)},
 		{"burst Gbit/s", spreadCell(ex(xBurstGbps), 1)},
 		{"resent per incast packet", spreadCell(ex(xIncastRetx), 3)},
 		{"resent per background packet", spreadCell(ex(xBgRetx), 3)},

@@ -10,7 +10,7 @@ import (
 // TestIncastDetail: incastDetail tells a burst's flows (one size, one
 // receiver, one post time) from the background — a lone flow of the
 // burst's size included — orders each burst's FCTs, counts resends per
-// packet by class, and reads the receiver's ToR port by queue and no
+// packet by class, splits the burst by the senders' racks, and reads the receiver's ToR port by queue and no
 // other port.
 func TestIncastDetail(t *testing.T) {
 	tp := topo.LeafSpine(2, 1, 2, topo.Tiers{HostRate: 100e9, FabricRate: 100e9})
@@ -36,6 +36,7 @@ func TestIncastDetail(t *testing.T) {
 		xBursts: 1, xFirstUs: 10, xMedianUs: 20, xLastUs: 30, xMedOverLast: 20.0 / 30,
 		xBurstGbps: 3 * size * 8 / 30_000.0, xIncastShare: 3.0 / 5, xIncastRetx: 8.0 / 12, xBgRetx: 1.0 / 5,
 		xRxBytes: 20_000, xRxData: 18_000, xRxControl: 2_000, xRxDelivery: 3*size + 1000,
+		xLocalUs: 20, xRemoteUs: 30, // host 2 shares host 3's leaf; 0 and 1 (10, 30 µs) do not
 		xRxDataPeak: 9_000, xRxControlPeak: 500, xP50Incast: 1, // slowdowns 2, 3, 10, 20, 30
 	} {
 		if x[k] != want {
