@@ -214,3 +214,41 @@ func lastLine(s string) string {
 	l := strings.Split(strings.TrimSpace(s), "\n")
 	return l[len(l)-1]
 }
+
+// TestMergeOlderCells: cells made by a binary without one of this
+// binary's flags (the flag added since) merge when their inputs are
+// this run's, and are refused when the new flag changes them.
+func TestMergeOlderCells(t *testing.T) {
+	dir := t.TempDir()
+	cells := filepath.Join(dir, "cells")
+	args := []string{"fasr-scale", "--scale", "ci", "--qps", "16", "--transports", "gbn,fasr"}
+	runTorsim(t, cmdRun, append(args, "--shard", "0/1", "--cells", cells)...)
+	files, _ := filepath.Glob(filepath.Join(cells, "cell-*.json"))
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		var cf map[string]any
+		if err := json.Unmarshal(b, &cf); err != nil {
+			t.Fatal(err)
+		}
+		var kept []any
+		for _, f := range cf["flags"].([]any) {
+			if !strings.HasPrefix(f.(string), "--rto=") {
+				kept = append(kept, f)
+			}
+		}
+		if len(kept) == len(cf["flags"].([]any)) {
+			t.Fatalf("%s: no --rto among the flags %v", p, cf["flags"])
+		}
+		cf["flags"] = kept
+		b, _ = json.Marshal(cf)
+		os.WriteFile(p, b, 0o644)
+	}
+	rec := filepath.Join(dir, "merged.json")
+	if err := cmdMergeRun(context.Background(), append(slices.Clone(args), "--cells", cells, "--record", rec), io.Discard, io.Discard); err != nil {
+		t.Errorf("cells without --rto, merged at its default: %v", err)
+	}
+	err := cmdMergeRun(context.Background(), append(slices.Clone(args), "--rto", "1ms", "--cells", cells, "--record", rec), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "inputs") {
+		t.Errorf("cells without --rto, merged with --rto 1ms: %v, want their inputs refused", err)
+	}
+}

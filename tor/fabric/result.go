@@ -136,6 +136,10 @@ type QueueResult struct {
 	PeakBytes int    `json:"peak_bytes"`
 	Drops     uint64 `json:"drops"`
 	Marked    uint64 `json:"ecn_marked"`
+	// Bytes are the bytes dequeued: what the queue put on the wire
+	// (an experiment splits a port's bytes by queue with it; not in
+	// result.json, whose fields stay as recorded).
+	Bytes uint64 `json:"-"`
 }
 
 // BufferResult is the switches' buffered bytes over time.
@@ -224,7 +228,7 @@ func (r *runner) result() (*Result, error) {
 				sr.ECNMarked += q.Marked
 				if q.Dequeued > 0 || q.Drops > 0 {
 					pr.Queues = append(pr.Queues, QueueResult{Name: q.Name, Dequeued: q.Dequeued, PeakBytes: q.MaxDepthBytes,
-						Drops: q.Drops, Marked: q.Marked})
+						Drops: q.Drops, Marked: q.Marked, Bytes: q.Bytes})
 				}
 			}
 			res.PFCPauseNs += pr.PausedNs

@@ -252,8 +252,8 @@ func (c *Cells) mismatch(cf *cellFile, i int, run *Run, sum string) string {
 		return fmt.Sprintf("a cell of %s, not %s", cf.Experiment, c.exp)
 	case cf.Index != i:
 		return fmt.Sprintf("cell %d's file says it is cell %d", i, cf.Index)
-	case !slices.Equal(cf.Flags, c.flags):
-		return "made with other flags: " + flagsDiff(cf.Flags, c.flags)
+	case !slices.Equal(sharedFlags(cf.Flags, c.flags), sharedFlags(c.flags, cf.Flags)):
+		return "made with other flags: " + flagsDiff(sharedFlags(cf.Flags, c.flags), sharedFlags(c.flags, cf.Flags))
 	case cf.Build != "" && c.build != "" && cf.Build != c.build:
 		return fmt.Sprintf("made by build %s, this is %s (merge with the shards' binary)", cf.Build, c.build)
 	case pointKey(cf.Run.Point) != pointKey(run.Point) || cf.Run.Repeat != run.Repeat:
@@ -263,6 +263,23 @@ func (c *Cells) mismatch(cf *cellFile, i int, run *Run, sum string) string {
 		return "its simulation's inputs (topology, options, flows) differ from this binary's: made by another version?"
 	}
 	return ""
+}
+
+// sharedFlags are the flags of a whose name b has too. A flag only one
+// side's binary had (added to the experiment since the cell was made)
+// is left out of the comparison: what it changes in a simulation
+// reaches the cell's inputs, which mismatch compares by their hash, so
+// cells made before a new flag merge with a binary that has it, at any
+// value that leaves their inputs as they were.
+func sharedFlags(a, b []string) []string {
+	name := func(f string) string { n, _, _ := strings.Cut(f, "="); return n }
+	var out []string
+	for _, f := range a {
+		if slices.ContainsFunc(b, func(g string) bool { return name(g) == name(f) }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // flagsDiff names the flags a and b set differently.

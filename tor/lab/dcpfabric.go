@@ -56,7 +56,8 @@ import (
 //   - the trim threshold: tord's 64 KiB of the data queue; N, the WRR's
 //     incast degree: 22, Table 5's first (with rocetor's r = 16.76
 //     that is below N−1, where §4.2's formula gives no weight and the
-//     control queue gets tor/trim's MinWeight, 0.1 of the data's);
+//     control queue gets tor/trim's MinWeight, 0.1 of the data's;
+//     --trim-min-weight sets that weight);
 //   - the shared buffer: 32 MiB with dynamic thresholds (α 1, the ns-3
 //     RDMA MMU's), PFC pausing an ingress port's peer past 256 KiB with
 //     32 KiB of headroom (two 1 µs links' worth at 100 Gbit/s);
@@ -92,6 +93,7 @@ type dcpFabric struct {
 	groups    string
 	retransQ  int
 	window    int
+	minWeight float64
 
 	schemeList, workloadList, ccList []string
 	loadList                         []float64
@@ -126,6 +128,7 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.opSize, "op-size", 0, "bytes of each group member's data in allreduce and alltoall, cut in a slice per member (0: paper 20000000, a fifteenth of the seed's 300 MB; ci 1000000)")
 	fs.IntVar(&e.retransQ, "retransq", 0, "DCP's RetransQ in entries per QP (0: nic/dcp's default, 256; the seed gives no size, §4.3)")
 	fs.IntVar(&e.window, "dcp-window", 0, fmt.Sprintf("DCP's send window in packets in flight per QP, retransmissions included (0: none, nic/dcp's default; the fabric's BDP is %d, seed 002 §4.3's awin)", dcpFabricBDP))
+	fs.Float64Var(&e.minWeight, "trim-min-weight", 0, "the control queue's WRR weight (control:data) when N is past r + 1, as at N = 22 (0: tor/trim's min_weight, 0.1)")
 	fs.StringVar(&e.groups, "groups", e.groups, "allreduce and alltoall groups: rail (group g of the g-th host of every leaf: every flow crosses a spine) or rack (a leaf's hosts)")
 }
 
@@ -154,8 +157,8 @@ func (e *dcpFabric) Setup() (Options, error) {
 	switch {
 	case len(e.schemeList) == 0 || len(e.workloadList) == 0 || len(e.ccList) == 0 || len(e.loadList) == 0:
 		return Options{}, Usagef("--schemes, --workloads, --cc and --loads need a value each")
-	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0 || e.retransQ < 0 || e.retransQ > 0xffff || e.window < 0:
-		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq, --dcp-window: out of range")
+	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0 || e.retransQ < 0 || e.retransQ > 0xffff || e.window < 0 || e.minWeight < 0 || e.minWeight > 1000:
+		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq, --dcp-window, --trim-min-weight: out of range")
 	case e.groups != workload.LayoutRail && e.groups != workload.LayoutRack:
 		return Options{}, Usagef("--groups %q: want rail or rack", e.groups)
 	case !ecnFlagOK(e.ecn):
@@ -178,6 +181,16 @@ func (e *dcpFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--incast %d: want fewer than the %d hosts", e.incast, e.leaves*e.hosts)
 	}
 	return Options{}, nil
+}
+
+// minWeightKey is the trim section's min_weight for --trim-min-weight,
+// nothing at 0: the switches' YAML, and so the recorded cells' inputs,
+// stay as they were without the flag.
+func minWeightKey(w float64) string {
+	if w == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", min_weight: %v", w)
 }
 
 func pick(ci bool, c, p int) int {
@@ -231,7 +244,7 @@ func (e *dcpFabric) options(scheme, cc string, largest int, seed uint64) fabric.
 	case "dcp":
 		o.Transport, o.DCPRetransQ, o.DCPWindow = "dcp", e.retransQ, e.window
 		o.Switch += "forwarding: {multipath: adaptive}\n" +
-			fmt.Sprintf("trim: {threshold: %s, incast_degree: %d}\n", e.threshold, e.degree)
+			fmt.Sprintf("trim: {threshold: %s, incast_degree: %d%s}\n", e.threshold, e.degree, minWeightKey(e.minWeight))
 	case "pfc":
 		o.Transport, o.GBNWindow, o.RTO = "gbn", largest, irnNoTimeout
 		o.Switch += "forwarding: {multipath: ecmp}\n" + dcpFabricPFC
@@ -309,6 +322,9 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	if e.window != 0 {
 		res.Params["dcp_window"] = strconv.Itoa(e.window) // likewise
 	}
+	if e.minWeight != 0 {
+		res.Params["trim_min_weight"] = fmt.Sprint(e.minWeight) // likewise
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		for _, pt := range e.cells() {
 			if aiWorkload(pt["workload"]) {
@@ -325,7 +341,11 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 			o := e.cellOptions(pt, flows, seed)
 			start := time.Now()
 			fmt.Fprintf(out, "dcp-fabric: seed %d, %s %s, %s, cc %s: %d flows... ", seed, pt["workload"], pt["load"], pt["scheme"], pt["cc"], len(flows))
-			fr, err := simulateCell(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{})
+			var keep func(*fabric.Result, *FabricRun)
+			if pt["workload"] == "incast" {
+				keep = incastDetail(tp, e.incastSz, dcpFabricMTU)
+			}
+			fr, err := simulateCellKeep(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{}, keep)
 			if err != nil {
 				fmt.Fprintf(out, "%v\n", err)
 				if ctx.Err() != nil {
@@ -345,6 +365,9 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	res.Table = MakeTable(groups, dcpFabricColumns())
 	res.Notes = append(res.Notes, tableNote("Beside the paper (seed 002 §6.2, Fig. 13: the tail (P95) slowdown's change against DCP's, per seed on the same flows, median and range; the paper's from its text):",
 		dcpVersusPaper(groups)))
+	if hasIncastDetail(groups) {
+		res.Notes = append(res.Notes, tableNote(incastDetailHeading, MakeTable(groups, incastDetailColumns())))
+	}
 	return nil
 }
 

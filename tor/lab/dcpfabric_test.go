@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 
 	"rocetor/tor/fabric"
@@ -54,6 +55,36 @@ func TestDCPFabricIncastDegree(t *testing.T) {
 		}
 		if w := cfg.Trim.Weight(); w < n.weight*0.999 || w > n.weight*1.001 {
 			t.Errorf("--incast-degree %s: WRR weight %.4f, want %.4f", n.arg, w, n.weight)
+		}
+	}
+}
+
+// TestDCPFabricTrimMinWeight: --trim-min-weight sets the control queue's
+// weight where N is past r + 1 (N = 22), and without it the switches'
+// YAML has no min_weight (the recorded cells' inputs stay as they were).
+func TestDCPFabricTrimMinWeight(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		weight float64
+	}{{nil, trim.DefaultMinWeight}, {[]string{"--trim-min-weight", "0.02"}, 0.02}} {
+		e := newDCPFabric()
+		parseExperiment(t, e, append([]string{"--scale", "ci", "--schemes", "dcp", "--workloads", "incast", "--cc", "none", "--seeds", "1"}, c.args...)...)
+		if _, err := e.Setup(); err != nil {
+			t.Fatal(err)
+		}
+		s := &optionsSim{}
+		if err := e.Simulate(context.Background(), s, io.Discard, &Results{}); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := pipeline.ParseConfig([]byte(s.opts[0].Switch), "switch template")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := cfg.Trim.Weight(); w != c.weight {
+			t.Errorf("%v: WRR weight %v, want %v", c.args, w, c.weight)
+		}
+		if c.args == nil && strings.Contains(s.opts[0].Switch, "min_weight") {
+			t.Errorf("no --trim-min-weight: the YAML names min_weight:\n%s", s.opts[0].Switch)
 		}
 	}
 }
