@@ -34,32 +34,34 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # /usr/bin/time logs (CPU per cell), and progress logs (busy wall per cell
 # as "(1m2s)", filtered by a substring).
 SETS = [
-    ("irn-fabric", ["irn-fabric.json"], [], []),
-    ("irn-fabric --schemes irn,irn-gbn,irn-nobdpfc", ["irn-fabric-ablations.json"], [], []),
-    ("irn-fabric --cc dcqcn,timely --seeds 1", ["irn-fabric-cc-1.json"], [], []),
-    ("irn-fabric --cc dcqcn", ["irn-fabric-dcqcn.json"], [], []),
-    ("irn-fabric --cc timely", ["irn-fabric-timely.json"], [], []),
+    ("irn-fabric", ["irn-fabric.json"], ["cost-cells/irn-fabric/time.log"], []),
+    ("irn-fabric --schemes irn,irn-gbn,irn-nobdpfc", ["irn-fabric-ablations.json"],
+     ["cost-cells/irn-fabric-ablations/time.log"], []),
+    ("irn-fabric --cc dcqcn,timely --seeds 1", ["irn-fabric-cc-1.json"],
+     [("cost-cells/irn-fabric-dcqcn/time.log", 0, 5), ("cost-cells/irn-fabric-timely/time.log", 0, 5)], []),
+    ("irn-fabric --cc dcqcn", ["irn-fabric-dcqcn.json"], ["cost-cells/irn-fabric-dcqcn/time.log"], []),
+    ("irn-fabric --cc timely", ["irn-fabric-timely.json"], ["cost-cells/irn-fabric-timely/time.log"], []),
     ("netrt-incast", ["netrt-incast.json"], ["netrt-incast-quiet-time.txt"], []),
-    ("five-way --seeds 1", ["five-way.json"], [], []),
-    ("five-way", ["five-way-3seeds.json"], [], []),
-    ("fasr-scale", ["fasr-scale.json"], [], []),
-    ("llr-fabric", ["llr-fabric.json"], [], []),
+    ("five-way --seeds 1", ["five-way.json"], [("cost-cells/five-way/time.log", 0, 59)], []),
+    ("five-way", ["five-way-3seeds.json"], ["cost-cells/five-way/time.log"], []),
+    ("fasr-scale", ["fasr-scale.json"], ["cost-cells/fasr-scale/time.log"], []),
+    ("llr-fabric", ["llr-fabric.json"], ["cost-cells/llr-fabric/time.log"], []),
     ("dcp-fabric", ["dcp-fabric.json"], ["dcp-fabric-cells/time.log"], []),
     ("dcp-fabric --workloads allreduce,alltoall", ["dcp-fabric-ai.json"],
      ["dcp-fabric-ai-cells/time.log"], []),
     ("netrt-fabric --schemes gbn", [], [],
      [("netrt-fabric-paper-seed1.log", "ecmp, gbn:"), ("netrt-fabric-paper-2.log", "ecmp, gbn:"),
       ("netrt-fabric-gbn-cells/shard-2.log", "ecmp, gbn:")]),
-    ("netrt-fabric --schemes gbn+pfc", ["netrt-fabric-gbn+pfc.json"], [],
+    ("netrt-fabric --schemes gbn+pfc", ["netrt-fabric-gbn+pfc.json"], ["cost-cells/netrt-fabric-gbn+pfc/time.log"],
      [("netrt-fabric-paper-seed1.log", "ecmp, gbn+pfc:"), ("netrt-fabric-paper-2.log", "ecmp, gbn+pfc:")]),
-    ("netrt-fabric --schemes irn", ["netrt-fabric-irn.json"], [],
+    ("netrt-fabric --schemes irn", ["netrt-fabric-irn.json"], ["cost-cells/netrt-fabric-irn/time.log"],
      [("netrt-fabric-paper-seed1.log", "ecmp, irn:"), ("netrt-fabric-paper-2.log", "ecmp, irn:")]),
     ("netrt-fabric --schemes gbn+netrt", [],
      ["netrt-fabric-gbn+netrt-cells/shard-1.log", "netrt-fabric-gbn+netrt-cells/shard-2.log"],
      [("netrt-fabric-paper-seed1.log", "ecmp, gbn+netrt:"), ("netrt-fabric-paper-2.log", "ecmp, gbn+netrt:"),
       ("netrt-fabric-gbn+netrt-cells/shard-1.log", "ecmp, gbn+netrt:"),
       ("netrt-fabric-gbn+netrt-cells/shard-2.log", "ecmp, gbn+netrt:")]),
-    ("netrt-multipath-fabric", [], [], []),
+    ("netrt-multipath-fabric --duration 2ms", [], ["netrt-multipath-fabric-2ms-cells/time.log"], []),
 ]
 
 CELL_TIME = re.compile(r"^cell (\d+): ([\d.]+) user ([\d.]+) sys ([\d.]+) wall (\d+) KB")
@@ -90,10 +92,16 @@ def clock(s):
 
 def cpu_cells(path):
     """Per-cell (cpu seconds, peak KB) of one /usr/bin/time log, and whether
-    it times the whole run rather than one cell."""
+    it times the whole run rather than one cell. path may be (path, first,
+    last): only cells first to last of a set another row names in whole
+    (a subset run earlier on its own, its cells those of the larger set)."""
+    first, last = 0, 1 << 30
+    if isinstance(path, tuple):
+        path, first, last = path
     text = read(path)
     cells = [(float(m[2]) + float(m[3]), int(m[5]))
-             for m in (CELL_TIME.match(l) for l in text.splitlines()) if m]
+             for m in (CELL_TIME.match(l) for l in text.splitlines())
+             if m and first <= int(m[1]) <= last]
     cells += [(float(m[2]) + float(m[3]), int(m[4])) for m in SHARD_TIME.finditer(text)]
     if cells:
         return cells, False
@@ -158,7 +166,8 @@ def row(name, records, logs, progress):
     else:
         cols += ["0", "not measured", "–", "–"]
     cols += ["%d" % len(busy), "%.1f" % sum(busy) if busy else "–", span(busy)]
-    cols.append(", ".join(dict.fromkeys(logs + records + [p for p, _ in progress])) or "–")
+    names = [p if isinstance(p, str) else "%s (cells %d–%d)" % p for p in logs]
+    cols.append(", ".join(dict.fromkeys(names + records + [p for p, _ in progress])) or "–")
     return cols
 
 
