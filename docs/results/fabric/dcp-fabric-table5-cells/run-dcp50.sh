@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 29, dcp-fabric Fig. 16 at 255-to-1 (helper dcp50): where DCP's and PFC's median incast flow
+# Issue 29, dcp-fabric Fig. 16 at 255-to-1: where DCP's and PFC's median incast flow
 # spends its time (the cells keep incastDetail's figures), then one change at a time on DCP's cells.
 # One cell a process, GOMAXPROCS=1 at nice 19; CPU per cell into time.log.
 T=$1; D=$2; SET=$3; N=$4; shift 4   # torsim, this folder, set name, cells, flags

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 29's open points of dcp-fabric (helper dcpwhy): at 255-to-1 (Fig. 16's cells, DCP only, three
+# Issue 29's open points of dcp-fabric: at 255-to-1 (Fig. 16's cells, DCP only, three
 # seeds) one change at a time — the trim threshold 256 KiB, DCP's window 110, DCQCN marking below the
 # trim threshold — then DCP's AllToAll (seeds 2-3) and AllReduce at 256 KiB, then Table 5's N = 16
 # with DCQCN at 200 us. One cell a process, GOMAXPROCS=1 at nice 19; CPU per cell into time.log.
