@@ -94,13 +94,7 @@ func incastDetail(tp topo.Topology, size, mtu int) func(*fabric.Result, *FabricR
 			packets[c] += int64((f.Size + mtu - 1) / mtu)
 			fr.ClassRetransmits[c] += int64(f.Retransmits)
 		}
-		fr.Classes = map[string]fabric.Bucket{}
-		for c, recs := range by {
-			sub := &fabric.Result{Records: recs}
-			if sub.Summarize(fabric.StatsOptions{}) == nil {
-				fr.Classes[c] = sub.All
-			}
-		}
+		fr.setClasses(by)
 		x := map[string]float64{xIncastShare: float64(len(by[classIncast])) / float64(max(1, len(r.Records)))}
 		x[xIncastRetx] = float64(fr.ClassRetransmits[classIncast]) / float64(max(1, packets[classIncast]))
 		x[xBgRetx] = float64(fr.ClassRetransmits[classBackground]) / float64(max(1, packets[classBackground]))

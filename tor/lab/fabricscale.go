@@ -397,3 +397,15 @@ func ecnFlagOK(ecn string) bool {
 	n := len(strings.Split(ecn, "-"))
 	return ecn == "" || (n == 2 || n == 3) && !strings.ContainsAny(ecn, "{}:,\n ")
 }
+
+// setClasses sets fr.Classes to the statistics of each class's flows;
+// a class whose flows give none (no flow completed) is left out.
+func (fr *FabricRun) setClasses(by map[string][]fabric.FlowRecord) {
+	fr.Classes = map[string]fabric.Bucket{}
+	for c, recs := range by {
+		sub := &fabric.Result{Records: recs}
+		if sub.Summarize(fabric.StatsOptions{}) == nil {
+			fr.Classes[c] = sub.All
+		}
+	}
+}

@@ -201,13 +201,7 @@ func classify(links []fabric.LinkResult) func(*fabric.Result, *FabricRun) {
 			by[c] = append(by[c], f)
 			fr.ClassRetransmits[c] += int64(f.Retransmits)
 		}
-		fr.Classes = map[string]fabric.Bucket{}
-		for c, recs := range by {
-			sub := &fabric.Result{Records: recs}
-			if sub.Summarize(fabric.StatsOptions{}) == nil {
-				fr.Classes[c] = sub.All
-			}
-		}
+		fr.setClasses(by)
 	}
 }
 
