@@ -23,10 +23,11 @@ const span = 128
 // what the first missed), and the duplicates SrcToR's eviction samples.
 const sweep = 32
 
-// dflow is DstToR's state for one flow: 104 bytes (TestDstFlowBytes), of
+// dflow is DstToR's state for one flow: 112 bytes (TestDstFlowBytes), of
 // which the ePSN, bitmap and state are the 21 that seed 000's Table II
 // counts; the key (36) tells flows apart, the rest serves the request
-// timer, the requests' route, the backoff, a held NAK and reclaiming.
+// timer, the requests' route, the backoff, a held NAK, reclaiming and
+// the Miss counters (prev, naked).
 // Fields are in size order so that there is little padding.
 type dflow struct {
 	key     rocev2.FlowKey
@@ -38,6 +39,7 @@ type dflow struct {
 	nak     int32            // the host's NAK, held while the network recovers what it names; -1 if none
 	gen     uint32           // request timer generation
 	heard   uint32           // DstToR.heard when the last request left
+	prev    psn.PSN          // the last data packet's PSN from the fabric, for the Miss counters
 	reqMAC  rocev2.MAC
 	reqPort uint16 // port requests leave by
 	// fwdBatch is the low bits of the serial of the last batch that
@@ -53,6 +55,7 @@ type dflow struct {
 	// or a notice came: the peer ToR runs NetRT, so giving up on one
 	// hole (its retransmissions lost) is no reason to back off.
 	answered bool
+	naked    bool // a host's sequence NAK passed since the flow's last go-back (GoBacksNAK)
 }
 
 // heldPkt is one packet in the reordering buffer.
@@ -207,7 +210,7 @@ func (d *DstToR) lookup(now int64, p *dataplane.Packet) int32 {
 	f := &d.flows[i]
 	// The generation survives reuse, so a stale request timer of the
 	// entry's previous flow cannot match the new one.
-	*f = dflow{key: *key, epsn: p.Meta.PSN, last: now, head: -1, nak: -1, gen: f.gen + 1,
+	*f = dflow{key: *key, epsn: p.Meta.PSN, prev: p.Meta.PSN.Add(-1), last: now, head: -1, nak: -1, gen: f.gen + 1,
 		out: uint8(p.Out), serve: d.cfg.remote(key.Src)}
 	d.index.insert(d.flows, int32(i))
 	d.pairs[pair{key.Src, key.Dst}] = int32(i)
@@ -279,6 +282,8 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 	}
 	ps := &d.st.Ports[p.Out]
 	n := p.Meta.PSN.Diff(f.epsn)
+	miss := d.missing(ps, f, p.Meta.PSN, n)
+	cat := &ps.MissRequested // where miss counts, by the outcome below
 	switch {
 	case n == 0:
 		ps.InOrder++
@@ -310,6 +315,7 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 	case f.state == Waiting:
 		ps.Passed++ // not blocked: the RNIC's go-back-N is recovering
 		f.fwdBatch = uint16(d.batch)
+		cat = &ps.MissPassed
 	case f.state == Ordered:
 		switch {
 		case c.Now < f.until:
@@ -318,6 +324,7 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 			ps.WaitBackoff++
 			d.setState(f, Waiting)
 			f.fwdBatch = uint16(d.batch)
+			cat = &ps.MissPassed
 		case n > span:
 			// Forwarded, and the flow stays Ordered. ReTx moves to
 			// Waiting here because the held packets would reach the
@@ -329,9 +336,11 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 			// rather than discarding them, as Waiting would have it.
 			ps.Beyond++
 			f.fwdBatch = uint16(d.batch)
+			cat = &ps.MissBeyond
 		case !d.hold(p, fi, f, n):
 			ps.Full++ // as beyond the span: nothing held, nothing overtaken
 			f.fwdBatch = uint16(d.batch)
+			cat = &ps.MissFull
 		default:
 			if f.until != 0 {
 				f.until = 0
@@ -355,14 +364,41 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 		// held ones. In-network recovery cannot cover it, so give it up
 		// to the RNIC's go-back-N, releasing the held packets first.
 		ps.WaitSpan++
+		cat = &ps.MissWaited
 		d.wait(c, b, i, f, p)
 	case f.bm.Has(n - 1):
 		ps.Duplicates++
 		p.Drop(ReasonDuplicate)
 	case !d.hold(p, fi, f, n):
 		ps.WaitBudget++ // the budget is spent: as beyond the span
+		cat = &ps.MissWaited
 		d.wait(c, b, i, f, p)
 	}
+	*cat += miss
+}
+
+// missing counts what data packet PSN q of f shows about the packets
+// before it (DstPortStats' Miss counters, GoBacks) and returns the PSNs
+// at or above ePSN (n = q − ePSN) it shows missing, for the caller to
+// count by its outcome: those after f's previous packet, or, when q
+// went back (the sender resent from ePSN or below), those from ePSN.
+// Those below ePSN count here, as copies of delivered packets.
+func (d *DstToR) missing(ps *DstPortStats, f *dflow, q psn.PSN, n int) uint64 {
+	from := f.prev.Add(1)
+	f.prev = q
+	if q.Diff(from) < 0 {
+		ps.GoBacks++
+		if f.naked {
+			ps.GoBacksNAK++
+			f.naked = false
+		}
+		return uint64(max(n, 0))
+	}
+	skipped := q.Diff(from)
+	if below := -from.Diff(f.epsn); below > 0 {
+		ps.MissDelivered += uint64(min(below, skipped))
+	}
+	return uint64(max(min(n, skipped), 0))
 }
 
 // hold takes p into f's buffer at offset n from ePSN; false when the
@@ -613,12 +649,17 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 		}
 	}
 	f := &d.flows[fi]
-	if !f.serve || m.PSN == f.epsn {
+	if !f.serve {
+		return
+	}
+	if m.PSN == f.epsn {
+		f.naked = true // passed on: the sender will go back N
 		return
 	}
 	if d.holdNAK(c, fi, f, p) {
 		return
 	}
+	f.naked = true
 	d.st.Ports[f.out].Resyncs++
 	if f.state != Waiting {
 		if f.head >= 0 || f.nak >= 0 {
@@ -733,6 +774,7 @@ func (d *DstToR) wait(c *dataplane.Ctx, b *dataplane.Batch, i int, f *dflow, tri
 		// its NAK goes on, first, and the sender goes back N.
 		h := d.unholdNAK(f)
 		d.st.Ports[f.out].NAKReleased++
+		f.naked = true
 		c.Emit(&h.p)
 	}
 	for f.head >= 0 {

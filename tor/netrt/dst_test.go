@@ -440,8 +440,10 @@ func TestDstFlowBytes(t *testing.T) {
 		entry, core, key, entry-core-key, index)
 	t.Logf("table of %d entries: %d KiB, %d bytes for each of %d flows (seed 000 Table II: 192.5 KB for 10K QPs, 19.25 bytes each)",
 		len(d.flows), (entry+index)*len(d.flows)>>10, (entry+index)*len(d.flows)/n, n)
-	if entry > 104 || index > 8 {
-		t.Fatalf("a flow entry takes %d bytes and its index %d, want at most 104 and 8", entry, index)
+	// 104 bytes before the Miss counters' previous PSN and NAK flag
+	// (5 bytes, padded to 8).
+	if entry > 112 || index > 8 {
+		t.Fatalf("a flow entry takes %d bytes and its index %d, want at most 112 and 8", entry, index)
 	}
 
 	// Fill the table; one more flow finds it full until the others have
@@ -1408,4 +1410,52 @@ func (r *rig) stream(t *testing.T, qp, n uint32) {
 		}
 	}
 	r.settle()
+}
+
+// TestDstMissing: the Miss counters count each PSN a packet skipped
+// once, by what the packet showed it as, and GoBacks tell a sender's
+// resend after a passed NAK from one after its timeout.
+func TestDstMissing(t *testing.T) {
+	send := func(r *rig, psns ...uint32) {
+		for _, n := range psns {
+			r.inject(0, data(t, 7, n))
+			r.settle()
+		}
+		r.take(0)
+		r.take(1)
+	}
+	t.Run("beyond/timeout/delivered", func(t *testing.T) {
+		r, d := newDst(t, Config{})
+		// 2..130 lost: 131 shows 129 beyond the bitmap. The sender's
+		// timeout resends from 2; later from 0, its resend of 1 lost
+		// (a delivered packet's copy); then 4..9 lost, 10 held.
+		send(r, 0, 1, 131, 2, 0, 2, 3, 10)
+		p := d.Stats().Ports[1]
+		if p.MissBeyond != 129 || p.MissDelivered != 1 || p.MissRequested != 6 || p.Missing() != 136 {
+			t.Fatalf("missing: beyond %d, delivered %d, requested %d, all %d; want 129, 1, 6, 136",
+				p.MissBeyond, p.MissDelivered, p.MissRequested, p.Missing())
+		}
+		if p.GoBacks != 2 || p.GoBacksNAK != 0 {
+			t.Fatalf("go-backs %d, after a NAK %d; want 2, 0", p.GoBacks, p.GoBacksNAK)
+		}
+		r.noLeak(d)
+	})
+	t.Run("nak/waited/passed", func(t *testing.T) {
+		r, d := newDst(t, Config{})
+		send(r, 0, 1, 131)
+		r.inject(1, seqNAK(t, 7, 2)) // the host asks for ePSN: passed on
+		r.settle()
+		// The resend: 2 held behind lost 3 (requested), then 141 beyond
+		// the bitmap in ReTx (136 waited), then 143 in Waiting (1 passed).
+		send(r, 2, 4, 141, 143)
+		p := d.Stats().Ports[1]
+		if p.GoBacks != 1 || p.GoBacksNAK != 1 {
+			t.Fatalf("go-backs %d, after a NAK %d; want 1, 1", p.GoBacks, p.GoBacksNAK)
+		}
+		if p.MissBeyond != 129 || p.MissRequested != 1 || p.MissWaited != 136 || p.MissPassed != 1 {
+			t.Fatalf("missing: beyond %d, requested %d, waited %d, passed %d; want 129, 1, 136, 1",
+				p.MissBeyond, p.MissRequested, p.MissWaited, p.MissPassed)
+		}
+		r.noLeak(d)
+	})
 }

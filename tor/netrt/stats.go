@@ -67,6 +67,31 @@ type DstPortStats struct {
 	Full       uint64 // PSN > ePSN in Ordered, budget spent: forwarded, the flow stays Ordered
 	Duplicates uint64 // PSN already held: dropped (netrt_duplicate)
 
+	// Missing PSNs, by the data packet that showed them missing: the
+	// PSNs between the flow's previous packet from the fabric and this
+	// one (after a resend that went back, between ePSN and this one, as
+	// go-back-N resends from ePSN or below). On one path through FIFO
+	// queues each is a packet lost on the way, the same pass of the
+	// sender; a loss no later packet of its pass showed is in none of
+	// them (its pass ended first: see GoBacks). So the fabric's drops
+	// less their sum are the losses the destination ToR never saw as
+	// missing (docs/experiments.md, netrt-incast). With spraying, a
+	// packet still on a slower path counts too.
+	MissRequested uint64 // shown by a packet held: a gap requested, or a hole in ReTx the next request names
+	MissBeyond    uint64 // shown by a packet beyond ePSN+128 in Ordered (Beyond): left to the hosts
+	MissWaited    uint64 // shown by a packet that sent the flow from ReTx to Waiting (WaitSpan, WaitBudget)
+	MissPassed    uint64 // shown by a packet forwarded in Waiting, or that moved the flow there in Backoff
+	MissFull      uint64 // shown by a packet the budget could not hold in Ordered (Full)
+	MissDelivered uint64 // below ePSN: copies of packets already forwarded in order, a resend's
+	// GoBacks counts data packets at or below the flow's previous PSN
+	// from the fabric: its sender went back N (a NAK or a timeout), or,
+	// with spraying, a packet overtaken. GoBacksNAK are those after a
+	// host's sequence NAK for the flow passed this stage; the rest
+	// followed the sender's timeout, the only recovery of a loss whose
+	// later packets were all lost too (a tail).
+	GoBacks    uint64
+	GoBacksNAK uint64
+
 	// Flow transitions. The Wait* counters partition the entries into
 	// Waiting by cause; those a packet triggers count that packet too,
 	// which is forwarded after (or among, by PSN) the flushed ones.
@@ -110,6 +135,14 @@ func (st *DstStats) Sum() DstPortStats {
 		t.Beyond += p.Beyond
 		t.Full += p.Full
 		t.Duplicates += p.Duplicates
+		t.MissRequested += p.MissRequested
+		t.MissBeyond += p.MissBeyond
+		t.MissWaited += p.MissWaited
+		t.MissPassed += p.MissPassed
+		t.MissFull += p.MissFull
+		t.MissDelivered += p.MissDelivered
+		t.GoBacks += p.GoBacks
+		t.GoBacksNAK += p.GoBacksNAK
 		t.Gaps += p.Gaps
 		t.Recovered += p.Recovered
 		t.Resumed += p.Resumed
@@ -129,6 +162,11 @@ func (st *DstStats) Sum() DstPortStats {
 		t.SendFailed += p.SendFailed
 	}
 	return t
+}
+
+// Missing returns the PSNs data packets showed missing, all outcomes.
+func (p *DstPortStats) Missing() uint64 {
+	return p.MissRequested + p.MissBeyond + p.MissWaited + p.MissPassed + p.MissFull + p.MissDelivered
 }
 
 // Waits returns the entries into Waiting, all causes.

@@ -87,9 +87,11 @@ var dstMetrics = []portMetric[dstPort]{
 }
 
 var (
-	descWaits = newDesc("netrt_waits_total", "Flows entering Waiting (end-to-end recovery), by cause: unfulfilled, gave_up, budget, span, backoff.", "cause")
-	descData  = newDesc("netrt_data_packets_total", "Data packets toward the host port, by outcome: in_order, late, passed (Waiting), beyond (span), full (budget), held.", "outcome")
-	descFlows = prometheus.NewDesc("rocetor_netrt_flows", "Flows the destination ToR tracks, by state: ordered, retx, waiting.", []string{"state"}, nil)
+	descWaits  = newDesc("netrt_waits_total", "Flows entering Waiting (end-to-end recovery), by cause: unfulfilled, gave_up, budget, span, backoff.", "cause")
+	descData   = newDesc("netrt_data_packets_total", "Data packets toward the host port, by outcome: in_order, late, passed (Waiting), beyond (span), full (budget), held.", "outcome")
+	descMiss   = newDesc("netrt_missing_psns_total", "PSNs a data packet toward the host port showed missing (on one path, each a loss), by what showed them: requested (a gap held and asked for), beyond (past the 128-PSN bitmap, left to the hosts), waited (it sent the flow to Waiting), passed (in Waiting), full (budget spent), delivered (below the expected PSN, a resend's copies).", "shown_by")
+	descGoBack = newDesc("netrt_go_backs_total", "Data packets toward the host port at or below their flow's previous PSN: the sender went back N, after: nak (a host's sequence NAK passed) or timeout (none did).", "after")
+	descFlows  = prometheus.NewDesc("rocetor_netrt_flows", "Flows the destination ToR tracks, by state: ordered, retx, waiting.", []string{"state"}, nil)
 )
 
 // Stage-wide series: what belongs to no port.
@@ -126,6 +128,8 @@ func (c *netrtCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descPoolRetired
 	ch <- descWaits
 	ch <- descData
+	ch <- descMiss
+	ch <- descGoBack
 	ch <- descFlows
 	for _, d := range []*prometheus.Desc{descEntries, descNAKsHeld, descUnserved, descReclaimed, descTimerFull, descNoFrame, descACKs, descNotices, descNAKUnknown} {
 		ch <- d
@@ -191,6 +195,12 @@ func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
 			"beyond": d.Beyond, "full": d.Full, "held": d.Held} {
 			ch <- prometheus.MustNewConstMetric(descData, prometheus.CounterValue, float64(v), port, outcome)
 		}
+		for by, v := range map[string]uint64{"requested": d.MissRequested, "beyond": d.MissBeyond, "waited": d.MissWaited,
+			"passed": d.MissPassed, "full": d.MissFull, "delivered": d.MissDelivered} {
+			ch <- prometheus.MustNewConstMetric(descMiss, prometheus.CounterValue, float64(v), port, by)
+		}
+		ch <- prometheus.MustNewConstMetric(descGoBack, prometheus.CounterValue, float64(d.GoBacksNAK), port, "nak")
+		ch <- prometheus.MustNewConstMetric(descGoBack, prometheus.CounterValue, float64(d.GoBacks-d.GoBacksNAK), port, "timeout")
 	}
 	for state, v := range map[string]int{"ordered": ordered, "retx": retx, "waiting": waiting} {
 		ch <- prometheus.MustNewConstMetric(descFlows, prometheus.GaugeValue, float64(v), state)
@@ -296,4 +306,12 @@ func addDst(t, p *dstPort) {
 	t.Passed += p.Passed
 	t.Beyond += p.Beyond
 	t.Full += p.Full
+	t.MissRequested += p.MissRequested
+	t.MissBeyond += p.MissBeyond
+	t.MissWaited += p.MissWaited
+	t.MissPassed += p.MissPassed
+	t.MissFull += p.MissFull
+	t.MissDelivered += p.MissDelivered
+	t.GoBacks += p.GoBacks
+	t.GoBacksNAK += p.GoBacksNAK
 }
