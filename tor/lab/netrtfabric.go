@@ -226,9 +226,7 @@ func (e *netrtFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer
 // the cell's multipath choice, and --netrt added to NetRT's section.
 func (e *netrtFabric) options(pt map[string]string, biggest int, seed uint64) fabric.Options {
 	o := netrtOptions(pt["scheme"], e.queue, cmp0(e.window, (biggest+1023)/1024), biggest, seed)
-	if pt["scheme"] == "gbn+netrt" && e.netrtYAML != "" {
-		o.Switch = strings.Replace(o.Switch, "netrt: {fabric: [fabric]}", "netrt: {fabric: [fabric], "+e.netrtYAML+"}", 1)
-	}
+	o.Switch = withNetRTYAML(o.Switch, e.netrtYAML)
 	if m := pt["multipath"]; m != "ecmp" {
 		o.Switch += "forwarding: {multipath: " + m + "}\n"
 	}

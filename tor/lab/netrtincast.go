@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"rocetor/dataplane/sim"
@@ -47,6 +48,9 @@ type netrtIncast struct {
 	senders string
 	queue   int
 	window  int
+	// netrtYAML is more of NetRT's switch YAML for gbn+netrt, for
+	// one-change runs (netrt-fabric's --netrt).
+	netrtYAML string
 
 	schemeList []string
 	senderList []int
@@ -68,6 +72,7 @@ func (e *netrtIncast) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.senders, "senders", "", "numbers of senders (default: paper 15,20,30,40,50; ci 15,30)")
 	fs.IntVar(&e.queue, "queue", e.queue, "bytes of each switch egress queue on the lossy fabric")
 	fs.IntVar(&e.window, "gbn-window", 0, "GBN hosts' window in packets (0: none, the flow's 489)")
+	fs.StringVar(&e.netrtYAML, "netrt", "", "more of NetRT's switch YAML for gbn+netrt, e.g. \"k_low: 64MiB, k_high: 128MiB\" (docs/operations.md, the netrt keys)")
 }
 
 func (e *netrtIncast) Setup() (Options, error) {
@@ -114,7 +119,19 @@ var netrtSchemes = []string{"gbn", "gbn+pfc", "irn", "gbn+netrt"}
 
 // options are one cell's hosts and switches.
 func (e *netrtIncast) options(scheme string, seed uint64) fabric.Options {
-	return netrtOptions(scheme, e.queue, cmp0(e.window, (workload.SeqIncastSize+1023)/1024), workload.SeqIncastSize, seed)
+	o := netrtOptions(scheme, e.queue, cmp0(e.window, (workload.SeqIncastSize+1023)/1024), workload.SeqIncastSize, seed)
+	o.Switch = withNetRTYAML(o.Switch, e.netrtYAML)
+	return o
+}
+
+// withNetRTYAML adds more keys to the netrt section of switch YAML sw
+// (gbn+netrt's, netrtOptions), for the experiments' --netrt; sw without
+// one, or more "", is returned as it is.
+func withNetRTYAML(sw, more string) string {
+	if more == "" {
+		return sw
+	}
+	return strings.Replace(sw, "netrt: {fabric: [fabric]}", "netrt: {fabric: [fabric], "+more+"}", 1)
 }
 
 // netrtOptions are the hosts and switches of a scheme of NetRT's
@@ -146,6 +163,9 @@ func (e *netrtIncast) Simulate(ctx context.Context, fab Simulator, out io.Writer
 	res.Topology = "one core, a ToR per host (leafspine:spines=1,hosts=1), 50 Gbit/s, 500 ns links (~5 µs RTT); N senders of 500 KB, 10 µs apart, into host 0; DCQCN"
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes,
 		"senders": fmt.Sprint(e.senderList), "queue": strconv.Itoa(e.queue), "gbn_window": strconv.Itoa(e.window)}
+	if e.netrtYAML != "" {
+		res.Params["netrt"] = e.netrtYAML
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		for _, n := range e.senderList {
 			tp := topo.LeafSpine(n+1, 1, 1, topo.Tiers{HostRate: netrtIncastRate, FabricRate: netrtIncastRate,

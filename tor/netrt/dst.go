@@ -380,21 +380,31 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 // missing counts what data packet PSN q of f shows about the packets
 // before it (DstPortStats' Miss counters, GoBacks) and returns the PSNs
 // at or above ePSN (n = q − ePSN) it shows missing, for the caller to
-// count by its outcome: those after f's previous packet, or, when q
-// went back (the sender resent from ePSN or below), those from ePSN.
-// Those below ePSN count here, as copies of delivered packets.
+// count by its outcome; those below ePSN count here, as copies of
+// delivered packets. A sender's pass sends its PSNs in order, so on one
+// path the PSNs between its previous packet (prev) and q were lost.
+// At or below prev, at or below ePSN outside ReTx, the sender went back
+// N (its resend starts at ePSN or below) and a new pass begins; above
+// ePSN, or at it in ReTx, it is the source ToR's retransmission of a
+// hole (or, sprayed, a packet overtaken), and the pass goes on. A
+// resend's own losses before its first packet arrives, and before it
+// passes prev, are in no counter.
 func (d *DstToR) missing(ps *DstPortStats, f *dflow, q psn.PSN, n int) uint64 {
 	from := f.prev.Add(1)
-	f.prev = q
-	if q.Diff(from) < 0 {
+	skipped := q.Diff(from)
+	if skipped < 0 {
+		if n > 0 || n == 0 && f.state == ReTx {
+			return 0
+		}
+		f.prev = q
 		ps.GoBacks++
 		if f.naked {
 			ps.GoBacksNAK++
 			f.naked = false
 		}
-		return uint64(max(n, 0))
+		return 0
 	}
-	skipped := q.Diff(from)
+	f.prev = q
 	if below := -from.Diff(f.epsn); below > 0 {
 		ps.MissDelivered += uint64(min(below, skipped))
 	}

@@ -1458,4 +1458,15 @@ func TestDstMissing(t *testing.T) {
 		}
 		r.noLeak(d)
 	})
+	t.Run("fill", func(t *testing.T) {
+		r, d := newDst(t, Config{})
+		// 1 lost, requested; its retransmission from the source ToR is
+		// no go-back, and 4 after it shows nothing missing.
+		send(r, 0, 2, 3, 1, 4)
+		p := d.Stats().Ports[1]
+		if p.Recovered != 1 || p.GoBacks != 0 || p.MissRequested != 1 || p.Missing() != 1 {
+			t.Fatalf("recovered %d, go-backs %d, missing %d (requested %d); want 1, 0, 1 (1)", p.Recovered, p.GoBacks, p.Missing(), p.MissRequested)
+		}
+		r.noLeak(d)
+	})
 }

@@ -68,27 +68,28 @@ type DstPortStats struct {
 	Duplicates uint64 // PSN already held: dropped (netrt_duplicate)
 
 	// Missing PSNs, by the data packet that showed them missing: the
-	// PSNs between the flow's previous packet from the fabric and this
-	// one (after a resend that went back, between ePSN and this one, as
-	// go-back-N resends from ePSN or below). On one path through FIFO
-	// queues each is a packet lost on the way, the same pass of the
-	// sender; a loss no later packet of its pass showed is in none of
-	// them (its pass ended first: see GoBacks). So the fabric's drops
-	// less their sum are the losses the destination ToR never saw as
-	// missing (docs/experiments.md, netrt-incast). With spraying, a
-	// packet still on a slower path counts too.
+	// PSNs between the last packet of the sender's pass (the highest
+	// PSN since it last went back) and this one. On one path through
+	// FIFO queues each is a packet lost on the way. A loss no later
+	// packet of its pass showed is in none of them (the pass ended
+	// first: GoBacks), nor are a resend's losses before its first
+	// packet arrives and before it passes the last pass's highest PSN;
+	// so the fabric's drops less their sum are, within those, the
+	// losses the destination ToR never saw (docs/experiments.md,
+	// netrt-incast). With spraying, a packet on a slower path counts.
 	MissRequested uint64 // shown by a packet held: a gap requested, or a hole in ReTx the next request names
 	MissBeyond    uint64 // shown by a packet beyond ePSN+128 in Ordered (Beyond): left to the hosts
 	MissWaited    uint64 // shown by a packet that sent the flow from ReTx to Waiting (WaitSpan, WaitBudget)
 	MissPassed    uint64 // shown by a packet forwarded in Waiting, or that moved the flow there in Backoff
 	MissFull      uint64 // shown by a packet the budget could not hold in Ordered (Full)
 	MissDelivered uint64 // below ePSN: copies of packets already forwarded in order, a resend's
-	// GoBacks counts data packets at or below the flow's previous PSN
-	// from the fabric: its sender went back N (a NAK or a timeout), or,
-	// with spraying, a packet overtaken. GoBacksNAK are those after a
-	// host's sequence NAK for the flow passed this stage; the rest
-	// followed the sender's timeout, the only recovery of a loss whose
-	// later packets were all lost too (a tail).
+	// GoBacks counts data packets at or below both the flow's ePSN and
+	// the highest PSN of its pass (at ePSN only outside ReTx, where it
+	// is the source ToR's retransmission): its sender went back N, a NAK
+	// or a timeout. GoBacksNAK are those after a host's sequence NAK for
+	// the flow passed this stage; the rest followed the sender's
+	// timeout, the only recovery of a loss whose later packets were all
+	// lost too (a tail).
 	GoBacks    uint64
 	GoBacksNAK uint64
 
