@@ -666,6 +666,9 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 		f.naked = true // passed on: the sender will go back N
 		return
 	}
+	if back := f.epsn.Diff(m.PSN); back > 0 {
+		d.st.Ports[f.out].MissNAKed += uint64(back)
+	}
 	if d.holdNAK(c, fi, f, p) {
 		return
 	}

@@ -1458,6 +1458,18 @@ func TestDstMissing(t *testing.T) {
 		}
 		r.noLeak(d)
 	})
+	t.Run("entry late", func(t *testing.T) {
+		r, d := newDst(t, Config{})
+		// 0..4 lost before the flow's entry began at 5: the host's NAK
+		// for 0 names them, and 5 and 6, forwarded before it came.
+		send(r, 5, 6)
+		r.inject(1, seqNAK(t, 7, 0))
+		r.settle()
+		if p := d.Stats().Ports[1]; p.MissNAKed != 7 || p.Missing() != 0 || p.Resyncs+p.NAKHeld != 1 {
+			t.Fatalf("NAKed %d, missing %d, resyncs %d, NAKs held %d; want 7, 0, and one of them", p.MissNAKed, p.Missing(), p.Resyncs, p.NAKHeld)
+		}
+		r.noLeak(d)
+	})
 	t.Run("fill", func(t *testing.T) {
 		r, d := newDst(t, Config{})
 		// 1 lost, requested; its retransmission from the source ToR is

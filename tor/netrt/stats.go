@@ -83,6 +83,12 @@ type DstPortStats struct {
 	MissPassed    uint64 // shown by a packet forwarded in Waiting, or that moved the flow there in Backoff
 	MissFull      uint64 // shown by a packet the budget could not hold in Ordered (Full)
 	MissDelivered uint64 // below ePSN: copies of packets already forwarded in order, a resend's
+	// MissNAKed counts the PSNs from a host's sequence NAK up to the
+	// ePSN, each NAK that names one below it: what the host lacks of
+	// what this stage took for delivered, lost before the flow's entry
+	// began (its first packets) or on the way to the host. No data
+	// packet showed them; Missing leaves them out.
+	MissNAKed uint64
 	// GoBacks counts data packets at or below both the flow's ePSN and
 	// the highest PSN of its pass (at ePSN only outside ReTx, where it
 	// is the source ToR's retransmission): its sender went back N, a NAK
@@ -142,6 +148,7 @@ func (st *DstStats) Sum() DstPortStats {
 		t.MissPassed += p.MissPassed
 		t.MissFull += p.MissFull
 		t.MissDelivered += p.MissDelivered
+		t.MissNAKed += p.MissNAKed
 		t.GoBacks += p.GoBacks
 		t.GoBacksNAK += p.GoBacksNAK
 		t.Gaps += p.Gaps

@@ -89,7 +89,7 @@ var dstMetrics = []portMetric[dstPort]{
 var (
 	descWaits  = newDesc("netrt_waits_total", "Flows entering Waiting (end-to-end recovery), by cause: unfulfilled, gave_up, budget, span, backoff.", "cause")
 	descData   = newDesc("netrt_data_packets_total", "Data packets toward the host port, by outcome: in_order, late, passed (Waiting), beyond (span), full (budget), held.", "outcome")
-	descMiss   = newDesc("netrt_missing_psns_total", "PSNs a data packet toward the host port showed missing (on one path, each a loss), by what showed them: requested (a gap held and asked for), beyond (past the 128-PSN bitmap, left to the hosts), waited (it sent the flow to Waiting), passed (in Waiting), full (budget spent), delivered (below the expected PSN, a resend's copies).", "shown_by")
+	descMiss   = newDesc("netrt_missing_psns_total", "PSNs a data packet toward the host port showed missing (on one path, each a loss), by what showed them: requested (a gap held and asked for), beyond (past the 128-PSN bitmap, left to the hosts), waited (it sent the flow to Waiting), passed (in Waiting), full (budget spent), delivered (below the expected PSN, a resend's copies); nak: named by a host's sequence NAK below the expected PSN (lost before the flow's entry began, or after this switch).", "shown_by")
 	descGoBack = newDesc("netrt_go_backs_total", "Data packets toward the host port at or below their flow's previous PSN: the sender went back N, after: nak (a host's sequence NAK passed) or timeout (none did).", "after")
 	descFlows  = prometheus.NewDesc("rocetor_netrt_flows", "Flows the destination ToR tracks, by state: ordered, retx, waiting.", []string{"state"}, nil)
 )
@@ -196,7 +196,7 @@ func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descData, prometheus.CounterValue, float64(v), port, outcome)
 		}
 		for by, v := range map[string]uint64{"requested": d.MissRequested, "beyond": d.MissBeyond, "waited": d.MissWaited,
-			"passed": d.MissPassed, "full": d.MissFull, "delivered": d.MissDelivered} {
+			"passed": d.MissPassed, "full": d.MissFull, "delivered": d.MissDelivered, "nak": d.MissNAKed} {
 			ch <- prometheus.MustNewConstMetric(descMiss, prometheus.CounterValue, float64(v), port, by)
 		}
 		ch <- prometheus.MustNewConstMetric(descGoBack, prometheus.CounterValue, float64(d.GoBacksNAK), port, "nak")
@@ -312,6 +312,7 @@ func addDst(t, p *dstPort) {
 	t.MissPassed += p.MissPassed
 	t.MissFull += p.MissFull
 	t.MissDelivered += p.MissDelivered
+	t.MissNAKed += p.MissNAKed
 	t.GoBacks += p.GoBacks
 	t.GoBacksNAK += p.GoBacksNAK
 }
