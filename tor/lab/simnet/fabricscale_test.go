@@ -250,6 +250,23 @@ func TestNetRTIncastCI(t *testing.T) {
 	}
 }
 
+// TestNetRTIncastNetRTFlag: netrt-incast's --netrt reaches the ToRs'
+// NetRT section and the record: with K_l and K_h out of reach nothing is
+// paced or paused, where the defaults pace and pause at 15 senders
+// (TestNetRTIncastCI).
+func TestNetRTIncastNetRTFlag(t *testing.T) {
+	const yaml = "k_low: 64MiB, k_high: 128MiB"
+	res := runResults(t, "netrt-incast", "--scale", "ci", "--senders", "15", "--schemes", "gbn+netrt", "--netrt", yaml)
+	if res.Params["netrt"] != yaml {
+		t.Errorf("record's parameters %v: want netrt=%q", res.Params, yaml)
+	}
+	src := fabricRuns(t, res, "scheme")["gbn+netrt"].Stages["netrt_src"]
+	if src["Ports.Paced"] != 0 || src["Ports.Pauses"] != 0 || src["Ports.Retrans"] == 0 {
+		t.Errorf("thresholds out of reach: paced %d, paused %d, resent %d at line rate: want 0, 0, some",
+			src["Ports.Paced"], src["Ports.Pauses"], src["Ports.Retrans"])
+	}
+}
+
 // TestNetRTFabricCI is netrt-fabric at --scale ci with GBN + NetRT
 // (the seed's 512-server fabric, 0.5 ms of WebSearch arrivals, ECMP):
 // what rocetor shows of Fig. 10. The fabric loses packets where ECMP
