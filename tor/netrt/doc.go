@@ -253,7 +253,12 @@
 // (never per flow); Stats from the worker's goroutine, Snapshot from any
 // (published at most every millisecond of worker time, and once more a
 // millisecond after the last activity). Occupancy is also integrated
-// over time (ByteSeconds), for mean occupancies.
+// over time (ByteSeconds), for mean occupancies. DstPortStats' Miss
+// counters and GoBacks tell how the fabric's losses came to light at the
+// destination ToR — as gaps it could ask for, beyond the bitmap, in
+// Waiting, as a flow's first packets a host's NAK names, or not at all —
+// for one prev PSN and one flag a flow (docs/experiments.md,
+// netrt-incast).
 //
 // # Configuration
 //
