@@ -71,6 +71,8 @@ type irnFabric struct {
 	ecn      string
 	rtoHigh  time.Duration
 	rtoLow   time.Duration
+	flowsDir string
+	flowsErr error // the first flow file that could not be written
 	delta    uint
 
 	schemeList []string
@@ -101,6 +103,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.cdf, "cdf", e.cdf, "flow size distribution: websearch, datamining, hadoop or a file of \"size percent\" lines")
 	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 160 KB, Kmax 640 KB, Pmax 20 % at 40G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent (the DCQCN paper's: 5KB-200KB-1)")
 	fs.DurationVar(&e.rtoHigh, "rto-high", e.rtoHigh, "RTO_high, and the fixed timeout of RoCE without PFC (the seed's 320µs)")
+	fs.StringVar(&e.flowsDir, "flows", e.flowsDir, "write each cell's flow file (one line a completed flow: size, FCT, ideal FCT, retransmits, timeouts; docs/simulator.md) into this directory")
 	fs.DurationVar(&e.rtoLow, "rto-low", e.rtoLow, "IRN's RTO_low, with at most 3 packets in flight (the seed's 100µs)")
 	fs.UintVar(&e.delta, "timely-delta", 0, "TIMELY's additive increment δ in Mbit/s (0: the TIMELY paper's 10, set for 10 Gbit/s links)")
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
@@ -289,7 +292,7 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 			o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
 			start := time.Now()
 			fmt.Fprintf(out, "irn-fabric: seed %d, %s, cc %s, gbn window %s: %d flows... ", seed, pt["scheme"], pt["cc"], pt["gbn_window"], len(flows))
-			fr, err := simulateCell(ctx, sim, res, pt, seed, tp, o, flows, fabric.RunOptions{})
+			fr, err := simulateCellKeep(ctx, sim, res, pt, seed, tp, o, flows, fabric.RunOptions{}, e.keep(pt, seed))
 			if err != nil {
 				fmt.Fprintf(out, "%v\n", err)
 				if ctx.Err() != nil {
@@ -304,7 +307,22 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	res.Table = MakeTable(groups, irnColumns())
 	res.Notes = append(res.Notes, tableNote("Beside the paper (seed 004 §4.2; the scheme's metric over the baseline's, per seed on the same flows, median and range; the paper's from its text, its figures being plots without numbers in the seed's text):",
 		irnVersusPaper(groups)))
-	return nil
+	return e.flowsErr
+}
+
+// keep is what a cell keeps of its flows' records: the slowest of each
+// size bin (FabricRun.Slowest) and the flows that timed out beside the
+// rest (FabricRun.Classes), and with --flows the flow file.
+func (e *irnFabric) keep(pt map[string]string, seed int) func(*fabric.Result, *FabricRun) {
+	return func(r *fabric.Result, fr *FabricRun) {
+		fr.Slowest = slowest(r.Records, slowestPerBin)
+		fr.setClasses(timeoutClasses(r.Records))
+		if e.flowsDir != "" {
+			if err := writeFlowFile(e.flowsDir, r, pt, seed); err != nil && e.flowsErr == nil {
+				e.flowsErr = err
+			}
+		}
+	}
 }
 
 func irnColumns() []Column {
