@@ -72,8 +72,10 @@ type irnFabric struct {
 	rtoHigh  time.Duration
 	rtoLow   time.Duration
 	flowsDir string
-	flowsErr error // the first flow file that could not be written
-	delta    uint
+	// noTORecovery: IRN's expiries resend nothing (a diagnostic).
+	noTORecovery bool
+	flowsErr     error // the first flow file that could not be written
+	delta        uint
 
 	schemeList []string
 	ccList     []string
@@ -103,6 +105,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.cdf, "cdf", e.cdf, "flow size distribution: websearch, datamining, hadoop or a file of \"size percent\" lines")
 	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 160 KB, Kmax 640 KB, Pmax 20 % at 40G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent (the DCQCN paper's: 5KB-200KB-1)")
 	fs.DurationVar(&e.rtoHigh, "rto-high", e.rtoHigh, "RTO_high, and the fixed timeout of RoCE without PFC (the seed's 320µs)")
+	fs.BoolVar(&e.noTORecovery, "no-timeout-recovery", false, "IRN's timer expiries enter no loss recovery and resend nothing (irn.Config.NoTimeoutRecovery): a diagnostic for spurious expiries on a lossless fabric")
 	fs.StringVar(&e.flowsDir, "flows", e.flowsDir, "write each cell's flow file (one line a completed flow: size, FCT, ideal FCT, retransmits, timeouts; docs/simulator.md) into this directory")
 	fs.DurationVar(&e.rtoLow, "rto-low", e.rtoLow, "IRN's RTO_low, with at most 3 packets in flight (the seed's 100µs)")
 	fs.UintVar(&e.delta, "timely-delta", 0, "TIMELY's additive increment δ in Mbit/s (0: the TIMELY paper's 10, set for 10 Gbit/s links)")
@@ -202,6 +205,7 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 	if tr == "irn" {
 		o.RTOLow = e.rtoLow
 		o.IRNGoBackN = scheme == "irn-gbn"
+		o.IRNNoTimeoutRecovery = e.noTORecovery
 		if scheme == "irn-nobdpfc" {
 			o.IRNNoBDPFC = largest // no cap: the bitmaps track the largest flow
 		}
@@ -272,6 +276,9 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	if e.cdf != "websearch" || e.queue != "240KB" || e.ecn != "" || e.rtoHigh != irnRTOHigh || e.rtoLow != irnRTOLow {
 		res.Params["cdf"], res.Params["queue"], res.Params["ecn"] = e.cdf, e.queue, e.ecn
 		res.Params["rto_high"], res.Params["rto_low"] = e.rtoHigh.String(), e.rtoLow.String()
+	}
+	if e.noTORecovery {
+		res.Params["no_timeout_recovery"] = "true"
 	}
 	if e.delta != 0 {
 		res.Params["timely_delta"] = strconv.FormatUint(uint64(e.delta), 10)
