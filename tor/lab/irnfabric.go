@@ -74,8 +74,10 @@ type irnFabric struct {
 	flowsDir string
 	// noTORecovery: IRN's expiries resend nothing (a diagnostic).
 	noTORecovery bool
-	flowsErr     error // the first flow file that could not be written
-	delta        uint
+	// ackEvery is IRN's receiver's ACK coalescing (0: irn's default).
+	ackEvery int
+	flowsErr error // the first flow file that could not be written
+	delta    uint
 
 	schemeList []string
 	ccList     []string
@@ -106,6 +108,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 160 KB, Kmax 640 KB, Pmax 20 % at 40G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent (the DCQCN paper's: 5KB-200KB-1)")
 	fs.DurationVar(&e.rtoHigh, "rto-high", e.rtoHigh, "RTO_high, and the fixed timeout of RoCE without PFC (the seed's 320µs)")
 	fs.BoolVar(&e.noTORecovery, "no-timeout-recovery", false, "IRN's timer expiries enter no loss recovery and resend nothing (irn.Config.NoTimeoutRecovery): a diagnostic for spurious expiries on a lossless fabric")
+	fs.IntVar(&e.ackEvery, "irn-ack-every", 0, "IRN's receiver acknowledges every this many in-order packets unasked (irn.Config.AckEvery; 0: irn's 16)")
 	fs.StringVar(&e.flowsDir, "flows", e.flowsDir, "write each cell's flow file (one line a completed flow: size, FCT, ideal FCT, retransmits, timeouts; docs/simulator.md) into this directory")
 	fs.DurationVar(&e.rtoLow, "rto-low", e.rtoLow, "IRN's RTO_low, with at most 3 packets in flight (the seed's 100µs)")
 	fs.UintVar(&e.delta, "timely-delta", 0, "TIMELY's additive increment δ in Mbit/s (0: the TIMELY paper's 10, set for 10 Gbit/s links)")
@@ -143,6 +146,8 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--max-size %d, --duration %v: want 0 or more", e.maxSize, e.duration)
 	case !ecnFlagOK(e.ecn):
 		return Options{}, Usagef("--ecn %q: want KMIN-KMAX[-PMAX], e.g. 5KB-200KB-1", e.ecn)
+	case e.ackEvery < 0 || e.ackEvery > 0xffff:
+		return Options{}, Usagef("--irn-ack-every %d: want 0 (irn's default) to 65535", e.ackEvery)
 	case e.rtoLow <= 0 || e.rtoHigh < e.rtoLow:
 		return Options{}, Usagef("--rto-low %v, --rto-high %v: want 0 < low ≤ high", e.rtoLow, e.rtoHigh)
 	case e.queue == "" || strings.ContainsAny(e.queue, "{}:,\n"):
@@ -206,6 +211,7 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 		o.RTOLow = e.rtoLow
 		o.IRNGoBackN = scheme == "irn-gbn"
 		o.IRNNoTimeoutRecovery = e.noTORecovery
+		o.IRNAckEvery = e.ackEvery
 		if scheme == "irn-nobdpfc" {
 			o.IRNNoBDPFC = largest // no cap: the bitmaps track the largest flow
 		}
@@ -279,6 +285,9 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	}
 	if e.noTORecovery {
 		res.Params["no_timeout_recovery"] = "true"
+	}
+	if e.ackEvery != 0 {
+		res.Params["irn_ack_every"] = strconv.Itoa(e.ackEvery)
 	}
 	if e.delta != 0 {
 		res.Params["timely_delta"] = strconv.FormatUint(uint64(e.delta), 10)

@@ -92,7 +92,9 @@ func writeFlowFile(dir string, r *fabric.Result, point map[string]string, seed i
 	slices.Sort(keys)
 	name := fmt.Sprintf("seed%d", seed)
 	for _, k := range keys {
-		name += "-" + strings.NewReplacer("+", "_", "/", "_").Replace(point[k])
+		if v := point[k]; v != "-" {
+			name += "-" + strings.ReplaceAll(v, "/", "_")
+		}
 	}
 	f, err := os.Create(filepath.Join(dir, name+".txt"))
 	if err != nil {
