@@ -18,6 +18,7 @@ cells $T dcqcn-ecn-q1440k-norec 3 --cc dcqcn --ecn 5KB-200KB-1 --schemes irn --q
 # Row 4's one change: TIMELY, RTOs ×10, IRN given IRN + PFC's 1,440 KB queues.
 cells $T timely-rto-q1440k 3 --schemes irn --cc timely --rto-high 3.2ms --rto-low 1ms --queue 1440KB --flows $F/timely-rto-q1440k
 # Row 2's one-change sets: the 3 MB cap lifted, the lossy queue doubled.
+# (stopped after timely-rto-q1440k: run4.sh does the rest)
 cells $T2 maxsize0 6 --schemes irn,roce+pfc --gbn-window 0 --max-size 0
 cells $T queue480k 3 --schemes irn --queue 480KB
 # Fig. 2 with the seed's text's sizes at 30 ms, where IRN drops 8.59 % of its data packets
