@@ -56,6 +56,14 @@ import (
 // without PFC: irn-gbn (go-back-N instead of SACKs, BDP-FC kept) and
 // irn-nobdpfc (BDP-FC off, SACKs kept: the bitmaps track the largest
 // flow), nic/irn's Config.GoBackN and NoBDPFC.
+//
+// Each cell keeps its slowest flows per size bin with their timeouts
+// and its flows split by whether they timed out (keep); --flows writes
+// every flow. Two diagnostics measure why, not what:
+// --no-timeout-recovery leaves IRN's expiries without their resends,
+// --irn-ack-every sets its receiver's ACK coalescing (docs/experiments.md,
+// "DCQCN and TIMELY": a spurious expiry's resends draw the ACKs
+// coalescing holds back).
 type irnFabric struct {
 	fabricBase
 	sc       scaleFlags
