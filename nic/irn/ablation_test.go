@@ -105,3 +105,23 @@ func TestAblationConfig(t *testing.T) {
 		t.Errorf("BDP-FC off over 3000 packets: %v, window %d, bitmaps %d bytes", err, tr.Window(1024), tr.BitmapBytes())
 	}
 }
+
+// TestNoTimeoutRecovery is the spurious-expiry diagnostic
+// (Config.NoTimeoutRecovery): the tail of a WRITE is lost, the timer
+// expires as it would, but nothing is resent, so the expiries run out
+// the retry limit and the WRITE fails. Default IRN resends the tail's
+// 16 packets on the first expiry (TestTailLossCoalesced).
+func TestNoTimeoutRecovery(t *testing.T) {
+	p, a, _ := newPair(t, nictest.Options{}, irn.Config{NoTimeoutRecovery: true, RetryLimit: 3})
+	d := newDrop(11, 12, 13, 14, 15)
+	p.AB.Filter = d.filter
+	post(t, p, nic.OpWrite, []int{16 << 10})
+	run(t, p, 1)
+	as := a.Stats()
+	if _, extra := d.resent(); extra != 0 || as.Retransmits != 0 || as.Recoveries != 0 || as.TimeoutsHigh+as.TimeoutsLow != 3 {
+		t.Errorf("%d resent; A %+v: want 3 expiries, nothing resent", extra, as)
+	}
+	if c := p.A.CQ[0]; c.Status != nic.StatusRetryExceeded {
+		t.Errorf("completion %+v: want the retry limit exceeded", c)
+	}
+}

@@ -94,6 +94,16 @@ type Config struct {
 	// it the largest message's packets to leave no cap at all). SACK
 	// recovery, the timeouts and the rest stay.
 	NoBDPFC int
+
+	// NoTimeoutRecovery, for experiments on a lossless fabric, leaves a
+	// timer expiry one effect only, the one it has on the endpoint (the
+	// QP goes to the front of its NIC's scheduler): the expiry is counted
+	// and backs off as any, but enters no loss recovery and resends
+	// nothing. irn-fabric uses it to find which of a spurious expiry's
+	// effects speeds flows up (docs/experiments.md, "DCQCN and TIMELY").
+	// A packet that is lost is then recovered by a NACK or not at all: a
+	// deployment never wants it.
+	NoTimeoutRecovery bool
 }
 
 // Transport is IRN for one endpoint. Create it with New and hand it to
@@ -717,6 +727,11 @@ func (t *Transport) Timeout(c *nic.Ctx, q *nic.QP) {
 	if t.cfg.GoBackN {
 		t.goBack(s, q.Una())
 		s.flags &^= fReadGap
+		s.t0 = c.Now
+		t.arm(c, q, s)
+		return
+	}
+	if t.cfg.NoTimeoutRecovery {
 		s.t0 = c.Now
 		t.arm(c, q, s)
 		return

@@ -74,6 +74,10 @@ type Config struct {
 	// irn's default, 16, never more than half the window). Other
 	// transports ignore it.
 	IRNAckEvery int
+	// IRNNoTimeoutRecovery makes IRN's timer expiries resend nothing
+	// (irn.Config.NoTimeoutRecovery: an experiment's diagnostic on a
+	// lossless fabric). Other transports ignore it.
+	IRNNoTimeoutRecovery bool
 	// FaSRPoolBDP is the BDP in packets FaSR's shared SR pool is sized
 	// for (fasr.Config.BDP: ceil(20·n/500) units, ceil(70·n/500)
 	// blocks, seed 001 §III-D); 0 sizes it for BDP, the window. Other
@@ -197,7 +201,8 @@ func (c Config) NewTransport() (nic.Transport, error) {
 // of rto. Its BDP-FC window and bitmaps span bdp packets of 1 KiB, or
 // IRNNoBDPFC packets with BDP-FC off.
 func (s Config) newIRN(rto, low int64, bdp int) (nic.Transport, error) {
-	c := irn.Config{BDP: bdp << 10, GoBackN: s.IRNGoBackN, NoBDPFC: s.IRNNoBDPFC, AckEvery: s.IRNAckEvery}
+	c := irn.Config{BDP: bdp << 10, GoBackN: s.IRNGoBackN, NoBDPFC: s.IRNNoBDPFC, AckEvery: s.IRNAckEvery,
+		NoTimeoutRecovery: s.IRNNoTimeoutRecovery}
 	def, _ := irn.New(irn.Config{})
 	if rto > 0 {
 		c.RTOHigh = rto

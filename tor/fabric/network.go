@@ -71,6 +71,10 @@ type Options struct {
 	// IRNAckEvery is how many in-order packets IRN's receiver
 	// acknowledges at once unasked (stack.Config; 0: irn's default).
 	IRNAckEvery int
+	// IRNNoTimeoutRecovery makes IRN's timer expiries resend nothing
+	// (stack.Config): a diagnostic for a lossless fabric's spurious
+	// expiries.
+	IRNNoTimeoutRecovery bool
 	// FaSRPoolBDP is the BDP in packets FaSR's shared pool is sized for
 	// (stack.Config; 0: BDP).
 	FaSRPoolBDP int
@@ -709,7 +713,7 @@ var Transports = stack.Transports
 func (n *Network) hostStack() stack.Config {
 	return stack.Config{Transport: n.Opts.Transport, RTO: n.Opts.RTO, RTOLow: n.Opts.RTOLow, BDP: n.Opts.BDP,
 		GBNWindow: cmp.Or(n.Opts.GBNWindow, n.Opts.BDP), IRNGoBackN: n.Opts.IRNGoBackN, IRNNoBDPFC: n.Opts.IRNNoBDPFC,
-		IRNAckEvery: n.Opts.IRNAckEvery, FaSRPoolBDP: n.Opts.FaSRPoolBDP,
+		IRNAckEvery: n.Opts.IRNAckEvery, IRNNoTimeoutRecovery: n.Opts.IRNNoTimeoutRecovery, FaSRPoolBDP: n.Opts.FaSRPoolBDP,
 		DCPRetransQ: n.Opts.DCPRetransQ, DCPWindow: n.Opts.DCPWindow, CC: n.Opts.CC, DCQCN: n.Opts.DCQCN, Timely: n.Opts.Timely, HPCC: n.Opts.HPCC}
 }
 

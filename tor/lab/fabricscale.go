@@ -114,6 +114,10 @@ type FabricRun struct {
 	// Extra are figures an experiment reads from the whole result
 	// (fasr-scale: goodput_90_gbps).
 	Extra map[string]float64 `json:"extra,omitempty"`
+	// Slowest are the slowest flows of each size bin with what their
+	// senders attributed to them (irn-fabric: which flows a bin's tail
+	// is and whether they timed out).
+	Slowest []SlowFlow `json:"slowest,omitempty"`
 	// HODrops are the DCP header-only packets dropped anywhere,
 	// switches and hosts, except those a host drops as stale or a
 	// duplicate (their packet needs nothing more): each leaves its

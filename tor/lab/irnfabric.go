@@ -56,6 +56,14 @@ import (
 // without PFC: irn-gbn (go-back-N instead of SACKs, BDP-FC kept) and
 // irn-nobdpfc (BDP-FC off, SACKs kept: the bitmaps track the largest
 // flow), nic/irn's Config.GoBackN and NoBDPFC.
+//
+// Each cell keeps its slowest flows per size bin with their timeouts
+// and its flows split by whether they timed out (keep); --flows writes
+// every flow. Two diagnostics measure why, not what:
+// --no-timeout-recovery leaves IRN's expiries without their resends,
+// --irn-ack-every sets its receiver's ACK coalescing (docs/experiments.md,
+// "DCQCN and TIMELY": a spurious expiry's resends draw the ACKs
+// coalescing holds back).
 type irnFabric struct {
 	fabricBase
 	sc       scaleFlags
@@ -71,6 +79,12 @@ type irnFabric struct {
 	ecn      string
 	rtoHigh  time.Duration
 	rtoLow   time.Duration
+	flowsDir string
+	// noTORecovery: IRN's expiries resend nothing (a diagnostic).
+	noTORecovery bool
+	// ackEvery is IRN's receiver's ACK coalescing (0: irn's default).
+	ackEvery int
+	flowsErr error // the first flow file that could not be written
 	delta    uint
 
 	schemeList []string
@@ -101,6 +115,9 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.cdf, "cdf", e.cdf, "flow size distribution: websearch, datamining, hadoop or a file of \"size percent\" lines")
 	fs.StringVar(&e.ecn, "ecn", "", "DCQCN's marking: empty for the rate-derived profile (Kmin 160 KB, Kmax 640 KB, Pmax 20 % at 40G), or KMIN-KMAX[-PMAX] in bytes with units and Pmax in percent (the DCQCN paper's: 5KB-200KB-1)")
 	fs.DurationVar(&e.rtoHigh, "rto-high", e.rtoHigh, "RTO_high, and the fixed timeout of RoCE without PFC (the seed's 320µs)")
+	fs.BoolVar(&e.noTORecovery, "no-timeout-recovery", false, "IRN's timer expiries enter no loss recovery and resend nothing (irn.Config.NoTimeoutRecovery): a diagnostic for spurious expiries on a lossless fabric")
+	fs.IntVar(&e.ackEvery, "irn-ack-every", 0, "IRN's receiver acknowledges every this many in-order packets unasked (irn.Config.AckEvery; 0: irn's 16)")
+	fs.StringVar(&e.flowsDir, "flows", e.flowsDir, "write each cell's flow file (one line a completed flow: size, FCT, ideal FCT, retransmits, timeouts; docs/simulator.md) into this directory")
 	fs.DurationVar(&e.rtoLow, "rto-low", e.rtoLow, "IRN's RTO_low, with at most 3 packets in flight (the seed's 100µs)")
 	fs.UintVar(&e.delta, "timely-delta", 0, "TIMELY's additive increment δ in Mbit/s (0: the TIMELY paper's 10, set for 10 Gbit/s links)")
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
@@ -137,6 +154,8 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--max-size %d, --duration %v: want 0 or more", e.maxSize, e.duration)
 	case !ecnFlagOK(e.ecn):
 		return Options{}, Usagef("--ecn %q: want KMIN-KMAX[-PMAX], e.g. 5KB-200KB-1", e.ecn)
+	case e.ackEvery < 0 || e.ackEvery > 0xffff:
+		return Options{}, Usagef("--irn-ack-every %d: want 0 (irn's default) to 65535", e.ackEvery)
 	case e.rtoLow <= 0 || e.rtoHigh < e.rtoLow:
 		return Options{}, Usagef("--rto-low %v, --rto-high %v: want 0 < low ≤ high", e.rtoLow, e.rtoHigh)
 	case e.queue == "" || strings.ContainsAny(e.queue, "{}:,\n"):
@@ -199,6 +218,8 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 	if tr == "irn" {
 		o.RTOLow = e.rtoLow
 		o.IRNGoBackN = scheme == "irn-gbn"
+		o.IRNNoTimeoutRecovery = e.noTORecovery
+		o.IRNAckEvery = e.ackEvery
 		if scheme == "irn-nobdpfc" {
 			o.IRNNoBDPFC = largest // no cap: the bitmaps track the largest flow
 		}
@@ -270,6 +291,12 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 		res.Params["cdf"], res.Params["queue"], res.Params["ecn"] = e.cdf, e.queue, e.ecn
 		res.Params["rto_high"], res.Params["rto_low"] = e.rtoHigh.String(), e.rtoLow.String()
 	}
+	if e.noTORecovery {
+		res.Params["no_timeout_recovery"] = "true"
+	}
+	if e.ackEvery != 0 {
+		res.Params["irn_ack_every"] = strconv.Itoa(e.ackEvery)
+	}
 	if e.delta != 0 {
 		res.Params["timely_delta"] = strconv.FormatUint(uint64(e.delta), 10)
 	}
@@ -289,7 +316,7 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 			o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
 			start := time.Now()
 			fmt.Fprintf(out, "irn-fabric: seed %d, %s, cc %s, gbn window %s: %d flows... ", seed, pt["scheme"], pt["cc"], pt["gbn_window"], len(flows))
-			fr, err := simulateCell(ctx, sim, res, pt, seed, tp, o, flows, fabric.RunOptions{})
+			fr, err := simulateCellKeep(ctx, sim, res, pt, seed, tp, o, flows, fabric.RunOptions{}, e.keep(pt, seed))
 			if err != nil {
 				fmt.Fprintf(out, "%v\n", err)
 				if ctx.Err() != nil {
@@ -304,7 +331,22 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	res.Table = MakeTable(groups, irnColumns())
 	res.Notes = append(res.Notes, tableNote("Beside the paper (seed 004 §4.2; the scheme's metric over the baseline's, per seed on the same flows, median and range; the paper's from its text, its figures being plots without numbers in the seed's text):",
 		irnVersusPaper(groups)))
-	return nil
+	return e.flowsErr
+}
+
+// keep is what a cell keeps of its flows' records: the slowest of each
+// size bin (FabricRun.Slowest) and the flows that timed out beside the
+// rest (FabricRun.Classes), and with --flows the flow file.
+func (e *irnFabric) keep(pt map[string]string, seed int) func(*fabric.Result, *FabricRun) {
+	return func(r *fabric.Result, fr *FabricRun) {
+		fr.Slowest = slowest(r.Records, slowestPerBin)
+		fr.setClasses(timeoutClasses(r.Records))
+		if e.flowsDir != "" {
+			if err := writeFlowFile(e.flowsDir, r, pt, seed); err != nil && e.flowsErr == nil {
+				e.flowsErr = err
+			}
+		}
+	}
 }
 
 func irnColumns() []Column {

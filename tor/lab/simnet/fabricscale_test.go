@@ -71,6 +71,12 @@ func TestIRNFabricCI(t *testing.T) {
 	if a, b := irn.All.MeanSlowdown, pfc.All.MeanSlowdown; a > b {
 		t.Errorf("mean slowdown: IRN %.3f, RoCE + PFC %.3f: want IRN no worse", a, b)
 	}
+	// Each cell keeps its slowest flows and splits its flows by whether
+	// they timed out: RoCE without PFC times out, IRN here never does.
+	if len(lossy.Slowest) == 0 || lossy.Classes["timed out"].Flows == 0 || irn.Classes["timed out"].Flows != 0 {
+		t.Errorf("slowest flows %d, flows timed out without PFC %d, IRN's %d: want some, some, none",
+			len(lossy.Slowest), lossy.Classes["timed out"].Flows, irn.Classes["timed out"].Flows)
+	}
 	if pfc.PFCFrames == 0 || pfc110.PFCFrames != 0 {
 		t.Errorf("RoCE + PFC paused %d times without a window cap, %d with 110 packets: want some, then none", pfc.PFCFrames, pfc110.PFCFrames)
 	}
