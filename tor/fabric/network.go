@@ -128,6 +128,11 @@ type Options struct {
 	// a link between two (dataplane/sim Group). Every result is the
 	// same for any Threads.
 	Threads int
+	// QPCache, if its Bytes is set, gives every host's NIC an on-chip
+	// QP-context cache whose misses take the host off its CPU for the
+	// fetch (nic.QPCache; fasr-scale's --qpc-cache). Off by default:
+	// every context on chip at no cost.
+	QPCache nic.QPCache
 }
 
 func (o *Options) setDefaults() {
