@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -113,7 +114,7 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 	// for one of its own QP's flows to complete (runner.submit), so at
 	// more QPs than 4,096 the QPs left with none in flight never sent
 	// (fasr-scale at 5,000 QPs a host).
-	cq := min(max(4096, n.Opts.MaxQPs), n.Opts.MaxQPs*(hostSQ+hostRQ))
+	cq := min(cmp.Or(n.Opts.HostCQ, max(4096, n.Opts.MaxQPs)), n.Opts.MaxQPs*(hostSQ+hostRQ))
 	// A host registers one memory region (n.scratch), where nic's
 	// default room for 64 was 2.5 MB of a k = 16 fat tree's memory.
 	nc := nic.Config{MAC: h.MAC, IP: h.IP, Egress: eeg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,

@@ -219,6 +219,13 @@ func (e *fasrScale) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 				for _, tr := range e.transportList {
 					o := e.options(tr, loss, uint64(seed))
 					o.MaxQPs = fabric.QPsNeeded(flows, q)
+					if w := len(flows) / (hosts / 2); w > 4096 {
+						// All posted at once, as the seed's perftest keeps
+						// every QP's queue full: past the hosts' 4,096
+						// outstanding, each QP would hold one WRITE at a
+						// time, idle between them.
+						o.HostCQ = w
+					}
 					c := fabricCell{point: map[string]string{"transport": tr, "qps": strconv.Itoa(n), "loss": fmtLoss(loss)},
 						seed: seed, tp: tp, o: o, flows: flows, ro: fabric.RunOptions{QPs: q}, keep: keepGoodput90}
 					if err := runFabricCell(ctx, fab, res, out, e.Name(), c, func(fr *FabricRun) string {
