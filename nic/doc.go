@@ -114,6 +114,14 @@
 // and grows to SQDepth as it is posted deeper. Endpoint.QPBytes reports both;
 // TestQPBytes checks them against the heap growth per QP.
 //
+// Config.QPCache, off by default, models an RNIC whose QP contexts live
+// in an on-chip cache of a byte budget (QPCache): each context the
+// seed's 256 B plus the transport's SR state per QP (SRState), least
+// recently used out first, a miss holding the NIC's pipeline for a fetch
+// over PCIe — FaSR's explanation of IRN's and CX6's loss at thousands of
+// QPs (seed 001 §V-C 1). The endpoint counts the time (StalledUntil,
+// Stats.QPCMisses); the simulator takes the host off its CPU for it.
+//
 // # Transports
 //
 // A Transport owns the reliability logic of every QP of one endpoint and

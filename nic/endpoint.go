@@ -83,6 +83,10 @@ type Config struct {
 	// message records (the simulator's flow file, tor/fabric). nil costs
 	// one branch on those two paths only.
 	Observer Observer
+	// QPCache, if its Bytes is set, models an on-chip QP-context cache
+	// whose misses hold the NIC's pipeline (QPCache); off, every
+	// context is on chip at no cost.
+	QPCache QPCache
 }
 
 // Observer attributes an endpoint's retransmissions to work requests by
@@ -209,6 +213,7 @@ type Endpoint struct {
 	cq        *spsc[Completion]
 	st        Stats
 	lastPub   int64
+	qpc       *qpc // Config.QPCache; nil when off
 
 	started atomic.Bool
 	pubMu   sync.Mutex
@@ -284,6 +289,10 @@ func NewEndpoint(c Config) (*Endpoint, error) {
 	e.c.e = e
 	e.t.Init(c.MaxQPs)
 	e.cc.Init(c.MaxQPs)
+	var err error
+	if e.qpc, err = newQPC(c.QPCache, e.t.SRState(), c.MaxQPs); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -362,6 +371,7 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet, at in
 		return
 	}
 	q := &e.qps[i]
+	e.lookup(q, c.Now)
 	e.st.RxPackets++
 	e.st.RxBytes += uint64(p.Len)
 	if q.state == stateError {
@@ -651,6 +661,7 @@ func (e *Endpoint) Poll(dc *dataplane.Ctx) int {
 		if q.state != stateRTS {
 			continue
 		}
+		e.lookup(q, c.Now)
 		more, k := true, 0
 		for ; k < burst; k++ {
 			if made == dataplane.BatchSize || e.dataFull(dc) {

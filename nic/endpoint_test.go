@@ -304,6 +304,18 @@ func TestAllocs(t *testing.T) {
 	nictest.NewStream(t, newPair(t, nictest.Options{})).NoAllocs(t, 0)
 }
 
+// TestAllocsQPCache is TestAllocs with a QP-context cache (Config.QPCache)
+// on both endpoints: its lookups allocate nothing either.
+func TestAllocsQPCache(t *testing.T) {
+	p := newPair(t, nictest.Options{Endpoint: func(_ int, c *nic.Config) {
+		c.QPCache = nic.QPCache{Bytes: 1 << 20, Miss: time.Microsecond}
+	}})
+	nictest.NewStream(t, p).NoAllocs(t, 0)
+	if st := p.A.E.LiveStats(); st.QPCHits == 0 || st.QPCMisses != 0 {
+		t.Errorf("%d hits, %d misses: want the lookups counted, no miss in a cache that holds the QP", st.QPCHits, st.QPCMisses)
+	}
+}
+
 // BenchmarkWriteStream measures a lossless WRITE stream between two
 // endpoints in memory, both run by this goroutine: ns/pkt is the cost of
 // one 1 KiB data packet through requester and responder (build with

@@ -219,6 +219,9 @@ func (e *Endpoint) CreateQP(o QPOptions) (QPInfo, error) {
 	*q = QP{idx: uint32(i), qpn: e.base + uint32(i), ipsn: o.PSN.Add(0), lmtu: uint16(o.MTU), sport: o.SrcPort,
 		sq: make([]wqe, min(e.cfg.SQDepth, sqFirst)), rq: make([]rwqe, e.cfg.RQDepth)}
 	e.nqp++
+	if e.qpc != nil {
+		e.qpc.load(int32(i)) // the NIC writes the new context on chip
+	}
 	e.host.connected = append(e.host.connected, false)
 	return e.info(q), nil
 }

@@ -44,6 +44,12 @@ type Stats struct {
 	// INTNoRoom: INT tails (a request's or an echo) left out because
 	// the frame buffer had no room after the packet (nic/int.go).
 	INTNoRoom uint64
+
+	// The QP-context cache (Config.QPCache; all 0 without it): lookups
+	// that found the context on chip, those that fetched it, and the
+	// time the fetches held the pipeline.
+	QPCHits, QPCMisses uint64
+	QPCStallNs         uint64
 }
 
 // Drop reasons of the endpoint stage, counted by the worker (its

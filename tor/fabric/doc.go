@@ -51,6 +51,8 @@
 // Stalls (ParseStalls, Stalls.Apply) take switches or hosts off their
 // CPU for pauses drawn at a rate from the run's seed, as a software
 // switch on shared CPUs is: "tor2:1ms/50ms" (torsim --stall).
+// Options.QPCache stalls a host the same way for the QP contexts its
+// NIC fetches (nic.QPCache: fasr-scale's --qpc-cache).
 //
 // Options.Threads cuts the network into partitions (parts.go: the ToRs
 // in runs of equal host counts, the rest with their neighbours), each

@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -109,12 +110,16 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 	// default of 4,096 cost a host 450 KB of rings, 450 MB of Go heap
 	// for htsim's 1,024-host permutation (untouched, but the collector
 	// paces itself by it).
-	cq := min(4096, n.Opts.MaxQPs*(hostSQ+hostRQ))
+	// At least one per QP, though: a flow the full queue refused waits
+	// for one of its own QP's flows to complete (runner.submit), so at
+	// more QPs than 4,096 the QPs left with none in flight never sent
+	// (fasr-scale at 5,000 QPs a host).
+	cq := min(cmp.Or(n.Opts.HostCQ, max(4096, n.Opts.MaxQPs)), n.Opts.MaxQPs*(hostSQ+hostRQ))
 	// A host registers one memory region (n.scratch), where nic's
 	// default room for 64 was 2.5 MB of a k = 16 fat tree's memory.
 	nc := nic.Config{MAC: h.MAC, IP: h.IP, Egress: eeg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
 		SQDepth: hostSQ, RQDepth: hostRQ, CQDepth: cq, MaxMRs: 1, MTU: n.Opts.MTU, FrameSize: hostFrameSize, Clock: clock, Observer: &n.tally,
-		DSCP: n.Opts.DSCP, CNPDSCP: n.Opts.CNPDSCP}
+		DSCP: n.Opts.DSCP, CNPDSCP: n.Opts.CNPDSCP, QPCache: n.Opts.QPCache}
 	if protected {
 		nc.ControlQueue = "data" // llr protects the data queue alone
 	}
@@ -147,6 +152,11 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 	h.EP = ep
 	h.part = n.part[n.hostNode(h.Index)]
 	h.Node = sim.AddNode(n.parts[h.part], w, sp)
+	if n.Opts.QPCache.Bytes > 0 {
+		// The NIC's pipeline waits for the QP contexts it fetches
+		// (nic.QPCache): the host steps again when they are in.
+		h.Node.Stall = func(sim.Time) sim.Time { return ep.StalledUntil() * sim.Nanosecond }
+	}
 	if protected {
 		// The NIC opens its llr session as it starts (tor/llr,
 		// Sessions), not with its first frame, which would then

@@ -132,6 +132,17 @@ type Options struct {
 	// a link between two (dataplane/sim Group). Every result is the
 	// same for any Threads.
 	Threads int
+	// HostCQ, if set, is every host's completion queue: the work
+	// requests it may have outstanding (default 4,096, or one per QP
+	// if more, but no more than its QPs' queues hold). An experiment
+	// that posts more at once than that sets it (fasr-scale at
+	// thousands of QPs a host); the rest wait for completions.
+	HostCQ int
+	// QPCache, if its Bytes is set, gives every host's NIC an on-chip
+	// QP-context cache whose misses take the host off its CPU for the
+	// fetch (nic.QPCache; fasr-scale's --qpc-cache). Off by default:
+	// every context on chip at no cost.
+	QPCache nic.QPCache
 }
 
 func (o *Options) setDefaults() {

@@ -210,7 +210,13 @@ func (s Stalls) Apply(n *Network) ([]*Staller, error) {
 			if ok, _ := path.Match(st.Pattern, name); ok {
 				used[i] = true
 				sr := newStaller(name, st, n.Opts.Seed)
+				prev := node.Stall
 				node.Stall = sr.Until
+				if prev != nil {
+					// A host's QP-context cache (Options.QPCache) holds
+					// it too: off its CPU until both are done.
+					node.Stall = func(now sim.Time) sim.Time { return max(prev(now), sr.Until(now)) }
+				}
 				out = append(out, sr)
 				return
 			}

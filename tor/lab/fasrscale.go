@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"time"
 
+	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
+	"rocetor/nic"
 	"rocetor/tor/fabric"
 	"rocetor/tor/topo"
 	"rocetor/tor/workload"
@@ -51,7 +53,15 @@ import (
 //     QP): enough for the pairs' goodput to be bandwidth's, not the
 //     round trip's;
 //   - RTOs: 400 µs (ten round trips) for all; IRN's RTO_low 100 µs
-//     (seed 004 §3.1's N = 3 rule, scaled as irn-fabric's).
+//     (seed 004 §3.1's N = 3 rule, scaled as irn-fabric's);
+//   - the QP contexts: on chip at no cost unless --qpc-cache gives the
+//     hosts' NICs a QP-context cache (nic.QPCache), the seed's cause of
+//     IRN's and CX6's loss at thousands of QPs (§V-C 1): the budget is
+//     the seed's FPGA's QPC SRAM, 1.4 MB (§V-A: "1.4MB for QPC"), a
+//     miss the PCIe round trip it measured, 1.2 µs (§II: "PCIe latency
+//     accounts for 1.2us"; §V-C 3: "a PCIe delay of approximately
+//     1.2 μs"), each context 256 B (§V-A) plus the transport's SR state
+//     per QP (nic.SRState).
 type fasrScale struct {
 	fabricBase
 	sc         scaleFlags
@@ -61,6 +71,8 @@ type fasrScale struct {
 	bytes      int
 	size       int
 	rto        time.Duration
+	qpcCache   dataplane.Bytes
+	qpcMiss    time.Duration
 
 	transportList []string
 	qpList        []int
@@ -69,7 +81,7 @@ type fasrScale struct {
 
 func newFaSRScale() *fasrScale {
 	return &fasrScale{sc: scaleFlags{scale: ScalePaper}, transports: "gbn,irn,fasr", losses: "0,0.01", size: 4096,
-		rto: 400 * time.Microsecond}
+		rto: 400 * time.Microsecond, qpcMiss: fasrQPCMiss}
 }
 
 func (e *fasrScale) Name() string { return "fasr-scale" }
@@ -86,6 +98,8 @@ func (e *fasrScale) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.bytes, "bytes", 0, "bytes each pair writes (default 4 MB, 335 µs at 100 Gbit/s; at least 4 WRITEs per QP)")
 	fs.IntVar(&e.size, "size", e.size, "bytes per WRITE")
 	fs.DurationVar(&e.rto, "rto", e.rto, "every transport's first retransmission timeout (IRN's RTO_high)")
+	fs.TextVar(&e.qpcCache, "qpc-cache", e.qpcCache, "each NIC's QP-context cache, e.g. 1.4MB (the seed's, §V-A); 0: every context on chip at no cost")
+	fs.DurationVar(&e.qpcMiss, "qpc-miss", e.qpcMiss, "with --qpc-cache: the time a context fetch holds the NIC's pipeline (the seed's PCIe latency, §II)")
 }
 
 func (e *fasrScale) Setup() (Options, error) {
@@ -115,6 +129,8 @@ func (e *fasrScale) Setup() (Options, error) {
 		return Options{}, Usagef("--transports: none given")
 	case slices.ContainsFunc(e.qpList, func(n int) bool { return n%pairs != 0 }):
 		return Options{}, Usagef("--qps %v: want multiples of the %d pairs", e.qpList, pairs)
+	case e.qpcCache < 0 || e.qpcMiss < 0:
+		return Options{}, Usagef("--qpc-cache %v, --qpc-miss %v: want neither negative", e.qpcCache, e.qpcMiss)
 	case e.size < 1 || e.bytes < e.size || e.rto <= 0:
 		return Options{}, Usagef("--size %d, --bytes %d, --rto %v: want a WRITE, at least one per pair, a timeout", e.size, e.bytes, e.rto)
 	}
@@ -128,6 +144,7 @@ const (
 	fasrDelay      = 5 * sim.Microsecond // 40 µs base RTT over eight traversals
 	fasrBDP        = 500                 // packets of 1 KB: 100 Gbit/s × 40 µs
 	fasrIRNRTOLow  = 100 * time.Microsecond
+	fasrQPCMiss    = 1200 * time.Nanosecond // §II, §V-C 3: the PCIe latency
 )
 
 // shape is the leaf-spine's leaves, spines and hosts per leaf: Fig. 10's
@@ -172,6 +189,9 @@ func (e *fasrScale) options(tr string, loss float64, seed uint64) fabric.Options
 	if tr == "irn" {
 		o.RTOLow = fasrIRNRTOLow
 	}
+	if e.qpcCache > 0 {
+		o.QPCache = nic.QPCache{Bytes: int(e.qpcCache), Miss: e.qpcMiss}
+	}
 	if loss > 0 {
 		o.SwitchFor = map[string]string{"spine*": fmt.Sprintf("impair:\n  rules: [{port: all, direction: egress, match: roce, loss: %g}]\n", loss)}
 	}
@@ -187,6 +207,10 @@ func (e *fasrScale) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "transports": e.transports,
 		"qps": fmt.Sprint(e.qpList), "losses": e.losses, "bytes": strconv.Itoa(e.bytes), "size": strconv.Itoa(e.size),
 		"rto": e.rto.String()}
+	if e.qpcCache > 0 {
+		// Only then: a record without the cache keeps its parameters.
+		res.Params["qpc_cache"], res.Params["qpc_miss"] = strconv.Itoa(int(e.qpcCache)), e.qpcMiss.String()
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		for _, n := range e.qpList {
 			q := n / (hosts / 2)
@@ -195,11 +219,22 @@ func (e *fasrScale) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 				for _, tr := range e.transportList {
 					o := e.options(tr, loss, uint64(seed))
 					o.MaxQPs = fabric.QPsNeeded(flows, q)
+					if w := len(flows) / (hosts / 2); w > 4096 {
+						// All posted at once, as the seed's perftest keeps
+						// every QP's queue full: past the hosts' 4,096
+						// outstanding, each QP would hold one WRITE at a
+						// time, idle between them.
+						o.HostCQ = w
+					}
 					c := fabricCell{point: map[string]string{"transport": tr, "qps": strconv.Itoa(n), "loss": fmtLoss(loss)},
 						seed: seed, tp: tp, o: o, flows: flows, ro: fabric.RunOptions{QPs: q}, keep: keepGoodput90}
 					if err := runFabricCell(ctx, fab, res, out, e.Name(), c, func(fr *FabricRun) string {
-						return fmt.Sprintf("goodput %.2f Gbit/s, %d retransmits, %d timeouts, SR %d B a host",
+						line := fmt.Sprintf("goodput %.2f Gbit/s, %d retransmits, %d timeouts, SR %d B a host",
 							fr.GoodputGbps, fr.HostCounters["Retransmits"], fr.HostCounters["Timeouts"], fr.SR.HostBytes)
+						if e.qpcCache > 0 {
+							line += fmt.Sprintf(", %d QPC misses", fr.HostCounters["QPCMisses"])
+						}
+						return line
 					}); err != nil {
 						return err
 					}
@@ -277,7 +312,7 @@ func (e *fasrScale) columns(groups []Group) []Column {
 			return ratioText(seedRatios(g, base, f), 100, 1, " %")
 		}
 	}
-	return []Column{
+	cols := []Column{
 		{"transport", pointCell("transport")}, {"QPs", pointCell("qps")}, {"loss", pointCell("loss")}, {"seeds", seedsCell},
 		{"goodput Gbit/s", spreadCell(goodputGbps, 1)}, {"change vs lossless", ofLossless(goodputGbps)},
 		{"goodput to 90 % Gbit/s", spreadCell(goodput90, 1)}, {"change vs lossless", ofLossless(goodput90)},
@@ -288,6 +323,22 @@ func (e *fasrScale) columns(groups []Group) []Column {
 		{"peak units", spreadCell(fasrCount("PeakUnits"), 0)}, {"peak blocks", spreadCell(fasrCount("PeakBlocks"), 0)},
 		{"units short", spreadCell(fasrCount("UnitsExhausted"), 0)}, {"GBN fallbacks", spreadCell(fasrCount("GBNFallbacks"), 0)},
 	}
+	if e.qpcCache > 0 {
+		// Only with the cache: a record without it keeps its table.
+		cols = append(cols, Column{"QPC miss %", spreadCell(qpcMissShare, 2)},
+			Column{"QPC stall ms (all hosts)", spreadCell(func(f *FabricRun) float64 { return float64(f.HostCounters["QPCStallNs"]) / 1e6 }, 2)})
+	}
+	return cols
+}
+
+// qpcMissShare is the share of QP-context lookups that missed the cache
+// (nic.QPCache), over all hosts.
+func qpcMissShare(f *FabricRun) float64 {
+	n := f.HostCounters["QPCHits"] + f.HostCounters["QPCMisses"]
+	if n == 0 {
+		return 0
+	}
+	return 100 * float64(f.HostCounters["QPCMisses"]) / float64(n)
 }
 
 // fasrVersusPaper sets each transport's goodput at 1 % loss, against
