@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,6 +74,13 @@ import (
 //     from the window its CC module gives, awin, §4.3, and does not
 //     size it); --dcp-window sets one, dcpFabricBDP being the fabric's
 //     BDP.
+//   - the control queue's room: the shared buffer's, no bound of its own
+//     (the seed gives none, §4.2); --trim-control-limit sets one
+//     (tor/trim's control_limit), to find where header-only packets
+//     are lost (Table 5).
+//
+// --flows DIR writes each cell's flows, one line a flow, for finding
+// which flows set a percentile and where their time went.
 type dcpFabric struct {
 	fabricBase
 	sc        scaleFlags
@@ -94,6 +102,11 @@ type dcpFabric struct {
 	retransQ  int
 	window    int
 	minWeight float64
+	// ctrlLimit bounds the trimming ports' control queue (tor/trim's
+	// control_limit; empty: none); flowsDir, when set, gets each
+	// cell's flows, one line each (writeFlows).
+	ctrlLimit string
+	flowsDir  string
 
 	schemeList, workloadList, ccList []string
 	loadList                         []float64
@@ -129,6 +142,8 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.retransQ, "retransq", 0, "DCP's RetransQ in entries per QP (0: nic/dcp's default, 256; the seed gives no size, §4.3)")
 	fs.IntVar(&e.window, "dcp-window", 0, fmt.Sprintf("DCP's send window in packets in flight per QP, retransmissions included (0: none, nic/dcp's default; the fabric's BDP is %d, seed 002 §4.3's awin)", dcpFabricBDP))
 	fs.Float64Var(&e.minWeight, "trim-min-weight", 0, "the control queue's WRR weight (control:data) when N is past r + 1, as at N = 22 (0: tor/trim's min_weight, 0.1)")
+	fs.StringVar(&e.ctrlLimit, "trim-control-limit", "", "bound of the trimming ports' control (header-only) queue in bytes with units, e.g. 256KiB (empty: none, the shared buffer's dynamic threshold alone; tor/trim's control_limit)")
+	fs.StringVar(&e.flowsDir, "flows", "", "write each cell's flows to DIR/WORKLOAD-LOAD-SCHEME-CC-seedN.tsv, one line a flow: size, FCT, slowdown, resends, timeouts, path")
 	fs.StringVar(&e.groups, "groups", e.groups, "allreduce and alltoall groups: rail (group g of the g-th host of every leaf: every flow crosses a spine) or rack (a leaf's hosts)")
 }
 
@@ -161,6 +176,8 @@ func (e *dcpFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq, --dcp-window, --trim-min-weight: out of range")
 	case e.groups != workload.LayoutRail && e.groups != workload.LayoutRack:
 		return Options{}, Usagef("--groups %q: want rail or rack", e.groups)
+	case e.ctrlLimit != "" && !bytesFlagOK(e.ctrlLimit):
+		return Options{}, Usagef("--trim-control-limit %q: want bytes with units, e.g. 256KiB", e.ctrlLimit)
 	case !ecnFlagOK(e.ecn):
 		return Options{}, Usagef("--ecn %q: want KMIN-KMAX[-PMAX%%], e.g. 16KiB-60KiB", e.ecn)
 	case e.incastBG < 0 || e.incastBG > 1:
@@ -191,6 +208,15 @@ func minWeightKey(w float64) string {
 		return ""
 	}
 	return fmt.Sprintf(", min_weight: %v", w)
+}
+
+// controlLimitKey is the trim section's control_limit for
+// --trim-control-limit, nothing when unset (as minWeightKey).
+func controlLimitKey(l string) string {
+	if l == "" {
+		return ""
+	}
+	return ", control_limit: " + l
 }
 
 func pick(ci bool, c, p int) int {
@@ -244,7 +270,7 @@ func (e *dcpFabric) options(scheme, cc string, largest int, seed uint64) fabric.
 	case "dcp":
 		o.Transport, o.DCPRetransQ, o.DCPWindow = "dcp", e.retransQ, e.window
 		o.Switch += "forwarding: {multipath: adaptive}\n" +
-			fmt.Sprintf("trim: {threshold: %s, incast_degree: %d%s}\n", e.threshold, e.degree, minWeightKey(e.minWeight))
+			fmt.Sprintf("trim: {threshold: %s, incast_degree: %d%s%s}\n", e.threshold, e.degree, minWeightKey(e.minWeight), controlLimitKey(e.ctrlLimit))
 	case "pfc":
 		o.Transport, o.GBNWindow, o.RTO = "gbn", largest, irnNoTimeout
 		o.Switch += "forwarding: {multipath: ecmp}\n" + dcpFabricPFC
@@ -325,6 +351,9 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	if e.minWeight != 0 {
 		res.Params["trim_min_weight"] = fmt.Sprint(e.minWeight) // likewise
 	}
+	if e.ctrlLimit != "" {
+		res.Params["trim_control_limit"] = e.ctrlLimit // likewise
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		for _, pt := range e.cells() {
 			if aiWorkload(pt["workload"]) {
@@ -344,6 +373,9 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 			var keep func(*fabric.Result, *FabricRun)
 			if pt["workload"] == "incast" {
 				keep = incastDetail(tp, e.incastSz, dcpFabricMTU)
+			}
+			if e.flowsDir != "" {
+				keep = chainKeep(keep, writeFlows(filepath.Join(e.flowsDir, flowsFile(pt, seed))))
 			}
 			fr, err := simulateCellKeep(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{}, keep)
 			if err != nil {
