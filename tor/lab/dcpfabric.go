@@ -81,6 +81,11 @@ import (
 //
 // --flows DIR writes each cell's flows, one line a flow, for finding
 // which flows set a percentile and where their time went.
+// --qps N gives each communicating pair N QPs, its flows taking them
+// in turn: each QP has its own UDP source port and so its own ECMP
+// path, as a simulator that gives every flow a new source port (the
+// HPCC lineage of ns-3 RDMA simulators) does; with one, every step of
+// a ring pair keeps the path ECMP hashed it to.
 type dcpFabric struct {
 	fabricBase
 	sc        scaleFlags
@@ -107,6 +112,10 @@ type dcpFabric struct {
 	// cell's flows, one line each (writeFlows).
 	ctrlLimit string
 	flowsDir  string
+	// qps is the QPs of each communicating pair (0: one), a pair's
+	// flows taking them in turn (fabric.Options.QPs): each QP has its
+	// own UDP source port, so its own ECMP hash.
+	qps int
 
 	schemeList, workloadList, ccList []string
 	loadList                         []float64
@@ -144,6 +153,7 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.Float64Var(&e.minWeight, "trim-min-weight", 0, "the control queue's WRR weight (control:data) when N is past r + 1, as at N = 22 (0: tor/trim's min_weight, 0.1)")
 	fs.StringVar(&e.ctrlLimit, "trim-control-limit", "", "bound of the trimming ports' control (header-only) queue in bytes with units, e.g. 256KiB (empty: none, the shared buffer's dynamic threshold alone; tor/trim's control_limit)")
 	fs.StringVar(&e.flowsDir, "flows", "", "write each cell's flows to DIR/WORKLOAD-LOAD-SCHEME-CC-seedN.tsv, one line a flow: size, FCT, slowdown, resends, timeouts, path")
+	fs.IntVar(&e.qps, "qps", 0, "QPs of each communicating host pair, its flows taking them in turn: each its own UDP source port, so its own ECMP path (0: one, every flow of a pair on one path)")
 	fs.StringVar(&e.groups, "groups", e.groups, "allreduce and alltoall groups: rail (group g of the g-th host of every leaf: every flow crosses a spine) or rack (a leaf's hosts)")
 }
 
@@ -172,8 +182,8 @@ func (e *dcpFabric) Setup() (Options, error) {
 	switch {
 	case len(e.schemeList) == 0 || len(e.workloadList) == 0 || len(e.ccList) == 0 || len(e.loadList) == 0:
 		return Options{}, Usagef("--schemes, --workloads, --cc and --loads need a value each")
-	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0 || e.retransQ < 0 || e.retransQ > 0xffff || e.window < 0 || e.minWeight < 0 || e.minWeight > 1000:
-		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq, --dcp-window, --trim-min-weight: out of range")
+	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0 || e.retransQ < 0 || e.retransQ > 0xffff || e.window < 0 || e.minWeight < 0 || e.minWeight > 1000 || e.qps < 0 || e.qps > 256:
+		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq, --dcp-window, --trim-min-weight, --qps: out of range")
 	case e.groups != workload.LayoutRail && e.groups != workload.LayoutRack:
 		return Options{}, Usagef("--groups %q: want rail or rack", e.groups)
 	case e.ctrlLimit != "" && !bytesFlagOK(e.ctrlLimit):
@@ -260,7 +270,7 @@ func (e *dcpFabric) cellOptions(pt map[string]string, flows []workload.Flow, see
 		biggest = max(biggest, f.Size)
 	}
 	o := e.options(pt["scheme"], pt["cc"], (biggest+dcpFabricMTU-1)/dcpFabricMTU, uint64(seed))
-	o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
+	o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, max(1, e.qps)), biggest
 	return o
 }
 
@@ -351,6 +361,9 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	if e.minWeight != 0 {
 		res.Params["trim_min_weight"] = fmt.Sprint(e.minWeight) // likewise
 	}
+	if e.qps != 0 {
+		res.Params["qps"] = strconv.Itoa(e.qps) // likewise
+	}
 	if e.ctrlLimit != "" {
 		res.Params["trim_control_limit"] = e.ctrlLimit // likewise
 	}
@@ -377,7 +390,7 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 			if e.flowsDir != "" {
 				keep = chainKeep(keep, writeFlows(filepath.Join(e.flowsDir, flowsFile(pt, seed))))
 			}
-			fr, err := simulateCellKeep(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{}, keep)
+			fr, err := simulateCellKeep(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{QPs: e.qps}, keep)
 			if err != nil {
 				fmt.Fprintf(out, "%v\n", err)
 				if ctx.Err() != nil {

@@ -76,7 +76,7 @@ func (e *dcpFabric) simulateAI(ctx context.Context, fab Simulator, res *Results,
 		return err
 	}
 	o := e.cellOptions(pt, flows, seed)
-	c := fabricCell{point: pt, seed: seed, tp: tp, o: o, flows: flows, keep: keepJCT(workload.FlowGroups(groups, flows), len(groups))}
+	c := fabricCell{point: pt, seed: seed, tp: tp, o: o, flows: flows, ro: fabric.RunOptions{QPs: e.qps}, keep: keepJCT(workload.FlowGroups(groups, flows), len(groups))}
 	if e.flowsDir != "" {
 		c.keep = chainKeep(c.keep, writeFlows(filepath.Join(e.flowsDir, flowsFile(pt, seed))))
 	}
