@@ -54,6 +54,28 @@ func TestChainWrite(t *testing.T) {
 	t.Logf("FCT %d ns, slowdown %.3f, %d events, %d steps (%d idle)", res.All.P50FCTNs, res.All.P50Slowdown, res.Events, res.Steps, res.IdleSteps)
 }
 
+// TestIdealFCTLargeFlow: a lone 4 MB WRITE on an empty chain finishes
+// at about its ideal FCT, which is at least its bits at line rate. Past
+// 2.3 MB the ideal's bits × picoseconds once wrapped 64 bits, so that
+// flows this size had ideal FCTs of a few µs and slowdowns in the
+// hundreds.
+func TestIdealFCTLargeFlow(t *testing.T) {
+	const size = 4_000_000
+	res := run(t, "chain", Options{Seed: 1}, func(int) []workload.Flow {
+		return []workload.Flow{{Src: 0, Dst: 1, Size: size, After: -1}}
+	})
+	if res.Completed != 1 {
+		t.Fatalf("completed %d of 1", res.Completed)
+	}
+	f := res.Records[0]
+	if line := int64(size * 8 / 10); f.IdealNs < line { // 10 Gbit/s: 0.8 ns a byte
+		t.Errorf("ideal FCT %d ns, below the %d ns of its bits at line rate", f.IdealNs, line)
+	}
+	if s := f.Slowdown(); s > 1.2 {
+		t.Errorf("slowdown %.3f (FCT %d ns, ideal %d ns) alone on an empty chain", s, f.FCTNs, f.IdealNs)
+	}
+}
+
 // TestDeterminism: the same seed gives byte-identical JSON.
 func TestDeterminism(t *testing.T) {
 	flows := func(h int) []workload.Flow {
