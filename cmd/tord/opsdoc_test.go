@@ -157,6 +157,7 @@ func zeroDefaults() map[string]string {
 		"trim.incast_degree":              n(trim.DefaultIncastDegree),
 		"trim.ratio":                      fmt.Sprintf("`%.2f` (%d/%d)", trim.DefaultRatio, trim.DataLen, trim.HOLen),
 		"trim.min_weight":                 n(trim.DefaultMinWeight),
+		"trim.control_limit":              "`egress.queue_limit`",
 		"trim.ports":                      "all",
 		"impair.hold_bytes":               b(impair.DefaultHoldBytes),
 		"impair.rules[].match":            "`all`",

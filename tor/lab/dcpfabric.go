@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,6 +74,18 @@ import (
 //     from the window its CC module gives, awin, §4.3, and does not
 //     size it); --dcp-window sets one, dcpFabricBDP being the fabric's
 //     BDP.
+//   - the control queue's room: the shared buffer's, no bound of its own
+//     (the seed gives none, §4.2); --trim-control-limit sets one
+//     (tor/trim's control_limit), to find where header-only packets
+//     are lost (Table 5).
+//
+// --flows DIR writes each cell's flows, one line a flow, for finding
+// which flows set a percentile and where their time went.
+// --qps N gives each communicating pair N QPs, its flows taking them
+// in turn: each QP has its own UDP source port and so its own ECMP
+// path, as a simulator that gives every flow a new source port (the
+// HPCC lineage of ns-3 RDMA simulators) does; with one, every step of
+// a ring pair keeps the path ECMP hashed it to.
 type dcpFabric struct {
 	fabricBase
 	sc        scaleFlags
@@ -94,6 +107,15 @@ type dcpFabric struct {
 	retransQ  int
 	window    int
 	minWeight float64
+	// ctrlLimit bounds the trimming ports' control queue (tor/trim's
+	// control_limit; empty: none); flowsDir, when set, gets each
+	// cell's flows, one line each (writeFlows).
+	ctrlLimit string
+	flowsDir  string
+	// qps is the QPs of each communicating pair (0: one), a pair's
+	// flows taking them in turn (fabric.Options.QPs): each QP has its
+	// own UDP source port, so its own ECMP hash.
+	qps int
 
 	schemeList, workloadList, ccList []string
 	loadList                         []float64
@@ -129,6 +151,9 @@ func (e *dcpFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.retransQ, "retransq", 0, "DCP's RetransQ in entries per QP (0: nic/dcp's default, 256; the seed gives no size, §4.3)")
 	fs.IntVar(&e.window, "dcp-window", 0, fmt.Sprintf("DCP's send window in packets in flight per QP, retransmissions included (0: none, nic/dcp's default; the fabric's BDP is %d, seed 002 §4.3's awin)", dcpFabricBDP))
 	fs.Float64Var(&e.minWeight, "trim-min-weight", 0, "the control queue's WRR weight (control:data) when N is past r + 1, as at N = 22 (0: tor/trim's min_weight, 0.1)")
+	fs.StringVar(&e.ctrlLimit, "trim-control-limit", "", "bound of the trimming ports' control (header-only) queue in bytes with units, e.g. 256KiB (empty: none, the shared buffer's dynamic threshold alone; tor/trim's control_limit)")
+	fs.StringVar(&e.flowsDir, "flows", "", "write each cell's flows to DIR/WORKLOAD-LOAD-SCHEME-CC-seedN.tsv, one line a flow: size, FCT, slowdown, resends, timeouts, path")
+	fs.IntVar(&e.qps, "qps", 0, "QPs of each communicating host pair, its flows taking them in turn: each its own UDP source port, so its own ECMP path (0: one, every flow of a pair on one path)")
 	fs.StringVar(&e.groups, "groups", e.groups, "allreduce and alltoall groups: rail (group g of the g-th host of every leaf: every flow crosses a spine) or rack (a leaf's hosts)")
 }
 
@@ -157,10 +182,12 @@ func (e *dcpFabric) Setup() (Options, error) {
 	switch {
 	case len(e.schemeList) == 0 || len(e.workloadList) == 0 || len(e.ccList) == 0 || len(e.loadList) == 0:
 		return Options{}, Usagef("--schemes, --workloads, --cc and --loads need a value each")
-	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0 || e.retransQ < 0 || e.retransQ > 0xffff || e.window < 0 || e.minWeight < 0 || e.minWeight > 1000:
-		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq, --dcp-window, --trim-min-weight: out of range")
+	case e.duration < 0 || e.incast < 0 || e.incastSz < 1 || e.degree < 2 || e.leaves < 0 || e.hosts < 0 || e.opSize < 0 || e.retransQ < 0 || e.retransQ > 0xffff || e.window < 0 || e.minWeight < 0 || e.minWeight > 1000 || e.qps < 0 || e.qps > 256:
+		return Options{}, Usagef("--duration, --incast, --incast-size, --incast-degree, --leaves, --hosts, --op-size, --retransq, --dcp-window, --trim-min-weight, --qps: out of range")
 	case e.groups != workload.LayoutRail && e.groups != workload.LayoutRack:
 		return Options{}, Usagef("--groups %q: want rail or rack", e.groups)
+	case e.ctrlLimit != "" && !bytesFlagOK(e.ctrlLimit):
+		return Options{}, Usagef("--trim-control-limit %q: want bytes with units, e.g. 256KiB", e.ctrlLimit)
 	case !ecnFlagOK(e.ecn):
 		return Options{}, Usagef("--ecn %q: want KMIN-KMAX[-PMAX%%], e.g. 16KiB-60KiB", e.ecn)
 	case e.incastBG < 0 || e.incastBG > 1:
@@ -191,6 +218,15 @@ func minWeightKey(w float64) string {
 		return ""
 	}
 	return fmt.Sprintf(", min_weight: %v", w)
+}
+
+// controlLimitKey is the trim section's control_limit for
+// --trim-control-limit, nothing when unset (as minWeightKey).
+func controlLimitKey(l string) string {
+	if l == "" {
+		return ""
+	}
+	return ", control_limit: " + l
 }
 
 func pick(ci bool, c, p int) int {
@@ -234,7 +270,7 @@ func (e *dcpFabric) cellOptions(pt map[string]string, flows []workload.Flow, see
 		biggest = max(biggest, f.Size)
 	}
 	o := e.options(pt["scheme"], pt["cc"], (biggest+dcpFabricMTU-1)/dcpFabricMTU, uint64(seed))
-	o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
+	o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, max(1, e.qps)), biggest
 	return o
 }
 
@@ -244,7 +280,7 @@ func (e *dcpFabric) options(scheme, cc string, largest int, seed uint64) fabric.
 	case "dcp":
 		o.Transport, o.DCPRetransQ, o.DCPWindow = "dcp", e.retransQ, e.window
 		o.Switch += "forwarding: {multipath: adaptive}\n" +
-			fmt.Sprintf("trim: {threshold: %s, incast_degree: %d%s}\n", e.threshold, e.degree, minWeightKey(e.minWeight))
+			fmt.Sprintf("trim: {threshold: %s, incast_degree: %d%s%s}\n", e.threshold, e.degree, minWeightKey(e.minWeight), controlLimitKey(e.ctrlLimit))
 	case "pfc":
 		o.Transport, o.GBNWindow, o.RTO = "gbn", largest, irnNoTimeout
 		o.Switch += "forwarding: {multipath: ecmp}\n" + dcpFabricPFC
@@ -325,6 +361,12 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	if e.minWeight != 0 {
 		res.Params["trim_min_weight"] = fmt.Sprint(e.minWeight) // likewise
 	}
+	if e.qps != 0 {
+		res.Params["qps"] = strconv.Itoa(e.qps) // likewise
+	}
+	if e.ctrlLimit != "" {
+		res.Params["trim_control_limit"] = e.ctrlLimit // likewise
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		for _, pt := range e.cells() {
 			if aiWorkload(pt["workload"]) {
@@ -345,7 +387,10 @@ func (e *dcpFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 			if pt["workload"] == "incast" {
 				keep = incastDetail(tp, e.incastSz, dcpFabricMTU)
 			}
-			fr, err := simulateCellKeep(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{}, keep)
+			if e.flowsDir != "" {
+				keep = chainKeep(keep, writeFlows(filepath.Join(e.flowsDir, flowsFile(pt, seed))))
+			}
+			fr, err := simulateCellKeep(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{QPs: e.qps}, keep)
 			if err != nil {
 				fmt.Fprintf(out, "%v\n", err)
 				if ctx.Err() != nil {

@@ -15,11 +15,48 @@ import (
 
 // optionsSim is a Simulator that keeps the options of every cell it is
 // asked to simulate and simulates none.
-type optionsSim struct{ opts []fabric.Options }
+type optionsSim struct {
+	opts []fabric.Options
+	ros  []fabric.RunOptions
+}
 
-func (s *optionsSim) Simulate(_ context.Context, _ topo.Topology, o fabric.Options, _ []workload.Flow, _ fabric.RunOptions) (*fabric.Result, error) {
-	s.opts = append(s.opts, o)
+func (s *optionsSim) Simulate(_ context.Context, _ topo.Topology, o fabric.Options, _ []workload.Flow, ro fabric.RunOptions) (*fabric.Result, error) {
+	s.opts, s.ros = append(s.opts, o), append(s.ros, ro)
 	return &fabric.Result{}, nil
+}
+
+// TestDCPFabricControlLimitQPs: --trim-control-limit reaches the
+// switches' trim section (and is absent without it, so the recorded
+// cells' switch YAML stays as it was), and --qps the run's QPs per pair.
+func TestDCPFabricControlLimitQPs(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		limit int
+		qps   int
+	}{{nil, 0, 0}, {[]string{"--trim-control-limit", "512KiB", "--qps", "30"}, 512 << 10, 30}} {
+		e := newDCPFabric()
+		parseExperiment(t, e, append([]string{"--scale", "ci", "--schemes", "dcp", "--workloads", "incast", "--cc", "none", "--seeds", "1"}, c.args...)...)
+		if _, err := e.Setup(); err != nil {
+			t.Fatal(err)
+		}
+		s := &optionsSim{}
+		if err := e.Simulate(context.Background(), s, io.Discard, &Results{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.opts) != 1 {
+			t.Fatalf("%v: %d cells simulated, want 1", c.args, len(s.opts))
+		}
+		cfg, err := pipeline.ParseConfig([]byte(s.opts[0].Switch), "switch template")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(cfg.Trim.ControlLimit) != c.limit || (c.limit == 0) == strings.Contains(s.opts[0].Switch, "control_limit") {
+			t.Errorf("%v: control_limit %d in %q, want %d", c.args, cfg.Trim.ControlLimit, s.opts[0].Switch, c.limit)
+		}
+		if s.ros[0].QPs != c.qps {
+			t.Errorf("%v: %d QPs a pair, want %d", c.args, s.ros[0].QPs, c.qps)
+		}
+	}
 }
 
 // TestDCPFabricIncastDegree: dcp-fabric's --incast-degree (Table 5's N,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 
 	"rocetor/tor/fabric"
 	"rocetor/tor/topo"
@@ -75,7 +76,10 @@ func (e *dcpFabric) simulateAI(ctx context.Context, fab Simulator, res *Results,
 		return err
 	}
 	o := e.cellOptions(pt, flows, seed)
-	c := fabricCell{point: pt, seed: seed, tp: tp, o: o, flows: flows, keep: keepJCT(workload.FlowGroups(groups, flows), len(groups))}
+	c := fabricCell{point: pt, seed: seed, tp: tp, o: o, flows: flows, ro: fabric.RunOptions{QPs: e.qps}, keep: keepJCT(workload.FlowGroups(groups, flows), len(groups))}
+	if e.flowsDir != "" {
+		c.keep = chainKeep(c.keep, writeFlows(filepath.Join(e.flowsDir, flowsFile(pt, seed))))
+	}
 	return runFabricCell(ctx, fab, res, out, e.Name(), c, func(fr *FabricRun) string {
 		return fmt.Sprintf("JCT mean %.3f ms, max %.3f ms; FCT p99 %.3f ms; retransmits %d, drops %.0f, trimmed %d",
 			fr.Extra["jct_mean_ms"], fr.Extra["jct_max_ms"], p99FCTms(fr), fr.HostCounters["Retransmits"], fr.Drop(),

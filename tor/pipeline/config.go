@@ -112,6 +112,7 @@ type Config struct {
 	//	  incast_degree: 8   # N: an N−1 to 1 incast keeps the control queue lossless
 	//	  ratio: 0           # r = data/HO packet size; 0 = 1106/66 (1024-byte MTU, IPv4)
 	//	  min_weight: 0.1    # WRR weight w when r ≤ N−1; else w = (N−1)/(r−N+1)
+	//	  control_limit: 0   # bytes the control queue may hold; 0 = egress.queue_limit (and the shared buffer's threshold)
 	//	  ports: [s2]        # trimming ports; empty = all
 	Trim *trim.Config `yaml:"trim"`
 

@@ -52,6 +52,14 @@ type Config struct {
 	// guarantees a lossless control queue (§4.2; §6.3 finds a small one
 	// does well).
 	MinWeight float64 `yaml:"min_weight"`
+	// ControlLimit bounds the control queue of each trimming port in
+	// bytes; a header-only packet that would pass it is dropped
+	// (queue_full, counted as a header-only loss). 0 leaves the
+	// control queue egress.queue_limit and the shared buffer's dynamic
+	// threshold, as every other queue. The seed gives its control
+	// queue no size of its own (§4.2 sizes only its weight); this
+	// bounds it to find the room at which header-only packets are lost.
+	ControlLimit dataplane.Bytes `yaml:"control_limit"`
 	// Ports are the names of the ports whose egress trims; empty means
 	// every port.
 	Ports []string `yaml:"ports"`
@@ -75,6 +83,9 @@ func (c *Config) Validate(ports []string) error {
 	}
 	if c.MinWeight != 0 && !(c.MinWeight > 0 && c.MinWeight <= 1000) {
 		return bad("min_weight", "%v: want a weight in (0, 1000]", c.MinWeight)
+	}
+	if c.ControlLimit != 0 && c.ControlLimit < HOLen {
+		return bad("control_limit", "%d bytes: want 0 (none) or at least a header-only packet, %d", c.ControlLimit, HOLen)
 	}
 	seen := map[string]bool{}
 	for i, p := range c.Ports {
@@ -182,8 +193,9 @@ func Weights(w float64) (control, data int) {
 // (BenchmarkTrim).
 // Queues alone on their level are served without DRR (dataplane
 // Egress.pick), and the weights of any others sharing a level are scaled
-// by the old quantum, so their shares do not change. eg's Queues are
-// copied, not modified.
+// by the old quantum, so their shares do not change. With ControlLimit
+// the control queue's byte budget is the lesser of it and eg's. eg's
+// Queues are copied, not modified.
 func (c Config) WRR(eg dataplane.EgressConfig) (dataplane.EgressConfig, error) {
 	ci, di := eg.QueueIndexByName(ControlQueue), eg.QueueIndexByName(DataQueue)
 	if ci < 0 || di < 0 {
@@ -200,6 +212,9 @@ func (c Config) WRR(eg dataplane.EgressConfig) (dataplane.EgressConfig, error) {
 	cw, dw := Weights(c.Weight())
 	eg.Queues[ci].Level = eg.Queues[di].Level
 	eg.Queues[ci].Weight, eg.Queues[di].Weight = cw, dw
+	if l := int(c.ControlLimit); l > 0 && l < eg.Queues[ci].Limit {
+		eg.Queues[ci].Limit = l
+	}
 	eg.Quantum = 1
 	return eg, nil
 }

@@ -63,6 +63,16 @@
 // the default N = 8 gives w = 7/9.76 ≈ 0.72. For another MTU set
 // ratio: (MTU + 82)/66 over IPv4.
 //
+// The weight is all §4.2 sizes: the seed gives the control queue no
+// byte budget of its own. By default it has what every queue has,
+// egress.queue_limit and, with a buffer section, the shared buffer's
+// dynamic threshold. control_limit bounds it on the trimming ports
+// (WRR sets the control queue's limit); a header-only packet past the
+// bound is dropped as queue_full and counted among the header-only
+// drops (rocetor_dcp_ho_drops_total), so the room at which an incast
+// loses header-only packets can be found (docs/experiments.md,
+// dcp-fabric's Table 5).
+//
 // The retransmit queue stays above both (NetRT's recovered packets are
 // few and paced) and idle below; NetRT's messages, which also use the
 // control queue, then share the control queue's weight.

@@ -163,3 +163,32 @@ func TestIncastLossless(t *testing.T) {
 		})
 	}
 }
+
+// TestWRRControlLimit checks that control_limit bounds the control
+// queue of a trimming port, and only it: header-only packets past the
+// bound are refused while the data queue keeps its own budget.
+func TestWRRControlLimit(t *testing.T) {
+	const limit = 10 * HOLen
+	eg, err := Config{ControlLimit: limit}.WRR(dataplane.DefaultEgress(0, 256<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := dataplane.NewEgress(eg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, di := eg.QueueIndexByName(ControlQueue), eg.QueueIndexByName(DataQueue)
+	n := 0
+	for e.Enqueue(ci, 0, HOLen) {
+		n++
+	}
+	if n != 10 {
+		t.Errorf("control queue took %d header-only packets, want 10 (control_limit %d bytes)", n, limit)
+	}
+	if got := e.Limit(di); got != 256<<10 {
+		t.Errorf("data queue's limit %d, want the egress's %d", got, 256<<10)
+	}
+	if bad := (Config{ControlLimit: HOLen - 1}); bad.Validate(nil) == nil {
+		t.Errorf("control_limit %d (below one header-only packet) accepted", HOLen-1)
+	}
+}
