@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"rocetor/tor/fabric"
 )
 
 // llrLossLaw measures seed 003's §4.1 law on rocetor's llr: a link
@@ -162,7 +164,7 @@ func llrLawCell(ctx context.Context, cse string, p float64, k int, seed uint64, 
 	return &FabricRun{SimTimeNs: r.now, Extra: ex, WallNs: time.Since(t0).Nanoseconds()}, nil
 }
 
-func (e *llrLossLaw) Simulate(ctx context.Context, _ Simulator, out io.Writer, res *Results) error {
+func (e *llrLossLaw) Simulate(ctx context.Context, sim Simulator, out io.Writer, res *Results) error {
 	res.Topology = fmt.Sprintf("one llr link between two in-memory switches (tor/pipeline), 1 µs steps of %d data packets of %d B payload, ack_timeout %v", llrLinkBurst, llrLinkPayload, llrLawAckTimeout)
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "rates": e.rates,
 		"copies": e.copies, "cases": e.cases, "packets": strconv.Itoa(e.packets)}
@@ -170,20 +172,50 @@ func (e *llrLossLaw) Simulate(ctx context.Context, _ Simulator, out io.Writer, r
 		for _, k := range e.copiesList {
 			for _, p := range e.rateList {
 				for seed := 1; seed <= e.sc.n(); seed++ {
-					fr, err := llrLawCell(ctx, cse, p, k, uint64(seed), e.packets)
-					if err != nil {
+					if err := e.cell(ctx, sim, res, out, cse, p, k, seed); err != nil {
 						return err
 					}
-					pt := map[string]string{"case": cse, "copies": strconv.Itoa(k), "rate": fmt.Sprint(p)}
-					res.Runs = append(res.Runs, Run{Point: pt, Repeat: seed, Started: time.Now().UTC(), Fabric: fr})
-					fmt.Fprintf(out, "%s k=%d p=%g seed %d: %.0f sequences, %.0f lost, %.0f skipped (%.3g s)\n", cse, k, p, seed,
-						fr.Extra["expected"], fr.Extra["lost"], fr.Extra["skipped"], float64(fr.WallNs)/1e9)
 				}
 			}
 		}
 	}
 	res.Table = llrLawTable(res.Runs)
 	res.Notes = append(res.Notes, llrLawFits(res.Runs)...)
+	return nil
+}
+
+// cell runs one cell into res.Runs: here, or, sharded (--shard,
+// --cells), in the shard whose it is, its inputs the two switches' YAML
+// and the packets.
+func (e *llrLossLaw) cell(ctx context.Context, sim Simulator, res *Results, out io.Writer, cse string, p float64, k, seed int) error {
+	run := Run{Point: map[string]string{"case": cse, "copies": strconv.Itoa(k), "rate": fmt.Sprint(p)}, Repeat: seed, Started: time.Now().UTC()}
+	simulate := func() error {
+		fr, err := llrLawCell(ctx, cse, p, k, uint64(seed), e.packets)
+		run.Fabric = fr
+		return err
+	}
+	var err error
+	if c, ok := sim.(*Cells); ok {
+		y := llrLawYAML(cse, p, k, uint64(seed))
+		err = c.cell(ctx, &run, cellInputs{o: fabric.Options{Seed: uint64(seed), Switch: y[0] + "---\n" + y[1]},
+			ro: fabric.RunOptions{QPs: e.packets}}, simulate)
+	} else {
+		err = simulate()
+	}
+	if err != nil {
+		run.Error = err.Error()
+	}
+	res.Runs = append(res.Runs, run)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil:
+		fmt.Fprintf(out, "%s k=%d p=%g seed %d: %v\n", cse, k, p, seed, err)
+	default:
+		x := run.Fabric.Extra
+		fmt.Fprintf(out, "%s k=%d p=%g seed %d: %.0f sequences, %.0f lost, %.0f skipped (%.3g s)\n", cse, k, p, seed,
+			x["expected"], x["lost"], x["skipped"], float64(run.Fabric.WallNs)/1e9)
+	}
 	return nil
 }
 
