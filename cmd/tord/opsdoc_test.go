@@ -145,6 +145,7 @@ func zeroDefaults() map[string]string {
 		"llr.pause":                       b(llr.DefaultPause),
 		"llr.resume":                      b(llr.DefaultResume),
 		"llr.ack_timeout":                 d(llr.DefaultAckTimeout),
+		"llr.notice_retry":                "`llr.ack_timeout`/4",
 		"llr.target_loss":                 n(llr.DefaultTargetLoss),
 		"llr.actual_loss":                 "measured",
 		"llr.copies":                      "Eq. 1",

@@ -97,6 +97,20 @@ type LLRPortResult struct {
 	Held           uint64 `json:"held"`
 	RxBytesMax     int    `json:"rx_buffer_peak_bytes"`
 	PauseSent      uint64 `json:"pause_sent"`
+	// Why the head of line waited: the notices sent and retried, the
+	// longest wait with frames held behind the head and what it was
+	// (llr.PortStats.HeadWait*), the frames llr could not release or
+	// build for want of frame memory, and the sender's waits for its
+	// retransmission budget.
+	NoticesSent        uint64 `json:"notices_sent,omitempty"`
+	NoticeRetries      uint64 `json:"notice_retries,omitempty"`
+	HeadWaitMaxNs      int64  `json:"head_wait_max_ns,omitempty"`
+	HeadWaitRetries    uint64 `json:"head_wait_retries,omitempty"`
+	HeadWaitPresentNs  int64  `json:"head_wait_present_ns,omitempty"`
+	HeadWaitSkipped    uint64 `json:"head_wait_skipped,omitempty"`
+	HeadWaitRxBytesMax int    `json:"head_wait_buffer_peak_bytes,omitempty"`
+	NoFrame            uint64 `json:"no_frame,omitempty"`
+	RetxLimited        uint64 `json:"retx_limited,omitempty"`
 }
 
 // links are the impaired links, in topology order.
@@ -143,7 +157,10 @@ func (n *Network) llrPorts() []LLRPortResult {
 			}
 			r := LLRPortResult{Switch: s.Name, Port: p.Name(), Protected: ps.Protected, Retransmitted: ps.Retransmitted,
 				Copies: ps.Copies, TxBytesMax: ps.TxBytesMax, Expected: ps.Expected, LossesDetected: ps.LossesDetected,
-				Skipped: ps.Skipped, Held: ps.Held, RxBytesMax: ps.RxBytesMax, PauseSent: ps.PauseSent}
+				Skipped: ps.Skipped, Held: ps.Held, RxBytesMax: ps.RxBytesMax, PauseSent: ps.PauseSent,
+				NoticesSent: ps.NoticesSent, NoticeRetries: ps.NoticeRetries, HeadWaitMaxNs: ps.HeadWaitMax,
+				HeadWaitRetries: ps.HeadWaitRetries, HeadWaitPresentNs: ps.HeadWaitPresent, HeadWaitSkipped: ps.HeadWaitSkipped,
+				HeadWaitRxBytesMax: ps.HeadWaitRxBytesMax, NoFrame: ps.NoFrame, RetxLimited: ps.RetxLimited}
 			if li := adj[i][pi]; li < len(n.loss) {
 				r.Rate = n.loss[li].rate
 			}

@@ -69,6 +69,7 @@ var Catalogue = []Entry{
 	{Name: "irn-fabric", New: func() Experiment { return newIRNFabric() }, NoTestbed: fabricScale},
 	{Name: "llr-fabric", New: func() Experiment { return newLLRFabric() }, NoTestbed: fabricScale},
 	{Name: "llr-loss", New: func() Experiment { return newLLRLoss() }},
+	{Name: "llr-loss-law", New: func() Experiment { return newLLRLossLaw() }, NoTestbed: fabricScale},
 	{Name: "llr-monitor", New: func() Experiment { return newLLRMonitor() },
 		NoSim: "llr's corruption monitor is tord's, reading the interfaces' counters on the wall clock"},
 	{Name: "llr-tail", New: func() Experiment { return newLLRTail() }},

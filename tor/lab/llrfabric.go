@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -72,6 +73,9 @@ type llrFabric struct {
 	load       float64
 	duration   time.Duration
 	maxSize    int
+	// noticeRetry is llr's notice_retry (0: tord's, ack_timeout/4): a
+	// one-change run of what holds a head of line.
+	noticeRetry time.Duration
 
 	modeList []string
 }
@@ -95,6 +99,7 @@ func (e *llrFabric) Flags(fs *flag.FlagSet) {
 	fs.Float64Var(&e.load, "load", e.load, "offered load per host, of its 100 Gbit/s")
 	fs.DurationVar(&e.duration, "duration", 0, "how long flows arrive (0: paper 5ms, ci 1ms)")
 	fs.IntVar(&e.maxSize, "max-size", e.maxSize, "cap on flow sizes in bytes")
+	fs.DurationVar(&e.noticeRetry, "notice-retry", 0, "llr's notice_retry: how long a missing head of line waits before its notice is sent again (0: tord's, ack_timeout/4)")
 }
 
 func (e *llrFabric) Setup() (Options, error) {
@@ -110,8 +115,8 @@ func (e *llrFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--modes: none given")
 	case e.corrupting < 0 || e.corrupting > 1 || e.pin < 0 || e.pin >= 1:
 		return Options{}, Usagef("--corrupting %v, --pin %v: want probabilities", e.corrupting, e.pin)
-	case e.load <= 0 || e.load > 1 || e.duration < 0 || e.maxSize < 0:
-		return Options{}, Usagef("--load %v, --duration %v, --max-size %d: want (0, 1], ≥ 0, ≥ 0", e.load, e.duration, e.maxSize)
+	case e.load <= 0 || e.load > 1 || e.duration < 0 || e.maxSize < 0 || e.noticeRetry < 0:
+		return Options{}, Usagef("--load %v, --duration %v, --max-size %d, --notice-retry %v: want (0, 1], ≥ 0, ≥ 0, ≥ 0", e.load, e.duration, e.maxSize, e.noticeRetry)
 	}
 	if e.duration == 0 {
 		e.duration = map[string]time.Duration{ScalePaper: 5 * time.Millisecond, ScaleCI: time.Millisecond}[e.sc.scale]
@@ -167,7 +172,11 @@ func (e *llrFabric) options(mode string, largest int, seed uint64) fabric.Option
 		o.LinkLoss = e.linkLoss()
 	}
 	if mode == "nb" || mode == "blocking" {
-		o.Switch += "llr: {ports: [fabric], mode: " + mode + ", tx_buffer: 4MiB}\n"
+		nr := ""
+		if e.noticeRetry > 0 {
+			nr = ", notice_retry: " + e.noticeRetry.String()
+		}
+		o.Switch += "llr: {ports: [fabric], mode: " + mode + ", tx_buffer: 4MiB" + nr + "}\n"
 	}
 	return o
 }
@@ -212,6 +221,9 @@ func (e *llrFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "modes": e.modes,
 		"corrupting": fmt.Sprint(e.corrupting), "pin": fmt.Sprint(e.pin), "load": fmt.Sprint(e.load),
 		"duration": e.duration.String(), "max_size": strconv.Itoa(e.maxSize)}
+	if e.noticeRetry > 0 {
+		res.Params["notice_retry"] = e.noticeRetry.String()
+	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		wl := workload.Spec{Name: "poisson", CDF: "websearch", Load: e.load, Duration: e.duration, MaxSize: e.maxSize, Racks: fabric.Racks(tp)}
 		flows, err := wl.Flows(len(tp.Hosts()), llrFabRate, rand.New(rand.NewPCG(uint64(seed), sim.Seed(uint64(seed), 6))))
@@ -256,6 +268,7 @@ func (e *llrFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, 
 	groups := GroupRuns(res.Runs)
 	res.Table = MakeTable(groups, e.columns(groups))
 	res.Notes = append(res.Notes, tableNote("Both ends of each corrupting link, seed 1: each end's port, its sender's Tx buffer toward the other end, and its receiver — the sequences the other end sent it, those found missing and those given up on, its reordering buffer:", llrLinkTable(res.Runs)))
+	res.Notes = append(res.Notes, tableNote("Why heads of line waited, blocking, every seed: the three protected ports of each run whose head of line waited longest with frames held behind it — its loss notices and their retries, the longest wait, the retries sent during it (its notice, or every copy, lost), how long of it the head was held but not released, whether ackNoTimeout ended it, the reordering buffer's peak during it and overall, llr's pauses and the frames it could not release for want of memory:", llrWaitTable(res.Runs)))
 	return nil
 }
 
@@ -363,6 +376,28 @@ func llrLinkTable(runs []Run) Table {
 			t.Rows = append(t.Rows, []string{r.Point["mode"], p.Switch, p.Port, strconv.FormatFloat(p.Rate, 'e', 2, 64),
 				strconv.Itoa(p.TxBytesMax), strconv.FormatUint(p.Expected, 10), strconv.FormatUint(p.LossesDetected, 10),
 				strconv.FormatUint(p.Skipped, 10), strconv.Itoa(p.RxBytesMax)})
+		}
+	}
+	return t
+}
+
+// llrWaitTable is, for every blocking run, the three protected ports
+// whose head of line waited longest (fabric.LLRPortResult's HeadWait*).
+func llrWaitTable(runs []Run) Table {
+	t := Table{Columns: []string{"seed", "switch", "port toward", "link rate", "lost", "notices", "notice retries",
+		"longest wait µs", "its retries", "head held µs", "skipped", "buffer peak in it B", "reorder peak B", "llr pauses", "no frame"}}
+	for _, r := range runs {
+		if r.Point["mode"] != "blocking" || r.Fabric == nil {
+			continue
+		}
+		ps := slices.Clone(r.Fabric.LLRPorts)
+		slices.SortStableFunc(ps, func(a, b fabric.LLRPortResult) int { return cmp.Compare(b.HeadWaitMaxNs, a.HeadWaitMaxNs) })
+		for _, p := range ps[:min(3, len(ps))] {
+			u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+			t.Rows = append(t.Rows, []string{strconv.Itoa(r.Repeat), p.Switch, p.Port, strconv.FormatFloat(p.Rate, 'e', 2, 64),
+				u(p.LossesDetected), u(p.NoticesSent), u(p.NoticeRetries), fmt.Sprintf("%.1f", float64(p.HeadWaitMaxNs)/1e3),
+				u(p.HeadWaitRetries), fmt.Sprintf("%.1f", float64(p.HeadWaitPresentNs)/1e3), u(p.HeadWaitSkipped),
+				strconv.Itoa(p.HeadWaitRxBytesMax), strconv.Itoa(p.RxBytesMax), u(p.PauseSent), u(p.NoFrame)})
 		}
 	}
 	return t

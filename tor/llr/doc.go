@@ -187,6 +187,12 @@
 // PortStats per protected port (Stage.Snapshot, refreshed every
 // millisecond of worker time): see its fields. MeasuredLoss is
 // LossesDetected/Expected, EffectiveLoss is Skipped/Expected.
+// HeadWaitMax and its companions record the longest time the head of
+// line stood missing with frames held behind it, and why (notice
+// retries during it: its notice, or every copy, was lost; the head
+// held but not released; ackNoTimeout): the reordering buffer grows at
+// the link's rate for as long as the head waits, so they say what set
+// its peak.
 //
 // # Configuration
 //
@@ -204,6 +210,7 @@
 //	  pause: 192KiB
 //	  resume: 64KiB
 //	  ack_timeout: 1ms    # pauses last a quarter of it
+//	  notice_retry: 0     # a missing head of line named again after; 0: ack_timeout/4
 //	  target_loss: 1e-9
 //	  actual_loss: 0      # 0: measured
 //	  copies: 0           # 0: Eq. 1

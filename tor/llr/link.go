@@ -123,7 +123,16 @@ type link struct {
 	// that only reaches the head of line later.
 	stuckAt    psn.Link
 	stuckSince int64
-	pending    bool // the neighbour's copy of ackNo is stale (pendingAck)
+	// The head-of-line wait being measured (PortStats.HeadWait*):
+	// waitFrom is the stage's first poll of this stand of ackNo that
+	// found frames held (0: none yet), presentFrom its first that found
+	// the head itself held; waitRetries NoticeRetries then, waitSkip
+	// ackNoTimeout ended it, waitPeak the buffer's peak during it.
+	waitFrom, presentFrom int64
+	waitRetries           uint64
+	waitSkip              bool
+	waitPeak              int
+	pending               bool // the neighbour's copy of ackNo is stale (pendingAck)
 	// carried is AcksCarried when the stage last looked; ackAt when an
 	// ACK last left or the ACK became stale; ackArmed: a timer is armed
 	// for the explicit ACK on the control queue.

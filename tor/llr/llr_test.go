@@ -520,3 +520,41 @@ func TestRestartWatching(t *testing.T) {
 		})
 	}
 }
+
+// The longest head-of-line wait records why the head waited: a
+// retransmission that came at once waits less than NoticeRetry with no
+// retry; a lost notice waits NoticeRetry at least, with the retry that
+// recovered it counted, and not skipped.
+func TestHeadWaitCause(t *testing.T) {
+	cfg := testCfg(Blocking).WithDefaults()
+	for _, loseNotice := range []bool{false, true} {
+		r := newRig(t, cfg)
+		orig := loseSeq(30)
+		notices := 0
+		r.lose = func(dir int, f []byte) bool {
+			if orig(dir, f) {
+				return true
+			}
+			if loseNotice && dir == 1 && isType(f, rocev2.ShimLoss) {
+				notices++
+				return notices == 1
+			}
+			return false
+		}
+		r.send(0, 100, 100)
+		r.run(1e6)
+		inOrder(t, r.toB, 0, 100)
+		b := r.stats(&r.b)
+		switch {
+		case b.HeadWaitMax <= 0 || b.HeadWaitRxBytesMax <= 0 || b.HeadWaitSkipped != 0:
+			t.Errorf("lost notice %v: longest wait %d ns, buffer %d B, skipped %d: want a wait, frames held, no skip",
+				loseNotice, b.HeadWaitMax, b.HeadWaitRxBytesMax, b.HeadWaitSkipped)
+		case !loseNotice && (b.HeadWaitMax >= cfg.NoticeRetry || b.HeadWaitRetries != 0):
+			t.Errorf("retransmitted at once: longest wait %d ns with %d retries, want under notice_retry (%d) and none",
+				b.HeadWaitMax, b.HeadWaitRetries, cfg.NoticeRetry)
+		case loseNotice && (b.HeadWaitMax < cfg.NoticeRetry || b.HeadWaitRetries == 0):
+			t.Errorf("notice lost: longest wait %d ns with %d retries, want notice_retry (%d) at least and a retry",
+				b.HeadWaitMax, b.HeadWaitRetries, cfg.NoticeRetry)
+		}
+	}
+}

@@ -545,8 +545,10 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 	work := 0
 	now := c.Now
 	if l.ackNo != l.stuckAt {
+		l.headWaitEnd(now)
 		l.stuckAt, l.stuckSince = l.ackNo, now
 	}
+	l.headWaitSee(now)
 	if l.fresh > 0 {
 		for i := l.hN - l.fresh; i < l.hN; i++ {
 			h := &l.holes[(l.hHead+i)%holeCap]
@@ -570,6 +572,7 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 		if now-max(h.at, l.stuckSince) >= s.cfg.AckTimeout {
 			// ackNoTimeout: give up the missing run at the head.
 			l.st.AckTimeouts++
+			l.waitSkip = true
 			end := h.first.Add(h.n)
 			for l.ackNo.Diff(end) < 0 && !l.has(l.ackNo) {
 				l.ackNo = l.ackNo.Add(1)
@@ -595,6 +598,41 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 		l.high = l.ackNo
 	}
 	return work
+}
+
+// headWaitSee notes, at a poll of a stand of ackNo, frames held behind
+// it and the head itself held (PortStats.HeadWait*).
+func (l *link) headWaitSee(now int64) {
+	if l.rx == nil || l.rx.span() == 0 {
+		return
+	}
+	if l.waitFrom == 0 {
+		l.waitFrom, l.waitRetries, l.waitSkip, l.waitPeak = now, l.st.NoticeRetries, false, 0
+	}
+	if l.presentFrom == 0 && l.has(l.ackNo) {
+		l.presentFrom = now
+	}
+	l.waitPeak = max(l.waitPeak, l.rx.span())
+}
+
+// headWaitEnd closes the stand of ackNo that just ended at now, keeping
+// it if it is the longest with frames held.
+func (l *link) headWaitEnd(now int64) {
+	if l.waitFrom == 0 {
+		return
+	}
+	if d := now - l.waitFrom; d > l.st.HeadWaitMax {
+		st := l.st
+		st.HeadWaitMax, st.HeadWaitRetries, st.HeadWaitRxBytesMax = d, st.NoticeRetries-l.waitRetries, l.waitPeak
+		st.HeadWaitPresent, st.HeadWaitSkipped = 0, 0
+		if l.presentFrom != 0 {
+			st.HeadWaitPresent = now - l.presentFrom
+		}
+		if l.waitSkip {
+			st.HeadWaitSkipped = 1
+		}
+	}
+	l.waitFrom, l.presentFrom, l.waitSkip = 0, 0, false
 }
 
 // unmarkDelivered moves ackNo past the sequences that NonBlocking mode

@@ -37,38 +37,52 @@ type PortStats struct {
 	ProtectIgnored    uint64 // of which ignored: an operator's override held the sender
 
 	// Receiver.
-	RxProtected     uint64 // protected frames (original or retransmit) received
-	RxUnprotected   uint64 // frames without a shim, passed as they are
-	RxWatched       uint64 // numbered frames of a sender switched off (Config.Watch), passed at once
-	RxMalformed     uint64 // shims cut short, unknown types, empty loss notices: dropped
-	RxConsumed      uint64 // control shims (dummies, ACKs, loss notices, syncs, protect requests) read and freed here: not lost
-	Delivered       uint64 // protected frames handed to the pipeline, shim stripped
-	Held            uint64 // of which held first in the reordering buffer (Blocking)
-	Released        uint64 // of which released from it in sequence
-	Duplicates      uint64 // copies of sequences already delivered or held: dropped (Algorithm 1)
-	Expected        uint64 // sequences the neighbour is known to have sent (the loss rates' denominator)
-	LossesDetected  uint64 // sequences found missing (gaps, and dummies beyond the last seen)
-	HolesMerged     uint64 // missing runs merged into the previous one for want of table room
-	NoticesSent     uint64 // loss notices sent (each names up to 255 sequences)
-	NoticeRetries   uint64 // of which naming a head of line again after Config.NoticeRetry
-	AckTimeouts     uint64 // ackNoTimeout expiries (§3.5)
-	Skipped         uint64 // sequences skipped by them: lost for good (the effective loss rate)
-	SyncsReceived   uint64 // session syncs from the neighbour
-	Resyncs         uint64 // new sessions of the neighbour after its first: it restarted, the receiver started over
-	ResyncDropped   uint64 // frames held for an old session of the neighbour, dropped when it restarted (Blocking)
-	RxNoSession     uint64 // shim frames before the neighbour's first sync: numbered ones passed as unprotected
-	RxBytes         int    // reordering buffer bytes now; never above Config.RxBuffer
-	RxBytesMax      int    // high-water mark of RxBytes
-	RxBufferFull    uint64 // out-of-order frames dropped for want of buffer room (asked for again)
-	PauseSent       uint64 // PFC pause frames sent to the neighbour (Algorithm 2), refreshes included
-	ResumeSent      uint64 // PFC resume frames sent
-	Acks            uint64 // explicit ACKs sent from the idle queue (§3.1)
-	AcksControl     uint64 // explicit ACKs sent on the control queue: the ACK was stale for DummyInterval, nothing carried it
-	AcksCarried     uint64 // frames that left carrying the ACK (piggybacked, explicit or on a dummy)
-	DummiesReceived uint64 // dummies from the neighbour
-	AcksReceived    uint64 // explicit ACKs from the neighbour
-	NoFrame         uint64 // frames llr could not build or release: frame memory exhausted
-	TimerFull       uint64 // timers the worker refused
+	RxProtected    uint64 // protected frames (original or retransmit) received
+	RxUnprotected  uint64 // frames without a shim, passed as they are
+	RxWatched      uint64 // numbered frames of a sender switched off (Config.Watch), passed at once
+	RxMalformed    uint64 // shims cut short, unknown types, empty loss notices: dropped
+	RxConsumed     uint64 // control shims (dummies, ACKs, loss notices, syncs, protect requests) read and freed here: not lost
+	Delivered      uint64 // protected frames handed to the pipeline, shim stripped
+	Held           uint64 // of which held first in the reordering buffer (Blocking)
+	Released       uint64 // of which released from it in sequence
+	Duplicates     uint64 // copies of sequences already delivered or held: dropped (Algorithm 1)
+	Expected       uint64 // sequences the neighbour is known to have sent (the loss rates' denominator)
+	LossesDetected uint64 // sequences found missing (gaps, and dummies beyond the last seen)
+	HolesMerged    uint64 // missing runs merged into the previous one for want of table room
+	NoticesSent    uint64 // loss notices sent (each names up to 255 sequences)
+	NoticeRetries  uint64 // of which naming a head of line again after Config.NoticeRetry
+	AckTimeouts    uint64 // ackNoTimeout expiries (§3.5)
+	Skipped        uint64 // sequences skipped by them: lost for good (the effective loss rate)
+	SyncsReceived  uint64 // session syncs from the neighbour
+	Resyncs        uint64 // new sessions of the neighbour after its first: it restarted, the receiver started over
+	ResyncDropped  uint64 // frames held for an old session of the neighbour, dropped when it restarted (Blocking)
+	RxNoSession    uint64 // shim frames before the neighbour's first sync: numbered ones passed as unprotected
+	RxBytes        int    // reordering buffer bytes now; never above Config.RxBuffer
+	RxBytesMax     int    // high-water mark of RxBytes
+	RxBufferFull   uint64 // out-of-order frames dropped for want of buffer room (asked for again)
+	// The longest head-of-line wait (Blocking): how long ackNo stood
+	// still while the reordering buffer held frames behind it, as the
+	// stage saw it (from its first poll that found frames held to the
+	// first that found ackNo moved), and what that wait was: the notice
+	// retries sent during it (its notice, or every copy, was lost), how
+	// long of it the head itself was held but not released (frame memory
+	// or the batch full), and whether ackNoTimeout ended it. A wait of
+	// one round trip is a retransmission that came at once; the
+	// reordering buffer grows at the link's rate for as long as it lasts.
+	HeadWaitMax        int64  // ns
+	HeadWaitRetries    uint64 // notice retries during it
+	HeadWaitPresent    int64  // ns of it the head was held, not released
+	HeadWaitSkipped    uint64 // 1 if ackNoTimeout ended it
+	HeadWaitRxBytesMax int    // the reordering buffer's peak during it
+	PauseSent          uint64 // PFC pause frames sent to the neighbour (Algorithm 2), refreshes included
+	ResumeSent         uint64 // PFC resume frames sent
+	Acks               uint64 // explicit ACKs sent from the idle queue (§3.1)
+	AcksControl        uint64 // explicit ACKs sent on the control queue: the ACK was stale for DummyInterval, nothing carried it
+	AcksCarried        uint64 // frames that left carrying the ACK (piggybacked, explicit or on a dummy)
+	DummiesReceived    uint64 // dummies from the neighbour
+	AcksReceived       uint64 // explicit ACKs from the neighbour
+	NoFrame            uint64 // frames llr could not build or release: frame memory exhausted
+	TimerFull          uint64 // timers the worker refused
 }
 
 // Stats are the counters of one Stage, per worker port index.
@@ -154,6 +168,11 @@ func (p *PortStats) Add(q *PortStats) {
 	p.RxBytes += q.RxBytes
 	p.RxBytesMax += q.RxBytesMax
 	p.RxBufferFull += q.RxBufferFull
+	p.HeadWaitMax += q.HeadWaitMax
+	p.HeadWaitRetries += q.HeadWaitRetries
+	p.HeadWaitPresent += q.HeadWaitPresent
+	p.HeadWaitSkipped += q.HeadWaitSkipped
+	p.HeadWaitRxBytesMax += q.HeadWaitRxBytesMax
 	p.PauseSent += q.PauseSent
 	p.ResumeSent += q.ResumeSent
 	p.Acks += q.Acks

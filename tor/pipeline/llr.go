@@ -21,13 +21,18 @@ type LLRConfig struct {
 	Pause      dataplane.Bytes `yaml:"pause"`       // reorder bytes that pause the upstream switch
 	Resume     dataplane.Bytes `yaml:"resume"`      // ... and resume it
 	AckTimeout time.Duration   `yaml:"ack_timeout"` // ackNoTimeout: a missing packet is skipped after this
-	TargetLoss float64         `yaml:"target_loss"` // Eq. 1's target
-	ActualLoss float64         `yaml:"actual_loss"` // Eq. 1's loss estimate; 0: measured
-	Copies     int             `yaml:"copies"`      // copies per lost packet; 0: Eq. 1
-	Dormant    bool            `yaml:"dormant"`     // senders start off; the neighbour's monitor or torctl llr on turns them on
-	Watch      bool            `yaml:"watch"`       // senders switched off still number frames, so the neighbour's monitor sees losses
-	RetxRate   dataplane.Rate  `yaml:"retx_rate"`   // retransmissions loss notices may draw per port, sustained; 0: half the port's rate
-	RetxBurst  dataplane.Bytes `yaml:"retx_burst"`  // ... and at once; 0: tx_buffer
+	// NoticeRetry is how long a head of line still missing waits before
+	// its loss notice is sent again (a lost notice, or every copy lost);
+	// 0: ack_timeout/4. At ack_timeout or more there is no retry, as in
+	// Protego, which relies on Eq. 1's copies and the timeout alone.
+	NoticeRetry time.Duration   `yaml:"notice_retry"`
+	TargetLoss  float64         `yaml:"target_loss"` // Eq. 1's target
+	ActualLoss  float64         `yaml:"actual_loss"` // Eq. 1's loss estimate; 0: measured
+	Copies      int             `yaml:"copies"`      // copies per lost packet; 0: Eq. 1
+	Dormant     bool            `yaml:"dormant"`     // senders start off; the neighbour's monitor or torctl llr on turns them on
+	Watch       bool            `yaml:"watch"`       // senders switched off still number frames, so the neighbour's monitor sees losses
+	RetxRate    dataplane.Rate  `yaml:"retx_rate"`   // retransmissions loss notices may draw per port, sustained; 0: half the port's rate
+	RetxBurst   dataplane.Bytes `yaml:"retx_burst"`  // ... and at once; 0: tx_buffer
 	// Monitor, when present, runs the corruption monitor on every
 	// protected port: it asks the neighbour to protect the link once the
 	// loss rate measured here reaches the threshold.
@@ -52,7 +57,7 @@ func (l *LLRConfig) On() bool { return len(l.Ports) > 0 }
 // stageConfig turns the section into tor/llr's configuration.
 func (l *LLRConfig) StageConfig(ports []string) (llr.Config, error) {
 	c := llr.Config{TxBuffer: int(l.TxBuffer), RxBuffer: int(l.RxBuffer), Pause: int(l.Pause), Resume: int(l.Resume),
-		AckTimeout: int64(l.AckTimeout), TargetLoss: l.TargetLoss, ActualLoss: l.ActualLoss, Copies: l.Copies,
+		AckTimeout: int64(l.AckTimeout), NoticeRetry: int64(l.NoticeRetry), TargetLoss: l.TargetLoss, ActualLoss: l.ActualLoss, Copies: l.Copies,
 		Dormant: l.Dormant, Watch: l.Watch, RetxRate: uint64(l.RetxRate), RetxBurst: int(l.RetxBurst)}
 	mode := l.Mode
 	if mode == "" {
