@@ -48,7 +48,7 @@ func fullConfig() Config {
 		BufferBytes: 3 << 20, BufferFrames: 1024, RequestDelay: 220 * time.Microsecond, RequestInterval: time.Millisecond, MaxRequests: 8, SilentRequests: 6,
 		IdleTimeout: 90 * time.Minute, Backoff: 2 * time.Second, KLow: 64 << 10, KHigh: 256 << 10, RateMax: 5e9, RateMin: 100e6,
 		Window: 500 * time.Microsecond, PausePriority: -1, PauseQuanta: 0xffff, RetxRate: 2e9, RetxBurst: 128 << 10}
-	c.Trim = &trim.Config{Threshold: 32 << 10, IncastDegree: 16, Ratio: 12.5, MinWeight: 0.2, Ports: []string{"up"}}
+	c.Trim = &trim.Config{Threshold: 32 << 10, IncastDegree: 16, Ratio: 12.5, MinWeight: 0.2, ControlLimit: 256 << 10, Ports: []string{"up"}}
 	c.DCP = true
 	c.INT = &INTConfig{Ports: []string{"up"}}
 	c.LLR = LLRConfig{Ports: []string{"up"}, Mode: "nb", TxBuffer: 2 << 20, RxBuffer: 1 << 20, Pause: 512 << 10, Resume: 256 << 10,
