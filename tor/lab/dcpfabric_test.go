@@ -25,6 +25,31 @@ func (s *optionsSim) Simulate(_ context.Context, _ topo.Topology, o fabric.Optio
 	return &fabric.Result{}, nil
 }
 
+// oneDCPCell sets up dcp-fabric at ci scale for one DCP incast cell
+// without DCQCN, with args added, simulates it into an optionsSim and
+// returns the cell's options and the switch configuration every switch
+// is built from (pipeline.ParseConfig, as tor/fabric parses it).
+func oneDCPCell(t *testing.T, args ...string) (fabric.Options, fabric.RunOptions, pipeline.Config) {
+	t.Helper()
+	e := newDCPFabric()
+	parseExperiment(t, e, append([]string{"--scale", "ci", "--schemes", "dcp", "--workloads", "incast", "--cc", "none", "--seeds", "1"}, args...)...)
+	if _, err := e.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	s := &optionsSim{}
+	if err := e.Simulate(context.Background(), s, io.Discard, &Results{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.opts) != 1 {
+		t.Fatalf("%v: %d cells simulated, want 1", args, len(s.opts))
+	}
+	cfg, err := pipeline.ParseConfig([]byte(s.opts[0].Switch), "switch template")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.opts[0], s.ros[0], cfg
+}
+
 // TestDCPFabricControlLimitQPs: --trim-control-limit reaches the
 // switches' trim section (and is absent without it, so the recorded
 // cells' switch YAML stays as it was), and --qps the run's QPs per pair.
@@ -34,27 +59,12 @@ func TestDCPFabricControlLimitQPs(t *testing.T) {
 		limit int
 		qps   int
 	}{{nil, 0, 0}, {[]string{"--trim-control-limit", "512KiB", "--qps", "30"}, 512 << 10, 30}} {
-		e := newDCPFabric()
-		parseExperiment(t, e, append([]string{"--scale", "ci", "--schemes", "dcp", "--workloads", "incast", "--cc", "none", "--seeds", "1"}, c.args...)...)
-		if _, err := e.Setup(); err != nil {
-			t.Fatal(err)
+		o, ro, cfg := oneDCPCell(t, c.args...)
+		if int(cfg.Trim.ControlLimit) != c.limit || (c.limit == 0) == strings.Contains(o.Switch, "control_limit") {
+			t.Errorf("%v: control_limit %d in %q, want %d", c.args, cfg.Trim.ControlLimit, o.Switch, c.limit)
 		}
-		s := &optionsSim{}
-		if err := e.Simulate(context.Background(), s, io.Discard, &Results{}); err != nil {
-			t.Fatal(err)
-		}
-		if len(s.opts) != 1 {
-			t.Fatalf("%v: %d cells simulated, want 1", c.args, len(s.opts))
-		}
-		cfg, err := pipeline.ParseConfig([]byte(s.opts[0].Switch), "switch template")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if int(cfg.Trim.ControlLimit) != c.limit || (c.limit == 0) == strings.Contains(s.opts[0].Switch, "control_limit") {
-			t.Errorf("%v: control_limit %d in %q, want %d", c.args, cfg.Trim.ControlLimit, s.opts[0].Switch, c.limit)
-		}
-		if s.ros[0].QPs != c.qps {
-			t.Errorf("%v: %d QPs a pair, want %d", c.args, s.ros[0].QPs, c.qps)
+		if ro.QPs != c.qps {
+			t.Errorf("%v: %d QPs a pair, want %d", c.args, ro.QPs, c.qps)
 		}
 	}
 }
@@ -71,22 +81,7 @@ func TestDCPFabricIncastDegree(t *testing.T) {
 		degree int
 		weight float64
 	}{{"16", 16, 15 / (trim.DefaultRatio - 15)}, {"22", 22, trim.DefaultMinWeight}} {
-		e := newDCPFabric()
-		parseExperiment(t, e, "--scale", "ci", "--schemes", "dcp", "--workloads", "incast", "--cc", "none", "--seeds", "1", "--incast-degree", n.arg)
-		if _, err := e.Setup(); err != nil {
-			t.Fatal(err)
-		}
-		s := &optionsSim{}
-		if err := e.Simulate(context.Background(), s, io.Discard, &Results{}); err != nil {
-			t.Fatal(err)
-		}
-		if len(s.opts) != 1 {
-			t.Fatalf("N %s: %d cells simulated, want 1", n.arg, len(s.opts))
-		}
-		cfg, err := pipeline.ParseConfig([]byte(s.opts[0].Switch), "switch template")
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, _, cfg := oneDCPCell(t, "--incast-degree", n.arg)
 		if cfg.Trim == nil || cfg.Trim.IncastDegree != n.degree {
 			t.Fatalf("--incast-degree %s: the switches' trim section %+v", n.arg, cfg.Trim)
 		}
@@ -104,24 +99,12 @@ func TestDCPFabricTrimMinWeight(t *testing.T) {
 		args   []string
 		weight float64
 	}{{nil, trim.DefaultMinWeight}, {[]string{"--trim-min-weight", "0.02"}, 0.02}} {
-		e := newDCPFabric()
-		parseExperiment(t, e, append([]string{"--scale", "ci", "--schemes", "dcp", "--workloads", "incast", "--cc", "none", "--seeds", "1"}, c.args...)...)
-		if _, err := e.Setup(); err != nil {
-			t.Fatal(err)
-		}
-		s := &optionsSim{}
-		if err := e.Simulate(context.Background(), s, io.Discard, &Results{}); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := pipeline.ParseConfig([]byte(s.opts[0].Switch), "switch template")
-		if err != nil {
-			t.Fatal(err)
-		}
+		o, _, cfg := oneDCPCell(t, c.args...)
 		if w := cfg.Trim.Weight(); w != c.weight {
 			t.Errorf("%v: WRR weight %v, want %v", c.args, w, c.weight)
 		}
-		if c.args == nil && strings.Contains(s.opts[0].Switch, "min_weight") {
-			t.Errorf("no --trim-min-weight: the YAML names min_weight:\n%s", s.opts[0].Switch)
+		if c.args == nil && strings.Contains(o.Switch, "min_weight") {
+			t.Errorf("no --trim-min-weight: the YAML names min_weight:\n%s", o.Switch)
 		}
 	}
 }
