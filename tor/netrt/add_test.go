@@ -1,22 +1,22 @@
-package telemetry
+package netrt
 
 import (
 	"reflect"
 	"testing"
 )
 
-// addSrc and addDst add every field of a worker's port figures: one
-// left out is exported as zero whatever the stage counted (the
-// retransmission budget's Limited once was).
-func TestNetRTAddEveryField(t *testing.T) {
-	var s1, s2 srcPort
+// Add adds every field of a worker's port figures: one left out is
+// exported as zero whatever the stage counted (the retransmission
+// budget's Limited once was), and Sum, built on it, leaves it out too.
+func TestAddEveryField(t *testing.T) {
+	var s1, s2 SrcPortStats
 	ones(reflect.ValueOf(&s1).Elem())
-	addSrc(&s2, &s1)
-	zeroFields(t, "addSrc", reflect.ValueOf(s2))
-	var d1, d2 dstPort
+	s2.Add(&s1)
+	zeroFields(t, "SrcPortStats.Add", reflect.ValueOf(s2))
+	var d1, d2 DstPortStats
 	ones(reflect.ValueOf(&d1).Elem())
-	addDst(&d2, &d1)
-	zeroFields(t, "addDst", reflect.ValueOf(d2))
+	d2.Add(&d1)
+	zeroFields(t, "DstPortStats.Add", reflect.ValueOf(d2))
 }
 
 // ones sets every field of the struct v to 1 (true).

@@ -128,48 +128,56 @@ type DstPortStats struct {
 func (st *DstStats) Sum() DstPortStats {
 	var t DstPortStats
 	for i := range st.Ports {
-		p := &st.Ports[i]
-		t.Bytes += p.Bytes
-		t.Frames += p.Frames
-		t.MaxBytes = max(t.MaxBytes, p.MaxBytes)
-		t.ByteSeconds += p.ByteSeconds
-		t.Held += p.Held
-		t.Released += p.Released
-		t.Flushed += p.Flushed
-		t.InOrder += p.InOrder
-		t.Late += p.Late
-		t.Passed += p.Passed
-		t.Beyond += p.Beyond
-		t.Full += p.Full
-		t.Duplicates += p.Duplicates
-		t.MissRequested += p.MissRequested
-		t.MissBeyond += p.MissBeyond
-		t.MissWaited += p.MissWaited
-		t.MissPassed += p.MissPassed
-		t.MissFull += p.MissFull
-		t.MissDelivered += p.MissDelivered
-		t.MissNAKed += p.MissNAKed
-		t.GoBacks += p.GoBacks
-		t.GoBacksNAK += p.GoBacksNAK
-		t.Gaps += p.Gaps
-		t.Recovered += p.Recovered
-		t.Resumed += p.Resumed
-		t.WaitUnfulfilled += p.WaitUnfulfilled
-		t.WaitGaveUp += p.WaitGaveUp
-		t.WaitBudget += p.WaitBudget
-		t.WaitSpan += p.WaitSpan
-		t.WaitBackoff += p.WaitBackoff
-		t.Retries += p.Retries
-		t.Resyncs += p.Resyncs
-		t.NAKHeld += p.NAKHeld
-		t.NAKAnswered += p.NAKAnswered
-		t.NAKReleased += p.NAKReleased
-		t.Requests += p.Requests
-		t.Resent += p.Resent
-		t.Silent += p.Silent
-		t.SendFailed += p.SendFailed
+		peak := max(t.MaxBytes, st.Ports[i].MaxBytes)
+		t.Add(&st.Ports[i])
+		t.MaxBytes = peak
 	}
 	return t
+}
+
+// Add adds p's figures to t's, every one, the high-water mark too: one
+// port's figures from several workers add up to the port's (each
+// worker's buffer peaks on its own, so the sum bounds the port's peak).
+func (t *DstPortStats) Add(p *DstPortStats) {
+	t.Bytes += p.Bytes
+	t.Frames += p.Frames
+	t.MaxBytes += p.MaxBytes
+	t.ByteSeconds += p.ByteSeconds
+	t.Held += p.Held
+	t.Released += p.Released
+	t.Flushed += p.Flushed
+	t.InOrder += p.InOrder
+	t.Late += p.Late
+	t.Passed += p.Passed
+	t.Beyond += p.Beyond
+	t.Full += p.Full
+	t.Duplicates += p.Duplicates
+	t.MissRequested += p.MissRequested
+	t.MissBeyond += p.MissBeyond
+	t.MissWaited += p.MissWaited
+	t.MissPassed += p.MissPassed
+	t.MissFull += p.MissFull
+	t.MissDelivered += p.MissDelivered
+	t.MissNAKed += p.MissNAKed
+	t.GoBacks += p.GoBacks
+	t.GoBacksNAK += p.GoBacksNAK
+	t.Gaps += p.Gaps
+	t.Recovered += p.Recovered
+	t.Resumed += p.Resumed
+	t.WaitUnfulfilled += p.WaitUnfulfilled
+	t.WaitGaveUp += p.WaitGaveUp
+	t.WaitBudget += p.WaitBudget
+	t.WaitSpan += p.WaitSpan
+	t.WaitBackoff += p.WaitBackoff
+	t.Retries += p.Retries
+	t.Resyncs += p.Resyncs
+	t.NAKHeld += p.NAKHeld
+	t.NAKAnswered += p.NAKAnswered
+	t.NAKReleased += p.NAKReleased
+	t.Requests += p.Requests
+	t.Resent += p.Resent
+	t.Silent += p.Silent
+	t.SendFailed += p.SendFailed
 }
 
 // Missing returns the PSNs data packets showed missing, all outcomes.
@@ -284,38 +292,48 @@ func (st SrcStats) Sum() SrcPortStats {
 	var t SrcPortStats
 	for i := range st.Ports {
 		p := &st.Ports[i]
-		t.Bytes += p.Bytes
-		t.Frames += p.Frames
-		t.MaxBytes = max(t.MaxBytes, p.MaxBytes)
-		t.ByteSeconds += p.ByteSeconds
-		t.Pooled += p.Pooled
-		t.TooBig += p.TooBig
-		t.Evicted += p.Evicted
-		t.Crowded += p.Crowded
-		t.Expired += p.Expired
-		t.HoldsExtended += p.HoldsExtended
-		t.Acked += p.Acked
-		t.HoldOnlyPeak = max(t.HoldOnlyPeak, p.HoldOnlyPeak)
-		t.HoldOnlyLower = t.HoldOnlyLower || p.HoldOnlyLower
-		t.Retrans += p.Retrans
-		t.Paced += p.Paced
-		t.TailProbes += p.TailProbes
-		t.ProbesDeferred += p.ProbesDeferred
-		t.PaceQueued += p.PaceQueued
-		t.PacedSkips += p.PacedSkips
-		t.RetxFailed += p.RetxFailed
-		t.Limited += p.Limited
-		t.InQueue += p.InQueue
-		t.RateBps = max(t.RateBps, p.RateBps)
-		t.Requests += p.Requests
-		t.Unfulfill += p.Unfulfill
-		t.SendFailed += p.SendFailed
-		t.Pauses += p.Pauses
-		t.Resumes += p.Resumes
-		t.PFCFailed += p.PFCFailed
-		t.PausedNow = t.PausedNow || p.PausedNow
+		peak, hold := max(t.MaxBytes, p.MaxBytes), max(t.HoldOnlyPeak, p.HoldOnlyPeak)
+		t.Add(p)
+		t.MaxBytes, t.HoldOnlyPeak = peak, hold
 	}
 	return t
+}
+
+// Add adds p's figures to t's, every one: the high-water marks of bytes
+// too (one port's figures from several workers add up to the port's;
+// each worker's pool peaks on its own, so the sum bounds the port's),
+// RateBps the larger, the flags or-ed.
+func (t *SrcPortStats) Add(p *SrcPortStats) {
+	t.Bytes += p.Bytes
+	t.Frames += p.Frames
+	t.MaxBytes += p.MaxBytes
+	t.ByteSeconds += p.ByteSeconds
+	t.Pooled += p.Pooled
+	t.TooBig += p.TooBig
+	t.Evicted += p.Evicted
+	t.Crowded += p.Crowded
+	t.Expired += p.Expired
+	t.HoldsExtended += p.HoldsExtended
+	t.Acked += p.Acked
+	t.HoldOnlyPeak += p.HoldOnlyPeak
+	t.HoldOnlyLower = t.HoldOnlyLower || p.HoldOnlyLower
+	t.Retrans += p.Retrans
+	t.Paced += p.Paced
+	t.TailProbes += p.TailProbes
+	t.ProbesDeferred += p.ProbesDeferred
+	t.PaceQueued += p.PaceQueued
+	t.PacedSkips += p.PacedSkips
+	t.RetxFailed += p.RetxFailed
+	t.Limited += p.Limited
+	t.InQueue += p.InQueue
+	t.RateBps = max(t.RateBps, p.RateBps)
+	t.Requests += p.Requests
+	t.Unfulfill += p.Unfulfill
+	t.SendFailed += p.SendFailed
+	t.Pauses += p.Pauses
+	t.Resumes += p.Resumes
+	t.PFCFailed += p.PFCFailed
+	t.PausedNow = t.PausedNow || p.PausedNow
 }
 
 // occupancy integrates a port's held bytes over time: call add before

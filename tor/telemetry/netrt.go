@@ -146,7 +146,7 @@ func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.srcs {
 		st := s.Snapshot()
 		for i := range src {
-			addSrc(&src[i], &st.Ports[i])
+			src[i].Add(&st.Ports[i])
 		}
 		ss.Flows += st.Flows
 		ss.Local += st.Local
@@ -159,7 +159,7 @@ func (c *netrtCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, d := range c.dsts {
 		st := d.Snapshot()
 		for i := range dst {
-			addDst(&dst[i], &st.Ports[i])
+			dst[i].Add(&st.Ports[i])
 		}
 		ordered, retx, waiting = ordered+st.FlowsOrdered, retx+st.FlowsReTx, waiting+st.FlowsWaiting
 		ds.Flows += st.Flows
@@ -233,86 +233,9 @@ func (c *netrtCollector) stageWide(ch chan<- prometheus.Metric, ss *netrt.SrcSta
 	counter(descNAKUnknown, ds.NAKUnknown)
 }
 
-// addSrc adds one worker's port figures to the port's total.
-func addSrc(t, p *srcPort) {
-	t.Bytes += p.Bytes
-	t.Frames += p.Frames
-	t.MaxBytes += p.MaxBytes
-	t.HoldOnlyPeak += p.HoldOnlyPeak
-	t.HoldOnlyLower = t.HoldOnlyLower || p.HoldOnlyLower
-	t.ByteSeconds += p.ByteSeconds
-	t.Pooled += p.Pooled
-	t.TooBig += p.TooBig
-	t.Evicted += p.Evicted
-	t.Crowded += p.Crowded
-	t.Expired += p.Expired
-	t.HoldsExtended += p.HoldsExtended
-	t.Acked += p.Acked
-	t.Requests += p.Requests
-	t.Retrans += p.Retrans
-	t.Paced += p.Paced
-	t.TailProbes += p.TailProbes
-	t.ProbesDeferred += p.ProbesDeferred
-	t.RetxFailed += p.RetxFailed
-	t.Limited += p.Limited
-	t.InQueue += p.InQueue
-	t.PacedSkips += p.PacedSkips
-	t.PaceQueued += p.PaceQueued
-	t.RateBps = max(t.RateBps, p.RateBps)
-	t.Unfulfill += p.Unfulfill
-	t.SendFailed += p.SendFailed
-	t.Pauses += p.Pauses
-	t.Resumes += p.Resumes
-	t.PFCFailed += p.PFCFailed
-	t.PausedNow = t.PausedNow || p.PausedNow
-}
-
 func b2f(b bool) float64 {
 	if b {
 		return 1
 	}
 	return 0
-}
-
-// addDst adds one worker's port figures to the port's total.
-func addDst(t, p *dstPort) {
-	t.Bytes += p.Bytes
-	t.Frames += p.Frames
-	t.MaxBytes += p.MaxBytes
-	t.ByteSeconds += p.ByteSeconds
-	t.Held += p.Held
-	t.Released += p.Released
-	t.Flushed += p.Flushed
-	t.Duplicates += p.Duplicates
-	t.Gaps += p.Gaps
-	t.Recovered += p.Recovered
-	t.Resumed += p.Resumed
-	t.Retries += p.Retries
-	t.Resyncs += p.Resyncs
-	t.NAKHeld += p.NAKHeld
-	t.NAKAnswered += p.NAKAnswered
-	t.NAKReleased += p.NAKReleased
-	t.Requests += p.Requests
-	t.Resent += p.Resent
-	t.Silent += p.Silent
-	t.SendFailed += p.SendFailed
-	t.WaitUnfulfilled += p.WaitUnfulfilled
-	t.WaitGaveUp += p.WaitGaveUp
-	t.WaitBudget += p.WaitBudget
-	t.WaitSpan += p.WaitSpan
-	t.WaitBackoff += p.WaitBackoff
-	t.InOrder += p.InOrder
-	t.Late += p.Late
-	t.Passed += p.Passed
-	t.Beyond += p.Beyond
-	t.Full += p.Full
-	t.MissRequested += p.MissRequested
-	t.MissBeyond += p.MissBeyond
-	t.MissWaited += p.MissWaited
-	t.MissPassed += p.MissPassed
-	t.MissFull += p.MissFull
-	t.MissDelivered += p.MissDelivered
-	t.MissNAKed += p.MissNAKed
-	t.GoBacks += p.GoBacks
-	t.GoBacksNAK += p.GoBacksNAK
 }
