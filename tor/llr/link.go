@@ -90,7 +90,6 @@ type link struct {
 	// dummies: position of the last one and when it was queued
 	dummyPos   psn.Link
 	dummyAt    int64
-	dummyArmed bool // a timer is armed for the next repeat
 	batchCall  uint64
 	batchBytes int // bytes this batch added to the data queue (not yet queued)
 
@@ -134,13 +133,14 @@ type link struct {
 	waitPeak              int
 	pending               bool // the neighbour's copy of ackNo is stale (pendingAck)
 	// carried is AcksCarried when the stage last looked; ackAt when an
-	// ACK last left or the ACK became stale; ackArmed: a timer is armed
-	// for the explicit ACK on the control queue.
-	carried  uint64
-	ackAt    int64
-	ackArmed bool
-	paused   bool // curr_pfc_state == pause
-	pausAt   int64
+	// ACK last left or the ACK became stale.
+	carried uint64
+	ackAt   int64
+	paused  bool // curr_pfc_state == pause
+	pausAt  int64
+	// wake holds, per deadline kind (timerDummy…), when its armed timer
+	// fires, 0 when none is armed (Stage.wakeAt).
+	wake [timerKinds]int64
 }
 
 func newLink(port uint16, cfg *Config, st *PortStats) *link {

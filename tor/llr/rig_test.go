@@ -46,6 +46,8 @@ type rig struct {
 	// host to b's, toA the other way.
 	toB, toA []uint32
 	keep     bool
+	// stepped, if set, is called after every step.
+	stepped func()
 }
 
 const rigFrameSize = 2048
@@ -157,6 +159,9 @@ func (r *rig) step(dt int64) {
 	r.now += dt
 	r.a.w.Step(r.now)
 	r.b.w.Step(r.now)
+	if r.stepped != nil {
+		r.stepped()
+	}
 }
 
 // run steps until both sides are quiet (nothing queued, nothing pending,

@@ -362,3 +362,34 @@ func TestRandomLossBothWays(t *testing.T) {
 		})
 	}
 }
+
+// TestTimersBounded: a port keeps one timer for each of its deadlines
+// (the next dummy, the stale ACK, the head of line's notice retry and
+// ackNoTimeout), whatever else wakes it, so under loss both ways the
+// armed timers stay a handful. They piled up to 170 a side here when a
+// firing timer cleared both the dummy's and the ACK's armed flags and
+// every batch of fresh holes armed two timers of its own.
+func TestTimersBounded(t *testing.T) {
+	cfg := Config{Mode: Blocking, AckTimeout: 8e6, TxBuffer: 2 << 20, RxBuffer: 256 << 10, ActualLoss: 0.01}
+	r := &rig{t: t, keep: true}
+	r.a = newShapedSide(t, cfg, 0xa, 16384, 10e9)
+	r.b = newShapedSide(t, cfg, 0xb, 16384, 10e9)
+	r.wire()
+	r.handshake()
+	rng := rand.New(rand.NewPCG(1, 0))
+	r.lose = func(int, []byte) bool { return rng.Float64() < 0.01 }
+	peak := 0
+	r.stepped = func() {
+		for _, s := range []*side{&r.a, &r.b} {
+			s.w.Publish(r.now)
+			peak = max(peak, s.w.Snapshot().Timers)
+		}
+	}
+	r.send(0, 10000, 1000)
+	r.run(100e6)
+	inOrder(t, r.toB, 0, 10000)
+	t.Logf("at most %d timers armed on a side", peak)
+	if peak > 2*timerKinds {
+		t.Errorf("%d timers armed on a side at once", peak)
+	}
+}

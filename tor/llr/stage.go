@@ -335,18 +335,60 @@ func (s *Stage) Poll(c *dataplane.Ctx) int {
 	return work
 }
 
-// Timer implements dataplane.Timed: arg is the port whose deadline came.
+// The deadlines a port keeps one timer for, each in the argument of its
+// timers above the port (timerOther: deadlines armed as they arise). A
+// deadline's timer is armed again only when it must fire earlier than
+// the one armed, so each kind has one timer pending, two at most while
+// an earlier replaces a later. Before, a firing timer cleared the dummy
+// and ACK deadlines' flags whichever it was, and the receiver armed two
+// timers for every batch of fresh holes: 170 timers armed at once on a
+// side of TestTimersBounded, where one a kind is enough.
+const (
+	timerOther   = iota
+	timerDummy   // the next dummy (idle)
+	timerAck     // the stale-ACK deadline (ackStale)
+	timerRetry   // the head of line's notice retry (receiver)
+	timerTimeout // the head of line's ackNoTimeout (receiver)
+	timerKinds
+)
+
+// Timer implements dataplane.Timed: arg is the port whose deadline came
+// and, above it, which deadline.
 func (s *Stage) Timer(c *dataplane.Ctx, arg uint64) {
-	if arg < MaxPorts && s.links[arg] != nil {
-		s.links[arg].dummyArmed, s.links[arg].ackArmed = false, false
-		s.service(c, s.links[arg])
+	port, kind := arg&0xffff, arg>>16
+	if port >= MaxPorts || s.links[port] == nil {
+		return
+	}
+	l := s.links[port]
+	if kind < timerKinds {
+		l.wake[kind] = 0
+	}
+	s.service(c, l)
+}
+
+// after arms a timer d from now for a deadline of no kind.
+func (s *Stage) after(c *dataplane.Ctx, l *link, d int64) {
+	s.arm(c, l, max(d, 1), timerOther)
+}
+
+// wakeAt makes sure a timer of kind fires by at: it arms one unless one
+// of that kind is armed for at or earlier.
+func (s *Stage) wakeAt(c *dataplane.Ctx, l *link, at int64, kind uint64) {
+	if w := l.wake[kind]; w != 0 && w <= at {
+		return
+	}
+	if s.arm(c, l, max(at-c.Now, 1), kind) {
+		l.wake[kind] = c.Now + max(at-c.Now, 1)
 	}
 }
 
-func (s *Stage) after(c *dataplane.Ctx, l *link, d int64) {
-	if !c.After(max(d, 1), uint64(l.port)) {
+// arm arms a timer d from now and says whether it could.
+func (s *Stage) arm(c *dataplane.Ctx, l *link, d int64, kind uint64) bool {
+	if !c.After(d, kind<<16|uint64(l.port)) {
 		l.st.TimerFull++
+		return false
 	}
+	return true
 }
 
 func (s *Stage) service(c *dataplane.Ctx, l *link) int {
@@ -556,8 +598,6 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 			work += s.notice(c, l, h.first, h.n)
 		}
 		l.fresh = 0
-		s.after(c, l, s.cfg.NoticeRetry)
-		s.after(c, l, s.cfg.AckTimeout)
 	}
 	for l.hN > 0 {
 		h := &l.holes[l.hHead]
@@ -590,8 +630,11 @@ func (s *Stage) receiver(c *dataplane.Ctx, l *link) int {
 				l.st.NoticeRetries += uint64(k)
 				work += k
 			}
-			s.after(c, l, s.cfg.NoticeRetry)
 		}
+		// The head's deadlines; the holes behind it get theirs when
+		// they reach the head.
+		s.wakeAt(c, l, h.noticed+s.cfg.NoticeRetry, timerRetry)
+		s.wakeAt(c, l, max(h.at, l.stuckSince)+s.cfg.AckTimeout, timerTimeout)
 		break
 	}
 	if l.high.Diff(l.ackNo) < 0 {
@@ -662,10 +705,7 @@ func (s *Stage) ackStale(c *dataplane.Ctx, l *link) int {
 		return 0
 	}
 	if wait := l.ackAt + s.cfg.DummyInterval - c.Now; wait > 0 {
-		if !l.ackArmed {
-			l.ackArmed = true
-			s.after(c, l, wait)
-		}
+		s.wakeAt(c, l, c.Now+wait, timerAck)
 		return 0
 	}
 	if !s.ctrl(c, l, rocev2.ShimAck, 0, 0, l.ctrlQ) {
@@ -733,10 +773,7 @@ func (s *Stage) idle(c *dataplane.Ctx, l *link) int {
 				}
 				return 0
 			}
-			if !l.dummyArmed {
-				l.dummyArmed = true
-				s.after(c, l, s.cfg.DummyInterval-(c.Now-l.dummyAt))
-			}
+			s.wakeAt(c, l, l.dummyAt+s.cfg.DummyInterval, timerDummy)
 		}
 	}
 	if l.pending {
