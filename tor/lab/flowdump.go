@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"rocetor/dataplane"
 	"rocetor/tor/fabric"
@@ -35,6 +36,12 @@ func writeFlows(path string) func(*fabric.Result, *FabricRun) {
 }
 
 func dumpFlows(path string, recs []fabric.FlowRecord) error {
+	// The directory is made here: a cell run from another directory than
+	// the one --flows was first given in would otherwise only count the
+	// dump failed (flows_dump_failed) and write nothing.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
