@@ -17,15 +17,46 @@ import (
 // retransmissions without (TCP filling the shared queue), and with
 // NetRT no retransmission only when QoS keeps its frames. TCP gets 0.9
 // alone and 0.55 beside RoCE. Ping answers in 200 µs, 2 ms beside TCP.
+// Which flows share a run it learns from the run's place in the
+// experiment's order (each run sits between two scrapes), not from
+// timing: with both, RoCE waits for TCP to start and TCP for RoCE to
+// end, so a starved test process sees the same overlap (timed with
+// sleeps, it did not: RoCE ended after TCP on a loaded machine).
 type sharedLink struct {
-	fab *fakeFabric
-	tcp atomic.Int32 // TCP flows running
-	mu  sync.Mutex
-	ts  []Transfer
+	fab   *fakeFabric
+	mixes []string     // the experiment's mixes, in the order it runs them
+	tcp   atomic.Int32 // TCP flows running
+	mu    sync.Mutex
+	ts    []Transfer
+	runs  map[int]*fakeRun
+}
+
+// fakeRun is one run's rendezvous of its RoCE and TCP flows.
+type fakeRun struct{ tcpUp, roceDone chan struct{} }
+
+// run returns the run under way and its mix.
+func (l *sharedLink) run() (*fakeRun, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := (l.fab.scrapes - 1) / 2
+	r := l.runs[k]
+	if r == nil {
+		r = &fakeRun{make(chan struct{}), make(chan struct{})}
+		l.runs[k] = r
+	}
+	return r, l.mixes[k%len(l.mixes)]
 }
 
 func (l *sharedLink) Transfer(ctx context.Context, t Transfer) (*PerfResult, error) {
-	time.Sleep(10 * time.Millisecond) // TCP, started with it, is running
+	r, mix := l.run()
+	if mix == mixBoth {
+		select {
+		case <-r.tcpUp:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		defer close(r.roceDone)
+	}
 	l.mu.Lock()
 	l.ts = append(l.ts, t)
 	l.mu.Unlock()
@@ -49,21 +80,27 @@ func (l *sharedLink) Round(ctx context.Context, ts []Transfer) ([]*PerfResult, e
 }
 
 func (l *sharedLink) TCP(ctx context.Context, f TCPFlow) (*TCPResult, error) {
+	r, mix := l.run()
 	l.tcp.Add(1)
 	defer l.tcp.Add(-1)
 	start := time.Now()
-	time.Sleep(f.Duration / 20) // outlasts RoCE's 10 ms
+	if mix == mixBoth {
+		close(r.tcpUp)
+		select {
+		case <-r.roceDone:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	return &TCPResult{Gbps: 0.9, Retransmits: 7, Start: start, End: time.Now()}, nil
 }
 
 func (l *sharedLink) Ping(ctx context.Context, from, to string, iv time.Duration) (*PingResult, error) {
 	rtt := 200.0
-	for ctx.Err() == nil {
-		if l.tcp.Load() > 0 {
-			rtt = 2000
-		}
-		time.Sleep(time.Millisecond)
+	if _, mix := l.run(); mix != mixRoCE {
+		rtt = 2000
 	}
+	<-ctx.Done()
 	return &PingResult{Sent: 3, RTTus: []float64{rtt, rtt, rtt}}, nil
 }
 
@@ -87,7 +124,7 @@ func TestRoCETCPWithFakes(t *testing.T) {
 	fab := newFakeFabric(t)
 	o.Prefix = "rtb-multipath-"
 	fab.plan = mustPlan(t, "multipath", func(p *Options) { *p = o })
-	link := &sharedLink{fab: fab}
+	link := &sharedLink{fab: fab, mixes: exp.mixList, runs: map[int]*fakeRun{}}
 	var out bytes.Buffer
 	res := newResults(exp, fab.plan, "testbed run roce-tcp")
 	if err := exp.Run(context.Background(), &Env{Fabric: fab, Perf: link, Apps: link, Out: &out}, res); err != nil {
