@@ -134,24 +134,29 @@ func TestLostRetransmission(t *testing.T) {
 // before ackNoTimeout gives up.
 func TestLostNotice(t *testing.T) {
 	r := newRig(t, testCfg(Blocking))
-	orig := loseSeq(30)
 	notices := 0
-	r.lose = func(dir int, f []byte) bool {
-		if orig(dir, f) {
-			return true
-		}
-		if dir == 1 && isType(f, rocev2.ShimLoss) {
-			notices++
-			return notices == 1
-		}
-		return false
-	}
+	r.lose = andFirstNotice(loseSeq(30), &notices)
 	r.send(0, 100, 100)
 	r.run(1e6)
 	inOrder(t, r.toB, 0, 100)
 	b := r.stats(&r.b)
 	if notices < 2 || b.NoticeRetries == 0 || b.Skipped != 0 {
 		t.Errorf("notices on the wire %d, retries %d, skipped %d", notices, b.NoticeRetries, b.Skipped)
+	}
+}
+
+// andFirstNotice loses what lose loses and the first loss notice from b
+// to a; *notices counts the notices that crossed the wire or were lost.
+func andFirstNotice(lose func(int, []byte) bool, notices *int) func(int, []byte) bool {
+	return func(dir int, f []byte) bool {
+		if lose(dir, f) {
+			return true
+		}
+		if dir == 1 && isType(f, rocev2.ShimLoss) {
+			*notices++
+			return *notices == 1
+		}
+		return false
 	}
 }
 
@@ -529,17 +534,10 @@ func TestHeadWaitCause(t *testing.T) {
 	cfg := testCfg(Blocking).WithDefaults()
 	for _, loseNotice := range []bool{false, true} {
 		r := newRig(t, cfg)
-		orig := loseSeq(30)
-		notices := 0
-		r.lose = func(dir int, f []byte) bool {
-			if orig(dir, f) {
-				return true
-			}
-			if loseNotice && dir == 1 && isType(f, rocev2.ShimLoss) {
-				notices++
-				return notices == 1
-			}
-			return false
+		r.lose = loseSeq(30)
+		if loseNotice {
+			notices := 0
+			r.lose = andFirstNotice(r.lose, &notices)
 		}
 		r.send(0, 100, 100)
 		r.run(1e6)
