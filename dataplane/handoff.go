@@ -409,7 +409,7 @@ func (w *Worker) resume(in []handed) {
 		if at == rawAt {
 			p := &in[i].Packet
 			if x := w.inbox[p.In]; x == nil || !x.push(p) {
-				w.drop(p.Addr, ReasonHandoffFull)
+				w.drop(p.Addr, p.Len, ReasonHandoffFull)
 			}
 			i++
 			continue
@@ -491,7 +491,7 @@ func (w *Worker) sharePause(in int, op uint16, enable uint8, t *[8]uint16) {
 		}
 		p := Packet{Addr: addr, Len: uint16(n), In: uint16(in), Out: NoPort}
 		if !w.hand(&p, o, pauseAt) {
-			w.drop(addr, ReasonHandoffFull)
+			w.drop(addr, p.Len, ReasonHandoffFull)
 		}
 	}
 }
@@ -583,7 +583,7 @@ func (w *Worker) handRaw(in int, to int, b *Batch) {
 	for j := 0; j < b.N; j++ {
 		e := handed{Packet: Packet{Addr: b.Pkts[j].Addr, Len: b.Pkts[j].Len, In: uint16(in)}, At: rawAt}
 		if !r.push(&e) {
-			w.drop(e.Addr, ReasonHandoffFull)
+			w.drop(e.Addr, e.Len, ReasonHandoffFull)
 			continue
 		}
 		w.st.Handed[to]++
@@ -636,7 +636,7 @@ func DrainHandoff(ws []*Worker) uint64 {
 		}
 		for _, x := range w.inbox {
 			for ; x != nil && x.n > 0; x.n-- {
-				w.drop(x.q[x.head].Addr, ReasonShutdown)
+				w.drop(x.q[x.head].Addr, x.q[x.head].Len, ReasonShutdown)
 				x.head = (x.head + 1) % len(x.q)
 				dropped++
 			}

@@ -212,7 +212,7 @@ func (w *Worker) wdStorm(i, p int, now int64) {
 				w.pfcDequeued(en.in, uint16(i), uint8(qi), int(en.len))
 			}
 			w.st.Ports[i].WDDrops++
-			w.drop(en.addr, ReasonPFCWatchdog)
+			w.drop(en.addr, en.len, ReasonPFCWatchdog)
 		}
 	}
 }

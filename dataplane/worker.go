@@ -173,6 +173,7 @@ type Worker struct {
 	srcIdx []uint16
 	timers *Timers
 	clock  func() int64
+	onDrop func(frame []byte, in, out uint16, r Reason) // SetDropHook
 	batch  Batch
 	// emitted[s] is the one-packet batch in which a frame stage s emits
 	// meets the stages after s. One per stage, because a later stage may
@@ -753,13 +754,32 @@ func (w *Worker) dropPacket(p *Packet, r Reason) {
 	if p.Meta.HeaderOnly() {
 		w.st.HODrops[r]++
 	}
-	w.drop(p.Addr, r)
+	if w.onDrop != nil {
+		w.onDrop(w.mem.Frame(p), p.In, p.Out, r)
+	}
+	w.st.Drops[r]++
+	w.mem.Release(p.Addr)
 }
 
-func (w *Worker) drop(addr uint64, r Reason) {
+// drop frees the n-byte frame at addr, which no packet describes (a
+// frame flushed from a queue, or handed nowhere), and counts the drop
+// under r.
+func (w *Worker) drop(addr uint64, n uint16, r Reason) {
+	if w.onDrop != nil {
+		w.onDrop(w.mem.Bytes(addr, int(n)), NoPort, NoPort, r)
+	}
 	w.st.Drops[r]++
 	w.mem.Release(addr)
 }
+
+// SetDropHook makes fn see every frame the worker drops, before it is
+// freed: its bytes (fn's only until it returns), the ports it came in
+// by and was bound for (NoPort where not known: frames flushed from a
+// queue or refused by a handoff ring) and the reason it is counted
+// under. It is for tracing (torsim's --drops log) and runs on the
+// worker's goroutine; set it before the worker runs. tord sets none,
+// which leaves the packet path one nil test per drop.
+func (w *Worker) SetDropHook(fn func(frame []byte, in, out uint16, r Reason)) { w.onDrop = fn }
 
 func (w *Worker) sendPFC(port int, enable uint8, times [8]uint16) bool {
 	addr, ok := w.mem.Alloc()
@@ -770,7 +790,7 @@ func (w *Worker) sendPFC(port int, enable uint8, times [8]uint16) bool {
 	w.st.Built++
 	n, err := rocev2.BuildPFC(w.mem.Room(addr), w.ports[port].MAC(), enable, times)
 	if err != nil || !w.egress[port].EnqueueControl(addr, n) {
-		w.drop(addr, ReasonQueueFull)
+		w.drop(addr, uint16(n), ReasonQueueFull)
 		return false
 	}
 	pc := &w.st.Ports[port]

@@ -233,6 +233,14 @@ func TestWorkerOverload(t *testing.T) {
 	r := newRig(t, DefaultEgress(1e9, limit), cross{q: 2})
 	r.ports[1].OnTransmit = nil
 	f := roceFrame(t, 1, 1000)
+	// The drop hook sees each drop once, with its ports and its bytes.
+	seen := 0
+	r.w.SetDropHook(func(frame []byte, in, out uint16, why Reason) {
+		if why != ReasonQueueFull || in != 0 || out != 1 || string(frame) != string(f) {
+			t.Fatalf("drop hook saw %d bytes from port %d to %d under %v", len(frame), in, out, why)
+		}
+		seen++
+	})
 	injected := 0
 	for now := int64(0); now < 10e6; now += 2000 { // 10 ms, one frame per 2 µs each way
 		if r.ports[0].Inject(f) {
@@ -250,8 +258,8 @@ func TestWorkerOverload(t *testing.T) {
 		t.Fatalf("injected %d = sent %d + dropped %d + queued %d does not add up",
 			injected, s.Ports[1].TxPackets, s.Drops[ReasonQueueFull], q.DepthPackets)
 	}
-	if s.Drops[ReasonQueueFull] == 0 || q.Drops != s.Drops[ReasonQueueFull] {
-		t.Fatalf("overload produced %d queue_full drops, queue counted %d", s.Drops[ReasonQueueFull], q.Drops)
+	if s.Drops[ReasonQueueFull] == 0 || q.Drops != s.Drops[ReasonQueueFull] || uint64(seen) != q.Drops {
+		t.Fatalf("overload produced %d queue_full drops, queue counted %d, drop hook saw %d", s.Drops[ReasonQueueFull], q.Drops, seen)
 	}
 	if r.mem.InUse() != q.DepthPackets {
 		t.Fatalf("%d frames in use, %d queued: frames leaked", r.mem.InUse(), q.DepthPackets)

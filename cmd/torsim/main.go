@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -118,7 +120,9 @@ type freeRun struct {
 	op                             string
 	until                          time.Duration
 	out, dump                      string
-	flows                          string
+	flows, drops                   string
+	jitter                         time.Duration
+	dropLog                        *dropLog // --drops, open from build to the run's end
 	stats                          fabric.StatsOptions
 	warmup, measure                time.Duration
 	quiet                          bool
@@ -175,6 +179,8 @@ func (f *freeRun) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.until, "until", 0, "stop at this simulated time (0: when every flow completed, at most 10s)")
 	fs.StringVar(&f.out, "out", "", "`DIR` for result.json and result.md (empty: Markdown on stdout)")
 	fs.StringVar(&f.flows, "flows", "", "write one line per completed flow here, ns-3 fct.txt's columns first (relative to --out when given)")
+	fs.DurationVar(&f.jitter, "jitter", 0, "delay each frame any port sends by up to this much more than its link's delay, uniformly, keeping order (0: none)")
+	fs.StringVar(&f.drops, "drops", "", "write one line per frame a switch drops here: time, switch, ports, reason, flow, PSN (relative to --out when given; one thread)")
 	fs.Var(binsFlag{&f.stats.Bins}, "bins", "upper bounds of the FCT size bins (default 10KB,100KB,1MB,10MB: NetRT's flow sizes and DCP's large flows)")
 	fs.Var(bytesFlag{&f.stats.ShortBelow}, "short-below", "flows smaller are short, the others long (default 200KB: DCP's small flows, IRN's background from there)")
 	fs.DurationVar(&f.warmup, "warmup", 0, "leave flows posted before this simulated time out of every statistic (they still run)")
@@ -293,6 +299,13 @@ func (f *freeRun) build() (*fabric.Network, []workload.Flow, fabric.RunOptions, 
 			return nil, nil, ro, err
 		}
 	}
+	o.Jitter = f.jitter.Nanoseconds()
+	if f.drops != "" {
+		if f.dropLog, err = openDropLog(f.outPath(f.drops)); err != nil {
+			return nil, nil, ro, err
+		}
+		o.Drops = f.dropLog.w
+	}
 	o.MaxMessage = 1
 	for _, fl := range flows {
 		o.MaxMessage = max(o.MaxMessage, fl.Size)
@@ -370,6 +383,9 @@ func (f *freeRun) simulate(n *fabric.Network, flows []workload.Flow, ro fabric.R
 	}
 	start := time.Now()
 	res, err := n.Run(flows, ro)
+	if f.dropLog != nil {
+		err = cmp.Or(err, f.dropLog.close())
+	}
 	if err != nil {
 		return err
 	}
@@ -399,7 +415,7 @@ func (f *freeRun) simulate(n *fabric.Network, flows []workload.Flow, ro fabric.R
 	n = nil
 	runtime.GC()
 	if f.flows != "" {
-		if err := writeFlows(f.flowsPath(), res); err != nil {
+		if err := writeFlows(f.outPath(f.flows), res); err != nil {
 			return err
 		}
 	}
@@ -410,13 +426,35 @@ func (f *freeRun) simulate(n *fabric.Network, flows []workload.Flow, ro fabric.R
 	return res.Books.Check()
 }
 
-// flowsPath is where --flows goes: a relative path under --out, so that
-// each cell of a sweep writes its own.
-func (f *freeRun) flowsPath() string {
-	if f.out != "" && !filepath.IsAbs(f.flows) {
-		return filepath.Join(f.out, f.flows)
+// outPath is where --flows or --drops goes: a relative path under
+// --out, so that each cell of a sweep writes its own.
+func (f *freeRun) outPath(name string) string {
+	if f.out != "" && !filepath.IsAbs(name) {
+		return filepath.Join(f.out, name)
 	}
-	return f.flows
+	return name
+}
+
+// dropLog is --drops' file, buffered: a 40-sender incast drops over
+// a hundred thousand frames.
+type dropLog struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+func openDropLog(path string) (*dropLog, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	fl, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &dropLog{f: fl, w: bufio.NewWriter(fl)}, nil
+}
+
+func (d *dropLog) close() error {
+	return cmp.Or(d.w.Flush(), d.f.Close())
 }
 
 func writeFlows(path string, res *fabric.Result) error {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"rocetor/dataplane"
 	"rocetor/rocev2"
@@ -51,6 +52,10 @@ type Port struct {
 	cfg  LinkConfig
 	busy Time
 	st   PortStats
+	// jitter, rng, lastAt: SetJitter's; lastAt is when the last frame
+	// sent arrives, which no later frame may precede.
+	jitter, lastAt Time
+	rng            *rand.Rand
 }
 
 // NewPort returns a port named name with address mac whose frames live
@@ -91,9 +96,22 @@ func (p *Port) Transmit(pkts []dataplane.Packet) int {
 	p.st.TxFrames++
 	p.st.TxBytes += uint64(len(f))
 	p.st.BusyTime += ser
-	p.out.push(p.mem, pk, p.busy+p.cfg.Delay)
+	at := p.busy + p.cfg.Delay
+	if p.jitter > 0 {
+		at = max(at+Time(p.rng.Int64N(int64(p.jitter))), p.lastAt)
+		p.lastAt = at
+	}
+	p.out.push(p.mem, pk, at)
 	return 1
 }
+
+// SetJitter delays each frame the port sends by a draw from rng,
+// uniform in [0, d), beyond the link's delay, but never so far that it
+// would arrive before the frame sent ahead of it: the wire stays in
+// order. It is the spread of a NIC's transmit timing or a switch's
+// forwarding latency. It only adds delay, so the link's delay still
+// bounds the partitions' lookahead.
+func (p *Port) SetJitter(d Time, rng *rand.Rand) { p.jitter, p.rng = d, rng }
 
 // WireStats returns the wire counters.
 func (p *Port) WireStats() PortStats {

@@ -3,7 +3,9 @@ package fabric
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"maps"
+	"math/rand/v2"
 	"net/netip"
 	"path"
 	"slices"
@@ -143,6 +145,19 @@ type Options struct {
 	// fetch (nic.QPCache; fasr-scale's --qpc-cache). Off by default:
 	// every context on chip at no cost.
 	QPCache nic.QPCache
+	// Jitter, if set, delays each frame any port sends by up to this
+	// many nanoseconds more than its link's delay, uniformly, in order
+	// (sim.Port.SetJitter): the spread of a NIC's transmit timing and a
+	// switch's forwarding latency. Without it, senders at one rate
+	// reach a shared queue at fixed phases, every hop re-serializing
+	// them, and a full drop-tail queue admits the same one each time
+	// (docs/experiments.md, netrt-incast). 0: none, as every result
+	// before it was measured.
+	Jitter int64
+	// Drops, if set, gets one line per frame a switch drops, as it
+	// drops it (dropLine; torsim --drops). Only with one thread: the
+	// partitions' lines would interleave.
+	Drops io.Writer
 }
 
 func (o *Options) setDefaults() {
@@ -246,6 +261,15 @@ type end struct {
 // set up later, by Pairs.
 func Build(t topo.Topology, o Options) (*Network, error) {
 	o.setDefaults()
+	if o.Jitter < 0 {
+		return nil, fmt.Errorf("fabric: jitter %d ns is negative", o.Jitter)
+	}
+	if o.Drops != nil {
+		if o.Threads > 1 {
+			return nil, fmt.Errorf("fabric: a drop log needs one thread, not %d", o.Threads)
+		}
+		fmt.Fprintln(o.Drops, dropHeader)
+	}
 	n := &Network{Sim: sim.New(), Topo: t, Opts: o, byNode: make([]int, len(t.Nodes))}
 	n.setParts(max(1, o.Threads))
 	// The names and their pairing once, before any host is built (dcp
@@ -362,6 +386,13 @@ func Build(t topo.Topology, o Options) (*Network, error) {
 		if err := sim.Connect(n.Sim, pa, pb, sim.LinkConfig{RateBps: l.RateBps, Delay: l.Delay,
 			Overhead: o.Overhead, RxRing: o.RxRing}); err != nil {
 			return nil, err
+		}
+	}
+	if o.Jitter > 0 {
+		for i := range t.Nodes {
+			for pi, p := range simPorts[i] {
+				p.SetJitter(sim.Time(o.Jitter)*sim.Nanosecond, rand.New(rand.NewPCG(o.Seed, sim.Seed(o.Seed, 10, uint64(i), uint64(pi)))))
+			}
 		}
 	}
 	for i, nd := range t.Nodes {
@@ -594,6 +625,9 @@ func (n *Network) buildSwitch(s *SwitchNode, ports [][]end, node int, mem *datap
 		return fmt.Errorf("switch %s: %w", s.Name, err)
 	}
 	s.Node = sim.AddNode(n.parts[n.part[node]], s.Pipe.Worker, sp)
+	if n.Opts.Drops != nil {
+		s.Pipe.Worker.SetDropHook(dropLogger(n.Opts.Drops, s.Name, sp, clock, rocev2.Classifier{DCP: s.Cfg.ParsesDCP()}))
+	}
 	return nil
 }
 

@@ -46,8 +46,8 @@ func threadsRun(t *testing.T, shape string, o Options, flows []workload.Flow, un
 // (a permutation, every flow at 0; a Poisson load, flows posted
 // between windows; DCQCN over ECN with llr on every link, the hosts'
 // too, and loss) and on a leaf-spine with loss on fabric links and
-// PFC (retransmissions, pauses crossing partitions), to the end of the
-// flows and to a time limit mid-run; and the partitions did cut links
+// PFC (retransmissions, pauses crossing partitions), with jitter on
+// every port, to the end of the flows and to a time limit mid-run; and the partitions did cut links
 // and run in parallel.
 func TestThreadsIdentical(t *testing.T) {
 	d, err := workload.LoadCDF("websearch")
@@ -70,6 +70,8 @@ func TestThreadsIdentical(t *testing.T) {
 			[]string{"Retransmits", "pfc"}},
 		{"fattree-dcqcn-llr", "fattree:k=4", Options{Seed: 4, Transport: "irn", CC: "dcqcn", Switch: "ecn: {}\nllr: {ports: [all]}\n" + lossy}, poisson, 0,
 			[]string{"CNPsRecv"}},
+		{"leafspine-jitter", "leafspine:leaves=4,spines=2,hosts=4", Options{Seed: 5, Transport: "irn", Jitter: 100, Switch: lossy}, poisson, 0,
+			[]string{"Retransmits"}},
 		{"leafspine-until", "leafspine:leaves=4,spines=2,hosts=4", Options{Seed: 3, Transport: "irn", Switch: pfc + lossy}, poisson, 700 * sim.Microsecond, nil},
 	}
 	for _, c := range cases {
