@@ -27,6 +27,21 @@ def runs(rows):
         last[f] = p
     out += cur.values()
     return out
+def passes(rows):
+    """Each flow's drops cut where its PSN goes back (the sender went back
+    N): per pass, how many were dropped and how far past its first drop
+    the sender went before going back (PSNs from the first drop to the last)."""
+    first, last, n, out = {}, {}, {}, []
+    for t, f, p in rows:
+        if f in last and ((p - last[f] + (1 << 23)) % (1 << 24)) - (1 << 23) <= 0:
+            out.append((n[f], (last[f] - first[f]) % (1 << 24)))
+            del first[f]
+        if f not in first:
+            first[f], n[f] = p, 0
+        n[f] += 1
+        last[f] = p
+    out += [(n[f], (last[f] - first[f]) % (1 << 24)) for f in first]
+    return out
 def congested(rows, gap=2000):
     """Time spans in which drops come less than gap ns apart, their drops."""
     spans, s0, prev, n = [], None, None, 0
@@ -45,7 +60,9 @@ def summary(path):
     d = sum(n for *_, n in sp)
     dep = t / SER
     p = d / (d + dep)
-    return dict(drops=len(rows), flows=len({f for _, f, _ in rows}), runs=len(rs),
+    ps = passes(rows)
+    return dict(passes=len(ps), drops_per_pass=st.median(n for n, _ in ps),
+                span_per_pass=st.median(sp for _, sp in ps), drops=len(rows), flows=len({f for _, f, _ in rows}), runs=len(rs),
                 mean_run=st.mean(rs), median_run=st.median(rs), max_run=max(rs),
                 share_in_runs_ge8=sum(r for r in rs if r >= 8) / len(rows),
                 congested_us=t / 1000, p_local=p, fair_mean_run=1 / (1 - p),
