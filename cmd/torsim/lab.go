@@ -57,6 +57,9 @@ func runExperiment(ctx context.Context, verb string, args []string, stdout, stde
 	if fs.NArg() > 0 {
 		return lab.Usagef("unexpected argument %q", fs.Arg(0))
 	}
+	if b.Jitter < 0 {
+		return lab.Usagef("--jitter %v: want none or a positive spread", b.Jitter)
+	}
 	var rec *lab.Results
 	if against != "" {
 		var err error

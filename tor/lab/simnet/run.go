@@ -69,7 +69,7 @@ func (f *Fabric) build(ts []lab.Transfer) (*run, error) {
 		return nil, err
 	}
 	o := fabric.Options{Seed: sim.Seed(f.seed, 7, f.runs), Transport: t0.Transport, BDP: t0.BDP, RTO: t0.RTO, CC: t0.CC, DCQCN: dcqcn,
-		MTU: t0.MTU, SwitchConfigs: f.plan.TordConfigs()}
+		MTU: t0.MTU, SwitchConfigs: f.plan.TordConfigs(), Jitter: f.b.Jitter.Nanoseconds()}
 	for name, c := range o.SwitchConfigs {
 		c.Impair = f.plan.ImpairOf(name, f.imp)
 	}

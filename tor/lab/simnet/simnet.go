@@ -32,6 +32,10 @@ type Backend struct {
 	// simulation, as other processes on the testbed's two CPUs take
 	// tord and roceperf off theirs (fabric.Stall).
 	Stall fabric.Stalls
+	// Jitter spreads every port's frames in every simulation
+	// (fabric.Options.Jitter): none by default, as every record was
+	// measured.
+	Jitter time.Duration
 }
 
 // Default is the backend with torsim's default delays: 1 µs per link.
@@ -241,21 +245,23 @@ func (f *Fabric) collect(n *fabric.Network) error {
 	return nil
 }
 
-// Flags registers the backend's own flags, --delay, --fabric-delay and --stall,
+// Flags registers the backend's own flags, --delay, --fabric-delay, --stall and --jitter,
 // as the simulator's free-form runs name them. The seed is the
 // experiment's --seed (Options.Seed).
 func (b *Backend) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&b.HostDelay, "delay", b.HostDelay, "propagation delay of host links")
 	fs.DurationVar(&b.FabricDelay, "fabric-delay", b.FabricDelay, "propagation delay of switch-to-switch links")
 	fs.Var(&b.Stall, "stall", "take switches or hosts off their CPU: "+fabric.StallSyntax)
+	fs.DurationVar(&b.Jitter, "jitter", b.Jitter, "delay each frame any port sends by up to this much more than its link's delay, uniformly, keeping order (0: none)")
 }
 
 // Simulate implements lab.Simulator for the fabric-scale experiments:
-// one simulation of tp with o, the backend's stalls applied, its frames'
+// one simulation of tp with o, the backend's stalls and jitter applied, its frames'
 // books checked. The experiment gives every delay and rate itself; the
 // backend's HostDelay and FabricDelay are the testbed-shaped
 // experiments'.
 func (b *Backend) Simulate(ctx context.Context, tp topo.Topology, o fabric.Options, flows []workload.Flow, ro fabric.RunOptions) (*fabric.Result, error) {
+	o.Jitter = b.Jitter.Nanoseconds()
 	n, err := fabric.Build(tp, o)
 	if err != nil {
 		return nil, err
