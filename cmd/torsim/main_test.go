@@ -145,24 +145,12 @@ func TestMergeOld(t *testing.T) {
 // through IRN completes, and the result names it), and is refused with
 // dcp, whose per-message ACKs give it no per-segment RTT.
 func TestTimely(t *testing.T) {
-	d := t.TempDir()
-	err := run(t.Context(), []string{"--topo", "leafspine", "--rate", "10G", "--transport", "irn", "--cc", "timely",
-		"--workload", "incast", "--incast", "4", "--size", "256KB", "--out", d, "--quiet"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(d, "result.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res fabric.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := freeResult(t, t.TempDir(), "--topo", "leafspine", "--rate", "10G", "--transport", "irn", "--cc", "timely",
+		"--workload", "incast", "--incast", "4", "--size", "256KB")
 	if res.CC != "timely" || res.Completed != 4 {
 		t.Errorf("cc %q, %d of 4 flows completed", res.CC, res.Completed)
 	}
-	err = run(t.Context(), []string{"--topo", "leafspine", "--transport", "dcp", "--cc", "timely", "--quiet"})
+	err := run(t.Context(), []string{"--topo", "leafspine", "--transport", "dcp", "--cc", "timely", "--quiet"})
 	if err == nil || !strings.Contains(err.Error(), "dcp acknowledges whole messages") {
 		t.Errorf("dcp with timely: %v", err)
 	}

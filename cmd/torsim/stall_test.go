@@ -18,19 +18,7 @@ import (
 func TestStallFlag(t *testing.T) {
 	dir := t.TempDir()
 	mean := func(out string, extra ...string) float64 {
-		args := append([]string{"--topo", "chain", "--rate", "10G", "--size", "256KiB", "--quiet", "--out", filepath.Join(dir, out)}, extra...)
-		if err := run(t.Context(), args); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(filepath.Join(dir, out, "result.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r fabric.Result
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatal(err)
-		}
-		return r.All.MeanFCTNs
+		return freeResult(t, filepath.Join(dir, out), append([]string{"--topo", "chain", "--rate", "10G", "--size", "256KiB"}, extra...)...).All.MeanFCTNs
 	}
 	plain, stalled := mean("plain"), mean("stalled", "--stall", "tor*:100us/200us:fixed")
 	if stalled <= plain {
@@ -56,24 +44,13 @@ func TestJitterFlag(t *testing.T) {
 		return readRecord(t, p).Runs[0].Fabric.All.MeanFCTNs
 	}
 	plain, jittered := cell("plain"), cell("jittered", "--jitter", "177ns")
-	out := filepath.Join(dir, "free")
 	sw := filepath.Join(dir, "q.yaml")
 	if err := os.WriteFile(sw, []byte("egress: {queue_limit: 1MiB}\necn: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(t.Context(), []string{"--topo", "leafspine:leaves=16,spines=1,hosts=1", "--rate", "50G", "--delay", "500ns", "--fabric-delay", "500ns",
-		"--transport", "gbn", "--cc", "dcqcn", "--rto", "200us", "--gbn-window", "489", "--switch", sw, "--workload", "sequential-incast",
-		"--incast", "15", "--jitter", "177ns", "--out", out, "--quiet"}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(out, "result.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var free fabric.Result
-	if err := json.Unmarshal(b, &free); err != nil {
-		t.Fatal(err)
-	}
+	free := freeResult(t, filepath.Join(dir, "free"), "--topo", "leafspine:leaves=16,spines=1,hosts=1", "--rate", "50G", "--delay", "500ns",
+		"--fabric-delay", "500ns", "--transport", "gbn", "--cc", "dcqcn", "--rto", "200us", "--gbn-window", "489", "--switch", sw,
+		"--workload", "sequential-incast", "--incast", "15", "--jitter", "177ns")
 	if jittered == plain || jittered != free.All.MeanFCTNs {
 		t.Errorf("mean FCT %v ns with --jitter, %v without, %v in the free-form run with it", jittered, plain, free.All.MeanFCTNs)
 	}
@@ -81,4 +58,22 @@ func TestJitterFlag(t *testing.T) {
 	if err := cmdRun(t.Context(), []string{"netrt-incast", "--scale", "ci", "--jitter", "-1ns"}, &sink, &sink); err == nil {
 		t.Error("--jitter -1ns was accepted")
 	}
+}
+
+// freeResult runs free-form torsim with args into out, quietly, and
+// returns its result.json.
+func freeResult(t *testing.T, out string, args ...string) *fabric.Result {
+	t.Helper()
+	if err := run(t.Context(), append(args, "--out", out, "--quiet")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r fabric.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
 }
