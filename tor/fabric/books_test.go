@@ -19,6 +19,22 @@ func balanced(t *testing.T, res *Result) {
 	}
 }
 
+// runOnce builds tp with o, runs flows to their end and checks the
+// frames' books.
+func runOnce(t *testing.T, tp topo.Topology, o Options, flows []workload.Flow) *Result {
+	t.Helper()
+	n, err := Build(tp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := n.Run(flows, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	balanced(t, res)
+	return res
+}
+
 // runBooks builds tp and runs flows with o until until (0: to the end),
 // and checks that two runs give the same JSON.
 func runBooks(t *testing.T, tp topo.Topology, o Options, flows []workload.Flow, until sim.Time) *Result {

@@ -29,15 +29,7 @@ func lockoutRun(t *testing.T, senders int, jitter int64) (*Result, string, int) 
 	}
 	var log bytes.Buffer
 	o := Options{Seed: 1, Switch: "egress: {queue_limit: 128KiB}\n", GBNWindow: 489, RTO: 200 * time.Microsecond, Jitter: jitter, Drops: &log, MaxQPs: QPsNeeded(flows, 1)}
-	n, err := Build(tp, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := n.Run(flows, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	balanced(t, res)
+	res := runOnce(t, tp, o, flows)
 	longest := 0
 	last, run := map[string]int{}, map[string]int{}
 	sc := bufio.NewScanner(strings.NewReader(log.String()))

@@ -35,15 +35,7 @@ func TestIRNTimeoutsSplit(t *testing.T) {
 		if transport == "gbn" {
 			o.RTOLow = 0
 		}
-		n, err := Build(tp, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := n.Run(flows, RunOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		balanced(t, res)
+		res := runOnce(t, tp, o, flows)
 		if res.Completed != len(flows) {
 			t.Fatalf("%s: %d of %d flows completed", transport, res.Completed, len(flows))
 		}
