@@ -1,7 +1,7 @@
 #!/bin/sh
 # The paper-scale sets again with one frame time of jitter on every port (torsim run --jitter:
 # a 1 KB frame and its headers at the host rate: 221 ns at irn-fabric's 40 Gbit/s, 88 ns at
-# dcp-fabric's, five-way's, llr-fabric's and fasr-scale's 100, 177 ns at netrt-incast's 50), against their records without
+# dcp-fabric's, five-way's, llr-fabric's and fasr-scale's 100, 177 ns at netrt-incast's and netrt-fabric's 50), against their records without
 # (docs/experiments.md, "Jitter").
 # One cell a process, two at a time, GOMAXPROCS=1, each cell's CPU in DIR/time.log; then
 # merge-run writes the record. Run from the repository's root; TORSIM is torsim's path.
@@ -23,3 +23,5 @@ set_ dcp-fabric 88ns dcp-fabric
 set_ netrt-incast 177ns netrt-incast
 set_ llr-fabric 88ns llr-fabric
 set_ fasr-scale 88ns fasr-scale
+set_ netrt-fabric-gbn+pfc 177ns netrt-fabric --schemes gbn+pfc
+set_ netrt-fabric-irn 177ns netrt-fabric --schemes irn
