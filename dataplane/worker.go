@@ -754,19 +754,19 @@ func (w *Worker) dropPacket(p *Packet, r Reason) {
 	if p.Meta.HeaderOnly() {
 		w.st.HODrops[r]++
 	}
-	if w.onDrop != nil {
-		w.onDrop(w.mem.Frame(p), p.In, p.Out, r)
-	}
-	w.st.Drops[r]++
-	w.mem.Release(p.Addr)
+	w.dropFrame(p.Addr, p.Len, p.In, p.Out, r)
 }
 
 // drop frees the n-byte frame at addr, which no packet describes (a
 // frame flushed from a queue, or handed nowhere), and counts the drop
 // under r.
-func (w *Worker) drop(addr uint64, n uint16, r Reason) {
+func (w *Worker) drop(addr uint64, n uint16, r Reason) { w.dropFrame(addr, n, NoPort, NoPort, r) }
+
+// dropFrame shows the frame to the drop hook, counts its drop under r
+// and frees it.
+func (w *Worker) dropFrame(addr uint64, n, in, out uint16, r Reason) {
 	if w.onDrop != nil {
-		w.onDrop(w.mem.Bytes(addr, int(n)), NoPort, NoPort, r)
+		w.onDrop(w.mem.Bytes(addr, int(n)), in, out, r)
 	}
 	w.st.Drops[r]++
 	w.mem.Release(addr)

@@ -155,7 +155,7 @@ type Options struct {
 	// before it was measured.
 	Jitter int64
 	// Drops, if set, gets one line per frame a switch drops, as it
-	// drops it (dropLine; torsim --drops). Only with one thread: the
+	// drops it (dropLogger; torsim --drops). Only with one thread: the
 	// partitions' lines would interleave.
 	Drops io.Writer
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -24,8 +23,7 @@ import (
 // sleeps, it did not: RoCE ended after TCP on a loaded machine).
 type sharedLink struct {
 	fab   *fakeFabric
-	mixes []string     // the experiment's mixes, in the order it runs them
-	tcp   atomic.Int32 // TCP flows running
+	mixes []string // the experiment's mixes, in the order it runs them
 	mu    sync.Mutex
 	ts    []Transfer
 	runs  map[int]*fakeRun
@@ -62,7 +60,7 @@ func (l *sharedLink) Transfer(ctx context.Context, t Transfer) (*PerfResult, err
 	l.mu.Unlock()
 	o := l.fab.plan.Options
 	s := Summary{Transport: t.Transport, Op: t.Op, Messages: int64(t.Count), GoodputGbps: 0.4, Start: time.Now()}
-	if l.tcp.Load() > 0 {
+	if mix == mixBoth { // TCP is running: it waits for RoCE to end
 		s.GoodputGbps = 0.38
 		if !o.QoS {
 			s.GoodputGbps, s.RetxPackets, s.Timeouts = 0.1, 300, 3
@@ -81,8 +79,6 @@ func (l *sharedLink) Round(ctx context.Context, ts []Transfer) ([]*PerfResult, e
 
 func (l *sharedLink) TCP(ctx context.Context, f TCPFlow) (*TCPResult, error) {
 	r, mix := l.run()
-	l.tcp.Add(1)
-	defer l.tcp.Add(-1)
 	start := time.Now()
 	if mix == mixBoth {
 		close(r.tcpUp)
