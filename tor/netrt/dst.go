@@ -82,7 +82,7 @@ type DstToR struct {
 	cfg    Config
 	flows  []dflow
 	fill   int // flows[:fill] have been used; the rest never were
-	index  flowIndex
+	index  flowIndex[dflow, *dflow]
 	pairs  map[pair]int32 // the newest flow of each address pair, for NAKs
 	hand   int            // reclaim clock hand
 	recent int32          // the entry last found
@@ -119,7 +119,7 @@ func NewDstToR(c Config) (*DstToR, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DstToR{cfg: c, flows: make([]dflow, c.Flows), index: newFlowIndex(c.Flows),
+	d := &DstToR{cfg: c, flows: make([]dflow, c.Flows), index: newFlowIndex[dflow](c.Flows),
 		pairs: make(map[pair]int32, c.Flows),
 		buf:   make([]heldPkt, c.BufferFrames), free: make([]int32, c.BufferFrames),
 		stalled: make([]uint64, 0, c.Flows)}

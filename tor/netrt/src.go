@@ -76,7 +76,7 @@ type SrcToR struct {
 	cfg   Config
 	flows []sflow
 	fill  int // flows[:fill] have been used; the rest never were
-	index map[rocev2.FlowKey]int32
+	index flowIndex[sflow, *sflow]
 	pairs map[pair]int32
 	hand  int // reclaim clock hand
 
@@ -132,7 +132,7 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: make(map[rocev2.FlowKey]int32, c.Flows),
+	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: newFlowIndex[sflow](c.Flows),
 		pairs: make(map[pair]int32, c.Flows), dups: make([]dup, c.PoolFrames), free: make([]int32, c.PoolFrames),
 		byExp: noEnds, probes: noEnds, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
 	for i := range s.free {
@@ -206,7 +206,7 @@ func (s *SrcToR) ps(i uint16) *SrcPortStats {
 
 // lookup finds or makes the flow of key; -1 when the table is full.
 func (s *SrcToR) lookup(now int64, key *rocev2.FlowKey) int32 {
-	if i, ok := s.index[*key]; ok {
+	if i := s.index.find(s.flows, key); i >= 0 {
 		return i
 	}
 	i := s.fill
@@ -220,9 +220,9 @@ func (s *SrcToR) lookup(now int64, key *rocev2.FlowKey) int32 {
 	// The prefix test runs here, once per flow, so that a packet pays
 	// one flag test for it.
 	*f = sflow{key: *key, remote: s.cfg.remote(key.Dst), dups: noEnds, last: now}
-	s.index[*key] = int32(i)
+	s.index.insert(s.flows, int32(i))
 	s.pairs[pair{key.Src, key.Dst}] = int32(i)
-	s.st.Flows = len(s.index)
+	s.st.Flows++
 	return int32(i)
 }
 
@@ -240,7 +240,8 @@ func (s *SrcToR) idle(now int64) int {
 		if f.n != 0 || now-f.last < s.cfg.IdleTimeout {
 			continue
 		}
-		delete(s.index, f.key)
+		s.index.remove(s.flows, int32(i))
+		s.st.Flows--
 		if pk := (pair{f.key.Src, f.key.Dst}); s.pairs[pk] == int32(i) {
 			delete(s.pairs, pk)
 		}
@@ -588,8 +589,10 @@ func (s *SrcToR) ack(c *dataplane.Ctx, p *dataplane.Packet) {
 	if !rocev2.AETH(c.Mem.Frame(p)[off:]).Syndrome().IsACK() {
 		return
 	}
-	fi, ok := s.index[m.Flow.Reverse(m.Flow.QP)]
-	if !ok {
+	rk := m.Flow.Reverse(m.Flow.QP)
+	fi := s.index.find(s.flows, &rk)
+	if fi < 0 {
+		var ok bool
 		if fi, ok = s.pairs[pair{m.Flow.Dst, m.Flow.Src}]; !ok {
 			return
 		}
@@ -627,7 +630,7 @@ func (s *SrcToR) request(c *dataplane.Ctx, p *dataplane.Packet, n rocev2.NetRT) 
 	epsn, bm := n.PSN(), n.Bitmap()
 	hi := highest(bm) // missing offsets from ePSN: 0 and i+1 ≤ hi with bit i clear
 	var found [3]uint64
-	if fi, ok := s.index[key]; ok {
+	if fi := s.index.find(s.flows, &key); fi >= 0 {
 		f := &s.flows[fi]
 		f.requests++
 		for e := f.dups.head; e >= 0; e = s.dups[e].on[onFlow].next {

@@ -7,12 +7,12 @@ import (
 	"rocetor/rocev2"
 )
 
-// TestDstIndex checks flowIndex against a map over random inserts and
+// TestFlowIndex checks flowIndex against a map over random inserts and
 // removals in a small table, where runs are long and wrap around.
-func TestDstIndex(t *testing.T) {
+func TestFlowIndex(t *testing.T) {
 	for _, entries := range []int{1, 3, 16, 100} {
 		rng := rand.New(rand.NewPCG(uint64(entries), 7))
-		x := newFlowIndex(entries)
+		x := newFlowIndex[dflow](entries)
 		if n := len(x.slot); n < 2*entries || n&(n-1) != 0 {
 			t.Fatalf("%d slots for %d entries", n, entries)
 		}
