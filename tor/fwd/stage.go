@@ -29,6 +29,12 @@ type Config struct {
 	Queue int `yaml:"queue"`
 	// DSCPQueue overrides Queue for packets with these DSCP values.
 	DSCPQueue map[uint8]int `yaml:"dscp_queue"`
+	// ByInput, when not 0, gives Queue one queue per input port: a
+	// packet bound for Queue that came in by port i < ByInput goes to
+	// queue Queue+i, so that the egress port serves its inputs round
+	// robin, as an input-queued switch's virtual output queues are
+	// served (pipeline's egress.by_input lays the queues out).
+	ByInput int `yaml:"-"`
 	// DCP puts every DCP header-only packet (tag 11, as
 	// rocev2.Meta.HeaderOnly sees it: the worker's classifier must
 	// parse DCP) on HOQueue, whatever its DSCP says and whether or not
@@ -68,6 +74,9 @@ const maxQueues = 16
 func (c *Config) Validate() error {
 	if c.Queue < 0 || c.Queue >= maxQueues {
 		return fmt.Errorf("%w: queue %d: want 0–%d", ErrConfig, c.Queue, maxQueues-1)
+	}
+	if c.ByInput < 0 || c.Queue+c.ByInput > maxQueues {
+		return fmt.Errorf("%w: %d queues by input from queue %d: want at most %d queues", ErrConfig, c.ByInput, c.Queue, maxQueues)
 	}
 	if c.HOQueue < 0 || c.HOQueue >= maxQueues {
 		return fmt.Errorf("%w: ho_queue %d: want 0–%d", ErrConfig, c.HOQueue, maxQueues-1)
@@ -137,6 +146,8 @@ type Stage struct {
 	queue     [64]uint8 // egress queue by DSCP
 	dcp       bool      // header-only packets to hoQueue (Config.DCP)
 	hoQueue   uint8
+	dataQ     uint8  // Config.Queue
+	byInput   uint16 // Config.ByInput
 	seed      uint64
 	missEvery int64
 
@@ -173,7 +184,7 @@ func NewStage(c Config, fib *FIB, misses *Misses) (*Stage, error) {
 		return nil, fmt.Errorf("%w: no FIB", ErrConfig)
 	}
 	s := &Stage{fib: fib, misses: misses, seed: c.HashSeed, missEvery: int64(c.MissInterval),
-		dcp: c.DCP, hoQueue: uint8(c.HOQueue), owned: c.Owned}
+		dcp: c.DCP, hoQueue: uint8(c.HOQueue), owned: c.Owned, dataQ: uint8(c.Queue), byInput: uint16(c.ByInput)}
 	if s.missEvery == 0 {
 		s.missEvery = int64(100 * time.Millisecond)
 	}
@@ -285,6 +296,9 @@ func (s *Stage) forward(c *dataplane.Ctx, t *Table, p *dataplane.Packet) {
 		// Chosen before the next hop, so that adaptive routing weighs
 		// the members by the queue the packet will join.
 		q = s.hoQueue
+	}
+	if q == s.dataQ && p.In < s.byInput {
+		q += uint8(p.In) // Config.ByInput
 	}
 	k := uint32(0)
 	if r.n > 1 {

@@ -50,7 +50,12 @@ import (
 // 200KB-3MB"); --cdf replaces the distribution (a file shaped after the
 // seed's text is docs/results/fabric/irn-seed-sizes.txt), --queue the
 // lossy egress budget — both to measure why IRN drops less here than
-// the seed's 8.5 % (docs/experiments.md).
+// the seed's 8.5 % (docs/experiments.md) —, and --voq gives every
+// switch port a data queue per input port served round robin
+// (egress.by_input), the scheduling of the seed's input-queued
+// switches with virtual output queues, each queue with the port's
+// budget (240 KB, or the switch's with PFC): their buffer is kept per
+// input port across its outputs, these per input and output.
 //
 // IRN's factor analysis (§4.3, Fig. 7) is two more schemes, both
 // without PFC: irn-gbn (go-back-N instead of SACKs, BDP-FC kept) and
@@ -86,6 +91,7 @@ type irnFabric struct {
 	ackEvery int
 	flowsErr error // the first flow file that could not be written
 	delta    uint
+	voq      bool // a data queue per input port (egress.by_input)
 
 	schemeList []string
 	ccList     []string
@@ -121,6 +127,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&e.rtoLow, "rto-low", e.rtoLow, "IRN's RTO_low, with at most 3 packets in flight (the seed's 100µs)")
 	fs.UintVar(&e.delta, "timely-delta", 0, "TIMELY's additive increment δ in Mbit/s (0: the TIMELY paper's 10, set for 10 Gbit/s links)")
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
+	fs.BoolVar(&e.voq, "voq", false, "a data queue per input port on every switch port, served round robin (egress.by_input), as the seed's input-queued switches serve their virtual output queues; not with --cc dcqcn")
 }
 
 func (e *irnFabric) Setup() (Options, error) {
@@ -162,6 +169,8 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--queue %q: want a byte size, e.g. 240KB", e.queue)
 	case e.delta > 40_000:
 		return Options{}, Usagef("--timely-delta %d: want Mbit/s up to the line rate, 40000", e.delta)
+	case e.voq && slices.Contains(e.ccList, "dcqcn"):
+		return Options{}, Usagef("--voq with --cc dcqcn: DCQCN's marking is on the data queue alone")
 	case e.load <= 0 || e.load > 1:
 		return Options{}, Usagef("--load %v: want (0, 1]", e.load)
 	case e.k != 0 && (e.k < 2 || e.k%2 != 0):
@@ -207,14 +216,14 @@ const (
 	irnBDPFC     = 110 // packets: the 120 KB BDP of the longest path
 	irnRTOHigh   = 320 * time.Microsecond
 	irnRTOLow    = 100 * time.Microsecond
-	irnNoTimeout = time.Second // "We disable timeouts when PFC is enabled"
-	irnSwitchPFC = "egress: {queue_limit: 1440KB}\npfc: {xoff: 220KB, xon: 218KB}\n"
+	irnNoTimeout = time.Second                        // "We disable timeouts when PFC is enabled"
+	irnSwitchPFC = "pfc: {xoff: 220KB, xon: 218KB}\n" // with queues of the switch's 1440KB
 )
 
 // options are the hosts and switches of one cell.
 func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64) fabric.Options {
 	tr, pfc, _ := irnScheme(scheme)
-	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: e.rtoHigh, Switch: "egress: {queue_limit: " + e.queue + "}\n"}
+	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: e.rtoHigh, Switch: e.egress(e.queue)}
 	if tr == "irn" {
 		o.RTOLow = e.rtoLow
 		o.IRNGoBackN = scheme == "irn-gbn"
@@ -230,7 +239,7 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 		}
 	}
 	if pfc {
-		o.Switch, o.RTO = irnSwitchPFC, irnNoTimeout
+		o.Switch, o.RTO = e.egress("1440KB")+irnSwitchPFC, irnNoTimeout
 		if tr == "irn" {
 			o.RTOLow = irnNoTimeout
 		}
@@ -244,6 +253,15 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 		o.Timely = &t
 	}
 	return o
+}
+
+// egress is the switches' egress section: each queue's budget, and
+// with --voq a data queue per input port.
+func (e *irnFabric) egress(limit string) string {
+	if e.voq {
+		return "egress: {queue_limit: " + limit + ", by_input: true}\n"
+	}
+	return "egress: {queue_limit: " + limit + "}\n"
 }
 
 func (e *irnFabric) topology() topo.Topology {
@@ -293,6 +311,9 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	}
 	if e.noTORecovery {
 		res.Params["no_timeout_recovery"] = "true"
+	}
+	if e.voq {
+		res.Params["voq"] = "true"
 	}
 	if e.ackEvery != 0 {
 		res.Params["irn_ack_every"] = strconv.Itoa(e.ackEvery)

@@ -379,6 +379,9 @@ func FwdConfig(cfg *Config) (fwd.Config, error) {
 	fc.DCP, fc.HOQueue = cfg.ParsesDCP(), eg.QueueIndexByName(trim.ControlQueue)
 	fc.Multipath = fwd.Multipath{Bias: int(cfg.Forwarding.AdaptiveBias)}
 	fc.HashSeed = cfg.Forwarding.HashSeed
+	if cfg.Egress.ByInput {
+		fc.ByInput = len(cfg.Ports)
+	}
 	var err error
 	fc.Multipath.Mode, err = fwd.ParseMode(cfg.Forwarding.Multipath)
 	return fc, err

@@ -70,6 +70,15 @@ type Config struct {
 		// (a power of two; 0 = 256); it grows to what queue_limit
 		// needs as the queue deepens (dataplane.EgressConfig.Ring).
 		Ring int `yaml:"ring"`
+		// ByInput gives every port one data queue per input port,
+		// served round robin at the data queue's level ("data" for
+		// port 0, then "data@1", "data@2", …): the scheduling of an
+		// input-queued switch's virtual output queues (the IRN seed's
+		// simulator, seed 004 §4.1), each queue with the data queue's
+		// budget. For the forwarding-only switch: not with a qos,
+		// netrt, trim, llr, ecn, int or buffer section, which name the
+		// data queue alone.
+		ByInput bool `yaml:"by_input"`
 	} `yaml:"egress"`
 
 	Forwarding struct {
@@ -434,6 +443,9 @@ func (c *Config) Validate() error {
 		return bad("forwarding.multipath", "%q, want ecmp, spray or adaptive", c.Forwarding.Multipath)
 	}
 	if err := c.QoS.validate(c); err != nil {
+		return err
+	}
+	if err := c.validateByInput(); err != nil {
 		return err
 	}
 	known := map[string]bool{}

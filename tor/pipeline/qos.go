@@ -3,6 +3,7 @@ package pipeline
 import (
 	"maps"
 	"slices"
+	"strconv"
 
 	"rocetor/dataplane"
 )
@@ -272,11 +273,52 @@ func (r *QoSConfig) layout(eg dataplane.EgressConfig) dataplane.EgressConfig {
 // with the qos section's classes.
 func (c *Config) Layout() dataplane.EgressConfig {
 	eg := dataplane.DefaultEgress(0, int(c.Egress.QueueLimit))
+	if c.Egress.ByInput {
+		return byInput(eg, len(c.Ports))
+	}
 	if c.QoS == nil {
 		return eg
 	}
 	r := c.QoS.resolved()
 	return r.layout(eg)
+}
+
+// byInput returns eg with n data queues in the place of one, "data"
+// and "data@1" to "data@n-1" (egress.by_input).
+func byInput(eg dataplane.EgressConfig, n int) dataplane.EgressConfig {
+	di := eg.QueueIndexByName("data")
+	qs := slices.Clone(eg.Queues[:di+1])
+	for i := 1; i < n; i++ {
+		q := eg.Queues[di]
+		q.Name = "data@" + strconv.Itoa(i)
+		qs = append(qs, q)
+	}
+	eg.Queues = append(qs, eg.Queues[di+1:]...)
+	return eg
+}
+
+// validateByInput checks egress.by_input against the sections that
+// name the data queue alone.
+func (c *Config) validateByInput() error {
+	if !c.Egress.ByInput {
+		return nil
+	}
+	for _, s := range []struct {
+		name string
+		on   bool
+	}{{"qos", c.QoS != nil}, {"netrt", c.NetRT.On()}, {"trim", c.Trim != nil}, {"llr", c.LLR.On()}, {"ecn", c.ECN != nil},
+		{"int", c.INT != nil}, {"buffer", c.Buffer != nil}, {"forwarding.dscp_queues", len(c.Forwarding.DSCPQueues) > 0}} {
+		if s.on {
+			return bad("egress.by_input", "not with a %s section: it names the data queue alone", s.name)
+		}
+	}
+	if c.Forwarding.Queue != "data" {
+		return bad("egress.by_input", "forwarding.queue %q: the queues by input are the data queue's", c.Forwarding.Queue)
+	}
+	if n := len(dataplane.DefaultEgress(0, 1).Queues) - 1 + len(c.Ports); n > 16 {
+		return bad("egress.by_input", "%d ports make %d queues a port, want at most 16", len(c.Ports), n)
+	}
+	return nil
 }
 
 // queueNames returns the names of the layout's queues, for errors.

@@ -289,3 +289,44 @@ func TestQoSTrimShares(t *testing.T) {
 		t.Errorf("data got %.3f of the bytes beside lossy, want 0.5", share)
 	}
 }
+
+// TestByInput: with egress.by_input every port has a data queue per
+// input port at the data queue's level, weight, budget and PFC priority,
+// and a frame joins the queue of the port it came in by; the sections
+// that name the data queue alone are refused.
+func TestByInput(t *testing.T) {
+	c := qosConfig(t, "egress: {by_input: true, queue_limit: 240KB}\n")
+	eg := c.Layout()
+	var names []string
+	for _, q := range eg.Queues {
+		names = append(names, q.Name)
+	}
+	if want := []string{"control", "retransmit", "data", "data@1", "idle"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("queues %v, want %v", names, want)
+	}
+	d, d1 := eg.Queues[2], eg.Queues[3]
+	if d1.Level != d.Level || d1.Weight != d.Weight || d1.Limit != 240_000 || d1.PFC != d.PFC {
+		t.Fatalf("data@1 %+v, want data's %+v", d1, d)
+	}
+	pl, up, h1 := qosPipeline(t, &c)
+	f := qosFrame(t, 26, 1000)
+	for range 3 {
+		up.Inject(f)
+	}
+	h1.Inject(f) // leaves by the port it came in by: the route is h1's
+	pl.Worker.Step(0)
+	e := pl.Worker.Egress(1)
+	if got := [2]uint64{e.Stats(2).Enqueued, e.Stats(3).Enqueued}; got != [2]uint64{3, 1} {
+		t.Fatalf("h1's data and data@1 queues took %v frames, want [3 1]", got)
+	}
+	for _, y := range []string{"qos: {}\n", "ecn: {}\n", "trim: {}\n", "llr: {ports: [up]}\n", "forwarding: {queue: idle}\n"} {
+		c, err := ParseConfig([]byte("ports: [up, h1]\negress: {by_input: true}\n"+y), "test")
+		if err != nil {
+			t.Fatalf("%q: %v", y, err)
+		}
+		c.AdminAddr, c.MetricsAddr = "", ""
+		if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "egress.by_input:") {
+			t.Errorf("%q: %v, want an error naming egress.by_input", y, err)
+		}
+	}
+}
