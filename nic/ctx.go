@@ -126,6 +126,9 @@ func (c *Ctx) SendRequest(q *QP, p psn.PSN) (int, bool) {
 	}
 	if retx {
 		e.st.Retransmits++
+		if q.timedOut {
+			e.st.TimeoutRetransmits++
+		}
 		if w.op == OpRead {
 			e.st.ReadRetries++
 		}
@@ -465,7 +468,7 @@ func (e *Endpoint) respond(c *Ctx, q *QP) bool {
 		}
 		e.st.Responses++
 		if x.Less(r.hi) {
-			e.st.Retransmits++
+			e.st.Retransmits++ // a READ asked again: the requester's timeout or gap, not this side's
 		} else {
 			r.hi = x.Add(1)
 		}

@@ -418,6 +418,7 @@ func (e *Endpoint) receive(c *Ctx, dc *dataplane.Ctx, p *dataplane.Packet, at in
 				e.st.AcksRecv++
 			case syn.IsNAK():
 				e.st.NAKsRecv++
+				q.timedOut = false
 				if syn.Value() == rocev2.NakPSNSeqError {
 					e.st.SeqNAKsRecv++
 				}
@@ -487,6 +488,7 @@ func (e *Endpoint) Timer(dc *dataplane.Ctx, arg uint64) {
 			e.armRTO(c, q, q.rtoAt)
 		default:
 			q.rtoOn = false
+			q.timedOut = true
 			e.st.Timeouts++
 			if o := e.cfg.Observer; o != nil && q.sqHead != q.sqSent {
 				o.TimedOut(q.qpn, q.sq[q.sqHead&uint32(len(q.sq)-1)].id)

@@ -94,6 +94,7 @@ type QP struct {
 	ackPending bool // a coalesced ACK is due at the end of this batch
 	heapArmed  bool // a heap entry with generation gen is armed for heapAt
 	rtoOn      bool // the transport's timer is set for rtoAt
+	timedOut   bool // the timer expired and no NAK came since (Stats.TimeoutRetransmits)
 	gen        uint32
 	heapAt     int64
 	rtoAt      int64

@@ -15,6 +15,11 @@ type Stats struct {
 	Retransmits uint64 // request packets sent again (PSN below the highest sent) and read responses resent
 	ReadRetries uint64 // READ requests re-issued from a lost response's PSN (counted in Retransmits too)
 	Timeouts    uint64 // retransmission timer expiries handed to the transport
+	// TimeoutRetransmits are, of Retransmits, those a QP sent after its
+	// timer last expired and before a NAK came after it: the resends
+	// timeouts made, Retransmits less these the ones NAKs (and, for
+	// the selective transports, SACKs) made.
+	TimeoutRetransmits uint64
 
 	AcksSent, AcksRecv uint64 // positive ACKs (AETH syndrome ACK)
 	NAKsSent, NAKsRecv uint64 // NAKs of any code; the PSN sequence error ones are also below
