@@ -208,8 +208,8 @@ func (w *Worker) wdStorm(i, p int, now int64) {
 			qu.stats.Dequeued--
 			qu.stats.Bytes -= uint64(en.len)
 			e.backlog -= int(en.len)
-			if w.pfc != nil && en.in != NoPort {
-				w.pfcDequeued(en.in, uint16(i), uint8(qi), int(en.len))
+			if en.in != NoPort {
+				w.dequeued(en.in, uint16(i), uint8(qi), int(en.len))
 			}
 			w.st.Ports[i].WDDrops++
 			w.drop(en.addr, en.len, ReasonPFCWatchdog)

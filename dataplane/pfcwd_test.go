@@ -294,3 +294,41 @@ func TestIngressPFCHeadroom(t *testing.T) {
 		}
 	}
 }
+
+// TestInputLimit: the frames one port brought in hold at most
+// WorkerConfig.InputLimit bytes of the egress queues; past it a frame
+// is dropped as input_full, another port's frames have their own
+// budget, and what leaves gives it back.
+func TestInputLimit(t *testing.T) {
+	r := newRig(t, DefaultEgress(0, 1<<20))
+	f := roceFrame(t, 1, 1000)
+	r.w.cfg.InputLimit = 3 * len(f)
+	r.w.input = make([]int, 2)
+	r.ports[0].SetTxRoom(0)
+	r.ports[1].SetTxRoom(0) // nothing leaves: every frame stays queued
+	for range 5 {
+		r.ports[0].Inject(f)
+	}
+	for range 2 {
+		r.ports[1].Inject(f)
+	}
+	r.w.Step(0)
+	on1, on0 := r.w.Egress(1).Backlog(), r.w.Egress(0).Backlog()
+	if d := r.w.st.Drops[ReasonInputFull]; d != 2 || on1 != 3*len(f) || on0 != 2*len(f) || r.w.input[0] != on1 || r.w.input[1] != on0 {
+		t.Fatalf("%d input_full drops, %d and %d bytes queued, inputs hold %v bytes: want 2, 3 frames from p0, 2 from p1, as many",
+			d, on1, on0, r.w.input)
+	}
+	r.ports[0].SetTxRoom(BatchSize)
+	r.ports[1].SetTxRoom(BatchSize)
+	r.w.Step(1000)
+	if r.w.input[0] != 0 || r.w.input[1] != 0 || len(r.sent[1]) != 3 || len(r.sent[0]) != 2 {
+		t.Fatalf("after the drain: inputs hold %v bytes, %d and %d frames sent: want none, 3, 2", r.w.input, len(r.sent[1]), len(r.sent[0]))
+	}
+	for range 3 {
+		r.ports[0].Inject(f)
+	}
+	r.w.Step(2000)
+	if d := r.w.st.Drops[ReasonInputFull]; d != 2 || len(r.sent[1]) != 6 {
+		t.Fatalf("%d input_full drops, %d frames sent from p0's: want still 2, and 6", d, len(r.sent[1]))
+	}
+}

@@ -62,6 +62,7 @@ func NumReasons() int {
 var (
 	ReasonUnrouted  = NewReason("unrouted")   // no stage chose an egress port
 	ReasonQueueFull = NewReason("queue_full") // egress queue at its byte limit
+	ReasonInputFull = NewReason("input_full") // the frames of its ingress port at WorkerConfig.InputLimit
 	ReasonNoFrame   = NewReason("no_frame")   // frame memory exhausted
 	ReasonBadPort   = NewReason("bad_port")   // egress port index out of range
 	ReasonTxFull    = NewReason("tx_full")    // a port refused a frame it was handed

@@ -138,6 +138,13 @@ type WorkerConfig struct {
 	// the egress queues pass a threshold (IngressPFC). nil sends PFC
 	// only where a stage does (Ctx.SendPFC).
 	PFC *IngressPFC
+	// InputLimit, when not 0, is the bytes the frames one port brought
+	// in may hold in this worker's egress queues at once, whatever
+	// queue they wait in: a frame past it is dropped (ReasonInputFull),
+	// as an input-queued switch's input buffer refuses it (the IRN
+	// seed's switches, seed 004 §4.1; with egress.by_input, its
+	// virtual output queues). 0: no such budget.
+	InputLimit int
 	// PFCWatchdog, when not nil, ends the pause storms of the ports'
 	// peers (PFCWatchdog).
 	PFCWatchdog *PFCWatchdog
@@ -209,6 +216,7 @@ type Worker struct {
 	gone     uint64
 	inbox    []*Inbox  // by port, where the port is or wraps one
 	pfc      *pfcState // WorkerConfig.PFC's accounting; nil without it
+	input    []int     // queued bytes by ingress port (WorkerConfig.InputLimit); nil without it
 	wd       *wdState  // WorkerConfig.PFCWatchdog's; nil without it
 	// pfcRx is the priorities whose received pauses are honoured
 	// (IngressPFC.Priorities; every one without).
@@ -239,6 +247,9 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	}
 	if c.RefusePFC != nil && len(c.RefusePFC) != len(c.Ports) {
 		return nil, fmt.Errorf("%w: RefusePFC names %d ports, have %d", ErrWorkerConfig, len(c.RefusePFC), len(c.Ports))
+	}
+	if c.InputLimit < 0 {
+		return nil, fmt.Errorf("%w: input limit %d bytes", ErrWorkerConfig, c.InputLimit)
 	}
 	if h := c.Handoff; h != nil {
 		if c.ID < 0 || c.ID >= h.Workers() || c.Mem.share != h || c.Mem.id != c.ID {
@@ -306,6 +317,9 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	}
 	if c.PFC != nil {
 		w.pfc = newPFCState(*c.PFC, w.egress)
+	}
+	if c.InputLimit > 0 {
+		w.input = make([]int, len(c.Ports))
 	}
 	w.pfcRx = 0xff
 	if c.PFC != nil && c.PFC.Priorities != 0 {
@@ -429,10 +443,10 @@ func (w *Worker) Step(now int64) int {
 		if e.Backlog() > 0 {
 			if room := min(p.TxRoom(), BatchSize); room > 0 {
 				k := e.Dequeue(now, out[:room])
-				if w.pfc != nil {
+				if w.pfc != nil || w.input != nil {
 					for j := 0; j < k; j++ {
 						if o := &out[j]; o.In != NoPort {
-							w.pfcDequeued(o.In, uint16(i), o.Queue, int(o.Len))
+							w.dequeued(o.In, uint16(i), o.Queue, int(o.Len))
 						}
 					}
 				}
@@ -649,7 +663,7 @@ func (w *Worker) captureStage(b *Batch) {
 // dispatch queues every packet the stages left with Forward and frees the
 // dropped ones.
 func (w *Worker) dispatch(b *Batch) {
-	if w.egressAt < 0 && w.wd == nil && w.pfc == nil {
+	if w.egressAt < 0 && w.wd == nil && w.pfc == nil && w.input == nil {
 		w.dispatchPlain(b)
 		return
 	}
@@ -727,6 +741,8 @@ func (w *Worker) enqueue(p *Packet) bool {
 	case w.wd != nil && w.wdDropping(p.Out, p.Queue):
 		w.st.Ports[p.Out].WDDrops++
 		w.dropPacket(p, ReasonPFCWatchdog)
+	case w.input != nil && int(p.In) < len(w.input) && w.input[p.In]+int(p.Len) > w.cfg.InputLimit:
+		w.dropPacket(p, ReasonInputFull)
 	default:
 		hr := w.pfc != nil && w.pfcHeadroom(p)
 		r := w.egress[p.Out].enqueuePacket(p)
@@ -738,6 +754,9 @@ func (w *Worker) enqueue(p *Packet) bool {
 			if w.pfc != nil {
 				w.pfcEnqueued(p.In, p.Out, p.Queue, int(p.Len), r == pushHeadroom)
 			}
+			if w.input != nil && int(p.In) < len(w.input) {
+				w.input[p.In] += int(p.Len)
+			}
 			return true
 		case pushThreshold:
 			w.dropPacket(p, ReasonBufferThreshold)
@@ -746,6 +765,18 @@ func (w *Worker) enqueue(p *Packet) bool {
 		}
 	}
 	return false
+}
+
+// dequeued uncounts a frame that came in by port in and left queue q of
+// port out, sent or dropped: from PFC's count (pfcDequeued) and the
+// input's (WorkerConfig.InputLimit).
+func (w *Worker) dequeued(in, out uint16, q uint8, n int) {
+	if w.pfc != nil {
+		w.pfcDequeued(in, out, q, n)
+	}
+	if w.input != nil && int(in) < len(w.input) {
+		w.input[in] -= n
+	}
 }
 
 // dropPacket frees p's frame and counts the drop under r, and under

@@ -54,8 +54,9 @@ import (
 // switch port a data queue per input port served round robin
 // (egress.by_input), the scheduling of the seed's input-queued
 // switches with virtual output queues, each queue with the port's
-// budget (240 KB, or the switch's with PFC): their buffer is kept per
-// input port across its outputs, these per input and output.
+// budget (240 KB, or the switch's with PFC), and --input-buffer keeps
+// each input port's frames within a budget across its queues, as the
+// seed's 240 KB per input port.
 //
 // IRN's factor analysis (§4.3, Fig. 7) is two more schemes, both
 // without PFC: irn-gbn (go-back-N instead of SACKs, BDP-FC kept) and
@@ -91,7 +92,8 @@ type irnFabric struct {
 	ackEvery int
 	flowsErr error // the first flow file that could not be written
 	delta    uint
-	voq      bool // a data queue per input port (egress.by_input)
+	voq      bool   // a data queue per input port (egress.by_input)
+	inputBuf string // each input port's buffer across its queues (egress.input_limit)
 
 	schemeList []string
 	ccList     []string
@@ -128,6 +130,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.UintVar(&e.delta, "timely-delta", 0, "TIMELY's additive increment δ in Mbit/s (0: the TIMELY paper's 10, set for 10 Gbit/s links)")
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 	fs.BoolVar(&e.voq, "voq", false, "a data queue per input port on every switch port, served round robin (egress.by_input), as the seed's input-queued switches serve their virtual output queues; not with --cc dcqcn")
+	fs.StringVar(&e.inputBuf, "input-buffer", "", "each switch input port's buffer, across the queues its frames wait in (egress.input_limit; with --voq and 240KB the seed's switches); empty: none")
 }
 
 func (e *irnFabric) Setup() (Options, error) {
@@ -167,6 +170,8 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--rto-low %v, --rto-high %v: want 0 < low ≤ high", e.rtoLow, e.rtoHigh)
 	case e.queue == "" || strings.ContainsAny(e.queue, "{}:,\n"):
 		return Options{}, Usagef("--queue %q: want a byte size, e.g. 240KB", e.queue)
+	case strings.ContainsAny(e.inputBuf, "{}:,\n"):
+		return Options{}, Usagef("--input-buffer %q: want a byte size, e.g. 240KB", e.inputBuf)
 	case e.delta > 40_000:
 		return Options{}, Usagef("--timely-delta %d: want Mbit/s up to the line rate, 40000", e.delta)
 	case e.voq && slices.Contains(e.ccList, "dcqcn"):
@@ -255,13 +260,18 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 	return o
 }
 
-// egress is the switches' egress section: each queue's budget, and
-// with --voq a data queue per input port.
+// egress is the switches' egress section: each queue's budget, with
+// --voq a data queue per input port, with --input-buffer each input
+// port's budget across them.
 func (e *irnFabric) egress(limit string) string {
+	s := "egress: {queue_limit: " + limit
 	if e.voq {
-		return "egress: {queue_limit: " + limit + ", by_input: true}\n"
+		s += ", by_input: true"
 	}
-	return "egress: {queue_limit: " + limit + "}\n"
+	if e.inputBuf != "" {
+		s += ", input_limit: " + e.inputBuf
+	}
+	return s + "}\n"
 }
 
 func (e *irnFabric) topology() topo.Topology {
@@ -314,6 +324,9 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	}
 	if e.voq {
 		res.Params["voq"] = "true"
+	}
+	if e.inputBuf != "" {
+		res.Params["input_buffer"] = e.inputBuf
 	}
 	if e.ackEvery != 0 {
 		res.Params["irn_ack_every"] = strconv.Itoa(e.ackEvery)

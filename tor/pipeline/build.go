@@ -301,7 +301,8 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 	pm, _ := dataplane.ParsePollMode(cfg.Poll)
 	wc := dataplane.WorkerConfig{ID: w, Mem: mem, Ports: ports, Egress: egs,
 		Stages: stages, Mode: pm, Classifier: cls, Clock: clock, Seed: seed, RefusePFC: cfg.Trust.RefusePFC(cfg.Ports),
-		PFC: cfg.PFC.ingress(cfg), PFCWatchdog: cfg.PFC.watchdog(), Thread: cfg.CPU.Thread(w), Yield: p.Yield}
+		PFC: cfg.PFC.ingress(cfg), PFCWatchdog: cfg.PFC.watchdog(), Thread: cfg.CPU.Thread(w), Yield: p.Yield,
+		InputLimit: int(cfg.Egress.InputLimit)}
 	if (h != nil) != (p.Owners != nil) {
 		return nil, fmt.Errorf("%w: worker %d: a handoff is needed exactly with more than one worker and netrt, trim or llr", ErrConfig, w)
 	}

@@ -79,6 +79,13 @@ type Config struct {
 		// netrt, trim, llr, ecn, int or buffer section, which name the
 		// data queue alone.
 		ByInput bool `yaml:"by_input"`
+		// InputLimit is the bytes the frames one port brought in may
+		// hold in the egress queues at once, whatever queue they wait
+		// in; past it a frame is dropped (input_full), as an
+		// input-queued switch's input buffer refuses it (with
+		// by_input, the IRN seed's switches). Each worker keeps its
+		// own count. 0: none.
+		InputLimit dataplane.Bytes `yaml:"input_limit"`
 	} `yaml:"egress"`
 
 	Forwarding struct {

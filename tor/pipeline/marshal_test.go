@@ -32,6 +32,7 @@ func fullConfig() Config {
 	c.Egress.OwnedPorts = []string{"h2"}
 	c.Egress.Ring = 32
 	c.Egress.ByInput = true // not valid beside the stages: the file only has to carry it
+	c.Egress.InputLimit = 240 << 10
 	c.Forwarding.Multipath, c.Forwarding.AdaptiveBias, c.Forwarding.Queue = "adaptive", 40_000, "retransmit"
 	c.Forwarding.DSCPQueues = map[int]string{46: "control", 8: "idle", 26: "data"}
 	c.Forwarding.HashSeed = 1 << 63

@@ -22,3 +22,8 @@ set_ irn-fabric-voq --voq
 # a budget per queue): 48 KB a queue, a port's 240 KB among its five other inputs, for the lossy
 # cells (the PFC cells' queues hold the switch either way: the set above has them).
 set_ irn-fabric-voq-48k --voq --schemes irn,roce --queue 48KB
+# The seed's switches themselves, for the lossy cells: a queue per input port, and each input port's
+# frames within 240 KB across its queues (egress.input_limit). Not the PFC cells: their pause, at
+# 220 KB, leaves less than the frames a paused peer still sends before an input's 240 KB, so they
+# would drop (the first set's PFC cells, each input paused at 220 KB, are the seed's lossless switch).
+set_ irn-fabric-voq-input240k --voq --input-buffer 240KB --schemes irn,roce
