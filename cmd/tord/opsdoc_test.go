@@ -703,6 +703,7 @@ func renderMetrics(t *testing.T) string {
 var dropMeanings = []struct{ reason, where, meaning string }{
 	{"unrouted", "dataplane", "No stage chose an egress port."},
 	{"queue_full", "dataplane", "The egress queue was at its byte budget (`egress.queue_limit`); `rocetor_queue_drops_total` says which queue."},
+	{"input_full", "dataplane", "The frames of the port it came in by held `egress.input_limit` bytes of the egress queues, an input-queued switch's input buffer full."},
 	{"buffer_threshold", "dataplane", "With a shared buffer (`buffer`), the egress queue was at its dynamic threshold: its reserve, its port's reserve and its `alpha` times the shared bytes free; `rocetor_queue_threshold_drops_total` says which queue."},
 	{"no_frame", "dataplane", "Frame memory was exhausted: no free UMEM frame for a copy, a message or a retransmission (raise `xdp.frames`)."},
 	{"bad_port", "dataplane", "A stage chose an egress port that does not exist (a bug)."},
