@@ -36,17 +36,16 @@ func fabricRuns(t *testing.T, res *lab.Results, keys ...string) map[string]*lab.
 }
 
 // TestIRNFabricCI is irn-fabric at --scale ci (1 ms of arrivals on the
-// seed's k = 6 fat tree, 91 flows): what rocetor shows of the seed's
+// seed's k = 6 fat tree, 236 flows): what rocetor shows of the seed's
 // claims at that scale (docs/experiments.md, Fabric scale). RoCE
 // requires PFC (§4.2.3): without it, with no window cap, go-back-N
 // drops, times out and is worse on every metric. IRN without PFC is no
 // worse than RoCE with PFC on mean slowdown (§4.2.1) — on p99 FCT it is
-// 6 % worse at this scale, where RoCE's PFC has little to spread. The
+// 3 % worse at this scale, where RoCE's PFC has little to spread. The
 // RoCE window is the parameter issue 29 found: with IRN's 110-packet
 // cap RoCE + PFC never pauses; without it, it does. Of IRN's ablations
 // (§4.3, Fig. 7) the one this scale shows is BDP-FC's: without its cap
-// IRN drops where it drops nothing with it, and is worse on average
-// (IRN with go-back-N loses nothing here, so it equals IRN).
+// IRN drops 25 % of its data instead of 0.15 %, and is worse on average.
 func TestIRNFabricCI(t *testing.T) {
 	res := runResults(t, "irn-fabric", "--scale", "ci", "--schemes", "irn,roce+pfc,roce,irn-nobdpfc", "--gbn-window", "0,110")
 	runs := fabricRuns(t, res, "scheme", "gbn_window")
@@ -72,9 +71,9 @@ func TestIRNFabricCI(t *testing.T) {
 		t.Errorf("mean slowdown: IRN %.3f, RoCE + PFC %.3f: want IRN no worse", a, b)
 	}
 	// Each cell keeps its slowest flows and splits its flows by whether
-	// they timed out: RoCE without PFC times out, IRN here never does.
-	if len(lossy.Slowest) == 0 || lossy.Classes["timed out"].Flows == 0 || irn.Classes["timed out"].Flows != 0 {
-		t.Errorf("slowest flows %d, flows timed out without PFC %d, IRN's %d: want some, some, none",
+	// they timed out: RoCE without PFC times out often, IRN seldom.
+	if len(lossy.Slowest) == 0 || lossy.Classes["timed out"].Flows == 0 || irn.Classes["timed out"].Flows*10 > lossy.Classes["timed out"].Flows {
+		t.Errorf("slowest flows %d, flows timed out without PFC %d, IRN's %d: want some, some, a tenth at most",
 			len(lossy.Slowest), lossy.Classes["timed out"].Flows, irn.Classes["timed out"].Flows)
 	}
 	if pfc.PFCFrames == 0 || pfc110.PFCFrames != 0 {
