@@ -119,7 +119,7 @@ func (n *Network) buildHost(h *HostNode, mem *dataplane.Mem, sp []*sim.Port, clo
 	// default room for 64 was 2.5 MB of a k = 16 fat tree's memory.
 	nc := nic.Config{MAC: h.MAC, IP: h.IP, Egress: eeg, Transport: t, CC: c, MaxQPs: n.Opts.MaxQPs,
 		SQDepth: hostSQ, RQDepth: hostRQ, CQDepth: cq, MaxMRs: 1, MTU: n.Opts.MTU, FrameSize: hostFrameSize, Clock: clock, Observer: &n.tally,
-		DSCP: n.Opts.DSCP, CNPDSCP: n.Opts.CNPDSCP, QPCache: n.Opts.QPCache}
+		DSCP: n.Opts.DSCP, CNPDSCP: n.Opts.CNPDSCP, QPCache: n.Opts.QPCache, Burst: n.Opts.HostBurst}
 	if protected {
 		nc.ControlQueue = "data" // llr protects the data queue alone
 	}

@@ -145,6 +145,11 @@ type Options struct {
 	// fetch (nic.QPCache; fasr-scale's --qpc-cache). Off by default:
 	// every context on chip at no cost.
 	QPCache nic.QPCache
+	// HostBurst is how many packets a host's QP sends before its NIC
+	// turns to the next QP with work (nic.Config.Burst; 0: nic's 16).
+	// 1 interleaves the QPs packet by packet, as a NIC whose every QP
+	// polls the MAC for the link does (seed 004 §4.1).
+	HostBurst int
 	// Jitter, if set, delays each frame any port sends by up to this
 	// many nanoseconds more than its link's delay, uniformly, in order
 	// (sim.Port.SetJitter): the spread of a NIC's transmit timing and a

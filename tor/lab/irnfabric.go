@@ -56,7 +56,12 @@ import (
 // switches with virtual output queues, each queue with the port's
 // budget (240 KB, or the switch's with PFC), and --input-buffer keeps
 // each input port's frames within a budget across its queues, as the
-// seed's 240 KB per input port.
+// seed's 240 KB per input port. The hosts' NICs: --host-burst sets how
+// many packets a QP sends a turn (1: packet by packet, as the seed's
+// QPs each polling the MAC would share it), --qps gives each host pair
+// that many QPs, its flows taking them in turn (the seed's QPs are its
+// flows' applications; rocetor's one QP a pair runs a pair's flows one
+// after another).
 //
 // IRN's factor analysis (§4.3, Fig. 7) is two more schemes, both
 // without PFC: irn-gbn (go-back-N instead of SACKs, BDP-FC kept) and
@@ -94,6 +99,8 @@ type irnFabric struct {
 	delta    uint
 	voq      bool   // a data queue per input port (egress.by_input)
 	inputBuf string // each input port's buffer across its queues (egress.input_limit)
+	burst    int    // packets a host's QP sends a turn (0: nic's 16)
+	qps      int    // QPs of each communicating pair (0: one)
 
 	schemeList []string
 	ccList     []string
@@ -131,6 +138,8 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 	fs.BoolVar(&e.voq, "voq", false, "a data queue per input port on every switch port, served round robin (egress.by_input), as the seed's input-queued switches serve their virtual output queues; not with --cc dcqcn")
 	fs.StringVar(&e.inputBuf, "input-buffer", "", "each switch input port's buffer, across the queues its frames wait in (egress.input_limit; with --voq and 240KB the seed's switches); empty: none")
+	fs.IntVar(&e.burst, "host-burst", 0, "packets a host's QP sends before its NIC turns to the next QP with work (0: nic's 16; 1: packet by packet, as the seed's QPs each polling the MAC)")
+	fs.IntVar(&e.qps, "qps", 0, "QPs of each communicating host pair, its flows taking them in turn, each its own UDP source port (0: one, a pair's flows one after another on one path)")
 }
 
 func (e *irnFabric) Setup() (Options, error) {
@@ -178,6 +187,8 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--voq with --cc dcqcn: DCQCN's marking is on the data queue alone")
 	case e.load <= 0 || e.load > 1:
 		return Options{}, Usagef("--load %v: want (0, 1]", e.load)
+	case e.burst < 0 || e.burst > 1024 || e.qps < 0 || e.qps > 256:
+		return Options{}, Usagef("--host-burst %d, --qps %d: want 0 to 1024 and 0 to 256", e.burst, e.qps)
 	case e.k != 0 && (e.k < 2 || e.k%2 != 0):
 		return Options{}, Usagef("--k %d: want an even arity", e.k)
 	}
@@ -228,7 +239,7 @@ const (
 // options are the hosts and switches of one cell.
 func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64) fabric.Options {
 	tr, pfc, _ := irnScheme(scheme)
-	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: e.rtoHigh, Switch: e.egress(e.queue)}
+	o := fabric.Options{Seed: seed, Transport: tr, CC: cc, BDP: irnBDPFC, RTO: e.rtoHigh, Switch: e.egress(e.queue), HostBurst: e.burst}
 	if tr == "irn" {
 		o.RTOLow = e.rtoLow
 		o.IRNGoBackN = scheme == "irn-gbn"
@@ -328,6 +339,12 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	if e.inputBuf != "" {
 		res.Params["input_buffer"] = e.inputBuf
 	}
+	if e.burst != 0 {
+		res.Params["host_burst"] = strconv.Itoa(e.burst)
+	}
+	if e.qps != 0 {
+		res.Params["qps"] = strconv.Itoa(e.qps)
+	}
 	if e.ackEvery != 0 {
 		res.Params["irn_ack_every"] = strconv.Itoa(e.ackEvery)
 	}
@@ -347,10 +364,10 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 		for _, pt := range e.cells() {
 			w, _ := strconv.Atoi(pt["gbn_window"])
 			o := e.options(pt["scheme"], pt["cc"], w, largest, uint64(seed))
-			o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, 1), biggest
+			o.MaxQPs, o.MaxMessage = fabric.QPsNeeded(flows, max(1, e.qps)), biggest
 			start := time.Now()
 			fmt.Fprintf(out, "irn-fabric: seed %d, %s, cc %s, gbn window %s: %d flows... ", seed, pt["scheme"], pt["cc"], pt["gbn_window"], len(flows))
-			fr, err := simulateCellKeep(ctx, sim, res, pt, seed, tp, o, flows, fabric.RunOptions{}, e.keep(pt, seed))
+			fr, err := simulateCellKeep(ctx, sim, res, pt, seed, tp, o, flows, fabric.RunOptions{QPs: e.qps}, e.keep(pt, seed))
 			if err != nil {
 				fmt.Fprintf(out, "%v\n", err)
 				if ctx.Err() != nil {

@@ -97,6 +97,23 @@ func TestIRNFabricTimelyDelta(t *testing.T) {
 	}
 }
 
+// TestIRNFabricHostFlags checks that --host-burst and --qps reach the
+// hosts: each changes the same flows' completion times, and the record
+// names it.
+func TestIRNFabricHostFlags(t *testing.T) {
+	args := []string{"--scale", "ci", "--schemes", "irn+pfc"}
+	base := fabricRuns(t, runResults(t, "irn-fabric", args...), "scheme")["irn+pfc"]
+	for _, f := range []struct{ flag, param string }{{"--host-burst", "host_burst"}, {"--qps", "qps"}} {
+		res := runResults(t, "irn-fabric", append(args, f.flag, "4")...)
+		if res.Params[f.param] != "4" {
+			t.Errorf("%s 4: record's parameters %v: want %s=4", f.flag, res.Params, f.param)
+		}
+		if r := fabricRuns(t, res, "scheme")["irn+pfc"]; r.All.MeanFCTNs == base.All.MeanFCTNs {
+			t.Errorf("%s 4: mean FCT %.0f ns, as without: want the flows to run differently", f.flag, r.All.MeanFCTNs)
+		}
+	}
+}
+
 // TestDCPFabricCI is dcp-fabric at --scale ci (4 leaves, 4 spines, 32
 // hosts; WebSearch at 0.5 for 200 µs, and the same with 16-to-1 incasts
 // at 5 % load, with and without DCQCN): what rocetor shows of the
