@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"rocetor/dataplane"
 	"rocetor/dataplane/sim"
 	nicc "rocetor/nic/cc"
 	"rocetor/tor/fabric"
@@ -100,6 +101,7 @@ type irnFabric struct {
 	voq      bool   // a data queue per input port (egress.by_input)
 	inputBuf string // each input port's buffer across its queues (egress.input_limit)
 	burst    int    // packets a host's QP sends a turn (0: nic's 16)
+	xon      string // PFC's resume threshold (the seed gives none)
 	qps      int    // QPs of each communicating pair (0: one)
 
 	schemeList []string
@@ -138,6 +140,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 	fs.BoolVar(&e.voq, "voq", false, "a data queue per input port on every switch port, served round robin (egress.by_input), as the seed's input-queued switches serve their virtual output queues; not with --cc dcqcn")
 	fs.StringVar(&e.inputBuf, "input-buffer", "", "each switch input port's buffer, across the queues its frames wait in (egress.input_limit; with --voq and 240KB the seed's switches); empty: none")
+	fs.StringVar(&e.xon, "pfc-xon", irnXON, "the PFC cells' resume threshold per input port, below the pause at 220KB (the seed does not give it)")
 	fs.IntVar(&e.burst, "host-burst", 0, "packets a host's QP sends before its NIC turns to the next QP with work (0: nic's 16; 1: packet by packet, as the seed's QPs each polling the MAC)")
 	fs.IntVar(&e.qps, "qps", 0, "QPs of each communicating host pair, its flows taking them in turn, each its own UDP source port (0: one, a pair's flows one after another on one path)")
 }
@@ -179,6 +182,8 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--rto-low %v, --rto-high %v: want 0 < low ≤ high", e.rtoLow, e.rtoHigh)
 	case e.queue == "" || strings.ContainsAny(e.queue, "{}:,\n"):
 		return Options{}, Usagef("--queue %q: want a byte size, e.g. 240KB", e.queue)
+	case !xonOK(e.xon):
+		return Options{}, Usagef("--pfc-xon %q: want a byte size below 220KB, e.g. 218KB", e.xon)
 	case strings.ContainsAny(e.inputBuf, "{}:,\n"):
 		return Options{}, Usagef("--input-buffer %q: want a byte size, e.g. 240KB", e.inputBuf)
 	case e.delta > 40_000:
@@ -207,6 +212,13 @@ func (e *irnFabric) Setup() (Options, error) {
 	return Options{}, nil
 }
 
+// xonOK reports whether s is a size below the PFC cells' pause at
+// 220 KB.
+func xonOK(s string) bool {
+	var b dataplane.Bytes
+	return b.UnmarshalText([]byte(s)) == nil && b < 220_000 && !strings.ContainsAny(s, "{}:,\n")
+}
+
 // irnScheme is a scheme's transport, whether its switches pause, and
 // which of IRN's ablations (seed 004 §4.3, Fig. 7) it runs: irn-gbn
 // recovers with go-back-N instead of SACKs (BDP-FC kept), irn-nobdpfc
@@ -232,8 +244,8 @@ const (
 	irnBDPFC     = 110 // packets: the 120 KB BDP of the longest path
 	irnRTOHigh   = 320 * time.Microsecond
 	irnRTOLow    = 100 * time.Microsecond
-	irnNoTimeout = time.Second                        // "We disable timeouts when PFC is enabled"
-	irnSwitchPFC = "pfc: {xoff: 220KB, xon: 218KB}\n" // with queues of the switch's 1440KB
+	irnNoTimeout = time.Second // "We disable timeouts when PFC is enabled"
+	irnXON       = "218KB"     // PFC's resume, a little below the pause at 220KB
 )
 
 // options are the hosts and switches of one cell.
@@ -255,7 +267,8 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 		}
 	}
 	if pfc {
-		o.Switch, o.RTO = e.egress("1440KB")+irnSwitchPFC, irnNoTimeout
+		// With queues of the switch's 1440KB.
+		o.Switch, o.RTO = e.egress("1440KB")+"pfc: {xoff: 220KB, xon: "+e.xon+"}\n", irnNoTimeout
 		if tr == "irn" {
 			o.RTOLow = irnNoTimeout
 		}
@@ -341,6 +354,9 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	}
 	if e.burst != 0 {
 		res.Params["host_burst"] = strconv.Itoa(e.burst)
+	}
+	if e.xon != irnXON {
+		res.Params["pfc_xon"] = e.xon
 	}
 	if e.qps != 0 {
 		res.Params["qps"] = strconv.Itoa(e.qps)

@@ -97,19 +97,23 @@ func TestIRNFabricTimelyDelta(t *testing.T) {
 	}
 }
 
-// TestIRNFabricHostFlags checks that --host-burst and --qps reach the
-// hosts: each changes the same flows' completion times, and the record
-// names it.
-func TestIRNFabricHostFlags(t *testing.T) {
-	args := []string{"--scale", "ci", "--schemes", "irn+pfc"}
-	base := fabricRuns(t, runResults(t, "irn-fabric", args...), "scheme")["irn+pfc"]
-	for _, f := range []struct{ flag, param string }{{"--host-burst", "host_burst"}, {"--qps", "qps"}} {
-		res := runResults(t, "irn-fabric", append(args, f.flag, "4")...)
-		if res.Params[f.param] != "4" {
-			t.Errorf("%s 4: record's parameters %v: want %s=4", f.flag, res.Params, f.param)
+// TestIRNFabricFlags checks that --host-burst, --qps and --pfc-xon reach
+// the hosts and switches: each changes the same flows' completion times
+// in a cell that pauses, and the record names it.
+func TestIRNFabricFlags(t *testing.T) {
+	args := []string{"--scale", "ci", "--schemes", "roce+pfc", "--gbn-window", "0"}
+	base := fabricRuns(t, runResults(t, "irn-fabric", args...), "scheme")["roce+pfc"]
+	if base.PFCFrames == 0 {
+		t.Fatal("RoCE + PFC uncapped never paused: the cell shows nothing of --pfc-xon")
+	}
+	for _, f := range []struct{ flag, value, param string }{
+		{"--host-burst", "4", "host_burst"}, {"--qps", "4", "qps"}, {"--pfc-xon", "110KB", "pfc_xon"}} {
+		res := runResults(t, "irn-fabric", append(args, f.flag, f.value)...)
+		if res.Params[f.param] != f.value {
+			t.Errorf("%s %s: record's parameters %v: want %s=%s", f.flag, f.value, res.Params, f.param, f.value)
 		}
-		if r := fabricRuns(t, res, "scheme")["irn+pfc"]; r.All.MeanFCTNs == base.All.MeanFCTNs {
-			t.Errorf("%s 4: mean FCT %.0f ns, as without: want the flows to run differently", f.flag, r.All.MeanFCTNs)
+		if r := fabricRuns(t, res, "scheme")["roce+pfc"]; r.All.MeanFCTNs == base.All.MeanFCTNs {
+			t.Errorf("%s %s: mean FCT %.0f ns, as without: want the flows to run differently", f.flag, f.value, r.All.MeanFCTNs)
 		}
 	}
 }
