@@ -113,8 +113,8 @@ func (c *CDF) Mean(maxSize int) float64 {
 // load × rateBps, sizes from c (capped at maxSize when not 0), each to a
 // host drawn uniformly among the others. The gaps follow the mean of the
 // capped sizes: until 2026-11-30 they followed the uncapped one, and
-// WebSearch capped at 3 MB offered 47.8 % of the load asked. Flows come sorted by start
-// time, ties by source.
+// WebSearch capped at 3 MB offered 47.9 % of the load asked. Flows come
+// sorted by start time, ties by source.
 func Poisson(hosts int, c *CDF, load float64, rateBps uint64, duration int64, maxSize int, r *rand.Rand) []Flow {
 	if hosts < 2 || load <= 0 {
 		return nil

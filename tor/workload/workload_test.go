@@ -39,7 +39,7 @@ func TestCDFs(t *testing.T) {
 
 // TestPoissonLoad: the flows offer the load asked, also with their sizes
 // capped (irn-fabric's WebSearch at 3 MB, whose gaps once followed the
-// uncapped mean and offered 47.8 % of it).
+// uncapped mean and offered 47.9 % of it).
 func TestPoissonLoad(t *testing.T) {
 	d, _ := LoadCDF("websearch")
 	const hosts, dur = 16, int64(100e6) // 100 ms
