@@ -26,3 +26,10 @@ set_ irn-fabric-voq-input240k --voq --input-buffer 240KB --schemes irn,roce
 set_ irn-fabric-ablations --schemes irn,irn-gbn,irn-nobdpfc
 # DCQCN and TIMELY (Figs. 4-6).
 set_ irn-fabric-cc --cc dcqcn,timely
+# What might keep Fig. 1 below the paper, one change at a time (IRN and uncapped RoCE + PFC):
+# 30 ms of arrivals (a fabric that is not steady grows its tail with time);
+set_ irn-fabric-30ms --duration 30ms --schemes irn,roce+pfc --gbn-window 0
+# the hosts' NICs: QPs interleaved packet by packet (the seed's QPs each polling the MAC) ...
+set_ irn-fabric-burst1 --host-burst 1 --schemes irn,roce+pfc --gbn-window 0
+# ... and four QPs a host pair, its flows taking them in turn (each its own ECMP path).
+set_ irn-fabric-qps4 --qps 4 --schemes irn,roce+pfc --gbn-window 0
