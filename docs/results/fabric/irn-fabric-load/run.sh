@@ -36,3 +36,10 @@ set_ irn-fabric-qps4 --qps 4 --schemes irn,roce+pfc --gbn-window 0
 # PFC's resume threshold, which the seed does not give: 110 KB (half the pause) against 218 KB, for
 # the PFC cells of Figs. 1 and 2 (the IRN cells irn-fabric's).
 set_ irn-fabric-xon110k --pfc-xon 110KB --schemes irn+pfc,roce+pfc --gbn-window 0
+# Fig. 2 with four QPs a pair (the IRN cells irn-fabric-qps4's).
+set_ irn-fabric-qps4-pfc --qps 4 --schemes irn+pfc
+# What rocetor can set of the seed's setup, at once: its switches (a queue per input port, round
+# robin; the lossy cells' inputs within 240 KB, the PFC cells' paused at 220 KB) and four QPs a
+# host pair.
+set_ irn-fabric-seedlike --voq --input-buffer 240KB --qps 4 --schemes irn
+set_ irn-fabric-seedlike-pfc --voq --qps 4 --schemes irn+pfc,roce+pfc --gbn-window 0
