@@ -110,7 +110,7 @@ type irnFabric struct {
 }
 
 func newIRNFabric() *irnFabric {
-	return &irnFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000, cdf: "websearch", queue: "240KB",
+	return &irnFabric{sc: scaleFlags{scale: ScalePaper}, schemes: "irn,irn+pfc,roce+pfc,roce", ccs: "none", windows: "0,110", load: 0.7, maxSize: 3_000_000, cdf: "websearch", queue: "240KB", xon: irnXON,
 		rtoHigh: irnRTOHigh, rtoLow: irnRTOLow}
 }
 
@@ -140,7 +140,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 	fs.BoolVar(&e.voq, "voq", false, "a data queue per input port on every switch port, served round robin (egress.by_input), as the seed's input-queued switches serve their virtual output queues; not with --cc dcqcn")
 	fs.StringVar(&e.inputBuf, "input-buffer", "", "each switch input port's buffer, across the queues its frames wait in (egress.input_limit; with --voq and 240KB the seed's switches); empty: none")
-	fs.StringVar(&e.xon, "pfc-xon", irnXON, "the PFC cells' resume threshold per input port, below the pause at 220KB (the seed does not give it)")
+	fs.StringVar(&e.xon, "pfc-xon", e.xon, "the PFC cells' resume threshold per input port, below the pause at 220KB (the seed does not give it)")
 	fs.IntVar(&e.burst, "host-burst", 0, "packets a host's QP sends before its NIC turns to the next QP with work (0: nic's 16; 1: packet by packet, as the seed's QPs each polling the MAC)")
 	fs.IntVar(&e.qps, "qps", 0, "QPs of each communicating host pair, its flows taking them in turn, each its own UDP source port (0: one, a pair's flows one after another on one path)")
 }
