@@ -33,7 +33,8 @@ import (
 //     egress queue holds the whole switch (6 × 240 KB) while each
 //     ingress port's peer is paused past 220 KB ("buffer size minus a
 //     headroom equal to the upstream link's BDP") — the input port's
-//     budget, as the seed's input-queued switch keeps it;
+//     budget, as the seed's input-queued switch keeps it — and resumed
+//     below 218 KB, which the seed does not give (--pfc-xon);
 //   - RTO_high 320 µs, RTO_low 100 µs with N = 3 (IRN), RoCE without
 //     PFC a fixed 320 µs, timeouts off with PFC (1 s here: "We disable
 //     timeouts when PFC is enabled");
