@@ -43,3 +43,5 @@ set_ irn-fabric-qps4-pfc --qps 4 --schemes irn+pfc
 # host pair.
 set_ irn-fabric-seedlike --voq --input-buffer 240KB --qps 4 --schemes irn
 set_ irn-fabric-seedlike-pfc --voq --qps 4 --schemes irn+pfc,roce+pfc --gbn-window 0
+# Sixteen QPs a pair: whether four gave each flow its own.
+set_ irn-fabric-qps16 --qps 16 --schemes irn,roce+pfc --gbn-window 0
