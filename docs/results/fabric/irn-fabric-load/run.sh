@@ -5,17 +5,8 @@
 # One cell a process, two at a time, GOMAXPROCS=1, each cell's CPU in DIR/time.log; then merge-run
 # writes the record. Run from the repository's root; TORSIM is torsim's path.
 set -e
-D=docs/results/fabric/irn-fabric-load
-T=${TORSIM:-torsim}
-set_() { # NAME FLAGS...; a set whose record is there is not run again
-  name=$1; shift
-  [ -f $D/$name.json ] && return
-  mkdir -p $D/$name
-  N=$($T run irn-fabric "$@" --count-cells | awk '/ cells$/{print $2}')
-  seq 0 $((N-1)) | xargs -P 2 -I @ sh -c "GOMAXPROCS=1 /usr/bin/time -a -o $D/$name/time.log -f 'cell @: %U user %S sys %e wall %M KB' \
-    $T run irn-fabric $* --shard @/$N --cells $D/$name/cells >/dev/null 2>&1"
-  $T merge-run irn-fabric "$@" --cells $D/$name/cells --record $D/$name.json --md $D/$name.md >/dev/null
-}
+. docs/results/fabric/cellset.sh
+set_() { n=$1; shift; cellset docs/results/fabric/irn-fabric-load "$n" irn-fabric "$@"; }
 # The default scenario, every scheme and RoCE window (irn-fabric.json's cells at 70 %).
 set_ irn-fabric
 # The seed's switches (irn-fabric-voq/run.sh's sets at 70 %): a data queue per input port, round

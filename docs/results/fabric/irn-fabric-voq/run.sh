@@ -6,17 +6,8 @@
 # One cell a process, two at a time, GOMAXPROCS=1, each cell's CPU in DIR/time.log; then merge-run
 # writes the record. Run from the repository's root; TORSIM is torsim's path.
 set -e
-D=docs/results/fabric/irn-fabric-voq
-T=${TORSIM:-torsim}
-set_() { # NAME FLAGS...; a set whose record is there is not run again
-  name=$1; shift
-  [ -f $D/$name.json ] && return
-  mkdir -p $D/$name
-  N=$($T run irn-fabric "$@" --count-cells | awk '/ cells$/{print $2}')
-  seq 0 $((N-1)) | xargs -P 2 -I @ sh -c "GOMAXPROCS=1 /usr/bin/time -a -o $D/$name/time.log -f 'cell @: %U user %S sys %e wall %M KB' \
-    $T run irn-fabric $* --shard @/$N --cells $D/$name/cells >/dev/null 2>&1"
-  $T merge-run irn-fabric "$@" --cells $D/$name/cells --record $D/$name.json --md $D/$name.md >/dev/null
-}
+. docs/results/fabric/cellset.sh
+set_() { n=$1; shift; cellset docs/results/fabric/irn-fabric-voq "$n" irn-fabric "$@"; }
 set_ irn-fabric-voq --voq
 # The other bound of the seed's 240 KB per input port, shared by that input's queues (rocetor keeps
 # a budget per queue): 48 KB a queue, a port's 240 KB among its five other inputs, for the lossy
