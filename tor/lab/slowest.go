@@ -83,8 +83,12 @@ func timeoutClasses(recs []fabric.FlowRecord) map[string][]fabric.FlowRecord {
 }
 
 // writeFlowFile writes r's flow file (fabric.Result.WriteFlows) to
-// dir, named after the cell's point and seed.
+// dir, named after the cell's point and seed. dir is made here: a
+// missing one would otherwise fail a paper-scale cell after its run.
 func writeFlowFile(dir string, r *fabric.Result, point map[string]string, seed int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	keys := make([]string, 0, len(point))
 	for k := range point {
 		keys = append(keys, k)

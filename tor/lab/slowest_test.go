@@ -1,6 +1,9 @@
 package lab
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"rocetor/tor/fabric"
@@ -37,5 +40,27 @@ func TestSlowest(t *testing.T) {
 	}
 	if got[0].Slowdown != 500 || got[0].Timeouts != 2 || got[0].Size != 9999 {
 		t.Errorf("slowest[0] = %+v: want slowdown 500, 2 timeouts, 9999 B", got[0])
+	}
+}
+
+// TestWriteFlowFile: --flows names a directory that need not exist yet
+// (irn-fabric once ran a paper-scale cell to the end and then failed on
+// it); the file is the cell's completed flows, named by point and seed.
+func TestWriteFlowFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "flows")
+	r := &fabric.Result{Records: []fabric.FlowRecord{
+		{Size: 1000, StartNs: 5, FCTNs: 10_000, IdealNs: 1_000, OK: true},
+		{Size: 2000, StartNs: 6, FCTNs: 1, OK: false},
+	}}
+	pt := map[string]string{"scheme": "roce+pfc", "cc": "none", "gbn_window": "-"}
+	if err := writeFlowFile(dir, r, pt, 2); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "seed2-none-roce+pfc.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 1 {
+		t.Errorf("%d lines, want the one completed flow:\n%s", n, b)
 	}
 }
