@@ -36,3 +36,8 @@ set_ irn-fabric-seedlike --voq --input-buffer 240KB --qps 4 --schemes irn
 set_ irn-fabric-seedlike-pfc --voq --qps 4 --schemes irn+pfc,roce+pfc --gbn-window 0
 # Sixteen QPs a pair: whether four gave each flow its own.
 set_ irn-fabric-qps16 --qps 16 --schemes irn,roce+pfc --gbn-window 0
+# Whether the fabric settles: 100 ms of arrivals with every flow written out (flows/), so that each
+# scheme's levels can be followed over the flows' start times (docs/results/fabric/irn-fabric-load/windows.py).
+set_ irn-fabric-100ms --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-100ms/flows
+# The same with four QPs a host pair (irn-fabric-qps4's change) at 100 ms.
+set_ irn-fabric-qps4-100ms --qps 4 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-qps4-100ms/flows

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Follows irn-fabric's levels over simulated time, from --flows dumps.
+
+windows.py FLOWSDIR [WINDOW_MS]
+
+FLOWSDIR holds irn-fabric --flows files (gzipped or not), IRN's and RoCE+PFC's.
+
+Flows are binned by start time (WINDOW_MS, default 10). Per scheme and
+window: the median over seeds of mean slowdown, mean FCT and p99 FCT of
+the flows that started in it, and RoCE+PFC's over IRN's per seed (median,
+range). Then the backlog: bytes of flows started and not yet finished,
+sampled at each window's end, per scheme (median over seeds) -- a fabric
+that keeps up holds it level; one that does not grows it with time.
+Prints Markdown.
+"""
+import collections
+import glob
+import gzip
+import os
+import re
+import statistics
+import sys
+
+
+def load(path):
+    """(size, start ns, FCT ns, slowdown) of each flow of a flow file
+    (docs/simulator.md's columns: src dst sport dport size start fct ideal ...)."""
+    flows = []
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        for line in f:
+            c = line.split()
+            flows.append((int(c[4]), int(c[5]), int(c[6]), int(c[6]) / max(int(c[7]), 1), c[0], c[1], c[10]))
+    return flows
+
+
+def links(f):
+    """The directed links a flow crosses: its source's, the path's, its destination's."""
+    hops = [f[4]] + f[6].split(">") + [f[5]]
+    return zip(hops, hops[1:])
+
+
+def p99(xs):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(0.99 * len(xs)))]
+
+
+def main():
+    d = sys.argv[1]
+    w = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
+    wn = int(w * 1e6)
+    cells = collections.defaultdict(dict)  # scheme -> seed -> flows
+    for p in sorted(glob.glob(os.path.join(d, "*.txt*"))):
+        m = re.match(r".*seed(\d+)-.*-([a-z+]+)\.txt(\.gz)?$", p)
+        cells[m.group(2)][int(m.group(1))] = load(p)
+    schemes = sorted(cells)
+    end = max(s for fl in cells[schemes[0]].values() for _, s, *_ in fl)
+    nw = end // wn + 1
+
+    def level(flows, i, j=None):
+        fl = [f for f in flows if i * wn <= f[1] < (j or i + 1) * wn]
+        return (statistics.mean(f[3] for f in fl), statistics.mean(f[2] for f in fl) / 1e6,
+                p99([f[2] for f in fl]) / 1e6, len(fl))
+
+    # The last row pools the flows that started in the second half of the
+    # arrivals, where the levels have stopped growing (if they have).
+    half = nw // 2
+    lv = {s: {seed: [level(fl, i) for i in range(nw)] + [level(fl, half, nw)] for seed, fl in cells[s].items()}
+          for s in schemes}
+    print(f"Flows by start time, {w:g} ms windows; median over seeds {sorted(cells[schemes[0]])}.\n")
+    hdr = "| start ms | " + " | ".join(f"{s} slowdown | {s} FCT ms | {s} p99 ms" for s in schemes)
+    if "irn" in cells and "roce+pfc" in cells:
+        hdr += " | RoCE+PFC/IRN slowdown | FCT | p99"
+    print(hdr + " |")
+    print("|" + " --: |" * (hdr.count("|")))
+    for i in range(nw + 1):
+        row = [f"{i * w:g}–{(i + 1) * w:g}" if i < nw else f"**{half * w:g}–{nw * w:g}**"]
+        for s in schemes:
+            for k in range(3):
+                row.append(f"{statistics.median(v[i][k] for v in lv[s].values()):.2f}")
+        if "irn" in cells and "roce+pfc" in cells:
+            for k in range(3):
+                r = sorted(lv["roce+pfc"][seed][i][k] / lv["irn"][seed][i][k] for seed in lv["irn"])
+                row.append(f"{statistics.median(r):.2f} ({r[0]:.2f} … {r[-1]:.2f})")
+        print("| " + " | ".join(row) + " |")
+
+    print("\nBacklog: MB of flows started and not finished, at each window's end (median over seeds).\n")
+    print("| at ms | " + " | ".join(schemes) + " |")
+    print("|" + " --: |" * (len(schemes) + 1))
+    for i in range(nw):
+        t = (i + 1) * wn
+        row = [f"{(i + 1) * w:g}"]
+        for s in schemes:
+            b = [sum(sz for sz, st, fct, *_ in fl if st <= t < st + fct) / 1e6 for fl in cells[s].values()]
+            row.append(f"{statistics.median(b):.1f}")
+        print("| " + " | ".join(row) + " |")
+    print("\nLast completion, ms after the last start (median over seeds): " + ", ".join(
+        f"{s} {statistics.median(max(st + fct for _, st, fct, *_ in fl) - end for fl in cells[s].values()) / 1e6:.1f}"
+        for s in schemes))
+
+    # What the workload asks of each link over the whole run: every flow's
+    # bytes on every link of its path (no resends), over the arrivals' span
+    # at 40 Gbit/s. Random destinations and one ECMP path a flow leave some
+    # links above the mean; a link asked more than it carries cannot settle.
+    s0 = "irn" if "irn" in cells else schemes[0]
+    print(f"\nOffered load per link over the {end / 1e6:.0f} ms of arrivals ({s0}'s flows and paths), per seed:\n")
+    print("| seed | links | mean | p90 | max | links ≥ 90 % | links ≥ 100 % |")
+    print("| --: | --: | --: | --: | --: | --: | --: |")
+    for seed, fl in sorted(cells[s0].items()):
+        by = collections.Counter()
+        for f in fl:
+            for l in links(f):
+                by[l] += f[0]
+        ld = sorted(8 * b / (end * 40) for b in by.values())
+        print(f"| {seed} | {len(ld)} | {statistics.mean(ld):.1%} | {ld[int(0.9 * len(ld))]:.1%} | {ld[-1]:.1%} | "
+              f"{sum(x >= 0.9 for x in ld)} | {sum(x >= 1 for x in ld)} |")
+
+
+if __name__ == "__main__":
+    main()
