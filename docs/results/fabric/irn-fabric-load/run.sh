@@ -41,3 +41,6 @@ set_ irn-fabric-qps16 --qps 16 --schemes irn,roce+pfc --gbn-window 0
 set_ irn-fabric-100ms --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-100ms/flows
 # The same with four QPs a host pair (irn-fabric-qps4's change) at 100 ms.
 set_ irn-fabric-qps4-100ms --qps 4 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-qps4-100ms/flows
+# TIMELY at 70 % without what sank it at 33.5 %: δ scaled to 40 Gbit/s links and IRN's RTOs ten
+# times the seed's (RoCE + PFC runs without timeouts, so its cells are TIMELY's at δ 40).
+set_ irn-fabric-timely-d40-rto --cc timely --timely-delta 40 --rto-high 3.2ms --rto-low 1ms --schemes irn,irn+pfc,roce+pfc
