@@ -74,6 +74,17 @@ type FlowKey struct {
 	QP       uint32
 }
 
+// Equal reports whether k and o are the same key. It is k == o in five
+// 8-byte-or-less compares: Go compiles == on the 36-byte struct to a
+// call of runtime.memequal, which in tor/netrt's flow lookups cost 53
+// instructions a compare, two compares a packet of
+// BenchmarkPipelineForward/stages (callgrind, 2026-11-30).
+func (k *FlowKey) Equal(o *FlowKey) bool {
+	le := binary.LittleEndian
+	return k.QP == o.QP && le.Uint64(k.Src[:8]) == le.Uint64(o.Src[:8]) && le.Uint64(k.Src[8:]) == le.Uint64(o.Src[8:]) &&
+		le.Uint64(k.Dst[:8]) == le.Uint64(o.Dst[:8]) && le.Uint64(k.Dst[8:]) == le.Uint64(o.Dst[8:])
+}
+
 // Reverse returns the key of the opposite direction with the given QP.
 func (k FlowKey) Reverse(qp uint32) FlowKey { return FlowKey{Src: k.Dst, Dst: k.Src, QP: qp} }
 
@@ -501,7 +512,12 @@ func (c *Classifier) v4RoCE(b []byte, m *Meta) bool {
 	const bth = l4 + UDPLen
 	end := l4 + ul
 	// The BTH too, where Classify's settings add no extension headers
-	// and the opcode's own are not NetRT's (of variable length): opcode,
+	// (with DCP parsed, none for a frame its DSCP does not tag: a
+	// trimming switch's untagged frames stay here; through bth they were
+	// about 170 of the 6,290 instructions a packet of
+	// BenchmarkPipelineForward/stages, scripts/bench-instructions.sh,
+	// 2026-11-30) and the opcode's own are not NetRT's (of variable
+	// length): opcode,
 	// flags, pad count, version, P_Key, destination QP; AckReq, PSN.
 	// Read here at fixed offsets rather than by a call to bth, the frame
 	// of BenchmarkWorkerForward classified in 11.5 ns instead of 13.4
@@ -512,7 +528,7 @@ func (c *Classifier) v4RoCE(b []byte, m *Meta) bool {
 	op, pad := Opcode(w3>>56), uint8(w3>>52)&3
 	info := &opTable[op]
 	extEnd := bth + BTHLen + info.ext.Len()
-	if c.DCP || c.OOO || c.SACK || ul < UDPLen+BTHLen+ICRCLen || w3>>48&0x0f != 0 ||
+	if c.DCP && m.Tag != DCPNone || c.OOO || c.SACK || ul < UDPLen+BTHLen+ICRCLen || w3>>48&0x0f != 0 ||
 		info.flags&opKnown == 0 || info.ext&ExtNetRT != 0 || extEnd+int(pad) > end-ICRCLen {
 		c.bth(b, bth, end, m)
 		return true

@@ -90,3 +90,30 @@ func FuzzClassifyFast(f *testing.F) {
 		}
 	})
 }
+
+// TestFlowKeyEqual: Equal is ==, for equal keys and for keys that differ
+// in any one byte of either address or of the QP.
+func TestFlowKeyEqual(t *testing.T) {
+	k := FlowKey{QP: 0x123456}
+	for i := range k.Src {
+		k.Src[i], k.Dst[i] = byte(i+1), byte(2*i+3)
+	}
+	o := k
+	if !k.Equal(&o) {
+		t.Fatal("a key differs from its copy")
+	}
+	for i := 0; i < 36; i++ {
+		o := k
+		switch {
+		case i < 16:
+			o.Src[i] ^= 0x80
+		case i < 32:
+			o.Dst[i-16] ^= 0x01
+		default:
+			o.QP ^= 1 << (8 * (i - 32))
+		}
+		if k.Equal(&o) != (k == o) || k.Equal(&o) {
+			t.Errorf("byte %d: Equal %v, == %v", i, k.Equal(&o), k == o)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func (x *flowIndex[E, P]) find(flows []E, k *rocev2.FlowKey) int32 {
 		if s == 0 {
 			return -1
 		}
-		if *P(&flows[s-1]).flowKey() == *k {
+		if P(&flows[s-1]).flowKey().Equal(k) {
 			return s - 1
 		}
 	}
