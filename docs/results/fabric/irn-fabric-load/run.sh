@@ -44,3 +44,5 @@ set_ irn-fabric-qps4-100ms --qps 4 --duration 100ms --schemes irn,roce+pfc --gbn
 # TIMELY at 70 % without what sank it at 33.5 %: δ scaled to 40 Gbit/s links and IRN's RTOs ten
 # times the seed's (RoCE + PFC runs without timeouts, so its cells are TIMELY's at δ 40).
 set_ irn-fabric-timely-d40-rto --cc timely --timely-delta 40 --rto-high 3.2ms --rto-low 1ms --schemes irn,irn+pfc,roce+pfc
+# Fig. 2 at 100 ms: IRN + PFC on irn-fabric-100ms's flows (its IRN cells the baseline).
+set_ irn-fabric-pfc-100ms --duration 100ms --schemes irn+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-pfc-100ms/flows
