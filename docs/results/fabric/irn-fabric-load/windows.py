@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Follows irn-fabric's levels over simulated time, from --flows dumps.
 
-windows.py FLOWSDIR [WINDOW_MS]
+windows.py FLOWSDIR[,FLOWSDIR...] [WINDOW_MS]
 
-FLOWSDIR holds irn-fabric --flows files (gzipped or not), IRN's and RoCE+PFC's.
+The directories hold irn-fabric --flows files (gzipped or not) of the
+same flows: IRN's and another scheme's or more (RoCE+PFC, IRN+PFC).
 
 Flows are binned by start time (WINDOW_MS, default 10). Per scheme and
 window: the median over seeds of mean slowdown, mean FCT and p99 FCT of
-the flows that started in it, and RoCE+PFC's over IRN's per seed (median,
-range). Then the backlog: bytes of flows started and not yet finished,
+the flows that started in it, and every other scheme's over IRN's per
+seed (median, range). Then the backlog: bytes of flows started and not yet finished,
 sampled at each window's end, per scheme (median over seeds) -- a fabric
 that keeps up holds it level; one that does not grows it with time.
 Prints Markdown.
@@ -46,11 +47,11 @@ def p99(xs):
 
 
 def main():
-    d = sys.argv[1]
+    dirs = sys.argv[1].split(",")
     w = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
     wn = int(w * 1e6)
     cells = collections.defaultdict(dict)  # scheme -> seed -> flows
-    for p in sorted(glob.glob(os.path.join(d, "*.txt*"))):
+    for p in sorted(q for d in dirs for q in glob.glob(os.path.join(d, "*.txt*"))):
         m = re.match(r".*seed(\d+)-.*-([a-z+]+)\.txt(\.gz)?$", p)
         cells[m.group(2)][int(m.group(1))] = load(p)
     schemes = sorted(cells)
@@ -69,8 +70,9 @@ def main():
           for s in schemes}
     print(f"Flows by start time, {w:g} ms windows; median over seeds {sorted(cells[schemes[0]])}.\n")
     hdr = "| start ms | " + " | ".join(f"{s} slowdown | {s} FCT ms | {s} p99 ms" for s in schemes)
-    if "irn" in cells and "roce+pfc" in cells:
-        hdr += " | RoCE+PFC/IRN slowdown | FCT | p99"
+    others = [s for s in schemes if s != "irn"] if "irn" in cells else []
+    for s in others:
+        hdr += f" | {s}/irn slowdown | FCT | p99"
     print(hdr + " |")
     print("|" + " --: |" * (hdr.count("|")))
     for i in range(nw + 1):
@@ -78,9 +80,9 @@ def main():
         for s in schemes:
             for k in range(3):
                 row.append(f"{statistics.median(v[i][k] for v in lv[s].values()):.2f}")
-        if "irn" in cells and "roce+pfc" in cells:
+        for s in others:
             for k in range(3):
-                r = sorted(lv["roce+pfc"][seed][i][k] / lv["irn"][seed][i][k] for seed in lv["irn"])
+                r = sorted(lv[s][seed][i][k] / lv["irn"][seed][i][k] for seed in lv["irn"])
                 row.append(f"{statistics.median(r):.2f} ({r[0]:.2f} … {r[-1]:.2f})")
         print("| " + " | ".join(row) + " |")
 
