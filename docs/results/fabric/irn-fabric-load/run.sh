@@ -46,3 +46,7 @@ set_ irn-fabric-qps4-100ms --qps 4 --duration 100ms --schemes irn,roce+pfc --gbn
 set_ irn-fabric-timely-d40-rto --cc timely --timely-delta 40 --rto-high 3.2ms --rto-low 1ms --schemes irn,irn+pfc,roce+pfc
 # Fig. 2 at 100 ms: IRN + PFC on irn-fabric-100ms's flows (its IRN cells the baseline).
 set_ irn-fabric-pfc-100ms --duration 100ms --schemes irn+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-pfc-100ms/flows
+# Fig. 2 at 100 ms with the seed's switches: a queue per input port, round robin; IRN's inputs
+# within 240 KB, IRN + PFC's paused at 220 KB (irn-fabric-voq-input240k's and irn-fabric-voq's).
+set_ irn-fabric-voq-pfc-100ms --voq --duration 100ms --schemes irn+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-voq-pfc-100ms/flows
+set_ irn-fabric-voq-input240k-100ms --voq --input-buffer 240KB --duration 100ms --schemes irn --flows docs/results/fabric/irn-fabric-load/irn-fabric-voq-input240k-100ms/flows
