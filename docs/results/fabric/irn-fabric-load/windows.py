@@ -23,22 +23,22 @@ import statistics
 import sys
 
 
+class Flow(collections.namedtuple("Flow", "src dst sport size start fct ideal path")):
+    """One line of a flow file (docs/simulator.md's columns), times in ns."""
+
+    @property
+    def slowdown(self):
+        return self.fct / max(self.ideal, 1)
+
+    def links(self):
+        """The directed links the flow crosses: its source's, the path's, its destination's."""
+        hops = [self.src] + self.path.split(">") + [self.dst]
+        return zip(hops, hops[1:])
+
+
 def load(path):
-    """(size, start ns, FCT ns, slowdown) of each flow of a flow file
-    (docs/simulator.md's columns: src dst sport dport size start fct ideal ...)."""
-    flows = []
     with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        for line in f:
-            c = line.split()
-            flows.append((int(c[4]), int(c[5]), int(c[6]), int(c[6]) / max(int(c[7]), 1), c[0], c[1], c[10],
-                          int(c[7]), c[2]))
-    return flows
-
-
-def links(f):
-    """The directed links a flow crosses: its source's, the path's, its destination's."""
-    hops = [f[4]] + f[6].split(">") + [f[5]]
-    return zip(hops, hops[1:])
+        return [Flow(c[0], c[1], c[2], int(c[4]), int(c[5]), int(c[6]), int(c[7]), c[10]) for c in map(str.split, f)]
 
 
 def p99(xs):
@@ -55,13 +55,13 @@ def main():
         m = re.match(r".*seed(\d+)-.*-([a-z+]+)\.txt(\.gz)?$", p)
         cells[m.group(2)][int(m.group(1))] = load(p)
     schemes = sorted(cells)
-    end = max(s for fl in cells[schemes[0]].values() for _, s, *_ in fl)
+    end = max(f.start for fl in cells[schemes[0]].values() for f in fl)
     nw = end // wn + 1
 
     def level(flows, i, j=None):
-        fl = [f for f in flows if i * wn <= f[1] < (j or i + 1) * wn]
-        return (statistics.mean(f[3] for f in fl), statistics.mean(f[2] for f in fl) / 1e6,
-                p99([f[2] for f in fl]) / 1e6, len(fl))
+        fl = [f for f in flows if i * wn <= f.start < (j or i + 1) * wn]
+        return (statistics.mean(f.slowdown for f in fl), statistics.mean(f.fct for f in fl) / 1e6,
+                p99([f.fct for f in fl]) / 1e6, len(fl))
 
     # The last row pools the flows that started in the second half of the
     # arrivals, where the levels have stopped growing (if they have).
@@ -93,11 +93,11 @@ def main():
         t = (i + 1) * wn
         row = [f"{(i + 1) * w:g}"]
         for s in schemes:
-            b = [sum(sz for sz, st, fct, *_ in fl if st <= t < st + fct) / 1e6 for fl in cells[s].values()]
+            b = [sum(f.size for f in fl if f.start <= t < f.start + f.fct) / 1e6 for fl in cells[s].values()]
             row.append(f"{statistics.median(b):.1f}")
         print("| " + " | ".join(row) + " |")
     print("\nLast completion, ms after the last start (median over seeds): " + ", ".join(
-        f"{s} {statistics.median(max(st + fct for _, st, fct, *_ in fl) - end for fl in cells[s].values()) / 1e6:.1f}"
+        f"{s} {statistics.median(max(f.start + f.fct for f in fl) - end for fl in cells[s].values()) / 1e6:.1f}"
         for s in schemes))
 
     # A QP (source, destination, source port) runs its flows one after
@@ -112,19 +112,19 @@ def main():
         for seed, fl in sorted(cells[s].items()):
             byqp = collections.defaultdict(list)
             for f in fl:
-                byqp[(f[4], f[5], f[8])].append(f)
+                byqp[(f.src, f.dst, f.sport)].append(f)
             wait = 0
             sd = []
             for qp in byqp.values():
-                qp.sort(key=lambda f: f[1])
+                qp.sort(key=lambda f: f.start)
                 end_prev = 0
                 for f in qp:
-                    wt = max(0, end_prev - f[1])
+                    wt = max(0, end_prev - f.start)
                     wait += wt
-                    sd.append((f[2] - wt) / max(f[7], 1))
-                    end_prev = max(end_prev, f[1] + f[2])
-            print(f"| {s} | {seed} | {len(byqp)} | {wait / sum(f[2] for f in fl):.1%} | "
-                  f"{statistics.mean(f[3] for f in fl):.2f} | {statistics.mean(sd):.2f} |")
+                    sd.append((f.fct - wt) / max(f.ideal, 1))
+                    end_prev = max(end_prev, f.start + f.fct)
+            print(f"| {s} | {seed} | {len(byqp)} | {wait / sum(f.fct for f in fl):.1%} | "
+                  f"{statistics.mean(f.slowdown for f in fl):.2f} | {statistics.mean(sd):.2f} |")
 
     # What the workload asks of each link over the whole run: every flow's
     # bytes on every link of its path (no resends), over the arrivals' span
@@ -137,8 +137,8 @@ def main():
     for seed, fl in sorted(cells[s0].items()):
         by = collections.Counter()
         for f in fl:
-            for l in links(f):
-                by[l] += f[0]
+            for l in f.links():
+                by[l] += f.size
         ld = sorted(8 * b / (end * 40) for b in by.values())
         print(f"| {seed} | {len(ld)} | {statistics.mean(ld):.1%} | {ld[int(0.9 * len(ld))]:.1%} | {ld[-1]:.1%} | "
               f"{sum(x >= 0.9 for x in ld)} | {sum(x >= 1 for x in ld)} |")
