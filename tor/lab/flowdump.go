@@ -36,13 +36,7 @@ func writeFlows(path string) func(*fabric.Result, *FabricRun) {
 }
 
 func dumpFlows(path string, recs []fabric.FlowRecord) error {
-	// The directory is made here: a cell run from another directory than
-	// the one --flows was first given in would otherwise only count the
-	// dump failed (flows_dump_failed) and write nothing.
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
+	f, err := createFile(path)
 	if err != nil {
 		return err
 	}
@@ -76,4 +70,14 @@ func chainKeep(a, b func(*fabric.Result, *FabricRun)) func(*fabric.Result, *Fabr
 func bytesFlagOK(s string) bool {
 	var b dataplane.Bytes
 	return b.UnmarshalText([]byte(s)) == nil && b > 0
+}
+
+// createFile creates path, and its directory if missing: a --flows
+// directory that does not exist yet would otherwise fail the dump only
+// after the cell's whole run.
+func createFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
 }

@@ -3,7 +3,6 @@ package lab
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,12 +82,8 @@ func timeoutClasses(recs []fabric.FlowRecord) map[string][]fabric.FlowRecord {
 }
 
 // writeFlowFile writes r's flow file (fabric.Result.WriteFlows) to
-// dir, named after the cell's point and seed. dir is made here: a
-// missing one would otherwise fail a paper-scale cell after its run.
+// dir (made if missing), named after the cell's point and seed.
 func writeFlowFile(dir string, r *fabric.Result, point map[string]string, seed int) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	keys := make([]string, 0, len(point))
 	for k := range point {
 		keys = append(keys, k)
@@ -100,7 +95,7 @@ func writeFlowFile(dir string, r *fabric.Result, point map[string]string, seed i
 			name += "-" + strings.ReplaceAll(v, "/", "_")
 		}
 	}
-	f, err := os.Create(filepath.Join(dir, name+".txt"))
+	f, err := createFile(filepath.Join(dir, name+".txt"))
 	if err != nil {
 		return err
 	}
