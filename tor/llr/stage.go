@@ -26,6 +26,11 @@ import (
 type Stage struct {
 	cfg   Config
 	links [MaxPorts]*link
+	// ports is links' protected ports in port order: Poll visits them
+	// every worker loop, and walking all MaxPorts entries for the one
+	// or two that are set cost 70 instructions a packet in
+	// BenchmarkPipelineForward/stages (callgrind).
+	ports []*link
 	calls uint64
 	st    Stats
 	pub   dataplane.Published[Stats]
@@ -42,6 +47,7 @@ func NewStage(c Config) (*Stage, error) {
 		i := bits.TrailingZeros64(m)
 		s.links[i] = newLink(uint16(i), &s.cfg, &s.st.Ports[i])
 		s.links[i].off.Store(c.Dormant)
+		s.ports = append(s.ports, s.links[i])
 	}
 	return s, nil
 }
@@ -275,7 +281,7 @@ func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 	if head {
 		p.Addr -= rocev2.ShimLen
 		f = c.Mem.Bytes(p.Addr, n)
-		copy(f[:so-2], f[rocev2.ShimLen:rocev2.ShimLen+so-2])
+		moveAddrs(f, f[rocev2.ShimLen:], so-2)
 	} else {
 		f = c.Mem.Bytes(p.Addr, n)
 		copy(f[so+rocev2.ShimLen:], f[so:int(p.Len)])
@@ -326,10 +332,8 @@ func shift(o uint16) uint16 {
 // that needs a clock or makes frames.
 func (s *Stage) Poll(c *dataplane.Ctx) int {
 	work := 0
-	for _, l := range s.links {
-		if l != nil {
-			work += s.service(c, l)
-		}
+	for _, l := range s.ports {
+		work += s.service(c, l)
 	}
 	s.pub.Maybe(c.Now, &s.st)
 	return work
