@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Figs. 1-3's ratios from irn-fabric records whose cells may lie in several of them (a lossy set
+"""Figs. 1-3's and 7's ratios from irn-fabric records whose cells may lie in several of them (a lossy set
 and the PFC cells of another): per seed (the run's `repeat`) on the same flows, the scheme's metric
 over the baseline's, median and range over seeds. ratios.py RECORD.json... (later records' cells
 replace earlier ones' of the same point and seed)."""
@@ -17,7 +17,9 @@ C = [('RoCE+PFC over IRN (Fig. 1)', ('roce+pfc', 'none'), ('irn', '-')),
      ('RoCE+PFC over IRN (Fig. 1)', ('roce+pfc', '110'), ('irn', '-')),
      ('IRN+PFC over IRN (Fig. 2)', ('irn+pfc', '-'), ('irn', '-')),
      ('RoCE over RoCE+PFC (Fig. 3)', ('roce', 'none'), ('roce+pfc', 'none')),
-     ('RoCE over RoCE+PFC (Fig. 3)', ('roce', '110'), ('roce+pfc', '110'))]
+     ('RoCE over RoCE+PFC (Fig. 3)', ('roce', '110'), ('roce+pfc', '110')),
+     ('IRN with go-back-N over IRN (Fig. 7)', ('irn-gbn', '-'), ('irn', '-')),
+     ('IRN without BDP-FC over IRN (Fig. 7)', ('irn-nobdpfc', '-'), ('irn', '-'))]
 ccs = sorted({k[1] for k in cells})
 print('| comparison | cc | gbn window | ' + ' | '.join(n for n, _ in M) + ' |')
 print('| --- | --- | --- |' + ' --: |' * len(M))

@@ -50,3 +50,5 @@ set_ irn-fabric-pfc-100ms --duration 100ms --schemes irn+pfc --flows docs/result
 # within 240 KB, IRN + PFC's paused at 220 KB (irn-fabric-voq-input240k's and irn-fabric-voq's).
 set_ irn-fabric-voq-pfc-100ms --voq --duration 100ms --schemes irn+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-voq-pfc-100ms/flows
 set_ irn-fabric-voq-input240k-100ms --voq --input-buffer 240KB --duration 100ms --schemes irn --flows docs/results/fabric/irn-fabric-load/irn-fabric-voq-input240k-100ms/flows
+# Fig. 3 and Fig. 1 with RoCE's window at IRN's cap, at 100 ms (the uncapped cells' 100 ms sets above).
+set_ irn-fabric-roce110-100ms --duration 100ms --schemes roce+pfc,roce --gbn-window 110 --flows docs/results/fabric/irn-fabric-load/irn-fabric-roce110-100ms/flows

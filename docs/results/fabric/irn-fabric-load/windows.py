@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Follows irn-fabric's levels over simulated time, from --flows dumps.
 
-windows.py FLOWSDIR[,FLOWSDIR...] [WINDOW_MS]
+windows.py FLOWSDIR[,FLOWSDIR...] [WINDOW_MS] [BASE]
 
 The directories hold irn-fabric --flows files (gzipped or not) of the
-same flows: IRN's and another scheme's or more (RoCE+PFC, IRN+PFC).
+same flows: IRN's and another scheme's or more (RoCE+PFC, IRN+PFC). A
+scheme run with a GBN window is named with it (roce+pfc@110).
 
 Flows are binned by start time (WINDOW_MS, default 10). Per scheme and
 window: the median over seeds of mean slowdown, mean FCT and p99 FCT of
-the flows that started in it, and every other scheme's over IRN's per
-seed (median, range). Then the backlog: bytes of flows started and not yet finished,
+the flows that started in it, and every other scheme's over BASE's
+(default IRN's) per seed (median, range). Then the backlog: bytes of flows started and not yet finished,
 sampled at each window's end, per scheme (median over seeds) -- a fabric
 that keeps up holds it level; one that does not grows it with time.
 Prints Markdown.
@@ -52,9 +53,12 @@ def main():
     wn = int(w * 1e6)
     cells = collections.defaultdict(dict)  # scheme -> seed -> flows
     for p in sorted(q for d in dirs for q in glob.glob(os.path.join(d, "*.txt*"))):
-        m = re.match(r".*seed(\d+)-.*-([a-z+]+)\.txt(\.gz)?$", p)
-        cells[m.group(2)][int(m.group(1))] = load(p)
+        # seedN-CC[-WINDOW]-SCHEME.txt: the window only for the GBN schemes.
+        m = re.match(r".*/seed(\d+)-[a-z]+-(?:(none|\d+)-)?([a-z+-]+)\.txt(\.gz)?$", p)
+        name = m.group(3) + (f"@{m.group(2)}" if m.group(2) not in (None, "none") else "")
+        cells[name][int(m.group(1))] = load(p)
     schemes = sorted(cells)
+    base = sys.argv[3] if len(sys.argv) > 3 else "irn" if "irn" in cells else None
     end = max(f.start for fl in cells[schemes[0]].values() for f in fl)
     nw = end // wn + 1
 
@@ -70,9 +74,9 @@ def main():
           for s in schemes}
     print(f"Flows by start time, {w:g} ms windows; median over seeds {sorted(cells[schemes[0]])}.\n")
     hdr = "| start ms | " + " | ".join(f"{s} slowdown | {s} FCT ms | {s} p99 ms" for s in schemes)
-    others = [s for s in schemes if s != "irn"] if "irn" in cells else []
+    others = [s for s in schemes if s != base] if base in cells else []
     for s in others:
-        hdr += f" | {s}/irn slowdown | FCT | p99"
+        hdr += f" | {s}/{base} slowdown | FCT | p99"
     print(hdr + " |")
     print("|" + " --: |" * (hdr.count("|")))
     for i in range(nw + 1):
@@ -82,7 +86,7 @@ def main():
                 row.append(f"{statistics.median(v[i][k] for v in lv[s].values()):.2f}")
         for s in others:
             for k in range(3):
-                r = sorted(lv[s][seed][i][k] / lv["irn"][seed][i][k] for seed in lv["irn"])
+                r = sorted(lv[s][seed][i][k] / lv[base][seed][i][k] for seed in lv[base])
                 row.append(f"{statistics.median(r):.2f} ({r[0]:.2f} … {r[-1]:.2f})")
         print("| " + " | ".join(row) + " |")
 
