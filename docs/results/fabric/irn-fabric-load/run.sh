@@ -52,7 +52,8 @@ set_ irn-fabric-voq-pfc-100ms --voq --duration 100ms --schemes irn+pfc --flows d
 set_ irn-fabric-voq-input240k-100ms --voq --input-buffer 240KB --duration 100ms --schemes irn --flows docs/results/fabric/irn-fabric-load/irn-fabric-voq-input240k-100ms/flows
 # Fig. 3 and Fig. 1 with RoCE's window at IRN's cap, at 100 ms (the uncapped cells' 100 ms sets above).
 set_ irn-fabric-roce110-100ms --duration 100ms --schemes roce+pfc,roce --gbn-window 110 --flows docs/results/fabric/irn-fabric-load/irn-fabric-roce110-100ms/flows
-# The load, one change from irn-fabric-100ms: whether the fabric settles, and at what levels, at
-# 60 % and 50 %.
+# The load, one change from irn-fabric-100ms: whether the fabric settles, and at what levels, at 65 %
+# (70 % of the wire, headers and the wire's overhead counted), 60 % and 50 %.
+set_ irn-fabric-load65-100ms --load 0.65 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-100ms/flows
 set_ irn-fabric-load60-100ms --load 0.6 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load60-100ms/flows
 set_ irn-fabric-load50-100ms --load 0.5 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load50-100ms/flows
