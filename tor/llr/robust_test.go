@@ -1,6 +1,7 @@
 package llr
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -391,5 +392,30 @@ func TestTimersBounded(t *testing.T) {
 	t.Logf("at most %d timers armed on a side", peak)
 	if peak > 2*timerKinds {
 		t.Errorf("%d timers armed on a side at once", peak)
+	}
+}
+
+// TestMoveAddrs checks the shim's address move against copy, both ways
+// and with and without a VLAN tag: the ranges overlap by all but the
+// shim's 8 bytes.
+func TestMoveAddrs(t *testing.T) {
+	for _, n := range []int{12, 16} {
+		for _, back := range []bool{true, false} {
+			f, want := make([]byte, 32), make([]byte, 32)
+			for i := range f {
+				f[i] = byte(i + 1)
+			}
+			copy(want, f)
+			if back { // protect: the addresses move back into the headroom
+				moveAddrs(f, f[rocev2.ShimLen:], n)
+				copy(want[:n], want[rocev2.ShimLen:rocev2.ShimLen+n])
+			} else { // strip: they move on over the shim
+				moveAddrs(f[rocev2.ShimLen:], f, n)
+				copy(want[rocev2.ShimLen:rocev2.ShimLen+n], want[:n])
+			}
+			if !bytes.Equal(f, want) {
+				t.Errorf("n %d, back %v: % x, want % x", n, back, f, want)
+			}
+		}
 	}
 }
