@@ -59,3 +59,5 @@ set_ irn-fabric-load60-100ms --load 0.6 --duration 100ms --schemes irn,roce+pfc 
 set_ irn-fabric-load50-100ms --load 0.5 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load50-100ms/flows
 # Fig. 2 at 65 %: IRN + PFC on irn-fabric-load65-100ms's flows (its IRN cells the baseline).
 set_ irn-fabric-load65-pfc-100ms --load 0.65 --duration 100ms --schemes irn+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-pfc-100ms/flows
+# Fig. 4 (DCQCN) at 65 %, IRN and uncapped RoCE + PFC.
+set_ irn-fabric-load65-dcqcn-100ms --cc dcqcn --load 0.65 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-dcqcn-100ms/flows
