@@ -61,3 +61,5 @@ set_ irn-fabric-load50-100ms --load 0.5 --duration 100ms --schemes irn,roce+pfc 
 set_ irn-fabric-load65-pfc-100ms --load 0.65 --duration 100ms --schemes irn+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-pfc-100ms/flows
 # Fig. 4 (DCQCN) at 65 %, IRN and uncapped RoCE + PFC.
 set_ irn-fabric-load65-dcqcn-100ms --cc dcqcn --load 0.65 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-dcqcn-100ms/flows
+# IRN's ablations (Fig. 7) at 65 % over 100 ms (the IRN cells irn-fabric-load65-100ms's).
+set_ irn-fabric-load65-ablations-100ms --load 0.65 --duration 100ms --schemes irn-gbn,irn-nobdpfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-ablations-100ms/flows
