@@ -430,6 +430,10 @@ func irnColumns() []Column {
 	return []Column{
 		{"scheme", pt("scheme")}, {"cc", pt("cc")}, {"gbn window", pt("gbn_window")},
 		{"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
+		// A flow whose QP gave up (go-back-N's retries exhausted, as a
+		// RoCE NIC's retry_cnt) has no FCT: the columns after this one
+		// are of the flows that completed.
+		{"flows failed", sp(func(f *FabricRun) float64 { return float64(f.Flows - f.Completed) }, 0)},
 		{"avg slowdown", sp(meanSlowdown, 2)}, {"avg FCT ms", sp(meanFCTms, 3)}, {"p99 FCT ms", sp(p99FCTms, 2)},
 		{"drops", sp(func(f *FabricRun) float64 { return f.Drop() }, 0)}, {"drop % of sent", sp(dropPct, 2)}, {"drop % of data sent", sp(dataPct, 2)},
 		{"PFC frames", sp(func(f *FabricRun) float64 { return float64(f.PFCFrames) }, 0)},

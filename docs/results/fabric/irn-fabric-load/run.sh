@@ -63,3 +63,5 @@ set_ irn-fabric-load65-pfc-100ms --load 0.65 --duration 100ms --schemes irn+pfc 
 set_ irn-fabric-load65-dcqcn-100ms --cc dcqcn --load 0.65 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-dcqcn-100ms/flows
 # IRN's ablations (Fig. 7) at 65 % over 100 ms (the IRN cells irn-fabric-load65-100ms's).
 set_ irn-fabric-load65-ablations-100ms --load 0.65 --duration 100ms --schemes irn-gbn,irn-nobdpfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-ablations-100ms/flows
+# Figs. 1 and 3 with RoCE's window at 110 at 65 % over 100 ms (the IRN cells irn-fabric-load65-100ms's).
+set_ irn-fabric-load65-roce110-100ms --load 0.65 --duration 100ms --schemes roce+pfc,roce --gbn-window 110 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-roce110-100ms/flows
