@@ -65,3 +65,5 @@ set_ irn-fabric-load65-dcqcn-100ms --cc dcqcn --load 0.65 --duration 100ms --sch
 set_ irn-fabric-load65-ablations-100ms --load 0.65 --duration 100ms --schemes irn-gbn,irn-nobdpfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-ablations-100ms/flows
 # Figs. 1 and 3 with RoCE's window at 110 at 65 % over 100 ms (the IRN cells irn-fabric-load65-100ms's).
 set_ irn-fabric-load65-roce110-100ms --load 0.65 --duration 100ms --schemes roce+pfc,roce --gbn-window 110 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-roce110-100ms/flows
+# TIMELY (δ 40, IRN's RTOs ten times the seed's) at 65 % over 100 ms: Figs. 4 and 5.
+set_ irn-fabric-load65-timely-d40-rto-100ms --cc timely --timely-delta 40 --rto-high 3.2ms --rto-low 1ms --load 0.65 --duration 100ms --schemes irn,irn+pfc,roce+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-timely-d40-rto-100ms/flows
