@@ -442,7 +442,7 @@ func dcpFabricColumns() []Column {
 	}
 	return []Column{
 		{"workload", pt("workload")}, {"load", pt("load")}, {"scheme", pt("scheme")}, {"cc", pt("cc")},
-		{"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
+		{"seeds", seedsCell},
 		{"P50 slowdown", sp(func(f *FabricRun) float64 { return f.All.P50Slowdown }, 2)},
 		{"P95 slowdown", sp(func(f *FabricRun) float64 { return f.All.P95Slowdown }, 2)},
 		{"P99 slowdown", sp(func(f *FabricRun) float64 { return f.All.P99Slowdown }, 2)},

@@ -363,7 +363,7 @@ func fiveWayColumns() []Column {
 	pt, sp := pointCell, spreadCell
 	return []Column{
 		{"scenario", pt("scenario")}, {"cc", pt("cc")}, {"scheme", pt("scheme")},
-		{"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
+		{"seeds", seedsCell},
 		{"flows done", func(g *Group) string {
 			return fabricSpread(g, func(f *FabricRun) float64 { return float64(f.Completed) }, 0) + " of " +
 				fabricSpread(g, func(f *FabricRun) float64 { return float64(f.Flows) }, 0)

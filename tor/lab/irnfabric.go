@@ -429,7 +429,7 @@ func irnColumns() []Column {
 	}
 	return []Column{
 		{"scheme", pt("scheme")}, {"cc", pt("cc")}, {"gbn window", pt("gbn_window")},
-		{"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
+		{"seeds", seedsCell},
 		// A flow whose QP gave up (go-back-N's retries exhausted, as a
 		// RoCE NIC's retry_cnt) has no FCT: the columns after this one
 		// are of the flows that completed.

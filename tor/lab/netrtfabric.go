@@ -302,7 +302,7 @@ func netrtFabricColumns() []Column {
 		}
 	}
 	return []Column{
-		{"multipath", pt("multipath")}, {"scheme", pt("scheme")}, {"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
+		{"multipath", pt("multipath")}, {"scheme", pt("scheme")}, {"seeds", seedsCell},
 		{"avg FCT ms", sp(meanFCTms, 3)}, {"p90 FCT ms", sp(p90FCTms, 3)}, {"p99 FCT ms", sp(p99FCTms, 3)},
 		{"e2e retransmits", sp(hostCount("Retransmits"), 0)}, {"per 100 KB", sp(retxPer100KB, 2)}, {"timeouts", sp(hostCount("Timeouts"), 0)},
 		{"drops", sp(lostDrops, 0)},

@@ -203,7 +203,7 @@ func (e *netrtIncast) Simulate(ctx context.Context, fab Simulator, out io.Writer
 func netrtIncastColumns() []Column {
 	pt, sp := pointCell, spreadCell
 	return []Column{
-		{"senders", pt("senders")}, {"scheme", pt("scheme")}, {"seeds", func(g *Group) string { return strconv.Itoa(len(g.OK())) }},
+		{"senders", pt("senders")}, {"scheme", pt("scheme")}, {"seeds", seedsCell},
 		{"avg FCT ms", sp(meanFCTms, 3)}, {"p99 FCT ms", sp(p99FCTms, 3)},
 		{"e2e retransmits", sp(hostCount("Retransmits"), 0)}, {"timeouts", sp(hostCount("Timeouts"), 0)},
 		{"drops", sp(func(f *FabricRun) float64 { return f.Drop() }, 0)},
