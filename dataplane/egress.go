@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 )
 
@@ -163,6 +165,7 @@ type queue struct {
 	// alone marks the only queue of its level, which is served without
 	// DRR (see pick).
 	alone bool
+	bit   uint16 // the queue's bit in Egress.busy
 	ecn   ecnCurve
 	// pool is the shared buffer (nil: none), with the queue's reserve
 	// and α in fixed point (AlphaShift); port is its port's reserve.
@@ -361,17 +364,28 @@ func (q *queue) next() *entry {
 // rate, and PFC pause state. It is owned by one worker and not safe for
 // concurrent use. Its zero value is not usable; see NewEgress.
 type Egress struct {
-	queues   []queue
-	levels   [][]int // queue indices per level, highest level first
-	rr       []int   // queue at the round-robin pointer, per level
-	credited []bool  // whether that queue got its quantum this visit
+	queues []queue
+	levels []level // highest first
+	// busy has the bit of every queue that may hold frames: set when a
+	// frame is queued, cleared by pick when it finds the queue empty
+	// (whoever emptied it), so that pick visits the queues with frames
+	// only. It walked every queue of every level above the one it
+	// served; with llr's and trimming's queues on a port that was 70
+	// instructions a frame (callgrind, BenchmarkPipelineForward/stages,
+	// 2026-11-30).
+	busy     uint16
 	rate     uint64
 	burst    int
 	tokens   int
 	last     int64
 	pauseBps uint64
-	// pausedUntil is when each PFC priority may send again (ns).
+	// pausedUntil is when each PFC priority may send again (ns);
+	// pauseEnd is the latest of them, before which pick asks which
+	// queues are paused, and pfcMask the bits of each priority's
+	// queues.
 	pausedUntil [8]int64
+	pauseEnd    int64
+	pfcMask     [8]uint16
 	pausedNs    int64
 	// backlog is the bytes in all queues, kept as frames come and go:
 	// a worker asks for it on every port every loop.
@@ -390,6 +404,15 @@ type Egress struct {
 	// seenEmpty says every depth in seen is 0: the last Publish found
 	// the egress empty.
 	seenEmpty bool
+}
+
+// level is one strict-priority level of an egress: its queues share it
+// by deficit round robin.
+type level struct {
+	qs       []int  // queue indices
+	mask     uint16 // their bits
+	rr       int    // the round-robin pointer, an index into qs
+	credited bool   // whether the queue at rr got its quantum this visit
 }
 
 // NewEgress builds an egress from a validated configuration.
@@ -428,9 +451,12 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 		for n < qc.Limit/60+1 {
 			n <<= 1
 		}
-		e.queues[i] = queue{cfg: qc, first: min(n, ring), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN)}
+		e.queues[i] = queue{cfg: qc, first: min(n, ring), max: n, quantum: qc.Weight * quantum, ecn: compileECN(qc.ECN), bit: 1 << i}
 		if c.Shared != nil {
 			e.queues[i].pool, e.queues[i].port, e.queues[i].reserve, e.queues[i].alpha = c.Shared, &e.reserve, qc.Reserve, alphaFixed(qc.Alpha)
+		}
+		if qc.PFC >= 0 {
+			e.pfcMask[qc.PFC] |= 1 << i
 		}
 		if _, ok := byLevel[qc.Level]; !ok {
 			lv = append(lv, qc.Level)
@@ -444,13 +470,15 @@ func NewEgress(c EgressConfig) (*Egress, error) {
 		}
 	}
 	for _, l := range lv {
-		e.levels = append(e.levels, byLevel[l])
-		if qs := byLevel[l]; len(qs) == 1 {
-			e.queues[qs[0]].alone = true
+		v := level{qs: byLevel[l]}
+		for _, qi := range v.qs {
+			v.mask |= 1 << qi
+		}
+		e.levels = append(e.levels, v)
+		if len(v.qs) == 1 {
+			e.queues[v.qs[0]].alone = true
 		}
 	}
-	e.rr = make([]int, len(e.levels))
-	e.credited = make([]bool, len(e.levels))
 	// The MAC control ring grows as the others do (it holds a pause or
 	// two at a time, when PFC is on at all).
 	e.ctrl = queue{cfg: QueueConfig{Name: "mac-control", Limit: 64 * 64, PFC: -1}, first: min(64, ring), max: 64}
@@ -582,6 +610,7 @@ func (e *Egress) Enqueue(q int, addr uint64, n int) bool {
 		return false
 	}
 	e.backlog += n
+	e.busy |= e.queues[q].bit
 	return true
 }
 
@@ -612,6 +641,7 @@ func (e *Egress) enqueuePacket(p *Packet) int {
 	en.addr, en.len, en.in = p.Addr, p.Len, p.In
 	en.ecn, en.l3, en.v6 = ecnOf(p)
 	e.backlog += int(p.Len)
+	e.busy |= q.bit
 	if e.markAt == MarkEnqueue && en.ecn != ecnNotECT {
 		// the entry in the ring, so that it remembers a mark
 		e.mark(q, en, depth)
@@ -643,6 +673,7 @@ func (e *Egress) Pause(now int64, enable uint8, times *[8]uint16) {
 		e.pausedNs += until - max(e.pausedUntil[p], now)
 		e.pausedUntil[p] = until
 	}
+	e.pauseEnd = slices.Max(e.pausedUntil[:])
 }
 
 // PausedNs returns the PFC pause time this egress has been given, summed
@@ -787,44 +818,64 @@ func (e *Egress) Dequeue(now int64, out []Packet) int {
 // unit of weight, so that a control:data weight ratio holds frame by
 // frame) would otherwise cost it one visit per quantum of its head frame.
 func (e *Egress) pick(now int64) int {
-	for l, qs := range e.levels {
-		active := false
-		for _, qi := range qs {
-			if e.queues[qi].packets() > 0 && !e.Paused(now, qi) {
-				active = true
-				break
-			}
+	busy := e.busy
+	for b := busy; b != 0; b &= b - 1 {
+		if qi := bits.TrailingZeros16(b); e.queues[qi].packets() == 0 {
+			busy &^= 1 << qi
 		}
-		if !active {
+	}
+	e.busy = busy
+	if now < e.pauseEnd {
+		busy &^= e.paused(now)
+	}
+	if busy == 0 {
+		return -1
+	}
+	for l := range e.levels {
+		lv := &e.levels[l]
+		if busy&lv.mask == 0 {
 			continue
 		}
-		if len(qs) == 1 {
-			return qs[0]
+		if len(lv.qs) == 1 {
+			return lv.qs[0]
 		}
 		for {
-			qi := qs[e.rr[l]]
+			qi := lv.qs[lv.rr]
 			q := &e.queues[qi]
-			if q.packets() == 0 || e.Paused(now, qi) {
+			if busy&q.bit == 0 {
 				q.deficit = 0
-				e.advance(l)
+				lv.advance()
 				continue
 			}
-			if !e.credited[l] {
+			if !lv.credited {
 				q.deficit += q.quantum
-				e.credited[l] = true
+				lv.credited = true
 			}
 			if q.deficit >= int(q.peek().len) {
 				return qi
 			}
-			e.advance(l)
+			lv.advance()
 		}
 	}
 	return -1
 }
 
-func (e *Egress) advance(l int) {
-	e.rr[l] = (e.rr[l] + 1) % len(e.levels[l])
-	e.credited[l] = false
+// paused returns the bits of the queues PFC stops at time now.
+func (e *Egress) paused(now int64) uint16 {
+	var m uint16
+	for p, until := range e.pausedUntil {
+		if now < until {
+			m |= e.pfcMask[p]
+		}
+	}
+	return m
+}
+
+func (lv *level) advance() {
+	if lv.rr++; lv.rr == len(lv.qs) {
+		lv.rr = 0
+	}
+	lv.credited = false
 }
 
 // QueueIndexByName returns the index of the named queue in the

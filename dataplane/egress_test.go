@@ -209,8 +209,48 @@ func TestEgressAloneLevel(t *testing.T) {
 	}
 }
 
+// pickScan is pick as it was before the busy set and the pause mask:
+// every queue of every level down to the one it serves is looked at,
+// with Paused.
+func pickScan(e *Egress, now int64) int {
+	for l := range e.levels {
+		lv := &e.levels[l]
+		active := false
+		for _, qi := range lv.qs {
+			if e.queues[qi].packets() > 0 && !e.Paused(now, qi) {
+				active = true
+			}
+		}
+		if !active {
+			continue
+		}
+		if len(lv.qs) == 1 {
+			return lv.qs[0]
+		}
+		for {
+			qi := lv.qs[lv.rr]
+			q := &e.queues[qi]
+			if q.packets() == 0 || e.Paused(now, qi) {
+				q.deficit = 0
+				lv.advance()
+				continue
+			}
+			if !lv.credited {
+				q.deficit += q.quantum
+				lv.credited = true
+			}
+			if q.deficit >= int(q.peek().len) {
+				return qi
+			}
+			lv.advance()
+		}
+	}
+	return -1
+}
+
 // dequeueOneByOne is Dequeue as it was before its batch path: pick for
-// every frame. TestDequeueBatch checks Dequeue against it.
+// every frame, and pick as it was before the busy set (pickScan).
+// TestDequeueBatch checks Dequeue against it.
 func dequeueOneByOne(e *Egress, now int64, out []Packet) int {
 	n := 0
 	for n < len(out) && e.ctrl.packets() > 0 {
@@ -234,7 +274,7 @@ func dequeueOneByOne(e *Egress, now int64, out []Packet) int {
 		if e.rate > 0 && e.tokens <= 0 {
 			break
 		}
-		q := e.pick(now)
+		q := pickScan(e, now)
 		if q < 0 {
 			break
 		}
@@ -302,8 +342,9 @@ func TestDequeueBatch(t *testing.T) {
 			if got != want {
 				t.Fatalf("trial %d round %d: Dequeue sent\n%+v\none by one\n%+v", trial, round, got[:n], want[:n])
 			}
-			if batch.Backlog() != ref.Backlog() || batch.tokens != ref.tokens || !slices.Equal(batch.rr, ref.rr) ||
-				!slices.Equal(batch.credited, ref.credited) {
+			if batch.Backlog() != ref.Backlog() || batch.tokens != ref.tokens || !slices.EqualFunc(batch.levels, ref.levels, func(a, b level) bool {
+				return a.rr == b.rr && a.credited == b.credited
+			}) {
 				t.Fatalf("trial %d round %d: scheduler state differs", trial, round)
 			}
 			for q := range batch.queues {

@@ -11,8 +11,10 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 go test -c -o "$dir/b.test" "$pkg"
 count() {
-  # Go's asynchronous preemption signals trip callgrind's signal handling: off.
-  GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.$1" \
+  # Go's asynchronous preemption signals trip callgrind's signal handling: off. The
+  # collector too: its work depends on when it runs, which moved a count by up to 40
+  # instructions an iteration between runs of one binary; without it, by under 1.
+  GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.$1" \
     "$dir/b.test" -test.run '^$' -test.bench "$bench" -test.benchtime="$1"x -test.cpu 1 2>&1 |
     awk '/I +refs:/ {gsub(",", "", $NF); print $NF}'
 }

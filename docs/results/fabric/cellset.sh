@@ -1,5 +1,5 @@
 # cellset DIR NAME EXPERIMENT FLAGS...: runs `torsim run EXPERIMENT FLAGS...` one cell a process,
-# two at a time, GOMAXPROCS=1, each cell's CPU in DIR/NAME/time.log, then merge-run writes
+# P at a time (default two), GOMAXPROCS=1, each cell's CPU in DIR/NAME/time.log, then merge-run writes
 # DIR/NAME.{json,md}. A set whose record is there is not run again. Sourced by the sets' run.sh,
 # from the repository's root; TORSIM is torsim's path.
 cellset() {
@@ -8,7 +8,7 @@ cellset() {
   mkdir -p $dir/$name
   T=${TORSIM:-torsim}
   N=$($T run $exp "$@" --count-cells | awk '/ cells$/{print $2}')
-  seq 0 $((N-1)) | xargs -P 2 -I @ sh -c "GOMAXPROCS=1 /usr/bin/time -a -o $dir/$name/time.log -f 'cell @: %U user %S sys %e wall %M KB' \
+  seq 0 $((N-1)) | xargs -P "${P:-2}" -I @ sh -c "GOMAXPROCS=1 /usr/bin/time -a -o $dir/$name/time.log -f 'cell @: %U user %S sys %e wall %M KB' \
     $T run $exp $* --shard @/$N --cells $dir/$name/cells >/dev/null 2>&1"
   $T merge-run $exp "$@" --cells $dir/$name/cells --record $dir/$name.json --md $dir/$name.md >/dev/null
 }
