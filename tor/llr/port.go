@@ -139,7 +139,7 @@ func (p *Port) one(b *dataplane.Batch, pk *dataplane.Packet) {
 		return
 	}
 	sh := rocev2.Shim(f[off : off+rocev2.ShimLen])
-	copy(l.peer[:], f[6:12])
+	l.peer = rocev2.MAC(f[6:12]) // not copy: a 6-byte runtime.memmove call, 13 instructions a frame (callgrind)
 	if sh.HasAck() && l.established {
 		l.ack(sh.Ack())
 	}
