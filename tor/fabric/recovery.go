@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"rocetor/nic"
+	"rocetor/nic/cc"
 	"rocetor/nic/fasr"
 	"rocetor/nic/irn"
 	"rocetor/tor/topo"
@@ -63,6 +64,26 @@ func transportCounters(m map[string]int64, t nic.Transport) {
 		m["TimeoutsLow"] += int64(st.TimeoutsLow)
 		m["TimeoutsHigh"] += int64(st.TimeoutsHigh)
 	}
+}
+
+// ccCounters adds to m the congestion control's counters, summed over
+// the hosts: TIMELY's rate updates by kind (which of Algorithm 1's
+// branches each RTT sample took) and its probes, as Timely.*, with the
+// lowest and highest sample of any host (Timely.RTTMin, Timely.RTTMax,
+// ns). Absent for the others, whose reactions the switches' marks and
+// the hosts' CNP counters show.
+func ccCounters(m map[string]int64, c nic.CC) {
+	t, ok := c.(*cc.Timely)
+	if !ok {
+		return
+	}
+	st := t.Stats()
+	lo, hi := m["Timely.RTTMin"], m["Timely.RTTMax"]
+	if st.RTTMin > 0 && (lo == 0 || st.RTTMin < lo) {
+		lo = st.RTTMin
+	}
+	sumStats(m, "Timely.", reflect.ValueOf(st))
+	m["Timely.RTTMin"], m["Timely.RTTMax"] = lo, max(hi, st.RTTMax)
 }
 
 // LinkResult is one impaired link (Options.LinkLoss): its two nodes,

@@ -172,6 +172,7 @@ func (r *runner) result() (*Result, error) {
 	for _, h := range n.Hosts {
 		sumStats(res.HostCounters, "", reflect.ValueOf(h.EP.LiveStats()))
 		transportCounters(res.HostCounters, h.EP.Transport())
+		ccCounters(res.HostCounters, h.EP.CC())
 		if h.LLR != nil {
 			if res.HostStages == nil {
 				res.HostStages = map[string]map[string]int64{"llr": {}}

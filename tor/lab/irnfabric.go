@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -99,11 +100,15 @@ type irnFabric struct {
 	ackEvery int
 	flowsErr error // the first flow file that could not be written
 	delta    uint
-	voq      bool   // a data queue per input port (egress.by_input)
-	inputBuf string // each input port's buffer across its queues (egress.input_limit)
-	burst    int    // packets a host's QP sends a turn (0: nic's 16)
-	xon      string // PFC's resume threshold (the seed gives none)
-	qps      int    // QPs of each communicating pair (0: one)
+	// timely is TIMELY's parameters over the TIMELY paper's (--timely,
+	// JSON), timelyCfg them parsed; nil: the paper's.
+	timely    string
+	timelyCfg *nicc.TimelyConfig
+	voq       bool   // a data queue per input port (egress.by_input)
+	inputBuf  string // each input port's buffer across its queues (egress.input_limit)
+	burst     int    // packets a host's QP sends a turn (0: nic's 16)
+	xon       string // PFC's resume threshold (the seed gives none)
+	qps       int    // QPs of each communicating pair (0: one)
 
 	schemeList []string
 	ccList     []string
@@ -138,6 +143,7 @@ func (e *irnFabric) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&e.flowsDir, "flows", e.flowsDir, "write each cell's flow file (one line a completed flow: size, FCT, ideal FCT, retransmits, timeouts; docs/simulator.md) into this directory")
 	fs.DurationVar(&e.rtoLow, "rto-low", e.rtoLow, "IRN's RTO_low, with at most 3 packets in flight (the seed's 100µs)")
 	fs.UintVar(&e.delta, "timely-delta", 0, "TIMELY's additive increment δ in Mbit/s (0: the TIMELY paper's 10, set for 10 Gbit/s links)")
+	fs.StringVar(&e.timely, "timely", "", "TIMELY's parameters that differ from the TIMELY paper's, a JSON object of nic/cc.TimelyConfig's names (e.g. {\"t_low_us\": 100}); --timely-delta applies after")
 	fs.StringVar(&e.queue, "queue", e.queue, "each lossy egress queue's budget (the seed's 2 × BDP per input port; with PFC the switch's 6 × 240KB regardless)")
 	fs.BoolVar(&e.voq, "voq", false, "a data queue per input port on every switch port, served round robin (egress.by_input), as the seed's input-queued switches serve their virtual output queues; not with --cc dcqcn")
 	fs.StringVar(&e.inputBuf, "input-buffer", "", "each switch input port's buffer, across the queues its frames wait in (egress.input_limit; with --voq and 240KB the seed's switches); empty: none")
@@ -197,6 +203,18 @@ func (e *irnFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--host-burst %d, --qps %d: want 0 to 1024 and 0 to 256", e.burst, e.qps)
 	case e.k != 0 && (e.k < 2 || e.k%2 != 0):
 		return Options{}, Usagef("--k %d: want an even arity", e.k)
+	}
+	if e.timely != "" {
+		t := nicc.DefaultTimelyConfig()
+		d := json.NewDecoder(strings.NewReader(e.timely))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&t); err != nil {
+			return Options{}, Usagef("--timely %q: %v", e.timely, err)
+		}
+		if err := t.Validate(); err != nil {
+			return Options{}, Usagef("--timely %q: %v", e.timely, err)
+		}
+		e.timelyCfg = &t
 	}
 	if _, err := workload.LoadCDF(e.cdf); err != nil {
 		return Options{}, Usagef("--cdf: %v", err)
@@ -277,9 +295,14 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 	if cc == "dcqcn" {
 		o.Switch += dcqcnMarking(e.ecn)
 	}
-	if cc == "timely" && e.delta != 0 {
+	if cc == "timely" && (e.delta != 0 || e.timelyCfg != nil) {
 		t := nicc.DefaultTimelyConfig()
-		t.Delta = uint32(e.delta)
+		if e.timelyCfg != nil {
+			t = *e.timelyCfg
+		}
+		if e.delta != 0 {
+			t.Delta = uint32(e.delta)
+		}
 		o.Timely = &t
 	}
 	return o
@@ -367,6 +390,9 @@ func (e *irnFabric) Simulate(ctx context.Context, sim Simulator, out io.Writer, 
 	}
 	if e.delta != 0 {
 		res.Params["timely_delta"] = strconv.FormatUint(uint64(e.delta), 10)
+	}
+	if e.timely != "" {
+		res.Params["timely"] = e.timely
 	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		flows, err := e.flows(tp, uint64(seed))
