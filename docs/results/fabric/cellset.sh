@@ -8,7 +8,11 @@ cellset() {
   mkdir -p $dir/$name
   T=${TORSIM:-torsim}
   N=$($T run $exp "$@" --count-cells | awk '/ cells$/{print $2}')
+  # The flags quoted for the cells' sh -c, so that one with spaces or quotes (--timely's
+  # JSON) stays one argument.
+  q=
+  for a in "$@"; do q="$q '$(printf %s "$a" | sed "s/'/'\\\\''/g")'"; done
   seq 0 $((N-1)) | xargs -P "${P:-2}" -I @ sh -c "GOMAXPROCS=1 /usr/bin/time -a -o $dir/$name/time.log -f 'cell @: %U user %S sys %e wall %M KB' \
-    $T run $exp $* --shard @/$N --cells $dir/$name/cells >/dev/null 2>&1"
+    $T run $exp $q --shard @/$N --cells $dir/$name/cells >/dev/null 2>&1"
   $T merge-run $exp "$@" --cells $dir/$name/cells --record $dir/$name.json --md $dir/$name.md >/dev/null
 }
