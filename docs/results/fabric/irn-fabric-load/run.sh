@@ -67,3 +67,12 @@ set_ irn-fabric-load65-ablations-100ms --load 0.65 --duration 100ms --schemes ir
 set_ irn-fabric-load65-roce110-100ms --load 0.65 --duration 100ms --schemes roce+pfc,roce --gbn-window 110 --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-roce110-100ms/flows
 # TIMELY (δ 40, IRN's RTOs ten times the seed's) at 65 % over 100 ms: Figs. 4 and 5.
 set_ irn-fabric-load65-timely-d40-rto-100ms --cc timely --timely-delta 40 --rto-high 3.2ms --rto-low 1ms --load 0.65 --duration 100ms --schemes irn,irn+pfc,roce+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-load65-timely-d40-rto-100ms/flows
+# Fig. 4 (DCQCN) over 100 ms at 70 %, IRN and uncapped RoCE + PFC.
+set_ irn-fabric-dcqcn-100ms --cc dcqcn --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-dcqcn-100ms/flows
+# What holds TIMELY down at 70 % (δ 40, IRN's RTOs ten times the seed's), IRN alone, read from TIMELY's
+# counters (Timely.* in the host counters): as irn-fabric-timely-d40-rto; then one change each — no
+# gradient cut (T_low above every RTT: every sample raises the rate by δ), δ ten times larger (all of
+# Figs. 4 and 5's cells).
+set_ irn-fabric-timely-d40-rto-irn --cc timely --timely-delta 40 --rto-high 3.2ms --rto-low 1ms --schemes irn
+set_ irn-fabric-timely-d40-rto-tlow400 --cc timely --timely-delta 40 --timely '{"t_low_us":400}' --rto-high 3.2ms --rto-low 1ms --schemes irn
+set_ irn-fabric-timely-d400-rto --cc timely --timely-delta 400 --rto-high 3.2ms --rto-low 1ms --schemes irn,irn+pfc,roce+pfc
