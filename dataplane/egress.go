@@ -369,7 +369,7 @@ type Egress struct {
 	// busy has the bit of every queue that may hold frames: set when a
 	// frame is queued, cleared by pick when it finds the queue empty
 	// (whoever emptied it), so that pick visits the queues with frames
-	// only. It walked every queue of every level above the one it
+	// only. pick walked every queue of every level above the one it
 	// served; with llr's and trimming's queues on a port that was 70
 	// instructions a frame (callgrind, BenchmarkPipelineForward/stages,
 	// 2026-11-30).
