@@ -1,20 +1,23 @@
 #!/bin/sh
-# bench-instructions.sh PKG BENCH [N]: instructions a packet of a Go benchmark, counted by
-# callgrind, which counts the same for the same binary and inputs whatever else the machine
-# does (the two CPUs' ns per packet move by up to 2× between machine states; see
+# bench-instructions.sh PKG BENCH [N [FUNC]]: instructions a packet of a Go benchmark, counted by
+# callgrind (the two CPUs' ns per packet move by up to 2× between machine states; see
 # docs/performance.md, "Instruction counts"). The benchmark runs twice, N and 2N iterations
 # (default 100000), and the difference over N is what one iteration costs, setup left out.
-# Example: scripts/bench-instructions.sh ./tor/pipeline 'PipelineForward/stages$'
+# With FUNC, a function the benchmark's loop runs within, only what runs inside it counts, the
+# same for the same binary to under one instruction whatever else the machine does. Without
+# it the runtime's other threads count too (sysmon wakes by the wall clock, which callgrind
+# stretches by the machine's load): BenchmarkPipelineForward/stages moved by up to 80
+# instructions between runs of one binary.
+# Example: scripts/bench-instructions.sh ./tor/pipeline 'PipelineForward/stages$' 100000 rocetor/tor/pipeline.benchForward
 set -eu
-pkg=$1 bench=$2 n=${3:-100000}
+pkg=$1 bench=$2 n=${3:-100000} fn=${4:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 go test -c -o "$dir/b.test" "$pkg"
 count() {
   # Go's asynchronous preemption signals trip callgrind's signal handling: off. The
-  # collector too: its work depends on when it runs, which moved a count by up to 40
-  # instructions an iteration between runs of one binary; without it, by under 1.
-  GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.$1" \
+  # collector too: its work depends on when it runs.
+  GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind ${fn:+--toggle-collect="$fn"} --callgrind-out-file="$dir/cg.$1" \
     "$dir/b.test" -test.run '^$' -test.bench "$bench" -test.benchtime="$1"x -test.cpu 1 2>&1 |
     awk '/I +refs:/ {gsub(",", "", $NF); print $NF}'
 }
