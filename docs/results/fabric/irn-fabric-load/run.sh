@@ -76,3 +76,5 @@ set_ irn-fabric-dcqcn-100ms --cc dcqcn --duration 100ms --schemes irn,roce+pfc -
 set_ irn-fabric-timely-d40-rto-irn --cc timely --timely-delta 40 --rto-high 3.2ms --rto-low 1ms --schemes irn
 set_ irn-fabric-timely-d40-rto-tlow400 --cc timely --timely-delta 40 --timely '{"t_low_us":400}' --rto-high 3.2ms --rto-low 1ms --schemes irn
 set_ irn-fabric-timely-d400-rto --cc timely --timely-delta 400 --rto-high 3.2ms --rto-low 1ms --schemes irn,irn+pfc,roce+pfc
+# TIMELY (δ 40, IRN's RTOs ten times the seed's) at 70 % over 100 ms: Figs. 4 and 5.
+set_ irn-fabric-timely-d40-rto-100ms --cc timely --timely-delta 40 --rto-high 3.2ms --rto-low 1ms --duration 100ms --schemes irn,irn+pfc,roce+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-timely-d40-rto-100ms/flows
