@@ -78,3 +78,6 @@ set_ irn-fabric-timely-d40-rto-tlow400 --cc timely --timely-delta 40 --timely '{
 set_ irn-fabric-timely-d400-rto --cc timely --timely-delta 400 --rto-high 3.2ms --rto-low 1ms --schemes irn,irn+pfc,roce+pfc
 # TIMELY (δ 40, IRN's RTOs ten times the seed's) at 70 % over 100 ms: Figs. 4 and 5.
 set_ irn-fabric-timely-d40-rto-100ms --cc timely --timely-delta 40 --rto-high 3.2ms --rto-low 1ms --duration 100ms --schemes irn,irn+pfc,roce+pfc --flows docs/results/fabric/irn-fabric-load/irn-fabric-timely-d40-rto-100ms/flows
+# DCQCN with the DCQCN paper's marking (Kmin 5 KB, Kmax 200 KB, Pmax 1 %) at 70 %: one change from
+# irn-fabric-cc's DCQCN cells (the rate-derived profile).
+set_ irn-fabric-dcqcn-ecn --cc dcqcn --ecn 5KB-200KB-1 --schemes irn,irn+pfc,roce+pfc
