@@ -81,3 +81,5 @@ set_ irn-fabric-timely-d40-rto-100ms --cc timely --timely-delta 40 --rto-high 3.
 # DCQCN with the DCQCN paper's marking (Kmin 5 KB, Kmax 200 KB, Pmax 1 %) at 70 %: one change from
 # irn-fabric-cc's DCQCN cells (the rate-derived profile).
 set_ irn-fabric-dcqcn-ecn --cc dcqcn --ecn 5KB-200KB-1 --schemes irn,irn+pfc,roce+pfc
+# The same over 100 ms, IRN and uncapped RoCE + PFC (Fig. 4).
+set_ irn-fabric-dcqcn-ecn-100ms --cc dcqcn --ecn 5KB-200KB-1 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-dcqcn-ecn-100ms/flows
