@@ -210,42 +210,21 @@ func TestEgressAloneLevel(t *testing.T) {
 }
 
 // pickScan is pick as it was before the busy set and the pause mask:
-// every queue of every level down to the one it serves is looked at,
-// with Paused.
+// every queue is looked at, with Paused, for the ones that may send,
+// and pick's DRR chooses among those alone (no pause in force for it to
+// mask).
 func pickScan(e *Egress, now int64) int {
-	for l := range e.levels {
-		lv := &e.levels[l]
-		active := false
-		for _, qi := range lv.qs {
-			if e.queues[qi].packets() > 0 && !e.Paused(now, qi) {
-				active = true
-			}
-		}
-		if !active {
-			continue
-		}
-		if len(lv.qs) == 1 {
-			return lv.qs[0]
-		}
-		for {
-			qi := lv.qs[lv.rr]
-			q := &e.queues[qi]
-			if q.packets() == 0 || e.Paused(now, qi) {
-				q.deficit = 0
-				lv.advance()
-				continue
-			}
-			if !lv.credited {
-				q.deficit += q.quantum
-				lv.credited = true
-			}
-			if q.deficit >= int(q.peek().len) {
-				return qi
-			}
-			lv.advance()
+	var active uint16
+	for qi := range e.queues {
+		if e.queues[qi].packets() > 0 && !e.Paused(now, qi) {
+			active |= 1 << qi
 		}
 	}
-	return -1
+	busy, end := e.busy, e.pauseEnd
+	e.busy, e.pauseEnd = active, 0
+	q := e.pick(now)
+	e.busy, e.pauseEnd = busy, end
+	return q
 }
 
 // dequeueOneByOne is Dequeue as it was before its batch path: pick for

@@ -101,7 +101,7 @@ type irnFabric struct {
 	flowsErr error // the first flow file that could not be written
 	delta    uint
 	// timely is TIMELY's parameters over the TIMELY paper's (--timely,
-	// JSON), timelyCfg them parsed; nil: the paper's.
+	// JSON); timelyCfg is them with delta, nil when neither is set.
 	timely    string
 	timelyCfg *nicc.TimelyConfig
 	voq       bool   // a data queue per input port (egress.by_input)
@@ -204,15 +204,20 @@ func (e *irnFabric) Setup() (Options, error) {
 	case e.k != 0 && (e.k < 2 || e.k%2 != 0):
 		return Options{}, Usagef("--k %d: want an even arity", e.k)
 	}
-	if e.timely != "" {
+	if e.timely != "" || e.delta != 0 {
 		t := nicc.DefaultTimelyConfig()
-		d := json.NewDecoder(strings.NewReader(e.timely))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&t); err != nil {
-			return Options{}, Usagef("--timely %q: %v", e.timely, err)
+		if e.timely != "" {
+			d := json.NewDecoder(strings.NewReader(e.timely))
+			d.DisallowUnknownFields()
+			if err := d.Decode(&t); err != nil {
+				return Options{}, Usagef("--timely %q: %v", e.timely, err)
+			}
+			if err := t.Validate(); err != nil {
+				return Options{}, Usagef("--timely %q: %v", e.timely, err)
+			}
 		}
-		if err := t.Validate(); err != nil {
-			return Options{}, Usagef("--timely %q: %v", e.timely, err)
+		if e.delta != 0 {
+			t.Delta = uint32(e.delta)
 		}
 		e.timelyCfg = &t
 	}
@@ -295,14 +300,8 @@ func (e *irnFabric) options(scheme, cc string, window, largest int, seed uint64)
 	if cc == "dcqcn" {
 		o.Switch += dcqcnMarking(e.ecn)
 	}
-	if cc == "timely" && (e.delta != 0 || e.timelyCfg != nil) {
-		t := nicc.DefaultTimelyConfig()
-		if e.timelyCfg != nil {
-			t = *e.timelyCfg
-		}
-		if e.delta != 0 {
-			t.Delta = uint32(e.delta)
-		}
+	if cc == "timely" && e.timelyCfg != nil {
+		t := *e.timelyCfg
 		o.Timely = &t
 	}
 	return o
