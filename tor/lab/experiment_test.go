@@ -579,3 +579,17 @@ func TestRunExperimentOnBackend(t *testing.T) {
 		t.Errorf("a record without a backend: %v, %+v", err, r)
 	}
 }
+
+func TestNetRTMultipathFabricIncastSetup(t *testing.T) {
+	for _, args := range [][]string{
+		{"--incast", "-1"},
+		{"--incast", "33"},                       // more than a ToR's 32 servers
+		{"--incast", "15", "--fabric", "1,4,32"}, // no second ToR to send to
+	} {
+		exp := newNetRTMultipathFabric()
+		parseExperiment(t, exp, args...)
+		if _, err := exp.Setup(); !errors.Is(err, ErrUsage) {
+			t.Errorf("Setup with %q = %v, want a usage error", args, err)
+		}
+	}
+}

@@ -60,6 +60,13 @@ import (
 //     does not: the flow outruns NetRT's bitmap before its gap is asked
 //     for (docs/experiments.md, netrt-multipath-fabric); --netrt adds
 //     such YAML to NetRT's section.
+//
+// --incast N replaces WebSearch by Fig. 9's own shape (§IV-B 2): "15
+// senders connected to multiple core switches via a ToR switch,
+// transmitting 1 MB of data to a single receiver" — the first N hosts
+// of the first ToR, all at once, into the first host of the second;
+// --fabric sets the paths (the cores). The seed does not say whether
+// its senders start together: rocetor starts them at once.
 type netrtFabric struct {
 	fabricBase
 	multipath bool
@@ -72,6 +79,7 @@ type netrtFabric struct {
 	window    int
 	maxSize   int
 	shape     string
+	incast    int
 	netrtYAML string // more of NetRT's switch YAML, for one-change runs (five-way's --netrt)
 
 	schemeList []string
@@ -117,6 +125,7 @@ func (e *netrtFabric) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.maxSize, "max-size", 0, "cap on flow sizes in bytes (0: WebSearch's own, up to 30 MB)")
 	fs.StringVar(&e.shape, "fabric", "", "leaves,spines,servers per leaf (default: 16,4,32, the seed's, at both scales)")
 	fs.StringVar(&e.netrtYAML, "netrt", "", "more of NetRT's switch YAML for gbn+netrt, e.g. \"pause_priority: -1, k_low: 100KiB\" (docs/operations.md, the netrt keys)")
+	fs.IntVar(&e.incast, "incast", 0, "Fig. 9's shape instead of WebSearch: this many hosts of the first ToR send 1 MB each at once to a host of the second (0: WebSearch)")
 }
 
 func (e *netrtFabric) Setup() (Options, error) {
@@ -141,6 +150,8 @@ func (e *netrtFabric) Setup() (Options, error) {
 		return Options{}, Usagef("--fabric %q: want leaves,spines,servers per leaf", e.shape)
 	case e.load <= 0 || e.load > 1:
 		return Options{}, Usagef("--load %v: want (0, 1]", e.load)
+	case e.incast < 0 || e.incast > shape[2] || e.incast > 0 && shape[0] < 2:
+		return Options{}, Usagef("--incast %d: want 0 (WebSearch) or 1 to the servers of a ToR (%d), on at least 2 ToRs", e.incast, shape[2])
 	case e.queue < 16<<10 || e.window < 0 || e.maxSize < 0 || e.duration < 0:
 		return Options{}, Usagef("--queue %d, --gbn-window %d, --max-size %d, --duration %v: want at least 16 KiB and the others ≥ 0",
 			e.queue, e.window, e.maxSize, e.duration)
@@ -161,6 +172,8 @@ const (
 	netrtFabricCoreRate   = 100e9
 	netrtFabricDelay      = 500 * sim.Nanosecond
 	netrtFabricCIDuration = 500 * time.Microsecond
+	// netrtMultipathIncastSize is each of Fig. 9's senders' data (§IV-B 2).
+	netrtMultipathIncastSize = 1_000_000
 )
 
 func (e *netrtFabric) topology() topo.Topology {
@@ -169,6 +182,20 @@ func (e *netrtFabric) topology() topo.Topology {
 }
 
 func (e *netrtFabric) flows(tp topo.Topology, seed uint64) ([]workload.Flow, error) {
+	if e.incast > 0 {
+		racks := fabric.Racks(tp)
+		var senders []int
+		dst := -1
+		for h, r := range racks {
+			switch {
+			case r == racks[0] && len(senders) < e.incast:
+				senders = append(senders, h)
+			case r != racks[0] && dst < 0:
+				dst = h
+			}
+		}
+		return workload.Incast(senders, dst, netrtMultipathIncastSize), nil
+	}
 	wl := workload.Spec{Name: "poisson", CDF: "websearch", Load: e.load, Duration: e.duration, MaxSize: e.maxSize, Racks: fabric.Racks(tp)}
 	return wl.Flows(len(tp.Hosts()), netrtFabricHostRate, rand.New(rand.NewPCG(seed, sim.Seed(seed, 6))))
 }
@@ -187,13 +214,20 @@ func (e *netrtFabric) cells() []map[string]string {
 
 func (e *netrtFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer, res *Results) error {
 	tp := e.topology()
-	res.Topology = fmt.Sprintf("%s: %d ToRs fully connected to %d cores, %d servers each (%d), ToR–core 100 Gbit/s, ToR–server 50 Gbit/s, 500 ns links; WebSearch ≤ %s, Poisson at %.0f %% load to random destinations for %v; DCQCN",
-		tp.Name, e.leaves, e.spines, e.hosts, len(tp.Hosts()), sizeName(e.maxSize), 100*e.load, e.duration)
+	traffic := fmt.Sprintf("WebSearch ≤ %s, Poisson at %.0f %% load to random destinations for %v", sizeName(e.maxSize), 100*e.load, e.duration)
+	if e.incast > 0 {
+		traffic = fmt.Sprintf("%d servers of the first ToR send 1 MB each at once to a server of the second (Fig. 9)", e.incast)
+	}
+	res.Topology = fmt.Sprintf("%s: %d ToRs fully connected to %d cores, %d servers each (%d), ToR–core 100 Gbit/s, ToR–server 50 Gbit/s, 500 ns links; %s; DCQCN",
+		tp.Name, e.leaves, e.spines, e.hosts, len(tp.Hosts()), traffic)
 	res.Params = map[string]string{"scale": e.sc.scale, "seeds": strconv.Itoa(e.sc.n()), "schemes": e.schemes, "multipath": e.modes,
 		"duration": e.duration.String(), "load": fmt.Sprint(e.load), "queue": strconv.Itoa(e.queue), "gbn_window": strconv.Itoa(e.window),
 		"max_size": strconv.Itoa(e.maxSize), "fabric": fmt.Sprintf("%d,%d,%d", e.leaves, e.spines, e.hosts)}
 	if e.netrtYAML != "" {
 		res.Params["netrt"] = e.netrtYAML
+	}
+	if e.incast > 0 {
+		res.Params["incast"] = strconv.Itoa(e.incast)
 	}
 	for seed := 1; seed <= e.sc.n(); seed++ {
 		flows, err := e.flows(tp, uint64(seed))
