@@ -240,7 +240,7 @@ func (e *netrtFabric) Simulate(ctx context.Context, fab Simulator, out io.Writer
 			o.MaxQPs = fabric.QPsNeeded(flows, 1)
 			start := time.Now()
 			fmt.Fprintf(out, "%s: seed %d, %s, %s: %d flows... ", e.Name(), seed, pt["multipath"], pt["scheme"], len(flows))
-			fr, err := simulateCell(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{})
+			fr, err := simulateCellKeep(ctx, fab, res, pt, seed, tp, o, flows, fabric.RunOptions{}, hostPortDrops(tp))
 			if err != nil {
 				fmt.Fprintf(out, "%v\n", err)
 				if ctx.Err() != nil {
@@ -265,6 +265,32 @@ func (e *netrtFabric) options(pt map[string]string, biggest int, seed uint64) fa
 		o.Switch += "forwarding: {multipath: " + m + "}\n"
 	}
 	return o
+}
+
+// hostPortDrops keeps the drops of the ToRs' ports toward hosts
+// (Extra["host_port_drops"]): a packet lost there has passed the
+// destination ToR's NetRT stage, which took it for delivered.
+func hostPortDrops(tp topo.Topology) func(*fabric.Result, *FabricRun) {
+	hosts := map[string]bool{}
+	for _, h := range hostNames(tp) {
+		hosts[h] = true
+	}
+	return func(r *fabric.Result, f *FabricRun) {
+		var n uint64
+		for _, s := range r.SwitchResults {
+			for _, p := range s.Ports {
+				if hosts[p.Port] {
+					for _, q := range p.Queues {
+						n += q.Drops
+					}
+				}
+			}
+		}
+		if f.Extra == nil {
+			f.Extra = map[string]float64{}
+		}
+		f.Extra["host_port_drops"] = float64(n)
+	}
 }
 
 func sizeName(n int) string {

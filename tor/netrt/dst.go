@@ -37,11 +37,15 @@ type dflow struct {
 	until   int64            // end of the Backoff after giving up; 0 if it never gave up
 	head    int32            // held packets, a list sorted by PSN; -1 if none
 	nak     int32            // the host's NAK, held while the network recovers what it names; -1 if none
-	gen     uint32           // request timer generation
 	heard   uint32           // DstToR.heard when the last request left
 	prev    psn.PSN          // the last data packet's PSN from the fabric, for the Miss counters
+	first   psn.PSN          // the PSN the entry began at, for ResyncsEarly
 	reqMAC  rocev2.MAC
 	reqPort uint16 // port requests leave by
+	// gen is the request timer's generation. 16 bits: a stale timer
+	// would need 65,536 changes of its flow in one request interval to
+	// match, and the entry stays within 112 bytes (TestDstFlowBytes).
+	gen uint16
 	// fwdBatch is the low bits of the serial of the last batch that
 	// left a packet of the flow forwarded in place. A stale match only
 	// costs flushBatch a scan that finds nothing.
@@ -210,7 +214,7 @@ func (d *DstToR) lookup(now int64, p *dataplane.Packet) int32 {
 	f := &d.flows[i]
 	// The generation survives reuse, so a stale request timer of the
 	// entry's previous flow cannot match the new one.
-	*f = dflow{key: *key, epsn: p.Meta.PSN, prev: p.Meta.PSN.Add(-1), last: now, head: -1, nak: -1, gen: f.gen + 1,
+	*f = dflow{key: *key, epsn: p.Meta.PSN, prev: p.Meta.PSN.Add(-1), first: p.Meta.PSN, last: now, head: -1, nak: -1, gen: f.gen + 1,
 		out: uint8(p.Out), serve: d.cfg.remote(key.Src)}
 	d.index.insert(d.flows, int32(i))
 	d.pairs[pair{key.Src, key.Dst}] = int32(i)
@@ -555,7 +559,7 @@ func (d *DstToR) rearm(c *dataplane.Ctx) {
 	for ; k < len(d.stalled); k++ {
 		arg := d.stalled[k]
 		f := &d.flows[uint32(arg)]
-		if f.gen != uint32(arg>>32) || f.state != ReTx {
+		if f.gen != uint16(arg>>32) || f.state != ReTx {
 			continue
 		}
 		if !c.After(d.cfg.RequestInterval, arg) {
@@ -587,7 +591,7 @@ func (d *DstToR) Timer(c *dataplane.Ctx, arg uint64) {
 		return
 	}
 	f := &d.flows[fi]
-	if f.gen != uint32(arg>>32) || f.state != ReTx {
+	if f.gen != uint16(arg>>32) || f.state != ReTx {
 		return
 	}
 	resend := f.requests > 0
@@ -674,6 +678,9 @@ func (d *DstToR) nak(c *dataplane.Ctx, p *dataplane.Packet) {
 	}
 	f.naked = true
 	d.st.Ports[f.out].Resyncs++
+	if f.first.Diff(m.PSN) > 0 {
+		d.st.Ports[f.out].ResyncsEarly++
+	}
 	if f.state != Waiting {
 		if f.head >= 0 || f.nak >= 0 {
 			d.wait(c, nil, 0, f, nil) // a NAK held for an earlier PSN goes first

@@ -441,7 +441,8 @@ func TestDstFlowBytes(t *testing.T) {
 	t.Logf("table of %d entries: %d KiB, %d bytes for each of %d flows (seed 000 Table II: 192.5 KB for 10K QPs, 19.25 bytes each)",
 		len(d.flows), (entry+index)*len(d.flows)>>10, (entry+index)*len(d.flows)/n, n)
 	// 104 bytes before the Miss counters' previous PSN and NAK flag
-	// (5 bytes, padded to 8).
+	// (5 bytes, padded to 8); the first PSN (ResyncsEarly) fits by a
+	// 16-bit timer generation.
 	if entry > 112 || index > 8 {
 		t.Fatalf("a flow entry takes %d bytes and its index %d, want at most 112 and 8", entry, index)
 	}
@@ -1259,8 +1260,33 @@ func TestDstNAKResync(t *testing.T) {
 		t.Fatalf("host got %v, want the resend in order", got)
 	}
 	r.take(0)
-	if p := d.Stats().Ports[1]; p.Resyncs != 1 || p.NAKHeld != 0 {
-		t.Fatalf("resyncs %d, NAKs held %d; want 1, 0", p.Resyncs, p.NAKHeld)
+	if p := d.Stats().Ports[1]; p.Resyncs != 1 || p.ResyncsEarly != 0 || p.NAKHeld != 0 {
+		t.Fatalf("resyncs %d (%d before the entry began), NAKs held %d; want 1 (0), 0", p.Resyncs, p.ResyncsEarly, p.NAKHeld)
+	}
+	r.noLeak(d)
+}
+
+// A NAK for a PSN before the first the flow's entry saw counts apart
+// (ResyncsEarly): here the flow's first packet, PSN 0, is overtaken by
+// the next 199, so the entry begins at 1 and the host's NAK for 0,
+// further back than the bitmap's span, passes.
+func TestDstNAKResyncEarly(t *testing.T) {
+	r, d := newDst(t, Config{})
+	for k := uint32(1); k < 200; k++ {
+		r.inject(0, data(t, 7, k))
+		if k%32 == 31 {
+			r.settle()
+		}
+	}
+	r.settle()
+	r.take(1)
+	r.inject(1, seqNAK(t, 7, 0))
+	r.settle()
+	if got := r.take(0); len(got) != 1 {
+		t.Fatalf("%d frames toward the sender, want the NAK passed", len(got))
+	}
+	if p := d.Stats().Ports[1]; p.Resyncs != 1 || p.ResyncsEarly != 1 {
+		t.Fatalf("resyncs %d, of them before the entry began %d; want 1, 1", p.Resyncs, p.ResyncsEarly)
 	}
 	r.noLeak(d)
 }

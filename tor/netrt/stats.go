@@ -112,9 +112,14 @@ type DstPortStats struct {
 	WaitBackoff     uint64 // Ordered → Waiting: a gap during Backoff, forwarded, nothing held
 	Retries         uint64 // gaps held again once a Backoff ran out
 	Resyncs         uint64 // ePSN moved to the PSN a host's sequence NAK named, the NAK passed on
-	NAKHeld         uint64 // host NAKs held while the network recovers what they name (ReTx from that PSN)
-	NAKAnswered     uint64 // of which dropped: the PSN they named arrived (netrt_nak_answered)
-	NAKReleased     uint64 // of which sent on: the flow fell back to Waiting
+	// ResyncsEarly are the Resyncs whose NAK named a PSN before the
+	// first the flow's entry saw: the host lacks the flow's first
+	// packets, which this stage never saw (overtaken by a later one on
+	// another path, or lost before this ToR).
+	ResyncsEarly uint64
+	NAKHeld      uint64 // host NAKs held while the network recovers what they name (ReTx from that PSN)
+	NAKAnswered  uint64 // of which dropped: the PSN they named arrived (netrt_nak_answered)
+	NAKReleased  uint64 // of which sent on: the flow fell back to Waiting
 
 	// Retransmission requests.
 	Requests   uint64 // sent
@@ -171,6 +176,7 @@ func (t *DstPortStats) Add(p *DstPortStats) {
 	t.WaitBackoff += p.WaitBackoff
 	t.Retries += p.Retries
 	t.Resyncs += p.Resyncs
+	t.ResyncsEarly += p.ResyncsEarly
 	t.NAKHeld += p.NAKHeld
 	t.NAKAnswered += p.NAKAnswered
 	t.NAKReleased += p.NAKReleased

@@ -77,6 +77,7 @@ var dstMetrics = []portMetric[dstPort]{
 	counterOf("netrt_resumed_total", "Flows back to Ordered from Waiting: the hosts' go-back-N brought the expected PSN.", func(p *dstPort) float64 { return float64(p.Resumed) }),
 	counterOf("netrt_backoff_retries_total", "Gaps held and requested again once a flow's backoff (a peer that never answered) ran out.", func(p *dstPort) float64 { return float64(p.Retries) }),
 	counterOf("netrt_resyncs_total", "Flows whose ePSN moved to the PSN a host's sequence NAK named, the NAK passed on (too far back to hold).", func(p *dstPort) float64 { return float64(p.Resyncs) }),
+	counterOf("netrt_resyncs_early_total", "Of the resyncs, those whose NAK named a PSN before the first the flow's entry saw: its first packets, overtaken on another path or lost before this ToR.", func(p *dstPort) float64 { return float64(p.ResyncsEarly) }),
 	counterOf("netrt_naks_held_total", "Hosts' sequence NAKs held while the source ToR resent what they named, instead of the sender going back N.", func(p *dstPort) float64 { return float64(p.NAKHeld) }),
 	counterOf("netrt_naks_answered_total", "Of naks_held_total, dropped: the PSN they named arrived from the network.", func(p *dstPort) float64 { return float64(p.NAKAnswered) }),
 	counterOf("netrt_naks_released_total", "Of naks_held_total, sent on to the sender: the flow fell back to Waiting.", func(p *dstPort) float64 { return float64(p.NAKReleased) }),
