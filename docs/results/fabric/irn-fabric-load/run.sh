@@ -83,3 +83,5 @@ set_ irn-fabric-timely-d40-rto-100ms --cc timely --timely-delta 40 --rto-high 3.
 set_ irn-fabric-dcqcn-ecn --cc dcqcn --ecn 5KB-200KB-1 --schemes irn,irn+pfc,roce+pfc
 # The same over 100 ms, IRN and uncapped RoCE + PFC (Fig. 4).
 set_ irn-fabric-dcqcn-ecn-100ms --cc dcqcn --ecn 5KB-200KB-1 --duration 100ms --schemes irn,roce+pfc --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-dcqcn-ecn-100ms/flows
+# Fig. 3 uncapped over 100 ms at 70 %: lossy RoCE without a window (RoCE + PFC's cells irn-fabric-100ms's).
+set_ irn-fabric-roce-100ms --duration 100ms --schemes roce --gbn-window 0 --flows docs/results/fabric/irn-fabric-load/irn-fabric-roce-100ms/flows
