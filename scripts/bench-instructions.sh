@@ -2,15 +2,17 @@
 # bench-instructions.sh PKG BENCH [N [FUNC]]: instructions a packet of a Go benchmark, counted by
 # callgrind (the two CPUs' ns per packet move by up to 2× between machine states; see
 # docs/performance.md, "Instruction counts"). The benchmark runs twice, N and 2N iterations
-# (default 100000), and the difference over N is what one iteration costs, setup left out.
-# With FUNC, a function the benchmark's loop runs within, only what runs inside it counts, the
-# same for the same binary to under one instruction whatever else the machine does. Without
+# (default 400000), and the difference over N is what one iteration costs, setup left out.
+# With FUNC, a function the benchmark's loop runs within, only what runs inside it counts.
+# A run's total still moves by up to about 1.5 million instructions now and then, whatever
+# else the machine does (BenchmarkPipelineForward/plain: 2,824 to 2,857 an iteration at
+# N = 100000 over five runs of one tree, 2,840 and 2,840 at 400000), so N is large. Without
 # it the runtime's other threads count too (sysmon wakes by the wall clock, which callgrind
 # stretches by the machine's load): BenchmarkPipelineForward/stages moved by up to 80
 # instructions between runs of one binary.
-# Example: scripts/bench-instructions.sh ./tor/pipeline 'PipelineForward/stages$' 100000 rocetor/tor/pipeline.benchForward
+# Example: scripts/bench-instructions.sh ./tor/pipeline 'PipelineForward/stages$' 400000 rocetor/tor/pipeline.benchForward
 set -eu
-pkg=$1 bench=$2 n=${3:-100000} fn=${4:-}
+pkg=$1 bench=$2 n=${3:-400000} fn=${4:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 go test -c -o "$dir/b.test" "$pkg"

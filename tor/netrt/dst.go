@@ -286,7 +286,14 @@ func (d *DstToR) data(c *dataplane.Ctx, b *dataplane.Batch, i int) {
 	}
 	ps := &d.st.Ports[p.Out]
 	n := p.Meta.PSN.Diff(f.epsn)
-	miss := d.missing(ps, f, p.Meta.PSN, n)
+	var miss uint64
+	if n != 0 || f.prev.Add(1) != p.Meta.PSN {
+		miss = d.missing(ps, f, p.Meta.PSN, n)
+	} else {
+		// In order: what missing does then, without its call and PSN
+		// arithmetic (37 instructions a packet, callgrind, 2026-12-01).
+		f.prev = p.Meta.PSN
+	}
 	cat := &ps.MissRequested // where miss counts, by the outcome below
 	switch {
 	case n == 0:
