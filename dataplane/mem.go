@@ -36,13 +36,25 @@ type Mem struct {
 	// and fresh: the Mem counts its frames (inUse) against its own
 	// budget, the frames of [lo, hi).
 	pool *memPool
+	// holds counts, per frame from frame number held0 on, the holders a
+	// frame has beyond its one owner (Hold); nil until EnableHolds, and
+	// then Release frees a frame only once none is left. A frame is
+	// held and let go on the Mem of the worker that holds it (llr's Tx
+	// buffer: the worker that owns the link also transmits on it and
+	// takes its completions), so the count is this Mem's alone.
+	holds  []uint8
+	held0  uint64
+	nheld  int   // frames with holders: while none, Release does not look
+	nshift uint8 // log2(frameSize) when it is a power of two
 }
 
 // memPool is the free frames of the Mems of one NewPooledMems.
 type memPool struct {
 	free  []uint64 // frames given back, most recent last
 	fresh int      // frames never handed out: the last fresh below hi
+	lo    uint64   // the pool's first frame, for its holds
 	hi    uint64
+	holds []uint8 // the pool's frames' hold counts, made by the first EnableHolds
 }
 
 // Errors from NewMem.
@@ -86,6 +98,7 @@ func NewMemAt(buf []byte, frameSize, first, n int, stack []uint64) (*Mem, error)
 		lo: uint64(first * frameSize), hi: uint64((first + n) * frameSize)}
 	if frameSize&(frameSize-1) == 0 {
 		m.mask = uint64(frameSize - 1)
+		m.nshift = uint8(bits.TrailingZeros(uint(frameSize)))
 	} else {
 		m.magic = ^uint64(0)/uint64(frameSize) + 1
 	}
@@ -119,7 +132,7 @@ func NewPooledMems(buf []byte, frameSize, first int, budgets []int, stack []uint
 		return nil, fmt.Errorf("%w: a pool of %d frames from frame %d in %d bytes, with a free stack of %d",
 			ErrMemSize, total, first, len(buf), cap(stack))
 	}
-	pool := &memPool{free: stack[:0], fresh: total, hi: uint64((first + total) * frameSize)}
+	pool := &memPool{free: stack[:0], fresh: total, lo: uint64(first * frameSize), hi: uint64((first + total) * frameSize)}
 	ms := make([]*Mem, len(budgets))
 	for i, b := range budgets {
 		m, err := NewMemAt(buf, frameSize, first, b, stack)
@@ -243,9 +256,79 @@ func (m *Mem) Alloc() (addr uint64, ok bool) {
 	return addr, true
 }
 
-// Release gives a frame back. addr may point anywhere inside the frame
-// (AF_XDP descriptors carry headroom offsets); it is aligned down.
+// frameNo returns the number of the frame at addr, counted from buf's start.
+func (m *Mem) frameNo(addr uint64) uint64 {
+	if m.mask != 0 {
+		return addr >> m.nshift
+	}
+	q, _ := bits.Mul64(addr, m.magic)
+	return q
+}
+
+// EnableHolds makes room for Hold's counts, once, before the packet path
+// runs: one byte per frame this Mem may see (buf's, or its pool's).
+func (m *Mem) EnableHolds() {
+	if m.holds != nil {
+		return
+	}
+	if p := m.pool; p != nil {
+		if p.holds == nil {
+			p.holds = make([]uint8, (p.hi-p.lo)/uint64(m.frameSize))
+		}
+		m.holds, m.held0 = p.holds, p.lo/uint64(m.frameSize)
+		return
+	}
+	m.holds = make([]uint8, len(m.buf)/m.frameSize)
+}
+
+// Shared returns how many frames have holders besides their owner.
+func (m *Mem) Shared() int { return m.nheld }
+
+// Hold adds a holder to the frame at addr, which the caller owns: the
+// frame stays allocated past the Release of whoever it is handed to
+// (an egress queue, a port's transmission) until each holder has
+// released it too. It reports false, adding nothing, without
+// EnableHolds or when the frame has 255 holders already.
+func (m *Mem) Hold(addr uint64) bool {
+	i := m.frameNo(addr) - m.held0
+	if i >= uint64(len(m.holds)) || m.holds[i] == 255 {
+		return false
+	}
+	if m.holds[i] == 0 {
+		m.nheld++
+	}
+	m.holds[i]++
+	return true
+}
+
+// unhold takes a holder off the frame at addr and reports whether it
+// had one.
+func (m *Mem) unhold(addr uint64) bool {
+	i := m.frameNo(addr) - m.held0
+	if i >= uint64(len(m.holds)) || m.holds[i] == 0 {
+		return false
+	}
+	if m.holds[i]--; m.holds[i] == 0 {
+		m.nheld--
+	}
+	return true
+}
+
+// Held reports whether the frame at addr has a holder besides its owner:
+// whoever would take it over (a link trading frames, dataplane/sim) must
+// copy it instead.
+func (m *Mem) Held(addr uint64) bool {
+	i := m.frameNo(addr) - m.held0
+	return i < uint64(len(m.holds)) && m.holds[i] != 0
+}
+
+// Release gives a frame back, or, when the frame has holders (Hold),
+// takes one off. addr may point anywhere inside the frame (AF_XDP
+// descriptors carry headroom offsets); it is aligned down.
 func (m *Mem) Release(addr uint64) {
+	if m.nheld != 0 && m.unhold(addr) {
+		return
+	}
 	a := m.start(addr)
 	if m.share != nil && (a < m.lo || a >= m.hi) {
 		m.giveBack(a)
@@ -273,6 +356,19 @@ func (m *Mem) releasePackets(pkts []Packet) {
 		return
 	}
 	free := m.free[n : n+len(pkts)]
+	if m.nheld != 0 {
+		// Frames held are not freed; the others still in place.
+		k := 0
+		for i := range pkts {
+			if a := pkts[i].Addr; !m.unhold(a) {
+				free[k] = m.start(a)
+				k++
+			}
+		}
+		m.free = m.free[:n+k]
+		m.inUse -= k
+		return
+	}
 	if mask := m.mask; mask != 0 {
 		for i := range free {
 			free[i] = pkts[i].Addr &^ mask

@@ -179,3 +179,77 @@ func TestReleasePackets(t *testing.T) {
 		}
 	}
 }
+
+// A held frame outlives its owner's release and goes back to the memory
+// with its holder's, through Release and a port's releasePackets alike;
+// a Mem that did not make room for holds refuses them; and Held tells a
+// link that trades frames to copy this one.
+func TestMemHolds(t *testing.T) {
+	m, err := NewMem(make([]byte, 8*2048), 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := m.Alloc()
+	if m.Hold(a) {
+		t.Fatal("Hold before EnableHolds")
+	}
+	m.EnableHolds()
+	b, _ := m.Alloc()
+	if !m.Hold(a+256) || !m.Held(a) || m.Held(b) || m.Shared() != 1 {
+		t.Fatalf("held %v %v, shared %d", m.Held(a), m.Held(b), m.Shared())
+	}
+	m.releasePackets([]Packet{{Addr: a + 256}, {Addr: b}})
+	if m.InUse() != 1 || m.Held(a) || m.Shared() != 0 {
+		t.Fatalf("after the owner's release: %d in use, held %v, shared %d", m.InUse(), m.Held(a), m.Shared())
+	}
+	m.Release(a)
+	if m.InUse() != 0 || m.Free() != 8 {
+		t.Fatalf("after the holder's release: %d in use, %d free", m.InUse(), m.Free())
+	}
+	c, _ := m.Alloc()
+	for i := range 255 {
+		if !m.Hold(c) {
+			t.Fatalf("hold %d refused", i+1)
+		}
+	}
+	if m.Hold(c) {
+		t.Fatal("a 256th holder taken")
+	}
+	for range 256 {
+		m.Release(c)
+	}
+	if m.InUse() != 0 || m.Shared() != 0 {
+		t.Fatalf("after 256 releases: %d in use, %d shared", m.InUse(), m.Shared())
+	}
+
+	// Pooled Mems (the simulator's) count holds over their pool's
+	// frames, which any of them may hand out.
+	ms, err := NewPooledMems(make([]byte, 16*1152), 1152, 4, []int{4, 8}, make([]uint64, 0, 12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms[1].EnableHolds()
+	var got []uint64
+	for {
+		a, ok := ms[1].Alloc()
+		if !ok {
+			break
+		}
+		got = append(got, a)
+	}
+	for _, a := range got {
+		if !ms[1].Hold(a + 100) {
+			t.Fatalf("frame %d of the pool not held", a)
+		}
+		ms[1].Release(a)
+	}
+	if ms[1].InUse() != len(got) || ms[0].Held(got[0]) {
+		t.Fatalf("%d in use after the owners' releases, want %d; another Mem sees a hold", ms[1].InUse(), len(got))
+	}
+	for _, a := range got {
+		ms[1].Release(a)
+	}
+	if ms[1].InUse() != 0 || ms[1].Shared() != 0 {
+		t.Fatalf("%d in use, %d shared", ms[1].InUse(), ms[1].Shared())
+	}
+}

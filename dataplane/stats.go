@@ -82,7 +82,11 @@ type Snapshot struct {
 	Timers    int    // armed timers
 	TimerFull uint64 // timers refused at capacity
 	FramesUse int    // frames of Mem in use
-	Frames    int    // frames of Mem in all
+	// FramesShared is how many of them a holder keeps besides their
+	// owner (Mem.Hold: llr's Tx buffer holding a frame still queued or
+	// on its way out).
+	FramesShared int
+	Frames       int // frames of Mem in all
 	// SharedUsed and SharedSize are the switch's shared buffer
 	// (EgressConfig.Shared) at publication: the bytes its queues hold
 	// beyond their queues' and ports' reserves, of a pool of SharedSize; both 0 without

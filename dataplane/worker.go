@@ -1025,7 +1025,7 @@ func (w *Worker) publish(now int64) {
 	s.Handed = append(s.Handed[:0], w.st.Handed...)
 	s.Built, s.Consumed = w.st.Built, w.st.Consumed
 	s.Timers, s.TimerFull = w.timers.Len(), w.timers.Refused
-	s.FramesUse, s.Frames = w.mem.InUse(), w.mem.Frames()
+	s.FramesUse, s.Frames, s.FramesShared = w.mem.InUse(), w.mem.Frames(), w.mem.Shared()
 	if len(w.egress) > 0 {
 		if b := w.egress[0].Shared(); b != nil {
 			s.SharedUsed, s.SharedSize = b.Used(), b.Size()

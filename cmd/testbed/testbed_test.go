@@ -430,6 +430,11 @@ func checkLLRLoss(t *testing.T, res *llrLossRecord, size, count int) {
 	if c.Packets < float64(count*1000) {
 		t.Errorf("%v protected packets, want every data packet of the run", c.Packets)
 	}
+	// tord's UMEM has room for llr's Tx buffer (tor/lab), so it holds
+	// the frames it protects rather than copying them.
+	if cp := r.Switches["tor1"].Sum("rocetor_llr_tx_buffer_copied_total", `port="tor2"`); cp != 0 {
+		t.Errorf("tor1 copied %v of %v protected frames into its Tx buffer, want every one held", cp, c.Packets)
+	}
 }
 
 // TestLinkLLRWorkers is TestLinkLLR with several workers on both tords

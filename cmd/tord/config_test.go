@@ -77,6 +77,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"ports: [a, b]\nforwarding: {dscp_queues: {70: data}}", "forwarding.dscp_queues"},
 		{"ports: [a, b]\nlog_level: loud", "log_level"},
 		{"ports: [a, b]\negress: {port_rates: {c: 1G}}", "egress.port_rates"},
+		{"ports: [a, b]\nllr: {ports: [b], tx_frames: 100}", "llr.tx_frames"}, // the rings take xdp.frames
+		{"ports: [a, b]\nllr: {ports: [b], tx_frames: -2}", "llr.tx_frames"},
 	}
 	for _, c := range cases {
 		wantConfigErr(t, c.yaml, c.field+":")

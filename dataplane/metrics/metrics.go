@@ -89,6 +89,7 @@ var (
 	dTimers      = desc("worker_timers", "Timers armed by the worker's stages.", "worker")
 	dTimerFull   = desc("worker_timers_refused_total", "Timers refused because the worker's timer heap was full.", "worker")
 	dFramesUse   = desc("worker_frames_in_use", "Frames of the worker's frame memory in use.", "worker")
+	dFramesShare = desc("worker_frames_shared", "Frames in use that a holder keeps besides their owner: llr's Tx buffer holding a frame still queued or being sent.", "worker")
 	dFrames      = desc("worker_frames", "Frames of the worker's frame memory.", "worker")
 	dStageCalls  = desc("stage_calls_total", "Batches handed to the stage.", "stage")
 	dStagePkts   = desc("stage_packets_total", "Frames handed to the stage.", "stage")
@@ -103,7 +104,7 @@ func Descs() []*prometheus.Desc {
 		dXDPDrop, dXDPInvalid, dXDPRingFull, dXDPFillEmp, dXDPTxEmpty, dWakeups, dTxRefused,
 		dDepthBytes, dDepthPkts, dLimitBytes, dMaxDepth, dPaused, dEnq, dDeq, dDeqPkts, dQDrops,
 		dECT, dMarked, dECNMin, dECNMax, dECNPMax, dThreshold, dQThDrops, dSharedUsed, dSharedSize, dReserve, dReserveUsed, dDrops,
-		dBusy, dIdle, dSleeps, dYields, dOnCPU, dRunDelay, dHanded, dBatch, dTimers, dTimerFull, dFramesUse, dFrames, dStageCalls, dStagePkts}
+		dBusy, dIdle, dSleeps, dYields, dOnCPU, dRunDelay, dHanded, dBatch, dTimers, dTimerFull, dFramesUse, dFramesShare, dFrames, dStageCalls, dStagePkts}
 }
 
 // Describe implements prometheus.Collector.
@@ -215,6 +216,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(ch, dTimers, float64(s.Timers), w)
 		counter(ch, dTimerFull, s.TimerFull, w)
 		gauge(ch, dFramesUse, float64(s.FramesUse), w)
+		gauge(ch, dFramesShare, float64(s.FramesShared), w)
 		gauge(ch, dFrames, float64(s.Frames), w)
 		ch <- batchHistogram(s.Batches, w)
 	}

@@ -198,11 +198,12 @@ func (w *wire) push(from *dataplane.Mem, pk *dataplane.Packet, at Time) {
 		from.Release(pk.Addr)
 		return
 	}
-	if w.trade {
+	if w.trade && !from.Held(pk.Addr) {
 		// One area: the receiver takes the sender's frame and the
 		// sender the free one, each memory keeping its count, as a
 		// copy into the free frame would; the copy was a fifth of the
-		// CPU of a k = 8 fat tree's run.
+		// CPU of a k = 8 fat tree's run. A frame the sender still
+		// holds (llr's Tx buffer) stays the sender's: copied.
 		from.Release(addr)
 		addr = pk.Addr
 	} else {

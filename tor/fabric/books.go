@@ -106,6 +106,10 @@ type NodeBooks struct {
 	// LinkHeld is the frames its egress impairment holds: in its
 	// memory, in the links' books.
 	LinkHeld uint64 `json:"link_held,omitempty"`
+	// LLRTxHeld is the frames only llr's Tx buffers keep (sent, not yet
+	// acknowledged), in its memory; held frames still queued or on
+	// their way out are counted there.
+	LLRTxHeld uint64 `json:"llr_tx_held,omitempty"`
 }
 
 // LinkBooks are one direction of a link; see Books.
@@ -212,10 +216,10 @@ func (nb *NodeBooks) check() []Imbalance {
 	}
 	// llr's reordering buffer holds copies, outside the memory.
 	mine := held - nb.Held[heldLLR]
-	if mem := mine + nb.LinkHeld + nb.InFlightTo; uint64(nb.MemInUse) != mem {
+	if mem := mine + nb.LinkHeld + nb.InFlightTo + nb.LLRTxHeld; uint64(nb.MemInUse) != mem {
 		out = append(out, Imbalance{Node: nb.Name, Counter: "memory", Difference: int64(uint64(nb.MemInUse) - mem),
-			Detail: fmt.Sprintf("%d frames in use ≠ %d held + %d held for its links + %d in flight toward it",
-				nb.MemInUse, mine, nb.LinkHeld, nb.InFlightTo)})
+			Detail: fmt.Sprintf("%d frames in use ≠ %d held + %d held for its links + %d in flight toward it + %d in llr's Tx buffers alone",
+				nb.MemInUse, mine, nb.LinkHeld, nb.InFlightTo, nb.LLRTxHeld)})
 	}
 	return out
 }
@@ -365,6 +369,7 @@ func (n *Network) nodeBooks(name string, nd *sim.Node, pl *pipeline.Pipeline, lr
 	}
 	if lr != nil {
 		llrBooks(&nb, lr)
+		nb.LLRTxHeld -= uint64(snap.FramesShared)
 	}
 	prune(nb.Dropped)
 	prune(nb.HeaderOnly)
@@ -407,6 +412,7 @@ func llrBooks(nb *NodeBooks, lr *llr.Stage) {
 		nb.Dropped["llr_buffer_full"] += p.RxBufferFull
 		nb.Dropped["llr_resync"] += p.ResyncDropped
 		nb.Held[heldLLR] += p.Held - p.Released - p.ResyncDropped
+		nb.LLRTxHeld += uint64(p.TxHeld)
 	}
 }
 

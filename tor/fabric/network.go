@@ -557,8 +557,8 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 		cfg.DCP = true
 	}
 	// Frames as tord's UMEM would need them: the rings' (a small ring
-	// here, there is no kernel), NetRT's, every queue full, and the
-	// frames in flight toward the switch (inFlight).
+	// here, there is no kernel), NetRT's, llr's Tx buffers', every
+	// queue full, and the frames in flight toward the switch (inFlight).
 	cfg.XDP.RingSize = 64
 	// Egress rings start small and grow with their queues (queueRing).
 	if cfg.Egress.Ring == 0 {
@@ -569,7 +569,7 @@ func (n *Network) switchConfig(s *SwitchNode, ends []end) (pipeline.Config, erro
 	if n.Opts.MTU <= 1024 {
 		cfg.XDP.FrameSize = 2048
 	}
-	need := 2*64*len(all) + cfg.NetRT.Frames() + cfg.MaxQueued(len(all))/1024 + n.inFlight(ends)
+	need := 2*64*len(all) + cfg.NetRT.Frames() + cfg.LLRFrames() + cfg.MaxQueued(len(all))/1024 + n.inFlight(ends)
 	cfg.XDP.Frames = 1 << 12
 	for cfg.XDP.Frames < need {
 		cfg.XDP.Frames <<= 1

@@ -319,6 +319,18 @@ func (p *Plan) TordConfigs() map[string]*pipeline.Config {
 				c.XDP.Frames *= 2 // tord wants a power of two
 			}
 		}
+		if c.LLR.On() {
+			// Room for the frames llr's Tx buffers hold in place of
+			// copies (llr.tx_frames' default), beyond the rings and NetRT's.
+			ring := cmp.Or(c.XDP.RingSize, 2048)
+			need := 2*ring*len(c.Ports) + c.LLRFrames()
+			if c.NetRT.On() {
+				need += c.NetRT.Frames()
+			}
+			for c.XDP.Frames < need {
+				c.XDP.Frames *= 2
+			}
+		}
 		c.Egress.OwnedPorts = p.ownedPorts(n.Name, &c)
 		out[n.Name] = &c
 	}

@@ -75,9 +75,17 @@ type Config struct {
 	// the receiver from it.
 	Ports uint64
 	Mode  Mode
-	// TxBuffer is the byte budget of the copies kept per port until the
-	// receiver's cumulative ACK covers them; 0 means DefaultTxBuffer.
+	// TxBuffer is the byte budget of the frames kept per port, held or
+	// copied (TxFrames), until the receiver's cumulative ACK covers
+	// them; 0 means DefaultTxBuffer.
 	TxBuffer int
+	// TxFrames is how many frames per port the Tx buffer may keep
+	// themselves, held in the worker's frame memory
+	// (dataplane.Mem.Hold) until acknowledged, rather than copy; past
+	// it, it copies. What fits is reckoned in TxBuffer's bytes either
+	// way. 0: copies only. The frame memory must have them to spare
+	// (tord's pipeline sets it from xdp.frames).
+	TxFrames int
 	// RxBuffer is the byte budget of the reordering buffer per port
 	// (Blocking); 0 means DefaultRxBuffer.
 	RxBuffer int
@@ -218,6 +226,8 @@ func (c Config) Validate() error {
 		return bad("tx_buffer", "%d bytes, want ≥ %d (two jumbo frames)", c.TxBuffer, 2*MaxFrameBytes)
 	case c.TxBuffer > 1<<30:
 		return bad("tx_buffer", "%d bytes, want ≤ 1GiB", c.TxBuffer)
+	case c.TxFrames < 0 || c.TxFrames > Window:
+		return bad("tx_frames", "%d, want 0 to %d", c.TxFrames, Window)
 	case c.RxBuffer < 2*MaxFrameBytes:
 		return bad("rx_buffer", "%d bytes, want ≥ %d (two jumbo frames)", c.RxBuffer, 2*MaxFrameBytes)
 	case c.RxBuffer > 1<<30:

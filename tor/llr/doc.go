@@ -12,8 +12,13 @@
 // A.2). Every frame the pipeline puts on the port's "data" queue gets an
 // 8-byte shim under EtherType 0x88b5 (rocev2.Shim: a 16-bit sequence
 // number with an era bit, psn.Link, the packet type and the inner
-// EtherType) and a copy in the port's Tx buffer until the neighbour's
-// cumulative ACK covers it. A loss notice makes the stage retransmit the
+// EtherType) and stays in the port's Tx buffer until the neighbour's
+// cumulative ACK covers it: the frame itself, held in the worker's
+// memory (Config.TxFrames, dataplane.Mem.Hold), or a copy past those
+// frames. Protego's buffer keeps copies; holding the frame spares a
+// 1 KB copy a packet (docs/performance.md); a retransmission copies it
+// then, with the ECN field it had when taken, as a copy taken then
+// would carry it. A loss notice makes the stage retransmit the
 // named sequences on the "retransmit" queue, Copies(target, actual)
 // copies each (Eq. 1, §3.4), from the configured or the measured loss
 // rate. When frames are unacknowledged and the data queue is empty, a
@@ -160,10 +165,14 @@
 //
 // # Budgets
 //
-// Both buffers hold copies, not frames of the worker's Mem, in byte
-// rings of exactly Config.TxBuffer and Config.RxBuffer bytes per port;
-// TxBytes and RxBytes (with their high-water marks) count the ring span,
-// which never exceeds them. The sender never has more than Window
+// The reordering buffer holds copies in a byte ring of exactly
+// Config.RxBuffer bytes per port; the Tx buffer holds up to
+// Config.TxFrames frames of the worker's Mem and copies the rest into a
+// ring of Config.TxBuffer bytes, whose span counts the held frames' bytes
+// as it would their copies, so that what fits does not depend on where
+// a frame is kept. TxBytes and RxBytes (with their high-water marks)
+// count the ring spans, which never exceed the budgets; TxHeld the held
+// frames, never above TxFrames. The sender never has more than Window
 // sequences unacknowledged. Nothing is allocated after NewStage.
 //
 // # Amplification bounds

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
+	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
 )
@@ -75,11 +76,19 @@ type link struct {
 	// ask is the LossCode of a protection request for the stage to send
 	// the neighbour, 0 for none (Stage.RequestProtection, from the
 	// monitor's goroutine).
-	ask     atomic.Uint32
-	next    psn.Link // sequence of the next protected frame (seqNo)
-	una     psn.Link // oldest sequence not yet acknowledged
-	tx      *arena
-	txh     []uint32 // arena handle per sequence in [una, next), indexed seq & (len−1)
+	ask  atomic.Uint32
+	next psn.Link // sequence of the next protected frame (seqNo)
+	una  psn.Link // oldest sequence not yet acknowledged
+	tx   *arena
+	txh  []uint32 // arena handle per sequence in [una, next), indexed seq & (len−1)
+	// txf is, per sequence as txh, the frame itself where the Tx buffer
+	// holds it (Config.TxFrames) rather than a copy in tx: tx then only
+	// reckons its bytes, so that what fits is decided exactly as with
+	// a copy. held counts those frames; mem is the worker's frame
+	// memory (Stage.Wrap), where they stay until acknowledged.
+	txf     []txFrame
+	held    int
+	mem     *dataplane.Mem
 	reqs    [reqCap]span
 	reqHead int
 	reqN    int
@@ -154,6 +163,9 @@ func newLink(port uint16, cfg *Config, st *PortStats) *link {
 	}
 	l.tx = newArena(cfg.TxBuffer, n)
 	l.txh = make([]uint32, n)
+	if cfg.TxFrames > 0 {
+		l.txf = make([]txFrame, n)
+	}
 	l.got = make([]uint64, Window/64)
 	if cfg.Mode == Blocking {
 		l.rx = newArena(cfg.RxBuffer, min(cfg.RxBuffer/60+1, Window))
@@ -184,12 +196,44 @@ func (l *link) ack(a psn.Link) {
 		l.freeTx()
 	}
 	l.st.TxBytes = l.tx.span()
+	l.st.TxHeld = l.held
 }
 
 func (l *link) freeTx() {
 	i := int(l.una) & (len(l.txh) - 1)
-	l.tx.free(l.txh[i])
+	l.tx.freeOldest() // the record of una
+	if l.txf != nil && l.txf[i].held {
+		l.txf[i].held = false
+		l.held--
+		l.mem.Release(l.txf[i].addr)
+	}
 	l.una = l.una.Add(1)
+}
+
+// readHeld copies the frame the Tx buffer holds at index i into dst,
+// with the ECN field it had when taken.
+func (l *link) readHeld(i int, dst []byte) {
+	t := &l.txf[i]
+	copy(dst, l.mem.Bytes(t.addr, len(dst)))
+	var m rocev2.Meta
+	rocev2.Classifier{}.Classify(dst, &m)
+	switch {
+	case m.ECN == t.ecn:
+	case m.IPVersion == 4:
+		rocev2.IPv4(dst[m.L3Off:]).SetECN(t.ecn)
+	case m.IPVersion == 6:
+		rocev2.IPv6(dst[m.L3Off:]).SetECN(t.ecn)
+	}
+}
+
+// txFrame is a frame the Tx buffer holds in place (link.txf). The
+// egress may mark it CE after it was taken (dataplane.Egress.mark),
+// which a copy taken before it did not see: ecn is its ECN field as
+// taken, for a retransmission to leave as the copy would have.
+type txFrame struct {
+	addr uint64
+	ecn  uint8
+	held bool
 }
 
 // request queues a loss notice's sequences for retransmission by the

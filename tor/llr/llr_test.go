@@ -1,6 +1,8 @@
 package llr
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -11,7 +13,7 @@ import (
 
 // testCfg has timeouts in rig time (steps of 1 µs).
 func testCfg(m Mode) Config {
-	return Config{Mode: m, AckTimeout: 200e3, TxBuffer: 256 << 10, RxBuffer: 256 << 10}
+	return Config{Mode: m, AckTimeout: 200e3, TxBuffer: 256 << 10, TxFrames: 512, RxBuffer: 256 << 10}
 }
 
 // loseSeq returns a lose function that drops the original of each listed
@@ -554,5 +556,53 @@ func TestHeadWaitCause(t *testing.T) {
 			t.Errorf("notice lost: longest wait %d ns with %d retries, want notice_retry (%d) at least and a retry",
 				b.HeadWaitMax, b.HeadWaitRetries, cfg.NoticeRetry)
 		}
+	}
+}
+
+// The Tx buffer keeps up to TxFrames frames themselves, held in the
+// worker's memory, and copies past them: losses among both are
+// recovered with the bytes that were sent, and once everything is acknowledged every frame
+// is back in the memory and nothing is held.
+func TestTxFramesHeld(t *testing.T) {
+	for _, frames := range []int{0, 8, 512} {
+		t.Run(fmt.Sprint(frames), func(t *testing.T) {
+			cfg := testCfg(Blocking)
+			cfg.TxFrames = frames
+			r := newRig(t, cfg)
+			lost := []int{1, 2, 40, 41, 200, 499}
+			r.lose = loseSeq(lost...)
+			bad, want := 0, frame(t, 0, 600)
+			var wm rocev2.Meta
+			rocev2.Classifier{}.Classify(want, &wm)
+			r.b.host.OnTransmit = func(f []byte) {
+				var m rocev2.Meta
+				rocev2.Classifier{}.Classify(f, &m)
+				rocev2.BTH(want[wm.BTHOff:]).SetPSN(m.PSN)
+				if !bytes.Equal(f, want) {
+					bad++
+				}
+				r.toB = append(r.toB, uint32(m.PSN))
+			}
+			r.send(0, 500, 600)
+			r.run(1e6)
+			inOrder(t, r.toB, 0, 500)
+			a := r.stats(&r.a)
+			if bad != 0 || a.Retransmitted != uint64(len(lost)) {
+				t.Errorf("%d frames reached the host damaged; retransmitted %d of %d lost", bad, a.Retransmitted, len(lost))
+			}
+			switch {
+			case frames == 0 && a.TxCopied != a.Protected:
+				t.Errorf("copies only, yet %d of %d protected counted as copied", a.TxCopied, a.Protected)
+			case frames == 8 && a.TxCopied == 0:
+				t.Errorf("8 frames for %d protected, none copied", a.Protected)
+			case frames == 512 && a.TxCopied != 0:
+				t.Errorf("%d copied with room to hold 512", a.TxCopied)
+			}
+			for _, s := range []*side{&r.a, &r.b} {
+				if n, sh := s.mem.InUse(), s.mem.Shared(); n != 0 || sh != 0 || s.lp.l.held != 0 {
+					t.Errorf("after every ACK: %d frames in use, %d shared, %d held", n, sh, s.lp.l.held)
+				}
+			}
+		})
 	}
 }

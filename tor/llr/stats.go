@@ -6,7 +6,7 @@ package llr
 // from it (second block).
 type PortStats struct {
 	// Sender.
-	Protected uint64 // frames given a sequence number and a Tx-buffer copy (shim type original)
+	Protected uint64 // frames given a sequence number and kept in the Tx buffer (shim type original)
 	ShimBytes uint64 // bytes the shim added to protected frames (8 each)
 	// Frames the pipeline sent out of the port unprotected, by reason.
 	UnprotectedQueue  uint64 // on another queue than the data queue (sequence follows one FIFO)
@@ -19,6 +19,8 @@ type PortStats struct {
 	TxBytes           int    // Tx buffer bytes held now; never above Config.TxBuffer
 	TxBytesMax        int    // high-water mark of TxBytes
 	TxFrames          int    // sequences sent and not yet acknowledged, now
+	TxHeld            int    // of which the Tx buffer holds as the frame itself, not a copy (Config.TxFrames), now
+	TxCopied          uint64 // of Protected, frames kept as copies: TxFrames were all held (or are 0)
 	NoticesReceived   uint64 // loss notices from the neighbour
 	NoticesStale      uint64 // of which naming nothing still in the Tx buffer
 	LossesNotified    uint64 // sequences the notices asked for (the measured loss rate's numerator)
@@ -129,6 +131,8 @@ func (p *PortStats) Add(q *PortStats) {
 	p.TxBytes += q.TxBytes
 	p.TxBytesMax += q.TxBytesMax
 	p.TxFrames += q.TxFrames
+	p.TxHeld += q.TxHeld
+	p.TxCopied += q.TxCopied
 	p.NoticesReceived += q.NoticesReceived
 	p.NoticesStale += q.NoticesStale
 	p.LossesNotified += q.LossesNotified

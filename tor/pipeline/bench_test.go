@@ -225,8 +225,8 @@ func (r *benchPair) check(b *testing.B, n int) {
 		}
 	}
 	if r.a.pl.LLR != nil {
-		if l := r.a.pl.LLR.Stats().Ports[0]; int(l.Protected) < n-2*benchBurst {
-			b.Fatalf("not llr's lossless path: %d data, protected %d", n, l.Protected)
+		if l := r.a.pl.LLR.Stats().Ports[0]; int(l.Protected) < n-2*benchBurst || l.TxCopied != 0 {
+			b.Fatalf("not llr's lossless path: %d data, protected %d, %d of them copied, not held", n, l.Protected, l.TxCopied)
 		}
 	}
 }

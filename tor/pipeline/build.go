@@ -89,12 +89,7 @@ func NewPlanMTU(cfg *Config, fib *fwd.FIB, misses *fwd.Misses, mtu MTUFunc) (*Pl
 		if p.llr, err = cfg.LLR.StageConfig(cfg.Ports); err != nil {
 			return nil, err
 		}
-		if p.llr.TxBuffer == 0 {
-			// Frames are numbered, and kept, as they are queued: the
-			// Tx buffer must hold the data queue and a round trip, or
-			// frames past it cross unprotected.
-			p.llr.TxBuffer = max(2*int(cfg.Egress.QueueLimit), llr.DefaultTxBuffer)
-		}
+		p.llr.TxBuffer, p.llr.TxFrames = cfg.llrTxBuffer(), cfg.llrTxFrames()
 		// A frame grown by the shim must still fit the link: the
 		// smallest MTU of the protected ports, plus Ethernet.
 		for i, name := range cfg.Ports {

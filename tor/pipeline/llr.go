@@ -14,9 +14,16 @@ import (
 // other end of each link must protect its side too, in the same mode.
 // No ports, no stage.
 type LLRConfig struct {
-	Ports      []string        `yaml:"ports"`       // protected links
-	Mode       string          `yaml:"mode"`        // blocking (default) or nb
-	TxBuffer   dataplane.Bytes `yaml:"tx_buffer"`   // copies kept until ACKed, per port; default 2 × egress.queue_limit, at least 256KiB
+	Ports    []string        `yaml:"ports"`     // protected links
+	Mode     string          `yaml:"mode"`      // blocking (default) or nb
+	TxBuffer dataplane.Bytes `yaml:"tx_buffer"` // frames kept until ACKed, per port; default 2 × egress.queue_limit, at least 256KiB
+	// TxFrames is how many frames per port the Tx buffer keeps as
+	// themselves, held in the worker's frame memory until acknowledged,
+	// rather than as copies (what fits is still reckoned in tx_buffer's
+	// bytes); past it, it copies. 0: tx_buffer / xdp.frame_size, as far
+	// as xdp.frames has frames beyond the rings and NetRT's; -1: copies
+	// only. A value set must fit in xdp.frames with the rings and NetRT.
+	TxFrames   int             `yaml:"tx_frames"`
 	RxBuffer   dataplane.Bytes `yaml:"rx_buffer"`   // reordering buffer per port (blocking)
 	Pause      dataplane.Bytes `yaml:"pause"`       // reorder bytes that pause the upstream switch
 	Resume     dataplane.Bytes `yaml:"resume"`      // ... and resume it
@@ -85,10 +92,64 @@ func (l *LLRConfig) StageConfig(ports []string) (llr.Config, error) {
 	return c, nil
 }
 
+// txBuffer is tx_buffer or its default: frames are numbered, and kept,
+// as they are queued, so the Tx buffer must hold the data queue and a
+// round trip, or frames past it cross unprotected.
+func (c *Config) llrTxBuffer() int {
+	if b := int(c.LLR.TxBuffer); b != 0 {
+		return b
+	}
+	return max(2*int(c.Egress.QueueLimit), llr.DefaultTxBuffer)
+}
+
+// llrTxFrames is llr.tx_frames or its default (LLRConfig.TxFrames).
+func (c *Config) llrTxFrames() int {
+	l := &c.LLR
+	switch {
+	case !l.On() || l.TxFrames < 0:
+		return 0
+	case l.TxFrames > 0:
+		return l.TxFrames
+	}
+	room := c.XDP.Frames - 2*c.XDP.RingSize*len(c.Ports)
+	if c.NetRT.On() {
+		room -= c.NetRT.Frames()
+	}
+	return max(0, min(c.llrTxBuffer()/c.XDP.FrameSize, room/len(l.Ports)))
+}
+
+// LLRFrames is the most frames the Tx buffers of the protected ports want
+// to hold (LLRConfig.TxFrames, or tx_buffer / xdp.frame_size by
+// default), for a frame memory sized to give them all.
+func (c *Config) LLRFrames() int {
+	l := &c.LLR
+	switch {
+	case !l.On() || l.TxFrames < 0:
+		return 0
+	case l.TxFrames > 0:
+		return l.TxFrames * len(l.Ports)
+	}
+	return c.llrTxBuffer() / c.XDP.FrameSize * len(l.Ports)
+}
+
 // validate checks the section against the rest of the configuration.
 func (l *LLRConfig) validate(c *Config) error {
 	if !l.On() {
 		return nil
+	}
+	if l.TxFrames > 0 {
+		need := 2*c.XDP.RingSize*len(c.Ports) + l.TxFrames*len(l.Ports)
+		if c.NetRT.On() {
+			need += c.NetRT.Frames()
+		}
+		if c.XDP.Frames < need {
+			// Frames the Tx buffer holds are not in the fill rings.
+			return bad("llr.tx_frames", "%d a port on %d ports: xdp.frames (%d) has %d beyond the rings and NetRT's; want xdp.frames ≥ %d",
+				l.TxFrames, len(l.Ports), c.XDP.Frames, c.XDP.Frames-(need-l.TxFrames*len(l.Ports)), need)
+		}
+	}
+	if l.TxFrames < -1 {
+		return bad("llr.tx_frames", "%d, want -1 (copies only), 0 (the default) or a number of frames", l.TxFrames)
 	}
 	// With more than one worker, one worker owns each protected link
 	// and the others hand it what they receive on it (Owners), so the

@@ -53,7 +53,7 @@ func fullConfig() Config {
 	c.Trim = &trim.Config{Threshold: 32 << 10, IncastDegree: 16, Ratio: 12.5, MinWeight: 0.2, ControlLimit: 256 << 10, Ports: []string{"up"}}
 	c.DCP = true
 	c.INT = &INTConfig{Ports: []string{"up"}}
-	c.LLR = LLRConfig{Ports: []string{"up"}, Mode: "nb", TxBuffer: 2 << 20, RxBuffer: 1 << 20, Pause: 512 << 10, Resume: 256 << 10,
+	c.LLR = LLRConfig{Ports: []string{"up"}, Mode: "nb", TxBuffer: 2 << 20, TxFrames: 64, RxBuffer: 1 << 20, Pause: 512 << 10, Resume: 256 << 10,
 		AckTimeout: 8 * time.Millisecond, NoticeRetry: time.Millisecond, TargetLoss: 1e-9, ActualLoss: 1e-4, Copies: 3, Dormant: true, Watch: true,
 		RetxRate: 5e9, RetxBurst: 1 << 20, Monitor: &LLRMonitorConfig{Interval: 100 * time.Millisecond, Window: 1e6, Threshold: 1e-6}}
 	pmax := 0.0

@@ -23,10 +23,12 @@ func NewLLR(ports []string, stage llr.Protector, monitor *llr.Monitor) prometheu
 }
 
 var llrMetrics = []portMetric[llr.PortStats]{
-	counterOf("llr_protected_packets_total", "Frames sent on the link with a sequence number and a Tx-buffer copy.", func(p *llr.PortStats) float64 { return float64(p.Protected) }),
+	counterOf("llr_protected_packets_total", "Frames sent on the link with a sequence number, kept in the Tx buffer until acknowledged.", func(p *llr.PortStats) float64 { return float64(p.Protected) }),
 	counterOf("llr_shim_bytes_total", "Bytes the link shim added.", func(p *llr.PortStats) float64 { return float64(p.ShimBytes) }),
-	gaugeOf("llr_tx_buffer_bytes", "Bytes of copies kept until acknowledged.", func(p *llr.PortStats) float64 { return float64(p.TxBytes) }),
+	gaugeOf("llr_tx_buffer_bytes", "Bytes the Tx buffer keeps until acknowledged, held frames and copies alike.", func(p *llr.PortStats) float64 { return float64(p.TxBytes) }),
 	gaugeOf("llr_tx_buffer_peak_bytes", "High-water mark of tx_buffer_bytes.", func(p *llr.PortStats) float64 { return float64(p.TxBytesMax) }),
+	gaugeOf("llr_tx_buffer_held_frames", "Frames the Tx buffer keeps as the frames themselves in the switch's frame memory (tx_frames), not as copies.", func(p *llr.PortStats) float64 { return float64(p.TxHeld) }),
+	counterOf("llr_tx_buffer_copied_total", "Protected frames the Tx buffer keeps as copies rather than holding them: its tx_frames were all held, or are 0.", func(p *llr.PortStats) float64 { return float64(p.TxCopied) }),
 	counterOf("llr_loss_notices_received_total", "Loss notices from the receiver at the other end.", func(p *llr.PortStats) float64 { return float64(p.NoticesReceived) }),
 	counterOf("llr_retransmitted_total", "Lost frames sent again (each once, however many copies).", func(p *llr.PortStats) float64 { return float64(p.Retransmitted) }),
 	counterOf("llr_copies_total", "Retransmitted frames, every copy (Eq. 1): copies_total / retransmitted_total is the copies per loss.", func(p *llr.PortStats) float64 { return float64(p.Copies) }),
