@@ -4,6 +4,7 @@ import "rocetor/rocev2"
 
 // fate is what a frame's rule left to do with a frame it did not destroy.
 type fate struct {
+	addr uint64 // the frame (trim may put it in another)
 	len  uint16 // the frame's length (trim shortens it)
 	hold int64  // how long to hold it, ns; 0 sends it on now
 	dup  bool   // a copy goes along
@@ -24,7 +25,7 @@ type fate struct {
 // trimming switch does not also corrupt, hold or copy the header-only
 // packet it makes.
 func (p *Port) impair(d Direction, now int64, addr uint64, n uint16) (fate, bool) {
-	f := fate{len: n}
+	f := fate{len: n, addr: addr}
 	ri := p.find(d, addr, n)
 	if ri < 0 {
 		return f, true
@@ -42,7 +43,7 @@ func (p *Port) impair(d Direction, now int64, addr uint64, n uint16) (fate, bool
 		lost = p.chance(r.loss)
 	}
 	if lost {
-		if r.trim && p.trim(addr, &f) {
+		if r.trim && p.trim(&addr, &f) {
 			ds.Trimmed++
 			return f, true
 		}
@@ -123,16 +124,36 @@ func (r *rule) matches(m *rocev2.Meta, dcp bool) bool {
 // header-only packet in place (rocev2.Trim), which then takes the
 // frame's place on the wire, as DCP's trimming switch does (seed 002
 // §4.2, §6.1). It reports false, changing nothing, for any other frame,
-// which the caller then destroys.
-func (p *Port) trim(addr uint64, f *fate) bool {
-	m := &p.meta
-	p.cfg.Classifier.Classify(p.cfg.Mem.Bytes(addr, int(f.len)), m)
+// which the caller then destroys; *addr is the frame trimmed, a copy
+// when another holder keeps the original.
+func (p *Port) trim(addr *uint64, f *fate) bool {
+	m, mem := &p.meta, p.cfg.Mem
+	p.cfg.Classifier.Classify(mem.Bytes(*addr, int(f.len)), m)
 	if m.Kind != rocev2.KindRoCE || m.Tag != rocev2.DCPData {
 		return false
 	}
-	n, err := rocev2.Trim(p.cfg.Mem.Room(addr), m)
+	// A frame another holder keeps (llr's Tx buffer, dataplane.Mem.Hold)
+	// is trimmed in a copy, so that what the holder sends again is the
+	// frame as it was sent.
+	a := *addr
+	if mem.Held(a) {
+		c, ok := mem.Alloc()
+		if !ok {
+			return false
+		}
+		copy(mem.Room(c), mem.Bytes(a, int(f.len)))
+		a = c
+	}
+	n, err := rocev2.Trim(mem.Room(a), m)
 	if err != nil {
+		if a != *addr {
+			mem.Release(a)
+		}
 		return false // tagged, but not parsed as DCP: the classifier's DCP mode is off
+	}
+	if a != *addr {
+		mem.Release(*addr) // the sender's; the holder keeps the frame
+		*addr, f.addr = a, a
 	}
 	f.len = uint16(n)
 	return true

@@ -188,6 +188,7 @@ func (p *Port) Receive(b *dataplane.Batch) int {
 		if !ok {
 			continue
 		}
+		pk.Addr = f.addr
 		if f.hold == 0 {
 			b.Pkts[k] = dataplane.Packet{Addr: pk.Addr, Len: f.len}
 			k++
@@ -217,6 +218,7 @@ func (p *Port) Transmit(pkts []dataplane.Packet) int {
 	for i := range pkts {
 		pk := &pkts[i]
 		f, ok := p.impair(Egress, now, pk.Addr, pk.Len)
+		pk.Addr = f.addr // trimmed in a copy when llr holds the frame
 		switch {
 		case !ok:
 			continue

@@ -1,10 +1,12 @@
 package impair
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
+	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
 )
@@ -206,4 +208,31 @@ func TestDataMatch(t *testing.T) {
 			r.noLeak()
 		})
 	}
+}
+
+// A frame another holder keeps (llr's Tx buffer) is trimmed in a copy:
+// the header-only packet goes out, the held frame stays as it was sent,
+// and each frame goes back to the memory with its last holder.
+func TestTrimHeldFrame(t *testing.T) {
+	r := newRig(t, single(Rule{Port: "p1", Direction: "egress", Loss: 1, Trim: true}), rigOpt{dcp: true})
+	r.keep = true
+	f := dcpFrame(t)
+	r.mem.EnableHolds()
+	a, ok := r.mem.Alloc()
+	if !ok || !r.mem.Hold(a) {
+		t.Fatal("no frame to hold")
+	}
+	copy(r.mem.Room(a), f)
+	if n := r.ip[1].Transmit([]dataplane.Packet{{Addr: a, Len: uint16(len(f))}}); n != 1 {
+		t.Fatalf("transmit took %d", n)
+	}
+	r.drain()
+	if len(r.frame[1]) != 1 || len(r.frame[1][0]) != 66 {
+		t.Fatalf("sent %d frames (%v), want one header-only packet", len(r.frame[1]), r.frame[1])
+	}
+	if !bytes.Equal(r.mem.Bytes(a, len(f)), f) || r.mem.InUse() != 1 || r.mem.Shared() != 0 {
+		t.Fatalf("the held frame changed, or %d frames in use (%d shared), want it alone", r.mem.InUse(), r.mem.Shared())
+	}
+	r.mem.Release(a)
+	r.noLeak()
 }
