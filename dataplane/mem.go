@@ -44,7 +44,7 @@ type Mem struct {
 	// takes its completions), so the count is this Mem's alone.
 	holds  []uint8
 	held0  uint64
-	nheld  int   // frames with holders: while none, Release does not look
+	nheld  int   // holders of all frames: while none, Release does not look
 	nshift uint8 // log2(frameSize) when it is a power of two
 }
 
@@ -281,7 +281,8 @@ func (m *Mem) EnableHolds() {
 	m.holds = make([]uint8, len(m.buf)/m.frameSize)
 }
 
-// Shared returns how many frames have holders besides their owner.
+// Shared returns the holders frames have besides their owners, all
+// frames together: the references beyond one a frame that InUse counts.
 func (m *Mem) Shared() int { return m.nheld }
 
 // Hold adds a holder to the frame at addr, which the caller owns: the
@@ -294,10 +295,8 @@ func (m *Mem) Hold(addr uint64) bool {
 	if i >= uint64(len(m.holds)) || m.holds[i] == 255 {
 		return false
 	}
-	if m.holds[i] == 0 {
-		m.nheld++
-	}
 	m.holds[i]++
+	m.nheld++
 	return true
 }
 
@@ -308,9 +307,8 @@ func (m *Mem) unhold(addr uint64) bool {
 	if i >= uint64(len(m.holds)) || m.holds[i] == 0 {
 		return false
 	}
-	if m.holds[i]--; m.holds[i] == 0 {
-		m.nheld--
-	}
+	m.holds[i]--
+	m.nheld--
 	return true
 }
 

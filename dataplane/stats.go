@@ -82,9 +82,9 @@ type Snapshot struct {
 	Timers    int    // armed timers
 	TimerFull uint64 // timers refused at capacity
 	FramesUse int    // frames of Mem in use
-	// FramesShared is how many of them a holder keeps besides their
-	// owner (Mem.Hold: llr's Tx buffer holding a frame still queued or
-	// on its way out).
+	// FramesShared is the holders they have besides their owners
+	// (Mem.Hold: llr's Tx buffer or NetRT's pool keeping a frame that is
+	// still queued or on its way out), all frames together.
 	FramesShared int
 	Frames       int // frames of Mem in all
 	// SharedUsed and SharedSize are the switch's shared buffer

@@ -89,7 +89,7 @@ var (
 	dTimers      = desc("worker_timers", "Timers armed by the worker's stages.", "worker")
 	dTimerFull   = desc("worker_timers_refused_total", "Timers refused because the worker's timer heap was full.", "worker")
 	dFramesUse   = desc("worker_frames_in_use", "Frames of the worker's frame memory in use.", "worker")
-	dFramesShare = desc("worker_frames_shared", "Frames in use that a holder keeps besides their owner: llr's Tx buffer holding a frame still queued or being sent.", "worker")
+	dFramesShare = desc("worker_frames_shared", "Holders that frames in use have besides their owners, all frames together: llr's Tx buffer or NetRT's pool keeping a frame still queued or being sent.", "worker")
 	dFrames      = desc("worker_frames", "Frames of the worker's frame memory.", "worker")
 	dStageCalls  = desc("stage_calls_total", "Batches handed to the stage.", "stage")
 	dStagePkts   = desc("stage_packets_total", "Frames handed to the stage.", "stage")

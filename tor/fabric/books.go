@@ -106,10 +106,13 @@ type NodeBooks struct {
 	// LinkHeld is the frames its egress impairment holds: in its
 	// memory, in the links' books.
 	LinkHeld uint64 `json:"link_held,omitempty"`
-	// LLRTxHeld is the frames only llr's Tx buffers keep (sent, not yet
-	// acknowledged), in its memory; held frames still queued or on
-	// their way out are counted there.
+	// LLRTxHeld is the frames llr's Tx buffers hold in its memory (sent,
+	// not yet acknowledged); MemShared the holders frames in use have
+	// besides their owners (dataplane.Mem.Shared): a frame llr's Tx
+	// buffer or NetRT's pool holds while it is queued is counted by each
+	// and in use once.
 	LLRTxHeld uint64 `json:"llr_tx_held,omitempty"`
+	MemShared uint64 `json:"mem_shared,omitempty"`
 }
 
 // LinkBooks are one direction of a link; see Books.
@@ -216,10 +219,10 @@ func (nb *NodeBooks) check() []Imbalance {
 	}
 	// llr's reordering buffer holds copies, outside the memory.
 	mine := held - nb.Held[heldLLR]
-	if mem := mine + nb.LinkHeld + nb.InFlightTo + nb.LLRTxHeld; uint64(nb.MemInUse) != mem {
+	if mem := mine + nb.LinkHeld + nb.InFlightTo + nb.LLRTxHeld - nb.MemShared; uint64(nb.MemInUse) != mem {
 		out = append(out, Imbalance{Node: nb.Name, Counter: "memory", Difference: int64(uint64(nb.MemInUse) - mem),
-			Detail: fmt.Sprintf("%d frames in use ≠ %d held + %d held for its links + %d in flight toward it + %d in llr's Tx buffers alone",
-				nb.MemInUse, mine, nb.LinkHeld, nb.InFlightTo, nb.LLRTxHeld)})
+			Detail: fmt.Sprintf("%d frames in use ≠ %d held + %d held for its links + %d in flight toward it + %d in llr's Tx buffers − %d held twice",
+				nb.MemInUse, mine, nb.LinkHeld, nb.InFlightTo, nb.LLRTxHeld, nb.MemShared)})
 	}
 	return out
 }
@@ -338,7 +341,7 @@ func (n *Network) nodeBooks(name string, nd *sim.Node, pl *pipeline.Pipeline, lr
 	snap := w.Published() // read only, before the next step
 	nb := NodeBooks{Name: name, Created: snap.Built, Consumed: snap.Consumed, Unbuilt: snap.Drops[dataplane.ReasonNoFrame],
 		Dropped: map[string]uint64{}, HeaderOnly: map[string]uint64{}, Held: map[string]uint64{},
-		MemFrames: snap.Frames, MemInUse: snap.FramesUse}
+		MemFrames: snap.Frames, MemInUse: snap.FramesUse, MemShared: uint64(snap.FramesShared)}
 	for k, d := range snap.Drops {
 		if d > 0 && dataplane.Reason(k) != dataplane.ReasonNoFrame {
 			nb.Dropped[dataplane.Reason(k).String()] += d
@@ -369,7 +372,6 @@ func (n *Network) nodeBooks(name string, nd *sim.Node, pl *pipeline.Pipeline, lr
 	}
 	if lr != nil {
 		llrBooks(&nb, lr)
-		nb.LLRTxHeld -= uint64(snap.FramesShared)
 	}
 	prune(nb.Dropped)
 	prune(nb.HeaderOnly)
@@ -392,6 +394,9 @@ func stageBooks(nb *NodeBooks, pl *pipeline.Pipeline) {
 	}
 	if pl.Src != nil {
 		s := pl.Src.Stats().Sum()
+		// A duplicate held in place is a frame of its own in the books,
+		// as a copy is, though the worker built none.
+		nb.Created += s.InPlace
 		nb.Consumed += s.Acked + s.Expired + s.Evicted
 		nb.Held[heldPool] += uint64(s.Frames)
 		d := pl.Dst.Stats()

@@ -282,6 +282,21 @@ func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 		l.batchBytes += int(p.Len)
 		return
 	}
+	if !head && c.Mem.Held(p.Addr) {
+		// NetRT's pool keeps this frame whole (netrt.Config.InPlace),
+		// and moving it forward would change all of it: the shim goes
+		// into a copy, with headroom, which then goes on instead.
+		a, ok := c.Mem.Alloc()
+		if !ok {
+			st.UnprotectedNoRoom++
+			l.batchBytes += int(p.Len)
+			return
+		}
+		r := c.Mem.Room(a)
+		copy(r[rocev2.ShimLen:], room[off:off+uint64(p.Len)])
+		c.Mem.Release(p.Addr)
+		p.Addr, off, room, head = a+rocev2.ShimLen, rocev2.ShimLen, r, true
+	}
 	// The Tx buffer's bytes are reckoned before the shim goes in, so
 	// that a frame they refuse is left as it came.
 	var h uint32

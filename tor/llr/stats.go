@@ -11,7 +11,7 @@ type PortStats struct {
 	// Frames the pipeline sent out of the port unprotected, by reason.
 	UnprotectedQueue  uint64 // on another queue than the data queue (sequence follows one FIFO)
 	UnprotectedTooBig uint64 // Config.MaxFrame would be exceeded with the shim
-	UnprotectedNoRoom uint64 // the frame memory has no 8 bytes before or after the frame
+	UnprotectedNoRoom uint64 // the frame memory has no 8 bytes before or after the frame (or, for a frame NetRT holds in place, no frame to copy it into)
 	UnprotectedTxFull uint64 // the Tx buffer's bytes, records or the Window of sequences are spent
 	UnprotectedShim   uint64 // already carries a shim (from a port that is not protected here)
 	UnprotectedOff    uint64 // sent while the sender was switched off (Stage.SetActive, Config.Dormant)

@@ -26,6 +26,7 @@ type chain struct {
 	gaps int            // packets beyond the receiver's next PSN
 	naks int            // NAKs that reached the sender: go-back-N
 	lost []string       // what the wire lost
+	eth  []byte         // the first data frame's Ethernet header
 }
 
 // end is what the two ends of a QP know.
@@ -53,7 +54,7 @@ func newChain(t *testing.T, c Config, lose func(dir int, kind string, n uint32, 
 // chainToRs builds the source ToR of rig a (fabric p1) and the
 // destination ToR of rig b (fabric p0).
 func chainToRs(t *testing.T, c Config) (*SrcToR, *DstToR) {
-	c.Fabric = 2
+	c.Fabric, c.InPlace = 2, true
 	src, err := NewSrcToR(c)
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +134,13 @@ func (ch *chain) receiver(f []byte) {
 	if !isData(&m) {
 		ch.t.Errorf("opcode %v reached the receiver", m.Opcode)
 		return
+	}
+	// The Ethernet header, which the ICRC does not cover, is the same on
+	// every data frame of the run: resends included.
+	if ch.eth == nil {
+		ch.eth = append([]byte(nil), f[:rocev2.EthernetLen]...)
+	} else if string(f[:rocev2.EthernetLen]) != string(ch.eth) {
+		ch.t.Errorf("PSN %d reached the receiver with Ethernet header % x, the first had % x", m.PSN, f[:rocev2.EthernetLen], ch.eth)
 	}
 	qp := m.Flow.QP
 	q := &ch.qp[qp-7]

@@ -1,8 +1,10 @@
 package netrt
 
 import (
+	"fmt"
 	"testing"
 
+	"rocetor/dataplane"
 	"rocetor/rocev2"
 	"rocetor/rocev2/psn"
 )
@@ -56,20 +58,43 @@ func TestDstReorderKeepsECN(t *testing.T) {
 
 // SrcToR's duplicate pool keeps each packet as it arrived from the
 // host: a retransmission carries the ECN bits of the original's arrival.
+//
+// Kept in place (Config.InPlace), the pooled frame is the original the
+// fabric port's data queue marks CE as it leaves (a profile that marks
+// every ECT frame): a resend still leaves with the arrival's bits.
 func TestSrcRetransmitKeepsECN(t *testing.T) {
-	r, s := newSrc(t, Config{})
+	for _, inPlace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("in-place=%v", inPlace), func(t *testing.T) { srcRetransmitKeepsECN(t, inPlace) })
+	}
+}
+
+func srcRetransmitKeepsECN(t *testing.T, inPlace bool) {
+	r, s := newSrc(t, Config{InPlace: inPlace})
+	always := dataplane.ECNProfile{MinBytes: 0, MaxBytes: 1, PMax: 1}
+	if err := r.w.SetMarking(dataplane.Marking{Profiles: [][]dataplane.ECNProfile{nil, {2: always}}}); err != nil {
+		t.Fatal(err)
+	}
 	bits := map[uint32]uint8{0: 2, 1: 3, 2: 1, 3: 3, 4: 0}
 	for n := uint32(0); n < 5; n++ {
 		r.inject(0, dataECN(t, 7, n, bits[n]))
 	}
 	r.settle()
-	if got := ecnOf(t, r.take(1)); len(got) != 5 {
+	got := ecnOf(t, r.take(1))
+	for n, e := range got {
+		if want := map[bool]uint8{true: 3, false: 0}[bits[n] != 0]; e != want {
+			t.Errorf("PSN %d (ECN %d) left the fabric port with %d, want %d", n, bits[n], e, want)
+		}
+	}
+	if len(got) != 5 {
 		t.Fatalf("fabric got %v", got)
+	}
+	if st := s.Stats().Sum(); st.Pooled != 5 || r.mem.InUse() != 5 {
+		t.Fatalf("pooled %d; %d frames in use, want the 5 pooled", st.Pooled, r.mem.InUse())
 	}
 	// ePSN 0, and 4 arrived (bit k is ePSN+1+k): 0–3 are retransmitted.
 	r.inject(1, request(t, 7, 0, rocev2.Bitmap128{}.Set(3)))
 	r.settle()
-	got := ecnOf(t, r.take(1))
+	got = ecnOf(t, r.take(1))
 	if len(got) != 4 {
 		t.Fatalf("retransmitted %v, want 0–3", got)
 	}

@@ -62,6 +62,7 @@ func newRigWrapped(t testing.TB, timers int, wrap func(int, dataplane.Port, *dat
 	if err != nil {
 		t.Fatal(err)
 	}
+	mem.EnableHolds() // for a SrcToR that pools in place (Config.InPlace)
 	r := &rig{t: t, mem: mem}
 	for i := range r.ports {
 		r.ports[i] = dataplane.NewMemPort([]string{"p0", "p1"}[i], rocev2.MAC{2, 0, 0, 0, 0, byte(i + 1)}, mem, 4096)

@@ -29,6 +29,17 @@ type dup struct {
 	queued  bool
 	probing bool // on the probe list
 	counted bool // its bytes are in its port's N (once per stay in the pool)
+	held    bool // the host's frame itself (Config.InPlace): hdrs has what resend restores
+}
+
+// heldHdr is what later stages may change of a frame SrcToR holds in
+// place: its Ethernet header (llr's shim moves the addresses into the
+// headroom and takes the EtherType's place) and its ECN field (the
+// egress marks it), as they were when pooled.
+type heldHdr struct {
+	b   [rocev2.EthernetLen + rocev2.VLANTagLen]byte
+	n   uint8 // bytes of b: the frame's L3 offset
+	ecn uint8
 }
 
 // sflow is SrcToR's state for one flow.
@@ -109,6 +120,7 @@ type SrcToR struct {
 	shadowBytes [MaxPorts]int
 
 	mem  *dataplane.Mem
+	hdrs []heldHdr // per dup, with Config.InPlace
 	spec rocev2.Spec
 	call uint64 // Process and Timer calls, numbering leave's
 
@@ -138,6 +150,9 @@ func NewSrcToR(c Config) (*SrcToR, error) {
 	s := &SrcToR{cfg: c, flows: make([]sflow, c.Flows), index: newFlowIndex[sflow](c.Flows),
 		pairs: make(map[pair]int32, c.Flows), dups: make([]dup, c.PoolFrames), free: make([]int32, c.PoolFrames),
 		byExp: noEnds, probes: noEnds, shadow: make([]shade, 0, c.PoolFrames), shadowLast: -1}
+	if c.InPlace {
+		s.hdrs = make([]heldHdr, c.PoolFrames)
+	}
 	for i := range s.free {
 		s.free[i] = int32(len(s.free) - 1 - i)
 	}
@@ -307,15 +322,25 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 			return
 		}
 	}
-	a, room, ok := c.Alloc()
-	if !ok {
-		if sh != nil {
-			s.res[p.Out] += l
-		}
-		s.st.NoFrame++
-		return
+	// The frame itself when it can be held (Config.InPlace): its 1 KB
+	// copy was the largest part of BenchmarkPipelineForward/stages over
+	// plain forwarding left after llr's (docs/performance.md).
+	a, held := p.Addr, false
+	if s.hdrs != nil && int(p.Meta.L3Off) <= len(heldHdr{}.b) {
+		held = c.Mem.Hold(a)
 	}
-	copy(room, c.Mem.Frame(p))
+	if !held {
+		var room []byte
+		var ok bool
+		if a, room, ok = c.Alloc(); !ok {
+			if sh != nil {
+				s.res[p.Out] += l
+			}
+			s.st.NoFrame++
+			return
+		}
+		copy(room, c.Mem.Frame(p))
+	}
 	e := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
 	dep := s.cp[p.Out].data.admit(s.call, c, p, s)
@@ -328,7 +353,14 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	d.addr, d.len, d.out, d.psn, d.flow = a, p.Len, p.Out, p.Meta.PSN, fi
 	d.exp, d.pat, d.dep, d.left = c.Now+s.cfg.Hold, 0, dep, dep
 	d.on[onProbe] = link{}
-	d.queued, d.probing, d.counted = false, false, false
+	d.queued, d.probing, d.counted, d.held = false, false, false, held
+	if held {
+		// All of b, whatever n: an array's assignment is two or three
+		// moves where copy called memmove (about 25 instructions a
+		// packet, callgrind, BenchmarkPipelineForward/stages).
+		h := &s.hdrs[e]
+		h.b, h.n, h.ecn = [len(h.b)]byte(c.Mem.Bytes(a, len(h.b))), uint8(p.Meta.L3Off), p.Meta.ECN
+	}
 	s.pushBack(&s.byPort[p.Out], onPort, e)
 	if t := f.dups.tail; t >= 0 && s.dups[t].probing {
 		s.punlink(t) // no longer the newest: e reveals a loss of it
@@ -343,6 +375,9 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	ps.Bytes += l
 	ps.Frames++
 	ps.Pooled++
+	if held {
+		ps.InPlace++
+	}
 	ps.MaxBytes = max(ps.MaxBytes, ps.Bytes)
 	ps.HoldOnlyPeak = max(ps.HoldOnlyPeak, ps.Bytes+s.shadowBytes[p.Out])
 }
@@ -707,6 +742,9 @@ func (s *SrcToR) resend(c *dataplane.Ctx, e int32, paced bool) {
 		return
 	}
 	copy(room, s.mem.Bytes(d.addr, int(d.len)))
+	if d.held {
+		s.restore(room, e)
+	}
 	q := dataplane.Packet{Addr: a, Len: d.len, In: dataplane.NoPort, Out: d.out, Queue: queueRetransmit}
 	if !c.Emit(&q) {
 		ps.RetxFailed++
@@ -718,6 +756,19 @@ func (s *SrcToR) resend(c *dataplane.Ctx, e int32, paced bool) {
 		ps.Retrans++
 	}
 	d.dep = s.cp[d.out].retx.after(s.call, s.departs(c, d.out, queueRetransmit), s.wire(c, d.out, int(d.len)))
+}
+
+// restore puts back into f, a resend of held duplicate e, the Ethernet
+// header and ECN field it was pooled with (heldHdr).
+func (s *SrcToR) restore(f []byte, e int32) {
+	h := &s.hdrs[e]
+	copy(f, h.b[:h.n])
+	switch l3 := f[h.n:]; {
+	case l3[0]>>4 == 4 && rocev2.IPv4(l3).ECN() != h.ecn:
+		rocev2.IPv4(l3).SetECN(h.ecn)
+	case l3[0]>>4 == 6 && rocev2.IPv6(l3).ECN() != h.ecn:
+		rocev2.IPv6(l3).SetECN(h.ecn)
+	}
 }
 
 // leave estimates when the frames a call sends to one queue of a port

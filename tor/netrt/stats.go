@@ -241,6 +241,7 @@ type SrcPortStats struct {
 	// interval's length is the mean occupancy (the paper's Fig. 7).
 	ByteSeconds float64
 	Pooled      uint64 // duplicates admitted
+	InPlace     uint64 // of which the host's frame itself, held (Config.InPlace), not a copy
 	TooBig      uint64 // packets larger than the port's whole budget, not pooled
 	Evicted     uint64 // duplicates replaced by LFU eviction (§III-C-1)
 	// Crowded counts duplicates not pooled because the port's budget,
@@ -315,6 +316,7 @@ func (t *SrcPortStats) Add(p *SrcPortStats) {
 	t.MaxBytes += p.MaxBytes
 	t.ByteSeconds += p.ByteSeconds
 	t.Pooled += p.Pooled
+	t.InPlace += p.InPlace
 	t.TooBig += p.TooBig
 	t.Evicted += p.Evicted
 	t.Crowded += p.Crowded

@@ -218,10 +218,10 @@ func (r *benchPair) check(b *testing.B, n int) {
 	}
 	if r.a.pl.Src != nil {
 		src, dst := r.a.pl.Src.Stats().Ports[0], r.b.pl.Dst.Stats().Ports[1]
-		if int(src.Pooled) < n-benchBurst || src.Acked+uint64(benchBurst) < src.Pooled || src.Requests != 0 ||
+		if int(src.Pooled) < n-benchBurst || src.InPlace != src.Pooled || src.Acked+uint64(benchBurst) < src.Pooled || src.Requests != 0 ||
 			int(dst.InOrder) < n-benchBurst || dst.Gaps != 0 {
-			b.Fatalf("not NetRT's lossless path: %d data, pooled %d, acked %d, requests %d, in order %d, gaps %d",
-				n, src.Pooled, src.Acked, src.Requests, dst.InOrder, dst.Gaps)
+			b.Fatalf("not NetRT's lossless path: %d data, pooled %d (%d in place), acked %d, requests %d, in order %d, gaps %d",
+				n, src.Pooled, src.InPlace, src.Acked, src.Requests, dst.InOrder, dst.Gaps)
 		}
 	}
 	if r.a.pl.LLR != nil {

@@ -84,6 +84,11 @@ func NewPlanMTU(cfg *Config, fib *fwd.FIB, misses *fwd.Misses, mtu MTUFunc) (*Pl
 			// together (netrt.Budgets).
 			p.netrt.Budgets = new(netrt.Budgets)
 		}
+		// The pool keeps the host's frame itself where the worker
+		// that pools it also releases it, and no stage after it
+		// rewrites more than resend restores (netrt.Config.InPlace):
+		// INT stamps records into the frame.
+		p.netrt.InPlace = p.Owners == nil && cfg.INT == nil
 	}
 	if cfg.LLR.On() {
 		if p.llr, err = cfg.LLR.StageConfig(cfg.Ports); err != nil {
@@ -220,6 +225,9 @@ func (p *Plan) BuildHanded(w int, mem *dataplane.Mem, ports []dataplane.Port, cl
 		}
 		if pl.Dst, err = netrt.NewDstToR(p.netrt); err != nil {
 			return nil, err
+		}
+		if p.netrt.InPlace {
+			mem.EnableHolds()
 		}
 		stages = append(stages, pl.Src, pl.Dst)
 	}

@@ -38,6 +38,7 @@ var srcMetrics = []portMetric[srcPort]{
 	gaugeOf("netrt_pool_hold_only_lower", "1 when pool_hold_only_peak_bytes is a lower bound: the record of ACK-retired bytes overflowed.", func(p *srcPort) float64 { return b2f(p.HoldOnlyLower) }),
 	counterOf("netrt_pool_byte_seconds_total", "Integral of pool_bytes over time; its rate is the mean pool occupancy in bytes.", func(p *srcPort) float64 { return p.ByteSeconds }),
 	counterOf("netrt_pool_admitted_total", "Duplicates admitted to the pool.", func(p *srcPort) float64 { return float64(p.Pooled) }),
+	counterOf("netrt_pool_in_place_total", "Of the duplicates admitted, those kept as the host's frame itself, held in the switch's frame memory while it goes on, rather than as a copy.", func(p *srcPort) float64 { return float64(p.InPlace) }),
 	counterOf("netrt_pool_holds_extended_total", "Holds that ran out before the duplicate's original had left the port hold before (a congested port's queue): kept another hold.", func(p *srcPort) float64 { return float64(p.HoldsExtended) }),
 	counterOf("netrt_pool_too_big_total", "Packets larger than the port's whole pool budget, not pooled.", func(p *srcPort) float64 { return float64(p.TooBig) }),
 	counterOf("netrt_pool_crowded_total", "Packets not pooled because other workers' duplicates filled the port's pool budget and this packet's worker had too few of its own there to make room by evicting them.", func(p *srcPort) float64 { return float64(p.Crowded) }),

@@ -25,7 +25,7 @@ var (
 	dHO = prometheus.NewDesc("rocetor_trim_ho_packets_total",
 		"Header-only packets put on the port's control queue: trimmed here or upstream.", []string{"port"}, nil)
 	dTrimDropped = prometheus.NewDesc("rocetor_trim_dropped_total",
-		"Packets dropped over the trim threshold because they cannot be trimmed, by class: non_dcp (tag 00, or not RoCEv2), ack (DCP ACK, tag 01).",
+		"Packets dropped over the trim threshold because they cannot be trimmed, by class: non_dcp (tag 00, or not RoCEv2), ack (DCP ACK, tag 01), no_frame (DCP data NetRT holds in place, no frame to trim a copy in).",
 		[]string{"port", "class"}, nil)
 )
 
@@ -65,5 +65,6 @@ func (c *trimCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(dHO, prometheus.CounterValue, float64(p.HeaderOnly), port)
 		ch <- prometheus.MustNewConstMetric(dTrimDropped, prometheus.CounterValue, float64(p.DropNonDCP), port, "non_dcp")
 		ch <- prometheus.MustNewConstMetric(dTrimDropped, prometheus.CounterValue, float64(p.DropAck), port, "ack")
+		ch <- prometheus.MustNewConstMetric(dTrimDropped, prometheus.CounterValue, float64(p.DropNoFrame), port, "no_frame")
 	}
 }

@@ -44,6 +44,18 @@ type rigOpt struct {
 	rate   uint64 // egress rate of every port, bit/s; 0 unshaped
 	limit  int    // queue budget; 0 means 4 MiB
 	frames int    // Mem frames; 0 means 8192
+	before dataplane.Stage // runs before trimming (after the route), if set
+}
+
+// stages returns ss without its nil ones.
+func stages(ss ...dataplane.Stage) []dataplane.Stage {
+	var out []dataplane.Stage
+	for _, s := range ss {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func portName(i int) string { return "p" + string(rune('0'+i)) }
@@ -88,7 +100,7 @@ func newRig(t testing.TB, cfg Config, o rigOpt) *rig {
 		}
 	}
 	r.w, err = dataplane.NewWorker(dataplane.WorkerConfig{Mem: mem, Ports: ports, Egress: egs,
-		Stages: []dataplane.Stage{r.route, r.st}, Classifier: rocev2.Classifier{DCP: true, VerifyICRC: true}})
+		Stages: stages(r.route, o.before, r.st), Classifier: rocev2.Classifier{DCP: true, VerifyICRC: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

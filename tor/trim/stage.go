@@ -13,6 +13,10 @@ import (
 var (
 	ReasonNonDCP = dataplane.NewReason("trim_non_dcp") // tag 00, or not RoCEv2
 	ReasonAck    = dataplane.NewReason("trim_ack")     // DCP ACK, tag 01
+	// ReasonNoFrame: the frame is NetRT's duplicate too (held in place,
+	// dataplane.Mem.Hold), so it is trimmed in a copy, and the worker's
+	// memory had no frame for it.
+	ReasonNoFrame = dataplane.NewReason("trim_no_frame")
 )
 
 // MaxPorts bounds the ports a Stage serves; packets leaving by a port of
@@ -157,6 +161,11 @@ func (s *Stage) packet(c *dataplane.Ctx, p *dataplane.Packet) {
 	switch {
 	case roce && m.Tag == rocev2.DCPData:
 		old := int(p.Len)
+		if c.Mem.Held(p.Addr) && !s.unshare(c, p) {
+			ps.DropNoFrame++
+			p.Drop(ReasonNoFrame)
+			return
+		}
 		n, err := rocev2.Trim(c.Mem.Frame(p), m)
 		if err != nil {
 			// Tagged data the classifier did not parse as DCP (its
@@ -176,6 +185,21 @@ func (s *Stage) packet(c *dataplane.Ctx, p *dataplane.Packet) {
 		ps.DropNonDCP++
 		p.Drop(ReasonNonDCP)
 	}
+}
+
+// unshare moves p into a frame of its own, leaving the held one to its
+// holder (NetRT's pool keeps the frame it pooled in place, and resends
+// it whole), and reports false when the memory has none. The packet
+// is the same one: nothing is counted as built or freed.
+func (s *Stage) unshare(c *dataplane.Ctx, p *dataplane.Packet) bool {
+	a, ok := c.Mem.Alloc()
+	if !ok {
+		return false
+	}
+	copy(c.Mem.Room(a), c.Mem.Frame(p))
+	c.Mem.Release(p.Addr)
+	p.Addr = a
+	return true
 }
 
 // Poll implements dataplane.Source, only to publish the counters: the

@@ -315,3 +315,50 @@ func TestSetPort(t *testing.T) {
 		t.Fatalf("switched on: %+v; want one trim", ps)
 	}
 }
+
+// holder holds every frame it sees, as NetRT's source ToR keeps a
+// duplicate in place (netrt.Config.InPlace).
+type holder struct{ addrs []uint64 }
+
+func (*holder) Name() string { return "holder" }
+func (h *holder) Process(c *dataplane.Ctx, b *dataplane.Batch) {
+	for i := 0; i < b.N; i++ {
+		if c.Mem.Hold(b.Pkts[i].Addr) {
+			h.addrs = append(h.addrs, b.Pkts[i].Addr)
+		}
+	}
+}
+
+// A frame another holder keeps is trimmed in a copy: the header-only
+// packet goes out, the held frame stays whole, and each frame goes back
+// to the memory with its last holder.
+func TestTrimHeld(t *testing.T) {
+	h := &holder{}
+	r := newRig(t, Config{}, rigOpt{before: h})
+	r.mem.EnableHolds()
+	f := dcpData(t, 1, 1024)
+	r.hold(true)
+	r.preload(r.data, 64<<10)
+	r.send(f)
+	if ps := r.port(); ps.Trimmed != 1 || len(h.addrs) != 1 {
+		t.Fatalf("stats %+v, %d held; want one trimmed, held", ps, len(h.addrs))
+	}
+	if got := r.mem.Bytes(h.addrs[0], len(f)); !bytes.Equal(got, f) {
+		t.Fatal("the held frame was trimmed in place")
+	}
+	r.hold(false)
+	r.step(1000)
+	ho := 0
+	for _, s := range r.sent {
+		if m := classify(s); m.Kind == rocev2.KindRoCE && m.Tag == rocev2.DCPHeaderOnly && len(s) == HOLen {
+			ho++
+		}
+	}
+	if ho != 1 {
+		t.Fatalf("%d header-only packets sent, want 1", ho)
+	}
+	r.mem.Release(h.addrs[0])
+	if n := r.mem.InUse(); n != 0 {
+		t.Fatalf("%d frames in use after the holder's release", n)
+	}
+}

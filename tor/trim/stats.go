@@ -15,8 +15,9 @@ type PortStats struct {
 	// those trimmed here and those trimmed upstream.
 	HeaderOnly uint64
 	// DropNonDCP and DropAck count the drops over the threshold
-	// (trim_non_dcp, trim_ack).
-	DropNonDCP, DropAck uint64
+	// (trim_non_dcp, trim_ack), DropNoFrame the DCP data it found no
+	// frame to trim a copy in (trim_no_frame).
+	DropNonDCP, DropAck, DropNoFrame uint64
 }
 
 // Stats are the counters of one Stage, per egress port index.
@@ -41,4 +42,5 @@ func (t *PortStats) Add(p *PortStats) {
 	t.HeaderOnly += p.HeaderOnly
 	t.DropNonDCP += p.DropNonDCP
 	t.DropAck += p.DropAck
+	t.DropNoFrame += p.DropNoFrame
 }
