@@ -267,10 +267,14 @@ func (r *fuzzRig) inject(port int, f []byte) {
 // ports, queues and stages report.
 type holding struct {
 	pending, queued, control, pool, reorder, impaired int
+	// llr is the frames llr's Tx buffers hold; shared the holders frames
+	// have besides their owners (dataplane.Mem.Shared): a frame NetRT's
+	// pool or llr holds while it is queued is counted by each.
+	llr, shared int
 }
 
 func (h holding) total() int {
-	return h.pending + h.queued + h.control + h.pool + h.reorder + h.impaired
+	return h.pending + h.queued + h.control + h.pool + h.reorder + h.impaired + h.llr - h.shared
 }
 
 func (r *fuzzRig) holding() holding {
@@ -295,6 +299,12 @@ func (r *fuzzRig) holding() holding {
 	for _, ip := range r.Impairs {
 		h.impaired += ip.Counters().Held
 	}
+	if r.LLR != nil {
+		for _, p := range r.LLR.Stats().Ports {
+			h.llr += p.TxHeld
+		}
+	}
+	h.shared = r.mem.Shared()
 	return h
 }
 
@@ -305,7 +315,8 @@ func (r *fuzzRig) where() string {
 
 func fmtHolding(h holding, inUse int) string {
 	return "in use " + itoa(inUse) + "; pending " + itoa(h.pending) + ", queued " + itoa(h.queued) + ", PFC queued " + itoa(h.control) +
-		", NetRT pool " + itoa(h.pool) + ", NetRT reordering " + itoa(h.reorder) + ", impair held " + itoa(h.impaired)
+		", NetRT pool " + itoa(h.pool) + ", NetRT reordering " + itoa(h.reorder) + ", impair held " + itoa(h.impaired) +
+		", llr Tx held " + itoa(h.llr) + ", held twice " + itoa(h.shared)
 }
 
 // check asserts the invariants of FuzzPipeline after a step.

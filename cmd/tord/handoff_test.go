@@ -161,7 +161,13 @@ func (sw *memSwitches) outcome() outcome {
 			o.stages[i] += c.Packets
 		}
 		if pl.Src != nil {
-			addStats(o.stats, "netrt-src", pl.Src.Stats())
+			st := pl.Src.Stats()
+			for i := range st.Ports {
+				// Where the pool keeps a duplicate (in place with one
+				// worker, a copy with more) is not an outcome.
+				st.Ports[i].InPlace = 0
+			}
+			addStats(o.stats, "netrt-src", st)
 			addStats(o.stats, "netrt-dst", pl.Dst.Stats())
 		}
 		if pl.Trim != nil {

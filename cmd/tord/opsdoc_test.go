@@ -727,6 +727,7 @@ var dropMeanings = []struct{ reason, where, meaning string }{
 	{"netrt_build", "tor/netrt", "A NetRT message did not fit its frame: frames too small for it (`xdp.frame_size`)."},
 	{"trim_non_dcp", "tor/trim", "Over the trim threshold and not DCP data (DCP tag 00, or not RoCEv2), so it cannot be trimmed."},
 	{"trim_ack", "tor/trim", "Over the trim threshold and a DCP ACK (tag 01), which is not trimmed."},
+	{"trim_no_frame", "tor/trim", "Over the trim threshold and DCP data that NetRT's pool holds in place, so trimmed in a copy, and the worker had no frame for the copy."},
 }
 
 // malformedMeanings reads the comment on each rocev2.Reason constant, in

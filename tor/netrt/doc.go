@@ -10,9 +10,17 @@
 // SrcToR (seed 000 §III-B, §III-C-1, §III-C-3) serves RoCEv2 data
 // packets (RC requests carrying payload) that arrive on a host port and
 // leave by a fabric port, of flows whose destination lies in
-// Config.Prefixes (decided once per flow). It copies each into a
+// Config.Prefixes (decided once per flow). It keeps each in a
 // duplicate pool keyed by flow (source IP, destination IP, destination
-// QP) and PSN, with a byte budget per egress port. A full pool replaces
+// QP) and PSN, with a byte budget per egress port. The paper's pool
+// holds copies; with Config.InPlace (tord with one worker and no INT)
+// the duplicate is the host's frame itself, held in the worker's memory
+// (dataplane.Mem.Hold) while it goes on, which spares a 1 KB copy a
+// packet (docs/performance.md). The stages after SrcToR then leave it
+// whole or copy it first — trim and llr's shim without headroom copy a
+// held frame, llr's shim with headroom moves only its Ethernet header,
+// the egress marks only its ECN field — and a resend puts back the
+// header and ECN field the duplicate was pooled with. A full pool replaces
 // the oldest duplicate of the flow with the fewest retransmission
 // requests (LFU over a per-flow request count; ties to the oldest),
 // chosen among the flows of the port's 32 oldest duplicates, so that

@@ -40,10 +40,10 @@ type rig struct {
 }
 
 type rigOpt struct {
-	ports  int    // 0 means 2
-	rate   uint64 // egress rate of every port, bit/s; 0 unshaped
-	limit  int    // queue budget; 0 means 4 MiB
-	frames int    // Mem frames; 0 means 8192
+	ports  int             // 0 means 2
+	rate   uint64          // egress rate of every port, bit/s; 0 unshaped
+	limit  int             // queue budget; 0 means 4 MiB
+	frames int             // Mem frames; 0 means 8192
 	before dataplane.Stage // runs before trimming (after the route), if set
 }
 
