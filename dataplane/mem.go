@@ -41,7 +41,10 @@ type Mem struct {
 	// then Release frees a frame only once none is left. A frame is
 	// held and let go on the Mem of the worker that holds it (llr's Tx
 	// buffer: the worker that owns the link also transmits on it and
-	// takes its completions), so the count is this Mem's alone.
+	// takes its completions; NetRT's pool in place: only with one
+	// worker), so the count is this Mem's alone. The Mems of one pool
+	// (NewPooledMems) share the array, each frame counted by the Mem
+	// that holds it.
 	holds  []uint8
 	held0  uint64
 	nheld  int   // holders of all frames: while none, Release does not look
