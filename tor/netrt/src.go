@@ -360,6 +360,7 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 		// packet, callgrind, BenchmarkPipelineForward/stages).
 		h := &s.hdrs[e]
 		h.b, h.n, h.ecn = [len(h.b)]byte(c.Mem.Bytes(a, len(h.b))), uint8(p.Meta.L3Off), p.Meta.ECN
+		ps.InPlace++
 	}
 	s.pushBack(&s.byPort[p.Out], onPort, e)
 	if t := f.dups.tail; t >= 0 && s.dups[t].probing {
@@ -375,9 +376,6 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	ps.Bytes += l
 	ps.Frames++
 	ps.Pooled++
-	if held {
-		ps.InPlace++
-	}
 	ps.MaxBytes = max(ps.MaxBytes, ps.Bytes)
 	ps.HoldOnlyPeak = max(ps.HoldOnlyPeak, ps.Bytes+s.shadowBytes[p.Out])
 }

@@ -92,9 +92,9 @@ func (l *LLRConfig) StageConfig(ports []string) (llr.Config, error) {
 	return c, nil
 }
 
-// txBuffer is tx_buffer or its default: frames are numbered, and kept,
-// as they are queued, so the Tx buffer must hold the data queue and a
-// round trip, or frames past it cross unprotected.
+// llrTxBuffer is llr.tx_buffer or its default: frames are numbered, and
+// kept, as they are queued, so the Tx buffer must hold the data queue
+// and a round trip, or frames past it cross unprotected.
 func (c *Config) llrTxBuffer() int {
 	if b := int(c.LLR.TxBuffer); b != 0 {
 		return b
@@ -102,51 +102,51 @@ func (c *Config) llrTxBuffer() int {
 	return max(2*int(c.Egress.QueueLimit), llr.DefaultTxBuffer)
 }
 
-// llrTxFrames is llr.tx_frames or its default (LLRConfig.TxFrames).
-func (c *Config) llrTxFrames() int {
-	l := &c.LLR
-	switch {
+// llrTxWant is how many frames a port's Tx buffer wants to hold:
+// llr.tx_frames, by default tx_buffer / xdp.frame_size; 0 without llr
+// or with -1.
+func (c *Config) llrTxWant() int {
+	switch l := &c.LLR; {
 	case !l.On() || l.TxFrames < 0:
 		return 0
 	case l.TxFrames > 0:
 		return l.TxFrames
 	}
-	room := c.XDP.Frames - 2*c.XDP.RingSize*len(c.Ports)
+	return c.llrTxBuffer() / c.XDP.FrameSize
+}
+
+// spareFrames is what xdp.frames has beyond the rings and NetRT's.
+func (c *Config) spareFrames() int {
+	n := c.XDP.Frames - 2*c.XDP.RingSize*len(c.Ports)
 	if c.NetRT.On() {
-		room -= c.NetRT.Frames()
+		n -= c.NetRT.Frames()
 	}
-	return max(0, min(c.llrTxBuffer()/c.XDP.FrameSize, room/len(l.Ports)))
+	return n
+}
+
+// llrTxFrames is llr.tx_frames or its default (LLRConfig.TxFrames): a
+// port's want, by default as far as the spare frames go.
+func (c *Config) llrTxFrames() int {
+	want := c.llrTxWant()
+	if c.LLR.TxFrames > 0 || want == 0 {
+		return want
+	}
+	return max(0, min(want, c.spareFrames()/len(c.LLR.Ports)))
 }
 
 // LLRFrames is the most frames the Tx buffers of the protected ports want
-// to hold (LLRConfig.TxFrames, or tx_buffer / xdp.frame_size by
-// default), for a frame memory sized to give them all.
-func (c *Config) LLRFrames() int {
-	l := &c.LLR
-	switch {
-	case !l.On() || l.TxFrames < 0:
-		return 0
-	case l.TxFrames > 0:
-		return l.TxFrames * len(l.Ports)
-	}
-	return c.llrTxBuffer() / c.XDP.FrameSize * len(l.Ports)
-}
+// to hold, for a frame memory sized to give them all.
+func (c *Config) LLRFrames() int { return c.llrTxWant() * len(c.LLR.Ports) }
 
 // validate checks the section against the rest of the configuration.
 func (l *LLRConfig) validate(c *Config) error {
 	if !l.On() {
 		return nil
 	}
-	if l.TxFrames > 0 {
-		need := 2*c.XDP.RingSize*len(c.Ports) + l.TxFrames*len(l.Ports)
-		if c.NetRT.On() {
-			need += c.NetRT.Frames()
-		}
-		if c.XDP.Frames < need {
-			// Frames the Tx buffer holds are not in the fill rings.
-			return bad("llr.tx_frames", "%d a port on %d ports: xdp.frames (%d) has %d beyond the rings and NetRT's; want xdp.frames ≥ %d",
-				l.TxFrames, len(l.Ports), c.XDP.Frames, c.XDP.Frames-(need-l.TxFrames*len(l.Ports)), need)
-		}
+	if spare := c.spareFrames(); l.TxFrames > 0 && l.TxFrames*len(l.Ports) > spare {
+		// Frames the Tx buffer holds are not in the fill rings.
+		return bad("llr.tx_frames", "%d a port on %d ports: xdp.frames (%d) has %d beyond the rings and NetRT's; want xdp.frames ≥ %d",
+			l.TxFrames, len(l.Ports), c.XDP.Frames, spare, c.XDP.Frames-spare+l.TxFrames*len(l.Ports))
 	}
 	if l.TxFrames < -1 {
 		return bad("llr.tx_frames", "%d, want -1 (copies only), 0 (the default) or a number of frames", l.TxFrames)
