@@ -74,6 +74,15 @@ func (c *Ctx) NumPorts() int { return len(c.w.ports) }
 // Port returns port i.
 func (c *Ctx) Port(i int) Port { return c.w.ports[i] }
 
+// OwnsPort reports whether this worker sends on port i itself: always
+// without a handoff; with one, when the port's egress is this worker's
+// (WorkerConfig.PortOwner), so that a frame it queues there is
+// transmitted and given back on this worker's memory.
+func (c *Ctx) OwnsPort(i int) bool {
+	po := c.w.cfg.PortOwner
+	return po == nil || po[i] == c.w.cfg.ID
+}
+
 // Egress returns the egress of port i, for queue-depth readings.
 func (c *Ctx) Egress(i int) *Egress { return c.w.egress[i] }
 

@@ -87,11 +87,12 @@ type Config struct {
 	PoolBytes, PoolFrames int
 	// InPlace keeps a duplicate as the host's frame itself, held in the
 	// worker's memory (dataplane.Mem.Hold) while it goes on, rather
-	// than a copy: only where the worker that pools a frame also
-	// releases it (one worker) and no stage after SrcToR rewrites it
-	// beyond what resend restores (no INT; trim, llr and the impairment
-	// copy a held frame before they change more than its Ethernet
-	// header and ECN field).
+	// than a copy, where the worker that pools a frame also sends it
+	// (dataplane.Ctx.OwnsPort: always with one worker), so that it is
+	// released on the memory that holds it; and only if no stage after
+	// SrcToR rewrites it beyond what resend restores (no INT; trim, llr
+	// and the impairment copy a held frame before they change more than
+	// its Ethernet header and ECN field).
 	InPlace bool
 	// Hold is how long SrcToR keeps a duplicate after its original left
 	// the egress port (its queueing there excluded), up to twice that;

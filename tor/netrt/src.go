@@ -326,7 +326,7 @@ func (s *SrcToR) pool(c *dataplane.Ctx, p *dataplane.Packet) {
 	// copy was the largest part of BenchmarkPipelineForward/stages over
 	// plain forwarding left after llr's (docs/performance.md).
 	a, held := p.Addr, false
-	if s.hdrs != nil && int(p.Meta.L3Off) <= len(heldHdr{}.b) {
+	if s.hdrs != nil && int(p.Meta.L3Off) <= len(heldHdr{}.b) && c.OwnsPort(int(p.Out)) {
 		held = c.Mem.Hold(a)
 	}
 	if !held {

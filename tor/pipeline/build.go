@@ -84,11 +84,10 @@ func NewPlanMTU(cfg *Config, fib *fwd.FIB, misses *fwd.Misses, mtu MTUFunc) (*Pl
 			// together (netrt.Budgets).
 			p.netrt.Budgets = new(netrt.Budgets)
 		}
-		// The pool keeps the host's frame itself where the worker
-		// that pools it also releases it, and no stage after it
-		// rewrites more than resend restores (netrt.Config.InPlace):
+		// The pool keeps the host's frame itself where no stage after
+		// it rewrites more than resend restores (netrt.Config.InPlace):
 		// INT stamps records into the frame.
-		p.netrt.InPlace = p.Owners == nil && cfg.INT == nil
+		p.netrt.InPlace = cfg.INT == nil
 	}
 	if cfg.LLR.On() {
 		if p.llr, err = cfg.LLR.StageConfig(cfg.Ports); err != nil {

@@ -64,6 +64,13 @@ func TestScaleHandoffs(t *testing.T) {
 	if got, want := r.delivered(), int64(len(r.hs)*count); got != want {
 		t.Errorf("%d data packets reached b's hosts, want %d", got, want)
 	}
+	// Each flow's owner sends it by an uplink it owns, so NetRT's pool
+	// keeps every duplicate in place (netrt.Config.InPlace).
+	for w, pl := range r.a.pls {
+		if st := pl.Src.Stats().Sum(); st.Pooled == 0 || st.InPlace != st.Pooled {
+			t.Errorf("a's worker %d pooled %d duplicates, %d of them in place; want all", w, st.Pooled, st.InPlace)
+		}
+	}
 	for u := range scaleUplinks {
 		var tx uint64
 		for w, pl := range r.a.pls {
