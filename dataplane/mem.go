@@ -41,8 +41,9 @@ type Mem struct {
 	// then Release frees a frame only once none is left. A frame is
 	// held and let go on the Mem of the worker that holds it (llr's Tx
 	// buffer: the worker that owns the link also transmits on it and
-	// takes its completions; NetRT's pool in place: only with one
-	// worker), so the count is this Mem's alone. The Mems of one pool
+	// takes its completions; NetRT's pool in place: only for frames the
+	// worker sends by its own port, Ctx.OwnsPort), so the count is this
+	// Mem's alone. The Mems of one pool
 	// (NewPooledMems) share the array, each frame counted by the Mem
 	// that holds it.
 	holds  []uint8

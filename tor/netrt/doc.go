@@ -13,8 +13,8 @@
 // Config.Prefixes (decided once per flow). It keeps each in a
 // duplicate pool keyed by flow (source IP, destination IP, destination
 // QP) and PSN, with a byte budget per egress port. The paper's pool
-// holds copies; with Config.InPlace (tord with one worker and no INT)
-// the duplicate is the host's frame itself, held in the worker's memory
+// holds copies; with Config.InPlace (tord without INT, for the frames a
+// worker sends by a port it owns) the duplicate is the host's frame itself, held in the worker's memory
 // (dataplane.Mem.Hold) while it goes on, which spares a 1 KB copy a
 // packet (docs/performance.md). The stages after SrcToR then leave it
 // whole or copy it first — trim and llr's shim without headroom copy a
