@@ -285,6 +285,22 @@ func (m *Mem) EnableHolds() {
 	m.holds = make([]uint8, len(m.buf)/m.frameSize)
 }
 
+// Unshare moves the n bytes at addr, a frame that has holders besides
+// the caller (Hold), into a frame of their own at headroom bytes from
+// its start, and gives the caller's hold on the old frame back: what a
+// stage does before it changes more of a held frame than its holder
+// restores. It returns the bytes' new address; ok is false, with
+// nothing moved, when no frame is free.
+func (m *Mem) Unshare(addr uint64, n, headroom int) (uint64, bool) {
+	a, ok := m.Alloc()
+	if !ok {
+		return 0, false
+	}
+	copy(m.Room(a)[headroom:], m.Bytes(addr, n))
+	m.Release(addr)
+	return a + uint64(headroom), true
+}
+
 // Shared returns the holders frames have besides their owners, all
 // frames together: the references beyond one a frame that InUse counts.
 func (m *Mem) Shared() int { return m.nheld }

@@ -135,25 +135,16 @@ func (p *Port) trim(addr *uint64, f *fate) bool {
 	// A frame another holder keeps (llr's Tx buffer, dataplane.Mem.Hold)
 	// is trimmed in a copy, so that what the holder sends again is the
 	// frame as it was sent.
-	a := *addr
-	if mem.Held(a) {
-		c, ok := mem.Alloc()
+	if mem.Held(*addr) {
+		a, ok := mem.Unshare(*addr, int(f.len), 0)
 		if !ok {
 			return false
 		}
-		copy(mem.Room(c), mem.Bytes(a, int(f.len)))
-		a = c
-	}
-	n, err := rocev2.Trim(mem.Room(a), m)
-	if err != nil {
-		if a != *addr {
-			mem.Release(a)
-		}
-		return false // tagged, but not parsed as DCP: the classifier's DCP mode is off
-	}
-	if a != *addr {
-		mem.Release(*addr) // the sender's; the holder keeps the frame
 		*addr, f.addr = a, a
+	}
+	n, err := rocev2.Trim(mem.Room(*addr), m)
+	if err != nil {
+		return false // tagged, but not parsed as DCP: the classifier's DCP mode is off
 	}
 	f.len = uint16(n)
 	return true

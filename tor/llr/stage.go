@@ -286,16 +286,13 @@ func (s *Stage) protect(c *dataplane.Ctx, l *link, p *dataplane.Packet) {
 		// NetRT's pool keeps this frame whole (netrt.Config.InPlace),
 		// and moving it forward would change all of it: the shim goes
 		// into a copy, with headroom, which then goes on instead.
-		a, ok := c.Mem.Alloc()
+		a, ok := c.Mem.Unshare(p.Addr, int(p.Len), rocev2.ShimLen)
 		if !ok {
 			st.UnprotectedNoRoom++
 			l.batchBytes += int(p.Len)
 			return
 		}
-		r := c.Mem.Room(a)
-		copy(r[rocev2.ShimLen:], room[off:off+uint64(p.Len)])
-		c.Mem.Release(p.Addr)
-		p.Addr, off, room, head = a+rocev2.ShimLen, rocev2.ShimLen, r, true
+		p.Addr, off, room, head = a, rocev2.ShimLen, c.Mem.Room(a-rocev2.ShimLen), true
 	}
 	// The Tx buffer's bytes are reckoned before the shim goes in, so
 	// that a frame they refuse is left as it came.

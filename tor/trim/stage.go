@@ -161,10 +161,15 @@ func (s *Stage) packet(c *dataplane.Ctx, p *dataplane.Packet) {
 	switch {
 	case roce && m.Tag == rocev2.DCPData:
 		old := int(p.Len)
-		if c.Mem.Held(p.Addr) && !s.unshare(c, p) {
-			ps.DropNoFrame++
-			p.Drop(ReasonNoFrame)
-			return
+		if c.Mem.Held(p.Addr) {
+			// NetRT's pool keeps this frame whole: trim a copy.
+			a, ok := c.Mem.Unshare(p.Addr, int(p.Len), 0)
+			if !ok {
+				ps.DropNoFrame++
+				p.Drop(ReasonNoFrame)
+				return
+			}
+			p.Addr = a
 		}
 		n, err := rocev2.Trim(c.Mem.Frame(p), m)
 		if err != nil {
@@ -185,21 +190,6 @@ func (s *Stage) packet(c *dataplane.Ctx, p *dataplane.Packet) {
 		ps.DropNonDCP++
 		p.Drop(ReasonNonDCP)
 	}
-}
-
-// unshare moves p into a frame of its own, leaving the held one to its
-// holder (NetRT's pool keeps the frame it pooled in place, and resends
-// it whole), and reports false when the memory has none. The packet
-// is the same one: nothing is counted as built or freed.
-func (s *Stage) unshare(c *dataplane.Ctx, p *dataplane.Packet) bool {
-	a, ok := c.Mem.Alloc()
-	if !ok {
-		return false
-	}
-	copy(c.Mem.Room(a), c.Mem.Frame(p))
-	c.Mem.Release(p.Addr)
-	p.Addr = a
-	return true
 }
 
 // Poll implements dataplane.Source, only to publish the counters: the
