@@ -333,14 +333,12 @@ func (w *Worker) hand(p *Packet, to int, at uint16) bool {
 // handEgress hands the packets of b bound for a port another worker owns
 // to that worker, to resume at EgressStage, and takes them out of b.
 func (w *Worker) handEgress(b *Batch) {
+	away := w.away
 	for j := 0; j < b.N; j++ {
+		// Not away: this worker's port, or a shared one, on whose
+		// share of it this worker queues (WorkerConfig.PortOwner).
 		p := &b.Pkts[j]
-		if p.Verdict != Forward || int(p.Out) >= len(w.egress) {
-			continue
-		}
-		// o < 0: a shared port, on whose share of it this worker
-		// queues (WorkerConfig.PortOwner).
-		if o := w.cfg.PortOwner[p.Out]; o >= 0 && o != w.cfg.ID && w.hand(p, o, uint16(w.egressAt)) {
+		if p.Verdict == Forward && int(p.Out) < len(away) && away[p.Out] && w.hand(p, w.cfg.PortOwner[p.Out], uint16(w.egressAt)) {
 			w.gone |= 1 << j
 		}
 	}

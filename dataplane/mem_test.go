@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -177,6 +178,51 @@ func TestReleasePackets(t *testing.T) {
 				t.Fatalf("size %d: free[%d] = %d, Release leaves %d", size, i, mems[0].free[i], mems[1].free[i])
 			}
 		}
+	}
+}
+
+// TestReleasePacketsShared is TestReleasePackets for SharedMems: worker
+// 0 releases, in one pass, frames of its own range and of worker 1's
+// (transmitted for it), and both Mems end as Release of each left them,
+// worker 1's frames back on its free stack once it reclaims them.
+func TestReleasePacketsShared(t *testing.T) {
+	var got [2][2]*Mem // [run][worker]
+	for run := range got {
+		h, err := NewHandoff(2, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		ms, err := SharedMems(make([]byte, 2*64*2048), 2048, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pkts []Packet
+		for i := range 40 {
+			addr, _ := ms[i%3%2].Alloc() // two of worker 0's, one of worker 1's
+			pkts = append(pkts, Packet{Addr: addr + uint64(i%5)*64})
+		}
+		if run == 0 {
+			ms[0].releasePackets(pkts[3:35])
+		} else {
+			for i := 3; i < 35; i++ {
+				ms[0].Release(pkts[i].Addr)
+			}
+		}
+		ms[0].flushBack()
+		ms[1].reclaim()
+		got[run] = [2]*Mem{ms[0], ms[1]}
+	}
+	for w := range 2 {
+		a, b := got[0][w], got[1][w]
+		if a.InUse() != b.InUse() || !slices.Equal(a.free, b.free) {
+			t.Errorf("worker %d: %d in use, free %v; Release leaves %d, %v", w, a.InUse(), a.free, b.InUse(), b.free)
+		}
+	}
+	// Worker 1's frames are packets 1, 4, …, 37: 1 and 37 were not
+	// released.
+	if n := got[0][1].InUse(); n != 2 {
+		t.Errorf("worker 1 has %d frames in use, want 2", n)
 	}
 }
 

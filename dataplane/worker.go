@@ -214,10 +214,14 @@ type Worker struct {
 	ho       *Handoff
 	egressAt int
 	gone     uint64
-	inbox    []*Inbox  // by port, where the port is or wraps one
-	pfc      *pfcState // WorkerConfig.PFC's accounting; nil without it
-	input    []int     // queued bytes by ingress port (WorkerConfig.InputLimit); nil without it
-	wd       *wdState  // WorkerConfig.PFCWatchdog's; nil without it
+	// away is, by port, whether another worker owns its egress
+	// (portOwner): dispatchPlain leaves its packets to enqueue, which
+	// hands them. All false without PortOwner.
+	away  []bool
+	inbox []*Inbox  // by port, where the port is or wraps one
+	pfc   *pfcState // WorkerConfig.PFC's accounting; nil without it
+	input []int     // queued bytes by ingress port (WorkerConfig.InputLimit); nil without it
+	wd    *wdState  // WorkerConfig.PFCWatchdog's; nil without it
 	// pfcRx is the priorities whose received pauses are honoured
 	// (IngressPFC.Priorities; every one without).
 	pfcRx uint8
@@ -314,6 +318,11 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	}
 	if w.ho != nil {
 		w.ho.egress[c.ID] = w.egress
+	}
+	w.away = make([]bool, len(w.egress))
+	for i := range w.away {
+		o := w.portOwner(uint16(i))
+		w.away[i] = o >= 0 && o != c.ID
 	}
 	if c.PFC != nil {
 		w.pfc = newPFCState(*c.PFC, w.egress)
@@ -663,7 +672,7 @@ func (w *Worker) captureStage(b *Batch) {
 // dispatch queues every packet the stages left with Forward and frees the
 // dropped ones.
 func (w *Worker) dispatch(b *Batch) {
-	if w.egressAt < 0 && w.wd == nil && w.pfc == nil && w.input == nil {
+	if w.wd == nil && w.pfc == nil && w.input == nil {
 		w.dispatchPlain(b)
 		return
 	}
@@ -678,23 +687,26 @@ func (w *Worker) dispatch(b *Batch) {
 	}
 }
 
-// dispatchPlain is dispatch for a worker that hands nothing to other
-// workers' egress, with neither PFC accounting nor a PFC watchdog:
-// enqueue's checks for those are made once a batch, and a packet routed
-// to a queue that exists goes straight to it. Everything else (NoPort,
-// a bad port or queue) takes enqueue, which counts it. Measured in
+// dispatchPlain is dispatch for a worker with neither PFC accounting nor
+// a PFC watchdog: enqueue's checks for those are made once a batch, and
+// a packet routed to a queue of this worker's egress goes straight to
+// it. Everything else (NoPort, a bad port or queue, a port another
+// worker owns) takes enqueue, which counts or hands it. Measured in
 // BenchmarkWorkerForwardParts/unverified's worker, in one process
 // alternating 4,000 batches each way, thread CPU time, GOMAXPROCS=1, 61
 // rounds (2026-11-29, load 5): 58.8 ns a frame through enqueue, 56.9
 // here, median paired difference −1.7 ns (quartiles −2.2, −1.1), 53 of
-// 61 rounds lower.
+// 61 rounds lower. With several workers enqueue had taken 128
+// instructions a data packet in BenchmarkPipelineScaleWorkPaired's pair
+// with two, where the pair with one spent 68 here (callgrind,
+// 2026-12-01).
 func (w *Worker) dispatchPlain(b *Batch) {
-	eg := w.egress
+	eg, away := w.egress, w.away
 	for j := 0; j < b.N; j++ {
 		p := &b.Pkts[j]
 		switch p.Verdict {
 		case Forward:
-			if int(p.Out) >= len(eg) || int(p.Queue) >= len(eg[p.Out].queues) {
+			if int(p.Out) >= len(eg) || int(p.Queue) >= len(eg[p.Out].queues) || away[p.Out] {
 				w.enqueue(p)
 				continue
 			}
