@@ -312,7 +312,7 @@ func (s *Stage) forward(c *dataplane.Ctx, t *Table, p *dataplane.Packet) {
 			p.Drop(ReasonNoNeighbour)
 			return
 		}
-	} else if mac, ok = t.neigh[neighKey{m.Flow.Dst, h.port}]; !ok {
+	} else if mac, ok = t.neigh.get(&m.Flow.Dst, h.port); !ok {
 		s.miss(c.Now, h.port, &m.Flow.Dst)
 		p.Drop(ReasonNoNeighbour)
 		return

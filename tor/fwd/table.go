@@ -103,7 +103,7 @@ type Table struct {
 	v4, v6   trie
 	routes   []route
 	hops     []hop
-	neigh    map[neighKey]rocev2.MAC
+	neigh    neighTable
 	maxPort  int
 	cfg      TableConfig // as given, with routes deduplicated, for introspection
 	prefixes []netip.Prefix
@@ -117,14 +117,14 @@ func NewTable(c *TableConfig) (*Table, error) {
 	if err := c.Multipath.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Table{v4: newTrie(12), v6: newTrie(0), neigh: make(map[neighKey]rocev2.MAC, len(c.Neighbours)), maxPort: -1}
+	t := &Table{v4: newTrie(12), v6: newTrie(0), neigh: newNeighTable(len(c.Neighbours)), maxPort: -1}
 	t.cfg.Multipath = c.Multipath
 	t.cfg.Multipath.Groups = slices.Clone(c.Multipath.Groups)
 	for i, n := range c.Neighbours {
 		if !n.Addr.IsValid() {
 			return nil, fmt.Errorf("%w: neighbour %d: no address", ErrTable, i)
 		}
-		t.neigh[neighKey{addrKey(n.Addr.Unmap()), n.Port}] = n.MAC
+		t.neigh.put(neighKey{addrKey(n.Addr.Unmap()), n.Port}, n.MAC)
 		t.cfg.Neighbours = append(t.cfg.Neighbours, Neighbour{Port: n.Port, Addr: n.Addr.Unmap(), MAC: n.MAC})
 	}
 
@@ -240,7 +240,7 @@ func (t *Table) group(groups map[string]group, nhs []NextHop) group {
 		if nh.Gateway.IsValid() {
 			gw := nh.Gateway.Unmap()
 			h.gateway, h.gw = true, addrKey(gw)
-			h.mac, h.resolved = t.neigh[neighKey{h.gw, nh.Port}]
+			h.mac, h.resolved = t.neigh.get(&h.gw, nh.Port)
 		}
 		t.hops = append(t.hops, h)
 		t.maxPort = max(t.maxPort, int(nh.Port))
@@ -307,7 +307,7 @@ func (t *Table) NextHop(dst netip.Addr) (port uint16, mac rocev2.MAC, ok bool) {
 			if h.resolved {
 				return h.port, h.mac, true
 			}
-		} else if m, ok := t.neigh[neighKey{a, h.port}]; ok {
+		} else if m, ok := t.neigh.get(&a, h.port); ok {
 			return h.port, m, true
 		}
 	}
@@ -316,7 +316,8 @@ func (t *Table) NextHop(dst netip.Addr) (port uint16, mac rocev2.MAC, ok bool) {
 
 // Neighbour returns the MAC of addr on port, as the table knows it.
 func (t *Table) Neighbour(port uint16, addr netip.Addr) (rocev2.MAC, bool) {
-	m, ok := t.neigh[neighKey{addrKey(addr.Unmap()), port}]
+	a := addrKey(addr.Unmap())
+	m, ok := t.neigh.get(&a, port)
 	return m, ok
 }
 
