@@ -373,7 +373,12 @@ type Egress struct {
 	// served; with llr's and trimming's queues on a port that was 70
 	// instructions a frame (callgrind, BenchmarkPipelineForward/stages,
 	// 2026-11-30).
-	busy     uint16
+	busy uint16
+	// away says another worker of a handoff owns the port
+	// (WorkerConfig.PortOwner): this worker hands it the packets
+	// for it (Worker.handEgress, enqueue), and dispatchPlain looks
+	// here, on the line it reads queues from.
+	away     bool
 	rate     uint64
 	burst    int
 	tokens   int

@@ -333,12 +333,12 @@ func (w *Worker) hand(p *Packet, to int, at uint16) bool {
 // handEgress hands the packets of b bound for a port another worker owns
 // to that worker, to resume at EgressStage, and takes them out of b.
 func (w *Worker) handEgress(b *Batch) {
-	away := w.away
+	eg := w.egress
 	for j := 0; j < b.N; j++ {
 		// Not away: this worker's port, or a shared one, on whose
 		// share of it this worker queues (WorkerConfig.PortOwner).
 		p := &b.Pkts[j]
-		if p.Verdict == Forward && int(p.Out) < len(away) && away[p.Out] && w.hand(p, w.cfg.PortOwner[p.Out], uint16(w.egressAt)) {
+		if p.Verdict == Forward && int(p.Out) < len(eg) && eg[p.Out].away && w.hand(p, w.cfg.PortOwner[p.Out], uint16(w.egressAt)) {
 			w.gone |= 1 << j
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -442,6 +443,59 @@ func BenchmarkPipelineScale(b *testing.B) {
 	})
 }
 
+// BenchmarkPipelineScaleInterleaved is BenchmarkPipelineScale with its
+// three runs taken in turns, scaleLeg data packets each, so that the
+// machine's state, which moves BenchmarkPipelineScale's ratios by a
+// third between runs a minute apart (docs/performance.md, "Many
+// workers"), weighs on all three alike. It reports each setup's wall
+// ns/pkt over all its legs, scaling (workers=1 ÷ workers=2: issue 30
+// aims at 1.8), ceiling (workers=1 ÷ apart=2: what two goroutines that
+// share nothing reach on this machine) and of-ceiling (scaling ÷
+// ceiling, apart=2 ÷ workers=2: what sharing one switch costs).
+func BenchmarkPipelineScaleInterleaved(b *testing.B) {
+	one, two := newScalePair(b, 1), newScalePair(b, 2)
+	apart := []*scalePair{newScalePair(b, 1), newScalePair(b, 1)}
+	runs := []struct {
+		rs []*scalePair
+		gs []scaleGoroutine
+	}{
+		{[]*scalePair{one}, []scaleGoroutine{{one, 0}}},
+		{[]*scalePair{two}, []scaleGoroutine{{two, 0}, {two, 1}}},
+		{apart, []scaleGoroutine{{apart[0], 0}, {apart[1], 0}}},
+	}
+	for _, r := range append(apart, one, two) {
+		r.warm(b)
+	}
+	var wall [3]int64
+	var sent [3]int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += scaleLegPackets {
+		for k, u := range runs {
+			l := runLeg(b, u.rs, u.gs, scaleLegPackets/(len(u.gs)*benchBurst))
+			wall[k] += l.wall
+			sent[k] += l.sent
+		}
+	}
+	b.StopTimer()
+	var per [3]float64
+	for k := range per {
+		per[k] = float64(wall[k]) / float64(sent[k])
+	}
+	b.ReportMetric(per[0], "w1-ns/pkt")
+	b.ReportMetric(per[1], "w2-ns/pkt")
+	b.ReportMetric(per[2], "apart-ns/pkt")
+	b.ReportMetric(per[0]/per[1], "scaling")
+	b.ReportMetric(per[0]/per[2], "ceiling")
+	b.ReportMetric(per[2]/per[1], "of-ceiling")
+}
+
+// scaleLegPackets is how many data packets a leg of
+// BenchmarkPipelineScaleInterleaved sends: about 15 ms with one worker,
+// long beside the two goroutines' start and the leg's drain at the end
+// (a few µs), short beside the machine's changes of state (minutes).
+const scaleLegPackets = 32768
+
 // scaleGoroutine is one goroutine of BenchmarkPipelineScale: it steps
 // worker w of pair r.
 type scaleGoroutine struct {
@@ -453,23 +507,53 @@ type scaleGoroutine struct {
 // its own for bursts bursts, times them together and reports ns/pkt
 // over all the data packets they sent, and handed/pkt.
 func runScale(b *testing.B, rs []*scalePair, gs []scaleGoroutine, bursts int) {
-	d0, h0 := make([]int64, len(rs)), make([]int64, len(rs))
+	h0 := make([]int64, len(rs))
 	for k, r := range rs {
 		r.warm(b)
+		h0[k] = r.handed()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	l := runLeg(b, rs, gs, bursts)
+	b.StopTimer()
+	handed := int64(0)
+	for k, r := range rs {
+		handed += r.handed() - h0[k]
+	}
+	b.ReportMetric(float64(l.wall)/float64(l.sent), "ns/pkt")
+	b.ReportMetric(float64(handed)/float64(l.sent), "handed/pkt")
+	// The goroutines' threads' CPU time, and their idle steps (each a
+	// yield), per data packet: what the run cost beside how long it
+	// took, and how often a goroutine had nothing to do.
+	b.ReportMetric(float64(l.cpu)/float64(l.sent), "cpu-ns/pkt")
+	b.ReportMetric(float64(l.yields)/float64(l.sent), "yields/pkt")
+}
+
+// scaleLeg is what one runLeg took.
+type scaleLeg struct {
+	wall, cpu    int64 // ns: from start to the last goroutine's end; the threads' CPU time
+	sent, yields int
+}
+
+// runLeg runs each of gs on a goroutine of its own, locked to a thread,
+// for bursts bursts, until every data packet they sent has reached its
+// host, and checks that all did with nothing dropped (check).
+func runLeg(b *testing.B, rs []*scalePair, gs []scaleGoroutine, bursts int) scaleLeg {
+	d0 := make([]int64, len(rs))
+	left := make([]atomic.Int32, len(rs))
+	for k, r := range rs {
 		// run paces by packets injected and sent against those
-		// delivered, the warm-up's included.
-		d0[k], h0[k] = r.delivered(), r.handed()
+		// delivered, earlier legs' and the warm-up's included.
+		d0[k] = r.delivered()
 		r.in.Store(d0[k])
 		r.sent.Store(d0[k])
 	}
-	left := make([]atomic.Int32, len(rs))
 	for _, g := range gs {
 		left[slices.Index(rs, g.r)].Add(1)
 	}
 	sent, yields, cpu := make([]int, len(gs)), make([]int, len(gs)), make([]int64, len(gs))
 	var wg sync.WaitGroup
-	b.ReportAllocs()
-	b.ResetTimer()
+	t0 := time.Now()
 	for k, g := range gs {
 		wg.Add(1)
 		go func() {
@@ -478,27 +562,16 @@ func runScale(b *testing.B, rs []*scalePair, gs []scaleGoroutine, bursts int) {
 			// which idle yields to the others.
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			t0 := threadCPU()
+			c0 := threadCPU()
 			sent[k], yields[k] = g.r.run(g.w, bursts, &left[slices.Index(rs, g.r)])
-			cpu[k] = threadCPU() - t0
+			cpu[k] = threadCPU() - c0
 		}()
 	}
 	wg.Wait()
-	b.StopTimer()
-	total, handed, yielded, busy := 0, int64(0), 0, int64(0)
+	l := scaleLeg{wall: int64(time.Since(t0))}
 	for k := range gs {
-		total, yielded, busy = total+sent[k], yielded+yields[k], busy+cpu[k]
+		l.sent, l.yields, l.cpu = l.sent+sent[k], l.yields+yields[k], l.cpu+cpu[k]
 	}
-	for k, r := range rs {
-		handed += r.handed() - h0[k]
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(total), "ns/pkt")
-	b.ReportMetric(float64(handed)/float64(total), "handed/pkt")
-	// The goroutines' threads' CPU time, and their idle steps (each a
-	// yield), per data packet: what the run cost beside how long it
-	// took, and how often a goroutine had nothing to do.
-	b.ReportMetric(float64(busy)/float64(total), "cpu-ns/pkt")
-	b.ReportMetric(float64(yielded)/float64(total), "yields/pkt")
 	for k, r := range rs {
 		mine := 0
 		for j, g := range gs {
@@ -508,6 +581,7 @@ func runScale(b *testing.B, rs []*scalePair, gs []scaleGoroutine, bursts int) {
 		}
 		r.check(b, mine, int(r.delivered()-d0[k]))
 	}
+	return l
 }
 
 // check fails b unless every data packet but the last bursts reached
