@@ -76,9 +76,10 @@ type paddedCount struct {
 }
 
 // scaleWindow is how many data packets may be on their way (injected
-// and not yet at a host) over all the goroutines: the hosts' window. A
-// goroutine that finds it full steps without injecting, so that neither
-// worker's queues nor handoff rings overflow when the other is slower.
+// and not yet at a host) over all the goroutines: the hosts' window,
+// each goroutine's share of it its flows'. A goroutine that finds its
+// share full steps without injecting, so that neither worker's queues
+// nor handoff rings overflow when the other is slower.
 const scaleWindow = 512
 
 // scalePair is benchPair with scaleUplinks uplinks, scaleHostPorts host
@@ -92,22 +93,28 @@ const scaleWindow = 512
 // worker 1, and each goroutine sends its worker's.
 type scalePair struct {
 	a, b scaleSwitch
-	// now is each goroutine's last step time, read by its workers'
-	// clocks, each on lines of its own: side by side, the store each
-	// goroutine makes every step took the line from the other.
+	// now is each goroutine's time, read by its workers' clocks, each
+	// on lines of its own; each step takes it 1 µs on (step). One
+	// clock for every goroutine, as tord's workers read one monotonic
+	// clock, was an atomic add on a line both CPUs wrote every step,
+	// and one window a count both added to every burst, which tord's
+	// workers do not have (they read the clock through the vDSO); a
+	// clock and a window (inj) of its own each goroutine share nothing.
+	// Two workers reached 0.90 of the machine's ceiling (apart=2)
+	// against 0.84 with the shared ones in one series of eight runs
+	// each, within the spread of runs
+	// (docs/results/bench-pipeline-scale-13.txt). runLeg sets the
+	// clocks to the latest before each leg, so that they part by no
+	// more than one leg's idle steps (NetRT's shared budgets compare
+	// times across workers).
 	now []paddedCount
-	// clock is the pair's time, one for every goroutine (as tord's
-	// workers read one monotonic clock): NetRT's shared budgets and
-	// the handed packets compare times across workers. Each step takes
-	// 1 µs of it over n goroutines, one atomic add per step of
-	// benchBurst packets.
-	clock atomic.Int64
-	sent  atomic.Int64 // data packets the goroutines that finished sent
-	_     [56]byte
-	in    atomic.Int64 // data packets injected so far, every goroutine's
-	_     [56]byte
-	hs    [][2]netip.Addr
-	ss    [][]*scaleSender // each goroutine's flows (flows)
+	// inj is the data packets each goroutine injected, against those
+	// its worker of b delivered (scaleSwitch.toHost): its window.
+	inj  []paddedCount
+	sent atomic.Int64 // data packets the goroutines that finished sent
+	_    [56]byte
+	hs   [][2]netip.Addr
+	ss   [][]*scaleSender // each goroutine's flows (flows)
 }
 
 // scaleHostPort returns the index of host k's port.
@@ -209,7 +216,7 @@ func scaleFlows() [][2]netip.Addr {
 }
 
 func newScalePair(t testing.TB, n int) *scalePair {
-	r := &scalePair{now: make([]paddedCount, n), hs: scaleFlows()}
+	r := &scalePair{now: make([]paddedCount, n), inj: make([]paddedCount, n), hs: scaleFlows()}
 	r.a = newScaleSwitch(t, 0, n, r.hs, r.now)
 	r.b = newScaleSwitch(t, 1, n, r.hs, r.now)
 	for w := range n {
@@ -241,8 +248,7 @@ func (r *scalePair) flows(w int) []int {
 // step runs worker w of both switches twice at a time 1 µs on, as
 // benchPair.step does, and returns the work they did.
 func (r *scalePair) step(w int) int {
-	now := r.clock.Add(int64(1000 / len(r.now)))
-	r.now[w].n.Store(now)
+	now := r.now[w].n.Add(1000)
 	work := 0
 	for range 2 {
 		work += r.a.pls[w].Worker.Step(now)
@@ -328,12 +334,12 @@ func (r *scalePair) send(w int, s *scaleSender, count int) {
 func (r *scalePair) run(w, bursts int, left *atomic.Int32) (sent, yields int) {
 	ss := r.ss[w]
 	for i := range bursts {
-		for len(r.a.pls) > 1 && (r.behind(w) || r.in.Load()-r.delivered() > scaleWindow) {
+		for len(r.a.pls) > 1 && (r.behind(w) || r.inj[w].n.Load()-r.b.toHost[w].n.Load() > scaleWindow/int64(len(r.now))) {
 			yields += r.idle(w)
 		}
 		r.send(w, ss[i%len(ss)], benchBurst)
 		sent += benchBurst
-		r.in.Add(benchBurst)
+		r.inj[w].n.Add(benchBurst)
 		r.step(w)
 	}
 	r.sent.Add(int64(sent))
@@ -545,8 +551,15 @@ func runLeg(b *testing.B, rs []*scalePair, gs []scaleGoroutine, bursts int) scal
 		// run paces by packets injected and sent against those
 		// delivered, earlier legs' and the warm-up's included.
 		d0[k] = r.delivered()
-		r.in.Store(d0[k])
 		r.sent.Store(d0[k])
+		latest := int64(0)
+		for w := range r.now {
+			r.inj[w].n.Store(r.b.toHost[w].n.Load())
+			latest = max(latest, r.now[w].n.Load())
+		}
+		for w := range r.now {
+			r.now[w].n.Store(latest)
+		}
 	}
 	for _, g := range gs {
 		left[slices.Index(rs, g.r)].Add(1)
