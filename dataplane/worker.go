@@ -214,14 +214,10 @@ type Worker struct {
 	ho       *Handoff
 	egressAt int
 	gone     uint64
-	// away is, by port, whether another worker owns its egress
-	// (portOwner): dispatchPlain leaves its packets to enqueue, which
-	// hands them. All false without PortOwner.
-	away  []bool
-	inbox []*Inbox  // by port, where the port is or wraps one
-	pfc   *pfcState // WorkerConfig.PFC's accounting; nil without it
-	input []int     // queued bytes by ingress port (WorkerConfig.InputLimit); nil without it
-	wd    *wdState  // WorkerConfig.PFCWatchdog's; nil without it
+	inbox    []*Inbox  // by port, where the port is or wraps one
+	pfc      *pfcState // WorkerConfig.PFC's accounting; nil without it
+	input    []int     // queued bytes by ingress port (WorkerConfig.InputLimit); nil without it
+	wd       *wdState  // WorkerConfig.PFCWatchdog's; nil without it
 	// pfcRx is the priorities whose received pauses are honoured
 	// (IngressPFC.Priorities; every one without).
 	pfcRx uint8
