@@ -450,10 +450,10 @@ func BenchmarkPipelineScale(b *testing.B) {
 }
 
 // BenchmarkPipelineScaleInterleaved is BenchmarkPipelineScale with its
-// three runs taken in turns, scaleLeg data packets each, so that the
+// three runs taken in turns, scaleLegPackets data packets each, so that the
 // machine's state, which moves BenchmarkPipelineScale's ratios by a
-// third between runs a minute apart (docs/performance.md, "Many
-// workers"), weighs on all three alike. It reports each setup's wall
+// third between runs a minute apart (docs/performance.md, "Issue 30:
+// two workers"), weighs on all three alike. It reports each setup's wall
 // ns/pkt over all its legs, scaling (workers=1 ÷ workers=2: issue 30
 // aims at 1.8), ceiling (workers=1 ÷ apart=2: what two goroutines that
 // share nothing reach on this machine) and of-ceiling (scaling ÷
