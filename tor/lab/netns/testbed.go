@@ -390,8 +390,23 @@ func pingUntil(ctx context.Context, netns, addr string, timeout time.Duration) e
 	return nil
 }
 
-// Scrape reads every switch's /metrics.
+// scrapeSettle is how long Scrape lets the switches settle first. A
+// worker publishes its counters about once a millisecond of its own
+// time and, idle, sleeps up to its MaxSleep (1 ms) at a time; the last
+// frames of a run may still sit in a veth or a ring. Scraped right after
+// a transfer ended, on two CPUs shared with a spinning process, tor2 of
+// TestLinkLLRWorkers (four workers a tord, interrupt polling) had not
+// yet shown one frame tor1 had counted out toward it: one "unrecovered"
+// with no ackNo timeout (2026-12-01). Two scrapes a run make it 0.1 s.
+const scrapeSettle = 50 * time.Millisecond
+
+// Scrape reads every switch's /metrics, after scrapeSettle.
 func (tb *Testbed) Scrape(ctx context.Context) (map[string]lab.Sample, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(scrapeSettle):
+	}
 	out := map[string]lab.Sample{}
 	var errs []error
 	for _, node := range tb.switchNames() {
